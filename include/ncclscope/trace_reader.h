@@ -1,0 +1,107 @@
+/* ncclscope: streaming reader of one trace file (format: docs/trace-format.md).
+ *
+ * Memory does not grow with the length of the trace: the reader holds one
+ * block and the string table. Damaged input never crashes it: a bad block
+ * ends the stream and is described by ns_reader_stats. Single-threaded.
+ */
+#ifndef NCCLSCOPE_TRACE_READER_H
+#define NCCLSCOPE_TRACE_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ncclscope/record.h"
+#include "ncclscope/trace_format.h"
+
+typedef struct ns_reader ns_reader;
+
+typedef struct {
+  uint32_t pid;
+  char hostname[256];
+  uint64_t start_mono_ns;
+  int64_t realtime_offset_ns; /* add to a ts to get Unix-epoch ns */
+  char clock_source[32];
+  double tsc_hz;
+  char version[64];
+  char slurm_job[64];
+} ns_process_info;
+
+typedef struct {
+  uint32_t comm; /* serial within this trace, >= 1 */
+  uint64_t comm_id;
+  int32_t rank;
+  uint32_t nranks;
+  uint32_t nnodes;
+  int has_name;
+  char comm_name[256];
+  uint32_t abi_version;
+  uint64_t event_mask;
+  char gpu_uuid[64];
+  uint64_t ts;
+  uint32_t tid;
+  uint64_t ctx_addr;
+} ns_comm_info;
+
+#define NS_MAX_PROP_KEY 160
+
+/* COMM_FINI, COUNTERS and CLOCKFIT: every numeric property by key. */
+typedef struct {
+  uint32_t comm; /* 0 for process COUNTERS */
+  uint64_t ts;
+  uint32_t tid;
+  uint8_t has[NS_MAX_PROP_KEY];
+  uint64_t u[NS_MAX_PROP_KEY]; /* U64/I64 values */
+  double f[NS_MAX_PROP_KEY];   /* F64 values */
+} ns_props_info;
+
+typedef struct {
+  uint32_t tid;
+  uint32_t ring;
+  char name[64];
+} ns_thread_info;
+
+typedef enum {
+  NS_ITEM_PROCESS = 1,
+  NS_ITEM_THREAD,
+  NS_ITEM_COMM_INIT,
+  NS_ITEM_COMM_FINI,
+  NS_ITEM_COUNTERS,
+  NS_ITEM_CLOCKFIT,
+  NS_ITEM_RECORD,
+  NS_ITEM_END, /* the writer closed the file cleanly */
+} ns_item_kind;
+
+typedef struct {
+  ns_item_kind kind;
+  /* Valid until the next ns_reader_next call; exactly one is set. */
+  const ns_process_info* process;
+  const ns_thread_info* thread;
+  const ns_comm_info* comm;
+  const ns_props_info* props;
+  const ns_record* record;
+} ns_item;
+
+/* NULL on failure with a message in err (not a trace, other major version, unreadable). */
+ns_reader* ns_reader_open(const char* path, char* err, size_t errlen);
+/* 1: *item filled; 0: end of readable data (see stats for why). */
+int ns_reader_next(ns_reader* r, ns_item* item);
+/* The string with that id, "" for unknown ids; NULL for id 0 (NCCL passed NULL). */
+const char* ns_reader_string(const ns_reader* r, uint32_t id);
+/* Process info once the PROCESS block has been read (NULL before). */
+const ns_process_info* ns_reader_process(const ns_reader* r);
+
+typedef struct {
+  uint64_t file_size;
+  uint64_t bytes_ok;       /* header + every valid block */
+  uint64_t bytes_cut;      /* trailing bytes not part of a valid block */
+  uint64_t blocks;
+  uint64_t records;
+  uint64_t seq_gaps;       /* blocks missing between valid ones */
+  int clean_end;           /* END block seen */
+  char stop_reason[128];   /* why reading stopped early, "" if it did not */
+} ns_reader_stats;
+
+void ns_reader_get_stats(const ns_reader* r, ns_reader_stats* out);
+void ns_reader_close(ns_reader* r);
+
+#endif

@@ -1,0 +1,388 @@
+/* ncclscope: trace block encoder/decoder (format: docs/trace-format.md).
+ * Runs on the plugin's writer thread and in the CLI; never on NCCL's threads. */
+#include "trace/codec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const ns_type_layout ns_type_layouts[NS_EV_COUNT] = {
+    [NS_EV_GROUP] = {0, 0},     [NS_EV_COLL] = {8, 4},           [NS_EV_P2P] = {5, 2},
+    [NS_EV_PROXY_OP] = {6, 0},  [NS_EV_PROXY_STEP] = {1, 0},     [NS_EV_PROXY_CTRL] = {0, 0},
+    [NS_EV_KERNEL_CH] = {2, 0}, [NS_EV_NET_PLUGIN] = {8, 0},     [NS_EV_GROUP_API] = {2, 0},
+    [NS_EV_COLL_API] = {4, 2},  [NS_EV_P2P_API] = {3, 2},        [NS_EV_KERNEL_LAUNCH] = {1, 0},
+    [NS_EV_CE_COLL] = {10, 3},  [NS_EV_CE_SYNC] = {2, 0},        [NS_EV_CE_BATCH] = {3, 0},
+};
+
+static const char* const type_names[NS_EV_COUNT] = {
+    "ncclProfileGroup",     "ncclProfileColl",     "ncclProfileP2p",       "ncclProfileProxyOp",
+    "ncclProfileProxyStep", "ncclProfileProxyCtrl", "ncclProfileKernelCh",  "ncclProfileNetPlugin",
+    "ncclProfileGroupApi",  "ncclProfileCollApi",  "ncclProfileP2pApi",    "ncclProfileKernelLaunch",
+    "ncclProfileCeColl",    "ncclProfileCeSync",   "ncclProfileCeBatch",
+};
+
+const char* ns_event_type_name(unsigned type) { return type < NS_EV_COUNT ? type_names[type] : NULL; }
+
+static const char* const state_names[31] = {
+    "ProxyOpSendPosted",    "ProxyOpSendRemFifoWait", "ProxyOpSendTransmitted", "ProxyOpSendDone",
+    "ProxyOpRecvPosted",    "ProxyOpRecvReceived",    "ProxyOpRecvTransmitted", "ProxyOpRecvDone",
+    "ProxyStepSendGPUWait", "ProxyStepSendWait",      "ProxyStepRecvWait",      "ProxyStepRecvFlushWait",
+    "ProxyStepRecvGPUWait", "ProxyCtrlIdle",          "ProxyCtrlActive",        "ProxyCtrlSleep",
+    "ProxyCtrlWakeup",      "ProxyCtrlAppend",        "ProxyCtrlAppendEnd",     "ProxyOpInProgress_v4",
+    "ProxyStepSendPeerWait_v4", "NetPluginUpdate",    "KernelChStop",           "GroupStartApiStop",
+    "GroupEndApiStart",     "CeCollStart",            "CeCollComplete",         "CeSyncStart",
+    "CeSyncComplete",       "CeBatchStart",           "CeBatchComplete",
+};
+
+const char* ns_state_name(int state) {
+  return (state >= 0 && state < (int)(sizeof state_names / sizeof state_names[0])) ? state_names[state] : NULL;
+}
+
+/* ---- buffers and varints ---- */
+
+void ns_buf_free(ns_buf* b) {
+  free(b->data);
+  memset(b, 0, sizeof *b);
+}
+
+void ns_buf_reset(ns_buf* b) {
+  b->len = 0;
+  b->failed = 0;
+}
+
+static int buf_reserve(ns_buf* b, size_t n) {
+  if (b->failed) return -1;
+  if (b->len + n <= b->cap) return 0;
+  size_t cap = b->cap ? b->cap : 4096;
+  while (cap < b->len + n) cap *= 2;
+  uint8_t* d = realloc(b->data, cap);
+  if (!d) {
+    b->failed = 1;
+    return -1;
+  }
+  b->data = d;
+  b->cap = cap;
+  return 0;
+}
+
+void ns_buf_put(ns_buf* b, const void* bytes, size_t n) {
+  if (n == 0 || buf_reserve(b, n)) return;
+  memcpy(b->data + b->len, bytes, n);
+  b->len += n;
+}
+
+void ns_buf_put_varint(ns_buf* b, uint64_t v) {
+  if (buf_reserve(b, 10)) return;
+  uint8_t* p = b->data + b->len;
+  while (v >= 0x80) {
+    *p++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (uint8_t)v;
+  b->len = (size_t)(p - b->data);
+}
+
+int ns_get_varint(const uint8_t** pp, const uint8_t* end, uint64_t* out) {
+  const uint8_t* p = *pp;
+  uint64_t v = 0;
+  for (unsigned shift = 0; shift < 64; shift += 7) {
+    if (p >= end) return -1;
+    uint8_t byte = *p++;
+    v |= (uint64_t)(byte & 0x7F) << shift;
+    if (!(byte & 0x80)) {
+      *pp = p;
+      *out = v;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+/* A varint padded to exactly 5 bytes, so a count can be patched in place. */
+static void put_fixed5(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; i++) {
+    p[i] = (uint8_t)((v & 0x7F) | 0x80);
+    v >>= 7;
+  }
+  p[4] = (uint8_t)(v & 0x7F);
+}
+
+static size_t reserve_fixed5(ns_buf* b) {
+  size_t at = b->len;
+  static const uint8_t zero5[5] = {0x80, 0x80, 0x80, 0x80, 0};
+  ns_buf_put(b, zero5, 5);
+  return at;
+}
+
+/* ---- file header and block framing ---- */
+
+void ns_file_header_init(ns_file_header* h) {
+  memset(h, 0, sizeof *h);
+  memcpy(h->magic, NS_TRACE_MAGIC, sizeof NS_TRACE_MAGIC);
+  h->version_major = NS_TRACE_VERSION_MAJOR;
+  h->version_minor = NS_TRACE_VERSION_MINOR;
+  h->header_size = sizeof *h;
+}
+
+int ns_file_header_check(const ns_file_header* h) {
+  if (memcmp(h->magic, NS_TRACE_MAGIC, sizeof NS_TRACE_MAGIC) != 0) return -1;
+  if (h->version_major != NS_TRACE_VERSION_MAJOR) return -1;
+  if (h->header_size < sizeof *h) return -1;
+  return 0;
+}
+
+size_t ns_block_begin(ns_buf* b) {
+  size_t at = b->len;
+  ns_block_header h;
+  memset(&h, 0, sizeof h);
+  ns_buf_put(b, &h, sizeof h);
+  return at;
+}
+
+void ns_block_end(ns_buf* b, size_t at, uint16_t kind, uint64_t seq) {
+  if (b->failed) return;
+  ns_block_header h;
+  memset(&h, 0, sizeof h);
+  h.magic = NS_BLOCK_MAGIC;
+  h.kind = kind;
+  h.payload_size = (uint32_t)(b->len - at - sizeof h);
+  h.payload_crc32 = ns_crc32(b->data + at + sizeof h, h.payload_size);
+  h.seq = seq;
+  memcpy(b->data + at, &h, sizeof h);
+}
+
+/* ---- props ---- */
+
+static void props_key(ns_buf* b, uint32_t key, uint32_t ptype) {
+  ns_buf_put_varint(b, key);
+  ns_buf_put_varint(b, ptype);
+}
+
+void ns_props_u64(ns_buf* b, uint32_t key, uint64_t v) {
+  props_key(b, key, NS_PT_U64);
+  ns_buf_put_varint(b, v);
+}
+
+void ns_props_i64(ns_buf* b, uint32_t key, int64_t v) {
+  props_key(b, key, NS_PT_I64);
+  ns_buf_put_varint(b, ns_zigzag(v));
+}
+
+void ns_props_f64(ns_buf* b, uint32_t key, double v) {
+  props_key(b, key, NS_PT_F64);
+  uint64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  uint8_t le[8];
+  for (int i = 0; i < 8; i++) le[i] = (uint8_t)(bits >> (8 * i));
+  ns_buf_put(b, le, 8);
+}
+
+void ns_props_str(ns_buf* b, uint32_t key, const char* s, size_t n) {
+  props_key(b, key, NS_PT_STR);
+  ns_buf_put_varint(b, n);
+  ns_buf_put(b, s, n);
+}
+
+int ns_props_next(const uint8_t** pp, const uint8_t* end, ns_prop* out) {
+  if (*pp >= end) return 0;
+  uint64_t key, ptype, v;
+  if (ns_get_varint(pp, end, &key) || ns_get_varint(pp, end, &ptype)) return -1;
+  memset(out, 0, sizeof *out);
+  out->key = (uint32_t)key;
+  out->ptype = (uint32_t)ptype;
+  switch (ptype) {
+    case NS_PT_U64:
+      if (ns_get_varint(pp, end, &v)) return -1;
+      out->u = v;
+      return 1;
+    case NS_PT_I64:
+      if (ns_get_varint(pp, end, &v)) return -1;
+      out->u = (uint64_t)ns_unzigzag(v);
+      return 1;
+    case NS_PT_STR:
+      if (ns_get_varint(pp, end, &v) || v > (uint64_t)(end - *pp)) return -1;
+      out->s = (const char*)*pp;
+      out->slen = (size_t)v;
+      *pp += v;
+      return 1;
+    case NS_PT_F64: {
+      if (end - *pp < 8) return -1;
+      uint64_t bits = 0;
+      for (int i = 0; i < 8; i++) bits |= (uint64_t)(*pp)[i] << (8 * i);
+      memcpy(&out->f, &bits, sizeof bits);
+      *pp += 8;
+      return 1;
+    }
+    default:
+      return -1; /* an unknown ptype cannot be skipped */
+  }
+}
+
+/* ---- EVENTS ---- */
+
+void ns_events_begin(ns_event_encoder* e, ns_buf* b, uint32_t tid, uint32_t ring, uint64_t base_ts,
+                     uint64_t base_id) {
+  memset(e, 0, sizeof *e);
+  e->buf = b;
+  e->block_at = ns_block_begin(b);
+  ns_buf_put_varint(b, tid);
+  ns_buf_put_varint(b, ring);
+  ns_buf_put_varint(b, base_ts);
+  ns_buf_put_varint(b, base_id);
+  e->count_at = reserve_fixed5(b);
+  e->prev_ts = base_ts;
+  e->prev_id = base_id;
+}
+
+void ns_events_put(ns_event_encoder* e, const ns_record* r) {
+  ns_buf* b = e->buf;
+  unsigned kind = r->kind & 3;
+  unsigned has_flags = r->flags != 0;
+  unsigned comm_changed = r->comm != e->prev_comm;
+  uint8_t tag = (uint8_t)(kind << 6 | has_flags << 5 | comm_changed << 4 | (r->type & 0xF));
+  ns_buf_put(b, &tag, 1);
+  ns_buf_put_varint(b, ns_zigzag((int64_t)(r->ts - e->prev_ts)));
+  ns_buf_put_varint(b, ns_zigzag((int64_t)(r->id - e->prev_id)));
+  if (has_flags) ns_buf_put_varint(b, r->flags);
+  if (comm_changed) ns_buf_put_varint(b, r->comm);
+  e->prev_ts = r->ts;
+  e->prev_id = r->id;
+  e->prev_comm = r->comm;
+  if (kind == NS_REC_START) {
+    uint64_t code;
+    if (r->flags & NS_RF_PARENT_RAW)
+      code = r->parent + 1;
+    else
+      code = r->parent ? ns_zigzag((int64_t)(r->id - r->parent)) + 1 : 0;
+    ns_buf_put_varint(b, code);
+    if (r->flags & NS_RF_PXN) ns_buf_put_varint(b, r->origin_pid);
+    const ns_type_layout* l = &ns_type_layouts[r->type < NS_EV_COUNT ? r->type : 0];
+    for (unsigned i = 0; i < l->nums; i++) ns_buf_put_varint(b, ns_zigzag((int64_t)r->num[i]));
+    for (unsigned i = 0; i < l->strs; i++) ns_buf_put_varint(b, r->str[i]);
+  } else if (kind == NS_REC_STATE) {
+    ns_buf_put_varint(b, ns_zigzag(r->state));
+    ns_buf_put_varint(b, r->arg);
+  }
+  e->count++;
+}
+
+void ns_events_end(ns_event_encoder* e, uint64_t seq) {
+  if (e->buf->failed) return;
+  put_fixed5(e->buf->data + e->count_at, e->count);
+  ns_block_end(e->buf, e->block_at, NS_BLOCK_EVENTS, seq);
+}
+
+int ns_events_open(ns_event_decoder* d, const uint8_t* payload, size_t n) {
+  memset(d, 0, sizeof *d);
+  d->p = payload;
+  d->end = payload + n;
+  uint64_t tid, ring, base_ts, base_id, count;
+  if (ns_get_varint(&d->p, d->end, &tid) || ns_get_varint(&d->p, d->end, &ring) ||
+      ns_get_varint(&d->p, d->end, &base_ts) || ns_get_varint(&d->p, d->end, &base_id) ||
+      ns_get_varint(&d->p, d->end, &count))
+    return -1;
+  d->tid = (uint32_t)tid;
+  d->ring = (uint32_t)ring;
+  d->prev_ts = base_ts;
+  d->prev_id = base_id;
+  d->remaining = (uint32_t)count;
+  return 0;
+}
+
+int ns_events_next(ns_event_decoder* d, ns_record* r) {
+  if (d->remaining == 0) return 0;
+  if (d->p >= d->end) return -1;
+  memset(r, 0, sizeof *r);
+  uint8_t tag = *d->p++;
+  uint64_t v;
+  r->kind = tag >> 6;
+  r->type = tag & 0xF;
+  r->tid = d->tid;
+  if (r->kind < NS_REC_START || r->type >= NS_EV_COUNT) return -1;
+  if (ns_get_varint(&d->p, d->end, &v)) return -1;
+  r->ts = d->prev_ts + (uint64_t)ns_unzigzag(v);
+  if (ns_get_varint(&d->p, d->end, &v)) return -1;
+  r->id = d->prev_id + (uint64_t)ns_unzigzag(v);
+  if (tag & 0x20) {
+    if (ns_get_varint(&d->p, d->end, &v)) return -1;
+    r->flags = (uint16_t)v;
+  }
+  r->comm = d->prev_comm;
+  if (tag & 0x10) {
+    if (ns_get_varint(&d->p, d->end, &v)) return -1;
+    r->comm = (uint32_t)v;
+  }
+  d->prev_ts = r->ts;
+  d->prev_id = r->id;
+  d->prev_comm = r->comm;
+  if (r->kind == NS_REC_START) {
+    if (ns_get_varint(&d->p, d->end, &v)) return -1;
+    if (r->flags & NS_RF_PARENT_RAW)
+      r->parent = v ? v - 1 : 0;
+    else
+      r->parent = v ? r->id - (uint64_t)ns_unzigzag(v - 1) : 0;
+    if (r->flags & NS_RF_PXN) {
+      if (ns_get_varint(&d->p, d->end, &v)) return -1;
+      r->origin_pid = (uint32_t)v;
+    }
+    const ns_type_layout* l = &ns_type_layouts[r->type];
+    for (unsigned i = 0; i < l->nums; i++) {
+      if (ns_get_varint(&d->p, d->end, &v)) return -1;
+      r->num[i] = (uint64_t)ns_unzigzag(v);
+    }
+    for (unsigned i = 0; i < l->strs; i++) {
+      if (ns_get_varint(&d->p, d->end, &v)) return -1;
+      r->str[i] = (uint32_t)v;
+    }
+  } else if (r->kind == NS_REC_STATE) {
+    if (ns_get_varint(&d->p, d->end, &v)) return -1;
+    r->state = (int32_t)ns_unzigzag(v);
+    if (ns_get_varint(&d->p, d->end, &v)) return -1;
+    r->arg = v;
+  }
+  d->remaining--;
+  return 1;
+}
+
+/* ---- STRINGS ---- */
+
+void ns_strings_begin(ns_strings_encoder* e, ns_buf* b) {
+  memset(e, 0, sizeof *e);
+  e->buf = b;
+  e->block_at = ns_block_begin(b);
+  e->count_at = reserve_fixed5(b);
+}
+
+void ns_strings_put(ns_strings_encoder* e, uint32_t id, const char* s, size_t n) {
+  ns_buf_put_varint(e->buf, id);
+  ns_buf_put_varint(e->buf, n);
+  ns_buf_put(e->buf, s, n);
+  e->count++;
+}
+
+void ns_strings_end(ns_strings_encoder* e, uint64_t seq) {
+  if (e->buf->failed) return;
+  put_fixed5(e->buf->data + e->count_at, e->count);
+  ns_block_end(e->buf, e->block_at, NS_BLOCK_STRINGS, seq);
+}
+
+int ns_strings_open(ns_strings_decoder* d, const uint8_t* payload, size_t n) {
+  uint64_t count;
+  d->p = payload;
+  d->end = payload + n;
+  if (ns_get_varint(&d->p, d->end, &count)) return -1;
+  d->remaining = (uint32_t)count;
+  return 0;
+}
+
+int ns_strings_next(ns_strings_decoder* d, uint32_t* id, const char** s, size_t* n) {
+  if (d->remaining == 0) return 0;
+  uint64_t vid, len;
+  if (ns_get_varint(&d->p, d->end, &vid) || ns_get_varint(&d->p, d->end, &len)) return -1;
+  if (len > (uint64_t)(d->end - d->p)) return -1;
+  *id = (uint32_t)vid;
+  *s = (const char*)d->p;
+  *n = (size_t)len;
+  d->p += len;
+  d->remaining--;
+  return 1;
+}
