@@ -1,0 +1,390 @@
+/* ncclscope: streaming reader of one trace file (API: include/ncclscope/trace_reader.h).
+ *
+ * Used by the CLI only (single-threaded). The reader holds the current block
+ * payload (one buffer, grown to the largest block seen) and the string table;
+ * nothing else grows with the trace. Every length read from the file is
+ * checked against what is left of the file before it is used, every block's
+ * CRC is checked before its payload is decoded, and the first damaged block
+ * ends the stream: what follows it is counted in bytes_cut.
+ */
+#include "ncclscope/trace_reader.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "trace/codec.h"
+
+/* A block larger than this is taken as corruption rather than allocated:
+ * the writer flushes at least once a second, so real blocks are far smaller. */
+#define NS_READER_MAX_PAYLOAD (256u << 20)
+
+typedef struct {
+  uint32_t id; /* 0 = empty slot */
+  char* s;
+} string_slot;
+
+struct ns_reader {
+  FILE* f;
+  uint64_t offset; /* file offset of the next block header */
+  uint64_t next_seq;
+  int have_seq;
+  int done;
+
+  uint8_t* payload;
+  size_t payload_cap;
+  ns_event_decoder dec;
+  int in_events;
+
+  string_slot* strings; /* open addressing, capacity a power of two */
+  size_t strings_cap;
+  size_t strings_len;
+
+  int have_process;
+  ns_process_info process;
+  ns_thread_info thread;
+  ns_comm_info comm;
+  ns_props_info props;
+  ns_record record;
+  ns_reader_stats stats;
+};
+
+/* ---- string table ---- */
+
+static size_t string_hash(uint32_t id, size_t cap) { return (size_t)(id * 2654435761u) & (cap - 1); }
+
+static int strings_grow(ns_reader* r) {
+  size_t cap = r->strings_cap ? r->strings_cap * 2 : 256;
+  string_slot* t = calloc(cap, sizeof *t);
+  if (!t) return -1;
+  for (size_t i = 0; i < r->strings_cap; i++) {
+    if (!r->strings[i].id) continue;
+    size_t h = string_hash(r->strings[i].id, cap);
+    while (t[h].id) h = (h + 1) & (cap - 1);
+    t[h] = r->strings[i];
+  }
+  free(r->strings);
+  r->strings = t;
+  r->strings_cap = cap;
+  return 0;
+}
+
+/* Stores a copy of s[0..n) under id; a later definition of the same id replaces it. */
+static int strings_put(ns_reader* r, uint32_t id, const char* s, size_t n) {
+  if (id == 0) return 0; /* 0 means NULL and is never defined */
+  if ((r->strings_len + 1) * 4 > r->strings_cap * 3 && strings_grow(r)) return -1;
+  char* copy = malloc(n + 1);
+  if (!copy) return -1;
+  memcpy(copy, s, n);
+  copy[n] = '\0';
+  size_t h = string_hash(id, r->strings_cap);
+  while (r->strings[h].id && r->strings[h].id != id) h = (h + 1) & (r->strings_cap - 1);
+  if (r->strings[h].id == id) {
+    free(r->strings[h].s);
+  } else {
+    r->strings[h].id = id;
+    r->strings_len++;
+  }
+  r->strings[h].s = copy;
+  return 0;
+}
+
+const char* ns_reader_string(const ns_reader* r, uint32_t id) {
+  if (id == 0) return NULL;
+  if (!r->strings_cap) return "";
+  size_t h = string_hash(id, r->strings_cap);
+  while (r->strings[h].id) {
+    if (r->strings[h].id == id) return r->strings[h].s;
+    h = (h + 1) & (r->strings_cap - 1);
+  }
+  return "";
+}
+
+/* ---- open / close ---- */
+
+ns_reader* ns_reader_open(const char* path, char* err, size_t errlen) {
+  FILE* f = fopen(path, "rb");
+  if (!f) {
+    snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0) {
+    snprintf(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
+    goto close_file;
+  }
+  ns_file_header h;
+  if (fread(&h, 1, sizeof h, f) != sizeof h) {
+    snprintf(err, errlen, "%s: not an ncclscope trace (shorter than the %zu-byte header)", path, sizeof h);
+    goto close_file;
+  }
+  if (memcmp(h.magic, NS_TRACE_MAGIC, sizeof NS_TRACE_MAGIC) != 0) {
+    snprintf(err, errlen, "%s: not an ncclscope trace (bad magic)", path);
+    goto close_file;
+  }
+  if (h.version_major != NS_TRACE_VERSION_MAJOR) {
+    snprintf(err, errlen,
+             "%s: trace format version %" PRIu32 ".%" PRIu32 " is not supported (this ncclscope reads version %d.x)",
+             path, h.version_major, h.version_minor, NS_TRACE_VERSION_MAJOR);
+    goto close_file;
+  }
+  if (h.header_size < sizeof h || (uint64_t)h.header_size > (uint64_t)st.st_size) {
+    snprintf(err, errlen, "%s: corrupt file header (header size %" PRIu32 ")", path, h.header_size);
+    goto close_file;
+  }
+  ns_reader* r = calloc(1, sizeof *r);
+  if (!r) {
+    snprintf(err, errlen, "%s: out of memory", path);
+    goto close_file;
+  }
+  r->f = f;
+  r->offset = h.header_size; /* a newer minor may have a longer header: skip the rest */
+  r->stats.file_size = (uint64_t)st.st_size;
+  r->stats.bytes_ok = h.header_size;
+  return r;
+
+close_file:
+  fclose(f);
+  return NULL;
+}
+
+void ns_reader_close(ns_reader* r) {
+  if (!r) return;
+  for (size_t i = 0; i < r->strings_cap; i++) free(r->strings[i].s);
+  free(r->strings);
+  free(r->payload);
+  if (r->f) fclose(r->f);
+  free(r);
+}
+
+const ns_process_info* ns_reader_process(const ns_reader* r) { return r->have_process ? &r->process : NULL; }
+
+void ns_reader_get_stats(const ns_reader* r, ns_reader_stats* out) { *out = r->stats; }
+
+/* Ends the stream at the block starting at `at`: everything from there on is cut. */
+static int stop_at(ns_reader* r, uint64_t at, const char* why) {
+  r->done = 1;
+  r->in_events = 0;
+  r->stats.bytes_ok = at;
+  r->stats.bytes_cut = r->stats.file_size > at ? r->stats.file_size - at : 0;
+  snprintf(r->stats.stop_reason, sizeof r->stats.stop_reason, "%s at offset %" PRIu64, why, at);
+  return 0;
+}
+
+/* ---- props blocks ---- */
+
+static void copy_prop_str(char* dst, size_t cap, const ns_prop* p) {
+  size_t n = p->slen < cap - 1 ? p->slen : cap - 1;
+  memcpy(dst, p->s, n);
+  dst[n] = '\0';
+}
+
+static int parse_process(ns_reader* r, const uint8_t* p, const uint8_t* end) {
+  ns_process_info* pi = &r->process;
+  memset(pi, 0, sizeof *pi);
+  ns_prop pr;
+  int rc;
+  while ((rc = ns_props_next(&p, end, &pr)) == 1) {
+    switch (pr.key) {
+      case NS_P_PID: pi->pid = (uint32_t)pr.u; break;
+      case NS_P_HOSTNAME: if (pr.ptype == NS_PT_STR) copy_prop_str(pi->hostname, sizeof pi->hostname, &pr); break;
+      case NS_P_START_MONO_NS: pi->start_mono_ns = pr.u; break;
+      case NS_P_REALTIME_OFFSET_NS: pi->realtime_offset_ns = (int64_t)pr.u; break;
+      case NS_P_CLOCK_SOURCE: if (pr.ptype == NS_PT_STR) copy_prop_str(pi->clock_source, sizeof pi->clock_source, &pr); break;
+      case NS_P_TSC_HZ: pi->tsc_hz = pr.ptype == NS_PT_F64 ? pr.f : (double)pr.u; break;
+      case NS_P_PLUGIN_VERSION: if (pr.ptype == NS_PT_STR) copy_prop_str(pi->version, sizeof pi->version, &pr); break;
+      case NS_P_SLURM_JOB: if (pr.ptype == NS_PT_STR) copy_prop_str(pi->slurm_job, sizeof pi->slurm_job, &pr); break;
+      default: break; /* unknown keys are skipped */
+    }
+  }
+  r->have_process = 1;
+  return rc;
+}
+
+static int parse_thread(ns_reader* r, const uint8_t* p, const uint8_t* end) {
+  ns_thread_info* t = &r->thread;
+  memset(t, 0, sizeof *t);
+  ns_prop pr;
+  int rc;
+  while ((rc = ns_props_next(&p, end, &pr)) == 1) {
+    if (pr.key == NS_P_TID) t->tid = (uint32_t)pr.u;
+    else if (pr.key == NS_P_RING) t->ring = (uint32_t)pr.u;
+    else if (pr.key == NS_P_NAME && pr.ptype == NS_PT_STR) copy_prop_str(t->name, sizeof t->name, &pr);
+  }
+  return rc;
+}
+
+static int parse_comm_init(ns_reader* r, const uint8_t* p, const uint8_t* end) {
+  ns_comm_info* c = &r->comm;
+  memset(c, 0, sizeof *c);
+  c->rank = -1;
+  ns_prop pr;
+  int rc;
+  while ((rc = ns_props_next(&p, end, &pr)) == 1) {
+    switch (pr.key) {
+      case NS_P_COMM: c->comm = (uint32_t)pr.u; break;
+      case NS_P_COMM_ID: c->comm_id = pr.u; break;
+      case NS_P_RANK: c->rank = (int32_t)(int64_t)pr.u; break;
+      case NS_P_NRANKS: c->nranks = (uint32_t)pr.u; break;
+      case NS_P_NNODES: c->nnodes = (uint32_t)pr.u; break;
+      case NS_P_COMM_NAME:
+        if (pr.ptype == NS_PT_STR) {
+          copy_prop_str(c->comm_name, sizeof c->comm_name, &pr);
+          c->has_name = 1;
+        }
+        break;
+      case NS_P_ABI_VERSION: c->abi_version = (uint32_t)pr.u; break;
+      case NS_P_EVENT_MASK: c->event_mask = pr.u; break;
+      case NS_P_GPU_UUID: if (pr.ptype == NS_PT_STR) copy_prop_str(c->gpu_uuid, sizeof c->gpu_uuid, &pr); break;
+      case NS_P_TS: c->ts = pr.u; break;
+      case NS_P_TID: c->tid = (uint32_t)pr.u; break;
+      case NS_P_CTX_ADDR: c->ctx_addr = pr.u; break;
+      default: break;
+    }
+  }
+  return rc;
+}
+
+/* COMM_FINI, COUNTERS, CLOCKFIT: every numeric prop by key; strings are ignored. */
+static int parse_props(ns_reader* r, const uint8_t* p, const uint8_t* end) {
+  ns_props_info* pi = &r->props;
+  memset(pi, 0, sizeof *pi);
+  ns_prop pr;
+  int rc;
+  while ((rc = ns_props_next(&p, end, &pr)) == 1) {
+    if (pr.key == NS_P_COMM) pi->comm = (uint32_t)pr.u;
+    if (pr.key == NS_P_TS) pi->ts = pr.u;
+    if (pr.key == NS_P_TID) pi->tid = (uint32_t)pr.u;
+    if (pr.key >= NS_MAX_PROP_KEY || pr.ptype == NS_PT_STR) continue;
+    pi->has[pr.key] = 1;
+    if (pr.ptype == NS_PT_F64) {
+      pi->f[pr.key] = pr.f;
+      pi->u[pr.key] = (uint64_t)pr.f;
+    } else {
+      pi->u[pr.key] = pr.u;
+      pi->f[pr.key] = pr.ptype == NS_PT_I64 ? (double)(int64_t)pr.u : (double)pr.u;
+    }
+  }
+  return rc;
+}
+
+static int load_strings(ns_reader* r, const uint8_t* p, size_t n) {
+  ns_strings_decoder d;
+  if (ns_strings_open(&d, p, n)) return -1;
+  uint32_t id;
+  const char* s;
+  size_t len;
+  int rc;
+  while ((rc = ns_strings_next(&d, &id, &s, &len)) == 1)
+    if (strings_put(r, id, s, len)) return -1;
+  return rc;
+}
+
+/* ---- blocks ---- */
+
+/* Reads the next block whose CRC checks into r->payload. 1: read; 0: stream ended. */
+static int read_block(ns_reader* r, ns_block_header* h) {
+  uint64_t at = r->offset;
+  uint64_t left = r->stats.file_size > at ? r->stats.file_size - at : 0;
+  if (left == 0) {
+    r->done = 1;
+    return 0;
+  }
+  if (left < sizeof *h) return stop_at(r, at, "partial block header");
+  if (fseeko(r->f, (off_t)at, SEEK_SET) != 0 || fread(h, 1, sizeof *h, r->f) != sizeof *h)
+    return stop_at(r, at, "read error");
+  if (h->magic != NS_BLOCK_MAGIC) return stop_at(r, at, "bad block magic");
+  if (h->payload_size > left - sizeof *h) return stop_at(r, at, "partial block");
+  if (h->payload_size > NS_READER_MAX_PAYLOAD) return stop_at(r, at, "implausible block size");
+  if (h->payload_size > r->payload_cap) {
+    size_t cap = r->payload_cap ? r->payload_cap : 65536;
+    while (cap < h->payload_size) cap *= 2;
+    uint8_t* np = realloc(r->payload, cap);
+    if (!np) return stop_at(r, at, "out of memory");
+    r->payload = np;
+    r->payload_cap = cap;
+  }
+  if (h->payload_size && fread(r->payload, 1, h->payload_size, r->f) != h->payload_size)
+    return stop_at(r, at, "read error");
+  if (ns_crc32(r->payload, h->payload_size) != h->payload_crc32) return stop_at(r, at, "CRC mismatch");
+  if (r->have_seq && h->seq != r->next_seq) {
+    if (h->seq > r->next_seq) r->stats.seq_gaps += h->seq - r->next_seq;
+    else r->stats.seq_gaps++; /* out of order: counted, the data is still used */
+  }
+  r->have_seq = 1;
+  r->next_seq = h->seq + 1;
+  r->offset = at + sizeof *h + h->payload_size;
+  r->stats.bytes_ok = r->offset;
+  r->stats.blocks++;
+  return 1;
+}
+
+int ns_reader_next(ns_reader* r, ns_item* item) {
+  memset(item, 0, sizeof *item);
+  for (;;) {
+    if (r->in_events) {
+      int rc = ns_events_next(&r->dec, &r->record);
+      if (rc == 1) {
+        r->stats.records++;
+        item->kind = NS_ITEM_RECORD;
+        item->record = &r->record;
+        return 1;
+      }
+      r->in_events = 0;
+      if (rc < 0) {
+        /* The CRC matched, so this is a writer bug, not a torn write: stop
+         * here rather than guess where the next record starts. */
+        uint64_t block_at = r->offset - (uint64_t)(r->dec.end - r->payload) - sizeof(ns_block_header);
+        return stop_at(r, block_at, "malformed EVENTS block");
+      }
+    }
+    if (r->done) return 0;
+    uint64_t at = r->offset;
+    ns_block_header h;
+    if (!read_block(r, &h)) return 0;
+    const uint8_t* p = r->payload;
+    const uint8_t* end = p + h.payload_size;
+    switch (h.kind) {
+      case NS_BLOCK_PROCESS:
+        if (parse_process(r, p, end) < 0) return stop_at(r, at, "malformed PROCESS block");
+        item->kind = NS_ITEM_PROCESS;
+        item->process = &r->process;
+        return 1;
+      case NS_BLOCK_STRINGS:
+        if (load_strings(r, p, h.payload_size) < 0) return stop_at(r, at, "malformed STRINGS block");
+        continue;
+      case NS_BLOCK_THREAD:
+        if (parse_thread(r, p, end) < 0) return stop_at(r, at, "malformed THREAD block");
+        item->kind = NS_ITEM_THREAD;
+        item->thread = &r->thread;
+        return 1;
+      case NS_BLOCK_COMM_INIT:
+        if (parse_comm_init(r, p, end) < 0) return stop_at(r, at, "malformed COMM_INIT block");
+        item->kind = NS_ITEM_COMM_INIT;
+        item->comm = &r->comm;
+        return 1;
+      case NS_BLOCK_EVENTS:
+        if (ns_events_open(&r->dec, p, h.payload_size) < 0) return stop_at(r, at, "malformed EVENTS block");
+        r->in_events = 1;
+        continue;
+      case NS_BLOCK_COMM_FINI:
+      case NS_BLOCK_COUNTERS:
+      case NS_BLOCK_CLOCKFIT:
+        if (parse_props(r, p, end) < 0) return stop_at(r, at, "malformed props block");
+        item->kind = h.kind == NS_BLOCK_COMM_FINI ? NS_ITEM_COMM_FINI
+                     : h.kind == NS_BLOCK_COUNTERS ? NS_ITEM_COUNTERS
+                                                   : NS_ITEM_CLOCKFIT;
+        item->props = &r->props;
+        return 1;
+      case NS_BLOCK_END:
+        r->stats.clean_end = 1;
+        item->kind = NS_ITEM_END;
+        return 1;
+      default:
+        continue; /* a newer minor's block kind: skipped */
+    }
+  }
+}

@@ -1,0 +1,275 @@
+/* ncclscope: tests of the trace reader on files built with the codec: a good
+ * file, the same file cut at every byte, a corrupted CRC, a seq gap, and files
+ * that are not version-1 traces. Each case prints both sides on failure. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ncclscope/trace_reader.h"
+#include "trace_builder.h"
+
+static int failures;
+
+#define EXPECT_U64(what, got, want)                                                                  \
+  do {                                                                                               \
+    uint64_t g_ = (uint64_t)(got), w_ = (uint64_t)(want);                                            \
+    if (g_ != w_) {                                                                                  \
+      fprintf(stderr, "%s:%d: %s: got %" PRIu64 ", want %" PRIu64 "\n", __FILE__, __LINE__, what, g_, w_); \
+      failures++;                                                                                    \
+    }                                                                                                \
+  } while (0)
+
+#define EXPECT_TRUE(what, cond)                                        \
+  do {                                                                 \
+    if (!(cond)) {                                                     \
+      fprintf(stderr, "%s:%d: %s: false\n", __FILE__, __LINE__, what); \
+      failures++;                                                      \
+    }                                                                  \
+  } while (0)
+
+static char dir[256];
+
+typedef struct {
+  int process, threads, comm_init, comm_fini, clockfit, counters, end;
+  uint64_t records;
+  uint64_t type_starts[NS_EV_COUNT];
+} tally;
+
+static ns_reader_stats read_all(const char* path, tally* t, int* opened) {
+  ns_reader_stats st;
+  memset(&st, 0, sizeof st);
+  memset(t, 0, sizeof *t);
+  char err[512];
+  ns_reader* r = ns_reader_open(path, err, sizeof err);
+  *opened = r != NULL;
+  if (!r) return st;
+  ns_item it;
+  while (ns_reader_next(r, &it)) {
+    switch (it.kind) {
+      case NS_ITEM_PROCESS: t->process++; break;
+      case NS_ITEM_THREAD: t->threads++; break;
+      case NS_ITEM_COMM_INIT: t->comm_init++; break;
+      case NS_ITEM_COMM_FINI: t->comm_fini++; break;
+      case NS_ITEM_CLOCKFIT: t->clockfit++; break;
+      case NS_ITEM_COUNTERS: t->counters++; break;
+      case NS_ITEM_END: t->end++; break;
+      case NS_ITEM_RECORD:
+        t->records++;
+        if (it.record->kind == NS_REC_START) t->type_starts[it.record->type]++;
+        /* Every string id a record names resolves to something printable. */
+        for (int i = 0; i < NS_REC_STRS; i++)
+          if (it.record->str[i]) EXPECT_TRUE("string resolves", ns_reader_string(r, it.record->str[i]) != NULL);
+        break;
+    }
+  }
+  ns_reader_get_stats(r, &st);
+  ns_reader_close(r);
+  return st;
+}
+
+static void path_of(char* out, size_t n) { snprintf(out, n, "%s/ncclscope-node0-4001.nstrace", dir); }
+
+static void test_good_file(void) {
+  EXPECT_U64("write", tb_write_standard_run(dir, 1, 0), 0);
+  char path[512];
+  path_of(path, sizeof path);
+  char err[512];
+  ns_reader* r = ns_reader_open(path, err, sizeof err);
+  EXPECT_TRUE("open", r != NULL);
+  if (!r) return;
+  ns_item it;
+  int n = 0;
+  const ns_comm_info* comm = NULL;
+  while (ns_reader_next(r, &it)) {
+    if (n == 0) EXPECT_U64("first item is PROCESS", it.kind, NS_ITEM_PROCESS);
+    if (it.kind == NS_ITEM_COMM_INIT) {
+      comm = it.comm;
+      EXPECT_U64("comm serial", comm->comm, 1);
+      EXPECT_U64("comm id", comm->comm_id, 0xC0FFEE0001ull);
+      EXPECT_U64("rank", (uint64_t)(int64_t)comm->rank, 0);
+      EXPECT_U64("nranks", comm->nranks, 2);
+      EXPECT_U64("abi", comm->abi_version, 5);
+      EXPECT_U64("mask", comm->event_mask, 0x7FFF);
+      EXPECT_U64("has name", comm->has_name, 1);
+      EXPECT_U64("name", strcmp(comm->comm_name, "world \"x\""), 0);
+    }
+    if (it.kind == NS_ITEM_CLOCKFIT) {
+      EXPECT_U64("clockfit comm", it.props->comm, 1);
+      EXPECT_TRUE("clockfit drift", it.props->has[NS_P_GPU_DRIFT_PPM] && it.props->f[NS_P_GPU_DRIFT_PPM] == 1.5);
+    }
+    if (it.kind == NS_ITEM_COMM_FINI) {
+      EXPECT_U64("fini events", it.props->u[NS_P_EVENTS], 23);
+      EXPECT_U64("fini has dropped", it.props->has[NS_P_DROPPED], 1);
+    }
+    n++;
+  }
+  const ns_process_info* pi = ns_reader_process(r);
+  EXPECT_TRUE("process info", pi != NULL);
+  if (pi) {
+    EXPECT_U64("pid", pi->pid, 4001);
+    EXPECT_U64("host", strcmp(pi->hostname, "node0"), 0);
+    EXPECT_U64("clock source", strcmp(pi->clock_source, "tsc"), 0);
+  }
+  EXPECT_U64("string 1", strcmp(ns_reader_string(r, 1), "AllReduce"), 0);
+  EXPECT_TRUE("string 0 is NULL", ns_reader_string(r, 0) == NULL);
+  EXPECT_U64("unknown string is empty", strcmp(ns_reader_string(r, 12345), ""), 0);
+  ns_reader_stats st;
+  ns_reader_get_stats(r, &st);
+  EXPECT_U64("clean end", st.clean_end, 1);
+  EXPECT_U64("bytes cut", st.bytes_cut, 0);
+  EXPECT_U64("bytes ok", st.bytes_ok, st.file_size);
+  EXPECT_U64("seq gaps", st.seq_gaps, 0);
+  EXPECT_U64("stop reason empty", st.stop_reason[0], 0);
+  ns_reader_close(r);
+
+  tally t;
+  int opened;
+  read_all(path, &t, &opened);
+  EXPECT_U64("threads", t.threads, 3);
+  EXPECT_U64("comm init", t.comm_init, 1);
+  EXPECT_U64("comm fini", t.comm_fini, 1);
+  EXPECT_U64("clockfit", t.clockfit, 1);
+  EXPECT_U64("end", t.end, 1);
+  for (int ty = 0; ty < NS_EV_COUNT; ty++) EXPECT_TRUE("every type started", t.type_starts[ty] > 0);
+}
+
+/* Cut the file at every length: the reader never crashes, accounts for every
+ * byte, and keeps all blocks before the cut. */
+static void test_truncation_everywhere(void) {
+  char path[512];
+  path_of(path, sizeof path);
+  EXPECT_U64("write", tb_write_standard_run(dir, 1, 0), 0);
+  tally full;
+  int opened;
+  ns_reader_stats fs = read_all(path, &full, &opened);
+  uint64_t size = fs.file_size;
+  uint64_t prev_records = 0;
+  for (uint64_t keep = size; keep + 1 > 0; keep--) {
+    EXPECT_U64("write cut", tb_write_standard_run(dir, 1, (size_t)(size - keep)), 0);
+    tally t;
+    ns_reader_stats st = read_all(path, &t, &opened);
+    if (keep < sizeof(ns_file_header)) {
+      EXPECT_U64("short file refused", opened, 0);
+      if (keep == 0) break;
+      continue;
+    }
+    EXPECT_U64("cut file opens", opened, 1);
+    EXPECT_U64("file size", st.file_size, keep);
+    EXPECT_U64("ok + cut = size", st.bytes_ok + st.bytes_cut, keep);
+    EXPECT_TRUE("records never grow as the file shrinks", keep == size || t.records <= prev_records);
+    prev_records = t.records;
+    if (keep == size) continue;
+    EXPECT_U64("no clean end", st.clean_end, 0);
+    /* The last block (END) is 24 bytes: a cut inside it keeps all records. */
+    if (keep > size - sizeof(ns_block_header)) {
+      EXPECT_U64("records kept", t.records, full.records);
+      EXPECT_U64("bytes cut in last block", st.bytes_cut, keep - (size - sizeof(ns_block_header)));
+      EXPECT_TRUE("stop reason", strstr(st.stop_reason, "partial") != NULL);
+    }
+  }
+}
+
+static void test_corrupt_crc(void) {
+  tb_file f;
+  tb_begin(&f);
+  tb_process(&f, 7, "h", 0);
+  ns_record a[2] = {tb_start(NS_EV_PROXY_CTRL, 0, 9, 100, 1, 0), tb_stop(NS_EV_PROXY_CTRL, 0, 9, 200, 1)};
+  tb_events(&f, 9, 1, a, 2);
+  size_t bad_at = f.buf.len;
+  tb_events(&f, 9, 1, a, 2);
+  tb_end(&f);
+  f.buf.data[bad_at + sizeof(ns_block_header) + 3] ^= 0x40; /* inside the second EVENTS payload */
+  char path[512];
+  snprintf(path, sizeof path, "%s/crc.nstrace", dir);
+  EXPECT_U64("write", tb_write(&f, path, SIZE_MAX), 0);
+  tally t;
+  int opened;
+  ns_reader_stats st = read_all(path, &t, &opened);
+  EXPECT_U64("opened", opened, 1);
+  EXPECT_U64("records before the bad block", t.records, 2);
+  EXPECT_U64("bytes ok", st.bytes_ok, bad_at);
+  EXPECT_U64("bytes cut", st.bytes_cut, f.buf.len - bad_at);
+  EXPECT_TRUE("reason names the CRC", strstr(st.stop_reason, "CRC") != NULL);
+  EXPECT_U64("no clean end", st.clean_end, 0);
+
+  /* A bad block magic is also cut, not decoded. */
+  f.buf.data[bad_at + sizeof(ns_block_header) + 3] ^= 0x40;
+  f.buf.data[bad_at] ^= 0xFF;
+  EXPECT_U64("write", tb_write(&f, path, SIZE_MAX), 0);
+  st = read_all(path, &t, &opened);
+  EXPECT_U64("records before bad magic", t.records, 2);
+  EXPECT_TRUE("reason names the magic", strstr(st.stop_reason, "magic") != NULL);
+  tb_free(&f);
+}
+
+static void test_seq_gap_and_unknown_block(void) {
+  tb_file f;
+  tb_begin(&f);
+  tb_process(&f, 7, "h", 0);
+  f.seq += 3; /* three blocks lost */
+  tb_unknown_block(&f, 77);
+  ns_record a[2] = {tb_start(NS_EV_PROXY_CTRL, 0, 9, 100, 1, 0), tb_stop(NS_EV_PROXY_CTRL, 0, 9, 200, 1)};
+  tb_events(&f, 9, 1, a, 2);
+  tb_end(&f);
+  char path[512];
+  snprintf(path, sizeof path, "%s/gap.nstrace", dir);
+  EXPECT_U64("write", tb_write(&f, path, SIZE_MAX), 0);
+  tally t;
+  int opened;
+  ns_reader_stats st = read_all(path, &t, &opened);
+  EXPECT_U64("seq gaps", st.seq_gaps, 3);
+  EXPECT_U64("records after the gap", t.records, 2);
+  EXPECT_U64("clean end", st.clean_end, 1);
+  EXPECT_U64("blocks", st.blocks, 4);
+  tb_free(&f);
+}
+
+static void test_not_a_trace(void) {
+  char path[512], err[512];
+  snprintf(path, sizeof path, "%s/bad.nstrace", dir);
+  tb_file f;
+  tb_begin(&f);
+  tb_end(&f);
+  ns_file_header* h = (ns_file_header*)f.buf.data;
+  h->version_major = 2;
+  EXPECT_U64("write", tb_write(&f, path, SIZE_MAX), 0);
+  ns_reader* r = ns_reader_open(path, err, sizeof err);
+  EXPECT_TRUE("major 2 refused", r == NULL);
+  EXPECT_TRUE("message names the version", strstr(err, "version 2.0") != NULL);
+  h->version_major = 1;
+  h->version_minor = 9; /* any minor is read */
+  EXPECT_U64("write", tb_write(&f, path, SIZE_MAX), 0);
+  r = ns_reader_open(path, err, sizeof err);
+  EXPECT_TRUE("minor 9 read", r != NULL);
+  ns_reader_close(r);
+  h->magic[0] = 'X';
+  EXPECT_U64("write", tb_write(&f, path, SIZE_MAX), 0);
+  r = ns_reader_open(path, err, sizeof err);
+  EXPECT_TRUE("bad magic refused", r == NULL);
+  EXPECT_TRUE("message says not a trace", strstr(err, "not an ncclscope trace") != NULL);
+  snprintf(path, sizeof path, "%s/missing.nstrace", dir);
+  r = ns_reader_open(path, err, sizeof err);
+  EXPECT_TRUE("missing refused", r == NULL);
+  tb_free(&f);
+}
+
+int main(void) {
+  snprintf(dir, sizeof dir, "/tmp/ncclscope-reader-XXXXXX");
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  test_good_file();
+  test_truncation_everywhere();
+  test_corrupt_crc();
+  test_seq_gap_and_unknown_block();
+  test_not_a_trace();
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) fprintf(stderr, "cleanup of %s failed\n", dir);
+  if (failures) fprintf(stderr, "%d failure(s)\n", failures);
+  else printf("test_reader: all passed\n");
+  return failures ? 1 : 0;
+}
