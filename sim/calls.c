@@ -1,0 +1,145 @@
+/* ncclscope-sim: the one place where the simulator calls the plugin.
+ *
+ * Runs on every simulator thread. Applies the version adapter, keeps the
+ * per-thread call counters and appends each startEvent actually made to the
+ * truth start log, so a test can zip a plugin's per-thread start order with it.
+ * Like NCCL, stop and record are only issued for non-NULL handles.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+static atomic_uint_fast64_t nextSerial = 1;
+
+/* reuse scenario: detect a plugin handing out a handle that is still live
+ * (started, not stopped). Guarded by liveLock; off the path otherwise. */
+typedef struct liveNode {
+  void* h;
+  uint64_t serial;
+  struct liveNode* next;
+} liveNode;
+#define LIVE_BUCKETS 4096
+static bool liveOn;
+static pthread_mutex_t liveLock = PTHREAD_MUTEX_INITIALIZER;
+static liveNode* live[LIVE_BUCKETS];
+static uint64_t liveReuses;
+
+bool simBenchOn;
+static pthread_mutex_t benchLock = PTHREAD_MUTEX_INITIALIZER;
+static simBenchAcc benchAcc[5];
+
+static void benchAdd(int kind, uint64_t t0) {
+  uint64_t d = simNowNs() - t0;
+  int r = simTruthRole();
+  pthread_mutex_lock(&benchLock); /* bench only; contention is part of what it measures */
+  benchAcc[r].ns[kind] += d;
+  benchAcc[r].n[kind]++;
+  pthread_mutex_unlock(&benchLock);
+}
+
+void simBenchTake(simBenchAcc out[5]) {
+  pthread_mutex_lock(&benchLock);
+  memcpy(out, benchAcc, sizeof benchAcc);
+  memset(benchAcc, 0, sizeof benchAcc);
+  pthread_mutex_unlock(&benchLock);
+}
+
+void simReuseCheckEnable(void) { liveOn = true; }
+
+static size_t bucketOf(void* h) { return ((uintptr_t)h >> 4) % LIVE_BUCKETS; }
+
+static void liveAdd(void* h, uint64_t serial, int type) {
+  pthread_mutex_lock(&liveLock);
+  size_t b = bucketOf(h);
+  for (liveNode* n = live[b]; n; n = n->next)
+    if (n->h == h) {
+      liveReuses++;
+      if (liveReuses <= 5)
+        fprintf(stderr, "ncclscope-sim: warning: plugin returned handle %p for %s #%llu while it is still live "
+                "for #%llu\n", h, simTypeName(type), (unsigned long long)serial, (unsigned long long)n->serial);
+      simTruthf("\"kind\":\"handle_reuse\",\"serial\":%llu,\"live_serial\":%llu,\"type\":\"%s\"",
+                (unsigned long long)serial, (unsigned long long)n->serial, simTypeName(type));
+      n->serial = serial;
+      pthread_mutex_unlock(&liveLock);
+      return;
+    }
+  liveNode* n = malloc(sizeof *n);
+  n->h = h, n->serial = serial, n->next = live[b];
+  live[b] = n;
+  pthread_mutex_unlock(&liveLock);
+}
+
+static void liveDel(void* h) {
+  pthread_mutex_lock(&liveLock);
+  for (liveNode** pp = &live[bucketOf(h)]; *pp; pp = &(*pp)->next)
+    if ((*pp)->h == h) {
+      liveNode* n = *pp;
+      *pp = n->next;
+      free(n);
+      break;
+    }
+  pthread_mutex_unlock(&liveLock);
+}
+
+void simStart(const simPlugin* p, void* ctx, simEvent* ev, const simEvent* parent, ncclProfilerEventDescr_v6_t* d,
+              bool pxn, pid_t originPid, const char* keyJson) {
+  ev->h = NULL;
+  ev->type = simTypeIndex(d->type);
+  ev->serial = atomic_fetch_add_explicit(&nextSerial, 1, memory_order_relaxed);
+  if (!p) return;
+  uint64_t t0 = simBenchOn ? simNowNs() : 0;
+  bool called = simAdaptStart(p, ctx, &ev->h, d);
+  if (simBenchOn && called) benchAdd(0, t0);
+  simTruthCountStart(ev->type, called);
+  if (!called) return;
+  if (liveOn && ev->h) liveAdd(ev->h, ev->serial, ev->type);
+  /* For v4 and older, Coll/P2p hang under the legacy Group: the caller passes
+   * that one as `parent` in that case (see streams_app.c). */
+  char par[32];
+  if (parent && parent->serial)
+    snprintf(par, sizeof par, "%llu", (unsigned long long)parent->serial);
+  else
+    snprintf(par, sizeof par, "null");
+  void* passedParent = d->parentObj;
+  if (p->version <= 4 && d->type == ncclProfileColl) passedParent = d->coll.parentGroup;
+  if (p->version <= 4 && d->type == ncclProfileP2p) passedParent = d->p2p.parentGroup;
+  simTruthf("\"kind\":\"start\",\"serial\":%llu,\"type\":\"%s\",\"parent\":%s,\"parent_null\":%s,"
+            "\"handle_null\":%s,\"rank\":%d,\"pxn\":%s,\"origin_pid\":%d%s%s",
+            (unsigned long long)ev->serial, simTypeName(ev->type), par, passedParent ? "false" : "true",
+            ev->h ? "false" : "true", d->rank, pxn ? "true" : "false", (int)originPid, keyJson ? "," : "",
+            keyJson ? keyJson : "");
+}
+
+void simStop(const simPlugin* p, simEvent* ev) {
+  if (!p || !ev->serial) return;
+  if (!ev->h) {
+    simTruthCountStop(ev->type, false);
+    return;
+  }
+  if (liveOn) liveDel(ev->h);
+  uint64_t t0 = simBenchOn ? simNowNs() : 0;
+  simAdaptStop(p, ev->h);
+  if (simBenchOn) benchAdd(1, t0);
+  simTruthCountStop(ev->type, true);
+}
+
+void simRecord(const simPlugin* p, simEvent* ev, int state, ncclProfilerEventStateArgs_v6_t* a) {
+  if (!p || !ev->h) return;
+  uint64_t t0 = simBenchOn ? simNowNs() : 0;
+  bool called = simAdaptRecord(p, ev->h, state, a);
+  if (simBenchOn && called) benchAdd(2, t0);
+  simTruthCountRecord(ev->type, state, called);
+}
+
+void simNullHandleCalls(const simPlugin* p) {
+  if (!p) return;
+  ncclProfilerEventStateArgs_v6_t a = {0};
+  bool called = simAdaptRecord(p, NULL, ncclProfilerNetPluginUpdate, &a);
+  simTruthCountRecord(simTypeIndex(ncclProfileNetPlugin), ncclProfilerNetPluginUpdate, called);
+  simAdaptStop(p, NULL);
+  simTruthCountStop(simTypeIndex(ncclProfileNetPlugin), true);
+  simTruthf("\"kind\":\"null_handle_calls\",\"type\":\"NetPlugin\",\"record_called\":%s,\"stop_called\":true",
+            called ? "true" : "false");
+}

@@ -1,0 +1,185 @@
+/* ncclscope-sim: command line, process fan-out and the run summary.
+ *
+ * Runs on the main thread of the parent process. With --procs P it forks
+ * P-1 children after creating the shared area; each process (parent included)
+ * loads the plugin itself, runs the scenario for its ranks and writes its
+ * part of the truth; the parent merges the parts into the one --truth file.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sim.h"
+
+simOptions simOpt = {
+    .scenario = "default",
+    .seed = 1,
+    .iters = 2,
+    .procs = 1,
+    .ranksPerProc = 2,
+    .nodes = 2,
+    .netLatUs = 5.0,
+    .netGbps = 100.0,
+    .benchThreads = 1,
+    .channels = 4,
+    .timerGranNs = 2048,
+    .hangTimeoutMs = 1000,
+    .stragglerUs = 3000,
+};
+int simProcIndex;
+
+static void usage(FILE* f) {
+  fprintf(f,
+          "usage: ncclscope-sim [options]\n"
+          "Drives an NCCL profiler plugin (ncclProfiler_v1..v6) exactly as NCCL 2.29/2.30 does, without GPU or NCCL.\n"
+          "\n"
+          "Plugin selection (NCCL's rules):\n"
+          "  NCCL_PROFILER_PLUGIN unset      dlopen(\"libnccl-profiler.so\")\n"
+          "  NCCL_PROFILER_PLUGIN=none       no plugin (case-insensitive)\n"
+          "  NCCL_PROFILER_PLUGIN=X          dlopen(\"X\"), then dlopen(\"libnccl-profiler-X.so\")\n"
+          "  --plugin PATH                   shortcut that takes precedence over the variable\n"
+          "  The first of ncclProfiler_v6..v1 found is used, through NCCL's version adapters.\n"
+          "  The library is dlclosed when the last communicator of the process is finalized; a plugin\n"
+          "  that leaves threads or file descriptors behind is reported and the exit status is 1.\n"
+          "\n"
+          "Topology and model:\n"
+          "  --procs P             processes (fork; each loads the plugin) [1]\n"
+          "  --ranks-per-proc R    ranks per process, one app + proxy + net thread each [2]\n"
+          "  --nodes N             nodes; ranks on other nodes talk through the network [2]\n"
+          "  --net-lat-us US       per-link latency [5]\n"
+          "  --net-gbps G          per-link bandwidth in Gbit/s [100]\n"
+          "  --channels C          max channels per collective (<= 64) [4]\n"
+          "  --timer-gran-ns NS    GPU globaltimer granularity of pTimer values [2048]\n"
+          "  --straggler-us US     delay of the late rank in `straggler` [3000]\n"
+          "  --hang-timeout-ms MS  how long the others wait in `hang` before giving up [1000]\n"
+          "  --fast                no waiting: durations are not real (for overhead measurements)\n"
+          "\n"
+          "Scenarios (--scenario NAME, --seed N, --iters K):\n"
+          "  default    AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll (as P2ps), Send/Recv\n"
+          "             over a 1 KiB..4 MiB sweep, plus a split communicator sharing the proxy thread\n"
+          "  pxn        a proxy thread sends on behalf of a rank of another process (foreign context,\n"
+          "             parent and pid); with --procs 1 the foreign values are unmapped addresses\n"
+          "  graph      graph capture: API events once, Coll/ProxyOp/KernelCh at every replay\n"
+          "  ce         v6 copy-engine collectives: CeColl (parent CollApi) with CeSync/CeBatch\n"
+          "  churn      K communicator init/finalize cycles (dlclose/reopen each cycle)\n"
+          "  straggler  the last rank starts every collective late\n"
+          "  hang       the last rank never posts collective #3; the others give up after the timeout\n"
+          "  reuse      many short events; reports plugins that hand out a live handle twice\n"
+          "  threads    4 app threads per rank, one communicator each, all at once\n"
+          "  nasty      NULL strings and commName, huge counts, channels 0..63, unknown states, NULL stops\n"
+          "\n"
+          "Output:\n"
+          "  --truth FILE          ground truth as JSON Lines (see docs/simulator.md)\n"
+          "  --bench               time the plugin calls against no plugin and the empty plugin (implies --fast)\n"
+          "  --bench-threads N     producer threads in --bench [1]\n"
+          "  -v, --verbose         progress on stderr\n"
+          "  -h, --help            this text\n");
+}
+
+int main(int argc, char** argv) {
+  static const struct option opts[] = {
+      {"plugin", required_argument, 0, 'p'},       {"scenario", required_argument, 0, 's'},
+      {"seed", required_argument, 0, 'S'},         {"iters", required_argument, 0, 'i'},
+      {"procs", required_argument, 0, 'P'},        {"ranks-per-proc", required_argument, 0, 'R'},
+      {"nodes", required_argument, 0, 'N'},        {"net-lat-us", required_argument, 0, 'l'},
+      {"net-gbps", required_argument, 0, 'g'},     {"fast", no_argument, 0, 'f'},
+      {"truth", required_argument, 0, 't'},        {"bench", no_argument, 0, 'b'},
+      {"bench-threads", required_argument, 0, 'B'}, {"channels", required_argument, 0, 'c'},
+      {"timer-gran-ns", required_argument, 0, 'G'}, {"hang-timeout-ms", required_argument, 0, 'H'},
+      {"straggler-us", required_argument, 0, 'D'}, {"verbose", no_argument, 0, 'v'},
+      {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
+  int o;
+  while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+    switch (o) {
+    case 'p': simOpt.plugin = optarg; break;
+    case 's': simOpt.scenario = optarg; break;
+    case 'S': simOpt.seed = strtoull(optarg, NULL, 0); break;
+    case 'i': simOpt.iters = atoi(optarg); break;
+    case 'P': simOpt.procs = atoi(optarg); break;
+    case 'R': simOpt.ranksPerProc = atoi(optarg); break;
+    case 'N': simOpt.nodes = atoi(optarg); break;
+    case 'l': simOpt.netLatUs = atof(optarg); break;
+    case 'g': simOpt.netGbps = atof(optarg); break;
+    case 'f': simOpt.fast = true; break;
+    case 't': simOpt.truthPath = optarg; break;
+    case 'b': simOpt.bench = true; break;
+    case 'B': simOpt.benchThreads = atoi(optarg); break;
+    case 'c': simOpt.channels = atoi(optarg); break;
+    case 'G': simOpt.timerGranNs = atoi(optarg); break;
+    case 'H': simOpt.hangTimeoutMs = atoi(optarg); break;
+    case 'D': simOpt.stragglerUs = atoi(optarg); break;
+    case 'v': simOpt.verbose++; break;
+    case 'h': usage(stdout); return 0;
+    default: usage(stderr); return 2;
+    }
+  }
+  if (simOpt.procs < 1 || simOpt.ranksPerProc < 1 || simOpt.nodes < 1 || simOpt.iters < 0 ||
+      simOpt.procs * simOpt.ranksPerProc > SIM_MAX_RANKS / 4 || simOpt.channels < 1 || simOpt.channels > 64) {
+    SIM_ERR("bad topology: need procs, ranks-per-proc, nodes >= 1, total ranks <= %d, 1 <= channels <= 64",
+            SIM_MAX_RANKS / 4);
+    return 2;
+  }
+  if (simOpt.nodes > simOpt.procs * simOpt.ranksPerProc) simOpt.nodes = simOpt.procs * simOpt.ranksPerProc;
+  if (simOpt.bench) {
+    simOpt.fast = true;
+    return simRunBench();
+  }
+  if (simOpt.truthPath) {
+    FILE* f = fopen(simOpt.truthPath, "w");
+    if (!f) {
+      SIM_ERR("cannot create %s", simOpt.truthPath);
+      return 2;
+    }
+    fclose(f);
+  }
+  simTruthInit();
+  simSharedInit(simOpt.procs);
+  simTruthThreadBegin("main");
+  simTruthf("\"kind\":\"run\",\"scenario\":\"%s\",\"seed\":%llu,\"iters\":%d,\"procs\":%d,\"ranks_per_proc\":%d,"
+            "\"nodes\":%d,\"fast\":%s,\"channels\":%d,\"hang_timeout_ms\":%d,\"t0\":%llu",
+            simOpt.scenario, (unsigned long long)simOpt.seed, simOpt.iters, simOpt.procs, simOpt.ranksPerProc,
+            simOpt.nodes, simOpt.fast ? "true" : "false", simOpt.channels, simOpt.hangTimeoutMs,
+            (unsigned long long)simNowNs());
+  simTruthf("\"kind\":\"link\",\"lat_us\":%.3f,\"gbps\":%.3f,\"model\":\"step_ns = lat_us*1000 + bytes*8/gbps\"",
+            simOpt.netLatUs, simOpt.netGbps);
+  fflush(NULL);
+  pid_t kids[SIM_MAX_RANKS];
+  int nk = 0;
+  for (int i = 1; i < simOpt.procs; i++) {
+    pid_t k = fork();
+    if (k < 0) {
+      SIM_ERR("fork failed");
+      return 2;
+    }
+    if (k == 0) {
+      simProcIndex = i;
+      int rc = simRunScenario(simOpt.scenario);
+      simTruthf("\"kind\":\"process\",\"proc\":%d,\"plugin_loads\":%d,\"plugin_errors\":%d,\"rc\":%d", i,
+                simPluginLoads(), simPluginErrors(), rc);
+      simTruthWrite(simOpt.truthPath, true);
+      fflush(NULL);
+      _exit(rc ? rc : simPluginErrors() ? 1 : 0);
+    }
+    kids[nk++] = k;
+  }
+  int rc = simRunScenario(simOpt.scenario);
+  simTruthf("\"kind\":\"process\",\"proc\":0,\"plugin_loads\":%d,\"plugin_errors\":%d,\"rc\":%d", simPluginLoads(),
+            simPluginErrors(), rc);
+  if (simPluginErrors()) rc = 1;
+  for (int i = 0; i < nk; i++) {
+    int st = 0;
+    waitpid(kids[i], &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+      SIM_ERR("process %d (pid %d) failed: %s %d", i + 1, (int)kids[i], WIFEXITED(st) ? "exit" : "signal",
+              WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+      rc = 1;
+    }
+  }
+  if (simOpt.truthPath) {
+    simTruthWrite(simOpt.truthPath, false);
+    simTruthMerge(simOpt.truthPath, kids, nk);
+  }
+  return rc;
+}

@@ -1,0 +1,87 @@
+/* ncclscope-sim: time, random numbers and the ground-truth performance model.
+ *
+ * Pure functions and per-caller state only; any thread may call them.
+ * GPU clock model: gpu(t) = floor((t * (1 + drift) + offset) / gran) * gran,
+ * t being CLOCK_MONOTONIC ns. The offset makes the values look like Unix-epoch
+ * ns (realtime - monotonic at start) plus a per-rank error of tens of seconds.
+ */
+#include <math.h>
+#include <time.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sim.h"
+
+uint64_t simNowNs(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+pid_t simGettid(void) { return (pid_t)syscall(SYS_gettid); }
+
+void simSleepUntil(uint64_t tNs) {
+  if (simOpt.fast) return;
+  for (;;) {
+    uint64_t now = simNowNs();
+    if (now >= tNs) return;
+    uint64_t d = tNs - now;
+    if (d > 60000) {
+      /* sleep most of it, spin the last part so durations stay precise */
+      struct timespec ts = {(time_t)((d - 50000) / 1000000000ull), (long)((d - 50000) % 1000000000ull)};
+      nanosleep(&ts, NULL);
+    }
+  }
+}
+
+void simRngSeed(simRng* r, uint64_t seed) { r->s = seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull; }
+
+uint64_t simRngNext(simRng* r) {
+  /* splitmix64 */
+  uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+double simRngUniform(simRng* r) { return (double)(simRngNext(r) >> 11) / 9007199254740992.0; }
+
+static int64_t epochOffsetNs(void) {
+  static int64_t off;
+  if (off == 0) {
+    struct timespec rt, mo;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    clock_gettime(CLOCK_MONOTONIC, &mo);
+    off = ((int64_t)rt.tv_sec - (int64_t)mo.tv_sec) * 1000000000ll + ((int64_t)rt.tv_nsec - (int64_t)mo.tv_nsec);
+  }
+  return off;
+}
+
+void simGpuClockInit(simGpuClock* g, int rank, uint64_t seed) {
+  simRng r;
+  simRngSeed(&r, seed * 1315423911ull + (uint64_t)rank * 2654435761ull + 7);
+  /* per-rank error of -40 s .. +40 s relative to realtime, drift -5 .. +5 ppm */
+  g->offsetNs = epochOffsetNs() + (int64_t)((simRngUniform(&r) * 80.0 - 40.0) * 1e9);
+  g->driftPpm = simRngUniform(&r) * 10.0 - 5.0;
+  g->granNs = simOpt.timerGranNs > 0 ? simOpt.timerGranNs : 1;
+  g->skewNs = (int64_t)(simRngUniform(&r) * 20000.0); /* up to 20 us of compute skew */
+}
+
+uint64_t simGpuTime(const simGpuClock* g, uint64_t monoNs) {
+  double t = (double)monoNs * (1.0 + g->driftPpm * 1e-6) + (double)g->offsetNs;
+  uint64_t v = (uint64_t)t;
+  return v - v % (uint64_t)g->granNs;
+}
+
+uint64_t simPollLagNs(simRng* r) {
+  double u = simRngUniform(r);
+  if (u < 0.005) return 1000000ull + (uint64_t)(simRngUniform(r) * 2000000.0); /* stall: 1..3 ms */
+  /* typical: 2 us .. ~40 us, skewed low */
+  double x = simRngUniform(r);
+  return 2000ull + (uint64_t)(x * x * 38000.0);
+}
+
+uint64_t simXferNs(size_t bytes) {
+  double bw = simOpt.netGbps > 0 ? simOpt.netGbps : 1.0; /* Gbit/s == bits/ns */
+  return (uint64_t)(simOpt.netLatUs * 1000.0 + (double)bytes * 8.0 / bw);
+}

@@ -1,0 +1,306 @@
+/* ncclscope-sim: the scenarios (--scenario NAME).
+ *
+ * simRunScenario runs in each simulator process: it starts one application
+ * thread per local rank (more for `threads`), each creating its communicators
+ * and issuing the scenario's groups, then joins them. Global rank =
+ * process index * ranks-per-proc + local index; every process derives the
+ * same commIds from the seed.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim_shared.h"
+
+extern int simProcIndex;
+
+typedef struct {
+  int local;   /* local rank index */
+  int rank;    /* global rank */
+  int thread;  /* app-thread index for `threads` */
+  const char* name;
+  int rc;
+} appArg;
+
+static uint64_t commIdFor(int which) {
+  simRng r;
+  simRngSeed(&r, simOpt.seed * 977 + (uint64_t)which);
+  return simRngNext(&r);
+}
+
+static int nRanks(void) { return simOpt.procs * simOpt.ranksPerProc; }
+
+static void initTask(simTask* t, int func, size_t bytes, int peer, int chanBase) {
+  memset(t, 0, sizeof *t);
+  t->func = func;
+  t->bytes = bytes;
+  t->count = bytes / 4;
+  t->dtype = "ncclFloat32";
+  t->peer = peer;
+  t->root = 0;
+  int ch = (int)(bytes / 65536);
+  if (ch < 1) ch = 1;
+  if (ch > simOpt.channels) ch = simOpt.channels;
+  t->nChannels = ch;
+  t->chanBase = chanBase;
+}
+
+static int runColl(simComm* c, int func, size_t bytes, bool pxn) {
+  simTask t;
+  initTask(&t, func, bytes, -1, 0);
+  simGroupSpec g = {.nTasks = 1, .tasks = &t, .pxn = pxn};
+  return simRunGroup(c, &g);
+}
+
+static int runAllToAll(simComm* c, size_t bytes) {
+  int n = c->nranks;
+  simTask* t = calloc((size_t)(2 * n), sizeof *t);
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    int peer = (c->rank + i) % n;
+    if (peer == c->rank) continue;
+    initTask(&t[k++], SIM_FUNC_SEND, bytes / (size_t)n + 1, peer, (2 * i) % simOpt.channels);
+    initTask(&t[k++], SIM_FUNC_RECV, bytes / (size_t)n + 1, (c->rank - i + n) % n, (2 * i + 1) % simOpt.channels);
+  }
+  simGroupSpec g = {.nTasks = k, .tasks = t};
+  int rc = k ? simRunGroup(c, &g) : 0;
+  free(t);
+  return rc;
+}
+
+static int runSendRecv(simComm* c, size_t bytes) {
+  int n = c->nranks;
+  if (n < 2) return 0;
+  simTask t[2];
+  initTask(&t[0], SIM_FUNC_SEND, bytes, (c->rank + 1) % n, 0);
+  initTask(&t[1], SIM_FUNC_RECV, bytes, (c->rank - 1 + n) % n, 1);
+  simGroupSpec g = {.nTasks = 2, .tasks = t};
+  return simRunGroup(c, &g);
+}
+
+static const size_t sweep[] = {1024, 65536, 1 << 20, 4 << 20};
+#define NSWEEP (sizeof sweep / sizeof sweep[0])
+
+static void commWorld(simComm* c, appArg* a, const char* name) {
+  simCommInit(c, commIdFor(0), name, 0, nRanks(), a->rank, simOpt.nodes, NULL);
+}
+
+static int doDefault(appArg* a, bool pxn) {
+  simComm world, split;
+  commWorld(&world, a, "world");
+  int n = nRanks();
+  bool haveSplit = n >= 2 && n % 2 == 0 && !pxn;
+  if (haveSplit)
+    simCommInit(&split, commIdFor(1 + a->rank % 2), NULL, 1 + a->rank % 2, n / 2, a->rank / 2, simOpt.nodes, &world);
+  static const int funcs[] = {SIM_FUNC_ALLREDUCE, SIM_FUNC_ALLGATHER, SIM_FUNC_REDUCESCATTER, SIM_FUNC_BROADCAST,
+                              SIM_FUNC_REDUCE};
+  int rc = 0;
+  for (int it = 0; it < simOpt.iters && !rc; it++)
+    for (size_t s = 0; s < NSWEEP && !rc; s++) {
+      for (size_t f = 0; f < sizeof funcs / sizeof funcs[0] && !rc; f++) rc = runColl(&world, funcs[f], sweep[s], pxn);
+      if (pxn) continue;
+      if (!rc) rc = runAllToAll(&world, sweep[s]);
+      if (!rc) rc = runSendRecv(&world, sweep[s]);
+      if (!rc && haveSplit) rc = runColl(&split, SIM_FUNC_ALLREDUCE, sweep[s], false);
+    }
+  if (haveSplit) simCommFinalize(&split);
+  simCommFinalize(&world);
+  return 0;
+}
+
+static int doGraph(appArg* a) {
+  simComm world;
+  commWorld(&world, a, "graph");
+  for (int it = 0; it < simOpt.iters; it++) {
+    simTask t[2];
+    initTask(&t[0], SIM_FUNC_ALLREDUCE, 1 << 20, -1, 0);
+    initTask(&t[1], SIM_FUNC_ALLGATHER, 65536, -1, 2);
+    simGroupSpec g = {.nTasks = 2, .tasks = t, .graphCaptured = true, .replays = 4};
+    if (simRunGroup(&world, &g)) break;
+  }
+  simCommFinalize(&world);
+  return 0;
+}
+
+static int doCe(appArg* a) {
+  simComm world;
+  commWorld(&world, a, "ce");
+  uint64_t ceSeq = 0;
+  for (int it = 0; it < simOpt.iters; it++)
+    for (size_t s = 0; s < NSWEEP; s++) {
+      simTask t;
+      initTask(&t, s % 2 ? SIM_FUNC_ALLTOALL : SIM_FUNC_ALLGATHER, sweep[s], -1, 0);
+      t.ceSeq = ceSeq++;
+      simGroupSpec g = {.nTasks = 1, .tasks = &t, .ce = true};
+      simRunGroup(&world, &g);
+      runColl(&world, SIM_FUNC_ALLREDUCE, sweep[s], false); /* kernel path in between */
+    }
+  simCommFinalize(&world);
+  return 0;
+}
+
+static int doChurn(appArg* a) {
+  /* single-rank communicators, init/finalize in a loop: every cycle is a
+   * dlclose + dlopen when this is the only rank of the process */
+  int slot = 8 + (a->rank % 48);
+  for (int it = 0; it < simOpt.iters; it++) {
+    simComm c;
+    simCommInit(&c, commIdFor(100 + it), it % 3 ? "churn" : NULL, slot, 1, 0, 1, NULL);
+    c.barrierBase = atomic_load(&simShm->arrived[slot]);
+    if (it % 4 == 0) runColl(&c, SIM_FUNC_ALLREDUCE, 4096, false);
+    simCommFinalize(&c);
+  }
+  return 0;
+}
+
+static int doStraggler(appArg* a) {
+  simComm world;
+  commWorld(&world, a, "straggler");
+  int n = nRanks();
+  if (a->rank == n - 1) {
+    world.straggleNs = (int64_t)simOpt.stragglerUs * 1000;
+    simTruthf("\"kind\":\"straggler\",\"comm\":\"0x%016llx\",\"rank\":%d,\"delay_ns\":%lld",
+              (unsigned long long)world.commId, a->rank, (long long)world.straggleNs);
+  }
+  for (int it = 0; it < simOpt.iters; it++)
+    for (size_t s = 0; s < NSWEEP; s++) runColl(&world, SIM_FUNC_ALLREDUCE, sweep[s], false);
+  simCommFinalize(&world);
+  return 0;
+}
+
+static int doHang(appArg* a) {
+  simComm world;
+  commWorld(&world, a, "hang");
+  int n = nRanks();
+  int hangOp = 3;
+  for (int op = 0; op < 6 + simOpt.iters; op++) {
+    if (a->rank == n - 1 && op == hangOp) {
+      simTruthf("\"kind\":\"hang\",\"comm\":\"0x%016llx\",\"rank\":%d,\"op\":%d,\"func\":\"AllReduce\",\"seq\":%llu,"
+                "\"timeout_ms\":%d",
+                (unsigned long long)world.commId, a->rank, op,
+                (unsigned long long)world.seq[SIM_FUNC_ALLREDUCE], simOpt.hangTimeoutMs);
+      break; /* this rank never posts the collective */
+    }
+    if (runColl(&world, SIM_FUNC_ALLREDUCE, 65536, false)) break; /* the others give up after the timeout */
+  }
+  simCommFinalize(&world);
+  return 0;
+}
+
+static int doReuse(appArg* a) {
+  simReuseCheckEnable();
+  simComm world;
+  commWorld(&world, a, "reuse");
+  for (int it = 0; it < simOpt.iters * 50; it++) {
+    runColl(&world, it % 2 ? SIM_FUNC_ALLGATHER : SIM_FUNC_ALLREDUCE, (size_t)(64 << (it % 8)), false);
+    if (it % 5 == 0) runSendRecv(&world, 128);
+  }
+  simCommFinalize(&world);
+  return 0;
+}
+
+static int doThreads(appArg* a) {
+  simComm c;
+  /* app thread `thread` of every rank joins communicator #thread */
+  int slot = 16 + a->thread;
+  simCommInit(&c, commIdFor(200 + a->thread), "threads", slot, nRanks(), a->rank, simOpt.nodes, NULL);
+  for (int it = 0; it < simOpt.iters * 4; it++) {
+    runColl(&c, SIM_FUNC_ALLREDUCE, (size_t)(1024 << (it % 6)), false);
+    runSendRecv(&c, 4096);
+  }
+  simCommFinalize(&c);
+  return 0;
+}
+
+static int doNasty(appArg* a) {
+  simComm world;
+  simCommInit(&world, commIdFor(0), NULL, 0, nRanks(), a->rank, simOpt.nodes, NULL);
+  for (int it = 0; it < simOpt.iters; it++) {
+    /* NULL strings (func, datatype, algo, proto) */
+    simTask t;
+    initTask(&t, SIM_FUNC_ALLREDUCE, 4096, -1, 0);
+    t.dtype = NULL;
+    simGroupSpec g = {.nTasks = 1, .tasks = &t};
+    simRunGroup(&world, &g);
+    /* huge count, every channel id up to 63 */
+    initTask(&t, SIM_FUNC_ALLGATHER, 1 << 16, -1, 0);
+    t.count = (size_t)-1 / 2;
+    t.nChannels = 64;
+    simRunGroup(&world, &g);
+    /* unknown but in-range state ids on a live ProxyCtrl event, NULL-handle stop/update */
+    const simPlugin* p = world.plugin;
+    if (p && (simEventMask & ncclProfileProxyCtrl)) {
+      simEvent ev;
+      ncclProfilerEventDescr_v6_t d;
+      memset(&d, 0, sizeof d);
+      d.type = ncclProfileProxyCtrl;
+      simStart(p, world.ctx, &ev, NULL, &d, false, getpid(), "\"nasty\":true");
+      ncclProfilerEventStateArgs_v6_t sa;
+      memset(&sa, 0, sizeof sa);
+      for (int s = 0; s <= 30; s++) simRecord(p, &ev, s, &sa);
+      simStop(p, &ev);
+    }
+    simNullHandleCalls(p);
+  }
+  simCommFinalize(&world);
+  return 0;
+}
+
+static const char* curScenario;
+
+static void* appMain(void* arg) {
+  appArg* a = arg;
+  simTruthThreadBegin("app");
+  const char* s = curScenario;
+  if (!strcmp(s, "default")) a->rc = doDefault(a, false);
+  else if (!strcmp(s, "pxn")) a->rc = doDefault(a, true);
+  else if (!strcmp(s, "graph")) a->rc = doGraph(a);
+  else if (!strcmp(s, "ce")) a->rc = doCe(a);
+  else if (!strcmp(s, "churn")) a->rc = doChurn(a);
+  else if (!strcmp(s, "straggler")) a->rc = doStraggler(a);
+  else if (!strcmp(s, "hang")) a->rc = doHang(a);
+  else if (!strcmp(s, "reuse")) a->rc = doReuse(a);
+  else if (!strcmp(s, "threads")) a->rc = doThreads(a);
+  else if (!strcmp(s, "nasty")) a->rc = doNasty(a);
+  simTruthThreadEnd();
+  return NULL;
+}
+
+int simRunScenario(const char* name) {
+  static const char* known[] = {"default", "pxn", "graph", "ce", "churn", "straggler", "hang", "reuse", "threads", "nasty"};
+  bool ok = false;
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) ok = ok || !strcmp(name, known[i]);
+  if (!ok) {
+    SIM_ERR("unknown scenario '%s'", name);
+    return 2;
+  }
+  curScenario = name;
+  int perRank = !strcmp(name, "threads") ? 4 : 1;
+  int nt = simOpt.ranksPerProc * perRank;
+  appArg* args = calloc((size_t)nt, sizeof *args);
+  pthread_t* th = calloc((size_t)nt, sizeof *th);
+  for (int i = 0; i < nt; i++) {
+    args[i].local = i / perRank;
+    args[i].thread = i % perRank;
+    args[i].rank = simProcIndex * simOpt.ranksPerProc + args[i].local;
+    int n = nRanks();
+    if (args[i].local == 0 || 1) {
+      simGpuClock g;
+      simGpuClockInit(&g, args[i].rank, simOpt.seed);
+      if (args[i].thread == 0)
+        simTruthf("\"kind\":\"gpu_clock\",\"rank\":%d,\"offset_ns\":%lld,\"drift_ppm\":%.6f,\"gran_ns\":%d,"
+                  "\"skew_ns\":%lld,\"node\":%d",
+                  args[i].rank, (long long)g.offsetNs, g.driftPpm, g.granNs, (long long)g.skewNs,
+                  args[i].rank / ((n + simOpt.nodes - 1) / simOpt.nodes));
+    }
+    simThreadCreate(&th[i], appMain, &args[i]);
+  }
+  int rc = 0;
+  for (int i = 0; i < nt; i++) {
+    simThreadJoin(th[i]);
+    rc |= args[i].rc;
+  }
+  free(args);
+  free(th);
+  return rc;
+}

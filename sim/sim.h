@@ -1,0 +1,211 @@
+/* ncclscope-sim: shared types and prototypes of the NCCL-free simulator.
+ *
+ * The simulator drives a profiler plugin the way NCCL does: app threads issue
+ * the API/launch events, one proxy thread per rank issues the proxy and kernel
+ * events, one network thread per proxy issues NetPlugin events. Every call to
+ * the plugin goes through calls.c, which applies the per-version adapter
+ * (adapters.c) and records the ground truth (truth.c).
+ */
+#ifndef NCCLSCOPE_SIM_H
+#define NCCLSCOPE_SIM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "abi/nccl_profiler.h"
+
+#define SIM_MAX_CHANNELS 64
+#define SIM_STEPS 8 /* NCCL_STEPS: ProxyStep handle slots per ProxyOp */
+#define SIM_MAX_RANKS 256
+#define SIM_MAX_COMMS 64 /* cross-process barrier slots */
+#define SIM_NTYPES 15
+#define SIM_NSTATES 32
+
+/* ---- options (main.c) ---- */
+typedef struct {
+  const char* plugin;   /* --plugin PATH, or NULL: NCCL_PROFILER_PLUGIN rules */
+  const char* scenario;
+  const char* truthPath;
+  uint64_t seed;
+  int iters;
+  int procs, ranksPerProc, nodes;
+  double netLatUs, netGbps;
+  bool fast;
+  bool bench;
+  int benchThreads;
+  int channels;        /* max channels per collective */
+  int timerGranNs;     /* GPU timer quantum */
+  int hangTimeoutMs;
+  int stragglerUs;
+  int verbose;
+} simOptions;
+extern simOptions simOpt;
+
+/* ---- model.c: clocks, random numbers, GPU clock, link model ---- */
+uint64_t simNowNs(void); /* CLOCK_MONOTONIC */
+pid_t simGettid(void);
+void simSleepUntil(uint64_t tNs); /* no-op in --fast */
+typedef struct {
+  uint64_t s;
+} simRng;
+void simRngSeed(simRng* r, uint64_t seed);
+uint64_t simRngNext(simRng* r);
+double simRngUniform(simRng* r); /* [0,1) */
+typedef struct {
+  int64_t offsetNs;  /* gpu = mono * (1 + driftPpm*1e-6) + offsetNs, then quantized */
+  double driftPpm;
+  int granNs;
+  int64_t skewNs;    /* compute skew of this rank before its kernel starts */
+} simGpuClock;
+void simGpuClockInit(simGpuClock* g, int rank, uint64_t seed);
+uint64_t simGpuTime(const simGpuClock* g, uint64_t monoNs);
+uint64_t simPollLagNs(simRng* r); /* proxy polling lag, occasional ms stalls */
+uint64_t simXferNs(size_t bytes);  /* latency + size/bandwidth */
+
+/* ---- loader.c: NCCL-like plugin loading with a per-communicator refcount ---- */
+typedef struct {
+  int version; /* 1..6 */
+  const char* name;
+  const void* api; /* ncclProfiler_vN_t* */
+} simPlugin;
+extern int simEventMask; /* the one global mask, written by init, read relaxed */
+const simPlugin* simPluginAcquire(void); /* NULL: no plugin */
+void simPluginRelease(void);
+int simPluginErrors(void); /* leaked threads/fds detected after dlclose */
+void simThreadCreate(pthread_t* t, void* (*fn)(void*), void* arg);
+void simThreadJoin(pthread_t t);
+void simLoaderForceSpec(const char* spec); /* bench: override the load spec ("none" allowed) */
+int simPluginLoads(void);
+
+/* ---- adapters.c: v6 -> vN translation, as NCCL does for old plugins ---- */
+/* Each returns true when the plugin was actually called. */
+ncclResult_t simAdaptInit(const simPlugin* p, void** ctx, uint64_t commId, int* mask, const char* commName, int nNodes,
+                          int nranks, int rank);
+bool simAdaptStart(const simPlugin* p, void* ctx, void** h, ncclProfilerEventDescr_v6_t* d);
+bool simAdaptStop(const simPlugin* p, void* h);
+bool simAdaptRecord(const simPlugin* p, void* h, int state, ncclProfilerEventStateArgs_v6_t* a);
+void simAdaptFinalize(const simPlugin* p, void* ctx);
+int simTypeIndex(uint64_t typeBit);
+const char* simTypeName(int typeIndex);
+
+/* ---- truth.c ---- */
+void simTruthInit(void);
+int simTruthRole(void); /* 0 app, 1 proxy, 2 net, 3 cuda_cb, 4 other */
+/* bench: per-role call timing accumulated by calls.c */
+typedef struct {
+  uint64_t ns[3], n[3]; /* start, stop, record */
+} simBenchAcc;
+extern bool simBenchOn;
+void simBenchTake(simBenchAcc out[5]);
+void simTruthThreadBegin(const char* kind);
+void simTruthThreadEnd(void);
+void simTruthf(const char* fmt, ...) __attribute__((format(printf, 1, 2))); /* one JSON line */
+void simTruthCountStart(int type, bool called);
+void simTruthCountStop(int type, bool called);
+void simTruthCountRecord(int type, int state, bool called);
+void simTruthWrite(const char* path, bool childPart);
+void simTruthMerge(const char* path, const pid_t* kids, int n);
+
+/* ---- calls.c: the instrumented call layer ---- */
+typedef struct simEvent {
+  void* h;          /* handle the plugin returned (NULL if none) */
+  uint64_t serial;  /* simulator serial, 0 = never started */
+  int type;         /* type index */
+} simEvent;
+typedef struct {
+  const char* key; /* extra JSON fields for the truth start log, e.g. "\"seq\":3" */
+} simKey;
+void simStart(const simPlugin* p, void* ctx, simEvent* ev, const simEvent* parent, ncclProfilerEventDescr_v6_t* d,
+              bool pxn, pid_t originPid, const char* keyJson);
+void simStop(const simPlugin* p, simEvent* ev);
+void simRecord(const simPlugin* p, simEvent* ev, int state, ncclProfilerEventStateArgs_v6_t* a);
+/* nasty: what NCCL's net callback does when the NetPlugin start was masked: stop/update a NULL handle */
+void simNullHandleCalls(const simPlugin* p);
+void simReuseCheckEnable(void);
+
+/* ---- comm.c / streams: communicators, ranks, proxy threads ---- */
+struct simProxy;
+typedef struct simShared simShared; /* MAP_SHARED area across forked processes */
+typedef struct simComm {
+  uint64_t commId;
+  const char* name;
+  int slot;          /* barrier slot in simShared */
+  int nranks, rank, nNodes, node;
+  int localRank;     /* rank index inside this process */
+  void* ctx;
+  const simPlugin* plugin; /* NULL: not profiled */
+  struct simProxy* proxy;  /* may be shared by split comms */
+  bool ownsProxy;
+  uint64_t seq[16];        /* seqNumber per function */
+  uint64_t opCount;        /* ops issued on this comm (barrier generation) */
+  simGpuClock gpu;
+  simRng rng;
+  int hangAtOp;            /* this rank never posts op #hangAtOp (-1: never) */
+  int64_t straggleNs;
+  uint64_t barrierBase; /* arrivals on the slot before this comm existed (single-rank reuse) */
+} simComm;
+
+extern simShared* simShm;
+void simSharedInit(int procs);
+int simCommInit(simComm* c, uint64_t commId, const char* name, int slot, int nranks, int rank, int nNodes,
+                simComm* shareProxyWith);
+void simCommFinalize(simComm* c);
+
+/* one network or p2p operation handed from the app thread to the proxy */
+enum { SIM_FUNC_BROADCAST, SIM_FUNC_REDUCE, SIM_FUNC_ALLGATHER, SIM_FUNC_REDUCESCATTER, SIM_FUNC_ALLREDUCE,
+       SIM_FUNC_SENDRECV, SIM_FUNC_SEND, SIM_FUNC_RECV, SIM_FUNC_ALLTOALL, SIM_NFUNCS };
+const char* simFuncName(int f);
+
+typedef struct simTask {
+  int func;
+  size_t count;
+  size_t bytes;
+  int root, peer;
+  const char* dtype;
+  int nChannels;
+  int chanBase;
+  simEvent api;  /* CollApi / P2pApi */
+  simEvent task; /* Coll / P2p */
+  uint64_t seq;
+  uint64_t ceSeq;
+} simTask;
+
+typedef struct simGroupSpec {
+  int nTasks;
+  simTask* tasks;
+  bool graphCaptured;
+  int replays; /* graph: number of replays after capture */
+  bool ce;     /* v6 copy-engine path */
+  bool pxn;
+} simGroupSpec;
+
+/* streams_app.c: run one ncclGroupStart..End with the given tasks on comm */
+int simRunGroup(simComm* c, simGroupSpec* g);
+/* streams_proxy.c */
+struct simProxy* simProxyCreate(simComm* owner);
+void simProxyDestroy(struct simProxy* p);
+typedef struct simWork simWork;
+void simProxyPost(struct simProxy* p, simWork* w);
+int simWorkWait(simWork* w); /* returns 1 if aborted (hang) */
+simWork* simWorkNew(simComm* c, simGroupSpec* g, int mask, uint64_t opIndex, bool replay);
+void simWorkFree(simWork* w);
+
+/* scenarios.c */
+int simRunScenario(const char* name);
+/* bench.c */
+int simRunBench(void);
+
+#define SIM_ERR(...) (fprintf(stderr, "ncclscope-sim: error: " __VA_ARGS__), fputc('\n', stderr))
+#define SIM_INFO(...)                                                \
+  do {                                                               \
+    if (simOpt.verbose) {                                            \
+      fprintf(stderr, "ncclscope-sim: " __VA_ARGS__);                \
+      fputc('\n', stderr);                                           \
+    }                                                                \
+  } while (0)
+
+#endif

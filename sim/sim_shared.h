@@ -1,0 +1,28 @@
+/* ncclscope-sim: layout of the area shared by all simulator processes.
+ * Written by app and proxy threads of every process; all fields are atomics
+ * or written before a release store that readers acquire.
+ */
+#ifndef NCCLSCOPE_SIM_SHARED_H
+#define NCCLSCOPE_SIM_SHARED_H
+#include "sim.h"
+
+#define SIM_PXN_TASKS 16
+
+typedef struct {
+  _Atomic uint64_t op; /* release-stored op index + 1 after the fields below are written */
+  uint64_t ctx;
+  uint64_t task[SIM_PXN_TASKS];
+  int mask;
+  int pid;
+} simPxnPub;
+
+struct simShared {
+  _Atomic uint64_t arrived[SIM_MAX_COMMS]; /* barrier: arrivals so far on the slot */
+  _Atomic int abortedOp[SIM_MAX_COMMS];    /* op index + 1 of a collective given up as hung */
+  simPxnPub pxn[SIM_MAX_COMMS][SIM_MAX_RANKS / 4];
+};
+
+/* Wait for every rank of the slot to arrive at op `opIndex`. Returns 1 on timeout. */
+int simBarrier(simComm* c, uint64_t opIndex);
+
+#endif
