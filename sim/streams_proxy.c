@@ -462,7 +462,9 @@ static void runWork(simProxy* px, simWork* w) {
     simSleepUntil(x->t);
     subState* s = x->kind == A_KCH_STOP ? NULL : &subs[x->sub];
     simEvent* step = s ? &s->steps[x->step % SIM_STEPS] : NULL;
-    bool stepOn = p && s && s->op.h && (mask & (ncclProfileProxyStep | ncclProfileNetPlugin));
+    /* NCCL starts steps whatever the ProxyOp handle is (parent may be NULL) but
+     * records step states only when the ProxyOp handle is non-NULL */
+    bool stepOn = p && s && (mask & (ncclProfileProxyStep | ncclProfileNetPlugin));
     switch (x->kind) {
     case A_STEP_START:
       memset(step, 0, sizeof *step);
@@ -491,7 +493,7 @@ static void runWork(simProxy* px, simWork* w) {
     case A_NET_START: {
       netReq* r = &s->nets[x->step % SIM_STEPS];
       memset(r, 0, sizeof *r);
-      if (!p || !step->h || !(mask & ncclProfileNetPlugin)) break;
+      if (!p || !(mask & ncclProfileNetPlugin)) break;
       r->kind = 0, r->p = p, r->ctx = s->ctx, r->step = step, r->rank = s->rank;
       r->pxn = s->foreign, r->originPid = s->pid;
       if (s->ch % 2 == 0) {
@@ -549,6 +551,8 @@ static void runWork(simProxy* px, simWork* w) {
         memset(&sa, 0, sizeof sa);
         sa.kernelCh.pTimer = ks->pStop;
         simRecord(p, &ks->ev, ncclProfilerKernelChStop, &sa);
+        simStop(p, &ks->ev);
+      } else {
         simStop(p, &ks->ev);
       }
       const simTask* t = &g->tasks[ks->task];

@@ -1,0 +1,268 @@
+/* ncclscope tests: a recording profiler plugin, built once per ABI version.
+ *
+ * Compiled with -DREC_V=N into libnccl-profiler-recvN.so exporting only
+ * ncclProfiler_vN. Every call it receives is appended as one JSON line to
+ * $NCCLSCOPE_REC_OUT.<pid>. Handles are heap blocks it owns and never reuses
+ * while loaded. Knobs: REC_MASK (mask set by init, default 0x7FFF),
+ * REC_MASK_AFTER=N + REC_MASK2=M (after N starts, change the mask through the
+ * kept pointer), REC_NULL_TYPES (type bits for which start returns NULL),
+ * REC_LEAK_THREAD=1 (leave a thread running), REC_INIT_FAIL=1.
+ * Called from any simulator thread; one mutex serializes the output.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "abi/nccl_profiler.h"
+
+#ifndef REC_V
+#error "REC_V must be 1..6"
+#endif
+
+#define EXPORT __attribute__((visibility("default")))
+#define CAT2(a, b) a##b
+#define CAT(a, b) CAT2(a, b)
+#define DESCR CAT(CAT(ncclProfilerEventDescr_v, REC_V), _t)
+#define SARGS CAT(CAT(ncclProfilerEventStateArgs_v, REC_V), _t)
+#define API CAT(CAT(ncclProfiler_v, REC_V), _t)
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE* out;
+static int* maskPtr;
+static long starts;
+static long maskAfter = -1;
+static int mask2;
+static unsigned long nullTypes;
+static pthread_t leaked;
+
+typedef struct {
+  unsigned magic;
+  long id;
+} recHandle;
+static long nextId;
+
+static int tid(void) { return (int)syscall(SYS_gettid); }
+
+static void emit(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+static void emit(const char* fmt, ...) {
+  if (!out) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(out, fmt, ap);
+  va_end(ap);
+  fputc('\n', out);
+}
+
+__attribute__((unused)) static const char* s(const char* x) { return x ? x : "(null)"; }
+
+__attribute__((constructor)) static void recLoad(void) {
+  const char* p = getenv("NCCLSCOPE_REC_OUT");
+  if (p) {
+    char name[4096];
+    snprintf(name, sizeof name, "%s.%d", p, (int)getpid());
+    out = fopen(name, "a");
+  }
+  pthread_mutex_lock(&lock);
+  emit("{\"ev\":\"load\",\"tid\":%d,\"version\":%d}", tid(), REC_V);
+  pthread_mutex_unlock(&lock);
+}
+
+__attribute__((destructor)) static void recUnload(void) {
+  pthread_mutex_lock(&lock);
+  emit("{\"ev\":\"unload\",\"tid\":%d}", tid());
+  if (out) fclose(out);
+  out = NULL;
+  pthread_mutex_unlock(&lock);
+}
+
+static void* leakMain(void* a) {
+  (void)a;
+  for (;;) pause();
+  return NULL;
+}
+
+static ncclResult_t commonInit(void** ctx, int* mask, const char* extra) {
+  pthread_mutex_lock(&lock);
+  const char* m = getenv("REC_MASK");
+  const char* ma = getenv("REC_MASK_AFTER");
+  const char* m2 = getenv("REC_MASK2");
+  const char* nt = getenv("REC_NULL_TYPES");
+  maskAfter = ma ? atol(ma) : -1;
+  mask2 = m2 ? (int)strtol(m2, NULL, 0) : 0;
+  nullTypes = nt ? strtoul(nt, NULL, 0) : 0;
+  int before = *mask;
+  *mask = m ? (int)strtol(m, NULL, 0) : NCCL_PROFILE_ALL_MASK;
+  maskPtr = mask;
+  recHandle* c = calloc(1, sizeof *c);
+  c->magic = 0xC0C0;
+  c->id = ++nextId;
+  *ctx = c;
+  emit("{\"ev\":\"init\",\"tid\":%d,\"ctx\":\"%p\",\"mask_before\":%d,\"mask_set\":%d%s}", tid(), (void*)c, before,
+       *mask, extra);
+  if (getenv("REC_LEAK_THREAD") && !leaked) pthread_create(&leaked, NULL, leakMain, NULL);
+  pthread_mutex_unlock(&lock);
+  return getenv("REC_INIT_FAIL") ? ncclInternalError : ncclSuccess;
+}
+
+#if REC_V >= 5
+static ncclResult_t recInit(void** ctx, uint64_t commId, int* mask, const char* commName, int nNodes, int nranks,
+                            int rank, ncclDebugLogger_t logfn) {
+  char extra[512];
+  snprintf(extra, sizeof extra,
+           ",\"commId\":\"0x%016llx\",\"commName\":\"%s\",\"nNodes\":%d,\"nranks\":%d,\"rank\":%d,\"logfn\":%s",
+           (unsigned long long)commId, s(commName), nNodes, nranks, rank, logfn ? "true" : "false");
+  return commonInit(ctx, mask, extra);
+}
+#elif REC_V == 4
+static ncclResult_t recInit(void** ctx, int* mask, const char* commName, uint64_t commHash, int nNodes, int nranks,
+                            int rank, ncclDebugLogger_t logfn) {
+  char extra[512];
+  snprintf(extra, sizeof extra,
+           ",\"commHash\":\"0x%016llx\",\"commName\":\"%s\",\"nNodes\":%d,\"nranks\":%d,\"rank\":%d,\"logfn\":%s",
+           (unsigned long long)commHash, s(commName), nNodes, nranks, rank, logfn ? "true" : "false");
+  return commonInit(ctx, mask, extra);
+}
+#else
+static ncclResult_t recInit(void** ctx, int* mask) { return commonInit(ctx, mask, ""); }
+#endif
+
+static void fields(char* b, size_t n, const DESCR* d) {
+  b[0] = 0;
+  switch (d->type) {
+  case ncclProfileColl:
+#if REC_V == 1
+    snprintf(b, n, ",\"seq\":%llu,\"func\":%d,\"dtype\":%d,\"algo\":%d,\"proto\":%d,\"nch\":%d,\"count\":%zu",
+             (unsigned long long)d->coll.seqNumber, d->coll.func, d->coll.datatype, d->coll.algo, d->coll.proto,
+             d->coll.nMaxChannels, d->coll.count);
+#elif REC_V <= 3
+    snprintf(b, n, ",\"seq\":%llu,\"func\":\"%s\",\"dtype\":\"%s\",\"algo\":\"%s\",\"proto\":\"%s\",\"nch\":%d,"
+             "\"count\":%zu",
+             (unsigned long long)d->coll.seqNumber, s(d->coll.func), s(d->coll.datatype), s(d->coll.algo),
+             s(d->coll.proto), d->coll.nMaxChannels, d->coll.count);
+#else
+    snprintf(b, n, ",\"seq\":%llu,\"func\":\"%s\",\"dtype\":\"%s\",\"algo\":\"%s\",\"proto\":\"%s\",\"nch\":%d,"
+             "\"count\":%zu",
+             (unsigned long long)d->coll.seqNumber, s(d->coll.func), s(d->coll.datatype), s(d->coll.algo),
+             s(d->coll.proto), d->coll.nChannels, d->coll.count);
+#endif
+    break;
+  case ncclProfileP2p:
+#if REC_V == 1
+    snprintf(b, n, ",\"func\":%d,\"peer\":%d,\"count\":%zu", d->p2p.func, d->p2p.peer, d->p2p.count);
+#else
+    snprintf(b, n, ",\"func\":\"%s\",\"peer\":%d,\"count\":%zu", s(d->p2p.func), d->p2p.peer, d->p2p.count);
+#endif
+    break;
+  case ncclProfileProxyOp:
+    snprintf(b, n, ",\"pid\":%d,\"channel\":%d,\"peer\":%d,\"nsteps\":%d,\"chunk\":%d,\"send\":%d", (int)d->proxyOp.pid,
+             d->proxyOp.channelId, d->proxyOp.peer, d->proxyOp.nSteps, d->proxyOp.chunkSize, d->proxyOp.isSend);
+    break;
+  case ncclProfileProxyStep:
+    snprintf(b, n, ",\"step\":%d", d->proxyStep.step);
+    break;
+#if REC_V >= 3
+  case ncclProfileKernelCh:
+#if REC_V >= 4
+    snprintf(b, n, ",\"channel\":%d,\"ptimer\":%llu", d->kernelCh.channelId, (unsigned long long)d->kernelCh.pTimer);
+#else
+    snprintf(b, n, ",\"channel\":%d", d->kernelCh.channelId);
+#endif
+    break;
+  case ncclProfileNetPlugin:
+    snprintf(b, n, ",\"id\":%lld,\"data\":%s", (long long)d->netPlugin.id, d->netPlugin.data ? "true" : "false");
+    break;
+#endif
+#if REC_V >= 5
+  case ncclProfileGroupApi:
+    snprintf(b, n, ",\"depth\":%d,\"graph\":%s", d->groupApi.groupDepth, d->groupApi.graphCaptured ? "true" : "false");
+    break;
+  case ncclProfileCollApi:
+    snprintf(b, n, ",\"func\":\"%s\",\"count\":%zu,\"graph\":%s", s(d->collApi.func), d->collApi.count,
+             d->collApi.graphCaptured ? "true" : "false");
+    break;
+  case ncclProfileP2pApi:
+    snprintf(b, n, ",\"func\":\"%s\",\"count\":%zu,\"graph\":%s", s(d->p2pApi.func), d->p2pApi.count,
+             d->p2pApi.graphCaptured ? "true" : "false");
+    break;
+#endif
+#if REC_V >= 6
+  case ncclProfileCeColl:
+    snprintf(b, n, ",\"func\":\"%s\",\"seq\":%llu", s(d->ceColl.func), (unsigned long long)d->ceColl.seqNumber);
+    break;
+  case ncclProfileCeBatch:
+    snprintf(b, n, ",\"numOps\":%d,\"bytes\":%zu", d->ceCollBatch.numOps, d->ceCollBatch.totalBytes);
+    break;
+#endif
+  default:
+    break;
+  }
+}
+
+static ncclResult_t recStart(void* ctx, void** h, DESCR* d) {
+  char f[512];
+  fields(f, sizeof f, d);
+  pthread_mutex_lock(&lock);
+  starts++;
+  recHandle* r = NULL;
+  if (!(nullTypes & (unsigned long)d->type)) {
+    r = calloc(1, sizeof *r);
+    r->magic = 0xE0E0;
+    r->id = ++nextId;
+  }
+  *h = r;
+  emit("{\"ev\":\"start\",\"tid\":%d,\"h\":\"%p\",\"ctx\":\"%p\",\"type\":%llu,\"parent\":\"%p\",\"rank\":%d,"
+       "\"mask\":%d%s}",
+       tid(), (void*)r, ctx, (unsigned long long)d->type, d->parentObj, d->rank, maskPtr ? *maskPtr : -1, f);
+  if (maskAfter >= 0 && starts == maskAfter && maskPtr) {
+    *maskPtr = mask2;
+    emit("{\"ev\":\"mask_change\",\"tid\":%d,\"mask\":%d}", tid(), mask2);
+  }
+  pthread_mutex_unlock(&lock);
+  return ncclSuccess;
+}
+
+static ncclResult_t recStop(void* h) {
+  pthread_mutex_lock(&lock);
+  emit("{\"ev\":\"stop\",\"tid\":%d,\"h\":\"%p\"}", tid(), h);
+  pthread_mutex_unlock(&lock);
+  return ncclSuccess;
+}
+
+static ncclResult_t recRecord(void* h, ncclProfilerEventState_t st, SARGS* a) {
+  char f[256] = "";
+#if REC_V >= 4
+  if (a && (st == ncclProfilerKernelChStop))
+    snprintf(f, sizeof f, ",\"ptimer\":%llu", (unsigned long long)a->kernelCh.pTimer);
+  else if (a && st >= ncclProfilerProxyCtrlIdle && st <= ncclProfilerProxyCtrlAppendEnd)
+    snprintf(f, sizeof f, ",\"appended\":%d", a->proxyCtrl.appendedProxyOps);
+  else if (a && ((st >= ncclProfilerProxyStepSendGPUWait && st <= ncclProfilerProxyStepRecvGPUWait) ||
+                 st == ncclProfilerProxyStepSendPeerWait_v4))
+    snprintf(f, sizeof f, ",\"transSize\":%zu", a->proxyStep.transSize);
+  else if (a && st == ncclProfilerNetPluginUpdate)
+    snprintf(f, sizeof f, ",\"data\":%s", a->netPlugin.data ? "true" : "false");
+#else
+  if (a && st >= ncclProfilerProxyCtrlIdle && st <= ncclProfilerProxyCtrlAppendEnd)
+    snprintf(f, sizeof f, ",\"appended\":%d", a->proxyCtrl.appendedProxyOps);
+  else if (a)
+    snprintf(f, sizeof f, ",\"transSize\":%zu,\"steps\":%d", a->proxyOp.transSize, a->proxyOp.steps);
+#endif
+  pthread_mutex_lock(&lock);
+  emit("{\"ev\":\"state\",\"tid\":%d,\"h\":\"%p\",\"state\":%d,\"args_null\":%s%s}", tid(), h, (int)st,
+       a ? "false" : "true", f);
+  pthread_mutex_unlock(&lock);
+  return ncclSuccess;
+}
+
+static ncclResult_t recFinalize(void* ctx) {
+  pthread_mutex_lock(&lock);
+  emit("{\"ev\":\"finalize\",\"tid\":%d,\"ctx\":\"%p\"}", tid(), ctx);
+  if (out) fflush(out);
+  pthread_mutex_unlock(&lock);
+  return ncclSuccess;
+}
+
+EXPORT API CAT(ncclProfiler_v, REC_V) = {"ncclscope-recording", recInit, recStart, recStop, recRecord, recFinalize};
