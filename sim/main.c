@@ -155,6 +155,7 @@ int main(int argc, char** argv) {
     }
     if (k == 0) {
       simProcIndex = i;
+      simTruthForkChild();
       int rc = simRunScenario(simOpt.scenario);
       simTruthf("\"kind\":\"process\",\"proc\":%d,\"plugin_loads\":%d,\"plugin_errors\":%d,\"rc\":%d", i,
                 simPluginLoads(), simPluginErrors(), rc);

@@ -103,6 +103,7 @@ extern bool simBenchOn;
 void simBenchTake(simBenchAcc out[5]);
 void simTruthThreadBegin(const char* kind);
 void simTruthThreadEnd(void);
+void simTruthForkChild(void);
 void simTruthf(const char* fmt, ...) __attribute__((format(printf, 1, 2))); /* one JSON line */
 void simTruthCountStart(int type, bool called);
 void simTruthCountStop(int type, bool called);

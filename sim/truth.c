@@ -124,6 +124,12 @@ void simTruthThreadEnd(void) {
   tls = NULL;
 }
 
+void simTruthForkChild(void) {
+  /* the parent owns what was recorded before fork */
+  if (tls) tls->len = 0, memset(tls->counts, 0, sizeof tls->counts), memset(tls->dropped, 0, sizeof tls->dropped);
+  done = NULL;
+}
+
 void simTruthWrite(const char* path, bool childPart) {
   simTruthThreadEnd(); /* the calling (main) thread */
   if (!enabled) return;
