@@ -1,0 +1,20 @@
+/* ncclscope CLI: the type-specific `details` of an event and the common
+ * record fields, shared by the JSONL and Chrome exporters
+ * (field names: shared/docs/jsonl-contract.md). */
+#ifndef NCCLSCOPE_TOOLS_EVENT_DETAILS_H
+#define NCCLSCOPE_TOOLS_EVENT_DETAILS_H
+
+#include "export_walk.h"
+#include "json_writer.h"
+
+/* Writes the key/value pairs of `details` (without the braces), then the
+ * extensions' fields. */
+void ns_write_details(ns_walk* w, ns_wfile* f, const ns_xevent* ev, ns_json* j);
+/* The `func` string of types that have one, else NULL (*has = 0). */
+const char* ns_event_func(const ns_wfile* f, const ns_xevent* ev, int* has);
+/* The name to show for a state id ("State<n>" for ids the codec does not know). */
+const char* ns_state_label(int state, char* buf, size_t n);
+/* Writes the state's argument field, if the call carried one. */
+void ns_write_state_arg(ns_json* j, uint8_t type, const ns_record* st);
+
+#endif

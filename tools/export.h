@@ -1,0 +1,44 @@
+/* ncclscope CLI: exporters and subcommands. */
+#ifndef NCCLSCOPE_TOOLS_EXPORT_H
+#define NCCLSCOPE_TOOLS_EXPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "export_walk.h"
+
+/* An output format: make() fills *sink and returns its state (NULL on
+ * failure); the state's first member is an `ns_walk*` that the caller sets
+ * once the walker exists. finish() writes any trailer and frees the state
+ * (0 on success). */
+typedef struct ns_format ns_format;
+struct ns_format {
+  const char* name;
+  void* (*make)(FILE* out, ns_sink* sink);
+  int (*finish)(void* state);
+};
+
+extern const ns_format ns_format_jsonl;
+extern const ns_format ns_format_chrome;
+
+/* Totals over the files of one export, for messages and the demo's summary. */
+typedef struct {
+  int files_found;
+  int files_read; /* opened (possibly damaged) */
+  int files_damaged;
+  uint64_t events;
+  uint64_t incomplete;
+  uint64_t events_by_type[NS_EV_COUNT];
+  uint64_t ranks; /* COMM_INIT records: one per (process, communicator) */
+} ns_export_totals;
+
+/* Exports every *.nstrace of dir into out_path ("-" = stdout). Extra
+ * observers (may be NULL) see every item and event. Messages go to stderr.
+ * Returns 0 if at least one file was readable, 1 otherwise. */
+int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, const ns_export_ext* extra,
+                  ns_export_totals* totals);
+
+int ns_cmd_export(int argc, char** argv);
+int ns_cmd_demo(int argc, char** argv);
+
+#endif

@@ -1,0 +1,2 @@
+#include "export.h"
+const ns_format ns_format_chrome = {"chrome", NULL, NULL};

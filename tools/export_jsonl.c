@@ -1,0 +1,199 @@
+/* ncclscope CLI: JSON Lines exporter, exactly per shared/docs/jsonl-contract.md.
+ *
+ * Lines are written as the walker finishes things: a state when it is
+ * recorded, an event at its stop (Coll/P2p once their children are done),
+ * lifecycle records at COMM_INIT / COMM_FINI. Files are processed one after
+ * another, so lines are not in global time order. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "event_details.h"
+#include "export.h"
+
+typedef struct {
+  ns_walk* walk; /* first member: set by the caller (export.h) */
+  ns_json j;
+} jsonl_state;
+
+static uint32_t file_pid(const ns_wfile* f) { return f->has_process ? f->process.pid : 0; }
+
+static void point(ns_json* j, const char* key, uint64_t ts, uint32_t pid, uint32_t tid) {
+  nsj_key(j, key);
+  nsj_obj_begin(j);
+  nsj_kus(j, "ts", (int64_t)ts);
+  nsj_ku64(j, "pid", pid);
+  nsj_ku64(j, "tid", tid);
+  nsj_obj_end(j);
+}
+
+static void comm_fields(ns_json* j, const ns_wcomm* c) {
+  nsj_ku64(j, "commId", c ? c->info.comm_id : 0);
+  nsj_ki64(j, "rank", c ? c->info.rank : -1);
+  nsj_kstr(j, "gpuUuid", c ? c->info.gpu_uuid : "");
+}
+
+static void lifecycle_head(ns_json* j, const ns_wfile* f, const ns_wcomm* c, const char* func, uint64_t ts,
+                           uint32_t tid) {
+  nsj_obj_begin(j);
+  nsj_kstr(j, "recordType", "lifecycle");
+  nsj_kstr(j, "type", "ProfilerLifecycle");
+  nsj_kstr(j, "func", func);
+  comm_fields(j, c);
+  point(j, "start", ts, file_pid(f), tid);
+  point(j, "stop", ts, file_pid(f), tid);
+  nsj_kus(j, "duration", 0);
+  nsj_ku64(j, "myPid", file_pid(f));
+}
+
+static void jsonl_comm_init(void* self, ns_wfile* f, ns_wcomm* c) {
+  jsonl_state* s = self;
+  ns_json* j = &s->j;
+  lifecycle_head(j, f, c, "ProfilerInit", c->info.ts, c->info.tid);
+  nsj_key(j, "details");
+  nsj_obj_begin(j);
+  nsj_ku64(j, "nranks", c->info.nranks);
+  nsj_ku64(j, "nNodes", c->info.nnodes);
+  nsj_kstr(j, "commName", c->info.has_name ? c->info.comm_name : NULL);
+  nsj_ku64(j, "eventMask", c->info.event_mask);
+  nsj_ku64(j, "pluginVersion", c->info.abi_version);
+  nsj_kstr(j, "clock", "monotonic");
+  nsj_kus(j, "realtimeOffsetUs", f->has_process ? f->process.realtime_offset_ns : 0);
+  if (f->has_process) {
+    nsj_kstr(j, "hostname", f->process.hostname);
+    nsj_kstr(j, "ncclscopeVersion", f->process.version);
+  }
+  ns_walk_comm_details(s->walk, f, c, 0, j);
+  nsj_obj_end(j);
+  nsj_obj_end(j);
+  nsj_line_end(j);
+}
+
+/* Counter names of COMM_FINI props, in output order. */
+static const struct {
+  uint32_t key;
+  const char* name;
+} fini_counters[] = {
+    {NS_P_DROPPED_RING, "droppedRing"},   {NS_P_DROPPED_HANDLES, "droppedHandles"},
+    {NS_P_BAD_HANDLES, "badHandles"},     {NS_P_PXN_EVENTS, "pxnEvents"},
+    {NS_P_BYTES_WRITTEN, "bytesWritten"}, {NS_P_WRITE_ERRORS, "writeErrors"},
+    {NS_P_PARENT_LOST, "parentLost"},
+};
+
+static void per_type(ns_json* j, const char* key, const ns_props_info* p, uint32_t base) {
+  int any = 0;
+  for (unsigned t = 0; t < NS_EV_COUNT; t++) any |= p->has[base + t];
+  if (!any) return;
+  nsj_key(j, key);
+  nsj_obj_begin(j);
+  for (unsigned t = 0; t < NS_EV_COUNT; t++)
+    if (p->has[base + t]) nsj_ku64(j, ns_event_type_name(t), p->u[base + t]);
+  nsj_obj_end(j);
+}
+
+static void jsonl_comm_fini(void* self, ns_wfile* f, ns_wcomm* c, const ns_props_info* p) {
+  jsonl_state* s = self;
+  ns_json* j = &s->j;
+  lifecycle_head(j, f, c, "ProfilerFinalize", p->ts, p->tid);
+  nsj_key(j, "details");
+  nsj_obj_begin(j);
+  nsj_ku64(j, "events", p->u[NS_P_EVENTS]);
+  nsj_ku64(j, "dropped", p->u[NS_P_DROPPED]);
+  for (size_t i = 0; i < sizeof fini_counters / sizeof fini_counters[0]; i++)
+    if (p->has[fini_counters[i].key]) nsj_ku64(j, fini_counters[i].name, p->u[fini_counters[i].key]);
+  per_type(j, "eventsByType", p, NS_P_TYPE_EVENTS_BASE);
+  per_type(j, "droppedByType", p, NS_P_TYPE_DROPPED_BASE);
+  if (c->has_clockfit) {
+    nsj_kf64(j, "gpuClockOffsetUs", c->gpu_offset_ns / 1000.0);
+    nsj_kf64(j, "gpuClockDriftPpm", c->gpu_drift_ppm);
+    nsj_kf64(j, "gpuClockErrorUs", c->gpu_error_ns / 1000.0);
+    nsj_ku64(j, "gpuClockSamples", c->gpu_samples);
+  }
+  ns_walk_comm_details(s->walk, f, c, 1, j);
+  nsj_obj_end(j);
+  nsj_obj_end(j);
+  nsj_line_end(j);
+}
+
+static void jsonl_state_rec(void* self, ns_wfile* f, ns_xevent* ev, const ns_record* st) {
+  jsonl_state* s = self;
+  ns_json* j = &s->j;
+  char addr[48], buf[32];
+  ns_event_addr(addr, sizeof addr, f->index, st->id);
+  nsj_obj_begin(j);
+  nsj_kstr(j, "recordType", "state");
+  nsj_kstr(j, "eventAddr", addr);
+  nsj_kus(j, "ts", (int64_t)st->ts);
+  nsj_kstr(j, "name", ns_state_label(st->state, buf, sizeof buf));
+  nsj_ki64(j, "id", st->state);
+  nsj_ku64(j, "pid", file_pid(f));
+  nsj_ku64(j, "tid", st->tid);
+  ns_write_state_arg(j, ev ? ev->start.type : st->type, st);
+  nsj_obj_end(j);
+  nsj_line_end(j);
+}
+
+static void jsonl_event(void* self, ns_wfile* f, ns_xevent* ev) {
+  jsonl_state* s = self;
+  ns_json* j = &s->j;
+  const ns_record* r = &ev->start;
+  char addr[48];
+  int has_func;
+  const char* func = ns_event_func(f, ev, &has_func);
+  const ns_wcomm* c = ns_wfile_comm(f, r->comm);
+
+  nsj_obj_begin(j);
+  nsj_kstr(j, "recordType", "event");
+  nsj_kstr(j, "type", ns_event_type_name(r->type));
+  if (has_func) nsj_kstr(j, "func", func);
+  ns_event_addr(addr, sizeof addr, f->index, ev->id);
+  nsj_kstr(j, "eventAddr", addr);
+  nsj_key(j, "parentObj");
+  if (r->flags & NS_RF_PARENT_RAW) {
+    nsj_hex(j, r->parent);
+  } else if (r->parent) {
+    ns_event_addr(addr, sizeof addr, f->index, r->parent);
+    nsj_str(j, addr);
+  } else {
+    nsj_null(j);
+  }
+  comm_fields(j, c);
+  point(j, "start", r->ts, file_pid(f), r->tid);
+  if (ev->stopped) {
+    point(j, "stop", ev->stop_ts, file_pid(f), ev->stop_tid);
+    nsj_kus(j, "duration", (int64_t)(ev->stop_ts - r->ts));
+  }
+  nsj_ku64(j, "myPid", file_pid(f));
+  if (r->flags & NS_RF_PXN) {
+    nsj_kbool(j, "isPxn", 1);
+    nsj_ku64(j, "originPid", r->origin_pid);
+  }
+  if (!ev->stopped) nsj_kbool(j, "incomplete", 1);
+  if (r->flags & NS_RF_PARENT_LOST) nsj_kbool(j, "parentLost", 1);
+  nsj_key(j, "details");
+  nsj_obj_begin(j);
+  ns_write_details(s->walk, f, ev, j);
+  nsj_obj_end(j);
+  nsj_obj_end(j);
+  nsj_line_end(j);
+}
+
+static void* jsonl_make(FILE* out, ns_sink* sink) {
+  jsonl_state* s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  nsj_init(&s->j, out);
+  memset(sink, 0, sizeof *sink);
+  sink->self = s;
+  sink->comm_init = jsonl_comm_init;
+  sink->comm_fini = jsonl_comm_fini;
+  sink->state = jsonl_state_rec;
+  sink->event_done = jsonl_event;
+  return s;
+}
+
+static int jsonl_finish(void* state) {
+  free(state);
+  return 0;
+}
+
+const ns_format ns_format_jsonl = {"jsonl", jsonl_make, jsonl_finish};
