@@ -1,0 +1,205 @@
+/* ncclscope analysis: collective completion, GPU clock mapping, bandwidth,
+ * per-link transfer regression, aggregation windows and the summary.
+ *
+ * One implementation for two callers: the plugin's background writer thread
+ * (incremental, bounded memory, never on NCCL's threads) and the CLI on
+ * recorded traces. An ns_analysis is single-threaded: one thread feeds it,
+ * queries it and destroys it. Several instances are independent (the CLI
+ * makes one per trace file, since comm serials and event ids are per file)
+ * and the summary functions merge any number of them.
+ *
+ * Input: ns_comm_info for each communicator, then every ns_record of the
+ * trace in arrival order (per thread in order; threads interleaved
+ * arbitrarily). Output: ns_op_result per collective / p2p (callback), a
+ * ns_window per closed window (callback), clock fits and the summary.
+ * Definitions of every number: docs/metrics.md.
+ */
+#ifndef NCCLSCOPE_ANALYSIS_H
+#define NCCLSCOPE_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ncclscope/record.h"
+#include "ncclscope/trace_reader.h"
+
+/* ---- bandwidth.c: nccl-tests conventions (pure functions) ---- */
+enum {
+  NS_FUNC_UNKNOWN = -1,
+  NS_FUNC_BROADCAST = 0, /* codes are NCCL's ncclFunc_t */
+  NS_FUNC_REDUCE = 1,
+  NS_FUNC_ALLGATHER = 2,
+  NS_FUNC_REDUCESCATTER = 3,
+  NS_FUNC_ALLREDUCE = 4,
+  NS_FUNC_SENDRECV = 5,
+  NS_FUNC_SEND = 6,
+  NS_FUNC_RECV = 7,
+  NS_FUNC_ALLTOALL = 8,
+  NS_FUNC_SCATTER = 9,
+  NS_FUNC_GATHER = 10,
+  NS_FUNC_ALLGATHERV = 11
+};
+/* "AllReduce", "AlltoAll"/"AllToAll", "ncclAllReduce", or a v1 decimal code "4". */
+int ns_func_code(const char* name);
+const char* ns_func_name(int code); /* "Unknown" for unknown codes */
+/* "ncclFloat32", "ncclBfloat16", ..., or a v1 decimal code "7"; 0 if unknown. */
+unsigned ns_dtype_size(const char* name);
+const char* ns_dtype_short(const char* name); /* "float", "bfloat16", ... as nccl-tests prints */
+/* Message size as nccl-tests reports it (count is the descriptor's count). */
+uint64_t ns_coll_bytes(int func, uint64_t count, unsigned typesize, uint32_t nranks);
+double ns_busbw_factor(int func, uint32_t nranks);
+double ns_algbw_gbs(uint64_t bytes, uint64_t dur_ns); /* GB/s = 1e9 bytes/s; 0 if dur 0 */
+
+/* ---- configuration ---- */
+typedef struct ns_op_result ns_op_result;
+typedef struct ns_window ns_window;
+
+typedef struct {
+  double window_sec;        /* NCCLSCOPE_WINDOW_SEC, default 5; <= 0: no time limit */
+  uint64_t window_ops;      /* close after this many operations started; 0 = no limit */
+  uint64_t grace_ns;        /* an op is final this long after its last child stopped (20 ms) */
+  uint64_t max_age_ns;      /* in-flight state older than this is finalized / evicted (10 s) */
+  uint32_t timer_quantum_ns; /* pTimer granularity assumed by the clock bound (2048) */
+  double max_drift_ppm;     /* prior on |GPU clock drift| (500 ppm) */
+  double clock_slack_ns;    /* added to every published clock bound (0) */
+  double clock_max_age_sec; /* clock samples older than this are forgotten (120 s) */
+  /* Callbacks, run on the thread calling ns_analysis_record/flush. */
+  void (*on_op)(void* user, const ns_op_result* op);
+  void (*on_window)(void* user, const ns_window* w);
+  void* user;
+} ns_analysis_config;
+
+void ns_analysis_config_default(ns_analysis_config* cfg);
+/* Fills cfg from NCCLSCOPE_WINDOW_SEC etc. on top of its current values. */
+void ns_analysis_config_from_env(ns_analysis_config* cfg);
+
+typedef struct ns_analysis ns_analysis;
+
+ns_analysis* ns_analysis_create(const ns_analysis_config* cfg); /* NULL on allocation failure */
+void ns_analysis_destroy(ns_analysis* a);
+
+/* Communicator metadata (COMM_INIT); call before that comm's records. */
+void ns_analysis_comm(ns_analysis* a, const ns_comm_info* comm);
+/* One record; strs[i] is the resolved string of r->str[i] (NULL for none). */
+void ns_analysis_record(ns_analysis* a, const ns_record* r, const char* const strs[NS_REC_STRS]);
+/* Finalizes what is due at time now_ns (the trace clock): ops past their
+ * grace time, stale state, windows whose time has passed. Call periodically
+ * (the writer thread: after each drain). ns_analysis_record calls it too. */
+void ns_analysis_tick(ns_analysis* a, uint64_t now_ns);
+/* End of data: finalizes every op (incomplete ones flagged) and closes the
+ * open windows. */
+void ns_analysis_flush(ns_analysis* a);
+
+/* ---- completion ---- */
+enum { NS_BASIS_NONE = 0, NS_BASIS_ENQUEUE = 1, NS_BASIS_EXEC = 2, NS_BASIS_GPU = 3 };
+#define NS_OPF_INCOMPLETE 0x1u   /* finalized by age: a child never stopped */
+#define NS_OPF_NO_START 0x2u     /* children seen but the Coll/P2p start never came */
+#define NS_OPF_GPU_UNBOUNDED 0x4u /* gpuStart/gpuStop converted without a two-sided clock bound */
+
+struct ns_op_result {
+  uint64_t id;    /* event id of the Coll / P2p */
+  uint32_t comm;  /* comm serial */
+  uint64_t comm_id;
+  int32_t rank;
+  uint32_t nranks;
+  uint8_t type;   /* NS_EV_COLL or NS_EV_P2P */
+  int func;       /* NS_FUNC_* */
+  const char* func_name; /* as recorded; valid during the callback */
+  const char* dtype;
+  const char* algo;
+  const char* proto;
+  uint64_t seq;
+  uint64_t count;
+  int64_t root_or_peer;
+  uint32_t nchannels;
+  uint64_t bytes;      /* nccl-tests size; 0 if the datatype is unknown */
+  uint64_t start_ns, stop_ns; /* enqueue interval (Coll/P2p start/stop) */
+  uint64_t exec_stop_ns;      /* last ProxyOp/KernelCh stop; 0 if no child */
+  uint64_t gpu_start_ns, gpu_stop_ns; /* kernel interval in the trace clock; 0 if no pTimer */
+  double gpu_err_ns;          /* bound on |gpu_*_ns - truth| (includes the timer quantum) */
+  int basis;                  /* NS_BASIS_*: what dur_ns measures */
+  uint64_t dur_ns;            /* GPU: gpu_stop-gpu_start; EXEC: exec_stop-start; ENQUEUE: stop-start */
+  double algbw_gbs, busbw_gbs; /* from dur_ns; 0 if no duration or bytes */
+  uint32_t n_proxy_ops, n_kernel_ch, n_steps;
+  uint64_t window; /* index of the window the op started in */
+  unsigned flags;  /* NS_OPF_* */
+};
+
+/* ---- clock fit (per communicator = per GPU context) ---- */
+typedef struct {
+  int valid;            /* at least one sample */
+  int bounded;          /* samples on both sides: error_ns is finite */
+  uint64_t ref_cpu_ns;  /* reference point of the line (trace clock) */
+  int64_t offset_ns;    /* gpu - cpu at ref_cpu_ns */
+  double drift_ppm;     /* gpu(t) = t + offset_ns + drift_ppm*1e-6*(t - ref_cpu_ns) */
+  double error_ns;      /* bound on the line's error over [first_ns, last_ns]; INFINITY if unbounded */
+  uint64_t first_ns, last_ns; /* CPU time span of the samples in use */
+  uint64_t samples;     /* samples seen */
+  uint64_t resets;      /* times contradictory samples forced a restart */
+} ns_clock_fit;
+
+/* 0 if the comm is unknown or has no sample. */
+int ns_analysis_clock_fit(ns_analysis* a, uint32_t comm, ns_clock_fit* out);
+/* Converts a raw pTimer of comm into the trace clock with the tightest bound
+ * at that point. 0 if no fit yet. err_ns is INFINITY when one-sided. */
+int ns_analysis_gpu_to_cpu(ns_analysis* a, uint32_t comm, uint64_t ptimer, uint64_t* cpu_ns, double* err_ns);
+
+/* ---- links (regression of ProxyStep transfer time over size) ---- */
+typedef struct {
+  uint64_t n;             /* points */
+  double latency_us;      /* intercept */
+  double bandwidth_gbs;   /* 1/slope; 0 if the slope is not positive */
+  double r2;
+  int ok;                 /* >= 2 distinct sizes and a positive slope */
+} ns_regression;
+
+typedef struct {
+  uint32_t comm;
+  int32_t rank, peer;
+  int is_send;
+  int channel;            /* -1: all channels of the link */
+  uint64_t bytes, steps;
+  double time_us_sum;
+  ns_regression avg, min; /* AVG: all points; MIN: fastest point per size */
+} ns_link_stats;
+
+/* ---- windows ---- */
+typedef struct {
+  uint32_t comm;
+  int func;
+  char func_name[24], algo[24], proto[24], dtype[24];
+  uint64_t size_bucket;   /* bytes rounded down to a power of two (0 for 0) */
+  uint64_t count, bytes;
+  double p50_us, p90_us, p99_us, max_us, mean_us;
+  int pct_exact;          /* 1: exact order statistics, 0: sketch (< 1 % relative) */
+  double algbw_gbs, busbw_gbs; /* total bytes / total time; busbw with the func's factor */
+} ns_bucket_stats;
+
+struct ns_window {
+  uint64_t index;
+  uint64_t start_ns, end_ns; /* nominal interval of op starts */
+  uint64_t ops;
+  size_t n_buckets;
+  const ns_bucket_stats* buckets;
+  size_t n_links;
+  const ns_link_stats* links;
+};
+
+/* ---- summary (merges any number of analyses; one per process) ---- */
+typedef struct {
+  size_t max_links; /* slowest links listed (10) */
+} ns_summary_options;
+
+/* Returns 0 on success, -1 on write error. */
+int ns_analysis_summary_text(ns_analysis* const* list, size_t n, const ns_summary_options* opt, FILE* out);
+int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summary_options* opt, FILE* out);
+
+/* Counters for tests and the finalize record. */
+typedef struct {
+  uint64_t records, ops, ops_incomplete, orphans_evicted, late_children, windows, steps, pxn_skipped;
+  size_t inflight, inflight_peak;
+} ns_analysis_stats;
+void ns_analysis_get_stats(const ns_analysis* a, ns_analysis_stats* out);
+
+#endif

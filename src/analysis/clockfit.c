@@ -1,0 +1,351 @@
+/* ncclscope analysis: GPU timer -> trace clock fit for one GPU context.
+ *
+ * Runs on the thread that owns the ns_analysis (the plugin's writer thread
+ * or the CLI). Method (docs/metrics.md has the long form):
+ *
+ * Relative coordinates from the first sample: x = cpu - ref_cpu (seconds in
+ * the constraints, ns in conversions), y = gpu - ref_gpu (ns, integer
+ * subtraction first so nothing is lost to the Unix-epoch-sized values).
+ * Model: the GPU timer's continuous value is v(x) = x + f(x) with
+ * f(x) = c + d*x (c offset in ns, d drift in ns/s) and a reading is
+ * floor(v / q) * q, so reading <= v < reading + q.
+ *  - "after" sample (callback at cpu saw reading g of an earlier GPU event):
+ *    v(event) >= y and event <= cpu, v increasing  =>  f(x) >= y - x.
+ *  - "before" sample (Coll start at cpu precedes the kernel that read g):
+ *    v(event) < y + q and event >= cpu           =>  f(x) <= y + q - x.
+ * Every sample is a half-plane in (c, d); with |d| <= max drift the feasible
+ * set is a convex polygon kept explicitly (clipped by each new sample). The
+ * true line is inside it whatever the lag distribution, so the conversion's
+ * interval [min over vertices, max over vertices] always contains the truth:
+ * that is the published bound. Samples are also kept in time bins (the
+ * tightest of each side per bin) so old ones can be forgotten (max age) and
+ * the polygon rebuilt; contradictory samples (empty polygon: a clock jump or a
+ * wrong association) restart the fit from the newest bins and are counted.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/clockfit.h"
+
+#define CF_BOX_C 1e15       /* initial |c| range, ns (about 11 days) */
+#define CF_TOL 0.5          /* ns: a constraint violated by less is made tangent */
+#define CF_NUM_SLACK 1.0    /* ns: floating point margin added to every bound */
+#define CF_MAX_BINS 256
+#define CF_WIDTH0 1000000ull /* first bin width: 1 ms */
+
+int ns_cf_init(ns_clockfit* cf, double quantum_ns, double max_drift_ppm, double slack_ns, double max_age_sec) {
+  memset(cf, 0, sizeof *cf);
+  cf->quantum_ns = quantum_ns > 0 ? quantum_ns : 1.0;
+  cf->dmax = (max_drift_ppm > 0 ? max_drift_ppm : 500.0) * 1000.0;
+  cf->slack_ns = slack_ns > 0 ? slack_ns : 0.0;
+  cf->max_age_ns = max_age_sec > 0 ? (uint64_t)(max_age_sec * 1e9) : 0;
+  cf->width_ns = CF_WIDTH0;
+  cf->cap = CF_MAX_BINS;
+  cf->bins = calloc(cf->cap, sizeof *cf->bins);
+  cf->vcap = 2 * CF_MAX_BINS + 16; /* clipping adds at most one vertex per constraint */
+  cf->vc = malloc(cf->vcap * sizeof(double));
+  cf->vd = malloc(cf->vcap * sizeof(double));
+  cf->tmp = malloc(2 * cf->vcap * sizeof(double));
+  if (!cf->bins || !cf->vc || !cf->vd || !cf->tmp) {
+    ns_cf_free(cf);
+    return -1;
+  }
+  return 0;
+}
+
+void ns_cf_free(ns_clockfit* cf) {
+  free(cf->bins);
+  free(cf->vc);
+  free(cf->vd);
+  free(cf->tmp);
+  memset(cf, 0, sizeof *cf);
+}
+
+static void poly_box(ns_clockfit* cf) {
+  static const double sc[4] = {-1, 1, 1, -1}, sd[4] = {-1, -1, 1, 1};
+  for (int i = 0; i < 4; i++) {
+    cf->vc[i] = sc[i] * CF_BOX_C;
+    cf->vd[i] = sd[i] * cf->dmax;
+  }
+  cf->nv = 4;
+  cf->have_after = cf->have_before = 0;
+}
+
+/* Clips the polygon by sgn * (c + x d) <= sgn * h. Returns 0 if empty. */
+static int poly_clip(ns_clockfit* cf, double x, double h, double sgn) {
+  size_t n = cf->nv;
+  double smin = INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    double s = sgn * (cf->vc[i] + x * cf->vd[i] - h);
+    if (s < smin) smin = s;
+  }
+  if (smin > CF_TOL) return 0;
+  double shift = smin > 0 ? smin : 0; /* within tolerance: make it tangent */
+  double* oc = cf->tmp;
+  double* od = cf->tmp + cf->vcap;
+  size_t m = 0;
+  for (size_t i = 0; i < n && m + 2 <= cf->vcap; i++) {
+    size_t j = (i + 1) % n;
+    double si = sgn * (cf->vc[i] + x * cf->vd[i] - h) - shift;
+    double sj = sgn * (cf->vc[j] + x * cf->vd[j] - h) - shift;
+    if (si <= 0) {
+      oc[m] = cf->vc[i];
+      od[m] = cf->vd[i];
+      m++;
+    }
+    if ((si < 0 && sj > 0) || (si > 0 && sj < 0)) {
+      double t = si / (si - sj);
+      oc[m] = cf->vc[i] + t * (cf->vc[j] - cf->vc[i]);
+      od[m] = cf->vd[i] + t * (cf->vd[j] - cf->vd[i]);
+      m++;
+    }
+  }
+  /* drop consecutive duplicates so degenerate clips do not grow the polygon */
+  size_t k = 0;
+  for (size_t i = 0; i < m; i++) {
+    if (k > 0 && fabs(oc[i] - cf->vc[k - 1]) < 1e-6 && fabs(od[i] - cf->vd[k - 1]) < 1e-9) continue;
+    cf->vc[k] = oc[i];
+    cf->vd[k] = od[i];
+    k++;
+  }
+  while (k > 1 && fabs(cf->vc[k - 1] - cf->vc[0]) < 1e-6 && fabs(cf->vd[k - 1] - cf->vd[0]) < 1e-9) k--;
+  if (k == 0) return 0;
+  cf->nv = k;
+  return 1;
+}
+
+static int clip_bin(ns_clockfit* cf, const ns_cf_bin* b) {
+  if (b->has_after) {
+    if (!poly_clip(cf, b->after_x, b->after_z, -1.0)) return 0;
+    cf->have_after = 1;
+  }
+  if (b->has_before) {
+    if (!poly_clip(cf, b->before_x, b->before_z, 1.0)) return 0;
+    cf->have_before = 1;
+  }
+  return 1;
+}
+
+/* Rebuilds the polygon from bins[first..]; 0 if they contradict each other. */
+static int rebuild_from(ns_clockfit* cf, size_t first) {
+  poly_box(cf);
+  for (size_t i = first; i < cf->nbins; i++)
+    if (!clip_bin(cf, &cf->bins[i])) return 0;
+  return 1;
+}
+
+static void drop_oldest(ns_clockfit* cf, size_t k) {
+  if (k > cf->nbins) k = cf->nbins;
+  memmove(cf->bins, cf->bins + k, (cf->nbins - k) * sizeof *cf->bins);
+  cf->nbins -= k;
+}
+
+/* Restart after a contradiction: keep the newest bins that agree. */
+static void recover(ns_clockfit* cf) {
+  cf->resets++;
+  while (cf->nbins > 1) {
+    drop_oldest(cf, (cf->nbins + 1) / 2);
+    if (rebuild_from(cf, 0)) return;
+  }
+  if (cf->nbins == 1) {
+    cf->bins[0].has_before = 0; /* the newest "after" sample alone is always feasible */
+    if (rebuild_from(cf, 0)) return;
+  }
+  cf->nbins = 0;
+  poly_box(cf);
+}
+
+static int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+  return q;
+}
+
+static void merge_bins(ns_clockfit* cf) {
+  size_t k = 0;
+  cf->width_ns *= 2;
+  for (size_t i = 0; i < cf->nbins; i++) {
+    ns_cf_bin b = cf->bins[i];
+    b.key = floor_div(b.key, 2);
+    if (k > 0 && cf->bins[k - 1].key == b.key) {
+      ns_cf_bin* t = &cf->bins[k - 1];
+      if (b.has_after && (!t->has_after || b.after_z > t->after_z)) {
+        t->has_after = 1;
+        t->after_x = b.after_x;
+        t->after_z = b.after_z;
+      }
+      if (b.has_before && (!t->has_before || b.before_z < t->before_z)) {
+        t->has_before = 1;
+        t->before_x = b.before_x;
+        t->before_z = b.before_z;
+      }
+    } else {
+      cf->bins[k++] = b;
+    }
+  }
+  cf->nbins = k;
+}
+
+static ns_cf_bin* bin_for(ns_clockfit* cf, int64_t dx_ns) {
+  for (;;) {
+    int64_t key = floor_div(dx_ns, (int64_t)cf->width_ns);
+    size_t lo = 0, hi = cf->nbins;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (cf->bins[mid].key < key)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (lo < cf->nbins && cf->bins[lo].key == key) return &cf->bins[lo];
+    if (cf->nbins < cf->cap) {
+      memmove(cf->bins + lo + 1, cf->bins + lo, (cf->nbins - lo) * sizeof *cf->bins);
+      cf->nbins++;
+      memset(&cf->bins[lo], 0, sizeof cf->bins[lo]);
+      cf->bins[lo].key = key;
+      return &cf->bins[lo];
+    }
+    merge_bins(cf);
+  }
+}
+
+/* Forgets bins older than max age (relative to the newest sample). */
+static void expire(ns_clockfit* cf) {
+  if (cf->max_age_ns == 0 || cf->nbins == 0) return;
+  int64_t newest = (int64_t)(cf->newest_cpu - cf->ref_cpu);
+  size_t k = 0;
+  while (k + 1 < cf->nbins && newest - (cf->bins[k].key + 1) * (int64_t)cf->width_ns > (int64_t)cf->max_age_ns) k++;
+  if (k == 0) return;
+  drop_oldest(cf, k);
+  if (!rebuild_from(cf, 0)) recover(cf);
+}
+
+static void add_sample(ns_clockfit* cf, uint64_t cpu, uint64_t gpu, int before) {
+  if (!cf->bins) return;
+  if (!cf->init) {
+    cf->init = 1;
+    cf->ref_cpu = cpu;
+    cf->ref_gpu = gpu;
+    cf->newest_cpu = cpu;
+    poly_box(cf);
+  }
+  cf->samples++;
+  int64_t dx = (int64_t)(cpu - cf->ref_cpu);
+  int64_t dy = (int64_t)(gpu - cf->ref_gpu);
+  double x = (double)dx * 1e-9;
+  double z = (double)(dy - dx);
+  if (before) z += cf->quantum_ns;
+  if (cpu > cf->newest_cpu) cf->newest_cpu = cpu;
+  if (cf->max_age_ns && (int64_t)(cf->newest_cpu - cpu) > (int64_t)cf->max_age_ns) return; /* too old */
+
+  if (cf->nv + 2 >= cf->vcap && !rebuild_from(cf, 0)) recover(cf); /* bins bound the vertex count */
+  ns_cf_bin* b = bin_for(cf, dx);
+  if (before) {
+    if (!b->has_before || z < b->before_z) {
+      b->has_before = 1;
+      b->before_x = x;
+      b->before_z = z;
+    }
+  } else if (!b->has_after || z > b->after_z) {
+    b->has_after = 1;
+    b->after_x = x;
+    b->after_z = z;
+  }
+  int ok = before ? poly_clip(cf, x, z, 1.0) : poly_clip(cf, x, z, -1.0);
+  if (ok) {
+    if (before)
+      cf->have_before = 1;
+    else
+      cf->have_after = 1;
+  } else if (!rebuild_from(cf, 0)) {
+    recover(cf);
+  }
+  expire(cf);
+}
+
+void ns_cf_add_after(ns_clockfit* cf, uint64_t cpu, uint64_t gpu) { add_sample(cf, cpu, gpu, 0); }
+void ns_cf_add_before(ns_clockfit* cf, uint64_t cpu, uint64_t gpu) { add_sample(cf, cpu, gpu, 1); }
+
+static int bounded(const ns_clockfit* cf) { return cf->have_after && cf->have_before; }
+
+int ns_cf_convert(const ns_clockfit* cf, uint64_t gpu, uint64_t* cpu, double* err) {
+  if (!cf->init || cf->nv == 0) return 0;
+  double y = (double)(int64_t)(gpu - cf->ref_gpu);
+  double lo = INFINITY, hi = -INFINITY;
+  for (size_t i = 0; i < cf->nv; i++) {
+    double s = 1.0 + cf->vd[i] * 1e-9;
+    double a = (y - cf->vc[i]) / s;
+    double b = (y + cf->quantum_ns - cf->vc[i]) / s;
+    if (a < lo) lo = a;
+    if (b > hi) hi = b;
+  }
+  double e = (hi - lo) / 2 + CF_NUM_SLACK + cf->slack_ns;
+  if (!bounded(cf) || !(e < 1e12)) {
+    /* one-sided: report the latest time consistent with the callbacks (the tight side) */
+    double best = -INFINITY;
+    for (size_t i = 0; i < cf->nv; i++) {
+      double s = 1.0 + cf->vd[i] * 1e-9, a = (y - cf->vc[i]) / s;
+      if (cf->vc[i] > -CF_BOX_C / 2 && a > best) best = a;
+    }
+    double mid = isfinite(best) ? best : (lo + hi) / 2;
+    if (!isfinite(mid)) return 0;
+    *cpu = cf->ref_cpu + (uint64_t)(int64_t)llround(mid);
+    *err = INFINITY;
+    return 1;
+  }
+  *cpu = cf->ref_cpu + (uint64_t)(int64_t)llround((lo + hi) / 2);
+  *err = e;
+  return 1;
+}
+
+void ns_cf_get(const ns_clockfit* cf, ns_clock_fit* out) {
+  memset(out, 0, sizeof *out);
+  if (!cf->init || cf->nv == 0) return;
+  out->valid = 1;
+  out->samples = cf->samples;
+  out->resets = cf->resets;
+  out->ref_cpu_ns = cf->ref_cpu;
+  double x1 = INFINITY, x2 = -INFINITY;
+  for (size_t i = 0; i < cf->nbins; i++) {
+    const ns_cf_bin* b = &cf->bins[i];
+    if (b->has_after) x1 = fmin(x1, b->after_x), x2 = fmax(x2, b->after_x);
+    if (b->has_before) x1 = fmin(x1, b->before_x), x2 = fmax(x2, b->before_x);
+  }
+  if (!isfinite(x1)) x1 = x2 = 0;
+  double f1lo = INFINITY, f1hi = -INFINITY, f2lo = INFINITY, f2hi = -INFINITY, dlo = INFINITY, dhi = -INFINITY;
+  for (size_t i = 0; i < cf->nv; i++) {
+    double f1 = cf->vc[i] + cf->vd[i] * x1, f2 = cf->vc[i] + cf->vd[i] * x2;
+    f1lo = fmin(f1lo, f1), f1hi = fmax(f1hi, f1);
+    f2lo = fmin(f2lo, f2), f2hi = fmax(f2hi, f2);
+    dlo = fmin(dlo, cf->vd[i]), dhi = fmax(dhi, cf->vd[i]);
+  }
+  double c, d;
+  if (x2 - x1 > 1e-6) {
+    double m1 = (f1lo + f1hi) / 2, m2 = (f2lo + f2hi) / 2;
+    d = (m2 - m1) / (x2 - x1);
+    c = m1 - d * x1;
+  } else {
+    d = (dlo + dhi) / 2;
+    c = (f1lo + f1hi) / 2 - d * x1;
+  }
+  if (!bounded(cf)) {
+    /* one-sided: the lowest line still consistent with the callbacks */
+    c = f1lo > -CF_BOX_C / 2 ? f1lo : 0;
+    d = 0;
+  }
+  double e = 0;
+  for (size_t i = 0; i < cf->nv; i++) {
+    e = fmax(e, fabs(c + d * x1 - (cf->vc[i] + cf->vd[i] * x1)));
+    e = fmax(e, fabs(c + d * x2 - (cf->vc[i] + cf->vd[i] * x2)));
+  }
+  e = e * (1.0 + cf->dmax * 1e-9) + cf->quantum_ns / 2 + CF_NUM_SLACK + cf->slack_ns;
+  out->bounded = bounded(cf) && e < 1e12;
+  out->error_ns = out->bounded ? e : INFINITY;
+  /* readings sit q/2 below the continuous value on average */
+  double off = c - cf->quantum_ns / 2;
+  out->offset_ns = (int64_t)(cf->ref_gpu - cf->ref_cpu) + (int64_t)llround(off);
+  out->drift_ppm = d / 1000.0;
+  out->first_ns = cf->ref_cpu + (uint64_t)(int64_t)llround(x1 * 1e9);
+  out->last_ns = cf->ref_cpu + (uint64_t)(int64_t)llround(x2 * 1e9);
+}

@@ -1,0 +1,135 @@
+/* ncclscope analysis: per-link regression of transfer time over size
+ * (see links.h). Runs on the thread that owns the ns_analysis.
+ *
+ * time_us = latency_us + size / (bandwidth_GBs * 1e3): the slope is us per
+ * byte, so bandwidth in GB/s (1e9 B/s) is 1e-3 / slope.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/links.h"
+
+void ns_moments_add(ns_moments* m, double x, double y) {
+  m->n += 1;
+  double dx = x - m->mx, dy = y - m->my;
+  m->mx += dx / m->n;
+  m->my += dy / m->n;
+  m->sxx += dx * (x - m->mx);
+  m->syy += dy * (y - m->my);
+  m->sxy += dx * (y - m->my);
+}
+
+void ns_moments_merge(ns_moments* dst, const ns_moments* src) {
+  if (src->n == 0) return;
+  if (dst->n == 0) {
+    *dst = *src;
+    return;
+  }
+  double n = dst->n + src->n;
+  double dx = src->mx - dst->mx, dy = src->my - dst->my;
+  double f = dst->n * src->n / n;
+  dst->sxx += src->sxx + dx * dx * f;
+  dst->syy += src->syy + dy * dy * f;
+  dst->sxy += src->sxy + dx * dy * f;
+  dst->mx += dx * src->n / n;
+  dst->my += dy * src->n / n;
+  dst->n = n;
+}
+
+void ns_moments_fit(const ns_moments* m, ns_regression* out, uint64_t n) {
+  memset(out, 0, sizeof *out);
+  out->n = n;
+  if (m->n < 2 || !(m->sxx > 0)) {
+    out->latency_us = m->n > 0 ? m->my : 0;
+    return;
+  }
+  double slope = m->sxy / m->sxx;
+  out->latency_us = m->my - slope * m->mx;
+  out->r2 = m->syy > 0 ? (m->sxy * m->sxy) / (m->sxx * m->syy) : 1.0;
+  if (slope > 0) {
+    out->bandwidth_gbs = 1e-3 / slope;
+    out->ok = 1;
+  }
+}
+
+void ns_linkacc_init(ns_linkacc* l) { memset(l, 0, sizeof *l); }
+
+void ns_linkacc_free(ns_linkacc* l) {
+  free(l->mins);
+  memset(l, 0, sizeof *l);
+}
+
+/* 16 classes per power of two once there are too many distinct sizes. */
+static uint64_t size_class(uint64_t s) {
+  if (s < 16) return s;
+  int e = 63 - __builtin_clzll(s);
+  return ((uint64_t)e << 4) | ((s >> (e - 4)) & 15);
+}
+
+static void min_put(ns_linkacc* l, uint64_t key, double x, double y) {
+  size_t lo = 0, hi = l->nmins;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (l->mins[mid].key < key)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < l->nmins && l->mins[lo].key == key) {
+    if (y < l->mins[lo].y) {
+      l->mins[lo].x = x;
+      l->mins[lo].y = y;
+    }
+    return;
+  }
+  if (l->nmins == l->cap) {
+    size_t nc = l->cap ? l->cap * 2 : 8;
+    ns_minpt* nm = realloc(l->mins, nc * sizeof *nm);
+    if (!nm) return; /* allocation failure: the MIN fit loses this size */
+    l->mins = nm;
+    l->cap = nc;
+  }
+  memmove(l->mins + lo + 1, l->mins + lo, (l->nmins - lo) * sizeof *l->mins);
+  l->mins[lo] = (ns_minpt){key, x, y};
+  l->nmins++;
+}
+
+static void to_classes(ns_linkacc* l) {
+  ns_minpt* old = l->mins;
+  size_t n = l->nmins;
+  l->mins = NULL;
+  l->nmins = l->cap = 0;
+  l->classed = 1;
+  for (size_t i = 0; i < n; i++) min_put(l, size_class((uint64_t)old[i].x), old[i].x, old[i].y);
+  free(old);
+}
+
+static void min_add(ns_linkacc* l, uint64_t size, double x, double y) {
+  if (!l->classed && l->nmins >= NS_LINK_MAX_SIZES) to_classes(l);
+  min_put(l, l->classed ? size_class(size) : size, x, y);
+}
+
+void ns_linkacc_add(ns_linkacc* l, uint64_t size, double time_us) {
+  ns_moments_add(&l->all, (double)size, time_us);
+  min_add(l, size, (double)size, time_us);
+  l->bytes += size;
+  l->steps++;
+  l->time_us_sum += time_us;
+}
+
+void ns_linkacc_merge(ns_linkacc* dst, const ns_linkacc* src) {
+  ns_moments_merge(&dst->all, &src->all);
+  for (size_t i = 0; i < src->nmins; i++) min_add(dst, (uint64_t)src->mins[i].x, src->mins[i].x, src->mins[i].y);
+  dst->bytes += src->bytes;
+  dst->steps += src->steps;
+  dst->time_us_sum += src->time_us_sum;
+}
+
+void ns_linkacc_fit(const ns_linkacc* l, ns_regression* avg, ns_regression* min) {
+  ns_moments_fit(&l->all, avg, l->steps);
+  ns_moments m;
+  memset(&m, 0, sizeof m);
+  for (size_t i = 0; i < l->nmins; i++) ns_moments_add(&m, l->mins[i].x, l->mins[i].y);
+  ns_moments_fit(&m, min, l->nmins);
+}

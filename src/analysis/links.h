@@ -1,0 +1,47 @@
+/* ncclscope analysis: per-link regression of transfer time over size.
+ *
+ * AVG mode: least squares over every (size, time) point, kept as mergeable
+ * co-moments (n, means, Sxx, Sxy, Syy; Chan et al. merge), so no point is
+ * stored. MIN mode: the fastest time per distinct size (sizes beyond
+ * NS_LINK_MAX_SIZES distinct values share log-spaced classes keeping the
+ * fastest point), then least squares over those points. Single-threaded.
+ */
+#ifndef NCCLSCOPE_ANALYSIS_LINKS_H
+#define NCCLSCOPE_ANALYSIS_LINKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/analysis.h"
+
+#define NS_LINK_MAX_SIZES 256
+
+typedef struct {
+  double n, mx, my, sxx, sxy, syy;
+} ns_moments;
+
+typedef struct {
+  uint64_t key;   /* exact size, or a class id once full */
+  double x, y;    /* size (bytes) and the fastest time (us) */
+} ns_minpt;
+
+typedef struct {
+  ns_moments all;
+  ns_minpt* mins; /* sorted by key */
+  size_t nmins, cap;
+  int classed;    /* too many distinct sizes: keys are log classes */
+  uint64_t bytes, steps;
+  double time_us_sum;
+} ns_linkacc;
+
+void ns_moments_add(ns_moments* m, double x, double y);
+void ns_moments_merge(ns_moments* dst, const ns_moments* src);
+void ns_moments_fit(const ns_moments* m, ns_regression* out, uint64_t n);
+
+void ns_linkacc_init(ns_linkacc* l);
+void ns_linkacc_free(ns_linkacc* l);
+void ns_linkacc_add(ns_linkacc* l, uint64_t size, double time_us);
+void ns_linkacc_merge(ns_linkacc* dst, const ns_linkacc* src);
+void ns_linkacc_fit(const ns_linkacc* l, ns_regression* avg, ns_regression* min);
+
+#endif

@@ -1,0 +1,296 @@
+/* ncclscope analysis: aggregation windows.
+ *
+ * Runs on the thread that owns the ns_analysis. A window collects the
+ * operations that *started* in it (time: [start, start + window_sec); count:
+ * window_ops starts), together with every child of those operations, so a
+ * window never splits an operation from its children: it is closed only
+ * once every operation attributed to it is final (or after max_age_ns), and
+ * grace_ns after its end so late-arriving starts still find it.
+ * Totals for the summary are merged from the same accumulators.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/internal.h"
+
+static uint64_t win_ns(const ns_analysis* a) {
+  return a->cfg.window_sec > 0 ? (uint64_t)(a->cfg.window_sec * 1e9) : 0;
+}
+
+static ns_win* new_window(ns_analysis* a, uint64_t start, uint64_t index) {
+  if (a->nwins == a->capwins) {
+    size_t nc = a->capwins ? a->capwins * 2 : 4;
+    ns_win* w = realloc(a->wins, nc * sizeof *w);
+    if (!w) return a->nwins ? &a->wins[a->nwins - 1] : NULL;
+    a->wins = w;
+    a->capwins = nc;
+  }
+  if (a->nwins) a->wins[a->nwins - 1].closing = 1;
+  ns_win* w = &a->wins[a->nwins++];
+  memset(w, 0, sizeof *w);
+  w->index = index;
+  w->start_ns = start;
+  uint64_t len = win_ns(a);
+  w->end_ns = len ? start + len : UINT64_MAX;
+  a->next_win_index = index + 1;
+  return w;
+}
+
+static ns_win* find_window(ns_analysis* a, uint64_t index) {
+  for (size_t i = a->nwins; i-- > 0;)
+    if (a->wins[i].index == index) return &a->wins[i];
+  return NULL;
+}
+
+static ns_win* current(ns_analysis* a, uint64_t ts) {
+  uint64_t len = win_ns(a);
+  if (!a->have_origin) {
+    a->have_origin = 1;
+    a->origin = ts;
+  }
+  if (a->nwins == 0) {
+    uint64_t idx = a->next_win_index, start = ts;
+    if (len && ts >= a->origin) {
+      idx = (ts - a->origin) / len;
+      if (idx < a->next_win_index) idx = a->next_win_index;
+      start = a->origin + idx * len;
+      if (start > ts) start = ts;
+    }
+    return new_window(a, start, idx);
+  }
+  ns_win* cur = &a->wins[a->nwins - 1];
+  if (len && ts >= cur->end_ns) {
+    uint64_t idx = (ts - a->origin) / len;
+    if (idx < a->next_win_index) idx = a->next_win_index;
+    return new_window(a, a->origin + idx * len, idx);
+  }
+  if (a->cfg.window_ops && cur->ops >= a->cfg.window_ops) {
+    ns_win* w = new_window(a, ts, a->next_win_index);
+    if (w && w != cur && len) w->end_ns = cur->end_ns > ts ? cur->end_ns : ts + len;
+    return w;
+  }
+  return cur;
+}
+
+uint64_t ns_win_attach(ns_analysis* a, uint64_t ts) {
+  ns_win* w = NULL;
+  if (a->nwins && ts < a->wins[a->nwins - 1].start_ns) {
+    /* late start from another thread: the open window it belongs to, else the oldest open */
+    for (size_t i = 0; i < a->nwins; i++)
+      if (ts >= a->wins[i].start_ns && ts < a->wins[i].end_ns) w = &a->wins[i];
+    if (!w) w = &a->wins[0];
+  } else {
+    w = current(a, ts);
+  }
+  if (!w) return UINT64_MAX;
+  w->ops++;
+  w->inflight++;
+  return w->index;
+}
+
+/* ---- accumulators ---- */
+static ns_bucket_acc* bucket_for(ns_aggr* g, const ns_op_result* r, uint64_t sb) {
+  for (size_t i = 0; i < g->nb; i++) {
+    ns_bucket_stats* k = &g->b[i].key;
+    if (k->comm == r->comm && k->func == r->func && k->size_bucket == sb && strcmp(k->func_name, r->func_name) == 0 &&
+        strcmp(k->algo, r->algo) == 0 && strcmp(k->proto, r->proto) == 0)
+      return &g->b[i];
+  }
+  if (g->nb == g->capb) {
+    size_t nc = g->capb ? g->capb * 2 : 8;
+    ns_bucket_acc* nb = realloc(g->b, nc * sizeof *nb);
+    if (!nb) return NULL;
+    g->b = nb;
+    g->capb = nc;
+  }
+  ns_bucket_acc* b = &g->b[g->nb++];
+  memset(b, 0, sizeof *b);
+  b->key.comm = r->comm;
+  b->key.func = r->func;
+  b->key.size_bucket = sb;
+  memcpy(b->key.func_name, r->func_name, NS_STR_LEN);
+  memcpy(b->key.algo, r->algo, NS_STR_LEN);
+  memcpy(b->key.proto, r->proto, NS_STR_LEN);
+  memcpy(b->key.dtype, r->dtype, NS_STR_LEN);
+  b->nranks = r->nranks;
+  ns_pct_init(&b->pct);
+  return b;
+}
+
+static ns_link_acc* link_for(ns_aggr* g, const ns_link_stats* k) {
+  for (size_t i = 0; i < g->nl; i++) {
+    ns_link_stats* x = &g->l[i].key;
+    if (x->comm == k->comm && x->rank == k->rank && x->peer == k->peer && x->is_send == k->is_send &&
+        x->channel == k->channel)
+      return &g->l[i];
+  }
+  if (g->nl == g->capl) {
+    size_t nc = g->capl ? g->capl * 2 : 8;
+    ns_link_acc* nl = realloc(g->l, nc * sizeof *nl);
+    if (!nl) return NULL;
+    g->l = nl;
+    g->capl = nc;
+  }
+  ns_link_acc* l = &g->l[g->nl++];
+  memset(l, 0, sizeof *l);
+  l->key.comm = k->comm;
+  l->key.rank = k->rank;
+  l->key.peer = k->peer;
+  l->key.is_send = k->is_send;
+  l->key.channel = k->channel;
+  ns_linkacc_init(&l->acc);
+  return l;
+}
+
+void ns_aggr_link_merge(ns_aggr* dst, const ns_link_acc* src) {
+  ns_link_acc* d = link_for(dst, &src->key);
+  if (d) ns_linkacc_merge(&d->acc, &src->acc);
+}
+
+void ns_aggr_free(ns_aggr* g) {
+  for (size_t i = 0; i < g->nb; i++) ns_pct_free(&g->b[i].pct);
+  for (size_t i = 0; i < g->nl; i++) ns_linkacc_free(&g->l[i].acc);
+  free(g->b);
+  free(g->l);
+  memset(g, 0, sizeof *g);
+}
+
+static uint64_t pow2_floor(uint64_t v) { return v ? 1ull << (63 - __builtin_clzll(v)) : 0; }
+
+static void row_add(ns_analysis* a, const ns_op_result* r) {
+  ns_row_acc* row = NULL;
+  for (size_t i = 0; i < a->nrows; i++) {
+    ns_row_acc* x = &a->rows[i];
+    if (x->nranks == r->nranks && x->bytes == r->bytes && strcmp(x->func_name, r->func_name) == 0 &&
+        strcmp(x->dtype, r->dtype) == 0) {
+      row = x;
+      break;
+    }
+  }
+  if (!row) {
+    if (a->nrows == a->caprows) {
+      size_t nc = a->caprows ? a->caprows * 2 : 16;
+      ns_row_acc* nr = realloc(a->rows, nc * sizeof *nr);
+      if (!nr) return;
+      a->rows = nr;
+      a->caprows = nc;
+    }
+    row = &a->rows[a->nrows++];
+    memset(row, 0, sizeof *row);
+    row->func = r->func;
+    memcpy(row->func_name, r->func_name, NS_STR_LEN);
+    memcpy(row->dtype, r->dtype, NS_STR_LEN);
+    row->nranks = r->nranks;
+    row->bytes = r->bytes;
+    row->count_elems = r->count;
+    row->basis_min = row->basis_max = r->basis;
+    ns_pct_init(&row->pct);
+  }
+  row->calls++;
+  row->dur_ns_sum += r->dur_ns;
+  if (r->basis < row->basis_min) row->basis_min = r->basis;
+  if (r->basis > row->basis_max) row->basis_max = r->basis;
+  ns_pct_add(&row->pct, r->dur_ns);
+}
+
+void ns_win_op_done(ns_analysis* a, const ns_op_result* r) {
+  ns_win* w = find_window(a, r->window);
+  if (w && w->inflight > 0) w->inflight--;
+  if (!w && a->nwins) w = &a->wins[a->nwins - 1]; /* its window was force-closed */
+  if (r->basis == NS_BASIS_NONE) return;
+  if (w) {
+    ns_bucket_acc* b = bucket_for(&w->ag, r, pow2_floor(r->bytes));
+    if (b) {
+      b->count++;
+      b->bytes += r->bytes;
+      b->dur_ns_sum += r->dur_ns;
+      ns_pct_add(&b->pct, r->dur_ns);
+    }
+  }
+  row_add(a, r);
+}
+
+void ns_win_op_dropped(ns_analysis* a, uint64_t window) {
+  ns_win* w = find_window(a, window);
+  if (w && w->inflight > 0) w->inflight--;
+}
+
+void ns_win_step(ns_analysis* a, uint64_t window, const ns_link_stats* key, uint64_t size, double time_us) {
+  ns_win* w = window != UINT64_MAX ? find_window(a, window) : NULL;
+  if (!w) w = a->nwins ? &a->wins[a->nwins - 1] : current(a, a->now);
+  if (!w) return;
+  ns_link_stats k = *key;
+  ns_link_acc* l = link_for(&w->ag, &k);
+  if (l) ns_linkacc_add(&l->acc, size, time_us);
+  k.channel = -1;
+  l = link_for(&w->ag, &k);
+  if (l) ns_linkacc_add(&l->acc, size, time_us);
+}
+
+void ns_link_publish(const ns_link_acc* l, ns_link_stats* out) {
+  *out = l->key;
+  out->bytes = l->acc.bytes;
+  out->steps = l->acc.steps;
+  out->time_us_sum = l->acc.time_us_sum;
+  ns_linkacc_fit(&l->acc, &out->avg, &out->min);
+}
+
+static void publish(ns_analysis* a, ns_win* w) {
+  ns_bucket_stats* bs = w->ag.nb ? calloc(w->ag.nb, sizeof *bs) : NULL;
+  ns_link_stats* ls = w->ag.nl ? calloc(w->ag.nl, sizeof *ls) : NULL;
+  for (size_t i = 0; bs && i < w->ag.nb; i++) {
+    ns_bucket_acc* b = &w->ag.b[i];
+    bs[i] = b->key;
+    bs[i].count = b->count;
+    bs[i].bytes = b->bytes;
+    bs[i].p50_us = ns_pct_get(&b->pct, 0.50) / 1e3;
+    bs[i].p90_us = ns_pct_get(&b->pct, 0.90) / 1e3;
+    bs[i].p99_us = ns_pct_get(&b->pct, 0.99) / 1e3;
+    bs[i].max_us = (double)b->pct.max / 1e3;
+    bs[i].mean_us = b->count ? (double)b->dur_ns_sum / (double)b->count / 1e3 : 0;
+    bs[i].pct_exact = ns_pct_exact(&b->pct);
+    bs[i].algbw_gbs = ns_algbw_gbs(b->bytes, b->dur_ns_sum);
+    bs[i].busbw_gbs = bs[i].algbw_gbs * ns_busbw_factor(b->key.func, b->nranks);
+  }
+  for (size_t i = 0; ls && i < w->ag.nl; i++) ns_link_publish(&w->ag.l[i], &ls[i]);
+  ns_window pub;
+  memset(&pub, 0, sizeof pub);
+  pub.index = w->index;
+  pub.start_ns = w->start_ns;
+  pub.end_ns = w->end_ns;
+  pub.ops = w->ops;
+  pub.n_buckets = bs ? w->ag.nb : 0;
+  pub.buckets = bs;
+  pub.n_links = ls ? w->ag.nl : 0;
+  pub.links = ls;
+  if (a->cfg.on_window) a->cfg.on_window(a->cfg.user, &pub);
+  free(bs);
+  free(ls);
+}
+
+static void close_window(ns_analysis* a, size_t i) {
+  ns_win* w = &a->wins[i];
+  publish(a, w);
+  for (size_t k = 0; k < w->ag.nl; k++) ns_aggr_link_merge(&a->total, &w->ag.l[k]);
+  ns_aggr_free(&w->ag);
+  memmove(a->wins + i, a->wins + i + 1, (a->nwins - i - 1) * sizeof *a->wins);
+  a->nwins--;
+  a->st.windows++;
+}
+
+void ns_win_scan(ns_analysis* a, int flush) {
+  for (size_t i = 0; i < a->nwins;) {
+    ns_win* w = &a->wins[i];
+    int newest = i + 1 == a->nwins;
+    uint64_t end = w->end_ns;
+    if (!newest && a->wins[i + 1].start_ns < end) end = a->wins[i + 1].start_ns; /* count-closed */
+    int ended = end != UINT64_MAX && a->now >= end + a->cfg.grace_ns;
+    if (!newest && end == UINT64_MAX) ended = 1;
+    int forced = end != UINT64_MAX && a->now > end + a->cfg.max_age_ns;
+    if (flush || forced || (ended && w->inflight == 0)) {
+      close_window(a, i);
+      continue;
+    }
+    i++;
+  }
+}
