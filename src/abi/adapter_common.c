@@ -1,0 +1,52 @@
+/* ncclscope: adapter helpers: v1 code names and NetPlugin descriptor decoding
+ * (hot path for NetPlugin starts: no allocation, reads only what the id's
+ * type and version bits promise). */
+#include "abi/adapter.h"
+
+static const char* pick(const char* const* names, unsigned n, unsigned code) {
+  return code < n ? names[code] : "unknown";
+}
+
+const char* ns_v1_func_name(unsigned code) {
+  static const char* const n[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter",
+                                  "AllReduce", "SendRecv", "Send", "Recv"};
+  return pick(n, 8, code);
+}
+const char* ns_v1_algo_name(unsigned code) {
+  static const char* const n[] = {"TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT"};
+  return pick(n, 7, code);
+}
+const char* ns_v1_proto_name(unsigned code) {
+  static const char* const n[] = {"LL", "LL128", "SIMPLE"};
+  return pick(n, 3, code);
+}
+const char* ns_v1_dtype_name(unsigned code) {
+  static const char* const n[] = {"ncclInt8",  "ncclUint8",  "ncclInt32",   "ncclUint32",  "ncclInt64",
+                                  "ncclUint64", "ncclFloat16", "ncclFloat32", "ncclFloat64", "ncclBfloat16"};
+  return pick(n, 10, code);
+}
+
+void ns_args_net_plugin(ns_start_args* a, int64_t id, void* data) {
+  a->num[0] = ns_i(id);
+  a->num[1] = ns_u(data);
+  uint64_t uid = (uint64_t)id;
+  uint64_t kind = uid & NCCL_PROFILER_NET_TYPE_MASK, ver = uid & NCCL_PROFILER_NET_VER_MASK;
+  if (!data) return;
+  if (kind == NCCL_PROFILER_NET_TYPE_IB && ver == NCCL_PROFILER_NET_IB_VER) {
+    const ncclProfilerNetIbDescr_v1_t* d = data;
+    if (d->type != ncclProfileQp) return;
+    a->num[2] = 1;
+    a->num[3] = ns_i(d->qp.device);
+    a->num[4] = d->qp.wr_id;
+    a->num[5] = ns_i(d->qp.opcode);
+    a->num[6] = ns_i(d->qp.qpNum);
+    a->num[7] = d->qp.length;
+  } else if (kind == NCCL_PROFILER_NET_TYPE_SOCK && ver == NCCL_PROFILER_NET_SOCKET_VER) {
+    const ncclProfilerNetSockDescr_v1_t* d = data;
+    if (d->type != ncclProfileSocket) return;
+    a->num[2] = 2;
+    a->num[3] = ns_i(d->sock.fd);
+    a->num[4] = ns_i(d->sock.op);
+    a->num[5] = d->sock.length;
+  }
+}

@@ -1,0 +1,33 @@
+/* ncclscope: configuration from the environment, read once per session by
+ * the first init. Every variable is validated; a bad value logs one warning
+ * naming the variable and the default used. */
+#ifndef NCCLSCOPE_CONFIG_H
+#define NCCLSCOPE_CONFIG_H
+
+#include <stdint.h>
+
+/* Default mask: every type except ProxyCtrl (proxy-thread sleep/wake
+ * bookkeeping: frequent and rarely useful) and NetPlugin (one event per
+ * network work request: the most voluminous type). */
+#define NS_DEFAULT_EVENT_MASK (0x7FFFu & ~((1u << 5) | (1u << 7)))
+
+typedef struct {
+  uint32_t event_mask;
+  char dump_dir[1024];
+  uint32_t ring_kb;     /* per-thread ring */
+  uint32_t max_threads; /* rings in the pool */
+  uint32_t slab_events; /* slots per communicator */
+  uint32_t flush_ms;    /* longest time between writes to disk */
+  uint32_t poll_ms;     /* writer poll period */
+  uint32_t hold_ms;     /* how long a finished parent slot stays unreused */
+  uint32_t max_age_ms;  /* a stopped event's slot is recycled after this even with children missing */
+  int no_cuda;          /* do not look for the GPU UUID */
+  int force_mono;       /* NCCLSCOPE_CLOCK=monotonic: never use the TSC */
+} ns_config;
+
+void ns_config_load(ns_config* c);
+/* Parses a mask: a number (decimal, 0x hex) or names ("Coll,ProxyOp", "all",
+ * "default", "none"). 0 on success. */
+int ns_config_parse_mask(const char* s, uint32_t* out);
+
+#endif

@@ -1,0 +1,6 @@
+/* ncclscope: storage of the context table, the session and the rare-path counters. */
+#include "runtime/context.h"
+
+ns_context ns_ctx_table[NS_MAX_CONTEXTS] __attribute__((aligned(64)));
+ns_session ns_sess;
+ns_counters ns_cnt;

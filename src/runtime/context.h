@@ -1,0 +1,75 @@
+/* ncclscope: the static context table and the session state.
+ *
+ * A context is what init hands NCCL: the address of an entry of a static
+ * table, so the hot path trusts a context pointer after one subtraction,
+ * one compare and one modulo by a constant (ns_ctx_from_ptr). Entries are
+ * claimed by init (under the lifecycle mutex), marked CLOSING by finalize
+ * and freed by the writer thread once it wrote the COMM_FINI block.
+ */
+#ifndef NCCLSCOPE_CONTEXT_H
+#define NCCLSCOPE_CONTEXT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "capture/slab.h"
+#include "clock/clock.h"
+#include "config/config.h"
+#include "ncclscope/record.h"
+
+typedef enum { NS_CTX_FREE = 0, NS_CTX_ACTIVE = 1, NS_CTX_CLOSING = 2 } ns_ctx_state;
+
+typedef struct ns_context {
+  /* C1: W init (release, after every field below) / finalize (relaxed) /
+   * writer (release, FREE after COMM_FINI); R hot path (relaxed: NCCL got
+   * the pointer from init's return, which ordered the fields), init (acquire). */
+  _Atomic uint32_t state;
+  uint32_t index;
+  uint32_t serial;   /* comm serial in the trace, >= 1 */
+  uint32_t mask;     /* event types recorded for this communicator */
+  int abi_version;   /* the ncclProfiler_vN whose init NCCL called */
+  int rank, nranks, nnodes;
+  uint64_t comm_id;
+  int has_name;
+  char name[128];
+  char gpu_uuid[48];
+  uint64_t init_tick;
+  uint32_t init_tid;
+  /* Drops attributed to this communicator (rare path: relaxed RMW counters). */
+  _Atomic uint64_t dropped[NS_EV_COUNT];
+  _Atomic uint64_t dropped_handles;
+} ns_context;
+
+extern ns_context ns_ctx_table[NS_MAX_CONTEXTS];
+
+static inline ns_context* ns_ctx_from_ptr(const void* p) {
+  uintptr_t off = (uintptr_t)p - (uintptr_t)ns_ctx_table;
+  if (off >= sizeof ns_ctx_table || off % sizeof(ns_context)) return 0;
+  ns_context* c = (ns_context*)p;
+  return atomic_load_explicit(&c->state, memory_order_relaxed) == NS_CTX_ACTIVE ? c : 0;
+}
+
+/* Session-wide state, written by the first init before any context is
+ * published and read-only afterwards (until the last finalize). */
+typedef struct {
+  ns_config cfg;
+  ns_clock clock;
+  uint32_t pid;
+  char hostname[256];
+  char trace_path[1200];
+} ns_session;
+extern ns_session ns_sess;
+
+/* Process counters bumped on rare hot-path branches (relaxed RMW; read by
+ * the writer for COUNTERS, exactly after the join). */
+typedef struct {
+  _Atomic uint64_t bad_handles;   /* stop/state on a handle that is not a live slot */
+  _Atomic uint64_t bad_contexts;  /* start with a context that is not ours (not PXN) */
+  _Atomic uint64_t unknown_types; /* start with a type bit we do not know */
+  _Atomic uint64_t dropped_handles[NS_EV_COUNT]; /* slab exhausted */
+  _Atomic uint64_t dropped_unringed[NS_EV_COUNT]; /* no ring for the thread */
+  _Atomic uint64_t pxn_dropped;
+} ns_counters;
+extern ns_counters ns_cnt;
+
+#endif

@@ -1,0 +1,172 @@
+/* ncclscope: init and finalize (cold; any NCCL thread, several at once).
+ *
+ * One mutex serializes them. The first init of a loaded instance starts a
+ * session: configuration, clock calibration, dump directory and trace file,
+ * slot region, ring pool, writer thread. The last finalize ends it: the
+ * writer drains and flushes everything and is joined, every resource is
+ * released and every static reset, because NCCL dlcloses us right after.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "capture/slab.h"
+#include "clock/clock.h"
+#include "gpu/uuid.h"
+#include "log/log.h"
+#include "ring/ring.h"
+#include "runtime/context.h"
+#include "runtime/runtime.h"
+#include "writer/writer.h"
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_refs;            /* successful inits not yet finalized */
+static uint32_t g_next_serial;
+static uint32_t g_ctx_cursor; /* round-robin: a finalized entry is reused late */
+
+static const char* mask_names(uint32_t m, char* buf, size_t len) {
+  static const char* const n[15] = {"Group",  "Coll",   "P2p",          "ProxyOp", "ProxyStep",
+                                    "ProxyCtrl", "KernelCh", "NetPlugin", "GroupApi", "CollApi",
+                                    "P2pApi", "KernelLaunch", "CeColl", "CeSync", "CeBatch"};
+  size_t at = 0;
+  buf[0] = 0;
+  for (int i = 0; i < 15; i++)
+    if (m & (1u << i)) {
+      int k = snprintf(buf + at, len - at, "%s%s", at ? "," : "", n[i]);
+      if (k < 0 || (size_t)k >= len - at) break;
+      at += (size_t)k;
+    }
+  return buf;
+}
+
+static int session_start(void) {
+  memset(&ns_sess, 0, sizeof ns_sess);
+  memset(&ns_cnt, 0, sizeof ns_cnt);
+  ns_config_load(&ns_sess.cfg);
+  ns_sess.pid = (uint32_t)getpid();
+  if (gethostname(ns_sess.hostname, sizeof ns_sess.hostname - 1) != 0) strcpy(ns_sess.hostname, "unknown");
+  for (char* p = ns_sess.hostname; *p; p++)
+    if (*p == '/') *p = '_';
+  ns_clock_init(&ns_sess.clock, ns_sess.cfg.force_mono, 2000);
+  if (ns_writer_open() != 0) return -1;
+  if (ns_region_create(ns_sess.cfg.slab_events) != 0) goto fail_region;
+  if (ns_slab_activate(NS_PXN_SLAB) != 0) goto fail_rings;
+  if (ns_ring_pool_create(ns_sess.cfg.max_threads, ns_sess.cfg.ring_kb * 1024u) != 0) goto fail_rings;
+  if (ns_writer_start() != 0) goto fail_writer;
+  char mb[200];
+  ns_log_info("tracing to %s; event mask 0x%x (%s); clock %s; rings %u x %u KiB; %u slots per communicator",
+              ns_sess.trace_path, ns_sess.cfg.event_mask, mask_names(ns_sess.cfg.event_mask, mb, sizeof mb),
+              ns_sess.clock.use_tsc ? "tsc" : "clock_gettime", ns_sess.cfg.max_threads, ns_sess.cfg.ring_kb,
+              ns_reg.n);
+  return 0;
+fail_writer:
+  ns_ring_pool_destroy();
+fail_rings:
+  ns_region_destroy();
+fail_region:
+  ns_log_warn("cannot reserve memory for tracing; profiling disabled for this communicator");
+  ns_writer_stop();
+  unlink(ns_sess.trace_path);
+  return -1;
+}
+
+static void session_stop(void) {
+  ns_writer_stop();
+  ns_ring_pool_destroy();
+  ns_region_destroy();
+  memset(ns_ctx_table, 0, sizeof ns_ctx_table);
+  memset(&ns_cnt, 0, sizeof ns_cnt);
+  memset(&ns_sess, 0, sizeof ns_sess);
+  ns_clock_use_tsc = 0;
+  g_next_serial = 0;
+  g_ctx_cursor = 0;
+  ns_log_reset();
+}
+
+static ns_context* ctx_claim(void) {
+  for (uint32_t k = 0; k < NS_MAX_CONTEXTS; k++) {
+    uint32_t i = (g_ctx_cursor + k) % NS_MAX_CONTEXTS;
+    ns_context* c = &ns_ctx_table[i];
+    /* C1: acquire pairs with the writer's release when it freed the entry. */
+    if (atomic_load_explicit(&c->state, memory_order_acquire) == NS_CTX_FREE) {
+      g_ctx_cursor = i + 1;
+      return c;
+    }
+  }
+  return NULL;
+}
+
+/* Types an NCCL speaking `version` can send. */
+static uint32_t version_types(int version) {
+  if (version <= 2) return 0x3F;   /* Group .. ProxyCtrl */
+  if (version <= 4) return 0xFF;   /* + KernelCh, NetPlugin */
+  if (version == 5) return 0xFFF;  /* + API events, KernelLaunch */
+  return 0x7FFF;                   /* + CE */
+}
+
+ncclResult_t ns_runtime_init(void** context, const ns_init_args* a) {
+  if (context) *context = NULL;
+  pthread_mutex_lock(&g_lock);
+  ns_log_set_logger(a->logfn);
+  if (g_refs == 0 && session_start() != 0) {
+    pthread_mutex_unlock(&g_lock);
+    return ncclSystemError;
+  }
+  g_refs++;
+  uint32_t mask = ns_sess.cfg.event_mask & version_types(a->version);
+  if (a->mask) *a->mask = (int)mask;
+  ns_context* c = ctx_claim();
+  if (c) {
+    uint32_t index = (uint32_t)(c - ns_ctx_table);
+    memset((char*)c + sizeof c->state, 0, sizeof *c - sizeof c->state);
+    if (ns_slab_activate(index) != 0) {
+      c = NULL;
+    } else {
+      c->index = index;
+      c->serial = ++g_next_serial;
+      c->mask = mask;
+      c->abi_version = a->version;
+      c->rank = a->rank;
+      c->nranks = a->nranks;
+      c->nnodes = a->nnodes;
+      c->comm_id = a->comm_id;
+      if (a->comm_name) {
+        c->has_name = 1;
+        snprintf(c->name, sizeof c->name, "%s", a->comm_name);
+      }
+      if (!ns_sess.cfg.no_cuda) ns_gpu_uuid(c->gpu_uuid, sizeof c->gpu_uuid);
+      c->init_tick = ns_clock_ticks();
+      c->init_tid = (uint32_t)syscall(SYS_gettid);
+      /* C1: release publishes the fields to the writer (which also reads
+       * them under the queue mutex) and to a later ctx_claim. */
+      atomic_store_explicit(&c->state, NS_CTX_ACTIVE, memory_order_release);
+      ns_writer_post_init(index);
+    }
+  }
+  if (!c)
+    ns_log_warn("no free communicator slot (at most %d at once) or no memory; this communicator is not traced",
+                NS_MAX_CONTEXTS);
+  else
+    ns_log_info("communicator %u (commId 0x%llx, rank %d of %d) traced through ncclProfiler_v%d", c->serial,
+                (unsigned long long)c->comm_id, c->rank, c->nranks, a->version);
+  pthread_mutex_unlock(&g_lock);
+  if (context) *context = c;
+  return ncclSuccess;
+}
+
+ncclResult_t ns_runtime_finalize(void* context) {
+  pthread_mutex_lock(&g_lock);
+  ns_context* c = ns_ctx_from_ptr(context);
+  if (c) {
+    atomic_store_explicit(&c->state, NS_CTX_CLOSING, memory_order_relaxed);
+    ns_writer_post_fini(c->index, ns_clock_ticks(), (uint32_t)syscall(SYS_gettid));
+  }
+  if (g_refs > 0 && --g_refs == 0) {
+    ns_log_info("last communicator finalized; trace %s closed", ns_sess.trace_path);
+    session_stop();
+  }
+  pthread_mutex_unlock(&g_lock);
+  return ncclSuccess;
+}

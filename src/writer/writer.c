@@ -1,0 +1,550 @@
+/* ncclscope: the writer thread.
+ *
+ * Every poll period it:
+ *  1. takes the COMM_INIT and COMM_FINI work queued by init/finalize,
+ *  2. writes COMM_INIT blocks, then drains every ring into one EVENTS block
+ *     per ring (preceded by a THREAD block for a new ring and a STRINGS
+ *     block for new strings),
+ *  3. writes the COMM_FINI blocks taken in step 1 (their events were in the
+ *     rings before finalize queued them, so step 2 drained them),
+ *  4. recycles event slots whose references are gone (hold time, max age),
+ *  5. writes the batch with one write() when a second passed, the batch is
+ *     large, or lifecycle blocks are in it.
+ * It owns the trace file, the string table and the slab live lists.
+ */
+#include "writer/writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture/slab.h"
+#include "clock/clock.h"
+#include "log/log.h"
+#include "ring/ring.h"
+#include "runtime/context.h"
+
+#define NS_VERSION_STRING "0.1.0"
+#define FLUSH_BYTES (1u << 20)
+
+typedef struct ctl {
+  struct ctl* next;
+  uint32_t ctx;
+  uint64_t tick;
+  uint32_t tid;
+} ctl;
+
+static struct {
+  pthread_t thread;
+  int started;
+  pthread_mutex_t lock; /* guards stop, inits, finis */
+  pthread_cond_t cond;
+  int stop;
+  ctl *inits, **inits_tail, *finis, **finis_tail;
+  int fd;
+  ns_buf out, ev, sb;
+  ns_strtab* strs;
+  uint64_t seq;
+  int lifecycle_pending;
+  uint32_t* ring_serial_seen;
+  uint32_t ctx_serial[NS_MAX_CONTEXTS];
+  uint64_t ctx_events[NS_MAX_CONTEXTS][NS_EV_COUNT];
+  uint64_t events[NS_EV_COUNT];
+  uint64_t pxn_events, parent_lost, recycled, forced;
+  uint64_t bytes_written, write_errors, bytes_lost;
+  int write_failed;
+  uint64_t last_flush_ns, last_refine_ns;
+  /* drain state */
+  ns_event_encoder enc;
+  ns_strings_encoder senc;
+  int ev_open, st_open;
+} W;
+
+/* ---- file ---- */
+
+static int mkdir_p(const char* path) {
+  char buf[1024];
+  if (strlen(path) >= sizeof buf) return -1;
+  strcpy(buf, path);
+  for (char* p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = 0;
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+    *p = '/';
+  }
+  if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+  struct stat st;
+  if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    errno = ENOTDIR;
+    return -1;
+  }
+  return 0;
+}
+
+int ns_writer_open(void) {
+  const char* dir = ns_sess.cfg.dump_dir;
+  if (mkdir_p(dir) != 0) {
+    ns_log_warn("cannot create the dump directory %s: %s; profiling disabled for this communicator", dir,
+                strerror(errno));
+    return -1;
+  }
+  char path[sizeof ns_sess.trace_path];
+  snprintf(path, sizeof path, "%s/ncclscope-%s-%u%s", dir, ns_sess.hostname, ns_sess.pid, NS_TRACE_FILE_SUFFIX);
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  /* A reload of the plugin in the same process: a new file, never an overwrite. */
+  for (int tries = 0; fd < 0 && errno == EEXIST && tries < 100; tries++) {
+    snprintf(path, sizeof path, "%s/ncclscope-%s-%u-%llu%s", dir, ns_sess.hostname, ns_sess.pid,
+             (unsigned long long)ns_mono_ns() + (unsigned)tries, NS_TRACE_FILE_SUFFIX);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  }
+  if (fd < 0) {
+    ns_log_warn("cannot create the trace file %s: %s; profiling disabled for this communicator", path,
+                strerror(errno));
+    return -1;
+  }
+  memset(&W, 0, sizeof W);
+  W.fd = fd;
+  snprintf(ns_sess.trace_path, sizeof ns_sess.trace_path, "%s", path);
+  return 0;
+}
+
+static void flush_out(void) {
+  const uint8_t* p = W.out.data;
+  size_t n = W.out.len;
+  if (W.out.failed) {
+    W.bytes_lost += n;
+    n = 0;
+    if (!W.write_failed) ns_log_warn("out of memory encoding the trace; data lost");
+    W.write_failed = 1;
+  }
+  while (n > 0 && !W.write_failed) {
+    ssize_t k = write(W.fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      W.write_errors++;
+      W.write_failed = 1;
+      ns_log_warn("writing %s failed: %s; tracing goes on without writing", ns_sess.trace_path,
+                  k < 0 ? strerror(errno) : "no progress");
+      break;
+    }
+    W.bytes_written += (uint64_t)k;
+    p += k;
+    n -= (size_t)k;
+  }
+  if (W.write_failed) W.bytes_lost += n;
+  ns_buf_reset(&W.out);
+  W.last_flush_ns = ns_mono_ns();
+  W.lifecycle_pending = 0;
+}
+
+/* ---- lifecycle blocks ---- */
+
+static void write_process_block(void) {
+  ns_file_header h;
+  ns_file_header_init(&h);
+  ns_buf_put(&W.out, &h, sizeof h);
+  size_t at = ns_block_begin(&W.out);
+  ns_props_u64(&W.out, NS_P_PID, ns_sess.pid);
+  ns_props_str(&W.out, NS_P_HOSTNAME, ns_sess.hostname, strlen(ns_sess.hostname));
+  uint64_t mono = ns_mono_ns();
+  struct timespec rt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  int64_t real = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
+  ns_props_u64(&W.out, NS_P_START_MONO_NS, mono);
+  ns_props_i64(&W.out, NS_P_REALTIME_OFFSET_NS, real - (int64_t)mono);
+  const char* src = ns_sess.clock.use_tsc ? "tsc" : "clock_gettime";
+  ns_props_str(&W.out, NS_P_CLOCK_SOURCE, src, strlen(src));
+  ns_props_f64(&W.out, NS_P_TSC_HZ, ns_clock_hz(&ns_sess.clock));
+  ns_props_str(&W.out, NS_P_PLUGIN_VERSION, NS_VERSION_STRING, strlen(NS_VERSION_STRING));
+  const char* job = getenv("SLURM_JOB_ID");
+  if (job) ns_props_str(&W.out, NS_P_SLURM_JOB, job, strnlen(job, 64));
+  ns_block_end(&W.out, at, NS_BLOCK_PROCESS, W.seq++);
+  W.lifecycle_pending = 1;
+}
+
+static ctl* take(ctl** head, ctl*** tail) {
+  ctl* l = *head;
+  *head = NULL;
+  *tail = head;
+  return l;
+}
+
+static void emit_inits(ctl* l) {
+  while (l) {
+    ctl* next = l->next;
+    ns_context* c = &ns_ctx_table[l->ctx];
+    size_t at = ns_block_begin(&W.out);
+    ns_props_u64(&W.out, NS_P_COMM, c->serial);
+    ns_props_u64(&W.out, NS_P_COMM_ID, c->comm_id);
+    ns_props_i64(&W.out, NS_P_RANK, c->rank);
+    ns_props_u64(&W.out, NS_P_NRANKS, (uint64_t)(c->nranks < 0 ? 0 : c->nranks));
+    ns_props_u64(&W.out, NS_P_NNODES, (uint64_t)(c->nnodes < 0 ? 0 : c->nnodes));
+    if (c->has_name) ns_props_str(&W.out, NS_P_COMM_NAME, c->name, strlen(c->name));
+    ns_props_u64(&W.out, NS_P_ABI_VERSION, (uint64_t)c->abi_version);
+    ns_props_u64(&W.out, NS_P_EVENT_MASK, c->mask);
+    ns_props_str(&W.out, NS_P_GPU_UUID, c->gpu_uuid, strlen(c->gpu_uuid));
+    ns_props_u64(&W.out, NS_P_TS, ns_clock_to_ns(&ns_sess.clock, c->init_tick));
+    ns_props_u64(&W.out, NS_P_TID, c->init_tid);
+    ns_props_u64(&W.out, NS_P_CTX_ADDR, (uint64_t)(uintptr_t)c);
+    ns_block_end(&W.out, at, NS_BLOCK_COMM_INIT, W.seq++);
+    W.ctx_serial[l->ctx] = c->serial;
+    memset(W.ctx_events[l->ctx], 0, sizeof W.ctx_events[l->ctx]);
+    W.lifecycle_pending = 1;
+    free(l);
+    l = next;
+  }
+}
+
+static void take_and_emit_inits(void) {
+  pthread_mutex_lock(&W.lock);
+  ctl* l = take(&W.inits, &W.inits_tail);
+  pthread_mutex_unlock(&W.lock);
+  emit_inits(l);
+}
+
+static void emit_finis(ctl* l) {
+  while (l) {
+    ctl* next = l->next;
+    ns_context* c = &ns_ctx_table[l->ctx];
+    size_t at = ns_block_begin(&W.out);
+    ns_props_u64(&W.out, NS_P_COMM, c->serial);
+    ns_props_u64(&W.out, NS_P_TS, ns_clock_to_ns(&ns_sess.clock, l->tick));
+    ns_props_u64(&W.out, NS_P_TID, l->tid);
+    uint64_t ev = 0, dr = 0;
+    for (int t = 0; t < NS_EV_COUNT; t++) {
+      uint64_t d = atomic_load_explicit(&c->dropped[t], memory_order_relaxed);
+      ev += W.ctx_events[l->ctx][t];
+      dr += d;
+      if (W.ctx_events[l->ctx][t]) ns_props_u64(&W.out, NS_P_TYPE_EVENTS_BASE + t, W.ctx_events[l->ctx][t]);
+      if (d) ns_props_u64(&W.out, NS_P_TYPE_DROPPED_BASE + t, d);
+    }
+    ns_props_u64(&W.out, NS_P_EVENTS, ev);
+    ns_props_u64(&W.out, NS_P_DROPPED, dr);
+    ns_block_end(&W.out, at, NS_BLOCK_COMM_FINI, W.seq++);
+    W.lifecycle_pending = 1;
+    ns_slab_release(l->ctx);
+    W.ctx_serial[l->ctx] = 0;
+    memset((void*)c->dropped, 0, sizeof c->dropped);
+    /* C1: release: our reads of the entry happen before init reuses it. */
+    atomic_store_explicit(&c->state, NS_CTX_FREE, memory_order_release);
+    free(l);
+    l = next;
+  }
+}
+
+static void emit_counters(void) {
+  size_t at = ns_block_begin(&W.out);
+  uint64_t ev = 0, dr_ring = 0, dr_handles = 0, dr_unringed = 0;
+  for (int t = 0; t < NS_EV_COUNT; t++) {
+    uint64_t ring_t = 0;
+    for (uint32_t i = 0; i < ns_ring_pool_count(); i++)
+      ring_t += atomic_load_explicit(&ns_ring_pool_get(i)->dropped[t], memory_order_relaxed);
+    uint64_t h = atomic_load_explicit(&ns_cnt.dropped_handles[t], memory_order_relaxed);
+    uint64_t u = atomic_load_explicit(&ns_cnt.dropped_unringed[t], memory_order_relaxed);
+    ev += W.events[t];
+    dr_ring += ring_t + u;
+    dr_handles += h;
+    dr_unringed += u;
+    if (W.events[t]) ns_props_u64(&W.out, NS_P_TYPE_EVENTS_BASE + t, W.events[t]);
+    if (ring_t + h + u) ns_props_u64(&W.out, NS_P_TYPE_DROPPED_BASE + t, ring_t + h + u);
+  }
+  ns_props_u64(&W.out, NS_P_EVENTS, ev);
+  ns_props_u64(&W.out, NS_P_DROPPED, dr_ring + dr_handles);
+  ns_props_u64(&W.out, NS_P_DROPPED_RING, dr_ring);
+  ns_props_u64(&W.out, NS_P_DROPPED_HANDLES, dr_handles);
+  ns_props_u64(&W.out, NS_P_BAD_HANDLES, atomic_load_explicit(&ns_cnt.bad_handles, memory_order_relaxed));
+  ns_props_u64(&W.out, NS_P_PXN_EVENTS, W.pxn_events);
+  ns_props_u64(&W.out, NS_P_PARENT_LOST, W.parent_lost);
+  ns_props_u64(&W.out, NS_P_WRITE_ERRORS, W.write_errors);
+  ns_props_u64(&W.out, NS_P_BYTES_WRITTEN, W.bytes_written + W.out.len);
+  ns_block_end(&W.out, at, NS_BLOCK_COUNTERS, W.seq++);
+}
+
+/* ---- draining ---- */
+
+static void on_entry(void* user, ns_ring* r, const uint64_t* e, uint32_t nwords) {
+  (void)user;
+  unsigned kind = NS_ENT_KIND(e[0]), type = NS_ENT_TYPE(e[0]), flags = NS_ENT_FLAGS(e[0]);
+  unsigned ctxi = NS_ENT_CTX(e[0]);
+  if (type >= NS_EV_COUNT) return;
+  ns_record rec;
+  memset(&rec, 0, sizeof rec);
+  rec.kind = (uint8_t)kind;
+  rec.type = (uint8_t)type;
+  rec.tid = r->tid;
+  rec.ts = ns_clock_to_ns(&ns_sess.clock, e[1]);
+  rec.id = e[2];
+  rec.comm = (uint32_t)e[3];
+  if (ctxi < NS_MAX_CONTEXTS && rec.comm && W.ctx_serial[ctxi] != rec.comm) take_and_emit_inits();
+  if (kind == NS_ENT_START) {
+    const ns_type_layout* lay = &ns_type_layouts[type];
+    if (nwords < NS_ENT_HEAD_WORDS + 2u + lay->nums) return;
+    rec.flags = (uint16_t)flags;
+    rec.origin_pid = (uint32_t)(e[3] >> 32);
+    rec.parent = e[4];
+    for (unsigned i = 0; i < lay->nums; i++) rec.num[i] = e[6 + i];
+    const uint8_t* sp = (const uint8_t*)&e[6 + lay->nums];
+    const uint8_t* send = (const uint8_t*)&e[nwords];
+    for (unsigned i = 0; i < lay->strs && sp < send; i++) {
+      uint8_t len = *sp++;
+      if (len == NS_STR_NULL) continue;
+      if (len > send - sp) break;
+      rec.str[i] = ns_strtab_intern(W.strs, (const char*)sp, len, &W.senc, &W.sb, &W.st_open);
+      sp += len;
+    }
+    W.events[type]++;
+    if (ctxi < NS_MAX_CONTEXTS) W.ctx_events[ctxi][type]++;
+    if (flags & NS_RF_PXN) W.pxn_events++;
+    if (flags & NS_RF_PARENT_LOST) W.parent_lost++;
+    /* The slot joins its slab's live list for recycling. */
+    ns_slot* s = ns_slot_from_handle((void*)(uintptr_t)e[5]);
+    if (s) {
+      ns_slab* sl = &ns_reg.slabs[ns_slot_slab(s)];
+      if (sl->nlive < sl->n) {
+        sl->live[sl->nlive++] = (uint32_t)(s - sl->slots);
+        s->w_start_ns = rec.ts;
+        s->w_zero_ns = 0;
+      }
+    }
+  } else if (kind == NS_ENT_STATE) {
+    if (nwords < NS_ENT_HEAD_WORDS + 1) return;
+    rec.flags = (uint16_t)(flags & NS_RF_HAS_ARG);
+    rec.state = (int32_t)(uint32_t)(e[3] >> 32);
+    rec.arg = e[4];
+  } else if (kind != NS_ENT_STOP) {
+    return;
+  }
+  if (!W.ev_open) {
+    ns_events_begin(&W.enc, &W.ev, r->tid, r->serial, rec.ts, rec.id);
+    W.ev_open = 1;
+  }
+  ns_events_put(&W.enc, &rec);
+}
+
+static void drain_ring(ns_ring* r, uint32_t i) {
+  /* R5: acquire pairs with the dying thread's release of DEAD: everything it
+   * published is visible to the drain below. */
+  uint32_t st = atomic_load_explicit(&r->state, memory_order_acquire);
+  if (ns_ring_has_data(r)) {
+    if (W.ring_serial_seen && W.ring_serial_seen[i] != r->serial) {
+      W.ring_serial_seen[i] = r->serial;
+      size_t at = ns_block_begin(&W.out);
+      ns_props_u64(&W.out, NS_P_TID, r->tid);
+      ns_props_u64(&W.out, NS_P_RING, r->serial);
+      ns_props_str(&W.out, NS_P_NAME, r->name, strnlen(r->name, sizeof r->name));
+      ns_block_end(&W.out, at, NS_BLOCK_THREAD, W.seq++);
+    }
+    ns_buf_reset(&W.ev);
+    ns_buf_reset(&W.sb);
+    W.ev_open = W.st_open = 0;
+    ns_ring_drain(r, on_entry, NULL);
+    if (W.st_open) {
+      ns_strings_end(&W.senc, W.seq++);
+      ns_buf_put(&W.out, W.sb.data, W.sb.len);
+    }
+    if (W.ev_open) {
+      ns_events_end(&W.enc, W.seq++);
+      ns_buf_put(&W.out, W.ev.data, W.ev.len);
+    }
+  }
+  if (st == NS_RING_DEAD) {
+    /* R5: release: our reads of its words happen before a new owner writes. */
+    atomic_store_explicit(&r->state, NS_RING_FREE, memory_order_release);
+  }
+}
+
+/* ---- recycling ---- */
+
+static uint64_t hold_ns(unsigned type) {
+  uint64_t h = (uint64_t)ns_sess.cfg.hold_ms * 1000000u;
+  switch (type) {
+    case NS_EV_GROUP_API: case NS_EV_COLL_API: case NS_EV_P2P_API: case NS_EV_GROUP:
+    case NS_EV_COLL: case NS_EV_P2P: case NS_EV_CE_COLL:
+      return h; /* children may start long after the stop */
+    case NS_EV_PROXY_OP: case NS_EV_PROXY_STEP:
+      return h / 10; /* children start while it runs; a little slack */
+    default:
+      return 0;
+  }
+}
+
+static void recycle(uint64_t now) {
+  uint64_t max_age = (uint64_t)ns_sess.cfg.max_age_ms * 1000000u;
+  for (uint32_t k = 0; k < NS_MAX_SLABS; k++) {
+    ns_slab* sl = &ns_reg.slabs[k];
+    if (!sl->nlive) continue;
+    int pressure = ns_slab_free_count(k) < sl->n / 8;
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < sl->nlive; i++) {
+      ns_slot* s = &sl->slots[sl->live[i]];
+      int freed = 0;
+      if (!atomic_load_explicit(&s->running, memory_order_relaxed)) {
+        /* S4: acquire pairs with the release decrements of stop: every
+         * stopper's use of the slot happens before we recycle it. */
+        int32_t r = atomic_load_explicit(&s->refs, memory_order_acquire);
+        unsigned type = NS_META_TYPE(atomic_load_explicit(&s->meta, memory_order_relaxed));
+        if (r == 0) {
+          if (!s->w_zero_ns) s->w_zero_ns = now;
+          if (now - s->w_zero_ns >= hold_ns(type)) {
+            int32_t zero = 0;
+            freed = atomic_compare_exchange_strong_explicit(&s->refs, &zero, -1, memory_order_acq_rel,
+                                                            memory_order_relaxed);
+          }
+        } else {
+          s->w_zero_ns = 0;
+          uint64_t age = now > s->w_start_ns ? now - s->w_start_ns : 0;
+          if (age >= max_age || (pressure && age >= hold_ns(type))) {
+            /* Children that never came: bounded by age, or by slab pressure. */
+            atomic_exchange_explicit(&s->refs, -1, memory_order_acq_rel);
+            freed = 1;
+            W.forced++;
+          }
+        }
+      }
+      if (freed) {
+        ns_slab_free(k, s);
+        W.recycled++;
+      } else {
+        sl->live[keep++] = sl->live[i];
+      }
+    }
+    sl->nlive = keep;
+  }
+}
+
+/* ---- the thread ---- */
+
+static void iteration(void) {
+  uint64_t now = ns_mono_ns();
+  pthread_mutex_lock(&W.lock);
+  ctl* inits = take(&W.inits, &W.inits_tail);
+  ctl* finis = take(&W.finis, &W.finis_tail);
+  pthread_mutex_unlock(&W.lock);
+  emit_inits(inits);
+  uint32_t nrings = ns_ring_pool_count();
+  for (uint32_t i = 0; i < nrings; i++) drain_ring(ns_ring_pool_get(i), i);
+  emit_finis(finis);
+  recycle(ns_clock_to_ns(&ns_sess.clock, ns_clock_ticks()));
+  if (W.lifecycle_pending || W.out.len >= FLUSH_BYTES ||
+      now - W.last_flush_ns >= (uint64_t)ns_sess.cfg.flush_ms * 1000000u)
+    flush_out();
+  if (now - W.last_refine_ns >= 1000000000u) {
+    ns_clock_refine(&ns_sess.clock);
+    W.last_refine_ns = now;
+  }
+}
+
+static void* writer_main(void* arg) {
+  (void)arg;
+  pthread_mutex_lock(&W.lock);
+  while (!W.stop) {
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    uint64_t ns = (uint64_t)dl.tv_nsec + (uint64_t)ns_sess.cfg.poll_ms * 1000000u;
+    dl.tv_sec += (time_t)(ns / 1000000000u);
+    dl.tv_nsec = (long)(ns % 1000000000u);
+    pthread_cond_timedwait(&W.cond, &W.lock, &dl);
+    if (W.stop) break;
+    pthread_mutex_unlock(&W.lock);
+    iteration();
+    pthread_mutex_lock(&W.lock);
+  }
+  pthread_mutex_unlock(&W.lock);
+  /* Final: everything the rings hold, every pending FINI, the counters. */
+  iteration();
+  emit_counters();
+  size_t at = ns_block_begin(&W.out);
+  ns_block_end(&W.out, at, NS_BLOCK_END, W.seq++);
+  flush_out();
+  return NULL;
+}
+
+int ns_writer_start(void) {
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&W.cond, &ca);
+  pthread_condattr_destroy(&ca);
+  pthread_mutex_init(&W.lock, NULL);
+  W.inits_tail = &W.inits;
+  W.finis_tail = &W.finis;
+  W.strs = ns_strtab_new();
+  W.ring_serial_seen = calloc(ns_ring_pool_count() + 1, sizeof *W.ring_serial_seen);
+  if (!W.strs || !W.ring_serial_seen) goto fail;
+  write_process_block();
+  W.last_flush_ns = W.last_refine_ns = ns_mono_ns();
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old); /* NCCL's process signals never land on our thread */
+  int rc = pthread_create(&W.thread, NULL, writer_main, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc != 0) goto fail;
+  pthread_setname_np(W.thread, "ncclscope-wr");
+  W.started = 1;
+  return 0;
+fail:
+  ns_strtab_free(W.strs);
+  free(W.ring_serial_seen);
+  W.strs = NULL;
+  W.ring_serial_seen = NULL;
+  pthread_cond_destroy(&W.cond);
+  pthread_mutex_destroy(&W.lock);
+  return -1;
+}
+
+void ns_writer_stop(void) {
+  if (W.started) {
+    pthread_mutex_lock(&W.lock);
+    W.stop = 1;
+    pthread_cond_signal(&W.cond);
+    pthread_mutex_unlock(&W.lock);
+    pthread_join(W.thread, NULL);
+    pthread_cond_destroy(&W.cond);
+    pthread_mutex_destroy(&W.lock);
+  }
+  for (ctl* l = W.inits; l;) {
+    ctl* n = l->next;
+    free(l);
+    l = n;
+  }
+  for (ctl* l = W.finis; l;) {
+    ctl* n = l->next;
+    free(l);
+    l = n;
+  }
+  if (W.fd > 0) close(W.fd);
+  ns_buf_free(&W.out);
+  ns_buf_free(&W.ev);
+  ns_buf_free(&W.sb);
+  ns_strtab_free(W.strs);
+  free(W.ring_serial_seen);
+  memset(&W, 0, sizeof W);
+}
+
+static void post(ctl*** tail, uint32_t ctx, uint64_t tick, uint32_t tid) {
+  ctl* c = calloc(1, sizeof *c);
+  if (!c) return; /* the block is lost; the trace stays readable */
+  c->ctx = ctx;
+  c->tick = tick;
+  c->tid = tid;
+  pthread_mutex_lock(&W.lock);
+  **tail = c;
+  *tail = &c->next;
+  pthread_mutex_unlock(&W.lock);
+}
+
+void ns_writer_post_init(uint32_t ctx_index) {
+  if (W.started) post(&W.inits_tail, ctx_index, 0, 0);
+}
+
+void ns_writer_post_fini(uint32_t ctx_index, uint64_t tick, uint32_t tid) {
+  if (W.started) post(&W.finis_tail, ctx_index, tick, tid);
+}

@@ -1,0 +1,30 @@
+/* ncclscope: the background writer thread (one per process and session).
+ * Started by the first init, stopped (final drain, flush, join) by the last
+ * finalize. init/finalize hand it COMM_INIT/COMM_FINI work through a small
+ * mutex-protected queue; everything else it finds by polling the rings. */
+#ifndef NCCLSCOPE_WRITER_H
+#define NCCLSCOPE_WRITER_H
+
+#include <stdint.h>
+
+#include "trace/codec.h"
+
+/* Creates the dump dir and the trace file, writes nothing yet. 0 or -1 (logged). */
+int ns_writer_open(void);
+/* Starts the thread. 0 or -1. */
+int ns_writer_start(void);
+/* Final drain and flush, END block, join, close. */
+void ns_writer_stop(void);
+void ns_writer_post_init(uint32_t ctx_index);
+void ns_writer_post_fini(uint32_t ctx_index, uint64_t tick, uint32_t tid);
+
+/* ---- records.c: ring entries -> ns_record, string interning ---- */
+typedef struct ns_strtab ns_strtab;
+ns_strtab* ns_strtab_new(void);
+void ns_strtab_free(ns_strtab* t);
+/* The id of string `s` (n bytes); new strings are appended to `enc`
+ * (begun lazily: *enc_open tells whether it was). */
+uint32_t ns_strtab_intern(ns_strtab* t, const char* s, size_t n, ns_strings_encoder* enc, ns_buf* encbuf,
+                          int* enc_open);
+
+#endif
