@@ -67,7 +67,7 @@ static uint64_t size_class(uint64_t s) {
   return ((uint64_t)e << 4) | ((s >> (e - 4)) & 15);
 }
 
-static void min_put(ns_linkacc* l, uint64_t key, double x, double y) {
+static void min_put(ns_linkacc* l, uint64_t key, double x, double y, uint64_t n) {
   size_t lo = 0, hi = l->nmins;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
@@ -77,6 +77,7 @@ static void min_put(ns_linkacc* l, uint64_t key, double x, double y) {
       hi = mid;
   }
   if (lo < l->nmins && l->mins[lo].key == key) {
+    l->mins[lo].n += n;
     if (y < l->mins[lo].y) {
       l->mins[lo].x = x;
       l->mins[lo].y = y;
@@ -91,7 +92,7 @@ static void min_put(ns_linkacc* l, uint64_t key, double x, double y) {
     l->cap = nc;
   }
   memmove(l->mins + lo + 1, l->mins + lo, (l->nmins - lo) * sizeof *l->mins);
-  l->mins[lo] = (ns_minpt){key, x, y};
+  l->mins[lo] = (ns_minpt){key, x, y, n};
   l->nmins++;
 }
 
@@ -101,18 +102,18 @@ static void to_classes(ns_linkacc* l) {
   l->mins = NULL;
   l->nmins = l->cap = 0;
   l->classed = 1;
-  for (size_t i = 0; i < n; i++) min_put(l, size_class((uint64_t)old[i].x), old[i].x, old[i].y);
+  for (size_t i = 0; i < n; i++) min_put(l, size_class((uint64_t)old[i].x), old[i].x, old[i].y, old[i].n);
   free(old);
 }
 
-static void min_add(ns_linkacc* l, uint64_t size, double x, double y) {
+static void min_add(ns_linkacc* l, uint64_t size, double x, double y, uint64_t n) {
   if (!l->classed && l->nmins >= NS_LINK_MAX_SIZES) to_classes(l);
-  min_put(l, l->classed ? size_class(size) : size, x, y);
+  min_put(l, l->classed ? size_class(size) : size, x, y, n);
 }
 
 void ns_linkacc_add(ns_linkacc* l, uint64_t size, double time_us) {
   ns_moments_add(&l->all, (double)size, time_us);
-  min_add(l, size, (double)size, time_us);
+  min_add(l, size, (double)size, time_us, 1);
   l->bytes += size;
   l->steps++;
   l->time_us_sum += time_us;
@@ -120,7 +121,7 @@ void ns_linkacc_add(ns_linkacc* l, uint64_t size, double time_us) {
 
 void ns_linkacc_merge(ns_linkacc* dst, const ns_linkacc* src) {
   ns_moments_merge(&dst->all, &src->all);
-  for (size_t i = 0; i < src->nmins; i++) min_add(dst, (uint64_t)src->mins[i].x, src->mins[i].x, src->mins[i].y);
+  for (size_t i = 0; i < src->nmins; i++) min_add(dst, (uint64_t)src->mins[i].x, src->mins[i].x, src->mins[i].y, src->mins[i].n);
   dst->bytes += src->bytes;
   dst->steps += src->steps;
   dst->time_us_sum += src->time_us_sum;
@@ -130,6 +131,14 @@ void ns_linkacc_fit(const ns_linkacc* l, ns_regression* avg, ns_regression* min)
   ns_moments_fit(&l->all, avg, l->steps);
   ns_moments m;
   memset(&m, 0, sizeof m);
-  for (size_t i = 0; i < l->nmins; i++) ns_moments_add(&m, l->mins[i].x, l->mins[i].y);
-  ns_moments_fit(&m, min, l->nmins);
+  size_t q = 0;
+  for (size_t i = 0; i < l->nmins; i++) q += l->mins[i].n >= NS_LINK_MIN_SEEN;
+  uint64_t need = q >= 2 ? NS_LINK_MIN_SEEN : 0;
+  uint64_t used = 0;
+  for (size_t i = 0; i < l->nmins; i++) {
+    if (l->mins[i].n < need) continue;
+    ns_moments_add(&m, l->mins[i].x, l->mins[i].y);
+    used++;
+  }
+  ns_moments_fit(&m, min, used);
 }

@@ -4,7 +4,9 @@
  * co-moments (n, means, Sxx, Sxy, Syy; Chan et al. merge), so no point is
  * stored. MIN mode: the fastest time per distinct size (sizes beyond
  * NS_LINK_MAX_SIZES distinct values share log-spaced classes keeping the
- * fastest point), then least squares over those points. Single-threaded.
+ * fastest point), then least squares over the sizes seen at least
+ * NS_LINK_MIN_SEEN times (a minimum of one sample is just a noisy sample;
+ * all sizes are used if fewer than two qualify). Single-threaded.
  */
 #ifndef NCCLSCOPE_ANALYSIS_LINKS_H
 #define NCCLSCOPE_ANALYSIS_LINKS_H
@@ -15,6 +17,7 @@
 #include "analysis/analysis.h"
 
 #define NS_LINK_MAX_SIZES 256
+#define NS_LINK_MIN_SEEN 4
 
 typedef struct {
   double n, mx, my, sxx, sxy, syy;
@@ -23,6 +26,7 @@ typedef struct {
 typedef struct {
   uint64_t key;   /* exact size, or a class id once full */
   double x, y;    /* size (bytes) and the fastest time (us) */
+  uint64_t n;     /* points seen for this size */
 } ns_minpt;
 
 typedef struct {
