@@ -1,0 +1,103 @@
+/* GPU clock fit against a known model: true offset (Unix-epoch-like, +-40 s),
+ * drift (+-5 ppm), 2048 ns quantization, polling lag 2..40 us with 0.5 %
+ * stalls of 1..3 ms, launch gap Coll start -> kernel start 4..30 us.
+ * Asserts: every converted kernel time is within its published bound; after
+ * ~1000 collectives the bound is a few us; the published line is within its
+ * published error over the sample span. */
+#include <string.h>
+
+#include "analysis/clockfit.h"
+#include "check.h"
+
+typedef struct {
+  uint64_t t0, g0; /* true GPU value at cpu t0 is g0 (continuous) */
+  double drift;    /* ratio */
+  uint64_t q;
+} model;
+
+static uint64_t gpu_read(const model* m, uint64_t t) {
+  double rel = (double)(int64_t)(t - m->t0);
+  int64_t dv = (int64_t)floor(rel * (1.0 + m->drift));
+  uint64_t v = m->g0 + (uint64_t)dv;
+  return v - v % m->q;
+}
+
+static uint64_t lag(unsigned long long* s) {
+  if (test_unif(s) < 0.005) return 1000000ull + (uint64_t)(test_unif(s) * 2000000.0);
+  double x = test_unif(s);
+  return 2000ull + (uint64_t)(x * x * 38000.0);
+}
+
+static int run(unsigned long long seed, int ncoll, double* err_at_1000, double* max_true_err_late) {
+  unsigned long long s = seed;
+  model m;
+  m.t0 = 1000000000000ull + test_rng(&s) % 1000000000000ull; /* monotonic: 1000..2000 s of uptime */
+  m.g0 = 1731000000000000000ull + (uint64_t)((test_unif(&s) * 80.0 - 40.0) * 1e9);
+  m.drift = (test_unif(&s) * 10.0 - 5.0) * 1e-6;
+  m.q = 2048;
+  ns_clockfit cf;
+  if (ns_cf_init(&cf, 2048, 500, 0, 120) != 0) return 1;
+  uint64_t t = m.t0 + 12345;
+  int fails = 0;
+  double worst_ratio = 0;
+  *max_true_err_late = 0;
+  for (int i = 0; i < ncoll; i++) {
+    t += 50000 + test_rng(&s) % 500000; /* a collective every 50..550 us */
+    uint64_t coll_start = t;
+    uint64_t tk = coll_start + 4000 + test_rng(&s) % 26000;
+    uint64_t te = tk + 10000 + test_rng(&s) % 200000;
+    uint64_t r1 = gpu_read(&m, tk), r2 = gpu_read(&m, te);
+    ns_cf_add_after(&cf, tk + lag(&s), r1);
+    ns_cf_add_after(&cf, te + lag(&s), r2);
+    ns_cf_add_before(&cf, coll_start, r1);
+    uint64_t c1, c2;
+    double e1, e2;
+    if (!ns_cf_convert(&cf, r1, &c1, &e1) || !ns_cf_convert(&cf, r2, &c2, &e2)) {
+      fprintf(stderr, "seed %llu coll %d: no conversion\n", seed, i);
+      return 1;
+    }
+    double d1 = fabs((double)(int64_t)(c1 - tk)), d2 = fabs((double)(int64_t)(c2 - te));
+    if (d1 > e1 || d2 > e2) {
+      if (fails++ < 5)
+        fprintf(stderr, "seed %llu coll %d: |error| %.1f / %.1f ns outside bound %.1f / %.1f ns\n", seed, i, d1, d2, e1,
+                e2);
+    }
+    if (isfinite(e1)) worst_ratio = fmax(worst_ratio, fmax(d1 / e1, d2 / e2));
+    if (i == 999) *err_at_1000 = fmax(e1, e2);
+    if (i >= 1000) *max_true_err_late = fmax(*max_true_err_late, fmax(d1, d2));
+  }
+  ns_clock_fit f;
+  ns_cf_get(&cf, &f);
+  /* published line vs truth at both ends of the span */
+  uint64_t ends[2] = {f.first_ns, f.last_ns};
+  for (int k = 0; k < 2; k++) {
+    double rel = (double)(int64_t)(ends[k] - f.ref_cpu_ns);
+    double line_gpu_minus_t = (double)f.offset_ns + f.drift_ppm * 1e-6 * rel;
+    double true_gpu_minus_t = (double)(int64_t)(m.g0 - m.t0) + (double)(int64_t)(ends[k] - m.t0) * m.drift;
+    /* readings are q/2 below the continuous value on average: the line models readings */
+    double diff = fabs(line_gpu_minus_t - (true_gpu_minus_t - (double)m.q / 2));
+    if (!(diff <= f.error_ns)) {
+      fprintf(stderr, "seed %llu: published line off by %.1f ns at end %d, bound %.1f ns\n", seed, diff, k, f.error_ns);
+      fails++;
+    }
+  }
+  printf("seed %llu: drift true %.4f ppm fit %.4f ppm; bound after 1000: %.2f us; line bound %.2f us; worst "
+         "|err|/bound %.3f; max |err| after 1000: %.2f us; samples %llu resets %llu\n",
+         seed, m.drift * 1e6, f.drift_ppm, *err_at_1000 / 1e3, f.error_ns / 1e3, worst_ratio,
+         *max_true_err_late / 1e3, (unsigned long long)f.samples, (unsigned long long)f.resets);
+  ns_cf_free(&cf);
+  return fails;
+}
+
+int main(void) {
+  double worst_bound = 0;
+  for (unsigned long long seed = 1; seed <= 8; seed++) {
+    double b = INFINITY, late = 0;
+    if (run(seed, 3000, &b, &late) != 0) check_failures++;
+    worst_bound = fmax(worst_bound, b);
+    CHECK_TRUE(late < 5000.0);
+  }
+  printf("worst bound after 1000 collectives: %.2f us\n", worst_bound / 1e3);
+  CHECK_TRUE(worst_bound < 10000.0);
+  CHECK_DONE();
+}
