@@ -171,14 +171,13 @@ int ns_analysis_summary_text(ns_analysis* const* list, size_t n, const ns_summar
       ns_clock_fit f;
       ns_cf_get(&cs->clock, &f);
       if (!f.valid) continue;
+      char err[32];
+      if (f.bounded)
+        snprintf(err, sizeof err, "%.3f", f.error_ns / 1e3);
+      else
+        snprintf(err, sizeof err, "unbounded");
       fprintf(out, "  0x%016llx %6d %10llu %24.3f %12.4f %12s %8llu\n", (unsigned long long)cs->comm_id, cs->rank,
-              (unsigned long long)f.samples, (double)f.offset_ns / 1e3, f.drift_ppm, "", (unsigned long long)f.resets);
-      if (f.bounded) {
-        /* rewrite the error column in place would need a buffer; print it on its own */
-        fprintf(out, "  %-18s %6s %10s %24s %12s %12.3f\n", "", "", "", "", "", f.error_ns / 1e3);
-      } else {
-        fprintf(out, "  %-18s %6s %10s %24s %12s %12s\n", "", "", "", "", "", "unbounded");
-      }
+              (unsigned long long)f.samples, (double)f.offset_ns / 1e3, f.drift_ppm, err, (unsigned long long)f.resets);
     }
   }
   return ferror(out) ? -1 : 0;

@@ -1,0 +1,291 @@
+/* End to end through ns_analysis on a synthetic record stream: 2000
+ * collectives of every kind on rank 0 of 4, two channels, KernelCh with
+ * pTimers from a known GPU clock, ProxyOps/ProxySteps with an injected link
+ * model (latency + size/bandwidth + noise), records interleaved across the
+ * launch and proxy threads as a batching writer would deliver them.
+ * Asserts: bytes/busbw per formula; GPU intervals within the published bound
+ * (and within a few us late); execStop = last child stop; windows never split
+ * an op from its children; link regression (MIN) within 5 %. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "check.h"
+
+#define NCOLL 2000
+#define NCH 2
+#define NRANKS 4
+#define LAT_NS 6000.0
+#define BW_GBS 20.0
+
+typedef struct {
+  ns_record r;
+  int thread;
+  uint64_t arrival;
+  int fi; /* index into funcs, for strings */
+} ev;
+
+static ev* evs;
+static size_t nev, capev;
+
+static const char* funcs[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "AlltoAll"};
+static const char* dtypes[] = {"ncclFloat32", "ncclBfloat16", "ncclFloat32", "ncclInt8", "ncclFloat64", "ncclFloat32"};
+
+typedef struct {
+  uint64_t kstart, kstop, last_child, bytes;
+  double factor;
+  int seen;
+  uint64_t steps;
+} truth;
+static truth tr[NCOLL + 1];
+
+static void push(int thread, uint8_t kind, uint8_t type, uint64_t ts, uint64_t id) {
+  if (nev == capev) {
+    capev = capev ? capev * 2 : 4096;
+    evs = realloc(evs, capev * sizeof *evs);
+  }
+  ev* e = &evs[nev++];
+  memset(e, 0, sizeof *e);
+  e->r.kind = kind;
+  e->r.type = type;
+  e->r.comm = 1;
+  e->r.ts = ts;
+  e->r.id = id;
+  e->thread = thread;
+}
+
+static uint64_t gpu_read(uint64_t t) {
+  const uint64_t t0 = 5000000000000ull, g0 = 1731000012345678901ull;
+  const double drift = 3.3e-6;
+  int64_t dv = (int64_t)floor((double)(int64_t)(t - t0) * (1.0 + drift));
+  uint64_t v = g0 + (uint64_t)dv;
+  return v - v % 2048;
+}
+
+static uint64_t lagns(unsigned long long* s) {
+  if (test_unif(s) < 0.005) return 1000000ull + (uint64_t)(test_unif(s) * 2000000.0);
+  double x = test_unif(s);
+  return 2000ull + (uint64_t)(x * x * 38000.0);
+}
+
+static int cmp_arrival(const void* a, const void* b) {
+  const ev *x = a, *y = b;
+  if (x->arrival != y->arrival) return x->arrival < y->arrival ? -1 : 1;
+  if (x->thread != y->thread) return x->thread - y->thread;
+  return 0;
+}
+
+static uint64_t batch(uint64_t ts, uint64_t period, uint64_t phase) { return ((ts + phase) / period + 1) * period; }
+
+/* results */
+static uint64_t ops_seen, gpu_viol, exec_bad, bw_bad;
+static double worst_late_err, bound_late_max;
+static uint64_t win_steps_from_ops[64];
+static uint64_t win_steps_from_links[64];
+static double last_min_bw, last_min_lat;
+static uint64_t op_window[NCOLL + 1];
+
+static void on_op(void* user, const ns_op_result* r) {
+  (void)user;
+  if (r->id == 0 || r->id > NCOLL) return;
+  truth* t = &tr[r->id];
+  ops_seen++;
+  t->seen = 1;
+  op_window[r->id] = r->window;
+  if (r->window < 64) win_steps_from_ops[r->window] += r->n_steps;
+  if (r->bytes != t->bytes) {
+    fprintf(stderr, "op %llu %s: bytes %llu != %llu\n", (unsigned long long)r->id, r->func_name,
+            (unsigned long long)r->bytes, (unsigned long long)t->bytes);
+    bw_bad++;
+  }
+  double expect_bus = (double)t->bytes / (double)r->dur_ns * t->factor;
+  if (fabs(r->busbw_gbs - expect_bus) > 1e-9 * expect_bus) {
+    fprintf(stderr, "op %llu: busbw %.9g != %.9g\n", (unsigned long long)r->id, r->busbw_gbs, expect_bus);
+    bw_bad++;
+  }
+  if (r->exec_stop_ns != t->last_child) {
+    fprintf(stderr, "op %llu: execStop %llu != %llu\n", (unsigned long long)r->id, (unsigned long long)r->exec_stop_ns,
+            (unsigned long long)t->last_child);
+    exec_bad++;
+  }
+  if (r->basis != NS_BASIS_GPU) {
+    fprintf(stderr, "op %llu: basis %d\n", (unsigned long long)r->id, r->basis);
+    exec_bad++;
+    return;
+  }
+  double e1 = fabs((double)(int64_t)(r->gpu_start_ns - t->kstart));
+  double e2 = fabs((double)(int64_t)(r->gpu_stop_ns - t->kstop));
+  if (e1 > r->gpu_err_ns || e2 > r->gpu_err_ns) {
+    if (gpu_viol++ < 5)
+      fprintf(stderr, "op %llu: gpu error %.0f/%.0f ns outside bound %.0f ns\n", (unsigned long long)r->id, e1, e2,
+              r->gpu_err_ns);
+  }
+  if (r->id > 1000) {
+    worst_late_err = fmax(worst_late_err, fmax(e1, e2));
+    bound_late_max = fmax(bound_late_max, r->gpu_err_ns);
+  }
+}
+
+static void on_window(void* user, const ns_window* w) {
+  (void)user;
+  for (size_t i = 0; i < w->n_links; i++) {
+    const ns_link_stats* l = &w->links[i];
+    if (l->channel != -1) continue;
+    if (w->index < 64) win_steps_from_links[w->index] += l->steps;
+  }
+}
+
+int main(void) {
+  unsigned long long s = 99;
+  uint64_t t = 5000000000000ull + 777;
+  uint64_t id = NCOLL + 1000;
+  for (uint64_t c = 1; c <= NCOLL; c++) {
+    int fi = (int)(c % 6);
+    uint64_t count = 1024ull << (test_rng(&s) % 8);
+    unsigned ts_ = fi == 1 ? 2 : fi == 3 ? 1 : fi == 4 ? 8 : 4;
+    t += 100000 + test_rng(&s) % 400000;
+    uint64_t cstart = t;
+    push(0, NS_REC_START, NS_EV_COLL, cstart, c);
+    ev* e = &evs[nev - 1];
+    e->fi = fi;
+    e->r.num[0] = c;       /* seq */
+    e->r.num[1] = count;   /* count */
+    e->r.num[5] = NCH;     /* nChannels */
+    push(0, NS_REC_STOP, NS_EV_COLL, cstart + 3000, c);
+    int nr_mult = (fi == 1 || fi == 2 || fi == 5) ? NRANKS : 1;
+    tr[c].bytes = count * ts_ * (uint64_t)nr_mult;
+    tr[c].factor = fi == 0 ? 2.0 * 3 / 4 : (fi == 3 || fi == 4) ? 1.0 : 3.0 / 4;
+    uint64_t kbase = cstart + 5000 + test_rng(&s) % 20000;
+    tr[c].kstart = UINT64_MAX;
+    for (int ch = 0; ch < NCH; ch++) {
+      uint64_t tk = kbase + test_rng(&s) % 3000;
+      uint64_t te = tk + 20000 + test_rng(&s) % 100000;
+      if (tk < tr[c].kstart) tr[c].kstart = tk;
+      if (te > tr[c].kstop) tr[c].kstop = te;
+      uint64_t kid = ++id;
+      uint64_t cb1 = tk + lagns(&s), cb2 = te + lagns(&s);
+      if (cb2 < cb1) cb2 = cb1 + 100;
+      push(1, NS_REC_START, NS_EV_KERNEL_CH, cb1, kid);
+      evs[nev - 1].r.parent = c;
+      evs[nev - 1].r.num[0] = (uint64_t)ch;
+      evs[nev - 1].r.num[1] = gpu_read(tk);
+      push(1, NS_REC_STATE, NS_EV_KERNEL_CH, cb2, kid);
+      evs[nev - 1].r.state = 22;
+      evs[nev - 1].r.flags = NS_RF_HAS_ARG;
+      evs[nev - 1].r.arg = gpu_read(te);
+      push(1, NS_REC_STOP, NS_EV_KERNEL_CH, cb2, kid);
+      if (cb2 > tr[c].last_child) tr[c].last_child = cb2;
+      /* proxy op on this channel: sends to rank 1 */
+      uint64_t pid_ = ++id;
+      uint64_t pt = tk + 1000;
+      push(1, NS_REC_START, NS_EV_PROXY_OP, pt, pid_);
+      evs[nev - 1].r.parent = c;
+      evs[nev - 1].r.num[0] = (uint64_t)ch;
+      evs[nev - 1].r.num[1] = 1;
+      evs[nev - 1].r.num[4] = 1;
+      uint64_t remaining = tr[c].bytes / NCH + 1;
+      const uint64_t chunk = 131072;
+      while (remaining > 0) {
+        uint64_t sz = remaining > chunk ? chunk : remaining;
+        remaining -= sz;
+        uint64_t sid = ++id;
+        push(1, NS_REC_START, NS_EV_PROXY_STEP, pt, sid);
+        evs[nev - 1].r.parent = pid_;
+        uint64_t w = pt + 500;
+        push(1, NS_REC_STATE, NS_EV_PROXY_STEP, w, sid);
+        evs[nev - 1].r.state = 9;
+        evs[nev - 1].r.flags = NS_RF_HAS_ARG;
+        evs[nev - 1].r.arg = sz;
+        double noise = test_unif(&s) < 0.05 ? 30000.0 * test_unif(&s) : 3000.0 * test_unif(&s) * test_unif(&s);
+        uint64_t dt = (uint64_t)(LAT_NS + (double)sz / BW_GBS + noise);
+        push(1, NS_REC_STOP, NS_EV_PROXY_STEP, w + dt, sid);
+        tr[c].steps++;
+        pt = w + dt + 200;
+      }
+      if (pt < te) pt = te + 100; /* the proxy op ends after the kernel channel */
+      push(1, NS_REC_STOP, NS_EV_PROXY_OP, pt, pid_);
+      if (pt > tr[c].last_child) tr[c].last_child = pt;
+    }
+  }
+  /* per-thread order is by ts; arrival by batches (different periods per thread) */
+  for (size_t i = 0; i < nev; i++)
+    evs[i].arrival = evs[i].thread == 0 ? batch(evs[i].r.ts, 700000, 0) : batch(evs[i].r.ts, 1000000, 333333);
+  /* stable per thread: sort by (arrival, thread) keeps per-thread ts order since both are monotonic */
+  qsort(evs, nev, sizeof *evs, cmp_arrival);
+
+  ns_analysis_config cfg;
+  ns_analysis_config_default(&cfg);
+  cfg.window_sec = 0.05;
+  cfg.on_op = on_op;
+  cfg.on_window = on_window;
+  ns_analysis* a = ns_analysis_create(&cfg);
+  ns_comm_info ci;
+  memset(&ci, 0, sizeof ci);
+  ci.comm = 1;
+  ci.comm_id = 0xabcdef;
+  ci.rank = 0;
+  ci.nranks = NRANKS;
+  ns_analysis_comm(a, &ci);
+  for (size_t i = 0; i < nev; i++) {
+    const char* strs[NS_REC_STRS] = {NULL, NULL, NULL, NULL};
+    if (evs[i].r.type == NS_EV_COLL && evs[i].r.kind == NS_REC_START) {
+      strs[0] = funcs[evs[i].fi];
+      strs[1] = dtypes[evs[i].fi];
+      strs[2] = "RING";
+      strs[3] = "SIMPLE";
+    }
+    ns_analysis_record(a, &evs[i].r, strs);
+  }
+  ns_analysis_flush(a);
+  ns_analysis_stats st;
+  ns_analysis_get_stats(a, &st);
+  printf("records %llu ops %llu windows %llu inflight peak %zu incomplete %llu orphans %llu\n",
+         (unsigned long long)st.records, (unsigned long long)st.ops, (unsigned long long)st.windows, st.inflight_peak,
+         (unsigned long long)st.ops_incomplete, (unsigned long long)st.orphans_evicted);
+  printf("GPU: bound violations %llu; after 1000 ops: max |err| %.2f us, max bound %.2f us\n",
+         (unsigned long long)gpu_viol, worst_late_err / 1e3, bound_late_max / 1e3);
+  CHECK_U64(ops_seen, NCOLL);
+  CHECK_U64(st.ops_incomplete, 0);
+  CHECK_U64(st.orphans_evicted, 0);
+  CHECK_U64(st.inflight, 0);
+  CHECK_U64(gpu_viol, 0);
+  CHECK_U64(bw_bad, 0);
+  CHECK_U64(exec_bad, 0);
+  CHECK_TRUE(worst_late_err < 5000.0);
+  CHECK_TRUE(bound_late_max < 10000.0);
+  for (int w = 0; w < 64; w++) {
+    if (win_steps_from_ops[w] != win_steps_from_links[w])
+      fprintf(stderr, "window %d: steps of its ops %llu, steps in its links %llu\n", w,
+              (unsigned long long)win_steps_from_ops[w], (unsigned long long)win_steps_from_links[w]);
+    CHECK_U64(win_steps_from_ops[w], win_steps_from_links[w]);
+  }
+  CHECK_TRUE(st.windows > 5);
+
+  /* link regression over the whole run (summary JSON and text) */
+  ns_analysis* list[1] = {a};
+  FILE* f = tmpfile();
+  ns_analysis_summary_json(list, 1, NULL, f);
+  rewind(f);
+  char buf[65536];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+  const char* m = strstr(buf, "\"min\":{");
+  CHECK_TRUE(m != NULL);
+  if (m) {
+    const char* l = strstr(m, "\"latencyUs\":");
+    const char* b = strstr(m, "\"bandwidthGBs\":");
+    if (l && b) {
+      last_min_lat = atof(l + 12);
+      last_min_bw = atof(b + 15);
+    }
+  }
+  printf("link MIN: latency %.3f us (true %.3f), bandwidth %.3f GB/s (true %.3f)\n", last_min_lat, LAT_NS / 1e3,
+         last_min_bw, BW_GBS);
+  CHECK_REL(last_min_lat, LAT_NS / 1e3, 0.05);
+  CHECK_REL(last_min_bw, BW_GBS, 0.05);
+  ns_analysis_summary_text(list, 1, NULL, stdout);
+  ns_analysis_destroy(a);
+  free(evs);
+  CHECK_DONE();
+}
