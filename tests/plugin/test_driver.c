@@ -1,0 +1,519 @@
+/* ncclscope plugin test: drive the real .so through ncclProfiler_v1..v6 with
+ * hand-built descriptors, the way NCCL would (including the odd inputs:
+ * PXN with a foreign pid and an unmapped parent, NULL strings and handles,
+ * parents stopped before their children, address reuse), then read the
+ * trace back and check exact counts, parent ids, PXN flags and states. */
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "abi/nccl_profiler.h"
+#include "check.h"
+#include "trace_load.h"
+
+static char dump_dir[256];
+static int warns;
+static void logger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
+  (void)flags, (void)file, (void)line, (void)fmt;
+  if (level == NCCL_LOG_WARN) warns++;
+}
+
+static const tl_rec* only_start(const tl_trace* t, int type, uint32_t comm, int nth) {
+  int k = 0;
+  for (size_t i = 0; i < t->nrecs; i++) {
+    const ns_record* r = &t->recs[i].r;
+    if (r->kind == NS_REC_START && r->type == type && r->comm == comm && k++ == nth) return &t->recs[i];
+  }
+  return NULL;
+}
+
+static uint64_t prop(const ns_props_info* p, uint32_t key) { return p->has[key] ? p->u[key] : 0; }
+
+int main(void) {
+  snprintf(dump_dir, sizeof dump_dir, "/tmp/ncclscope-test-driver-XXXXXX");
+  if (!mkdtemp(dump_dir)) return 2;
+  setenv("NCCLSCOPE_DUMP_DIR", dump_dir, 1);
+  setenv("NCCLSCOPE_EVENT_MASK", "all", 1);
+  setenv("NCCLSCOPE_NO_CUDA", "1", 1);
+  setenv("NCCLSCOPE_SLAB_EVENTS", "64", 1); /* address-reuse pressure */
+  setenv("NCCLSCOPE_HOLD_MS", "0", 1);
+  setenv("NCCLSCOPE_POLL_MS", "1", 1);
+  setenv("NCCLSCOPE_RING_KB", "bogus", 1); /* must warn and use the default */
+  void* so = dlopen(NS_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+  if (!so) {
+    fprintf(stderr, "dlopen: %s\n", dlerror());
+    return 2;
+  }
+  ncclProfiler_v1_t* p1 = dlsym(so, "ncclProfiler_v1");
+  ncclProfiler_v2_t* p2 = dlsym(so, "ncclProfiler_v2");
+  ncclProfiler_v3_t* p3 = dlsym(so, "ncclProfiler_v3");
+  ncclProfiler_v4_t* p4 = dlsym(so, "ncclProfiler_v4");
+  ncclProfiler_v5_t* p5 = dlsym(so, "ncclProfiler_v5");
+  ncclProfiler_v6_t* p6 = dlsym(so, "ncclProfiler_v6");
+  CHECK(p1 && p2 && p3 && p4 && p5 && p6);
+  if (!(p1 && p2 && p3 && p4 && p5 && p6)) return 1;
+  CHECK_STR(p6->name, "ncclscope");
+  int mask = 0;
+  pid_t me = getpid();
+
+  /* ---- v6: the full hierarchy (comm serial 1) ---- */
+  void* c6 = NULL;
+  CHECK_EQ(p6->init(&c6, 0xC0FFEEull, &mask, "comm-six", 1, 8, 3, logger), ncclSuccess);
+  CHECK(c6 != NULL);
+  CHECK_EQ(mask, 0x7FFF);
+  CHECK(warns >= 1); /* NCCLSCOPE_RING_KB */
+  ncclProfilerEventDescr_v6_t d;
+  void *hGroupApi, *hCollApi, *hGroup, *hColl, *hK0, *hK1, *hOp, *hStep, *hNet;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileGroupApi;
+  d.groupApi.groupDepth = 1;
+  p6->startEvent(c6, &hGroupApi, &d);
+  p6->recordEventState(hGroupApi, ncclProfilerGroupStartApiStop, NULL);
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileCollApi;
+  d.parentObj = hGroupApi;
+  d.collApi.func = "AllReduce";
+  d.collApi.datatype = "ncclFloat32";
+  d.collApi.count = 1024;
+  d.collApi.root = -1;
+  p6->startEvent(c6, &hCollApi, &d);
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileGroup;
+  p6->startEvent(c6, &hGroup, &d);
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileColl;
+  d.parentObj = hCollApi;
+  d.coll.parentGroup = hGroup;
+  d.coll.func = "AllReduce";
+  d.coll.datatype = NULL; /* NULL strings */
+  d.coll.algo = "RING";
+  d.coll.proto = NULL;
+  d.coll.seqNumber = 7;
+  d.coll.count = 1024;
+  d.coll.nChannels = 2;
+  d.coll.root = -1;
+  p6->startEvent(c6, &hColl, &d);
+  CHECK(hColl != NULL);
+  /* The API calls and the Coll stop before any child starts. */
+  p6->stopEvent(hColl);
+  p6->stopEvent(hCollApi);
+  p6->recordEventState(hGroupApi, ncclProfilerGroupEndApiStart, NULL);
+  p6->stopEvent(hGroupApi);
+  p6->stopEvent(hGroup);
+  usleep(5000); /* several writer polls: with HOLD_MS=0 only the refs keep the Coll slot */
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileKernelCh;
+  d.parentObj = hColl;
+  d.kernelCh.channelId = 255;
+  d.kernelCh.pTimer = 1000000;
+  p6->startEvent(c6, &hK0, &d);
+  d.kernelCh.channelId = 1;
+  p6->startEvent(c6, &hK1, &d);
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileProxyOp;
+  d.parentObj = hColl;
+  d.proxyOp.pid = me;
+  d.proxyOp.channelId = 1;
+  d.proxyOp.peer = 2;
+  d.proxyOp.nSteps = 1;
+  d.proxyOp.isSend = 1;
+  p6->startEvent(c6, &hOp, &d);
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileProxyStep;
+  d.parentObj = hOp;
+  d.proxyStep.step = 0;
+  p6->startEvent(c6, &hStep, &d);
+  ncclProfilerEventStateArgs_v6_t sa;
+  memset(&sa, 0, sizeof sa);
+  sa.proxyStep.transSize = 4096;
+  p6->recordEventState(hStep, ncclProfilerProxyStepSendWait, &sa);
+  ncclProfilerNetIbDescr_v1_t ib;
+  memset(&ib, 0, sizeof ib);
+  ib.type = ncclProfileQp;
+  ib.qp.device = 1;
+  ib.qp.wr_id = 99;
+  ib.qp.opcode = 2;
+  ib.qp.qpNum = 77;
+  ib.qp.length = 4096;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileNetPlugin;
+  d.parentObj = hStep;
+  d.netPlugin.id = (int64_t)(NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER);
+  d.netPlugin.data = &ib;
+  p6->startEvent(c6, &hNet, &d);
+  p6->stopEvent(hNet);
+  /* A socket id with a NULL data pointer: not decoded, not read. */
+  void* hNet2;
+  d.netPlugin.id = (int64_t)(NCCL_PROFILER_NET_TYPE_SOCK | NCCL_PROFILER_NET_SOCKET_VER);
+  d.netPlugin.data = NULL;
+  p6->startEvent(c6, &hNet2, &d);
+  p6->stopEvent(hNet2);
+  p6->stopEvent(hStep);
+  p6->stopEvent(hOp);
+  memset(&sa, 0, sizeof sa);
+  sa.kernelCh.pTimer = 3000000;
+  p6->recordEventState(hK0, ncclProfilerKernelChStop, &sa);
+  p6->stopEvent(hK0);
+  p6->recordEventState(hK1, ncclProfilerKernelChStop, &sa);
+  p6->stopEvent(hK1);
+  /* CE events, KernelLaunch, P2pApi, ProxyCtrl with a state. */
+  void *hCe, *hCs, *hCb, *hKl, *hPa, *hCtrl;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileCeColl;
+  d.ceColl.func = "AllGather";
+  d.ceColl.syncStrategy = "sync";
+  p6->startEvent(c6, &hCe, &d);
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileCeSync;
+  d.parentObj = hCe;
+  d.ceCollSync.nRanks = 8;
+  p6->startEvent(c6, &hCs, &d);
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileCeBatch;
+  d.parentObj = hCe;
+  d.ceCollBatch.numOps = 3;
+  p6->startEvent(c6, &hCb, &d);
+  p6->stopEvent(hCs);
+  p6->stopEvent(hCb);
+  p6->stopEvent(hCe);
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileKernelLaunch;
+  p6->startEvent(c6, &hKl, &d);
+  p6->stopEvent(hKl);
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileP2pApi;
+  d.p2pApi.func = "Send";
+  p6->startEvent(c6, &hPa, &d);
+  p6->stopEvent(hPa);
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileProxyCtrl;
+  p6->startEvent(c6, &hCtrl, &d);
+  ncclProfilerEventStateArgs_v6_t ca;
+  memset(&ca, 0, sizeof ca);
+  ca.proxyCtrl.appendedProxyOps = 5;
+  p6->recordEventState(hCtrl, ncclProfilerProxyCtrlAppendEnd, &ca);
+  p6->recordEventState(hCtrl, (ncclProfilerEventState_t)99, NULL); /* unknown state */
+  p6->stopEvent(hCtrl);
+
+  /* PXN: a ProxyOp for another process, parent pointer unmapped here, foreign context. */
+  void *hPxn, *hPxnStep, *hPxnNet;
+  void* foreign_ctx = (void*)0x12345678;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileProxyOp;
+  d.parentObj = (void*)0xdead0000ull;
+  d.proxyOp.pid = me + 100000;
+  d.proxyOp.channelId = 3;
+  p6->startEvent(foreign_ctx, &hPxn, &d);
+  CHECK(hPxn != NULL);
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileProxyStep;
+  d.parentObj = hPxn;
+  d.proxyStep.step = 5;
+  p6->startEvent(foreign_ctx, &hPxnStep, &d);
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileNetPlugin;
+  d.parentObj = hPxnStep;
+  p6->startEvent(foreign_ctx, &hPxnNet, &d);
+  p6->stopEvent(hPxnNet);
+  p6->stopEvent(hPxnStep);
+  p6->stopEvent(hPxn);
+
+  /* Odd input: NULL handles, unknown types, a foreign context, a bogus parent. */
+  p6->stopEvent(NULL);
+  p6->recordEventState(NULL, ncclProfilerProxyStepSendWait, NULL);
+  p6->stopEvent((void*)&mask);       /* not ours: counted */
+  p6->stopEvent(hNet);               /* stopped twice: counted */
+  void* h;
+  memset(&d, 0, sizeof d);
+  d.type = 1ull << 40;
+  p6->startEvent(c6, &h, &d);
+  CHECK(h == NULL);
+  d.type = ncclProfileColl | ncclProfileP2p;
+  p6->startEvent(c6, &h, &d);
+  CHECK(h == NULL);
+  d.type = ncclProfileGroup;
+  p6->startEvent(foreign_ctx, &h, &d);
+  CHECK(h == NULL);
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileP2p;
+  d.parentObj = &mask; /* not one of our handles: recorded as parent lost */
+  d.p2p.func = "Send";
+  d.p2p.peer = -5;
+  void* hP2pLost;
+  p6->startEvent(c6, &hP2pLost, &d);
+  p6->stopEvent(hP2pLost);
+
+  /* Address reuse: 64 slots, 600 parent/child pairs; each child starts
+   * after its parent stopped and must still name that parent. */
+  enum { REUSE = 600 };
+  void* seen[REUSE];
+  int distinct = 0;
+  for (int i = 0; i < REUSE; i++) {
+    void *hp, *hc;
+    memset(&d, 0, sizeof d);
+    d.type = ncclProfileColl;
+    d.coll.seqNumber = 1000 + (uint64_t)i;
+    d.coll.func = "Broadcast";
+    p6->startEvent(c6, &hp, &d);
+    p6->stopEvent(hp);
+    memset(&d, 0, sizeof d);
+    d.type = ncclProfileProxyOp;
+    d.parentObj = hp;
+    d.proxyOp.pid = me;
+    d.proxyOp.channelId = (uint8_t)i;
+    p6->startEvent(c6, &hc, &d);
+    p6->stopEvent(hc);
+    int found = 0;
+    for (int k = 0; k < distinct; k++) found |= seen[k] == hp;
+    if (!found) seen[distinct++] = hp;
+    if (i % 8 == 7) usleep(3000); /* let the writer recycle */
+  }
+  CHECK(distinct < REUSE / 2); /* addresses really were reused */
+
+  /* ---- v1..v5: one communicator each (serials 2..6) ---- */
+  void *c1, *c2, *c3, *c4, *c5;
+  CHECK_EQ(p1->init(&c1, &mask), ncclSuccess);
+  CHECK_EQ(mask, 0x3F);
+  CHECK_EQ(p2->init(&c2, &mask), ncclSuccess);
+  CHECK_EQ(p3->init(&c3, &mask), ncclSuccess);
+  CHECK_EQ(mask, 0xFF);
+  CHECK_EQ(p4->init(&c4, &mask, NULL, 0x44, 1, 2, 1, logger), ncclSuccess);
+  CHECK_EQ(p5->init(&c5, 0x55, &mask, "five", 1, 2, 0, logger), ncclSuccess);
+  CHECK_EQ(mask, 0xFFF);
+  {
+    ncclProfilerEventDescr_v1_t e;
+    memset(&e, 0, sizeof e);
+    e.type = ncclProfileColl;
+    e.coll.func = ncclFuncAllReduce_v1;
+    e.coll.datatype = ncclFloat32_v1;
+    e.coll.algo = ncclAlgoRing_v1;
+    e.coll.proto = 200; /* unknown code */
+    e.coll.nMaxChannels = 4;
+    void *hc, *ho;
+    p1->startEvent(c1, &hc, &e);
+    memset(&e, 0, sizeof e);
+    e.type = ncclProfileProxyOp;
+    e.parentObj = hc;
+    e.proxyOp.pid = me;
+    p1->startEvent(c1, &ho, &e);
+    ncclProfilerEventStateArgs_v1_t s;
+    memset(&s, 0, sizeof s);
+    s.proxyOp.transSize = 123;
+    p1->recordEventState(ho, ncclProfilerProxyOpSendPosted, &s);
+    p1->stopEvent(ho);
+    p1->stopEvent(hc);
+  }
+  {
+    ncclProfilerEventDescr_v2_t e;
+    memset(&e, 0, sizeof e);
+    e.type = ncclProfileP2p;
+    e.p2p.func = "Recv";
+    e.p2p.peer = 1;
+    void* hp;
+    p2->startEvent(c2, &hp, &e);
+    p2->stopEvent(hp);
+  }
+  {
+    ncclProfilerEventDescr_v3_t e;
+    memset(&e, 0, sizeof e);
+    e.type = ncclProfileKernelCh;
+    e.kernelCh.channelId = 63;
+    void* hk;
+    p3->startEvent(c3, &hk, &e);
+    p3->stopEvent(hk);
+  }
+  {
+    ncclProfilerEventDescr_v4_t e;
+    memset(&e, 0, sizeof e);
+    e.type = ncclProfileKernelCh;
+    e.kernelCh.channelId = 9;
+    e.kernelCh.pTimer = 4242;
+    void* hk;
+    p4->startEvent(c4, &hk, &e);
+    p4->stopEvent(hk);
+  }
+  {
+    ncclProfilerEventDescr_v5_t e;
+    memset(&e, 0, sizeof e);
+    e.type = ncclProfileGroupApi;
+    void* hg;
+    p5->startEvent(c5, &hg, &e);
+    p5->recordEventState(hg, ncclProfilerGroupStartApiStop, NULL);
+    p5->stopEvent(hg);
+  }
+  /* Finalize from other orders; the last one (v6) joins the writer. */
+  p3->finalize(c3);
+  p1->finalize(c1);
+  p5->finalize(c5);
+  p2->finalize(c2);
+  p4->finalize(c4);
+  p6->finalize(c6);
+  dlclose(so);
+
+  /* ---- read it back ---- */
+  tl_trace t;
+  memset(&t, 0, sizeof t);
+  CHECK_EQ(tl_load_dir(&t, dump_dir), 1);
+  CHECK(t.clean_end);
+  CHECK_EQ(t.bytes_cut, 0);
+  CHECK_EQ(t.seq_gaps, 0);
+  CHECK_EQ(t.process.pid, (uint64_t)me);
+  CHECK_EQ(t.ncomms, 6);
+  CHECK_EQ(t.nfinis, 6);
+  const ns_comm_info* ci = tl_comm(&t, 1);
+  CHECK(ci != NULL);
+  if (ci) {
+    CHECK_EQ(ci->abi_version, 6);
+    CHECK_EQ(ci->comm_id, 0xC0FFEE);
+    CHECK_EQ(ci->rank, 3);
+    CHECK_EQ(ci->nranks, 8);
+    CHECK_STR(ci->comm_name, "comm-six");
+  }
+  for (uint32_t s = 2; s <= 6; s++) {
+    ci = tl_comm(&t, s);
+    CHECK(ci != NULL);
+    if (ci) CHECK_EQ(ci->abi_version, s - 1);
+  }
+  ci = tl_comm(&t, 5);
+  if (ci) CHECK(!ci->has_name);
+
+  /* exact counts for comm 1 */
+  const tl_rec *gapi = only_start(&t, NS_EV_GROUP_API, 1, 0), *capi = only_start(&t, NS_EV_COLL_API, 1, 0),
+               *grp = only_start(&t, NS_EV_GROUP, 1, 0), *coll = only_start(&t, NS_EV_COLL, 1, 0),
+               *k0 = only_start(&t, NS_EV_KERNEL_CH, 1, 0), *k1 = only_start(&t, NS_EV_KERNEL_CH, 1, 1),
+               *op = only_start(&t, NS_EV_PROXY_OP, 1, 0), *st = only_start(&t, NS_EV_PROXY_STEP, 1, 0),
+               *net = only_start(&t, NS_EV_NET_PLUGIN, 1, 0);
+  CHECK(gapi && capi && grp && coll && k0 && k1 && op && st && net);
+  if (!(gapi && capi && grp && coll && k0 && k1 && op && st && net)) CHECK_DONE();
+  CHECK_EQ(gapi->r.parent, 0);
+  CHECK_EQ(capi->r.parent, gapi->r.id);
+  CHECK_EQ(coll->r.parent, capi->r.id);
+  CHECK_EQ(coll->r.num[7], grp->r.id); /* parentGroup resolved to the Group's id */
+  CHECK_EQ(coll->r.num[0], 7);
+  CHECK_EQ(coll->r.num[5], 2);
+  CHECK_STR(coll->str[0], "AllReduce");
+  CHECK(!coll->has_str[1]);
+  CHECK_STR(coll->str[2], "RING");
+  CHECK(!coll->has_str[3]);
+  CHECK_EQ(k0->r.parent, coll->r.id);
+  CHECK_EQ(k1->r.parent, coll->r.id);
+  CHECK_EQ(k0->r.num[0], 255);
+  CHECK_EQ(k0->r.num[1], 1000000);
+  CHECK_EQ(op->r.parent, coll->r.id);
+  CHECK_EQ(op->r.flags & NS_RF_PXN, 0);
+  CHECK_EQ(st->r.parent, op->r.id);
+  CHECK_EQ(net->r.parent, st->r.id);
+  CHECK_EQ(net->r.num[2], 1);
+  CHECK_EQ(net->r.num[3], 1);
+  CHECK_EQ(net->r.num[4], 99);
+  CHECK_EQ(net->r.num[6], 77);
+  CHECK_EQ(net->r.num[7], 4096);
+  const tl_rec* net2 = only_start(&t, NS_EV_NET_PLUGIN, 1, 1);
+  CHECK(net2 && net2->r.num[2] == 0 && net2->r.num[1] == 0);
+  const tl_rec* lost = only_start(&t, NS_EV_P2P, 1, 0);
+  CHECK(lost && (lost->r.flags & NS_RF_PARENT_LOST) && lost->r.parent == 0);
+  if (lost) CHECK_EQ((int64_t)lost->r.num[0], -5);
+  for (int ty = NS_EV_CE_COLL; ty <= NS_EV_CE_BATCH; ty++) CHECK(only_start(&t, ty, 1, 0) != NULL);
+  const tl_rec* cs = only_start(&t, NS_EV_CE_SYNC, 1, 0);
+  const tl_rec* ce = only_start(&t, NS_EV_CE_COLL, 1, 0);
+  if (cs && ce) CHECK_EQ(cs->r.parent, ce->r.id);
+  if (ce) CHECK_STR(ce->str[2], "sync");
+
+  /* states */
+  int saw_gstart = 0, saw_gend = 0, saw_send = 0, saw_kstop = 0, saw_ctrl = 0, saw_unknown = 0, saw_v1 = 0;
+  for (size_t i = 0; i < t.nrecs; i++) {
+    const ns_record* r = &t.recs[i].r;
+    if (r->kind != NS_REC_STATE) continue;
+    if (r->state == ncclProfilerGroupStartApiStop && r->id == gapi->r.id)
+      saw_gstart = !(r->flags & NS_RF_HAS_ARG);
+    if (r->state == ncclProfilerGroupEndApiStart) saw_gend++;
+    if (r->state == ncclProfilerProxyStepSendWait && r->id == st->r.id) saw_send = r->arg == 4096;
+    if (r->state == ncclProfilerKernelChStop && r->arg == 3000000) saw_kstop++;
+    if (r->state == ncclProfilerProxyCtrlAppendEnd) saw_ctrl = r->arg == 5;
+    if (r->state == 99) saw_unknown++;
+    if (r->state == ncclProfilerProxyOpSendPosted) saw_v1 = r->arg == 123 && r->comm == 2;
+  }
+  CHECK(saw_gstart);
+  CHECK_EQ(saw_gend, 1);
+  CHECK(saw_send);
+  CHECK_EQ(saw_kstop, 2);
+  CHECK(saw_ctrl);
+  CHECK_EQ(saw_unknown, 1);
+  CHECK(saw_v1);
+
+  /* PXN */
+  const tl_rec *pxn = NULL, *pxs = NULL, *pxnet = NULL;
+  for (size_t i = 0; i < t.nrecs; i++) {
+    const ns_record* r = &t.recs[i].r;
+    if (r->kind != NS_REC_START || !(r->flags & NS_RF_PXN)) continue;
+    if (r->type == NS_EV_PROXY_OP) pxn = &t.recs[i];
+    if (r->type == NS_EV_PROXY_STEP) pxs = &t.recs[i];
+    if (r->type == NS_EV_NET_PLUGIN) pxnet = &t.recs[i];
+  }
+  CHECK(pxn && pxs && pxnet);
+  if (pxn && pxs && pxnet) {
+    CHECK(pxn->r.flags & NS_RF_PARENT_RAW);
+    CHECK_EQ(pxn->r.parent, 0xdead0000ull);
+    CHECK_EQ(pxn->r.origin_pid, (uint64_t)(me + 100000));
+    CHECK_EQ(pxn->r.comm, 0);
+    CHECK_EQ(pxn->r.num[5], (uint64_t)(me + 100000));
+    CHECK_EQ(pxs->r.parent, pxn->r.id);
+    CHECK_EQ(pxs->r.origin_pid, (uint64_t)(me + 100000));
+    CHECK_EQ(pxs->r.num[0], 5);
+    CHECK_EQ(pxnet->r.parent, pxs->r.id);
+  }
+
+  /* address reuse: each ProxyOp names the Coll started just before it */
+  int reuse_ok = 0;
+  for (size_t i = 0; i + 1 < t.nrecs; i++) {
+    const ns_record* r = &t.recs[i].r;
+    if (r->kind != NS_REC_START || r->type != NS_EV_COLL || r->num[0] < 1000) continue;
+    for (size_t j = i + 1; j < t.nrecs; j++) {
+      const ns_record* c = &t.recs[j].r;
+      if (c->kind == NS_REC_START && c->type == NS_EV_PROXY_OP) {
+        if (c->parent == r->id && c->num[0] == (uint8_t)(r->num[0] - 1000)) reuse_ok++;
+        break;
+      }
+    }
+  }
+  CHECK_EQ(reuse_ok, REUSE);
+
+  /* v1 names */
+  const tl_rec* c1r = only_start(&t, NS_EV_COLL, 2, 0);
+  CHECK(c1r != NULL);
+  if (c1r) {
+    CHECK_STR(c1r->str[0], "AllReduce");
+    CHECK_STR(c1r->str[1], "ncclFloat32");
+    CHECK_STR(c1r->str[2], "RING");
+    CHECK_STR(c1r->str[3], "unknown");
+    CHECK_EQ(c1r->r.num[5], 4);
+  }
+  const tl_rec* o1 = only_start(&t, NS_EV_PROXY_OP, 2, 0);
+  if (o1 && c1r) CHECK_EQ(o1->r.parent, c1r->r.id);
+  const tl_rec* k4 = only_start(&t, NS_EV_KERNEL_CH, 5, 0);
+  CHECK(k4 && k4->r.num[1] == 4242 && k4->r.num[0] == 9);
+  CHECK(only_start(&t, NS_EV_KERNEL_CH, 4, 0) != NULL);
+  CHECK(only_start(&t, NS_EV_GROUP_API, 6, 0) != NULL);
+  CHECK(only_start(&t, NS_EV_P2P, 3, 0) != NULL);
+
+  /* every START has a STOP; per-type totals match the counters */
+  size_t starts = tl_count(&t, NS_REC_START, -1);
+  CHECK_EQ(starts, tl_count(&t, NS_REC_STOP, -1));
+  CHECK(t.have_counters);
+  CHECK_EQ(prop(&t.counters, NS_P_EVENTS), starts);
+  CHECK_EQ(prop(&t.counters, NS_P_DROPPED), 0);
+  CHECK_EQ(prop(&t.counters, NS_P_PXN_EVENTS), 3);
+  CHECK_EQ(prop(&t.counters, NS_P_PARENT_LOST), 1);
+  CHECK_EQ(prop(&t.counters, NS_P_BAD_HANDLES), 2);
+  CHECK_EQ(prop(&t.counters, NS_P_TYPE_EVENTS_BASE + NS_EV_COLL), 1 + REUSE + 1);
+  CHECK_EQ(prop(&t.counters, NS_P_TYPE_EVENTS_BASE + NS_EV_PROXY_OP), 1 + 1 + REUSE + 1);
+  uint64_t fini_events = 0;
+  for (int i = 0; i < t.nfinis; i++) fini_events += prop(&t.finis[i], NS_P_EVENTS);
+  CHECK_EQ(fini_events + 3, starts); /* PXN events belong to no communicator */
+  tl_free(&t);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dump_dir);
+  if (!check_failures && system(cmd) != 0) return 3;
+  CHECK_DONE();
+}
