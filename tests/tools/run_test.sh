@@ -1,0 +1,100 @@
+#!/bin/sh
+# ncclscope CLI tests, one case per ctest test (see CMakeLists.txt).
+# usage: run_test.sh CASE WORKDIR   (env: NCCLSCOPE GEN_TRACE PYTHON SRC [SIM PLUGIN])
+set -u
+case_name=$1
+work=$2
+rm -rf "$work"
+mkdir -p "$work/dump"
+cd "$work" || exit 1
+
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+
+# expect_rc WANT CMD...: runs CMD (stderr to err.txt) and checks its exit status.
+expect_rc() {
+  want=$1
+  shift
+  "$@" >out.txt 2>err.txt
+  got=$?
+  [ "$got" -eq "$want" ] || { cat err.txt; fail "'$*' exited $got, want $want"; }
+}
+
+case "$case_name" in
+jsonl_schema)
+  "$GEN_TRACE" dump 2 || fail "gen_trace"
+  expect_rc 0 "$NCCLSCOPE" export dump --format jsonl -o run.jsonl
+  "$PYTHON" "$SRC/check_jsonl.py" run.jsonl --all-types --processes 2 --max-dropped 0 || fail "schema"
+  # Exactly one event never stopped per process, flagged incomplete.
+  n=$(grep -c '"incomplete":true' run.jsonl)
+  [ "$n" -eq 2 ] || fail "$n incomplete events, want 2"
+  # execStop of the Coll is its last KernelCh stop even though the children were read first.
+  grep '"ncclProfileColl"' run.jsonl | grep -q '"execStop":1000002.701' || fail "Coll execStop"
+  # Invalid UTF-8 and control characters from NCCL strings are escaped, never copied.
+  grep -qF 'Odd\"\\\u0001\n\ufffd\ufffd(€' run.jsonl || fail "string escaping"
+  ;;
+jsonl_golden)
+  "$GEN_TRACE" dump 2 || fail "gen_trace"
+  expect_rc 0 "$NCCLSCOPE" export dump -o run.jsonl
+  if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then cp run.jsonl "$SRC/golden/standard_run.jsonl"; fi
+  diff -u "$SRC/golden/standard_run.jsonl" run.jsonl >diff.txt || { head -40 diff.txt; fail "differs from golden (UPDATE_GOLDEN=1 to accept)"; }
+  ;;
+chrome_structure)
+  "$GEN_TRACE" dump 2 || fail "gen_trace"
+  expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o run.json
+  "$PYTHON" "$SRC/check_chrome.py" run.json --ranks 2 --min-flows 10 || fail "chrome structure"
+  ;;
+truncated)
+  # Cut inside the last (END) block, and in the middle of the file.
+  for cut in 10 250; do
+    rm -f dump/*
+    "$GEN_TRACE" dump 2 "$cut" || fail "gen_trace"
+    expect_rc 0 "$NCCLSCOPE" export dump -o cut.jsonl
+    grep -q 'bytes cut' err.txt || { cat err.txt; fail "no cut warning for a $cut-byte cut"; }
+    grep -q 'ncclscope-node1-4002.nstrace' err.txt || fail "warning does not name the file"
+    "$PYTHON" "$SRC/check_jsonl.py" cut.jsonl --processes 2 --allow-dangling || fail "cut export invalid"
+    expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o cut.json
+    "$PYTHON" "$SRC/check_chrome.py" cut.json || fail "cut chrome invalid"
+  done
+  # Nothing readable: exit 1.
+  rm -f dump/*
+  printf 'garbage, not a trace at all...............' >dump/x.nstrace
+  expect_rc 1 "$NCCLSCOPE" export dump -o none.jsonl
+  grep -q 'not an ncclscope trace' err.txt || fail "no 'not an ncclscope trace' message"
+  [ ! -e none.jsonl ] || fail "output left behind after a failed export"
+  ;;
+cli_errors)
+  expect_rc 2 "$NCCLSCOPE"
+  expect_rc 0 "$NCCLSCOPE" --help
+  grep -q export out.txt || fail "--help does not list export"
+  expect_rc 0 "$NCCLSCOPE" export --help
+  grep -q -- '--format' out.txt || fail "export --help"
+  expect_rc 0 "$NCCLSCOPE" demo --help
+  expect_rc 2 "$NCCLSCOPE" frobnicate
+  expect_rc 2 "$NCCLSCOPE" export
+  expect_rc 2 "$NCCLSCOPE" export dump --format xml
+  grep -q "unknown format" err.txt || fail "bad format message"
+  expect_rc 2 "$NCCLSCOPE" export dump -o
+  expect_rc 1 "$NCCLSCOPE" export does-not-exist -o x.jsonl
+  grep -q "does-not-exist" err.txt || fail "missing dir message"
+  expect_rc 1 "$NCCLSCOPE" export dump -o x.jsonl
+  grep -q "no trace files" err.txt || fail "empty dir message"
+  "$GEN_TRACE" dump 1 || fail "gen_trace"
+  expect_rc 0 "$NCCLSCOPE" export dump
+  "$PYTHON" "$SRC/check_jsonl.py" out.txt --processes 1 || fail "stdout export"
+  ;;
+e2e)
+  # The simulator's default scenario with the real plugin, exported and checked.
+  NCCLSCOPE_DUMP_DIR="$work/dump" "$SIM" --plugin "$PLUGIN" >sim.txt 2>&1 || { tail -20 sim.txt; fail "simulator"; }
+  expect_rc 0 "$NCCLSCOPE" export dump -o run.jsonl
+  "$PYTHON" "$SRC/check_jsonl.py" run.jsonl --no-incomplete --max-dropped 0 || fail "e2e schema"
+  expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o run.json
+  "$PYTHON" "$SRC/check_chrome.py" run.json || fail "e2e chrome"
+  ;;
+*)
+  fail "unknown case $case_name"
+  ;;
+esac
+echo "ok: $case_name"
