@@ -108,8 +108,9 @@ void ns_analysis_comm(ns_analysis* a, const ns_comm_info* ci) {
   s->rank = ci->rank;
   s->nranks = ci->nranks;
   if (ci->has_name) {
-    strncpy(s->name, ci->comm_name, sizeof s->name - 1);
-    s->name[sizeof s->name - 1] = '\0';
+    size_t len = strnlen(ci->comm_name, sizeof s->name - 1);
+    memcpy(s->name, ci->comm_name, len);
+    s->name[len] = '\0';
   }
 }
 

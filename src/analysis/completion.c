@@ -21,8 +21,9 @@ static void copy_str(char* dst, const char* src) {
     dst[0] = '\0';
     return;
   }
-  strncpy(dst, src, NS_STR_LEN - 1);
-  dst[NS_STR_LEN - 1] = '\0';
+  size_t len = strnlen(src, NS_STR_LEN - 1);
+  memcpy(dst, src, len);
+  dst[len] = '\0';
 }
 
 /* The Coll/P2p with that id, created pending if it is not known yet. */
