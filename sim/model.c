@@ -68,8 +68,11 @@ void simGpuClockInit(simGpuClock* g, int rank, uint64_t seed) {
 }
 
 uint64_t simGpuTime(const simGpuClock* g, uint64_t monoNs) {
-  double t = (double)monoNs * (1.0 + g->driftPpm * 1e-6) + (double)g->offsetNs;
-  uint64_t v = (uint64_t)t;
+  /* Integer sum, so the result is exact to the ns: only the drift term (at most
+   * tens of ms, far inside a double's exact range) goes through floating point.
+   * Computing the whole 1.7e18 ns value in double would round it to 256 ns. */
+  int64_t driftNs = llround((double)monoNs * g->driftPpm * 1e-6);
+  uint64_t v = (uint64_t)((int64_t)monoNs + driftNs + g->offsetNs);
   return v - v % (uint64_t)g->granNs;
 }
 
