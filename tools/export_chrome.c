@@ -29,13 +29,18 @@
 #define RECENT_SLOTS (1u << 16)
 #define SYNTH_TID_BASE 1000000000u
 
-enum { LANE_PROXY_OP, LANE_PROXY_STEP, LANE_KERNEL_CH, LANE_NET, LANE_KINDS };
-static const char* const lane_kind_names[LANE_KINDS] = {"ProxyOp", "ProxyStep", "KernelCh", "NetPlugin"};
+/* Lane kinds: per-channel tracks, and the Coll/P2p/CeColl track of a launching
+ * thread (NCCL starts all Coll/P2p of a group, then stops them all: they
+ * overlap without nesting, so they cannot share their thread's track). */
+enum { LANE_PROXY_OP, LANE_PROXY_STEP, LANE_KERNEL_CH, LANE_NET, LANE_LAUNCH, LANE_KINDS };
+static const char* const lane_kind_names[LANE_KINDS] = {"ProxyOp", "ProxyStep", "KernelCh", "NetPlugin", "Coll/P2p"};
 
 typedef struct {
   uint64_t key;
   uint32_t pid;
   int kind, channel;
+  char label[96];     /* track name of lane 0 */
+  int64_t sort_base;  /* thread_sort_index of lane 0 */
   uint8_t busy[LANES];
   uint32_t tid[LANES]; /* 0 until the lane is first used */
 } lane_group;
@@ -151,12 +156,15 @@ static void name_thread(chrome_state* s, uint32_t pid, uint32_t tid, const char*
   meta(s, "thread_sort_index", pid, tid, "sort_index", NULL, sort);
 }
 
+/* Real threads sort by tid; each is followed by its Coll/P2p lanes (+1..+32). */
+static int64_t real_thread_sort(uint32_t tid) { return (int64_t)(tid % 1000000) * 64; }
+
 static void name_real_thread(chrome_state* s, const ns_wfile* f, uint32_t pid, uint32_t tid) {
   char name[128];
   const char* tn = ns_wfile_thread_name(f, tid);
   if (tn && tn[0]) snprintf(name, sizeof name, "%s (tid %u)", tn, tid);
   else snprintf(name, sizeof name, "thread %u", tid);
-  name_thread(s, pid, tid, name, (int64_t)tid % 100000);
+  name_thread(s, pid, tid, name, real_thread_sort(tid));
 }
 
 static const char* host_of(const ns_wfile* f) { return f->has_process ? f->process.hostname : "?"; }
@@ -187,11 +195,21 @@ static int lane_kind(uint8_t type) {
     case NS_EV_PROXY_STEP: return LANE_PROXY_STEP;
     case NS_EV_KERNEL_CH: return LANE_KERNEL_CH;
     case NS_EV_NET_PLUGIN: return LANE_NET;
+    case NS_EV_COLL:
+    case NS_EV_P2P:
+    case NS_EV_CE_COLL: return LANE_LAUNCH;
     default: return -1;
   }
 }
 
-static lane_group* lane_group_of(chrome_state* s, uint32_t pid, int kind, int channel, uint32_t caller_tid) {
+/* Events whose states are drawn as sub-slices (nothing else nests under them). */
+static int has_state_slices(uint8_t type) {
+  int k = lane_kind(type);
+  return k >= 0 && k != LANE_LAUNCH;
+}
+
+static lane_group* lane_group_of(chrome_state* s, const ns_wfile* f, uint32_t pid, int kind, int channel,
+                                  uint32_t caller_tid) {
   uint64_t key = (uint64_t)pid << 36 ^ (uint64_t)kind << 34 ^ (uint64_t)(channel & 0xFF) << 26 ^ caller_tid;
   key |= 1ull << 63; /* never 0 */
   int ins;
@@ -208,6 +226,17 @@ static lane_group* lane_group_of(chrome_state* s, uint32_t pid, int kind, int ch
   g->pid = pid;
   g->kind = kind;
   g->channel = channel;
+  const char* kn = lane_kind_names[kind];
+  if (kind == LANE_LAUNCH) {
+    const char* tn = ns_wfile_thread_name(f, caller_tid);
+    snprintf(g->label, sizeof g->label, "%.40s (tid %u) %s", tn && tn[0] ? tn : "thread", caller_tid, kn);
+    g->sort_base = real_thread_sort(caller_tid) + 1;
+  } else {
+    if (channel >= 0 && channel < 255) snprintf(g->label, sizeof g->label, "ch %d %s", channel, kn);
+    else snprintf(g->label, sizeof g->label, "%s (channel ?)", kn);
+    int ch = channel >= 0 && channel < 255 ? channel : 255;
+    g->sort_base = 100000000 + ch * 1000 + kind * 64;
+  }
   *v = s->ngroups++;
   return g;
 }
@@ -223,14 +252,10 @@ static uint32_t lane_take(chrome_state* s, lane_group* g, int* lane_out) {
   g->busy[lane] = 1;
   if (!g->tid[lane]) {
     g->tid[lane] = SYNTH_TID_BASE + s->next_tid++;
-    char name[96];
-    const char* kn = lane_kind_names[g->kind];
-    if (g->channel >= 0 && g->channel < 255)
-      snprintf(name, sizeof name, lane ? "ch %d %s #%d" : "ch %d %s", g->channel, kn, lane + 1);
-    else
-      snprintf(name, sizeof name, lane ? "%s (channel ?) #%d" : "%s (channel ?)", kn, lane + 1);
-    int ch = g->channel >= 0 && g->channel < 255 ? g->channel : 255;
-    name_thread(s, g->pid, g->tid[lane], name, 1000000 + ch * 1000 + g->kind * 64 + lane);
+    char name[128];
+    if (lane) snprintf(name, sizeof name, "%s #%d", g->label, lane + 1);
+    else snprintf(name, sizeof name, "%s", g->label);
+    name_thread(s, g->pid, g->tid[lane], name, g->sort_base + lane);
   }
   *lane_out = lane;
   return g->tid[lane];
@@ -314,7 +339,7 @@ static void chrome_event_start(void* self, ns_wfile* f, ns_xevent* ev) {
     recent_slot* rs = &s->recent[mix(r->parent) & (RECENT_SLOTS - 1)];
     if (rs->id == r->parent && rs->file == f->index) ev->channel = rs->channel;
   }
-  lane_group* g = kind >= 0 ? lane_group_of(s, pid, kind, ev->channel, r->tid) : NULL;
+  lane_group* g = kind >= 0 ? lane_group_of(s, f, pid, kind, kind == LANE_LAUNCH ? 255 : ev->channel, r->tid) : NULL;
   if (g) {
     int lane;
     ev->sink_u[1] = lane_take(s, g, &lane);
@@ -346,7 +371,7 @@ static void state_args(ns_json* j, uint8_t type, const ns_record* st, const ns_x
 static void chrome_state_rec(void* self, ns_wfile* f, ns_xevent* ev, const ns_record* st) {
   chrome_state* s = self;
   see_ts(s, st->ts);
-  if (ev && lane_kind(ev->start.type) >= 0 && ev->nstates <= NS_XEV_MAX_STATES) return; /* drawn at its stop */
+  if (ev && has_state_slices(ev->start.type) && ev->nstates <= NS_XEV_MAX_STATES) return; /* drawn at its stop */
   uint32_t pid, tid;
   if (ev) {
     pid = (uint32_t)ev->sink_u[0];
@@ -477,7 +502,7 @@ static void chrome_event(void* self, ns_wfile* f, ns_xevent* ev) {
   nsj_obj_end(j);
 
   /* States of lane events as sub-slices, each lasting until the next state or the stop. */
-  if (lane_kind(r->type) >= 0) {
+  if (has_state_slices(r->type)) {
     uint32_t n = ev->nstates < NS_XEV_MAX_STATES ? ev->nstates : NS_XEV_MAX_STATES;
     for (uint32_t i = 0; i < n; i++) {
       const ns_xstate* xs = &ev->states[i];

@@ -87,7 +87,7 @@ cli_errors)
   ;;
 e2e)
   # The simulator's default scenario with the real plugin, exported and checked.
-  NCCLSCOPE_DUMP_DIR="$work/dump" "$SIM" --plugin "$PLUGIN" >sim.txt 2>&1 || { tail -20 sim.txt; fail "simulator"; }
+  NCCLSCOPE_DUMP_DIR="$work/dump" "$SIM" --plugin "$PLUGIN" --procs 2 >sim.txt 2>&1 || { tail -20 sim.txt; fail "simulator"; }
   expect_rc 0 "$NCCLSCOPE" export dump -o run.jsonl
   "$PYTHON" "$SRC/check_jsonl.py" run.jsonl --no-incomplete --max-dropped 0 || fail "e2e schema"
   expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o run.json
