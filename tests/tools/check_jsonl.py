@@ -42,8 +42,8 @@ STATES = {
     4: "ProxyOpRecvPosted", 5: "ProxyOpRecvReceived", 6: "ProxyOpRecvTransmitted", 7: "ProxyOpRecvDone",
     8: "ProxyStepSendGPUWait", 9: "ProxyStepSendWait", 10: "ProxyStepRecvWait", 11: "ProxyStepRecvFlushWait",
     12: "ProxyStepRecvGPUWait", 13: "ProxyCtrlIdle", 14: "ProxyCtrlActive", 15: "ProxyCtrlSleep",
-    16: "ProxyCtrlWakeup", 17: "ProxyCtrlAppend", 18: "ProxyCtrlAppendEnd", 19: "ProxyOpInProgress_v4",
-    20: "ProxyStepSendPeerWait_v4", 21: "NetPluginUpdate", 22: "KernelChStop", 23: "GroupStartApiStop",
+    16: "ProxyCtrlWakeup", 17: "ProxyCtrlAppend", 18: "ProxyCtrlAppendEnd", 19: "ProxyOpInProgress",
+    20: "ProxyStepSendPeerWait", 21: "NetPluginUpdate", 22: "KernelChStop", 23: "GroupStartApiStop",
     24: "GroupEndApiStart", 25: "CeCollStart", 26: "CeCollComplete", 27: "CeSyncStart", 28: "CeSyncComplete",
     29: "CeBatchStart", 30: "CeBatchComplete",
 }

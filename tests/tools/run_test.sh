@@ -93,6 +93,16 @@ e2e)
   expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o run.json
   "$PYTHON" "$SRC/check_chrome.py" run.json || fail "e2e chrome"
   ;;
+demo)
+  expect_rc 0 "$NCCLSCOPE" demo --out "$work/demo"
+  grep -q 'ui.perfetto.dev' out.txt || fail "demo does not say what to open"
+  "$PYTHON" "$SRC/check_chrome.py" demo/ncclscope.perfetto.json || fail "demo chrome"
+  "$PYTHON" "$SRC/check_jsonl.py" demo/ncclscope.jsonl --no-incomplete --max-dropped 0 || fail "demo jsonl"
+  # A second run starts from a fresh dump directory.
+  expect_rc 0 "$NCCLSCOPE" demo --out "$work/demo"
+  n=$(ls demo/traces | wc -l)
+  [ "$n" -eq 2 ] || fail "$n trace files after a second demo, want 2"
+  ;;
 *)
   fail "unknown case $case_name"
   ;;
