@@ -27,8 +27,8 @@ static const char* const state_names[31] = {
     "ProxyOpRecvPosted",    "ProxyOpRecvReceived",    "ProxyOpRecvTransmitted", "ProxyOpRecvDone",
     "ProxyStepSendGPUWait", "ProxyStepSendWait",      "ProxyStepRecvWait",      "ProxyStepRecvFlushWait",
     "ProxyStepRecvGPUWait", "ProxyCtrlIdle",          "ProxyCtrlActive",        "ProxyCtrlSleep",
-    "ProxyCtrlWakeup",      "ProxyCtrlAppend",        "ProxyCtrlAppendEnd",     "ProxyOpInProgress_v4",
-    "ProxyStepSendPeerWait_v4", "NetPluginUpdate",    "KernelChStop",           "GroupStartApiStop",
+    "ProxyCtrlWakeup",      "ProxyCtrlAppend",        "ProxyCtrlAppendEnd",     "ProxyOpInProgress",
+    "ProxyStepSendPeerWait", "NetPluginUpdate",    "KernelChStop",           "GroupStartApiStop",
     "GroupEndApiStart",     "CeCollStart",            "CeCollComplete",         "CeSyncStart",
     "CeSyncComplete",       "CeBatchStart",           "CeBatchComplete",
 };
