@@ -49,7 +49,7 @@ static int session_start(void) {
   if (gethostname(ns_sess.hostname, sizeof ns_sess.hostname - 1) != 0) strcpy(ns_sess.hostname, "unknown");
   for (char* p = ns_sess.hostname; *p; p++)
     if (*p == '/') *p = '_';
-  ns_clock_init(&ns_sess.clock, ns_sess.cfg.force_mono, 2000);
+  ns_clock_init(&ns_sess.clock, ns_sess.cfg.force_mono, 1000); /* refined by the writer */
   if (ns_writer_open() != 0) return -1;
   if (ns_region_create(ns_sess.cfg.slab_events) != 0) goto fail_region;
   if (ns_slab_activate(NS_PXN_SLAB) != 0) goto fail_rings;

@@ -1,0 +1,108 @@
+/* ncclscope plugin test: lifecycle churn. 2,000 cycles of dlopen, init,
+ * a few events, finalize, dlclose (as NCCL does after the last
+ * communicator); every 100th cycle four threads init at once and the main
+ * thread finalizes them. No thread or file descriptor may leak, every cycle
+ * leaves a complete trace file, and a failing dump dir makes init fail. */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "abi/nccl_profiler.h"
+#include "check.h"
+
+static int count_dir(const char* path) {
+  DIR* d = opendir(path);
+  if (!d) return -1;
+  int n = 0;
+  struct dirent* e;
+  while ((e = readdir(d)))
+    if (e->d_name[0] != '.') n++;
+  closedir(d);
+  return n;
+}
+
+static ncclProfiler_v6_t* api;
+static void* ctxs[4];
+
+static void events(void* ctx) {
+  ncclProfilerEventDescr_v6_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileColl;
+  d.coll.func = "AllReduce";
+  void *hc, *ho;
+  api->startEvent(ctx, &hc, &d);
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileProxyOp;
+  d.parentObj = hc;
+  d.proxyOp.pid = getpid();
+  api->startEvent(ctx, &ho, &d);
+  api->stopEvent(hc);
+  api->stopEvent(ho);
+}
+
+static void* init_thread(void* arg) {
+  int i = (int)(intptr_t)arg;
+  int mask;
+  CHECK_EQ(api->init(&ctxs[i], 100 + (uint64_t)i, &mask, "t", 1, 4, i, NULL), ncclSuccess);
+  events(ctxs[i]);
+  return NULL;
+}
+
+int main(void) {
+  char dir[128];
+  snprintf(dir, sizeof dir, "/tmp/ncclscope-test-churn-XXXXXX");
+  if (!mkdtemp(dir)) return 2;
+  setenv("NCCLSCOPE_DUMP_DIR", dir, 1);
+  setenv("NCCLSCOPE_NO_CUDA", "1", 1);
+  setenv("NCCLSCOPE_RING_KB", "64", 1);
+  setenv("NCCLSCOPE_SLAB_EVENTS", "1024", 1);
+  int threads0 = count_dir("/proc/self/task"), fds0 = count_dir("/proc/self/fd");
+  enum { CYCLES = 2000 };
+  for (int c = 0; c < CYCLES; c++) {
+    void* so = dlopen(NS_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (!so) {
+      fprintf(stderr, "dlopen: %s\n", dlerror());
+      return 2;
+    }
+    api = dlsym(so, "ncclProfiler_v6");
+    if (c % 100 == 99) {
+      pthread_t th[4];
+      for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, init_thread, (void*)(intptr_t)i);
+      for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+      for (int i = 0; i < 4; i++) CHECK_EQ(api->finalize(ctxs[i]), ncclSuccess);
+    } else {
+      void* ctx;
+      int mask;
+      CHECK_EQ(api->init(&ctx, (uint64_t)c, &mask, NULL, 1, 1, 0, NULL), ncclSuccess);
+      events(ctx);
+      CHECK_EQ(api->finalize(ctx), ncclSuccess);
+    }
+    dlclose(so);
+    if (c % 500 == 0 || c == CYCLES - 1) {
+      CHECK_EQ(count_dir("/proc/self/task"), threads0);
+      CHECK_EQ(count_dir("/proc/self/fd"), fds0);
+    }
+    if (check_failures) break;
+  }
+  CHECK_EQ(count_dir(dir), CYCLES);
+
+  /* A dump dir that cannot be created: init fails, nothing leaks. */
+  setenv("NCCLSCOPE_DUMP_DIR", "/proc/ncclscope-cannot-exist/x", 1);
+  void* so = dlopen(NS_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+  api = dlsym(so, "ncclProfiler_v6");
+  void* ctx = (void*)1;
+  int mask = 0;
+  CHECK_EQ(api->init(&ctx, 1, &mask, NULL, 1, 1, 0, NULL), ncclSystemError);
+  CHECK(ctx == NULL);
+  dlclose(so);
+  CHECK_EQ(count_dir("/proc/self/task"), threads0);
+  CHECK_EQ(count_dir("/proc/self/fd"), fds0);
+
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) return 3;
+  CHECK_DONE();
+}
