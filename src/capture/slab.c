@@ -63,7 +63,7 @@ int ns_slab_activate(uint32_t k) {
   }
   if (mprotect(s->slots, ns_reg.slab_bytes, PROT_READ | PROT_WRITE) != 0) return -1;
   if (mprotect((void*)s->queue, g_queue_bytes, PROT_READ | PROT_WRITE) != 0) return -1;
-  s->nlive = 0;
+  /* nlive belongs to the writer: 0 at region creation and after ns_slab_release. */
   atomic_store_explicit(&s->fresh, 0, memory_order_relaxed);
   atomic_store_explicit(&s->q_head, 0, memory_order_relaxed);
   atomic_store_explicit(&s->q_tail, 0, memory_order_relaxed);

@@ -116,7 +116,9 @@ ncclResult_t ns_runtime_init(void** context, const ns_init_args* a) {
   }
   g_refs++;
   uint32_t mask = ns_sess.cfg.event_mask & version_types(a->version);
-  if (a->mask) *a->mask = (int)mask;
+  /* NCCL's one global mask: NCCL reads it with relaxed atomics on other
+   * threads, so we store it the same way (a plain int: GCC builtin). */
+  if (a->mask) __atomic_store_n(a->mask, (int)mask, __ATOMIC_RELAXED);
   ns_context* c = ctx_claim();
   if (c) {
     uint32_t index = (uint32_t)(c - ns_ctx_table);
