@@ -27,22 +27,53 @@ static liveNode* live[LIVE_BUCKETS];
 static uint64_t liveReuses;
 
 bool simBenchOn;
+/* bench: per-thread accumulators, so that timing one call never waits for
+ * another thread. A thread registers its block once (under benchLock) and
+ * then only touches its own cacheline-aligned block. simBenchTake runs after
+ * every timed thread was joined: it sums the blocks, frees them and bumps
+ * benchGen, which makes a surviving thread register a fresh block. */
+typedef struct benchBlock {
+  simBenchAcc acc;
+  int role;
+  struct benchBlock* next;
+} benchBlock;
 static pthread_mutex_t benchLock = PTHREAD_MUTEX_INITIALIZER;
-static simBenchAcc benchAcc[5];
+static benchBlock* benchBlocks;
+static atomic_uint benchGen = 1;
+static _Thread_local benchBlock* benchMine;
+static _Thread_local unsigned benchMineGen;
+
+static benchBlock* benchBlockSelf(void) {
+  unsigned gen = atomic_load_explicit(&benchGen, memory_order_acquire);
+  if (benchMine && benchMineGen == gen) return benchMine;
+  benchBlock* b = aligned_alloc(64, (sizeof *b + 63) / 64 * 64);
+  memset(b, 0, sizeof *b);
+  b->role = simTruthRole();
+  pthread_mutex_lock(&benchLock);
+  b->next = benchBlocks;
+  benchBlocks = b;
+  pthread_mutex_unlock(&benchLock);
+  benchMine = b, benchMineGen = gen;
+  return b;
+}
 
 static void benchAdd(int kind, uint64_t t0) {
   uint64_t d = simNowNs() - t0;
-  int r = simTruthRole();
-  pthread_mutex_lock(&benchLock); /* bench only; contention is part of what it measures */
-  benchAcc[r].ns[kind] += d;
-  benchAcc[r].n[kind]++;
-  pthread_mutex_unlock(&benchLock);
+  benchBlock* b = benchBlockSelf();
+  b->acc.ns[kind] += d;
+  b->acc.n[kind]++;
 }
 
 void simBenchTake(simBenchAcc out[5]) {
+  memset(out, 0, 5 * sizeof *out);
   pthread_mutex_lock(&benchLock);
-  memcpy(out, benchAcc, sizeof benchAcc);
-  memset(benchAcc, 0, sizeof benchAcc);
+  for (benchBlock *b = benchBlocks, *next; b; b = next) {
+    next = b->next;
+    for (int q = 0; q < 3; q++) out[b->role].ns[q] += b->acc.ns[q], out[b->role].n[q] += b->acc.n[q];
+    free(b);
+  }
+  benchBlocks = NULL;
+  atomic_fetch_add_explicit(&benchGen, 1, memory_order_release);
   pthread_mutex_unlock(&benchLock);
 }
 

@@ -23,6 +23,11 @@ simOptions simOpt = {
     .netLatUs = 5.0,
     .netGbps = 100.0,
     .benchThreads = 1,
+    .benchReps = 1,
+    .benchBatch = 64,
+    .benchBatches = 16,
+    .benchSettleMs = 20,
+    .benchSeqMask = 7,
     .channels = 4,
     .timerGranNs = 2048,
     .hangTimeoutMs = 1000,
@@ -74,6 +79,14 @@ static void usage(FILE* f) {
           "  --truth FILE          ground truth as JSON Lines (see docs/simulator.md)\n"
           "  --bench               time the plugin calls against no plugin and the empty plugin (implies --fast)\n"
           "  --bench-threads N     producer threads in --bench [1]\n"
+          "  --bench-reps R        run the configurations R times, interleaved; print medians [1]\n"
+          "  --bench-micro         tight loops of identical calls (ProxyStep pairs, 3 states, Coll pairs),\n"
+          "                        one clock read per batch, empty plugin vs --plugin, per thread\n"
+          "  --bench-shared-comm   --bench-micro: all threads share one communicator (default: one each)\n"
+          "  --bench-batch N       --bench-micro: sequences per timed batch [64]\n"
+          "  --bench-batches N     --bench-micro: batches per sequence kind and repetition [16]\n"
+          "  --bench-settle-ms MS  --bench-micro: untimed pause between repetitions [20]\n"
+          "  --bench-seq NAME      --bench-micro: only step_pair, step_3states or coll_pair [all]\n"
           "  -v, --verbose         progress on stderr\n"
           "  -h, --help            this text\n");
 }
@@ -89,6 +102,10 @@ int main(int argc, char** argv) {
       {"bench-threads", required_argument, 0, 'B'}, {"channels", required_argument, 0, 'c'},
       {"timer-gran-ns", required_argument, 0, 'G'}, {"hang-timeout-ms", required_argument, 0, 'H'},
       {"straggler-us", required_argument, 0, 'D'}, {"verbose", no_argument, 0, 'v'},
+      {"bench-reps", required_argument, 0, 'r'},   {"bench-micro", no_argument, 0, 'm'},
+      {"bench-shared-comm", no_argument, 0, 'C'},  {"bench-batch", required_argument, 0, 'n'},
+      {"bench-batches", required_argument, 0, 'k'}, {"bench-settle-ms", required_argument, 0, 'z'},
+      {"bench-seq", required_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
   int o;
   while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
@@ -110,14 +127,30 @@ int main(int argc, char** argv) {
     case 'G': simOpt.timerGranNs = atoi(optarg); break;
     case 'H': simOpt.hangTimeoutMs = atoi(optarg); break;
     case 'D': simOpt.stragglerUs = atoi(optarg); break;
+    case 'r': simOpt.benchReps = atoi(optarg); break;
+    case 'm': simOpt.benchMicro = simOpt.bench = true; break;
+    case 'C': simOpt.benchShared = true; break;
+    case 'n': simOpt.benchBatch = atoi(optarg); break;
+    case 'k': simOpt.benchBatches = atoi(optarg); break;
+    case 'z': simOpt.benchSettleMs = atoi(optarg); break;
+    case 'q':
+      simOpt.benchSeqMask = simBenchSeqMask(optarg);
+      if (!simOpt.benchSeqMask) {
+        SIM_ERR("--bench-seq: unknown sequence %s", optarg);
+        return 2;
+      }
+      break;
     case 'v': simOpt.verbose++; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
     }
   }
   if (simOpt.procs < 1 || simOpt.ranksPerProc < 1 || simOpt.nodes < 1 || simOpt.iters < 0 ||
-      simOpt.procs * simOpt.ranksPerProc > SIM_MAX_RANKS / 4 || simOpt.channels < 1 || simOpt.channels > 64) {
-    SIM_ERR("bad topology: need procs, ranks-per-proc, nodes >= 1, total ranks <= %d, 1 <= channels <= 64",
+      simOpt.procs * simOpt.ranksPerProc > SIM_MAX_RANKS / 4 || simOpt.channels < 1 || simOpt.channels > 64 ||
+      simOpt.benchReps < 1 || simOpt.benchBatch < 1 || simOpt.benchBatches < 1 || simOpt.benchSettleMs < 0 ||
+      simOpt.benchThreads > 256) {
+    SIM_ERR("bad topology: need procs, ranks-per-proc, nodes >= 1, total ranks <= %d, 1 <= channels <= 64; "
+            "bench counts >= 1, --bench-threads <= 256",
             SIM_MAX_RANKS / 4);
     return 2;
   }

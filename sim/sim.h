@@ -37,6 +37,13 @@ typedef struct {
   bool fast;
   bool bench;
   int benchThreads;
+  int benchReps;       /* --bench-reps: interleaved repetitions, medians reported */
+  bool benchMicro;     /* --bench-micro: tight loops of identical calls (bench_micro.c) */
+  bool benchShared;    /* --bench-shared-comm: micro threads share one communicator */
+  int benchBatch;      /* --bench-batch: sequences per timed batch */
+  int benchBatches;    /* --bench-batches: batches per sequence kind and repetition */
+  int benchSettleMs;   /* --bench-settle-ms: untimed pause between micro repetitions */
+  unsigned benchSeqMask; /* --bench-seq: micro sequences to run (bit per sequence) */
   int channels;        /* max channels per collective */
   int timerGranNs;     /* GPU timer quantum */
   int hangTimeoutMs;
@@ -199,6 +206,9 @@ void simWorkFree(simWork* w);
 int simRunScenario(const char* name);
 /* bench.c */
 int simRunBench(void);
+/* bench_micro.c */
+int simRunBenchMicro(void);
+unsigned simBenchSeqMask(const char* name);
 
 #define SIM_ERR(...) (fprintf(stderr, "ncclscope-sim: error: " __VA_ARGS__), fputc('\n', stderr))
 #define SIM_INFO(...)                                                \
