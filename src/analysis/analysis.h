@@ -126,6 +126,19 @@ struct ns_op_result {
   unsigned flags;  /* NS_OPF_* */
 };
 
+/* The duration an op's bandwidth is computed from: the first basis that
+ * exists of GPU (pTimer stop - pTimer start: one clock, so the offset does not
+ * matter), EXEC (exec_stop - start) and ENQUEUE (stop - start). The analysis
+ * and the exporter both call this, so their numbers agree. */
+typedef struct {
+  int started, stopped;
+  uint64_t start_ns, stop_ns, exec_stop_ns; /* exec_stop_ns 0: no child stopped */
+  int has_gpu;                              /* both pTimers known and convertible */
+  uint64_t ptimer_start, ptimer_stop;       /* raw GPU timer values */
+} ns_op_times;
+/* Returns NS_BASIS_*; *dur_ns is 0 with NS_BASIS_NONE. */
+int ns_op_duration(const ns_op_times* t, uint64_t* dur_ns);
+
 /* ---- clock fit (per communicator = per GPU context) ---- */
 typedef struct {
   int valid;            /* at least one sample */

@@ -136,3 +136,20 @@ double ns_algbw_gbs(uint64_t bytes, uint64_t dur_ns) {
   if (dur_ns == 0) return 0.0;
   return (double)bytes / (double)dur_ns; /* bytes/ns == GB/s (1e9 bytes per s) */
 }
+
+int ns_op_duration(const ns_op_times* t, uint64_t* dur_ns) {
+  *dur_ns = 0;
+  if (t->has_gpu && t->ptimer_stop >= t->ptimer_start) {
+    *dur_ns = t->ptimer_stop - t->ptimer_start;
+    return NS_BASIS_GPU;
+  }
+  if (t->started && t->exec_stop_ns > t->start_ns) {
+    *dur_ns = t->exec_stop_ns - t->start_ns;
+    return NS_BASIS_EXEC;
+  }
+  if (t->started && t->stopped && t->stop_ns >= t->start_ns) {
+    *dur_ns = t->stop_ns - t->start_ns;
+    return NS_BASIS_ENQUEUE;
+  }
+  return NS_BASIS_NONE;
+}

@@ -336,16 +336,15 @@ void ns_an_finalize_op(ns_analysis* a, ns_node* n, unsigned flags) {
       if (!isfinite(r.gpu_err_ns)) r.flags |= NS_OPF_GPU_UNBOUNDED;
     }
   }
-  if (r.gpu_start_ns && r.gpu_stop_ns) {
-    r.basis = NS_BASIS_GPU;
-    r.dur_ns = o->ptimer_max - o->ptimer_min; /* same clock: no offset error, drift <= max ppm */
-  } else if (r.exec_stop_ns > r.start_ns && n->started) {
-    r.basis = NS_BASIS_EXEC;
-    r.dur_ns = r.exec_stop_ns - r.start_ns;
-  } else if (n->stopped && n->started && r.stop_ns >= r.start_ns) {
-    r.basis = NS_BASIS_ENQUEUE;
-    r.dur_ns = r.stop_ns - r.start_ns;
-  }
+  ns_op_times tm = {.started = n->started,
+                    .stopped = n->stopped,
+                    .start_ns = n->start_ts,
+                    .stop_ns = n->stop_ts,
+                    .exec_stop_ns = r.exec_stop_ns,
+                    .has_gpu = r.gpu_start_ns && r.gpu_stop_ns,
+                    .ptimer_start = o->ptimer_min,
+                    .ptimer_stop = o->ptimer_max};
+  r.basis = ns_op_duration(&tm, &r.dur_ns);
   if (r.dur_ns > 0 && r.bytes > 0) {
     r.algbw_gbs = ns_algbw_gbs(r.bytes, r.dur_ns);
     r.busbw_gbs = r.algbw_gbs * ns_busbw_factor(r.func, r.nranks);

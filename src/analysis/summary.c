@@ -267,9 +267,12 @@ int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summar
       ns_clock_fit f;
       ns_cf_get(&cs->clock, &f);
       if (!f.valid) continue;
-      fprintf(out, "%s{\"commId\":\"0x%llx\",\"rank\":%d,\"samples\":%llu,\"gpuClockOffsetUs\":%lld.%03lld",
+      /* exact µs with 3 decimals from integer ns; the sign is printed apart so
+       * that offsets in (-1 µs, 0) keep it */
+      unsigned long long mag = f.offset_ns < 0 ? 0ull - (unsigned long long)f.offset_ns : (unsigned long long)f.offset_ns;
+      fprintf(out, "%s{\"commId\":\"0x%llx\",\"rank\":%d,\"samples\":%llu,\"gpuClockOffsetUs\":%s%llu.%03llu",
               first ? "" : ",", (unsigned long long)cs->comm_id, cs->rank, (unsigned long long)f.samples,
-              (long long)(f.offset_ns / 1000), (long long)llabs(f.offset_ns % 1000));
+              f.offset_ns < 0 ? "-" : "", mag / 1000, mag % 1000);
       fputs(",\"gpuClockDriftPpm\":", out);
       json_num(out, f.drift_ppm);
       fputs(",\"gpuClockErrorUs\":", out);

@@ -45,6 +45,7 @@ typedef struct ctl {
 static struct {
   pthread_t thread;
   int started;
+  _Atomic uint32_t tid; /* the writer's kernel tid: relaxed, read after the join */
   pthread_mutex_t lock; /* guards stop, inits, finis */
   pthread_cond_t cond;
   int stop;
@@ -444,6 +445,7 @@ static void iteration(void) {
 
 static void* writer_main(void* arg) {
   (void)arg;
+  atomic_store_explicit(&W.tid, (uint32_t)syscall(SYS_gettid), memory_order_relaxed);
   pthread_mutex_lock(&W.lock);
   while (!W.stop) {
     struct timespec dl;
@@ -507,6 +509,15 @@ void ns_writer_stop(void) {
     pthread_cond_signal(&W.cond);
     pthread_mutex_unlock(&W.lock);
     pthread_join(W.thread, NULL);
+    /* pthread_join returns when the kernel clears the thread's tid, slightly
+     * before the task leaves /proc/self/task; leak checkers (NCCL's tests,
+     * the simulator) look there right after dlclose. Wait for it, briefly. */
+    char task[64];
+    snprintf(task, sizeof task, "/proc/self/task/%u", atomic_load_explicit(&W.tid, memory_order_relaxed));
+    for (int i = 0; i < 2000 && access(task, F_OK) == 0; i++) {
+      struct timespec d = {0, 50000};
+      nanosleep(&d, NULL);
+    }
     pthread_cond_destroy(&W.cond);
     pthread_mutex_destroy(&W.lock);
   }
