@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "export_metrics.h"
 #include "trace_dir.h"
 
 static void usage(FILE* out) {
@@ -88,6 +89,7 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
     }
   }
   int rc = 1;
+  ns_export_metrics* metrics = NULL;
   ns_sink sink;
   void* state = fmt->make(out, &sink);
   ns_walk* w = state ? ns_walk_new(&sink) : NULL;
@@ -98,6 +100,14 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
   *(ns_walk**)state = w;
   ns_export_ext counter = {.self = totals, .item = count_comm};
   ns_walk_add_ext(w, &counter);
+  metrics = ns_export_metrics_new();
+  if (metrics) {
+    ns_export_ext mx;
+    ns_export_metrics_ext(metrics, &mx);
+    ns_walk_add_ext(w, &mx);
+  } else {
+    fprintf(stderr, "ncclscope: warning: out of memory; exporting without derived metrics\n");
+  }
   if (extra) ns_walk_add_ext(w, extra);
 
   for (size_t i = 0; i < list.n; i++) {
@@ -114,6 +124,8 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
     report_file(list.paths[i], &res);
   }
   ns_walk_free(w);
+  ns_export_metrics_free(metrics);
+  metrics = NULL;
   int finish_rc = fmt->finish(state);
   state = NULL;
   if (finish_rc) fprintf(stderr, "ncclscope: error while finishing the output\n");
@@ -129,6 +141,7 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
                                    totals->files_found, dir);
 
 close_out:
+  ns_export_metrics_free(metrics);
   if (state) fmt->finish(state);
   if (!to_stdout) {
     if (fclose(out) != 0 && !rc) {

@@ -218,7 +218,13 @@ static void on_start(ns_walk* w, const ns_record* r) {
       if (p) {
         p->live_children++;
         p->children_seen++;
-        if (r->type == NS_EV_KERNEL_CH) p->kch_seen++;
+        if (r->type == NS_EV_KERNEL_CH) {
+          p->kch_seen++;
+          if (r->num[1] && (!p->has_kch_ptimer_min || r->num[1] < p->kch_ptimer_min)) {
+            p->kch_ptimer_min = r->num[1];
+            p->has_kch_ptimer_min = 1;
+          }
+        }
       }
       break;
     }
@@ -272,6 +278,11 @@ static void on_stop(ns_walk* w, const ns_record* r) {
       if (p->live_children) p->live_children--;
       if (!p->has_exec_stop || r->ts > p->exec_stop) p->exec_stop = r->ts;
       p->has_exec_stop = 1;
+      if (e->start.type == NS_EV_KERNEL_CH && e->has_ptimer_stop && e->ptimer_stop &&
+          (!p->has_kch_ptimer_max || e->ptimer_stop > p->kch_ptimer_max)) {
+        p->kch_ptimer_max = e->ptimer_stop;
+        p->has_kch_ptimer_max = 1;
+      }
       maybe_complete(w, p, r->ts);
     }
   }

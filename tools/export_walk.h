@@ -65,6 +65,10 @@ typedef struct ns_xevent {
   uint64_t exec_stop;   /* max stop ts of ProxyOp/KernelCh children */
   uint64_t trans_size;  /* ProxyStep: last transSize of its states */
   uint64_t ptimer_stop; /* KernelCh: pTimer of the KernelChStop state */
+  /* Coll/P2p: raw GPU interval of its KernelCh children (smallest start
+   * pTimer, largest KernelChStop pTimer), for the metrics extension. */
+  uint8_t has_kch_ptimer_min, has_kch_ptimer_max;
+  uint64_t kch_ptimer_min, kch_ptimer_max;
   int32_t channel;      /* ProxyOp/KernelCh: own; ProxyStep/NetPlugin: from the parent; -1 unknown */
 
   uint32_t nstates; /* states seen; the first NS_XEV_MAX_STATES are kept */

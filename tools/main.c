@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "report.h"
 
 #ifndef NCCLSCOPE_VERSION
 #define NCCLSCOPE_VERSION "0.1.0"
@@ -19,6 +20,8 @@ static void usage(FILE* out) {
           "commands:\n"
           "  demo     run the simulator with the plugin, export the trace, say what to open\n"
           "  export   convert a dump directory into JSON Lines or Perfetto/Chrome JSON\n"
+          "  report   summarise a dump directory: nccl-tests style bandwidth table, slowest\n"
+          "           links, GPU clock fit, stragglers (also writes DIR/summary.txt, .json)\n"
           "\n"
           "  ncclscope <command> --help   shows a command's options\n"
           "  ncclscope --version          prints the version\n");
@@ -39,6 +42,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (strcmp(cmd, "export") == 0) return ns_cmd_export(argc - 1, argv + 1);
+  if (strcmp(cmd, "report") == 0) return ns_cmd_report(argc - 1, argv + 1);
   if (strcmp(cmd, "demo") == 0) return ns_cmd_demo(argc - 1, argv + 1);
   fprintf(stderr, "ncclscope: unknown command '%s'\n\n", cmd);
   usage(stderr);

@@ -200,8 +200,13 @@ struct ns_window {
 };
 
 /* ---- summary (merges any number of analyses; one per process) ---- */
+#define NS_SUMMARY_COLLECTIVES 0x1u /* the nccl-tests style table */
+#define NS_SUMMARY_LINKS 0x2u       /* the slowest links */
+#define NS_SUMMARY_CLOCKS 0x4u      /* the GPU clock fits */
+#define NS_SUMMARY_CROSS_RANK 0x8u  /* for callers that add a cross-rank section (the CLI) */
 typedef struct {
-  size_t max_links; /* slowest links listed (10) */
+  size_t max_links;  /* slowest links listed (10) */
+  unsigned sections; /* text: NS_SUMMARY_* bits to write; 0 = all. JSON always has all. */
 } ns_summary_options;
 
 /* Returns 0 on success, -1 on write error. */

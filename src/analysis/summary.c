@@ -121,9 +121,8 @@ static const char* basis_name(int b) {
   return b >= 0 && b <= 3 ? names[b] : "?";
 }
 
-int ns_analysis_summary_text(ns_analysis* const* list, size_t n, const ns_summary_options* opt, FILE* out) {
-  size_t max_links = opt && opt->max_links ? opt->max_links : 10;
-  size_t nr = 0, nl = 0;
+static void text_collectives(ns_analysis* const* list, size_t n, FILE* out) {
+  size_t nr = 0;
   sum_row* rows = merge_rows(list, n, &nr);
   fprintf(out, "# ncclscope summary: collectives (time = mean per call; bandwidth as nccl-tests computes it)\n");
   fprintf(out, "# %-14s %6s %14s %13s %9s %8s %11s %11s %11s %10s %10s  %s\n", "collective", "nranks", "size(B)",
@@ -146,7 +145,10 @@ int ns_analysis_summary_text(ns_analysis* const* list, size_t n, const ns_summar
             ns_pct_get(&r->pct, 0.5) / 1e3, ns_pct_get(&r->pct, 0.99) / 1e3, alg, bus, basis);
   }
   free_rows(rows, nr);
+}
 
+static void text_links(ns_analysis* const* list, size_t n, size_t max_links, FILE* out) {
+  size_t nl = 0;
   sum_link* links = merge_links(list, n, &nl);
   fprintf(out, "\n# slowest links (MIN-mode regression: time = latency + size / bandwidth)\n");
   fprintf(out, "# %-18s %6s %6s %4s %10s %14s %10s %11s %6s %10s %11s %6s\n", "commId", "rank", "peer", "dir", "steps",
@@ -159,7 +161,9 @@ int ns_analysis_summary_text(ns_analysis* const* list, size_t n, const ns_summar
             s->min.r2, s->avg.latency_us, s->avg.bandwidth_gbs, s->avg.r2);
   }
   free(links);
+}
 
+static void text_clocks(ns_analysis* const* list, size_t n, FILE* out) {
   fprintf(out, "\n# GPU clock fit (gpu = t + offset + drift*(t - ref)); error = bound on |converted - true|\n");
   fprintf(out, "# %-18s %6s %10s %24s %12s %12s %8s\n", "commId", "rank", "samples", "offset(us)", "drift(ppm)",
           "error(us)", "resets");
@@ -180,6 +184,14 @@ int ns_analysis_summary_text(ns_analysis* const* list, size_t n, const ns_summar
               (unsigned long long)f.samples, (double)f.offset_ns / 1e3, f.drift_ppm, err, (unsigned long long)f.resets);
     }
   }
+}
+
+int ns_analysis_summary_text(ns_analysis* const* list, size_t n, const ns_summary_options* opt, FILE* out) {
+  size_t max_links = opt && opt->max_links ? opt->max_links : 10;
+  unsigned sec = opt && opt->sections ? opt->sections : ~0u;
+  if (sec & NS_SUMMARY_COLLECTIVES) text_collectives(list, n, out);
+  if (sec & NS_SUMMARY_LINKS) text_links(list, n, max_links, out);
+  if (sec & NS_SUMMARY_CLOCKS) text_clocks(list, n, out);
   return ferror(out) ? -1 : 0;
 }
 

@@ -1,0 +1,246 @@
+/* ncclscope CLI: `ncclscope report DIR [--json FILE] [--text FILE]`.
+ *
+ * Runs one ns_analysis per trace file of the dump directory (event ids and
+ * comm serials are per file), then prints the merged summary: the
+ * nccl-tests style table per collective, the slowest links, the GPU clock
+ * fits, and the cross-rank arrival view (report_straggler.c). The text goes
+ * to standard output and, like the JSON, into DIR/summary.txt and
+ * DIR/summary.json unless other files are named. Files are written to
+ * FILE.tmp and renamed. Memory: one analysis per file (bounded, see
+ * docs/metrics.md) plus the straggler table. Single-threaded. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+#include "report.h"
+#include "report_straggler.h"
+#include "trace_analysis.h"
+#include "trace_dir.h"
+
+#define MAX_HOSTS 256
+
+typedef struct {
+  ns_strag* strag;
+  int host; /* host index of the file being analysed */
+} report_ctx;
+
+static void usage(FILE* out) {
+  fprintf(out,
+          "usage: ncclscope report DIR [--json FILE] [--text FILE] [--links N] [-q]\n"
+          "\n"
+          "Analyses every *.nstrace file of the dump directory DIR and prints a summary:\n"
+          "per collective and size, as nccl-tests does, the number of calls, mean/p50/p99\n"
+          "time, algbw and busbw (GB/s) and what the time is based on (gpu: kernel pTimers,\n"
+          "exec: last proxy/kernel child stop, enqueue: Coll start/stop); the slowest links\n"
+          "(latency and bandwidth regressed from proxy step times); the GPU clock fit per\n"
+          "communicator with its error bound; and which rank called each collective last.\n"
+          "Definitions: docs/metrics.md.\n"
+          "\n"
+          "  --text FILE   write the text summary there [DIR/summary.txt]\n"
+          "  --json FILE   write the JSON summary there [DIR/summary.json]\n"
+          "  --links N     slowest links listed [10]\n"
+          "  -q, --quiet   do not print the summary on standard output\n"
+          "  -h, --help    this text\n"
+          "\n"
+          "Exit status: 0 if at least one trace was readable, 1 if none was or an output\n"
+          "file cannot be written, 2 on bad arguments.\n");
+}
+
+static void on_op(void* user, const ns_op_result* op) {
+  report_ctx* c = user;
+  if (c->strag) ns_strag_op(c->strag, c->host, op);
+}
+
+/* Index of the file's host among those seen so far (from its PROCESS block). */
+static int host_index(const char* path, char hosts[][256], int* nhosts) {
+  char err[256];
+  ns_reader* r = ns_reader_open(path, err, sizeof err);
+  const ns_process_info* p = NULL;
+  ns_item it;
+  for (int i = 0; r && i < 64 && !(p = ns_reader_process(r)) && ns_reader_next(r, &it); i++) {
+  }
+  char name[256];
+  snprintf(name, sizeof name, "%s", p ? p->hostname : "?");
+  if (r) ns_reader_close(r);
+  for (int i = 0; i < *nhosts; i++)
+    if (strcmp(hosts[i], name) == 0) return i;
+  if (*nhosts >= MAX_HOSTS) return MAX_HOSTS; /* all further hosts share one index */
+  snprintf(hosts[*nhosts], 256, "%s", name);
+  return (*nhosts)++;
+}
+
+/* Everything of the report into out (text). */
+static int write_text(ns_analysis* const* list, size_t n, const ns_strag* s, const ns_summary_options* opt,
+                      FILE* out) {
+  int rc = ns_analysis_summary_text(list, n, opt, out);
+  if (s) ns_strag_text(s, out);
+  return rc || ferror(out) ? -1 : 0;
+}
+
+/* The library's JSON object with "crossRank" added: it is produced into
+ * memory and its closing brace replaced. */
+static int write_json(ns_analysis* const* list, size_t n, const ns_strag* s, const ns_summary_options* opt,
+                      FILE* out) {
+  char* buf = NULL;
+  size_t len = 0;
+  FILE* mem = open_memstream(&buf, &len);
+  if (!mem) return -1;
+  int rc = ns_analysis_summary_json(list, n, opt, mem);
+  if (fclose(mem) != 0) rc = -1;
+  while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) len--;
+  if (rc || len == 0 || buf[len - 1] != '}') {
+    free(buf);
+    return -1;
+  }
+  fwrite(buf, 1, len - 1, out);
+  free(buf);
+  fputs(",\"crossRank\":", out);
+  if (s)
+    ns_strag_json(s, out);
+  else
+    fputs("[]", out);
+  fputs("}\n", out);
+  return ferror(out) ? -1 : 0;
+}
+
+typedef int (*writer_fn)(ns_analysis* const*, size_t, const ns_strag*, const ns_summary_options*, FILE*);
+
+static int write_file(const char* path, writer_fn fn, ns_analysis* const* list, size_t n, const ns_strag* s,
+                      const ns_summary_options* opt) {
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE* f = fopen(tmp, "w");
+  if (!f) {
+    fprintf(stderr, "ncclscope report: cannot write %s: %s\n", tmp, strerror(errno));
+    return -1;
+  }
+  int rc = fn(list, n, s, opt, f);
+  if (fclose(f) != 0) rc = -1;
+  if (!rc && rename(tmp, path) != 0) rc = -1;
+  if (rc) {
+    fprintf(stderr, "ncclscope report: cannot write %s: %s\n", path, strerror(errno));
+    remove(tmp);
+  }
+  return rc;
+}
+
+int ns_report_dir(const char* dir, const ns_report_options* o) {
+  char err[1024];
+  ns_trace_list list;
+  if (ns_trace_dir_list(dir, &list, err, sizeof err)) {
+    fprintf(stderr, "ncclscope report: cannot read the dump directory %s\n", err);
+    return 1;
+  }
+  if (list.n == 0) {
+    fprintf(stderr, "ncclscope report: no trace files (*.nstrace) in %s\n", dir);
+    ns_trace_list_free(&list);
+    return 1;
+  }
+  int rc = 1;
+  static char hosts[MAX_HOSTS][256];
+  int nhosts = 0;
+  report_ctx ctx = {.strag = ns_strag_new(), .host = 0};
+  ns_analysis** an = calloc(list.n, sizeof *an);
+  size_t nan = 0;
+  if (!an) {
+    fprintf(stderr, "ncclscope report: out of memory\n");
+    goto free_list;
+  }
+  ns_analysis_config cfg;
+  ns_analysis_config_default(&cfg);
+  ns_analysis_config_from_env(&cfg);
+  cfg.on_op = on_op;
+  cfg.user = &ctx;
+  for (size_t i = 0; i < list.n; i++) {
+    ctx.host = host_index(list.paths[i], hosts, &nhosts);
+    ns_reader_stats st;
+    ns_analysis* a = ns_analyze_file(list.paths[i], &cfg, &st, err, sizeof err);
+    if (!a) {
+      fprintf(stderr, "ncclscope report: warning: skipped %s\n", err);
+      continue;
+    }
+    if (st.bytes_cut)
+      fprintf(stderr, "ncclscope report: warning: %s: %llu bytes cut (%s); analysed what precedes\n", list.paths[i],
+              (unsigned long long)st.bytes_cut, st.stop_reason);
+    an[nan++] = a;
+  }
+  if (nan == 0) {
+    fprintf(stderr, "ncclscope report: none of the %zu trace file(s) in %s is readable\n", list.n, dir);
+    goto free_an;
+  }
+  if (ctx.strag) ns_strag_finish(ctx.strag);
+
+  ns_summary_options opt = {.max_links = o->max_links};
+  char text_path[4096], json_path[4096];
+  snprintf(text_path, sizeof text_path, "%s/summary.txt", dir);
+  snprintf(json_path, sizeof json_path, "%s/summary.json", dir);
+  rc = 0;
+  if (write_file(o->text_path ? o->text_path : text_path, write_text, an, nan, ctx.strag, &opt)) rc = 1;
+  if (write_file(o->json_path ? o->json_path : json_path, write_json, an, nan, ctx.strag, &opt)) rc = 1;
+  if (o->print) {
+    FILE* out = o->print;
+    ns_summary_options popt = opt;
+    popt.sections = o->sections;
+    ns_analysis_summary_text(an, nan, &popt, out);
+    if (!o->sections || (o->sections & NS_SUMMARY_CROSS_RANK)) ns_strag_text(ctx.strag, out);
+    fflush(out);
+  }
+
+free_an:
+  for (size_t i = 0; i < nan; i++) ns_analysis_destroy(an[i]);
+  free(an);
+free_list:
+  ns_strag_free(ctx.strag);
+  ns_trace_list_free(&list);
+  return rc;
+}
+
+int ns_cmd_report(int argc, char** argv) {
+  const char* dir = NULL;
+  ns_report_options o = {.print = stdout, .max_links = 10};
+  for (int i = 1; i < argc; i++) {
+    const char* a = argv[i];
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      usage(stdout);
+      return 0;
+    } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+      o.print = NULL;
+    } else if (strcmp(a, "--json") == 0 || strcmp(a, "--text") == 0 || strcmp(a, "--links") == 0) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "ncclscope report: %s needs a value\n", a);
+        return 2;
+      }
+      const char* v = argv[++i];
+      if (a[2] == 'j') {
+        o.json_path = v;
+      } else if (a[2] == 't') {
+        o.text_path = v;
+      } else {
+        char* end = NULL;
+        long n = strtol(v, &end, 10);
+        if (end == v || *end || n < 1 || n > 100000) {
+          fprintf(stderr, "ncclscope report: --links wants a number 1..100000, not '%s'\n", v);
+          return 2;
+        }
+        o.max_links = (size_t)n;
+      }
+    } else if (a[0] == '-' && a[1] != '\0') {
+      fprintf(stderr, "ncclscope report: unknown option '%s'\n", a);
+      usage(stderr);
+      return 2;
+    } else if (!dir) {
+      dir = a;
+    } else {
+      fprintf(stderr, "ncclscope report: one directory only ('%s' and '%s')\n", dir, a);
+      return 2;
+    }
+  }
+  if (!dir) {
+    fprintf(stderr, "ncclscope report: missing the dump directory\n");
+    usage(stderr);
+    return 2;
+  }
+  return ns_report_dir(dir, &o);
+}

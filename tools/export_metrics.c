@@ -1,0 +1,168 @@
+/* ncclscope CLI: derived metrics in the export (see export_metrics.h).
+ *
+ * Ordering. The walker writes a Coll/P2p as soon as its children are done,
+ * but the analysis only finalizes an op a grace period later, and a GPU
+ * clock fit made from the samples seen so far is looser than one made from
+ * the whole file. So the extension works in two passes per trace file: when
+ * the walker starts a file (its first item), the whole file is first run
+ * through an ns_analysis (trace_analysis.c), which keeps only its bounded
+ * state: the GPU clock fit per communicator, aggregates, nothing per op.
+ * During the walk every field is then computed at the moment its line is
+ * written, from the walker's own bookkeeping of the event (execStop and the
+ * KernelCh pTimer interval of a Coll/P2p, held by the walker until its
+ * children are done) and the final clock fit.
+ *
+ * One source of truth: `execStop` is the walker's (the latest ProxyOp or
+ * KernelCh stop, as the analysis defines it); the duration basis and the
+ * nccl-tests formulas are the analysis library's (ns_op_duration,
+ * ns_coll_bytes, ns_busbw_factor), so the export and `ncclscope report`
+ * compute bandwidth the same way.
+ *
+ * Memory: no per-op table. What is added to the export's own bound (open and
+ * held events, see export_walk.h) is one analysis at a time, bounded as
+ * docs/metrics.md describes (events in flight, 256 clock bins per
+ * communicator, aggregates per size bucket and link), and each file is read
+ * twice. */
+#include "export_metrics.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "trace_analysis.h"
+
+struct ns_export_metrics {
+  int file_index;  /* file the analysis belongs to; -1 none */
+  ns_analysis* a;  /* NULL: the first pass failed, fields are omitted */
+};
+
+ns_export_metrics* ns_export_metrics_new(void) {
+  ns_export_metrics* m = calloc(1, sizeof *m);
+  if (m) m->file_index = -1;
+  return m;
+}
+
+void ns_export_metrics_free(ns_export_metrics* m) {
+  if (!m) return;
+  ns_analysis_destroy(m->a);
+  free(m);
+}
+
+/* First pass over a file, run when the walker reads its first item. */
+static void on_item(void* self, ns_wfile* f, const ns_item* it) {
+  (void)it;
+  ns_export_metrics* m = self;
+  if (m->file_index == f->index) return;
+  ns_analysis_destroy(m->a);
+  m->file_index = f->index;
+  char err[1024];
+  ns_analysis_config cfg;
+  ns_analysis_config_default(&cfg);
+  cfg.window_sec = 0; /* windows are not used here */
+  m->a = ns_analyze_file(f->path, &cfg, NULL, err, sizeof err);
+  if (!m->a) fprintf(stderr, "ncclscope: warning: no derived metrics for %s\n", err);
+}
+
+static void key_err_us(ns_json* j, const char* key, double err_ns) {
+  nsj_kf64(j, key, err_ns / 1000.0); /* null when unbounded (INFINITY) */
+}
+
+static const char* basis_name(int basis) {
+  switch (basis) {
+    case NS_BASIS_GPU: return "gpu";
+    case NS_BASIS_EXEC: return "exec";
+    case NS_BASIS_ENQUEUE: return "enqueue";
+    default: return NULL;
+  }
+}
+
+/* Converts a pTimer pair; 1 if both converted. */
+static int convert_pair(ns_analysis* a, uint32_t comm, uint64_t p0, uint64_t p1, uint64_t* t0, uint64_t* t1,
+                        double* err) {
+  double e0 = INFINITY, e1 = INFINITY;
+  if (!ns_analysis_gpu_to_cpu(a, comm, p0, t0, &e0) || !ns_analysis_gpu_to_cpu(a, comm, p1, t1, &e1)) return 0;
+  *err = fmax(e0, e1);
+  return 1;
+}
+
+static void op_fields(ns_export_metrics* m, ns_wfile* f, const ns_xevent* ev, ns_json* j) {
+  const ns_record* r = &ev->start;
+  const ns_wcomm* c = ns_wfile_comm(f, r->comm);
+  uint32_t nranks = c ? c->info.nranks : 0;
+  int func = ns_func_code(ns_wfile_string(f, r->str[0]));
+  unsigned tsize = ns_dtype_size(ns_wfile_string(f, r->str[1]));
+  uint64_t bytes = tsize ? ns_coll_bytes(func, r->num[1], tsize, nranks) : 0;
+  if (tsize) nsj_ku64(j, "bytes", bytes);
+
+  ns_op_times tm = {.started = 1,
+                    .stopped = ev->stopped,
+                    .start_ns = r->ts,
+                    .stop_ns = ev->stop_ts,
+                    .exec_stop_ns = ev->has_exec_stop ? ev->exec_stop : 0,
+                    .ptimer_start = ev->kch_ptimer_min,
+                    .ptimer_stop = ev->kch_ptimer_max};
+  uint64_t g0 = 0, g1 = 0;
+  double err = INFINITY;
+  if (m->a && ev->has_kch_ptimer_min && ev->has_kch_ptimer_max && ev->kch_ptimer_max >= ev->kch_ptimer_min &&
+      convert_pair(m->a, r->comm, ev->kch_ptimer_min, ev->kch_ptimer_max, &g0, &g1, &err)) {
+    tm.has_gpu = 1;
+    nsj_kus(j, "gpuStart", (int64_t)g0);
+    nsj_kus(j, "gpuStop", (int64_t)g1);
+    key_err_us(j, "gpuErrorUs", err);
+  }
+  uint64_t dur = 0;
+  int basis = ns_op_duration(&tm, &dur);
+  if (dur > 0 && bytes > 0) {
+    double alg = ns_algbw_gbs(bytes, dur);
+    nsj_kf64(j, "algbwGBs", alg);
+    nsj_kf64(j, "busbwGBs", alg * ns_busbw_factor(func, nranks));
+    nsj_kstr(j, "bwBasis", basis_name(basis));
+  }
+}
+
+static void kernel_fields(ns_export_metrics* m, const ns_xevent* ev, ns_json* j) {
+  uint64_t p0 = ev->start.num[1];
+  if (!m->a || !p0) return;
+  uint64_t t0 = 0, t1 = 0;
+  double e0 = INFINITY, e1 = INFINITY;
+  if (!ns_analysis_gpu_to_cpu(m->a, ev->start.comm, p0, &t0, &e0)) return;
+  nsj_kus(j, "gpuStart", (int64_t)t0);
+  if (ev->has_ptimer_stop && ev->ptimer_stop >= p0 &&
+      ns_analysis_gpu_to_cpu(m->a, ev->start.comm, ev->ptimer_stop, &t1, &e1)) {
+    nsj_kus(j, "gpuStop", (int64_t)t1);
+    e0 = fmax(e0, e1);
+  }
+  key_err_us(j, "gpuErrorUs", e0);
+}
+
+static void on_event_details(void* self, ns_wfile* f, const ns_xevent* ev, ns_json* j) {
+  ns_export_metrics* m = self;
+  if (!ev->started || (ev->start.flags & NS_RF_PXN)) return; /* PXN: another process's clock and comm */
+  switch (ev->start.type) {
+    case NS_EV_COLL:
+    case NS_EV_P2P:
+      op_fields(m, f, ev, j);
+      break;
+    case NS_EV_KERNEL_CH:
+      kernel_fields(m, ev, j);
+      break;
+    default:
+      break;
+  }
+}
+
+static void on_fini_details(void* self, ns_wfile* f, const ns_wcomm* c, ns_json* j) {
+  (void)f;
+  ns_export_metrics* m = self;
+  ns_clock_fit fit;
+  if (c->has_clockfit || !m->a || !ns_analysis_clock_fit(m->a, c->info.comm, &fit)) return;
+  nsj_kus(j, "gpuClockOffsetUs", fit.offset_ns);
+  nsj_kf64(j, "gpuClockDriftPpm", fit.drift_ppm);
+  key_err_us(j, "gpuClockErrorUs", fit.bounded ? fit.error_ns : INFINITY);
+  nsj_ku64(j, "gpuClockSamples", fit.samples);
+  nsj_kus(j, "gpuClockRefUs", (int64_t)fit.ref_cpu_ns);
+}
+
+void ns_export_metrics_ext(ns_export_metrics* m, ns_export_ext* ext) {
+  *ext = (ns_export_ext){.self = m, .item = on_item, .event_details = on_event_details, .fini_details = on_fini_details};
+}

@@ -1,0 +1,21 @@
+/* ncclscope CLI: runs the analysis library (src/analysis) over one recorded
+ * trace file. Used by `ncclscope report` (the whole job) and by the export's
+ * metrics extension (a first pass that fits the GPU clocks before any line is
+ * written). Single-threaded. */
+#ifndef NCCLSCOPE_TOOLS_TRACE_ANALYSIS_H
+#define NCCLSCOPE_TOOLS_TRACE_ANALYSIS_H
+
+#include <stddef.h>
+
+#include "analysis/analysis.h"
+#include "ncclscope/trace_reader.h"
+
+/* Feeds every COMM_INIT and RECORD of the file at path into a new analysis
+ * made from cfg (NULL: defaults), then flushes it. Returns the analysis (the
+ * caller destroys it), or NULL with a message in err when the file cannot be
+ * read at all or memory runs out. Reader statistics go to *stats if not NULL
+ * (a damaged tail is not an error: what precedes it is analysed). */
+ns_analysis* ns_analyze_file(const char* path, const ns_analysis_config* cfg, ns_reader_stats* stats, char* err,
+                             size_t errlen);
+
+#endif
