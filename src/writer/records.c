@@ -16,6 +16,8 @@ typedef struct {
 struct ns_strtab {
   strent* tab;
   uint32_t cap, used, next_id;
+  const char** by_id; /* by_id[id]: the interned copy (owned by tab), for the analysis */
+  uint32_t by_id_cap;
 };
 
 ns_strtab* ns_strtab_new(void) {
@@ -35,7 +37,27 @@ void ns_strtab_free(ns_strtab* t) {
   if (!t) return;
   for (uint32_t i = 0; i < t->cap; i++) free(t->tab[i].s);
   free(t->tab);
+  free(t->by_id);
   free(t);
+}
+
+const char* ns_strtab_str(const ns_strtab* t, uint32_t id) {
+  if (!t || id == 0 || id >= t->by_id_cap) return NULL;
+  return t->by_id[id];
+}
+
+static int remember(ns_strtab* t, uint32_t id, const char* s) {
+  if (id >= t->by_id_cap) {
+    uint32_t ncap = t->by_id_cap ? t->by_id_cap * 2 : 256;
+    while (ncap <= id) ncap *= 2;
+    const char** nb = realloc(t->by_id, ncap * sizeof *nb);
+    if (!nb) return -1;
+    memset(nb + t->by_id_cap, 0, (ncap - t->by_id_cap) * sizeof *nb);
+    t->by_id = nb;
+    t->by_id_cap = ncap;
+  }
+  t->by_id[id] = s;
+  return 0;
 }
 
 static uint32_t fnv1a(const char* s, size_t n) {
@@ -85,6 +107,7 @@ uint32_t ns_strtab_intern(ns_strtab* t, const char* s, size_t n, ns_strings_enco
   e->s = copy;
   e->id = t->next_id++;
   t->used++;
+  (void)remember(t, e->id, copy); /* on failure the analysis sees NULL for it */
   if (!*enc_open) {
     ns_strings_begin(enc, encbuf);
     *enc_open = 1;

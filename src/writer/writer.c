@@ -10,9 +10,15 @@
  *  4. recycles event slots whose references are gone (hold time, max age),
  *  5. writes the batch with one write() when a second passed, the batch is
  *     large, or lifecycle blocks are in it.
- * It owns the trace file, the string table and the slab live lists.
+ * It owns the trace file, the string table and the slab live lists, and
+ * feeds every record it encodes into the process's analysis
+ * (analysis_feed.c): a CLOCKFIT block per communicator at each timed flush
+ * when its fit moved and always right before its COMM_FINI; the summary
+ * after the END block of the last finalize.
  */
 #include "writer/writer.h"
+
+#include "writer/analysis_feed.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,6 +64,7 @@ static struct {
   uint32_t* ring_serial_seen;
   uint32_t ctx_serial[NS_MAX_CONTEXTS];
   uint64_t ctx_events[NS_MAX_CONTEXTS][NS_EV_COUNT];
+  uint64_t ctx_fit_samples[NS_MAX_CONTEXTS]; /* samples of the last CLOCKFIT written */
   uint64_t events[NS_EV_COUNT];
   uint64_t pxn_events, parent_lost, recycled, forced;
   uint64_t bytes_written, write_errors, bytes_lost;
@@ -198,6 +205,8 @@ static void emit_inits(ctl* l) {
     ns_block_end(&W.out, at, NS_BLOCK_COMM_INIT, W.seq++);
     W.ctx_serial[l->ctx] = c->serial;
     memset(W.ctx_events[l->ctx], 0, sizeof W.ctx_events[l->ctx]);
+    W.ctx_fit_samples[l->ctx] = 0;
+    ns_feed_comm(c);
     W.lifecycle_pending = 1;
     free(l);
     l = next;
@@ -215,6 +224,8 @@ static void emit_finis(ctl* l) {
   while (l) {
     ctl* next = l->next;
     ns_context* c = &ns_ctx_table[l->ctx];
+    /* The exporter attaches the last CLOCKFIT seen before COMM_FINI. */
+    ns_feed_clockfit(&W.out, &W.seq, c->serial, 1, &W.ctx_fit_samples[l->ctx]);
     size_t at = ns_block_begin(&W.out);
     ns_props_u64(&W.out, NS_P_COMM, c->serial);
     ns_props_u64(&W.out, NS_P_TS, ns_clock_to_ns(&ns_sess.clock, l->tick));
@@ -328,6 +339,7 @@ static void on_entry(void* user, ns_ring* r, const uint64_t* e, uint32_t nwords)
     W.ev_open = 1;
   }
   ns_events_put(&W.enc, &rec);
+  ns_feed_record(&rec, W.strs);
 }
 
 static void drain_ring(ns_ring* r, uint32_t i) {
@@ -423,6 +435,19 @@ static void recycle(uint64_t now) {
 
 /* ---- the thread ---- */
 
+/* Timed flush: the fits that moved since they were last written. */
+static void emit_clockfits(void) {
+  if (!ns_feed_enabled()) return;
+  for (uint32_t i = 0; i < NS_MAX_CONTEXTS; i++)
+    if (W.ctx_serial[i]) ns_feed_clockfit(&W.out, &W.seq, W.ctx_serial[i], 0, &W.ctx_fit_samples[i]);
+}
+
+static double thread_cpu_ms(void) {
+  struct timespec t;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return 0;
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
 static void iteration(void) {
   uint64_t now = ns_mono_ns();
   pthread_mutex_lock(&W.lock);
@@ -432,11 +457,13 @@ static void iteration(void) {
   emit_inits(inits);
   uint32_t nrings = ns_ring_pool_count();
   for (uint32_t i = 0; i < nrings; i++) drain_ring(ns_ring_pool_get(i), i);
+  uint64_t trace_now = ns_clock_to_ns(&ns_sess.clock, ns_clock_ticks());
+  ns_feed_tick(trace_now);
   emit_finis(finis);
-  recycle(ns_clock_to_ns(&ns_sess.clock, ns_clock_ticks()));
-  if (W.lifecycle_pending || W.out.len >= FLUSH_BYTES ||
-      now - W.last_flush_ns >= (uint64_t)ns_sess.cfg.flush_ms * 1000000u)
-    flush_out();
+  recycle(trace_now);
+  int timed = now - W.last_flush_ns >= (uint64_t)ns_sess.cfg.flush_ms * 1000000u;
+  if (timed) emit_clockfits();
+  if (W.lifecycle_pending || W.out.len >= FLUSH_BYTES || timed) flush_out();
   if (now - W.last_refine_ns >= 1000000000u) {
     ns_clock_refine(&ns_sess.clock);
     W.last_refine_ns = now;
@@ -446,6 +473,7 @@ static void iteration(void) {
 static void* writer_main(void* arg) {
   (void)arg;
   atomic_store_explicit(&W.tid, (uint32_t)syscall(SYS_gettid), memory_order_relaxed);
+  ns_feed_open();
   pthread_mutex_lock(&W.lock);
   while (!W.stop) {
     struct timespec dl;
@@ -466,6 +494,13 @@ static void* writer_main(void* arg) {
   size_t at = ns_block_begin(&W.out);
   ns_block_end(&W.out, at, NS_BLOCK_END, W.seq++);
   flush_out();
+  /* The trace is complete on disk before the summary, which may fail. */
+  double cpu_trace = thread_cpu_ms();
+  int analysed = ns_feed_enabled();
+  ns_feed_finish();
+  double cpu_all = thread_cpu_ms();
+  ns_log_info("writer thread CPU %.1f ms (analysis %s; summary %.1f ms)", cpu_trace, analysed ? "on" : "off",
+              cpu_all - cpu_trace);
   return NULL;
 }
 

@@ -26,5 +26,7 @@ void ns_strtab_free(ns_strtab* t);
  * (begun lazily: *enc_open tells whether it was). */
 uint32_t ns_strtab_intern(ns_strtab* t, const char* s, size_t n, ns_strings_encoder* enc, ns_buf* encbuf,
                           int* enc_open);
+/* The string with that id (NUL-terminated, owned by t), NULL if unknown. */
+const char* ns_strtab_str(const ns_strtab* t, uint32_t id);
 
 #endif

@@ -1,0 +1,92 @@
+/* ncclscope: feeding the writer's records into the analysis library.
+ *
+ * The writer thread owns the one per-process ns_analysis: nothing here runs
+ * on NCCL's threads. It sees exactly the records written to the trace, in
+ * the same order, so the plugin's numbers and `ncclscope report` on the
+ * trace agree (up to what the CLI merges across processes). */
+#include "writer/analysis_feed.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "clock/clock.h"
+#include "log/log.h"
+
+static ns_analysis* g_a; /* writer thread only */
+
+void ns_feed_open(void) {
+  g_a = NULL;
+  const char* e = getenv("NCCLSCOPE_ANALYSIS");
+  if (e && (strcmp(e, "0") == 0 || strcmp(e, "off") == 0 || strcmp(e, "no") == 0)) return;
+  ns_analysis_config cfg;
+  ns_analysis_config_default(&cfg);
+  ns_analysis_config_from_env(&cfg);
+  g_a = ns_analysis_create(&cfg);
+  if (!g_a) ns_log_warn("no memory for the analysis; no clock fit or summary from this process");
+}
+
+int ns_feed_enabled(void) { return g_a != NULL; }
+
+void ns_feed_comm(const ns_context* c) {
+  if (!g_a) return;
+  ns_comm_info ci;
+  memset(&ci, 0, sizeof ci);
+  ci.comm = c->serial;
+  ci.comm_id = c->comm_id;
+  ci.rank = c->rank;
+  ci.nranks = (uint32_t)(c->nranks < 0 ? 0 : c->nranks);
+  ci.nnodes = (uint32_t)(c->nnodes < 0 ? 0 : c->nnodes);
+  ci.has_name = c->has_name;
+  if (c->has_name) snprintf(ci.comm_name, sizeof ci.comm_name, "%s", c->name);
+  ci.abi_version = (uint32_t)c->abi_version;
+  ci.event_mask = c->mask;
+  snprintf(ci.gpu_uuid, sizeof ci.gpu_uuid, "%s", c->gpu_uuid);
+  ci.ts = ns_clock_to_ns(&ns_sess.clock, c->init_tick);
+  ci.tid = c->init_tid;
+  ci.ctx_addr = (uint64_t)(uintptr_t)c;
+  ns_analysis_comm(g_a, &ci);
+}
+
+void ns_feed_record(const ns_record* r, const ns_strtab* t) {
+  if (!g_a) return;
+  const char* strs[NS_REC_STRS] = {0};
+  if (r->kind == NS_REC_START)
+    for (int i = 0; i < NS_REC_STRS; i++) strs[i] = r->str[i] ? ns_strtab_str(t, r->str[i]) : NULL;
+  ns_analysis_record(g_a, r, strs);
+}
+
+void ns_feed_tick(uint64_t now_ns) {
+  if (g_a) ns_analysis_tick(g_a, now_ns);
+}
+
+int ns_feed_clockfit(ns_buf* out, uint64_t* seq, uint32_t comm, int force, uint64_t* last_samples) {
+  ns_clock_fit f;
+  if (!g_a || !comm || !ns_analysis_clock_fit(g_a, comm, &f)) return 0;
+  if (!f.bounded || !isfinite(f.error_ns)) return 0;
+  if (!force && f.samples == *last_samples) return 0;
+  *last_samples = f.samples;
+  size_t at = ns_block_begin(out);
+  ns_props_u64(out, NS_P_COMM, comm);
+  /* The line's reference point (trace clock): offset_ns is gpu - ts there. */
+  ns_props_u64(out, NS_P_TS, f.ref_cpu_ns);
+  ns_props_f64(out, NS_P_GPU_OFFSET_NS, (double)f.offset_ns);
+  ns_props_f64(out, NS_P_GPU_DRIFT_PPM, f.drift_ppm);
+  ns_props_f64(out, NS_P_GPU_ERROR_NS, f.error_ns);
+  ns_props_u64(out, NS_P_GPU_SAMPLES, f.samples);
+  ns_block_end(out, at, NS_BLOCK_CLOCKFIT, (*seq)++);
+  return 1;
+}
+
+void ns_feed_finish(void) {
+  if (!g_a) return;
+  ns_analysis_flush(g_a);
+  ns_summary_out(g_a, ns_sess.cfg.dump_dir, ns_sess.hostname, ns_sess.pid);
+  ns_feed_close();
+}
+
+void ns_feed_close(void) {
+  ns_analysis_destroy(g_a);
+  g_a = NULL;
+}

@@ -1,0 +1,38 @@
+/* ncclscope: the writer thread's analysis (one ns_analysis per process).
+ * Writer thread only: it feeds every record it encodes, ticks after each
+ * drain, writes CLOCKFIT blocks and, at the last finalize, the summary.
+ * NCCLSCOPE_ANALYSIS=0 turns it off (then every call here is a no-op). */
+#ifndef NCCLSCOPE_WRITER_ANALYSIS_FEED_H
+#define NCCLSCOPE_WRITER_ANALYSIS_FEED_H
+
+#include <stdint.h>
+
+#include "ncclscope/record.h"
+#include "runtime/context.h"
+#include "trace/codec.h"
+#include "writer/writer.h"
+
+/* Creates the analysis unless disabled; a failure is logged once. */
+void ns_feed_open(void);
+int ns_feed_enabled(void);
+/* COMM_INIT of context c (after its COMM_INIT block was encoded). */
+void ns_feed_comm(const ns_context* c);
+/* One encoded record; its string ids are resolved through t. */
+void ns_feed_record(const ns_record* r, const ns_strtab* t);
+/* After each drain: now_ns on the trace clock. */
+void ns_feed_tick(uint64_t now_ns);
+/* Encodes a CLOCKFIT block for comm into out when its fit is bounded and,
+ * unless force, its sample count moved since *last_samples. 1 if written. */
+int ns_feed_clockfit(ns_buf* out, uint64_t* seq, uint32_t comm, int force, uint64_t* last_samples);
+/* Last finalize: flush, summary to the log and the dump dir, destroy. */
+void ns_feed_finish(void);
+/* Frees the analysis without a summary (failed start). */
+void ns_feed_close(void);
+
+/* ---- summary_out.c ---- */
+struct ns_analysis;
+/* Logs the text summary line by line (INFO) and writes
+ * DIR/summary-<host>-<pid>.txt and .json. Errors: one warning, never fatal. */
+void ns_summary_out(struct ns_analysis* a, const char* dir, const char* host, uint32_t pid);
+
+#endif
