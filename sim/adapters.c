@@ -12,12 +12,27 @@
  *  - v1/v2 lose KernelCh and NetPlugin; v1 gets numeric codes.
  * A withheld start leaves the handle NULL. Runs on any calling thread.
  */
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sim.h"
 
+/* NCCL's logger as a plugin sees it: with NCCL_DEBUG=WARN (or INFO) the
+ * plugin's warnings (and infos) are printed on stderr as "NCCL WARN ...". */
 static void simLog(ncclDebugLogLevel level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
-  (void)level, (void)flags, (void)file, (void)line, (void)fmt;
+  (void)flags, (void)file, (void)line;
+  const char* dbg = getenv("NCCL_DEBUG");
+  if (!dbg || !fmt) return;
+  int showInfo = !strcasecmp(dbg, "INFO") || !strcasecmp(dbg, "TRACE");
+  if (level != NCCL_LOG_WARN && !(showInfo && level == NCCL_LOG_INFO)) return;
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "NCCL %s %s\n", level == NCCL_LOG_WARN ? "WARN" : "INFO", msg);
 }
 
 int simTypeIndex(uint64_t typeBit) {

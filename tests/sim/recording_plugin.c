@@ -39,11 +39,22 @@ static int mask2;
 static unsigned long nullTypes;
 static pthread_t leaked;
 
-typedef struct {
+typedef struct recHandle {
   unsigned magic;
   long id;
+  struct recHandle* all; /* every handle ever made: never reused while loaded, freed at unload */
 } recHandle;
 static long nextId;
+static recHandle* allHandles;
+
+static recHandle* newHandle(unsigned magic) {
+  recHandle* r = calloc(1, sizeof *r);
+  r->magic = magic;
+  r->id = ++nextId;
+  r->all = allHandles;
+  allHandles = r;
+  return r;
+}
 
 static int tid(void) { return (int)syscall(SYS_gettid); }
 
@@ -76,6 +87,11 @@ __attribute__((destructor)) static void recUnload(void) {
   emit("{\"ev\":\"unload\",\"tid\":%d}", tid());
   if (out) fclose(out);
   out = NULL;
+  for (recHandle *r = allHandles, *next; r; r = next) {
+    next = r->all;
+    free(r);
+  }
+  allHandles = NULL;
   pthread_mutex_unlock(&lock);
 }
 
@@ -97,9 +113,7 @@ static ncclResult_t commonInit(void** ctx, int* mask, const char* extra) {
   int before = *mask;
   *mask = m ? (int)strtol(m, NULL, 0) : NCCL_PROFILE_ALL_MASK;
   maskPtr = mask;
-  recHandle* c = calloc(1, sizeof *c);
-  c->magic = 0xC0C0;
-  c->id = ++nextId;
+  recHandle* c = newHandle(0xC0C0);
   *ctx = c;
   emit("{\"ev\":\"init\",\"tid\":%d,\"ctx\":\"%p\",\"mask_before\":%d,\"mask_set\":%d%s}", tid(), (void*)c, before,
        *mask, extra);
@@ -209,9 +223,7 @@ static ncclResult_t recStart(void* ctx, void** h, DESCR* d) {
   starts++;
   recHandle* r = NULL;
   if (!(nullTypes & (unsigned long)d->type)) {
-    r = calloc(1, sizeof *r);
-    r->magic = 0xE0E0;
-    r->id = ++nextId;
+    r = newHandle(0xE0E0);
   }
   *h = r;
   emit("{\"ev\":\"start\",\"tid\":%d,\"h\":\"%p\",\"ctx\":\"%p\",\"type\":%llu,\"parent\":\"%p\",\"rank\":%d,"
