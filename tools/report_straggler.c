@@ -166,7 +166,7 @@ void ns_strag_op(ns_strag* s, int host, const ns_op_result* op) {
          !(s->tab[k].comm_id == op->comm_id && s->tab[k].func == op->func && s->tab[k].seq == op->seq))
     k = (k + 1) & (s->cap - 1);
   open_coll* o = &s->tab[k];
-  uint64_t t = op->start_ns;
+  uint64_t t = op->gpu_start_ns ? op->gpu_start_ns : op->start_ns; /* see the header: arrival */
   if (!o->used) {
     *o = (open_coll){.used = 1, .host = host, .func = op->func, .comm_id = op->comm_id, .seq = op->seq,
                      .nranks = op->nranks, .seen = 1, .last_rank = op->rank, .first_ts = t, .last_ts = t,
@@ -209,7 +209,7 @@ static int32_t top_rank(const comm_stats* c) {
 }
 
 void ns_strag_text(const ns_strag* s, FILE* out) {
-  fprintf(out, "\n# cross-rank arrival (Coll start on the host clock): which rank called each collective last\n");
+  fprintf(out, "\n# cross-rank arrival (kernel start, else Coll start; host clock): which rank was last at each collective\n");
   fprintf(out, "# %-18s %6s %9s %9s %7s %13s %15s %14s\n", "commId", "nranks", "compared", "last rank", "share",
           "mean gap(us)", "mean spread(us)", "max spread(us)");
   for (size_t i = 0; i < s->ncomms; i++) {

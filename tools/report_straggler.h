@@ -3,8 +3,11 @@
  * last, and by how much. Fed with the analysis' op results of every trace
  * file (one file per process), summarised per communicator. Single-threaded.
  *
- * Arrival = the Coll start (when the rank's host thread enqueued it), on the
- * trace clock (CLOCK_MONOTONIC). Files of different hosts are not comparable:
+ * Arrival = the op's GPU kernel start converted into the trace clock
+ * (CLOCK_MONOTONIC) when KernelCh pTimers exist, else the Coll start (when
+ * the host thread enqueued it). A rank that is late to a collective starts
+ * its kernel late; the others' kernels start and wait for it. Files of
+ * different hosts are not comparable:
  * each op carries its host, and ranks of another host than the first one
  * seen for a collective are left out of that comparison.
  *
