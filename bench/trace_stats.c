@@ -22,6 +22,8 @@ typedef struct {
   uint64_t files, clean, file_size, bytes_ok, bytes_cut, blocks, records, seq_gaps, unreadable;
   uint64_t kind[4];
   uint64_t starts_by_type[NS_EV_COUNT];
+  uint64_t records_by_type[NS_EV_COUNT];
+  uint64_t pxn_starts_by_type[NS_EV_COUNT];
   uint64_t counters_seen;
   uint64_t events, dropped, dropped_ring, dropped_handles, bad_handles, write_errors, pxn_events, parent_lost;
   uint64_t type_events[NS_EV_COUNT], type_dropped[NS_EV_COUNT];
@@ -50,7 +52,11 @@ static void readOne(const char* path, totals* t) {
     switch (it.kind) {
       case NS_ITEM_RECORD:
         if (it.record->kind < 4) t->kind[it.record->kind]++;
-        if (it.record->kind == NS_REC_START && it.record->type < NS_EV_COUNT) t->starts_by_type[it.record->type]++;
+        if (it.record->type < NS_EV_COUNT) t->records_by_type[it.record->type]++;
+        if (it.record->kind == NS_REC_START && it.record->type < NS_EV_COUNT) {
+          t->starts_by_type[it.record->type]++;
+          if (it.record->flags & NS_RF_PXN) t->pxn_starts_by_type[it.record->type]++;
+        }
         break;
       case NS_ITEM_COMM_INIT: t->comms++; break;
       case NS_ITEM_COMM_FINI: t->finis++; break;
@@ -126,6 +132,8 @@ int main(int argc, char** argv) {
          (unsigned long long)t.bad_handles, (unsigned long long)t.write_errors, (unsigned long long)t.pxn_events,
          (unsigned long long)t.parent_lost, t.stop_reason);
   printArray("starts_by_type", t.starts_by_type);
+  printArray("records_by_type", t.records_by_type);
+  printArray("pxn_starts_by_type", t.pxn_starts_by_type);
   printArray("type_events", t.type_events);
   printArray("type_dropped", t.type_dropped);
   printf("}\n");

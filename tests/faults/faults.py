@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+"""ncclscope fault tests: the host misbehaves, the plugin must survive and say so.
+
+Usage: faults.py BUILD_DIR CASE. Each ctest entry runs one CASE in its own
+process (with a ctest TIMEOUT). NCCL is played by ncclscope-sim (or, for what
+the simulator cannot do, by fault_driver); traces are read back with
+ns-trace-stats and `ncclscope export`. Assertions print both sides. No
+assertion is about time: "never blocked" means the run finishes.
+"""
+import glob
+import json
+import os
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = sys.argv[1]
+CASE = sys.argv[2]
+SIM = os.path.join(BUILD, "ncclscope-sim")
+PLUGIN = os.path.join(BUILD, "libnccl-profiler-ncclscope.so")
+STATS = os.path.join(BUILD, "ns-trace-stats")
+CLI = os.path.join(BUILD, "ncclscope")
+DRIVER = os.path.join(BUILD, "ns-fault-driver")
+SKIP = 77
+FAILS = []
+TYPES = ["Group", "Coll", "P2p", "ProxyOp", "ProxyStep", "ProxyCtrl", "KernelCh", "NetPlugin", "GroupApi",
+         "CollApi", "P2pApi", "KernelLaunch", "CeColl", "CeSync", "CeBatch"]
+
+
+def check(cond, what, got=None, want=None):
+    if not cond:
+        FAILS.append("FAIL %s: got %r want %r" % (what, got, want))
+        print(FAILS[-1])
+
+
+def eq(got, want, what):
+    check(got == want, what, got, want)
+
+
+def env_with(**kw):
+    e = dict(os.environ)
+    e.pop("NCCL_PROFILER_PLUGIN", None)
+    e["NCCLSCOPE_NO_CUDA"] = "1"
+    e["NCCL_DEBUG"] = "WARN"
+    e.update({k: str(v) for k, v in kw.items()})
+    return e
+
+
+def sim(args, preexec=None, with_truth=True, **env):
+    tmp = tempfile.mkdtemp(prefix="nsfault")
+    truth = os.path.join(tmp, "truth.jsonl")
+    cmd = [SIM, "--plugin", PLUGIN] + (["--truth", truth] if with_truth else []) + args
+    p = subprocess.run(cmd, env=env_with(**env), capture_output=True, text=True, timeout=240, preexec_fn=preexec)
+    tr = [json.loads(l) for l in open(truth)] if os.path.exists(truth) else []
+    return p, tr
+
+
+def stats(path):
+    p = subprocess.run([STATS, path], capture_output=True, text=True, timeout=120)
+    return json.loads(p.stdout) if p.stdout.strip() else {}
+
+
+def truth_calls_by_type(tr):
+    """starts + stops + records the simulator made on the plugin, per type name."""
+    calls = {}
+    for l in tr:
+        if l["kind"] != "counts":
+            continue
+        n = l["starts"] + l["stops"] + sum(l["states"].values())
+        calls[l["type"]] = calls.get(l["type"], 0) + n
+    return calls
+
+
+def traces(d):
+    return sorted(glob.glob(os.path.join(d, "*.nstrace")))
+
+
+# ---- dump directory cannot be created ----
+def unwritable(dump):
+    p, tr = sim(["--fast", "--iters", "1"], NCCLSCOPE_DUMP_DIR=dump)
+    eq(p.returncode, 0, "simulator exit status (NCCL goes on; no thread or fd left) stderr=%s" % p.stderr[-300:])
+    inits = [l for l in tr if l["kind"] == "init"]
+    check(len(inits) > 0, "init calls", len(inits), "> 0")
+    check(all(l["result"] != 0 for l in inits), "every init fails (NCCL disables the plugin for it)",
+          [l["result"] for l in inits], "all != 0")
+    check(dump in p.stderr, "a warning names the directory", p.stderr[-300:], dump)
+    eq(len([l for l in tr if l["kind"] == "start"]), 0, "no events offered after failed inits")
+
+
+def t_dir_unwritable():
+    tmp = tempfile.mkdtemp(prefix="nsfault")
+    blocker = os.path.join(tmp, "a-file")
+    open(blocker, "w").close()
+    unwritable(os.path.join(blocker, "dump"))  # a regular file in the path: ENOTDIR even for root
+
+
+def t_dir_dev_full():
+    unwritable("/dev/full")
+
+
+# ---- the disk fills up during the run ----
+def full_disk_expectations(p, dump, limit):
+    eq(p.returncode, 0, "simulator exit status stderr=%s" % p.stderr[-300:])
+    warns = [l for l in p.stderr.splitlines() if "failed" in l and "NCCLSCOPE" in l]
+    eq(len(warns), 1, "exactly one write-failure warning (%s)" % warns)
+    files = traces(dump)
+    eq(len(files), 1, "one trace file")
+    if files:
+        size = os.path.getsize(files[0])
+        check(size <= limit, "trace size within the disk", size, "<= %d" % limit)
+        s = stats(files[0])
+        eq(s.get("unreadable"), 0, "the trace is readable up to where the disk filled")
+        check(s.get("records", 0) > 0, "records before the disk filled", s.get("records"), "> 0")
+        eq(s.get("clean_end"), 0, "no clean end (END block could not be written)")
+
+
+def t_disk_full_rlimit():
+    """RLIMIT_FSIZE plays a full disk: writes past it fail with EFBIG (SIGXFSZ ignored, as a
+    full disk sends no signal)."""
+    dump = tempfile.mkdtemp(prefix="nsfault")
+    limit = 64 * 1024
+
+    def pre():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    # no truth file: the limit would cut it too
+    p, tr = sim(["--fast", "--iters", "10"], preexec=pre, with_truth=False, NCCLSCOPE_DUMP_DIR=dump,
+                NCCLSCOPE_FLUSH_MS=10)
+    full_disk_expectations(p, dump, limit)
+
+
+def t_disk_full_tmpfs():
+    """A real 64 KiB tmpfs in a private mount namespace (skipped where mounting is not allowed)."""
+    if not shutil.which("unshare"):
+        sys.exit(SKIP)
+    tmp = tempfile.mkdtemp(prefix="nsfault")
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs %s" % tmp],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        print("skip: cannot mount a tmpfs here (%s)" % probe.stderr.strip())
+        sys.exit(SKIP)
+    truth = os.path.join(tempfile.mkdtemp(prefix="nsfault"), "truth.jsonl")
+    out = tempfile.mkdtemp(prefix="nsfault")
+    script = ("mount -t tmpfs -o size=64k tmpfs {d} && {sim} --plugin {pl} --truth {t} --fast --iters 10; rc=$?; "
+              "cp {d}/*.nstrace {o}/ 2>/dev/null; exit $rc").format(d=tmp, sim=SIM, pl=PLUGIN, t=truth, o=out)
+    p = subprocess.run(["unshare", "-m", "sh", "-c", script], env=env_with(NCCLSCOPE_DUMP_DIR=tmp,
+                       NCCLSCOPE_FLUSH_MS=10), capture_output=True, text=True, timeout=240)
+    full_disk_expectations(p, out, 64 * 1024)
+
+
+# ---- the trace file (or its directory) is deleted during the run ----
+def deleted(remove_dir):
+    dump = tempfile.mkdtemp(prefix="nsfault")
+    tmp = tempfile.mkdtemp(prefix="nsfault")
+    truth = os.path.join(tmp, "truth.jsonl")
+    cmd = [SIM, "--plugin", PLUGIN, "--truth", truth, "--iters", "15"]
+    p = subprocess.Popen(cmd, env=env_with(NCCLSCOPE_DUMP_DIR=dump, NCCLSCOPE_FLUSH_MS=20),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not traces(dump) and time.time() < deadline and p.poll() is None:
+        time.sleep(0.01)
+    found = traces(dump)
+    check(found, "trace file appeared while running", found, "one file")
+    if remove_dir:
+        shutil.rmtree(dump, ignore_errors=True)
+    else:
+        for f in found:
+            os.unlink(f)
+    out, err = p.communicate(timeout=200)
+    eq(p.returncode, 0, "simulator exit status after deletion (stderr=%s)" % err[-300:])
+    check("Sanitizer" not in err, "no sanitizer report", err[-300:], "none")
+    if not remove_dir:
+        eq(traces(dump), [], "the plugin does not recreate a deleted trace")
+
+
+def t_file_deleted():
+    deleted(False)
+
+
+def t_dir_deleted():
+    deleted(True)
+
+
+# ---- SIGKILL mid-run: readable up to the last flush, export says what was cut ----
+def t_sigkill():
+    dump = tempfile.mkdtemp(prefix="nsfault")
+    cmd = [SIM, "--plugin", PLUGIN, "--iters", "400"]
+    p = subprocess.Popen(cmd, env=env_with(NCCLSCOPE_DUMP_DIR=dump, NCCLSCOPE_FLUSH_MS=20),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while time.time() < deadline and p.poll() is None:
+        f = traces(dump)
+        if f and os.path.getsize(f[0]) > 20000:
+            break
+        time.sleep(0.01)
+    check(p.poll() is None, "the simulator was still running when killed", p.poll(), None)
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=30)
+    f = traces(dump)
+    eq(len(f), 1, "one trace file")
+    if not f:
+        return
+    s = stats(f[0])
+    eq(s.get("unreadable"), 0, "the killed trace opens")
+    eq(s.get("clean_end"), 0, "no END block")
+    check(s.get("records", 0) > 0, "records up to the last flush", s.get("records"), "> 0")
+    eq(s.get("bytes_ok", 0) + s.get("bytes_cut", 0), s.get("file_size"), "valid + cut bytes = file size")
+    eq(s.get("seq_gaps"), 0, "no block lost before the cut")
+    out = os.path.join(dump, "out.jsonl")
+    e = subprocess.run([CLI, "export", dump, "-o", out], capture_output=True, text=True, timeout=120)
+    eq(e.returncode, 0, "export of a killed trace succeeds (stderr=%s)" % e.stderr[-300:])
+    if s.get("bytes_cut", 0) > 0:
+        check(str(s["bytes_cut"]) in e.stderr, "export states the cut bytes", e.stderr[-300:], s["bytes_cut"])
+    else:
+        check(e.stderr.strip() != "", "export says the trace did not end cleanly", e.stderr, "a warning")
+    lines = sum(1 for _ in open(out)) if os.path.exists(out) else 0
+    check(lines > 0, "export wrote the recorded part", lines, "> 0")
+
+
+# ---- rings overflow under a flood: drops are counted exactly ----
+def t_flood():
+    dump = tempfile.mkdtemp(prefix="nsfault")
+    p, tr = sim(["--fast", "--iters", "3", "--scenario", "threads"], NCCLSCOPE_DUMP_DIR=dump,
+                NCCLSCOPE_RING_KB=4, NCCLSCOPE_EVENT_MASK="0x7FFF", NCCLSCOPE_POLL_MS=50)
+    eq(p.returncode, 0, "simulator exit status (stderr=%s)" % p.stderr[-300:])
+    s = stats(dump)
+    check(s.get("dropped", 0) > 0, "the flood overflowed the rings", s.get("dropped"), "> 0")
+    eq(s.get("seq_gaps"), 0, "no block lost")
+    calls = truth_calls_by_type(tr)
+    for i, name in enumerate(TYPES):
+        made = calls.get(name, 0)
+        got = s["records_by_type"][i] + s["type_dropped"][i]
+        eq(got, made, "%s: recorded %d + dropped %d = calls made" % (name, s["records_by_type"][i],
+                                                                     s["type_dropped"][i]))
+    starts = sum(1 for l in tr if l["kind"] == "start")
+    null_handles = sum(1 for l in tr if l["kind"] == "start" and l["handle_null"])
+    eq(s.get("starts", 0) + null_handles, starts, "recorded starts + NULL handles = starts made")
+
+
+# ---- PXN pointers into unmapped memory ----
+def t_pxn_unmapped():
+    dump = tempfile.mkdtemp(prefix="nsfault")
+    p, tr = sim(["--fast", "--iters", "2", "--scenario", "pxn", "--procs", "1"], NCCLSCOPE_DUMP_DIR=dump,
+                NCCLSCOPE_EVENT_MASK="0x7FFF")
+    eq(p.returncode, 0, "simulator exit status (stderr=%s)" % p.stderr[-300:])
+    pxn_ops = sum(1 for l in tr if l["kind"] == "start" and l["type"] == "ProxyOp" and l["pxn"])
+    check(pxn_ops > 0, "the scenario made PXN ProxyOps", pxn_ops, "> 0")
+    s = stats(dump)
+    eq(s["pxn_starts_by_type"][3], pxn_ops, "every PXN ProxyOp recorded, flagged PXN")
+    check(s["pxn_starts_by_type"][4] > 0, "their ProxySteps inherit PXN", s["pxn_starts_by_type"][4], "> 0")
+    eq(s.get("dropped"), 0, "nothing dropped")
+
+
+# ---- what only a hand-written NCCL can do ----
+def driver(case):
+    dump = tempfile.mkdtemp(prefix="nsfault")
+    p = subprocess.run([DRIVER, PLUGIN, case], env=env_with(NCCLSCOPE_DUMP_DIR=dump), capture_output=True, text=True,
+                       timeout=240)
+    sys.stdout.write(p.stdout)
+    eq(p.returncode, 0, "fault_driver %s (stderr=%s)" % (case, p.stderr[-400:]))
+    return dump
+
+
+def t_many_comms():
+    driver("many_comms")
+
+
+def t_init_race():
+    dump = driver("init_race")
+    s = stats(dump)
+    eq(s.get("comms"), 64, "64 COMM_INIT blocks")
+    eq(s.get("finis"), 64, "64 COMM_FINI blocks")
+    eq(s.get("dropped"), 0, "nothing dropped")
+
+
+def t_finalize_race():
+    driver("finalize_race")
+
+
+def t_stale_handles():
+    driver("stale_handles")
+
+
+def t_garbage():
+    driver("garbage")
+
+
+CASES = {n[2:]: f for n, f in globals().items() if n.startswith("t_")}
+
+if __name__ == "__main__":
+    if CASE not in CASES:
+        print("unknown case %s; cases: %s" % (CASE, " ".join(sorted(CASES))))
+        sys.exit(2)
+    CASES[CASE]()
+    if FAILS:
+        print("%d check(s) failed" % len(FAILS))
+        sys.exit(1)
+    print("ok")
