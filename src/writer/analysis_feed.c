@@ -71,9 +71,13 @@ int ns_feed_clockfit(ns_buf* out, uint64_t* seq, uint32_t comm, int force, uint6
   ns_props_u64(out, NS_P_COMM, comm);
   /* The line's reference point (trace clock): offset_ns is gpu - ts there. */
   ns_props_u64(out, NS_P_TS, f.ref_cpu_ns);
-  ns_props_f64(out, NS_P_GPU_OFFSET_NS, (double)f.offset_ns);
+  /* The offset is an f64 in the format: near 1e18 ns its rounding is up to
+   * 128 ns, which the published bound includes. */
+  double off = (double)f.offset_ns;
+  double rounding = fabs(off) < 9e18 ? fabs((double)(f.offset_ns - (int64_t)off)) : 0;
+  ns_props_f64(out, NS_P_GPU_OFFSET_NS, off);
   ns_props_f64(out, NS_P_GPU_DRIFT_PPM, f.drift_ppm);
-  ns_props_f64(out, NS_P_GPU_ERROR_NS, f.error_ns);
+  ns_props_f64(out, NS_P_GPU_ERROR_NS, f.error_ns + rounding);
   ns_props_u64(out, NS_P_GPU_SAMPLES, f.samples);
   ns_block_end(out, at, NS_BLOCK_CLOCKFIT, (*seq)++);
   return 1;
