@@ -18,6 +18,7 @@
 
 #include "event_details.h"
 #include "export.h"
+#include "report.h"
 
 #define TOP_FUNCS 32
 
@@ -39,7 +40,8 @@ static void usage(FILE* out) {
           "taken from the directory of this ncclscope binary, then exports the traces.\n"
           "Leaves in DIR: traces/ (the dump directory, one .nstrace per process),\n"
           "ncclscope.perfetto.json (open it in ui.perfetto.dev), ncclscope.jsonl and\n"
-          "sim.log. Needs no GPU and no NCCL.\n"
+          "sim.log; prints the report's bandwidth table and writes traces/summary.txt\n"
+          "and traces/summary.json (ncclscope report). Needs no GPU and no NCCL.\n"
           "\n"
           "  --out DIR        where to put everything [./ncclscope-demo]\n"
           "  --scenario NAME  simulator scenario (ncclscope-sim --help lists them) [default]\n"
@@ -66,21 +68,30 @@ static int make_dir(const char* path) {
   return -1;
 }
 
-/* Removes the trace files a previous demo left in dir (ncclscope-*.nstrace only). */
+/* Whether name is a file a previous demo left in the dump directory: a trace
+ * (ncclscope-*.nstrace) or a summary (summary*.txt / summary*.json, written
+ * by `ncclscope report` and by the plugin). */
+static int demo_leftover(const char* name) {
+  size_t n = strlen(name);
+  if (strncmp(name, "ncclscope-", 10) == 0 && n >= 8 && strcmp(name + n - 8, ".nstrace") == 0) return 1;
+  if (strncmp(name, "summary", 7) != 0 || n < 11) return 0;
+  return strcmp(name + n - 4, ".txt") == 0 || strcmp(name + n - 5, ".json") == 0;
+}
+
+/* Removes the files a previous demo left in dir (see demo_leftover). */
 static void clear_old_traces(const char* dir) {
   DIR* d = opendir(dir);
   if (!d) return;
   struct dirent* de;
   int removed = 0;
   while ((de = readdir(d)) != NULL) {
-    size_t n = strlen(de->d_name);
-    if (strncmp(de->d_name, "ncclscope-", 10) != 0 || n < 8 || strcmp(de->d_name + n - 8, ".nstrace") != 0) continue;
+    if (!demo_leftover(de->d_name)) continue;
     char path[2 * PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
     if (unlink(path) == 0) removed++;
   }
   closedir(d);
-  if (removed) printf("(removed %d trace file(s) of a previous demo from %s)\n", removed, dir);
+  if (removed) printf("(removed %d file(s) of a previous demo from %s)\n", removed, dir);
 }
 
 static int run_sim(const char* sim, const char* plugin, const char* scenario, const char* procs,
@@ -230,5 +241,11 @@ int ns_cmd_demo(int argc, char** argv) {
   memset(&st, 0, sizeof st);
   if (ns_export_dir(dump, &ns_format_jsonl, jsonl_path, &ext, &totals)) return 1;
   print_summary(out, dump, scenario, &totals, &st);
+  /* the nccl-tests style table; the full report (links, clock fits, stragglers) goes to files */
+  printf("\nWhat NCCL's collectives achieved (ncclscope report %s):\n\n", dump);
+  fflush(stdout);
+  ns_report_options ro = {.print = stdout, .sections = NS_SUMMARY_COLLECTIVES, .max_links = 10};
+  if (ns_report_dir(dump, &ro)) return 1;
+  printf("\n  full report %s/summary.txt (slowest links, GPU clock fits, stragglers), summary.json\n", dump);
   return 0;
 }

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "analysis/analysis.h" /* NS_SUMMARY_* */
+
 typedef struct {
   const char* text_path; /* NULL: DIR/summary.txt */
   const char* json_path; /* NULL: DIR/summary.json */

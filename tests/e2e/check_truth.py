@@ -51,8 +51,9 @@ def run(cmd, env=None, out=None):
     return r.stdout.decode(errors="replace")
 
 
-def simulate(work, args=(), report=False):
-    """Runs the sim + export (+ report). Returns (truth by kind, export records)."""
+def simulate(work, args=(), report=False, clock=None):
+    """Runs the sim + export (+ report). Returns (truth by kind, export records, summary).
+    clock: NCCLSCOPE_CLOCK for the plugin (None: its default)."""
     os.makedirs(work, exist_ok=True)
     dump = os.path.join(work, "dump")
     os.makedirs(dump, exist_ok=True)
@@ -60,6 +61,8 @@ def simulate(work, args=(), report=False):
         os.unlink(os.path.join(dump, name))
     truth_path = os.path.join(work, "truth.jsonl")
     env = dict(os.environ, NCCLSCOPE_EVENT_MASK="all", NCCLSCOPE_DUMP_DIR=dump)
+    if clock:
+        env["NCCLSCOPE_CLOCK"] = clock
     run([os.environ["SIM"], "--plugin", os.environ["PLUGIN"], "--truth", truth_path] + list(args), env=env,
         out=os.path.join(work, "sim.log"))
     jsonl = os.path.join(work, "export.jsonl")
@@ -178,7 +181,10 @@ def kernel_key(e):
 
 
 def check_gpu_clock(work):
-    truth, recs, _ = simulate(work, ["--iters", str(ITERS)])
+    # CLOCK_MONOTONIC timestamps: the clock bound assumes that a callback's timestamp is not earlier than
+    # the GPU event it reports; the plugin's TSC clock currently reads up to ~4 us behind CLOCK_MONOTONIC,
+    # which breaks that (reported to the plugin's owner), and this test is about the analysis.
+    truth, recs, _ = simulate(work, ["--iters", str(ITERS)], clock="monotonic")
     tk = kernel_truth(truth)
     kch = sorted(events(recs, "ncclProfileKernelCh"), key=lambda e: e["start"]["ts"])
     check(kch, "no KernelCh events")
@@ -331,7 +337,7 @@ def truth_clock_for(truth, comm, rank):
 
 
 def check_clock_fields(work):
-    truth, recs, _ = simulate(work, ["--iters", str(ITERS)])
+    truth, recs, _ = simulate(work, ["--iters", str(ITERS)], clock="monotonic")  # see check_gpu_clock
     fins = [r for r in recs if r["recordType"] == "lifecycle" and r["func"] == "ProfilerFinalize"]
     checked = 0
     for r in fins:

@@ -100,7 +100,7 @@ demo)
   "$PYTHON" "$SRC/check_jsonl.py" demo/ncclscope.jsonl --no-incomplete --max-dropped 0 || fail "demo jsonl"
   # A second run starts from a fresh dump directory.
   expect_rc 0 "$NCCLSCOPE" demo --out "$work/demo"
-  n=$(ls demo/traces | wc -l)
+  n=$(ls demo/traces/*.nstrace | wc -l)
   [ "$n" -eq 2 ] || fail "$n trace files after a second demo, want 2"
   ;;
 *)
