@@ -43,7 +43,7 @@ typedef enum {
   NS_BLOCK_EVENTS = 5,    /* see below */
   NS_BLOCK_COMM_FINI = 6, /* props: NS_P_COMM, NS_P_TS, NS_P_TID, counters */
   NS_BLOCK_COUNTERS = 7,  /* props: process counters (NS_P_EVENTS, NS_P_DROPPED, NS_P_TYPE_* ...) */
-  NS_BLOCK_CLOCKFIT = 8,  /* props: NS_P_COMM, NS_P_GPU_* fit of the GPU clock */
+  NS_BLOCK_CLOCKFIT = 8,  /* props: NS_P_COMM, NS_P_TS (the reference time the offset holds at), NS_P_GPU_* */
   NS_BLOCK_END = 9,       /* empty: the writer closed the file cleanly */
 } ns_block_kind;
 
