@@ -1,0 +1,332 @@
+/* ncclscope fuzz target: arbitrary descriptors and call sequences through
+ * the ncclProfiler_v1..v6 ABI (the plugin's sources are linked in).
+ *
+ * One input = one NCCL-like session: the first byte picks the ABI version,
+ * the second how many communicators to init (1..3); then each op byte is
+ * start / stop / record / mask change / finalize-one, with operands taken
+ * from the following bytes. What the fuzzer may vary is what NCCL may vary:
+ * descriptor bytes (numbers, codes, type bits, channel ids, pid), parents,
+ * handles and contexts chosen among those the plugin returned, NULL, and
+ * garbage the plugin must reject without dereferencing (a PROT_NONE page,
+ * small integers, misaligned slot addresses); state ids and state args.
+ * Strings are valid C strings or NULL, and NetPlugin data points to a valid
+ * buffer or is NULL, as NCCL guarantees. At the end every live handle is
+ * stopped and every context finalized, so the session ends and the writer
+ * thread is joined (LeakSanitizer then checks for leaks at exit).
+ * Single-threaded driver; the plugin's writer thread runs alongside.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "abi/nccl_profiler.h"
+
+extern ncclProfiler_v1_t ncclProfiler_v1;
+extern ncclProfiler_v2_t ncclProfiler_v2;
+extern ncclProfiler_v3_t ncclProfiler_v3;
+extern ncclProfiler_v4_t ncclProfiler_v4;
+extern ncclProfiler_v5_t ncclProfiler_v5;
+extern ncclProfiler_v6_t ncclProfiler_v6;
+
+int LLVMFuzzerInitialize(int* argc, char*** argv);
+int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+
+#define MAX_HANDLES 64
+#define MAX_CTX 3
+
+typedef struct {
+  const uint8_t* p;
+  size_t n;
+} input;
+
+static uint8_t take(input* in) {
+  if (!in->n) return 0;
+  in->n--;
+  return *in->p++;
+}
+
+static void takeBytes(input* in, void* out, size_t len) {
+  size_t k = len < in->n ? len : in->n;
+  memcpy(out, in->p, k);
+  memset((uint8_t*)out + k, 0, len - k);
+  in->p += k, in->n -= k;
+}
+
+static uint8_t* noAccess; /* PROT_NONE page: garbage handles point here */
+static uint8_t netData[256];
+static const char* const strs[] = {"AllReduce", "ncclFloat32", "RING", "SIMPLE", "", "x",
+                                   "a string much longer than the sixty-three bytes a ring entry keeps for one "
+                                   "string, so it must be truncated and flagged"};
+static int mask;
+
+typedef struct {
+  int version;
+  void* ctx[MAX_CTX];
+  int nctx;
+  void* h[MAX_HANDLES];
+  int nh;
+} session;
+
+static const char* pickStr(input* in) {
+  uint8_t b = take(in);
+  return b % 8 == 7 ? NULL : strs[b % 7];
+}
+
+static void* pickPtr(input* in, const session* s) {
+  uint8_t b = take(in);
+  switch (b % 8) {
+    case 0: return NULL;
+    case 1: return noAccess + (take(in) * 64u) % 4096u;
+    case 2: return (void*)(uintptr_t)take(in);
+    case 3: return s->nh ? (uint8_t*)s->h[take(in) % s->nh] + 1 + take(in) % 63 : NULL; /* misaligned */
+    default: return s->nh ? s->h[take(in) % s->nh] : NULL;
+  }
+}
+
+static void* pickCtx(input* in, const session* s) {
+  uint8_t b = take(in);
+  if (b % 16 == 15) return noAccess;
+  if (b % 16 == 14) return NULL;
+  return s->nctx ? s->ctx[b % s->nctx] : NULL;
+}
+
+static uint64_t pickType(input* in) {
+  uint8_t b = take(in);
+  if (b >= 240) return (uint64_t)take(in) << (b % 57); /* anything, several bits, unknown bits */
+  return 1ull << (b % 15);
+}
+
+/* The descriptor: fuzzer bytes, then what NCCL guarantees patched in. */
+#define PATCH_COMMON(D, T)            \
+  do {                                \
+    (D).type = (T);                   \
+    (D).parentObj = pickPtr(in, s);   \
+  } while (0)
+
+static void startV6(session* s, input* in, void* ctx, void** out, int v) {
+  ncclProfilerEventDescr_v6_t d;
+  takeBytes(in, &d, sizeof d);
+  PATCH_COMMON(d, pickType(in));
+  /* bool fields hold 0 or 1 (NCCL's are real bools) */
+  switch (d.type) {
+    case ncclProfileGroupApi: d.groupApi.graphCaptured = take(in) & 1; break;
+    case ncclProfileCollApi:
+      d.collApi.func = pickStr(in), d.collApi.datatype = pickStr(in), d.collApi.graphCaptured = take(in) & 1;
+      break;
+    case ncclProfileP2pApi:
+      d.p2pApi.func = pickStr(in), d.p2pApi.datatype = pickStr(in), d.p2pApi.graphCaptured = take(in) & 1;
+      break;
+    case ncclProfileCeSync: d.ceCollSync.isComplete = take(in) & 1; break;
+    case ncclProfileCeBatch: d.ceCollBatch.useIntraSync = take(in) & 1; break;
+    case ncclProfileColl:
+      d.coll.func = pickStr(in), d.coll.datatype = pickStr(in), d.coll.algo = pickStr(in), d.coll.proto = pickStr(in);
+      d.coll.parentGroup = pickPtr(in, s);
+      break;
+    case ncclProfileP2p:
+      d.p2p.func = pickStr(in), d.p2p.datatype = pickStr(in), d.p2p.parentGroup = pickPtr(in, s);
+      break;
+    case ncclProfileProxyOp:
+      if (take(in) % 2) d.proxyOp.pid = getpid();
+      break;
+    case ncclProfileNetPlugin: d.netPlugin.data = take(in) % 4 ? netData : NULL; break;
+    case ncclProfileCeColl:
+      d.ceColl.func = pickStr(in), d.ceColl.datatype = pickStr(in), d.ceColl.syncStrategy = pickStr(in);
+      d.ceColl.intraBatchSync = take(in) & 1;
+      break;
+    default: break;
+  }
+  if (v == 6) ncclProfiler_v6.startEvent(ctx, out, &d);
+  else ncclProfiler_v5.startEvent(ctx, out, (ncclProfilerEventDescr_v5_t*)(void*)&d);
+}
+
+static void startV4(session* s, input* in, void* ctx, void** out) {
+  ncclProfilerEventDescr_v4_t d;
+  takeBytes(in, &d, sizeof d);
+  PATCH_COMMON(d, (uint8_t)pickType(in));
+  switch (d.type) {
+    case ncclProfileColl:
+      d.coll.func = pickStr(in), d.coll.datatype = pickStr(in), d.coll.algo = pickStr(in), d.coll.proto = pickStr(in);
+      break;
+    case ncclProfileP2p: d.p2p.func = pickStr(in), d.p2p.datatype = pickStr(in); break;
+    case ncclProfileProxyOp:
+      if (take(in) % 2) d.proxyOp.pid = getpid();
+      break;
+    case ncclProfileNetPlugin: d.netPlugin.data = take(in) % 4 ? netData : NULL; break;
+    default: break;
+  }
+  ncclProfiler_v4.startEvent(ctx, out, &d);
+}
+
+static void startV2(session* s, input* in, void* ctx, void** out) {
+  ncclProfilerEventDescr_v2_t d;
+  takeBytes(in, &d, sizeof d);
+  PATCH_COMMON(d, (uint8_t)pickType(in));
+  switch (d.type) {
+    case ncclProfileColl:
+      d.coll.name = pickStr(in), d.coll.func = pickStr(in), d.coll.datatype = pickStr(in);
+      d.coll.algo = pickStr(in), d.coll.proto = pickStr(in);
+      break;
+    case ncclProfileP2p: d.p2p.name = pickStr(in), d.p2p.func = pickStr(in), d.p2p.datatype = pickStr(in); break;
+    case ncclProfileProxyOp:
+      if (take(in) % 2) d.proxyOp.pid = getpid();
+      break;
+    default: break;
+  }
+  ncclProfiler_v2.startEvent(ctx, out, &d);
+}
+
+static void startV3(session* s, input* in, void* ctx, void** out) {
+  ncclProfilerEventDescr_v3_t d;
+  takeBytes(in, &d, sizeof d);
+  PATCH_COMMON(d, (uint8_t)pickType(in));
+  switch (d.type) {
+    case ncclProfileColl:
+      d.coll.name = pickStr(in), d.coll.func = pickStr(in), d.coll.datatype = pickStr(in);
+      d.coll.algo = pickStr(in), d.coll.proto = pickStr(in);
+      break;
+    case ncclProfileP2p: d.p2p.name = pickStr(in), d.p2p.func = pickStr(in), d.p2p.datatype = pickStr(in); break;
+    case ncclProfileProxyOp:
+      if (take(in) % 2) d.proxyOp.pid = getpid();
+      break;
+    case ncclProfileNetPlugin: d.netPlugin.data = take(in) % 4 ? netData : NULL; break;
+    default: break;
+  }
+  ncclProfiler_v3.startEvent(ctx, out, &d);
+}
+
+static void startV1(session* s, input* in, void* ctx, void** out) {
+  ncclProfilerEventDescr_v1_t d;
+  takeBytes(in, &d, sizeof d);
+  PATCH_COMMON(d, (uint8_t)pickType(in));
+  if (d.type == ncclProfileColl) d.coll.name = pickStr(in);
+  if (d.type == ncclProfileP2p) d.p2p.name = pickStr(in);
+  if (d.type == ncclProfileProxyOp && take(in) % 2) d.proxyOp.pid = getpid();
+  ncclProfiler_v1.startEvent(ctx, out, &d);
+}
+
+static void callStop(int v, void* h);
+
+static void opStart(session* s, input* in) {
+  void* ctx = pickCtx(in, s);
+  void* h = NULL;
+  switch (s->version) {
+    case 6: case 5: startV6(s, in, ctx, &h, s->version); break;
+    case 4: startV4(s, in, ctx, &h); break;
+    case 3: startV3(s, in, ctx, &h); break;
+    case 2: startV2(s, in, ctx, &h); break;
+    default: startV1(s, in, ctx, &h); break;
+  }
+  if (h) {
+    if (s->nh < MAX_HANDLES) s->h[s->nh++] = h;
+    else callStop(s->version, h);
+  }
+}
+
+static void callStop(int v, void* h) {
+  switch (v) {
+    case 6: ncclProfiler_v6.stopEvent(h); break;
+    case 5: ncclProfiler_v5.stopEvent(h); break;
+    case 4: ncclProfiler_v4.stopEvent(h); break;
+    case 3: ncclProfiler_v3.stopEvent(h); break;
+    case 2: ncclProfiler_v2.stopEvent(h); break;
+    default: ncclProfiler_v1.stopEvent(h); break;
+  }
+}
+
+static void opStop(session* s, input* in) {
+  uint8_t b = take(in);
+  if (b % 8 == 7 || !s->nh) {
+    callStop(s->version, pickPtr(in, s)); /* NULL or garbage, or (rarely) a second stop */
+    return;
+  }
+  int i = b % s->nh;
+  callStop(s->version, s->h[i]);
+  s->h[i] = s->h[--s->nh];
+}
+
+static void opRecord(session* s, input* in) {
+  void* h = pickPtr(in, s);
+  int state = take(in);
+  if (state >= 64) state = (int)(int8_t)take(in) * 1000; /* unknown, negative */
+  union {
+    ncclProfilerEventStateArgs_v6_t v6;
+    ncclProfilerEventStateArgs_v4_t v4;
+    ncclProfilerEventStateArgs_v1_t v1;
+    uint8_t raw[32];
+  } a;
+  takeBytes(in, &a, sizeof a);
+  void* args = take(in) % 4 ? &a : NULL;
+  switch (s->version) {
+    case 6: ncclProfiler_v6.recordEventState(h, (ncclProfilerEventState_t)state, args); break;
+    case 5: ncclProfiler_v5.recordEventState(h, (ncclProfilerEventState_t)state, args); break;
+    case 4: ncclProfiler_v4.recordEventState(h, (ncclProfilerEventState_t)state, args); break;
+    case 3: ncclProfiler_v3.recordEventState(h, (ncclProfilerEventState_t)state, args); break;
+    case 2: ncclProfiler_v2.recordEventState(h, (ncclProfilerEventState_t)state, args); break;
+    default: ncclProfiler_v1.recordEventState(h, (ncclProfilerEventState_t)state, args); break;
+  }
+}
+
+static ncclResult_t callInit(int v, void** ctx, uint64_t id, input* in) {
+  const char* name = pickStr(in);
+  int nranks = 1 + take(in) % 8, rank = take(in) % nranks;
+  switch (v) {
+    case 6: return ncclProfiler_v6.init(ctx, id, &mask, name, 1, nranks, rank, NULL);
+    case 5: return ncclProfiler_v5.init(ctx, id, &mask, name, 1, nranks, rank, NULL);
+    case 4: return ncclProfiler_v4.init(ctx, &mask, name, id, 1, nranks, rank, NULL);
+    case 3: return ncclProfiler_v3.init(ctx, &mask);
+    case 2: return ncclProfiler_v2.init(ctx, &mask);
+    default: return ncclProfiler_v1.init(ctx, &mask);
+  }
+}
+
+static void callFinalize(int v, void* ctx) {
+  switch (v) {
+    case 6: ncclProfiler_v6.finalize(ctx); break;
+    case 5: ncclProfiler_v5.finalize(ctx); break;
+    case 4: ncclProfiler_v4.finalize(ctx); break;
+    case 3: ncclProfiler_v3.finalize(ctx); break;
+    case 2: ncclProfiler_v2.finalize(ctx); break;
+    default: ncclProfiler_v1.finalize(ctx); break;
+  }
+}
+
+int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  (void)argc, (void)argv;
+  char dir[64];
+  snprintf(dir, sizeof dir, "/tmp/ncclscope-fuzz-%d", (int)getpid());
+  setenv("NCCLSCOPE_DUMP_DIR", dir, 1);
+  setenv("NCCLSCOPE_NO_CUDA", "1", 1);
+  setenv("NCCLSCOPE_EVENT_MASK", "all", 1);
+  setenv("NCCLSCOPE_RING_KB", "16", 1);
+  setenv("NCCLSCOPE_SLAB_EVENTS", "64", 1);
+  noAccess = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  for (size_t i = 0; i < sizeof netData; i++) netData[i] = (uint8_t)(i * 37);
+  return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  input in = {data, size};
+  session s;
+  memset(&s, 0, sizeof s);
+  s.version = 1 + take(&in) % 6;
+  int want = 1 + take(&in) % MAX_CTX;
+  for (int i = 0; i < want; i++) {
+    void* ctx = NULL;
+    if (callInit(s.version, &ctx, 0xf000 + (uint64_t)i, &in) == ncclSuccess && ctx) s.ctx[s.nctx++] = ctx;
+  }
+  for (int ops = 0; in.n && ops < 512; ops++) {
+    switch (take(&in) % 8) {
+      case 0: case 1: case 2: opStart(&s, &in); break;
+      case 3: case 4: opStop(&s, &in); break;
+      case 5: case 6: opRecord(&s, &in); break;
+      default: __atomic_store_n(&mask, (int)take(&in) << 8 | take(&in), __ATOMIC_RELAXED); break;
+    }
+  }
+  /* NCCL stops everything before finalizing. */
+  while (s.nh) callStop(s.version, s.h[--s.nh]);
+  for (int i = 0; i < s.nctx; i++) callFinalize(s.version, s.ctx[i]);
+  return 0;
+}
