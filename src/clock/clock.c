@@ -65,12 +65,16 @@ void ns_clock_refine(ns_clock* c) {
   uint64_t t, n;
   sample_pair(&t, &n);
   if (t <= c->base_tick || n <= c->base_ns) return;
-  /* Keep the converted time continuous at the new anchor: the anchor's ns is
-   * what the old scale said, nudged toward CLOCK_MONOTONIC. */
-  uint64_t predicted = ns_clock_to_ns(c, t);
+  /* The scale is the mean rate since the session began (its error shrinks as
+   * 1/elapsed), and the anchor is the fresh pair itself: the writer refines
+   * before every drain, so a record is converted from a pair taken at most
+   * one poll period away and its error stays at the pair's own (tens of ns).
+   * Extrapolating from a one-second-old anchor instead put callbacks
+   * microseconds before CLOCK_MONOTONIC, which breaks the GPU clock fit's
+   * assumption that a callback never precedes what it reports. */
   c->ns_per_tick = (double)(n - c->base_ns) / (double)(t - c->base_tick);
   c->anchor_tick = t;
-  c->anchor_ns = predicted + (uint64_t)((int64_t)(n - predicted) / 2);
+  c->anchor_ns = n;
 }
 
 double ns_clock_hz(const ns_clock* c) { return c->use_tsc ? 1e9 / c->ns_per_tick : 0.0; }

@@ -3,7 +3,7 @@
  * The hot path reads raw ticks (ns_clock_ticks): the TSC when the CPU says it
  * is invariant, otherwise CLOCK_MONOTONIC ns through the vDSO. The writer
  * thread turns ticks into CLOCK_MONOTONIC ns with ns_clock_to_ns, using a
- * scale calibrated at session start and refined by ns_clock_refine.
+ * scale calibrated at session start and re-anchored by the writer before every drain (ns_clock_refine).
  */
 #ifndef NCCLSCOPE_CLOCK_H
 #define NCCLSCOPE_CLOCK_H

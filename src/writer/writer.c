@@ -69,7 +69,7 @@ static struct {
   uint64_t pxn_events, parent_lost, recycled, forced;
   uint64_t bytes_written, write_errors, bytes_lost;
   int write_failed;
-  uint64_t last_flush_ns, last_refine_ns;
+  uint64_t last_flush_ns;
   /* drain state */
   ns_event_encoder enc;
   ns_strings_encoder senc;
@@ -454,6 +454,9 @@ static void iteration(void) {
   ctl* inits = take(&W.inits, &W.inits_tail);
   ctl* finis = take(&W.finis, &W.finis_tail);
   pthread_mutex_unlock(&W.lock);
+  /* Re-anchor before draining: every record drained now is converted from a
+   * (TSC, CLOCK_MONOTONIC) pair at most one poll period away from it. */
+  ns_clock_refine(&ns_sess.clock);
   emit_inits(inits);
   uint32_t nrings = ns_ring_pool_count();
   for (uint32_t i = 0; i < nrings; i++) drain_ring(ns_ring_pool_get(i), i);
@@ -464,10 +467,6 @@ static void iteration(void) {
   int timed = now - W.last_flush_ns >= (uint64_t)ns_sess.cfg.flush_ms * 1000000u;
   if (timed) emit_clockfits();
   if (W.lifecycle_pending || W.out.len >= FLUSH_BYTES || timed) flush_out();
-  if (now - W.last_refine_ns >= 1000000000u) {
-    ns_clock_refine(&ns_sess.clock);
-    W.last_refine_ns = now;
-  }
 }
 
 static void* writer_main(void* arg) {
@@ -517,7 +516,7 @@ int ns_writer_start(void) {
   W.ring_serial_seen = calloc(ns_ring_pool_count() + 1, sizeof *W.ring_serial_seen);
   if (!W.strs || !W.ring_serial_seen) goto fail;
   write_process_block();
-  W.last_flush_ns = W.last_refine_ns = ns_mono_ns();
+  W.last_flush_ns = ns_mono_ns();
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old); /* NCCL's process signals never land on our thread */
