@@ -56,7 +56,7 @@ ncclResult_t simAdaptInit(const simPlugin* p, void** ctx, uint64_t commId, int* 
     return ((const ncclProfiler_v6_t*)p->api)->init(ctx, commId, mask, commName, nNodes, nranks, rank, simLog);
   case 5:
     r = ((const ncclProfiler_v5_t*)p->api)->init(ctx, commId, mask, commName, nNodes, nranks, rank, simLog);
-    if (r == ncclSuccess) *mask &= ~NCCL_PROFILE_CE_MASK;
+    if (r == ncclSuccess) __atomic_and_fetch(mask, ~NCCL_PROFILE_CE_MASK, __ATOMIC_RELAXED); /* NCCL threads read it relaxed */
     return r;
   case 4:
     return ((const ncclProfiler_v4_t*)p->api)->init(ctx, mask, commName, commId, nNodes, nranks, rank, simLog);

@@ -21,7 +21,7 @@ typedef struct liveNode {
   struct liveNode* next;
 } liveNode;
 #define LIVE_BUCKETS 4096
-static bool liveOn;
+static bool liveOn; /* set by the reuse scenario's first thread; relaxed atomic accesses */
 static pthread_mutex_t liveLock = PTHREAD_MUTEX_INITIALIZER;
 static liveNode* live[LIVE_BUCKETS];
 static uint64_t liveReuses;
@@ -77,7 +77,7 @@ void simBenchTake(simBenchAcc out[5]) {
   pthread_mutex_unlock(&benchLock);
 }
 
-void simReuseCheckEnable(void) { liveOn = true; }
+void simReuseCheckEnable(void) { __atomic_store_n(&liveOn, true, __ATOMIC_RELAXED); }
 
 static size_t bucketOf(void* h) { return ((uintptr_t)h >> 4) % LIVE_BUCKETS; }
 
@@ -125,7 +125,7 @@ void simStart(const simPlugin* p, void* ctx, simEvent* ev, const simEvent* paren
   if (simBenchOn && called) benchAdd(0, t0);
   simTruthCountStart(ev->type, called);
   if (!called) return;
-  if (liveOn && ev->h) liveAdd(ev->h, ev->serial, ev->type);
+  if (__atomic_load_n(&liveOn, __ATOMIC_RELAXED) && ev->h) liveAdd(ev->h, ev->serial, ev->type);
   /* For v4 and older, Coll/P2p hang under the legacy Group: the caller passes
    * that one as `parent` in that case (see streams_app.c). */
   char par[32];
@@ -149,7 +149,7 @@ void simStop(const simPlugin* p, simEvent* ev) {
     simTruthCountStop(ev->type, false);
     return;
   }
-  if (liveOn) liveDel(ev->h);
+  if (__atomic_load_n(&liveOn, __ATOMIC_RELAXED)) liveDel(ev->h);
   uint64_t t0 = simBenchOn ? simNowNs() : 0;
   simAdaptStop(p, ev->h);
   if (simBenchOn) benchAdd(1, t0);

@@ -46,15 +46,20 @@ uint64_t simRngNext(simRng* r) {
 
 double simRngUniform(simRng* r) { return (double)(simRngNext(r) >> 11) / 9007199254740992.0; }
 
+/* Any rank's thread may compute it first; every computation gives nearly the
+ * same value and the first one stored wins (relaxed: a plain number). */
 static int64_t epochOffsetNs(void) {
   static int64_t off;
-  if (off == 0) {
+  int64_t o = __atomic_load_n(&off, __ATOMIC_RELAXED);
+  if (o == 0) {
     struct timespec rt, mo;
     clock_gettime(CLOCK_REALTIME, &rt);
     clock_gettime(CLOCK_MONOTONIC, &mo);
-    off = ((int64_t)rt.tv_sec - (int64_t)mo.tv_sec) * 1000000000ll + ((int64_t)rt.tv_nsec - (int64_t)mo.tv_nsec);
+    int64_t mine = ((int64_t)rt.tv_sec - (int64_t)mo.tv_sec) * 1000000000ll + ((int64_t)rt.tv_nsec - (int64_t)mo.tv_nsec);
+    int64_t expected = 0;
+    o = __atomic_compare_exchange_n(&off, &expected, mine, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED) ? mine : expected;
   }
-  return off;
+  return o;
 }
 
 void simGpuClockInit(simGpuClock* g, int rank, uint64_t seed) {

@@ -229,7 +229,7 @@ static int doNasty(appArg* a) {
     simRunGroup(&world, &g);
     /* unknown but in-range state ids on a live ProxyCtrl event, NULL-handle stop/update */
     const simPlugin* p = world.plugin;
-    if (p && (simEventMask & ncclProfileProxyCtrl)) {
+    if (p && (__atomic_load_n(&simEventMask, __ATOMIC_RELAXED) & ncclProfileProxyCtrl)) {
       simEvent ev;
       ncclProfilerEventDescr_v6_t d;
       memset(&d, 0, sizeof d);

@@ -232,12 +232,22 @@ static size_t netFactor(int f, int nranks) {
   }
 }
 
+/* Any proxy thread may ask first: the winner of the CAS publishes its mapping
+ * (relaxed is enough: the page is never accessed, only its address is used). */
 static void* unmappedPage(void) {
   static void* page;
-  if (!page) {
-    page = mmap(NULL, 1 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* p = __atomic_load_n(&page, __ATOMIC_RELAXED);
+  if (!p) {
+    void* m = mmap(NULL, 1 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* expected = NULL;
+    if (__atomic_compare_exchange_n(&page, &expected, m, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+      p = m;
+    } else {
+      munmap(m, 1 << 20);
+      p = expected;
+    }
   }
-  return page;
+  return p;
 }
 
 static void runWork(simProxy* px, simWork* w) {

@@ -110,13 +110,14 @@ static ncclResult_t commonInit(void** ctx, int* mask, const char* extra) {
   maskAfter = ma ? atol(ma) : -1;
   mask2 = m2 ? (int)strtol(m2, NULL, 0) : 0;
   nullTypes = nt ? strtoul(nt, NULL, 0) : 0;
-  int before = *mask;
-  *mask = m ? (int)strtol(m, NULL, 0) : NCCL_PROFILE_ALL_MASK;
+  /* NCCL's threads read the mask with relaxed atomics while we write it. */
+  int before = __atomic_load_n(mask, __ATOMIC_RELAXED);
+  __atomic_store_n(mask, m ? (int)strtol(m, NULL, 0) : NCCL_PROFILE_ALL_MASK, __ATOMIC_RELAXED);
   maskPtr = mask;
   recHandle* c = newHandle(0xC0C0);
   *ctx = c;
   emit("{\"ev\":\"init\",\"tid\":%d,\"ctx\":\"%p\",\"mask_before\":%d,\"mask_set\":%d%s}", tid(), (void*)c, before,
-       *mask, extra);
+       __atomic_load_n(mask, __ATOMIC_RELAXED), extra);
   if (getenv("REC_LEAK_THREAD") && !leaked) pthread_create(&leaked, NULL, leakMain, NULL);
   pthread_mutex_unlock(&lock);
   return getenv("REC_INIT_FAIL") ? ncclInternalError : ncclSuccess;
@@ -228,9 +229,9 @@ static ncclResult_t recStart(void* ctx, void** h, DESCR* d) {
   *h = r;
   emit("{\"ev\":\"start\",\"tid\":%d,\"h\":\"%p\",\"ctx\":\"%p\",\"type\":%llu,\"parent\":\"%p\",\"rank\":%d,"
        "\"mask\":%d%s}",
-       tid(), (void*)r, ctx, (unsigned long long)d->type, d->parentObj, d->rank, maskPtr ? *maskPtr : -1, f);
+       tid(), (void*)r, ctx, (unsigned long long)d->type, d->parentObj, d->rank, maskPtr ? __atomic_load_n(maskPtr, __ATOMIC_RELAXED) : -1, f);
   if (maskAfter >= 0 && starts == maskAfter && maskPtr) {
-    *maskPtr = mask2;
+    __atomic_store_n(maskPtr, mask2, __ATOMIC_RELAXED);
     emit("{\"ev\":\"mask_change\",\"tid\":%d,\"mask\":%d}", tid(), mask2);
   }
   pthread_mutex_unlock(&lock);
