@@ -24,9 +24,14 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 SCENARIOS=(default pxn graph ce churn straggler hang reuse threads nasty)
 # Tests left out of the sanitizer ctest runs, each for a reason:
 #  plugin.exports     checks the release build's dynamic symbols; ASan adds __odr_asan.* ones
-#  e2e.gpu_clock, e2e.clock_fields  accuracy bounds that assume the timing of an
-#                     uninstrumented run (the sanitizer slows the simulator's threads unevenly)
-SAN_CTEST_EXCLUDE='^(plugin\.exports|e2e\.gpu_clock|e2e\.clock_fields)$'
+#  e2e.gpu_clock, e2e.clock_fields, e2e.exec_end, e2e.straggler  accuracy/latency bounds that
+#                     assume an uninstrumented run (a sanitizer slows the simulator's threads
+#                     unevenly; they pass alone, not at -j2 under TSan)
+#  plugin.churn       (TSan only) counts every thread of the process, TSan's own background
+#                     thread included
+SAN_CTEST_EXCLUDE='^(plugin\.exports|e2e\.gpu_clock|e2e\.clock_fields|e2e\.exec_end|e2e\.straggler)$'
+TSAN_CTEST_EXCLUDE='^(plugin\.exports|e2e\.gpu_clock|e2e\.clock_fields|e2e\.exec_end|e2e\.straggler|plugin\.churn)$'
+FAILED=()
 
 need() { # need TOOL PACKAGE...
   command -v "$1" >/dev/null 2>&1 && return 0
@@ -35,11 +40,13 @@ need() { # need TOOL PACKAGE...
   apt-get update -qq && apt-get install -y -qq --no-install-recommends "${@:2}" >/dev/null
 }
 
-timed() { # timed NAME CMD...: runs CMD, prints its duration
-  local t0=$SECONDS
+timed() { # timed NAME CMD...: runs CMD, prints its duration; a failure is recorded, the rest goes on
+  local t0=$SECONDS rc=0
   echo "=== sanitizers: $1"
-  "${@:2}"
-  echo "=== sanitizers: $1 done in $((SECONDS - t0)) s"
+  "${@:2}" || rc=$?
+  echo "=== sanitizers: $1 $([ $rc = 0 ] && echo done || echo FAILED rc=$rc) in $((SECONDS - t0)) s"
+  [ $rc = 0 ] || FAILED+=("$1")
+  return 0
 }
 
 configure_build() { # configure_build DIR CMAKE_ARGS...
@@ -87,7 +94,7 @@ part_tsan() {
   local b=build-san-thread
   timed "tsan: build" configure_build $b -DNCCLSCOPE_SANITIZE=thread
   export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
-  timed "tsan: ctest" ctest --test-dir $b --output-on-failure -j2 -E "$SAN_CTEST_EXCLUDE"
+  timed "tsan: ctest" ctest --test-dir $b --output-on-failure -j2 -E "$TSAN_CTEST_EXCLUDE"
   timed "tsan: scenarios" run_scenarios $b
   unset TSAN_OPTIONS
 }
@@ -144,3 +151,7 @@ for p in "${PARTS[@]}"; do
   esac
 done
 echo "=== sanitizers: all done in $((SECONDS - T0)) s"
+if [ ${#FAILED[@]} -gt 0 ]; then
+  echo "=== sanitizers: FAILED: ${FAILED[*]}"
+  exit 1
+fi
