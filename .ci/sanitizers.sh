@@ -11,7 +11,7 @@
 #             FUZZ_SECONDS (default 60) from its corpus in tests/fuzz/corpus/
 #   valgrind  memcheck --leak-check=full on the simulator + plugin, short scenario
 #
-# Environment: SIM_ITERS (default 1) iterations per scenario, FUZZ_SECONDS.
+# Environment: SIM_ITERS (default 3) iterations per scenario, FUZZ_SECONDS.
 # Installs clang/libFuzzer and valgrind with apt-get when they are missing.
 # Exit status: non-zero on the first failure. Prints each part's duration.
 set -euo pipefail
@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 PARTS=("$@")
 [ ${#PARTS[@]} -eq 0 ] && PARTS=(asan tsan fuzz valgrind)
-SIM_ITERS=${SIM_ITERS:-1}
+SIM_ITERS=${SIM_ITERS:-3}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 SCENARIOS=(default pxn graph ce churn straggler hang reuse threads nasty)
 # Tests left out of the sanitizer ctest runs, each for a reason:
