@@ -147,12 +147,19 @@ ncclResult_t ns_runtime_init(void** context, const ns_init_args* a) {
       ns_writer_post_init(index);
     }
   }
-  if (!c)
+  if (!c) {
+    /* Refuse with an error: NCCL then profiles nothing for this communicator
+     * and never calls finalize for it, so it must not hold a session
+     * reference (a reference never dropped would leave the writer thread
+     * running after NCCL's dlclose). */
     ns_log_warn("no free communicator slot (at most %d at once) or no memory; this communicator is not traced",
                 NS_MAX_CONTEXTS);
-  else
-    ns_log_info("communicator %u (commId 0x%llx, rank %d of %d) traced through ncclProfiler_v%d", c->serial,
-                (unsigned long long)c->comm_id, c->rank, c->nranks, a->version);
+    if (--g_refs == 0) session_stop();
+    pthread_mutex_unlock(&g_lock);
+    return ncclInternalError;
+  }
+  ns_log_info("communicator %u (commId 0x%llx, rank %d of %d) traced through ncclProfiler_v%d", c->serial,
+              (unsigned long long)c->comm_id, c->rank, c->nranks, a->version);
   pthread_mutex_unlock(&g_lock);
   if (context) *context = c;
   return ncclSuccess;

@@ -345,8 +345,10 @@ int ns_reader_next(ns_reader* r, ns_item* item) {
     uint64_t at = r->offset;
     ns_block_header h;
     if (!read_block(r, &h)) return 0;
-    const uint8_t* p = r->payload;
-    const uint8_t* end = p + h.payload_size;
+    /* An empty payload may leave r->payload NULL: NULL + 0 is still undefined in C. */
+    static const uint8_t no_payload[1];
+    const uint8_t* p = r->payload ? r->payload : no_payload;
+    const uint8_t* end = h.payload_size ? p + h.payload_size : p;
     switch (h.kind) {
       case NS_BLOCK_PROCESS:
         if (parse_process(r, p, end) < 0) return stop_at(r, at, "malformed PROCESS block");
