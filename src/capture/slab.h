@@ -58,6 +58,9 @@ typedef struct ns_slab {
   /* Writer only: slots whose start it saw, in start order. */
   uint32_t* live;
   uint32_t nlive;
+  /* Slots [0, populated) are faulted in (set by activate before the context
+   * is published, then advanced by the writer only; ns_slab_prefault). */
+  uint32_t populated;
 } ns_slab;
 
 typedef struct {
@@ -90,6 +93,23 @@ static inline ns_slot* ns_slot_from_handle(const void* h) {
 static inline uint32_t ns_slot_slab(const ns_slot* s) {
   return (uint32_t)(((uintptr_t)s - (uintptr_t)ns_reg.base) >> ns_reg.shift);
 }
+
+/* Ends a stopped event's hold on slots: the parent's reference, if the
+ * parent slot still holds the event we attached to (S4 may have
+ * force-recycled it), then the event's own running reference. Called by the
+ * writer when it drains the STOP entry (S7), or by the stopper itself when
+ * that entry was dropped. Release decrements: S2. */
+static inline void ns_slot_release(ns_slot* s) {
+  ns_slot* p = (ns_slot*)(uintptr_t)atomic_load_explicit(&s->parent, memory_order_relaxed);
+  if (p && atomic_load_explicit(&p->id, memory_order_relaxed) ==
+               atomic_load_explicit(&s->parent_id, memory_order_relaxed))
+    atomic_fetch_sub_explicit(&p->refs, 1, memory_order_release);
+  atomic_fetch_sub_explicit(&s->refs, 1, memory_order_release);
+}
+
+/* Writer: faults in never-used slots of slab k ahead of the allocators, so
+ * that a fresh slot does not cost its starter a page fault. */
+void ns_slab_prefault(uint32_t k);
 
 /* Hot path: a free slot of slab k or NULL (exhausted). */
 ns_slot* ns_slab_alloc(uint32_t k);

@@ -4,6 +4,8 @@
  * thread name); draining runs on the writer thread. */
 #include "ring/ring.h"
 
+#include "runtime/populate.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,12 @@ static void ring_thread_exit(void* p) {
   uint32_t owned = NS_RING_OWNED;
   atomic_compare_exchange_strong_explicit(&r->state, &owned, NS_RING_DEAD, memory_order_release,
                                           memory_order_relaxed);
+}
+
+void ns_ring_prefault(ns_ring* r) {
+  if (r->w_populated) return;
+  r->w_populated = 1; /* once: a kernel without MADV_POPULATE_WRITE is not asked again */
+  (void)ns_populate_write(r->words, (size_t)(r->mask + 1) * sizeof(uint64_t));
 }
 
 int ns_ring_pool_create(uint32_t count, uint32_t bytes) {

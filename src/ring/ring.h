@@ -44,7 +44,9 @@ typedef struct {
 /* START: head, parent (id or raw pointer), slot address (for the writer's
  * recycling), nums[layout.nums], then the strings: per string one length
  * byte (NS_STR_NULL for NULL) and its bytes, padded to a word.
- * STOP: head only. STATE: head, arg. */
+ * STOP: head, slot address (the writer releases its references, S7).
+ * STATE: head, arg. */
+#define NS_ENT_STOP_WORDS (NS_ENT_HEAD_WORDS + 1)
 #define NS_STR_NULL 0xFFu
 #define NS_STR_MAX 63 /* longer strings are truncated (NS_RF_STR_TRUNC) */
 
@@ -68,6 +70,7 @@ typedef struct ns_ring {
   uint32_t serial;         /* set by the claimer before its first publish */
   uint32_t tid;
   uint32_t index;
+  uint32_t w_populated;    /* writer only: its words were faulted in (ns_ring_prefault) */
   char name[16];
   /* Written only by the producer, read by the writer: relaxed load/store pairs
    * (a counter, no ordering needed; the writer's final read follows a join). */
@@ -143,6 +146,9 @@ static inline ns_ring* ns_ring_self(void) {
  * content rather than crash). */
 typedef void (*ns_ring_entry_fn)(void* user, ns_ring* r, const uint64_t* entry, uint32_t nwords);
 uint64_t ns_ring_drain(ns_ring* r, ns_ring_entry_fn fn, void* user);
+/* Writer: faults in an owned ring's words once per session, so that its
+ * producer does not page-fault on its first pass around the ring. */
+void ns_ring_prefault(ns_ring* r);
 /* 1 if the ring holds published entries. */
 int ns_ring_has_data(ns_ring* r);
 

@@ -331,7 +331,14 @@ static void on_entry(void* user, ns_ring* r, const uint64_t* e, uint32_t nwords)
     rec.flags = (uint16_t)(flags & NS_RF_HAS_ARG);
     rec.state = (int32_t)(uint32_t)(e[3] >> 32);
     rec.arg = e[4];
-  } else if (kind != NS_ENT_STOP) {
+  } else if (kind == NS_ENT_STOP) {
+    /* S7: the stopper handed its references to us. The slot still holds
+     * this event: its running reference is not released yet. */
+    if (nwords >= NS_ENT_STOP_WORDS) {
+      ns_slot* s = ns_slot_from_handle((void*)(uintptr_t)e[4]);
+      if (s && atomic_load_explicit(&s->id, memory_order_relaxed) == rec.id) ns_slot_release(s);
+    }
+  } else {
     return;
   }
   if (!W.ev_open) {
@@ -346,6 +353,7 @@ static void drain_ring(ns_ring* r, uint32_t i) {
   /* R5: acquire pairs with the dying thread's release of DEAD: everything it
    * published is visible to the drain below. */
   uint32_t st = atomic_load_explicit(&r->state, memory_order_acquire);
+  if (st != NS_RING_FREE) ns_ring_prefault(r);
   if (ns_ring_has_data(r)) {
     if (W.ring_serial_seen && W.ring_serial_seen[i] != r->serial) {
       W.ring_serial_seen[i] = r->serial;
@@ -393,6 +401,7 @@ static void recycle(uint64_t now) {
   uint64_t max_age = (uint64_t)ns_sess.cfg.max_age_ms * 1000000u;
   for (uint32_t k = 0; k < NS_MAX_SLABS; k++) {
     ns_slab* sl = &ns_reg.slabs[k];
+    if (atomic_load_explicit(&sl->active, memory_order_relaxed)) ns_slab_prefault(k);
     if (!sl->nlive) continue;
     int pressure = ns_slab_free_count(k) < sl->n / 8;
     uint32_t keep = 0;
