@@ -2,7 +2,14 @@
  * a few events, finalize, dlclose (as NCCL does after the last
  * communicator); every 100th cycle four threads init at once and the main
  * thread finalizes them. No thread or file descriptor may leak, every cycle
- * leaves a complete trace file, and a failing dump dir makes init fail. */
+ * leaves a complete trace file, and a failing dump dir makes init fail.
+ * Threads are counted by name: the plugin names every thread it starts
+ * "ncclscope-..."; a sanitizer's runtime starts its own (TSan's background
+ * thread appears at the first pthread_create, inside the plugin's init), so
+ * the process's total thread count is no measure of the plugin's leaks. The
+ * writer must be visible by that name while a session is open, so a renamed
+ * or unnamed plugin thread fails here instead of escaping the count.
+ * Threads: main, and four init threads every 100th cycle. */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -33,6 +40,27 @@ static int count_traces(const char* path) {
   while ((e = readdir(d))) {
     size_t len = strlen(e->d_name);
     if (len > 8 && strcmp(e->d_name + len - 8, ".nstrace") == 0) n++;
+  }
+  closedir(d);
+  return n;
+}
+
+/* Threads of this process named "ncclscope*" (the name is set with
+ * pthread_setname_np by the thread's creator, before init returns). */
+static int count_plugin_threads(void) {
+  DIR* d = opendir("/proc/self/task");
+  if (!d) return -1;
+  int n = 0;
+  struct dirent* e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    char path[300], name[32] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+    FILE* f = fopen(path, "re");
+    if (!f) continue; /* the thread exited meanwhile */
+    if (!fgets(name, sizeof name, f)) name[0] = 0;
+    fclose(f);
+    n += strncmp(name, "ncclscope", 9) == 0;
   }
   closedir(d);
   return n;
@@ -73,7 +101,8 @@ int main(void) {
   setenv("NCCLSCOPE_NO_CUDA", "1", 1);
   setenv("NCCLSCOPE_RING_KB", "64", 1);
   setenv("NCCLSCOPE_SLAB_EVENTS", "1024", 1);
-  int threads0 = count_dir("/proc/self/task"), fds0 = count_dir("/proc/self/fd");
+  int fds0 = count_dir("/proc/self/fd");
+  CHECK_EQ(count_plugin_threads(), 0);
   enum { CYCLES = 2000 };
   for (int c = 0; c < CYCLES; c++) {
     void* so = dlopen(NS_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
@@ -86,17 +115,19 @@ int main(void) {
       pthread_t th[4];
       for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, init_thread, (void*)(intptr_t)i);
       for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+      CHECK_EQ(count_plugin_threads(), 1); /* one writer per process, however many contexts */
       for (int i = 0; i < 4; i++) CHECK_EQ(api->finalize(ctxs[i]), ncclSuccess);
     } else {
       void* ctx;
       int mask;
       CHECK_EQ(api->init(&ctx, (uint64_t)c, &mask, NULL, 1, 1, 0, NULL), ncclSuccess);
       events(ctx);
+      if (c % 500 == 0) CHECK_EQ(count_plugin_threads(), 1);
       CHECK_EQ(api->finalize(ctx), ncclSuccess);
     }
     dlclose(so);
-    if (c % 500 == 0 || c == CYCLES - 1) {
-      CHECK_EQ(count_dir("/proc/self/task"), threads0);
+    if (c % 500 == 0 || c % 100 == 99) {
+      CHECK_EQ(count_plugin_threads(), 0);
       CHECK_EQ(count_dir("/proc/self/fd"), fds0);
     }
     if (check_failures) break;
@@ -112,7 +143,7 @@ int main(void) {
   CHECK_EQ(api->init(&ctx, 1, &mask, NULL, 1, 1, 0, NULL), ncclSystemError);
   CHECK(ctx == NULL);
   dlclose(so);
-  CHECK_EQ(count_dir("/proc/self/task"), threads0);
+  CHECK_EQ(count_plugin_threads(), 0);
   CHECK_EQ(count_dir("/proc/self/fd"), fds0);
 
   char cmd[256];
