@@ -1,12 +1,14 @@
 /* ncclscope: helpers shared by the per-version ABI adapters (adapter_v*.c).
  * Each adapter exports one ncclProfiler_vN and turns that version's
- * descriptor into an ns_start_args; NCCL's types stop here. */
+ * descriptor into an ns_start_args with the shared per-shape fills
+ * (adapter_fill.h); NCCL's types stop here. */
 #ifndef NCCLSCOPE_ABI_ADAPTER_H
 #define NCCLSCOPE_ABI_ADAPTER_H
 
 #include <stdint.h>
 #include <string.h>
 
+#include "abi/adapter_fill.h"
 #include "abi/nccl_profiler.h"
 #include "capture/capture.h"
 #include "runtime/runtime.h"
@@ -14,18 +16,9 @@
 #define NS_EXPORT __attribute__((visibility("default")))
 #define NS_PLUGIN_NAME "ncclscope"
 
-static inline void ns_args_clear(ns_start_args* a, uint64_t type_bit, void* parent) {
-  memset(a, 0, sizeof *a);
-  a->type = ns_type_from_bit(type_bit);
-  a->parent = parent;
-}
-
-static inline uint64_t ns_u(const void* p) { return (uint64_t)(uintptr_t)p; }
-static inline uint64_t ns_i(int64_t v) { return (uint64_t)v; } /* sign-extended */
-
-/* NetPlugin: id and data, plus the decoded IB/socket descriptor when the
- * id's type and version bits name one we know and data is not NULL. */
-void ns_args_net_plugin(ns_start_args* a, int64_t id, void* data);
+/* stopEvent and finalize have one signature in every version. */
+ncclResult_t ns_abi_stop(void* eHandle);
+ncclResult_t ns_abi_finalize(void* context);
 
 /* State args: which value a state carries, read through the version's union
  * (v1..v3: {transSize, steps} / {appendedProxyOps}; v4+: {transSize} /

@@ -1,7 +1,14 @@
-/* ncclscope: adapter helpers: v1 code names and NetPlugin descriptor decoding
- * (hot path for NetPlugin starts: no allocation, reads only what the id's
- * type and version bits promise). */
+/* ncclscope: adapter helpers: the shared stop/finalize, v1 code names, and
+ * NetPlugin descriptor decoding (hot path for NetPlugin starts: no
+ * allocation, reads only what the id's type and version bits promise). */
 #include "abi/adapter.h"
+
+ncclResult_t ns_abi_stop(void* eHandle) {
+  ns_capture_stop(eHandle);
+  return ncclSuccess;
+}
+
+ncclResult_t ns_abi_finalize(void* context) { return ns_runtime_finalize(context); }
 
 static const char* pick(const char* const* names, unsigned n, unsigned code) {
   return code < n ? names[code] : "unknown";
@@ -26,9 +33,10 @@ const char* ns_v1_dtype_name(unsigned code) {
   return pick(n, 10, code);
 }
 
-void ns_args_net_plugin(ns_start_args* a, int64_t id, void* data) {
+void ns_fill_net_plugin(ns_start_args* a, int64_t id, void* data) {
   a->num[0] = ns_i(id);
   a->num[1] = ns_u(data);
+  for (unsigned i = 2; i < 8; i++) a->num[i] = 0; /* decodedKind 0: nothing decoded */
   uint64_t uid = (uint64_t)id;
   uint64_t kind = uid & NCCL_PROFILER_NET_TYPE_MASK, ver = uid & NCCL_PROFILER_NET_VER_MASK;
   if (!data) return;

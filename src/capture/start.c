@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "capture/capture.h"
+#include "capture/drops.h"
 #include "capture/slab.h"
 #include "clock/clock.h"
 #include "ring/ring.h"
@@ -106,16 +107,9 @@ void* ns_capture_start(void* context, const ns_start_args* a) {
   }
   uint32_t nwords = NS_ENT_HEAD_WORDS + 2 + lay->nums + (sbytes + 7) / 8;
   ns_ring* ring = ns_ring_self();
-  if (!ring) {
-    count_drop(ctx, &ns_cnt.dropped_unringed[type], type);
-    return NULL;
-  }
-  uint64_t* w = ns_ring_reserve(ring, nwords);
+  uint64_t* w = ring ? ns_ring_reserve(ring, nwords) : NULL;
   if (!w) {
-    /* Producer-owned counter: relaxed load/store, the writer reads it relaxed. */
-    atomic_store_explicit(&ring->dropped[type],
-                          atomic_load_explicit(&ring->dropped[type], memory_order_relaxed) + 1,
-                          memory_order_relaxed);
+    ns_count_dropped(ring, type);
     if (ctx) atomic_fetch_add_explicit(&ctx->dropped[type], 1, memory_order_relaxed);
     return NULL;
   }

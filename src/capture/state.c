@@ -2,6 +2,7 @@
  * range-checked and must be running; the STATE entry carries NCCL's state
  * id and the value its args held (the adapter picked it). */
 #include "capture/capture.h"
+#include "capture/drops.h"
 #include "capture/slab.h"
 #include "clock/clock.h"
 #include "ring/ring.h"
@@ -19,12 +20,7 @@ void ns_capture_state(void* handle, int state, int has_arg, uint64_t arg) {
   ns_ring* ring = ns_ring_self();
   uint64_t* w = ring ? ns_ring_reserve(ring, NS_ENT_HEAD_WORDS + 1) : 0;
   if (!w) {
-    if (ring)
-      atomic_store_explicit(&ring->dropped[type],
-                            atomic_load_explicit(&ring->dropped[type], memory_order_relaxed) + 1,
-                            memory_order_relaxed);
-    else
-      atomic_fetch_add_explicit(&ns_cnt.dropped_unringed[type], 1, memory_order_relaxed);
+    ns_count_dropped(ring, type);
     return;
   }
   unsigned flags = NS_META_FLAGS(meta) | (has_arg ? NS_RF_HAS_ARG : 0);

@@ -8,6 +8,7 @@
  *     and release the references here (ns_slot_release)
  */
 #include "capture/capture.h"
+#include "capture/drops.h"
 #include "capture/slab.h"
 #include "clock/clock.h"
 #include "ring/ring.h"
@@ -38,11 +39,6 @@ void ns_capture_stop(void* handle) {
     return;
   }
   /* C */
-  if (ring)
-    atomic_store_explicit(&ring->dropped[type],
-                          atomic_load_explicit(&ring->dropped[type], memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-  else
-    atomic_fetch_add_explicit(&ns_cnt.dropped_unringed[type], 1, memory_order_relaxed);
+  ns_count_dropped(ring, type);
   ns_slot_release(s);
 }
