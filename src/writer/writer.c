@@ -401,7 +401,8 @@ static void recycle(uint64_t now) {
   uint64_t max_age = (uint64_t)ns_sess.cfg.max_age_ms * 1000000u;
   for (uint32_t k = 0; k < NS_MAX_SLABS; k++) {
     ns_slab* sl = &ns_reg.slabs[k];
-    if (atomic_load_explicit(&sl->active, memory_order_relaxed)) ns_slab_prefault(k);
+    /* Acquire: pairs with ns_slab_activate's release, so its `populated` is seen. */
+    if (atomic_load_explicit(&sl->active, memory_order_acquire)) ns_slab_prefault(k);
     if (!sl->nlive) continue;
     int pressure = ns_slab_free_count(k) < sl->n / 8;
     uint32_t keep = 0;
