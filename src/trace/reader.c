@@ -262,7 +262,7 @@ static int parse_props(ns_reader* r, const uint8_t* p, const uint8_t* end) {
     pi->has[pr.key] = 1;
     if (pr.ptype == NS_PT_F64) {
       pi->f[pr.key] = pr.f;
-      pi->u[pr.key] = (uint64_t)pr.f;
+      pi->u[pr.key] = pr.f > 0 ? (pr.f < 0x1p64 ? (uint64_t)pr.f : UINT64_MAX) : 0; /* saturate; NaN: 0 */
     } else {
       pi->u[pr.key] = pr.u;
       pi->f[pr.key] = pr.ptype == NS_PT_I64 ? (double)(int64_t)pr.u : (double)pr.u;
