@@ -14,9 +14,9 @@ static void kaddr(ns_json* j, const ns_wfile* f, const char* key, uint64_t id) {
     nsj_null(j);
     return;
   }
-  char a[48];
-  ns_event_addr(a, sizeof a, f->index, id);
-  nsj_str(j, a);
+  char a[NS_EVENT_ADDR_MAX];
+  size_t n = ns_event_addr(a, sizeof a, f->index, id);
+  nsj_strn(j, a, n);
 }
 
 const char* ns_event_func(const ns_wfile* f, const ns_xevent* ev, int* has) {

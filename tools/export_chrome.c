@@ -478,20 +478,22 @@ static void chrome_event(void* self, ns_wfile* f, ns_xevent* ev) {
   if (ev->stopped) see_ts(s, stop);
   if (ev->sink_u[2]) s->groups[ev->sink_u[2] - 1].busy[ev->sink_u[3]] = 0;
 
-  char name[384], addr[48];
+  char name[384], addr[NS_EVENT_ADDR_MAX];
+  size_t alen;
   event_name(f, ev, name, sizeof name);
   ns_json* j = &s->j;
   slice_head(j, name, ns_event_type_name(r->type) + strlen("ncclProfile"), r->ts, stop - r->ts, pid, tid);
   nsj_key(j, "args");
   nsj_obj_begin(j);
-  ns_event_addr(addr, sizeof addr, f->index, ev->id);
-  nsj_kstr(j, "eventAddr", addr);
+  alen = ns_event_addr(addr, sizeof addr, f->index, ev->id);
+  nsj_key(j, "eventAddr");
+  nsj_strn(j, addr, alen);
   nsj_key(j, "parentObj");
   if (r->flags & NS_RF_PARENT_RAW) {
     nsj_hex(j, r->parent);
   } else if (r->parent) {
-    ns_event_addr(addr, sizeof addr, f->index, r->parent);
-    nsj_str(j, addr);
+    alen = ns_event_addr(addr, sizeof addr, f->index, r->parent);
+    nsj_strn(j, addr, alen);
   } else {
     nsj_null(j);
   }
@@ -558,6 +560,7 @@ static int chrome_finish(void* state) {
   nsj_arr_end(&s->j);
   nsj_obj_end(&s->j);
   nsj_line_end(&s->j);
+  nsj_flush(&s->j); /* a failed write shows in ferror(out), which the caller checks */
   map_free(&s->named_threads);
   map_free(&s->group_index);
   free(s->groups);

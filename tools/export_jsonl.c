@@ -118,11 +118,12 @@ static void jsonl_comm_fini(void* self, ns_wfile* f, ns_wcomm* c, const ns_props
 static void jsonl_state_rec(void* self, ns_wfile* f, ns_xevent* ev, const ns_record* st) {
   jsonl_state* s = self;
   ns_json* j = &s->j;
-  char addr[48], buf[32];
-  ns_event_addr(addr, sizeof addr, f->index, st->id);
+  char addr[NS_EVENT_ADDR_MAX], buf[32];
+  size_t alen = ns_event_addr(addr, sizeof addr, f->index, st->id);
   nsj_obj_begin(j);
   nsj_kstr(j, "recordType", "state");
-  nsj_kstr(j, "eventAddr", addr);
+  nsj_key(j, "eventAddr");
+  nsj_strn(j, addr, alen);
   nsj_kus(j, "ts", (int64_t)st->ts);
   nsj_kstr(j, "name", ns_state_label(st->state, buf, sizeof buf));
   nsj_ki64(j, "id", st->state);
@@ -137,7 +138,8 @@ static void jsonl_event(void* self, ns_wfile* f, ns_xevent* ev) {
   jsonl_state* s = self;
   ns_json* j = &s->j;
   const ns_record* r = &ev->start;
-  char addr[48];
+  char addr[NS_EVENT_ADDR_MAX];
+  size_t alen;
   int has_func;
   const char* func = ns_event_func(f, ev, &has_func);
   const ns_wcomm* c = ns_wfile_comm(f, r->comm);
@@ -146,14 +148,15 @@ static void jsonl_event(void* self, ns_wfile* f, ns_xevent* ev) {
   nsj_kstr(j, "recordType", "event");
   nsj_kstr(j, "type", ns_event_type_name(r->type));
   if (has_func) nsj_kstr(j, "func", func);
-  ns_event_addr(addr, sizeof addr, f->index, ev->id);
-  nsj_kstr(j, "eventAddr", addr);
+  alen = ns_event_addr(addr, sizeof addr, f->index, ev->id);
+  nsj_key(j, "eventAddr");
+  nsj_strn(j, addr, alen);
   nsj_key(j, "parentObj");
   if (r->flags & NS_RF_PARENT_RAW) {
     nsj_hex(j, r->parent);
   } else if (r->parent) {
-    ns_event_addr(addr, sizeof addr, f->index, r->parent);
-    nsj_str(j, addr);
+    alen = ns_event_addr(addr, sizeof addr, f->index, r->parent);
+    nsj_strn(j, addr, alen);
   } else {
     nsj_null(j);
   }
@@ -192,7 +195,9 @@ static void* jsonl_make(FILE* out, ns_sink* sink) {
 }
 
 static int jsonl_finish(void* state) {
-  free(state);
+  jsonl_state* s = state;
+  nsj_flush(&s->j); /* a failed write shows in ferror(out), which the caller checks */
+  free(s);
   return 0;
 }
 

@@ -43,8 +43,17 @@ int ns_walk_add_ext(ns_walk* w, const ns_export_ext* ext) {
   return 0;
 }
 
-void ns_event_addr(char* out, size_t n, int file_index, uint64_t id) {
-  snprintf(out, n, "0x%04x%016" PRIx64, (unsigned)(file_index + 1), id);
+size_t ns_event_addr(char* out, size_t n, int file_index, uint64_t id) {
+  if (n < NS_EVENT_ADDR_MAX) {
+    if (n) out[0] = '\0';
+    return 0;
+  }
+  out[0] = '0';
+  out[1] = 'x';
+  size_t len = 2 + nsj_fmt_hex(out + 2, (uint64_t)(unsigned)(file_index + 1), 4);
+  len += nsj_fmt_hex(out + len, id, 16);
+  out[len] = '\0';
+  return len;
 }
 
 ns_xevent* ns_walk_find(ns_walk* w, uint64_t id) {

@@ -169,7 +169,9 @@ void ns_walk_event_details(ns_walk* w, ns_wfile* f, const ns_xevent* ev, ns_json
 void ns_walk_comm_details(ns_walk* w, ns_wfile* f, const ns_wcomm* c, int finalize, ns_json* j);
 
 /* The export-unique event address: "0x" + 4+ hex digits of (file index + 1)
- * + 16 hex digits of the per-file id. Needs 40 bytes. */
-void ns_event_addr(char* out, size_t n, int file_index, uint64_t id);
+ * + 16 hex digits of the per-file id, NUL-terminated; returns its length.
+ * n must be at least NS_EVENT_ADDR_MAX. */
+#define NS_EVENT_ADDR_MAX 40
+size_t ns_event_addr(char* out, size_t n, int file_index, uint64_t id);
 
 #endif

@@ -1,34 +1,131 @@
-/* ncclscope CLI: streaming JSON writer (see json_writer.h). Single-threaded. */
+/* ncclscope CLI: streaming JSON writer (see json_writer.h). Single-threaded.
+ *
+ * Everything is formatted into j->buf; drain() hands the buffer to the
+ * FILE. The output is byte for byte what the printf-based writer before it
+ * produced: integers as %llu / %lld, hex as %llx, times as "%llu.%03llu",
+ * doubles still through snprintf("%.17g") (shortest-exact formatting of
+ * doubles is not worth owning here; they are rare: derived metrics only). */
 #include "json_writer.h"
 
-#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
-void nsj_init(ns_json* j, FILE* out) {
-  memset(j, 0, sizeof *j);
-  j->out = out;
+static const char hex_digits[] = "0123456789abcdef";
+
+/* "00" "01" ... "99": two digits per division by 100. */
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* Bytes that are copied as they are inside a JSON string: printable ASCII
+ * except '"' and '\\'. Everything else takes the slow path in put_escaped. */
+static const uint8_t plain_byte[256] = {
+#define R16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+    R16(0), R16(0),                                                          /* 0x00-0x1F */
+    1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,                          /* 0x20-0x2F: '"' */
+    R16(1), R16(1),                                                          /* 0x30-0x4F */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,                          /* 0x50-0x5F: '\\' */
+    R16(1), 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0,                  /* 0x60-0x7F: DEL */
+    R16(0), R16(0), R16(0), R16(0), R16(0), R16(0), R16(0), R16(0),          /* 0x80-0xFF */
+#undef R16
+};
+
+/* ---- buffer ---- */
+
+static void drain(ns_json* j) {
+  if (j->len && !j->failed && fwrite(j->buf, 1, j->len, j->out) != j->len) j->failed = 1;
+  j->len = 0;
 }
 
+/* Room for n (<= NSJ_BUF) more bytes at buf + len. */
+static inline char* room(ns_json* j, size_t n) {
+  if (j->len + n > NSJ_BUF) drain(j);
+  return j->buf + j->len;
+}
+
+static inline void put1(ns_json* j, char c) {
+  if (j->len == NSJ_BUF) drain(j);
+  j->buf[j->len++] = c;
+}
+
+static void put(ns_json* j, const void* p, size_t n) {
+  const char* s = p;
+  while (n) {
+    if (j->len == NSJ_BUF) drain(j);
+    size_t k = NSJ_BUF - j->len < n ? NSJ_BUF - j->len : n;
+    memcpy(j->buf + j->len, s, k);
+    j->len += k;
+    s += k;
+    n -= k;
+  }
+}
+
+void nsj_init(ns_json* j, FILE* out) {
+  j->out = out;
+  j->depth = 0;
+  j->after_key = 0;
+  j->failed = 0;
+  j->len = 0;
+  memset(j->need_comma, 0, sizeof j->need_comma);
+}
+
+int nsj_flush(ns_json* j) {
+  drain(j);
+  return j->failed ? -1 : 0;
+}
+
+/* ---- numbers ---- */
+
+size_t nsj_fmt_u64(char* out, uint64_t v) {
+  char tmp[20];
+  char* p = tmp + sizeof tmp;
+  while (v >= 100) {
+    unsigned r = (unsigned)(v % 100);
+    v /= 100;
+    p -= 2;
+    memcpy(p, digit_pairs + 2 * r, 2);
+  }
+  if (v >= 10) {
+    p -= 2;
+    memcpy(p, digit_pairs + 2 * v, 2);
+  } else {
+    *--p = (char)('0' + v);
+  }
+  size_t n = (size_t)(tmp + sizeof tmp - p);
+  memcpy(out, p, n);
+  return n;
+}
+
+size_t nsj_fmt_hex(char* out, uint64_t v, unsigned width) {
+  unsigned n = 1;
+  while (n < 16 && (v >> (4 * n))) n++;
+  if (n < width) n = width > 16 ? 16 : width;
+  for (unsigned i = 0; i < n; i++) out[i] = hex_digits[(v >> (4 * (n - 1 - i))) & 0xF];
+  return n;
+}
+
+/* ---- structure ---- */
+
 /* Separator before a value or key at the current depth. */
-static void before_value(ns_json* j) {
+static inline void before_value(ns_json* j) {
   if (j->after_key) {
     j->after_key = 0;
     return;
   }
-  if (j->need_comma[j->depth]) putc(',', j->out);
+  if (j->need_comma[j->depth]) put1(j, ',');
   j->need_comma[j->depth] = 1;
 }
 
 static void open_scope(ns_json* j, char c) {
   before_value(j);
-  putc(c, j->out);
+  put1(j, c);
   if (j->depth < NSJ_MAX_DEPTH) j->depth++;
   j->need_comma[j->depth] = 0;
 }
 
 static void close_scope(ns_json* j, char c) {
-  putc(c, j->out);
+  put1(j, c);
   if (j->depth > 0) j->depth--;
 }
 
@@ -36,6 +133,8 @@ void nsj_obj_begin(ns_json* j) { open_scope(j, '{'); }
 void nsj_obj_end(ns_json* j) { close_scope(j, '}'); }
 void nsj_arr_begin(ns_json* j) { open_scope(j, '['); }
 void nsj_arr_end(ns_json* j) { close_scope(j, ']'); }
+
+/* ---- strings ---- */
 
 /* Length of the well-formed UTF-8 sequence at s (n bytes left), 0 if ill-formed
  * (overlong forms, surrogates and code points above U+10FFFF are ill-formed). */
@@ -61,33 +160,47 @@ static size_t utf8_seq_len(const unsigned char* s, size_t n) {
   return len;
 }
 
-void nsj_escape(FILE* out, const char* str, size_t n) {
+/* s[0..n) escaped, without quotes. Runs of plain bytes are copied at once. */
+static void put_escaped(ns_json* j, const char* str, size_t n) {
   const unsigned char* s = (const unsigned char*)str;
   size_t i = 0;
   while (i < n) {
+    size_t k = i;
+    while (k < n && plain_byte[s[k]]) k++;
+    if (k > i) {
+      put(j, s + i, k - i);
+      i = k;
+      if (i == n) break;
+    }
     unsigned char c = s[i];
     if (c < 0x80) {
+      char* o = room(j, 6);
+      o[0] = '\\';
+      size_t w = 2;
       switch (c) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        case '\b': fputs("\\b", out); break;
-        case '\f': fputs("\\f", out); break;
-        default:
-          if (c < 0x20 || c == 0x7F) fprintf(out, "\\u%04x", c);
-          else putc(c, out);
+        case '"': o[1] = '"'; break;
+        case '\\': o[1] = '\\'; break;
+        case '\n': o[1] = 'n'; break;
+        case '\r': o[1] = 'r'; break;
+        case '\t': o[1] = 't'; break;
+        case '\b': o[1] = 'b'; break;
+        case '\f': o[1] = 'f'; break;
+        default: /* other controls and DEL */
+          memcpy(o + 1, "u00", 3);
+          o[4] = hex_digits[c >> 4];
+          o[5] = hex_digits[c & 0xF];
+          w = 6;
       }
+      j->len += w;
       i++;
       continue;
     }
     size_t len = utf8_seq_len(s + i, n - i);
     if (len == 0) {
-      fputs("\\ufffd", out); /* one replacement per ill-formed byte */
+      put(j, "\\ufffd", 6); /* one replacement per ill-formed byte */
       i++;
     } else {
-      fwrite(s + i, 1, len, out);
+      put(j, s + i, len);
       i += len;
     }
   }
@@ -95,17 +208,17 @@ void nsj_escape(FILE* out, const char* str, size_t n) {
 
 void nsj_key(ns_json* j, const char* key) {
   before_value(j);
-  putc('"', j->out);
-  nsj_escape(j->out, key, strlen(key));
-  fputs("\":", j->out);
+  put1(j, '"');
+  put_escaped(j, key, strlen(key));
+  put(j, "\":", 2);
   j->after_key = 1;
 }
 
 void nsj_strn(ns_json* j, const char* s, size_t n) {
   before_value(j);
-  putc('"', j->out);
-  nsj_escape(j->out, s, n);
-  putc('"', j->out);
+  put1(j, '"');
+  put_escaped(j, s, n);
+  put1(j, '"');
 }
 
 void nsj_str(ns_json* j, const char* s) {
@@ -113,24 +226,35 @@ void nsj_str(ns_json* j, const char* s) {
   else nsj_strn(j, s, strlen(s));
 }
 
+/* ---- scalar values ---- */
+
 void nsj_u64(ns_json* j, uint64_t v) {
   before_value(j);
-  fprintf(j->out, "%" PRIu64, v);
+  char* o = room(j, 20);
+  j->len += nsj_fmt_u64(o, v);
 }
 
 void nsj_i64(ns_json* j, int64_t v) {
   before_value(j);
-  fprintf(j->out, "%" PRId64, v);
+  char* o = room(j, 21);
+  size_t n = 0;
+  uint64_t mag = (uint64_t)v;
+  if (v < 0) {
+    o[n++] = '-';
+    mag = (uint64_t)0 - mag;
+  }
+  j->len += n + nsj_fmt_u64(o + n, mag);
 }
 
 void nsj_bool(ns_json* j, int v) {
   before_value(j);
-  fputs(v ? "true" : "false", j->out);
+  if (v) put(j, "true", 4);
+  else put(j, "false", 5);
 }
 
 void nsj_null(ns_json* j) {
   before_value(j);
-  fputs("null", j->out);
+  put(j, "null", 4);
 }
 
 void nsj_f64(ns_json* j, double v) {
@@ -139,29 +263,45 @@ void nsj_f64(ns_json* j, double v) {
     return;
   }
   before_value(j);
-  fprintf(j->out, "%.17g", v);
+  char tmp[40];
+  int n = snprintf(tmp, sizeof tmp, "%.17g", v);
+  if (n > 0) put(j, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
 void nsj_us(ns_json* j, int64_t ns) {
   before_value(j);
+  char* o = room(j, 26);
+  size_t n = 0;
   uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-  fprintf(j->out, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", mag / 1000, mag % 1000);
+  if (ns < 0) o[n++] = '-';
+  n += nsj_fmt_u64(o + n, mag / 1000);
+  unsigned frac = (unsigned)(mag % 1000);
+  o[n++] = '.';
+  o[n++] = (char)('0' + frac / 100);
+  memcpy(o + n, digit_pairs + 2 * (frac % 100), 2);
+  j->len += n + 2;
 }
 
 void nsj_hex(ns_json* j, uint64_t v) {
   before_value(j);
-  fprintf(j->out, "\"0x%" PRIx64 "\"", v);
+  char* o = room(j, 20);
+  o[0] = '"';
+  o[1] = '0';
+  o[2] = 'x';
+  size_t n = 3 + nsj_fmt_hex(o + 3, v, 1);
+  o[n++] = '"';
+  j->len += n;
 }
 
 void nsj_raw(ns_json* j, const char* text) {
   before_value(j);
-  fputs(text, j->out);
+  put(j, text, strlen(text));
 }
 
-void nsj_ws(ns_json* j, const char* ws) { fputs(ws, j->out); }
+void nsj_ws(ns_json* j, const char* ws) { put(j, ws, strlen(ws)); }
 
 void nsj_line_end(ns_json* j) {
-  putc('\n', j->out);
+  put1(j, '\n');
   j->depth = 0;
   j->after_key = 0;
   j->need_comma[0] = 0;

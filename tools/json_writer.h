@@ -1,10 +1,15 @@
 /* ncclscope CLI: a small streaming JSON writer.
  *
- * Writes straight to a FILE*, inserting commas itself. Strings are escaped
- * for JSON and made valid UTF-8: control characters become \uXXXX (or \n,
- * \t ...), and every byte that is not part of a well-formed UTF-8 sequence
- * becomes U+FFFD, because strings from NCCL (communicator names, ...) may be
- * anything. Times are written exactly from integer nanoseconds. */
+ * Formats into its own buffer (NSJ_BUF bytes, inside the struct) and hands
+ * it to the FILE* in large writes: when it fills up, on nsj_flush, and
+ * nowhere else, so the caller must nsj_flush before looking at the FILE.
+ * Numbers are formatted without printf (exactly what printf's %llu, %lld,
+ * %llx would give); doubles go through "%.17g" as before. Commas are
+ * inserted by the writer. Strings are escaped for JSON and made valid
+ * UTF-8: control characters become \uXXXX (or \n, \t ...), and every byte
+ * that is not part of a well-formed UTF-8 sequence becomes U+FFFD, because
+ * strings from NCCL (communicator names, ...) may be anything. Times are
+ * written exactly from integer nanoseconds. Single-threaded. */
 #ifndef NCCLSCOPE_TOOLS_JSON_WRITER_H
 #define NCCLSCOPE_TOOLS_JSON_WRITER_H
 
@@ -13,15 +18,22 @@
 #include <stdio.h>
 
 #define NSJ_MAX_DEPTH 32
+#define NSJ_BUF (64u << 10) /* fits in L2 with room to spare; 1.7 GB of output = 26k writes */
 
 typedef struct {
   FILE* out;
   int depth;
   int after_key;
+  int failed; /* a write to `out` came up short; later output is discarded */
+  size_t len; /* bytes in buf */
   uint8_t need_comma[NSJ_MAX_DEPTH + 1];
+  char buf[NSJ_BUF];
 } ns_json;
 
 void nsj_init(ns_json* j, FILE* out);
+/* Writes the buffered bytes to the FILE (does not fflush it). 0, or -1 when
+ * this or an earlier write failed. */
+int nsj_flush(ns_json* j);
 void nsj_obj_begin(ns_json* j);
 void nsj_obj_end(ns_json* j);
 void nsj_arr_begin(ns_json* j);
@@ -56,7 +68,11 @@ void nsj_kus(ns_json* j, const char* key, int64_t ns);
 void nsj_khex(ns_json* j, const char* key, uint64_t v);
 void nsj_kf64(ns_json* j, const char* key, double v);
 
-/* Writes s[0..n) escaped (without quotes) to out. Exposed for tests. */
-void nsj_escape(FILE* out, const char* s, size_t n);
+/* Number formatting without printf, for other writers of the CLI. Each
+ * writes into out (which must have room: 20 bytes for a decimal u64, 16 for
+ * hex) and returns the length; no terminating NUL. */
+size_t nsj_fmt_u64(char* out, uint64_t v);
+/* Lower-case hex, at least `width` digits (zero-padded), at most 16. */
+size_t nsj_fmt_hex(char* out, uint64_t v, unsigned width);
 
 #endif

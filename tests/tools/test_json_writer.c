@@ -1,5 +1,8 @@
 /* ncclscope: tests of the CLI's JSON writer: escaping of every kind of byte
- * NCCL may hand us, comma placement, and exact microsecond formatting. */
+ * NCCL may hand us, comma placement, exact microsecond formatting, integers
+ * formatted exactly as printf does, and output longer than the buffer. */
+#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +10,24 @@
 #include "json_writer.h"
 
 static int failures;
+
+/* The escaping of one byte as the writer must do it (a string of one byte:
+ * ASCII controls escaped, bytes >= 0x80 are never well-formed alone). */
+static void reference_escape(unsigned c, char* out, size_t n) {
+  switch (c) {
+    case '"': snprintf(out, n, "\"\\\"\""); return;
+    case '\\': snprintf(out, n, "\"\\\\\""); return;
+    case '\n': snprintf(out, n, "\"\\n\""); return;
+    case '\r': snprintf(out, n, "\"\\r\""); return;
+    case '\t': snprintf(out, n, "\"\\t\""); return;
+    case '\b': snprintf(out, n, "\"\\b\""); return;
+    case '\f': snprintf(out, n, "\"\\f\""); return;
+    default: break;
+  }
+  if (c < 0x20 || c == 0x7F) snprintf(out, n, "\"\\u%04x\"", c);
+  else if (c >= 0x80) snprintf(out, n, "\"\\ufffd\"");
+  else snprintf(out, n, "\"%c\"", (char)c);
+}
 
 static void expect_text(const char* what, const char* got, const char* want) {
   if (strcmp(got, want) != 0) {
@@ -24,6 +45,7 @@ static void expect_text(const char* what, const char* got, const char* want) {
     ns_json jw;                                 \
     nsj_init(&jw, mf_);                         \
     body;                                       \
+    nsj_flush(&jw);                             \
     fclose(mf_);                                \
     expect_text(what, buf_, want);              \
     free(buf_);                                 \
@@ -70,7 +92,61 @@ int main(void) {
     nsj_arr_end(&jw);
     (void)0;
   });
-  (void)0;
+  /* Every single byte against the reference. */
+  for (unsigned c = 1; c < 256; c++) {
+    char one[2] = {(char)c, 0}, want[16], what[32];
+    reference_escape(c, want, sizeof want);
+    snprintf(what, sizeof what, "byte 0x%02x", c);
+    CHECK_OUTPUT(what, want, nsj_str(&jw, one));
+  }
+  /* Integers exactly as printf formats them, at the edges and in between. */
+  static const uint64_t uvals[] = {0, 1, 9, 10, 99, 100, 999, 1000, 65535, 4294967295ull, 4294967296ull,
+                                   999999999999ull, 1000000000000ull, 9223372036854775807ull,
+                                   9223372036854775808ull, 18446744073709551615ull, 0x7f00aa00ull};
+  for (size_t i = 0; i < sizeof uvals / sizeof uvals[0]; i++) {
+    uint64_t v = uvals[i];
+    char want[128];
+    snprintf(want, sizeof want, "[%" PRIu64 ",%" PRId64 ",%" PRId64 ",\"0x%" PRIx64 "\",%s%" PRIu64 ".%03" PRIu64 "]", v,
+             (int64_t)v, -(int64_t)(v & 0x7fffffffffffffffull), v, (int64_t)v < 0 ? "-" : "",
+             ((int64_t)v < 0 ? (uint64_t)0 - v : v) / 1000, ((int64_t)v < 0 ? (uint64_t)0 - v : v) % 1000);
+    CHECK_OUTPUT("integers", want, {
+      nsj_arr_begin(&jw);
+      nsj_u64(&jw, v);
+      nsj_i64(&jw, (int64_t)v);
+      nsj_i64(&jw, -(int64_t)(v & 0x7fffffffffffffffull));
+      nsj_hex(&jw, v);
+      nsj_us(&jw, (int64_t)v);
+      nsj_arr_end(&jw);
+    });
+  }
+  CHECK_OUTPUT("doubles as %.17g", "[0.10000000000000001,-2.5,1.0000000000000001e+300,null,null]", {
+    nsj_arr_begin(&jw);
+    nsj_f64(&jw, 0.1);
+    nsj_f64(&jw, -2.5);
+    nsj_f64(&jw, 1e300);
+    nsj_f64(&jw, INFINITY);
+    nsj_f64(&jw, NAN);
+    nsj_arr_end(&jw);
+  });
+  /* Output far longer than the writer's buffer, with a string that spans a flush. */
+  {
+    size_t big = 3 * NSJ_BUF + 17;
+    char* s = malloc(big + 1);
+    char* want = malloc(big + 64);
+    if (!s || !want) return 1;
+    for (size_t i = 0; i < big; i++) s[i] = (char)('a' + i % 26);
+    s[big] = '\0';
+    snprintf(want, big + 64, "[1,\"%s\",2]", s);
+    CHECK_OUTPUT("longer than the buffer", want, {
+      nsj_arr_begin(&jw);
+      nsj_u64(&jw, 1);
+      nsj_str(&jw, s);
+      nsj_u64(&jw, 2);
+      nsj_arr_end(&jw);
+    });
+    free(s);
+    free(want);
+  }
   if (failures) fprintf(stderr, "%d failure(s)\n", failures);
   else printf("test_json_writer: all passed\n");
   return failures ? 1 : 0;
