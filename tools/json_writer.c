@@ -20,7 +20,7 @@ static const char digit_pairs[201] =
 
 /* Bytes that are copied as they are inside a JSON string: printable ASCII
  * except '"' and '\\'. Everything else takes the slow path in put_escaped. */
-static const uint8_t plain_byte[256] = {
+const uint8_t nsj_plain_byte[256] = {
 #define R16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
     R16(0), R16(0),                                                          /* 0x00-0x1F */
     1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,                          /* 0x20-0x2F: '"' */
@@ -33,26 +33,22 @@ static const uint8_t plain_byte[256] = {
 
 /* ---- buffer ---- */
 
-static void drain(ns_json* j) {
+void nsj_drain(ns_json* j) {
   if (j->len && !j->failed && fwrite(j->buf, 1, j->len, j->out) != j->len) j->failed = 1;
   j->len = 0;
 }
 
-/* Room for n (<= NSJ_BUF) more bytes at buf + len. */
-static inline char* room(ns_json* j, size_t n) {
-  if (j->len + n > NSJ_BUF) drain(j);
-  return j->buf + j->len;
-}
+static inline char* room(ns_json* j, size_t n) { return nsj_room(j, n); }
 
 static inline void put1(ns_json* j, char c) {
-  if (j->len == NSJ_BUF) drain(j);
+  if (j->len == NSJ_BUF) nsj_drain(j);
   j->buf[j->len++] = c;
 }
 
 static void put(ns_json* j, const void* p, size_t n) {
   const char* s = p;
   while (n) {
-    if (j->len == NSJ_BUF) drain(j);
+    if (j->len == NSJ_BUF) nsj_drain(j);
     size_t k = NSJ_BUF - j->len < n ? NSJ_BUF - j->len : n;
     memcpy(j->buf + j->len, s, k);
     j->len += k;
@@ -71,15 +67,43 @@ void nsj_init(ns_json* j, FILE* out) {
 }
 
 int nsj_flush(ns_json* j) {
-  drain(j);
+  nsj_drain(j);
   return j->failed ? -1 : 0;
 }
 
 /* ---- numbers ---- */
 
+static const uint64_t pow10_table[20] = {1ull,
+                                         10ull,
+                                         100ull,
+                                         1000ull,
+                                         10000ull,
+                                         100000ull,
+                                         1000000ull,
+                                         10000000ull,
+                                         100000000ull,
+                                         1000000000ull,
+                                         10000000000ull,
+                                         100000000000ull,
+                                         1000000000000ull,
+                                         10000000000000ull,
+                                         100000000000000ull,
+                                         1000000000000000ull,
+                                         10000000000000000ull,
+                                         100000000000000000ull,
+                                         1000000000000000000ull,
+                                         10000000000000000000ull};
+
+/* Decimal digits of v (1..20): bit length * 1233/4096 approximates log10 from below. */
+static inline unsigned decimal_digits(uint64_t v) {
+  unsigned bits = 64u - (unsigned)__builtin_clzll(v | 1);
+  unsigned d = (bits * 1233u) >> 12;
+  return d + ((v | 1) >= pow10_table[d]);
+}
+
 size_t nsj_fmt_u64(char* out, uint64_t v) {
-  char tmp[20];
-  char* p = tmp + sizeof tmp;
+  unsigned n = decimal_digits(v);
+  char* p = out + n;
   while (v >= 100) {
     unsigned r = (unsigned)(v % 100);
     v /= 100;
@@ -90,10 +114,8 @@ size_t nsj_fmt_u64(char* out, uint64_t v) {
     p -= 2;
     memcpy(p, digit_pairs + 2 * v, 2);
   } else {
-    *--p = (char)('0' + v);
+    p[-1] = (char)('0' + v);
   }
-  size_t n = (size_t)(tmp + sizeof tmp - p);
-  memcpy(out, p, n);
   return n;
 }
 
@@ -107,15 +129,7 @@ size_t nsj_fmt_hex(char* out, uint64_t v, unsigned width) {
 
 /* ---- structure ---- */
 
-/* Separator before a value or key at the current depth. */
-static inline void before_value(ns_json* j) {
-  if (j->after_key) {
-    j->after_key = 0;
-    return;
-  }
-  if (j->need_comma[j->depth]) put1(j, ',');
-  j->need_comma[j->depth] = 1;
-}
+static inline void before_value(ns_json* j) { nsj_sep(j); }
 
 static void open_scope(ns_json* j, char c) {
   before_value(j);
@@ -166,7 +180,7 @@ static void put_escaped(ns_json* j, const char* str, size_t n) {
   size_t i = 0;
   while (i < n) {
     size_t k = i;
-    while (k < n && plain_byte[s[k]]) k++;
+    while (k < n && nsj_plain_byte[s[k]]) k++;
     if (k > i) {
       put(j, s + i, k - i);
       i = k;
@@ -206,24 +220,10 @@ static void put_escaped(ns_json* j, const char* str, size_t n) {
   }
 }
 
-void nsj_key(ns_json* j, const char* key) {
-  before_value(j);
-  put1(j, '"');
-  put_escaped(j, key, strlen(key));
-  put(j, "\":", 2);
-  j->after_key = 1;
-}
-
-void nsj_strn(ns_json* j, const char* s, size_t n) {
-  before_value(j);
+void nsj_quoted_slow(ns_json* j, const char* s, size_t n, const char* tail, size_t tail_len) {
   put1(j, '"');
   put_escaped(j, s, n);
-  put1(j, '"');
-}
-
-void nsj_str(ns_json* j, const char* s) {
-  if (!s) nsj_null(j);
-  else nsj_strn(j, s, strlen(s));
+  put(j, tail, tail_len);
 }
 
 /* ---- scalar values ---- */
@@ -248,13 +248,20 @@ void nsj_i64(ns_json* j, int64_t v) {
 
 void nsj_bool(ns_json* j, int v) {
   before_value(j);
-  if (v) put(j, "true", 4);
-  else put(j, "false", 5);
+  char* o = room(j, 5);
+  if (v) {
+    memcpy(o, "true", 4);
+    j->len += 4;
+  } else {
+    memcpy(o, "false", 5);
+    j->len += 5;
+  }
 }
 
 void nsj_null(ns_json* j) {
   before_value(j);
-  put(j, "null", 4);
+  memcpy(room(j, 4), "null", 4);
+  j->len += 4;
 }
 
 void nsj_f64(ns_json* j, double v) {
@@ -307,31 +314,3 @@ void nsj_line_end(ns_json* j) {
   j->need_comma[0] = 0;
 }
 
-void nsj_kstr(ns_json* j, const char* key, const char* s) {
-  nsj_key(j, key);
-  nsj_str(j, s);
-}
-void nsj_ku64(ns_json* j, const char* key, uint64_t v) {
-  nsj_key(j, key);
-  nsj_u64(j, v);
-}
-void nsj_ki64(ns_json* j, const char* key, int64_t v) {
-  nsj_key(j, key);
-  nsj_i64(j, v);
-}
-void nsj_kbool(ns_json* j, const char* key, int v) {
-  nsj_key(j, key);
-  nsj_bool(j, v);
-}
-void nsj_kus(ns_json* j, const char* key, int64_t ns) {
-  nsj_key(j, key);
-  nsj_us(j, ns);
-}
-void nsj_khex(ns_json* j, const char* key, uint64_t v) {
-  nsj_key(j, key);
-  nsj_hex(j, v);
-}
-void nsj_kf64(ns_json* j, const char* key, double v) {
-  nsj_key(j, key);
-  nsj_f64(j, v);
-}

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #define NSJ_MAX_DEPTH 32
 #define NSJ_BUF (64u << 10) /* fits in L2 with room to spare; 1.7 GB of output = 26k writes */
@@ -38,10 +39,11 @@ void nsj_obj_begin(ns_json* j);
 void nsj_obj_end(ns_json* j);
 void nsj_arr_begin(ns_json* j);
 void nsj_arr_end(ns_json* j);
-void nsj_key(ns_json* j, const char* key);
+static inline void nsj_key(ns_json* j, const char* key);
+static inline void nsj_keyn(ns_json* j, const char* key, size_t n);
 /* Values. nsj_str(NULL) writes null. */
-void nsj_str(ns_json* j, const char* s);
-void nsj_strn(ns_json* j, const char* s, size_t n);
+static inline void nsj_str(ns_json* j, const char* s);
+static inline void nsj_strn(ns_json* j, const char* s, size_t n);
 void nsj_u64(ns_json* j, uint64_t v);
 void nsj_i64(ns_json* j, int64_t v);
 void nsj_bool(ns_json* j, int v);
@@ -60,13 +62,13 @@ void nsj_ws(ns_json* j, const char* ws);
 void nsj_line_end(ns_json* j);
 
 /* key + value shorthands */
-void nsj_kstr(ns_json* j, const char* key, const char* s);
-void nsj_ku64(ns_json* j, const char* key, uint64_t v);
-void nsj_ki64(ns_json* j, const char* key, int64_t v);
-void nsj_kbool(ns_json* j, const char* key, int v);
-void nsj_kus(ns_json* j, const char* key, int64_t ns);
-void nsj_khex(ns_json* j, const char* key, uint64_t v);
-void nsj_kf64(ns_json* j, const char* key, double v);
+static inline void nsj_kstr(ns_json* j, const char* key, const char* s);
+static inline void nsj_ku64(ns_json* j, const char* key, uint64_t v);
+static inline void nsj_ki64(ns_json* j, const char* key, int64_t v);
+static inline void nsj_kbool(ns_json* j, const char* key, int v);
+static inline void nsj_kus(ns_json* j, const char* key, int64_t ns);
+static inline void nsj_khex(ns_json* j, const char* key, uint64_t v);
+static inline void nsj_kf64(ns_json* j, const char* key, double v);
 
 /* Number formatting without printf, for other writers of the CLI. Each
  * writes into out (which must have room: 20 bytes for a decimal u64, 16 for
@@ -74,5 +76,101 @@ void nsj_kf64(ns_json* j, const char* key, double v);
 size_t nsj_fmt_u64(char* out, uint64_t v);
 /* Lower-case hex, at least `width` digits (zero-padded), at most 16. */
 size_t nsj_fmt_hex(char* out, uint64_t v, unsigned width);
+
+/* ---- inline parts ----
+ * Keys and most string values are short and need no escaping (literals,
+ * type and state names, event addresses): they are copied in one pass
+ * straight into the buffer, and strlen of a literal folds at compile time.
+ * Anything else (and anything long) goes through the out-of-line escaper. */
+
+#define NSJ_INLINE_STR 48 /* longest string tried on the inline path */
+
+extern const uint8_t nsj_plain_byte[256]; /* 1: copied as is inside a JSON string */
+void nsj_drain(ns_json* j);               /* buffer -> FILE */
+/* Out of line: '"', s escaped, then the tail (after the separator is written). */
+void nsj_quoted_slow(ns_json* j, const char* s, size_t n, const char* tail, size_t tail_len);
+
+/* Separator before a value or key at the current depth. */
+static inline void nsj_sep(ns_json* j) {
+  if (j->after_key) {
+    j->after_key = 0;
+    return;
+  }
+  if (j->need_comma[j->depth]) {
+    if (j->len == NSJ_BUF) nsj_drain(j);
+    j->buf[j->len++] = ',';
+  }
+  j->need_comma[j->depth] = 1;
+}
+
+/* Room for n (<= NSJ_BUF) more bytes at buf + len. */
+static inline char* nsj_room(ns_json* j, size_t n) {
+  if (j->len + n > NSJ_BUF) nsj_drain(j);
+  return j->buf + j->len;
+}
+
+/* '"' s tail, s copied as is when it is short and plain. */
+static inline void nsj_quoted(ns_json* j, const char* s, size_t n, const char* tail, size_t tail_len) {
+  if (n <= NSJ_INLINE_STR) {
+    char* o = nsj_room(j, n + 1 + tail_len);
+    size_t i = 0;
+    for (; i < n; i++) {
+      unsigned char c = (unsigned char)s[i];
+      if (!nsj_plain_byte[c]) break;
+      o[1 + i] = (char)c;
+    }
+    if (i == n) {
+      o[0] = '"';
+      memcpy(o + 1 + n, tail, tail_len);
+      j->len += n + 1 + tail_len;
+      return;
+    }
+  }
+  nsj_quoted_slow(j, s, n, tail, tail_len);
+}
+
+static inline void nsj_keyn(ns_json* j, const char* key, size_t n) {
+  nsj_sep(j);
+  nsj_quoted(j, key, n, "\":", 2);
+  j->after_key = 1;
+}
+static inline void nsj_strn(ns_json* j, const char* s, size_t n) {
+  nsj_sep(j);
+  nsj_quoted(j, s, n, "\"", 1);
+}
+
+static inline void nsj_key(ns_json* j, const char* key) { nsj_keyn(j, key, strlen(key)); }
+static inline void nsj_str(ns_json* j, const char* s) {
+  if (s) nsj_strn(j, s, strlen(s));
+  else nsj_null(j);
+}
+static inline void nsj_kstr(ns_json* j, const char* key, const char* s) {
+  nsj_key(j, key);
+  nsj_str(j, s);
+}
+static inline void nsj_ku64(ns_json* j, const char* key, uint64_t v) {
+  nsj_key(j, key);
+  nsj_u64(j, v);
+}
+static inline void nsj_ki64(ns_json* j, const char* key, int64_t v) {
+  nsj_key(j, key);
+  nsj_i64(j, v);
+}
+static inline void nsj_kbool(ns_json* j, const char* key, int v) {
+  nsj_key(j, key);
+  nsj_bool(j, v);
+}
+static inline void nsj_kus(ns_json* j, const char* key, int64_t ns) {
+  nsj_key(j, key);
+  nsj_us(j, ns);
+}
+static inline void nsj_khex(ns_json* j, const char* key, uint64_t v) {
+  nsj_key(j, key);
+  nsj_hex(j, v);
+}
+static inline void nsj_kf64(ns_json* j, const char* key, double v) {
+  nsj_key(j, key);
+  nsj_f64(j, v);
+}
 
 #endif
