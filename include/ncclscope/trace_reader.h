@@ -104,4 +104,8 @@ typedef struct {
 void ns_reader_get_stats(const ns_reader* r, ns_reader_stats* out);
 void ns_reader_close(ns_reader* r);
 
+/* The CRC-32 the reader checks block payloads with: the value the writer's
+ * ns_crc32 gives, computed 8 bytes at a time. Thread-safe. */
+uint32_t ns_reader_crc32(const void* data, size_t n);
+
 #endif
