@@ -409,21 +409,46 @@ static void slice_head(ns_json* j, const char* name, const char* cat, uint64_t t
   nsj_ku64(j, "tid", tid);
 }
 
+/* Appends text to out[*len..] (the caller sized out for it). */
+static void name_put(char* out, size_t* len, const char* text, size_t n) {
+  memcpy(out + *len, text, n);
+  *len += n;
+}
+
+static void name_put_i64(char* out, size_t* len, int64_t v) {
+  if (v < 0) out[(*len)++] = '-';
+  *len += nsj_fmt_u64(out + *len, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+}
+
+/* The slice name; proxy and kernel slices (most of a trace) without printf. n >= 64. */
 static void event_name(const ns_wfile* f, const ns_xevent* ev, char* out, size_t n) {
   const char* short_name = ns_event_type_name(ev->start.type) + strlen("ncclProfile");
+  size_t short_len = strlen(short_name), len = 0;
   const uint64_t* num = ev->start.num;
   int has_func;
   const char* func = ns_event_func(f, ev, &has_func);
   switch (ev->start.type) {
-    case NS_EV_PROXY_OP:
-      snprintf(out, n, "%s %s peer %" PRId64, short_name, num[4] ? "send" : "recv", (int64_t)num[1]);
+    case NS_EV_PROXY_OP: /* "ProxyOp send peer 3" */
+      name_put(out, &len, short_name, short_len);
+      name_put(out, &len, num[4] ? " send peer " : " recv peer ", 11);
+      name_put_i64(out, &len, (int64_t)num[1]);
       break;
-    case NS_EV_PROXY_STEP: snprintf(out, n, "%s %" PRIu64, short_name, num[0]); break;
-    case NS_EV_KERNEL_CH: snprintf(out, n, "%s ch %" PRId64, short_name, (int64_t)num[0]); break;
+    case NS_EV_PROXY_STEP: /* "ProxyStep 12" */
+      name_put(out, &len, short_name, short_len);
+      out[len++] = ' ';
+      len += nsj_fmt_u64(out + len, num[0]);
+      break;
+    case NS_EV_KERNEL_CH: /* "KernelCh ch 5" */
+      name_put(out, &len, short_name, short_len);
+      name_put(out, &len, " ch ", 4);
+      name_put_i64(out, &len, (int64_t)num[0]);
+      break;
     default:
       if (has_func && func) snprintf(out, n, "%s %s", short_name, func);
       else snprintf(out, n, "%s", short_name);
+      return;
   }
+  out[len] = '\0';
 }
 
 /* Where and when the parent's slice starts, if the parent is known. */

@@ -104,17 +104,27 @@ static inline unsigned decimal_digits(uint64_t v) {
 size_t nsj_fmt_u64(char* out, uint64_t v) {
   unsigned n = decimal_digits(v);
   char* p = out + n;
-  while (v >= 100) {
-    unsigned r = (unsigned)(v % 100);
-    v /= 100;
-    p -= 2;
-    memcpy(p, digit_pairs + 2 * r, 2);
+  /* Eight digits per 64-bit division, then two per 32-bit one (cheaper). */
+  while (v >= 100000000u) {
+    uint32_t lo = (uint32_t)(v % 100000000u);
+    v /= 100000000u;
+    for (int i = 0; i < 4; i++) {
+      p -= 2;
+      memcpy(p, digit_pairs + 2 * (lo % 100), 2);
+      lo /= 100;
+    }
   }
-  if (v >= 10) {
+  uint32_t w = (uint32_t)v;
+  while (w >= 100) {
     p -= 2;
-    memcpy(p, digit_pairs + 2 * v, 2);
+    memcpy(p, digit_pairs + 2 * (w % 100), 2);
+    w /= 100;
+  }
+  if (w >= 10) {
+    p -= 2;
+    memcpy(p, digit_pairs + 2 * w, 2);
   } else {
-    p[-1] = (char)('0' + v);
+    p[-1] = (char)('0' + w);
   }
   return n;
 }
