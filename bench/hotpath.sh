@@ -30,13 +30,13 @@ for seq in step_pair step_3states coll_pair; do
   # Inclusive Ir of each plugin's entry points called from microBatch.
   callgrind_annotate --threshold=100 --inclusive=yes "$TMP/cg.$seq" 2>/dev/null >"$TMP/ann.$seq"
   e=$(awk '/empty_plugin|libnccl-profiler-empty/ && /empty(Start|Stop|Record)/ {gsub(",","",$1); s+=$1} END {print s+0}' "$TMP/ann.$seq")
-  n=$(awk '/libnccl-profiler-ncclscope/ && /(start|stop|state)_v6/ {gsub(",","",$1); s+=$1} END {print s+0}' "$TMP/ann.$seq")
+  n=$(awk '/libnccl-profiler-ncclscope/ && /(start_v6|ns_abi_stop|state_v6)/ {gsub(",","",$1); s+=$1} END {print s+0}' "$TMP/ann.$seq")
   awk -v s=$seq -v e="$e" -v n="$n" -v c=$N 'BEGIN {printf "%-14s %14.1f %14.1f %14.1f\n", s, e/c, n/c, (n-e)/c}'
 done
 
 echo
 echo "static size of the hot-path functions (instructions) in $PLUGIN:"
-for f in start_v6 stop_v6 state_v6 ns_capture_start ns_capture_stop ns_capture_state ns_slab_alloc; do
+for f in start_v6 ns_abi_stop state_v6 ns_capture_start ns_capture_stop ns_capture_state ns_slab_alloc; do
   c=$(objdump -d --no-show-raw-insn "$PLUGIN" | awk -v f="<$f>:" '$2 == f {on=1; next} on && /^$/ {on=0} on {n++} END {print n+0}')
   printf "  %-18s %5d\n" "$f" "$c"
 done
