@@ -237,9 +237,9 @@ int ns_cmd_demo(int argc, char** argv) {
   memset(&st, 0, sizeof st);
   ns_export_ext ext = {.self = &st, .event = count_funcs};
   ns_export_totals totals;
-  if (ns_export_dir(dump, &ns_format_chrome, json_path, &ext, &totals)) return 1;
+  if (ns_export_dir(dump, &ns_format_chrome, json_path, &ext, NULL, &totals)) return 1;
   memset(&st, 0, sizeof st);
-  if (ns_export_dir(dump, &ns_format_jsonl, jsonl_path, &ext, &totals)) return 1;
+  if (ns_export_dir(dump, &ns_format_jsonl, jsonl_path, &ext, NULL, &totals)) return 1;
   print_summary(out, dump, scenario, &totals, &st);
   /* the nccl-tests style table; the full report (links, clock fits, stragglers) goes to files */
   printf("\nWhat NCCL's collectives achieved (ncclscope report %s):\n\n", dump);

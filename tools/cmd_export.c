@@ -14,7 +14,7 @@
 
 static void usage(FILE* out) {
   fprintf(out,
-          "usage: ncclscope export DIR [--format jsonl|chrome] [-o FILE]\n"
+          "usage: ncclscope export DIR [--format jsonl|chrome] [-o FILE] [--max-open N]\n"
           "\n"
           "Converts every *.nstrace file of the dump directory DIR (one per process)\n"
           "into one output file.\n"
@@ -23,6 +23,9 @@ static void usage(FILE* out) {
           "                       call (schema: docs/cli.md) [default]\n"
           "  -f, --format chrome  Trace Event JSON for ui.perfetto.dev / chrome://tracing\n"
           "  -o, --output FILE    output file; '-' or absent: standard output\n"
+          "  --max-open N         most events open (started, not stopped) at once per\n"
+          "                       trace; beyond it the oldest are written unfinished\n"
+          "                       (\"incomplete\":true). About 600 bytes each [2000000]\n"
           "  -h, --help           this text\n"
           "\n"
           "Damaged traces (a process killed mid-run) are exported up to the last\n"
@@ -36,7 +39,7 @@ static const ns_format* format_named(const char* name) {
   return NULL;
 }
 
-static void report_file(const char* path, const ns_walk_result* r) {
+static void report_file(const char* path, const ns_walk_result* r, size_t max_open) {
   const ns_reader_stats* s = &r->reader;
   if (s->bytes_cut)
     fprintf(stderr, "ncclscope: warning: %s: %" PRIu64 " of %" PRIu64 " bytes cut (%s); exported what precedes\n",
@@ -47,6 +50,12 @@ static void report_file(const char* path, const ns_walk_result* r) {
   if (r->events_incomplete)
     fprintf(stderr, "ncclscope: note: %s: %" PRIu64 " event(s) never stopped (exported with \"incomplete\":true)\n",
             path, r->events_incomplete);
+  if (r->evicted_open)
+    fprintf(stderr,
+            "ncclscope: warning: %s: more than %zu events open at once: %" PRIu64 " of them (oldest first) were "
+            "written unfinished (\"incomplete\":true); their later stops and states count as orphans; "
+            "--max-open raises the cap\n",
+            path, max_open, r->evicted_open);
   if (r->orphan_stops || r->orphan_states)
     fprintf(stderr, "ncclscope: note: %s: %" PRIu64 " stop(s) and %" PRIu64 " state(s) of events whose start is missing\n",
             path, r->orphan_stops, r->orphan_states);
@@ -59,7 +68,7 @@ static void count_comm(void* self, ns_wfile* f, const ns_item* it) {
 }
 
 int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, const ns_export_ext* extra,
-                  ns_export_totals* totals) {
+                  const ns_export_options* opts, ns_export_totals* totals) {
   char err[1024];
   ns_export_totals local;
   if (!totals) totals = &local;
@@ -98,6 +107,7 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
     goto close_out;
   }
   *(ns_walk**)state = w;
+  if (opts) ns_walk_set_max_open(w, opts->max_open);
   ns_export_ext counter = {.self = totals, .item = count_comm};
   ns_walk_add_ext(w, &counter);
   metrics = ns_export_metrics_new();
@@ -119,9 +129,9 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
     totals->files_read++;
     if (res.reader.bytes_cut || res.reader.seq_gaps) totals->files_damaged++;
     totals->events += res.events_done;
-    totals->incomplete += res.events_incomplete;
+    totals->incomplete += res.events_incomplete + res.evicted_open;
     for (int t = 0; t < NS_EV_COUNT; t++) totals->events_by_type[t] += res.events_by_type[t];
-    report_file(list.paths[i], &res);
+    report_file(list.paths[i], &res, ns_walk_max_open(w));
   }
   ns_walk_free(w);
   ns_export_metrics_free(metrics);
@@ -164,6 +174,7 @@ int ns_cmd_export(int argc, char** argv) {
   const char* dir = NULL;
   const char* out = NULL;
   const ns_format* fmt = &ns_format_jsonl;
+  ns_export_options opts = {0};
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -187,6 +198,15 @@ int ns_cmd_export(int argc, char** argv) {
         return 2;
       }
       out = v;
+    } else if (strcmp(a, "--max-open") == 0 || strncmp(a, "--max-open=", 11) == 0) {
+      const char* v = a[10] == '=' ? a + 11 : (i + 1 < argc ? argv[++i] : NULL);
+      char* end = NULL;
+      unsigned long long n = v ? strtoull(v, &end, 10) : 0;
+      if (!v || end == v || *end || n < 1 || n > (1ull << 40) || v[0] == '-') {
+        fprintf(stderr, "ncclscope export: --max-open wants a number of events >= 1, not '%s'\n", v ? v : "");
+        return 2;
+      }
+      opts.max_open = (size_t)n;
     } else if (a[0] == '-' && a[1] != '\0') {
       fprintf(stderr, "ncclscope export: unknown option '%s'\n", a);
       usage(stderr);
@@ -203,5 +223,5 @@ int ns_cmd_export(int argc, char** argv) {
     usage(stderr);
     return 2;
   }
-  return ns_export_dir(dir, fmt, out, NULL, NULL);
+  return ns_export_dir(dir, fmt, out, NULL, &opts, NULL);
 }

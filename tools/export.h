@@ -27,16 +27,22 @@ typedef struct {
   int files_read; /* opened (possibly damaged) */
   int files_damaged;
   uint64_t events;
-  uint64_t incomplete;
+  uint64_t incomplete; /* written with "incomplete":true (never stopped, or evicted by the open cap) */
   uint64_t events_by_type[NS_EV_COUNT];
   uint64_t ranks; /* COMM_INIT records: one per (process, communicator) */
 } ns_export_totals;
 
+/* Export settings; zero means the default. */
+typedef struct {
+  size_t max_open; /* most events open at once per file (NS_OPEN_MAX) */
+} ns_export_options;
+
 /* Exports every *.nstrace of dir into out_path ("-" = stdout). Extra
- * observers (may be NULL) see every item and event. Messages go to stderr.
- * Returns 0 if at least one file was readable, 1 otherwise. */
+ * observers (may be NULL) see every item and event; opts may be NULL.
+ * Messages go to stderr. Returns 0 if at least one file was readable, 1
+ * otherwise. */
 int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, const ns_export_ext* extra,
-                  ns_export_totals* totals);
+                  const ns_export_options* opts, ns_export_totals* totals);
 
 int ns_cmd_export(int argc, char** argv);
 int ns_cmd_demo(int argc, char** argv);

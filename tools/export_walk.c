@@ -19,6 +19,9 @@ struct ns_walk {
   ns_event_table tab;
   ns_xevent *hold_head, *hold_tail;
   size_t nheld;
+  ns_xevent *open_head, *open_tail; /* started, not stopped, in start order */
+  size_t nopen, max_open;
+  int ending; /* flush_all: what is still open is written as never stopped */
   ns_wfile* f;
   ns_walk_result* res;
 };
@@ -27,9 +30,13 @@ ns_walk* ns_walk_new(const ns_sink* sink) {
   ns_walk* w = calloc(1, sizeof *w);
   if (!w) return NULL;
   w->sink = *sink;
+  w->max_open = NS_OPEN_MAX;
   ns_evtab_init(&w->tab);
   return w;
 }
+
+void ns_walk_set_max_open(ns_walk* w, size_t max_open) { w->max_open = max_open ? max_open : NS_OPEN_MAX; }
+size_t ns_walk_max_open(const ns_walk* w) { return w->max_open; }
 
 void ns_walk_free(ns_walk* w) {
   if (!w) return;
@@ -139,10 +146,33 @@ static void hold_unlink(ns_walk* w, ns_xevent* e) {
   w->nheld--;
 }
 
+/* ---- open list ---- */
+
+static void open_push(ns_walk* w, ns_xevent* e) {
+  e->open = 1;
+  e->open_prev = w->open_tail;
+  e->open_next = NULL;
+  if (w->open_tail) w->open_tail->open_next = e;
+  else w->open_head = e;
+  w->open_tail = e;
+  w->nopen++;
+}
+
+static void open_unlink(ns_walk* w, ns_xevent* e) {
+  if (!e->open) return;
+  if (e->open_prev) e->open_prev->open_next = e->open_next;
+  else w->open_head = e->open_next;
+  if (e->open_next) e->open_next->open_prev = e->open_prev;
+  else w->open_tail = e->open_prev;
+  e->open = 0;
+  w->nopen--;
+}
+
 /* ---- emission ---- */
 
 static void emit(ns_walk* w, ns_xevent* e) {
   hold_unlink(w, e);
+  open_unlink(w, e);
   if (e->started) {
     for (int i = 0; i < w->next; i++)
       if (w->ext[i].event) w->ext[i].event(w->ext[i].self, w->f, e);
@@ -150,9 +180,9 @@ static void emit(ns_walk* w, ns_xevent* e) {
     if (e->stopped) {
       w->res->events_done++;
       w->res->events_by_type[e->start.type]++;
-    } else {
+    } else if (w->ending) {
       w->res->events_incomplete++;
-    }
+    } /* else: evicted by the cap, counted by the caller */
   } else {
     w->res->lost_parents++;
   }
@@ -215,8 +245,14 @@ static void on_start(ns_walk* w, const ns_record* r) {
     if (!e) return;
   }
   hold_unlink(w, e); /* it was a placeholder */
+  /* The cap: the oldest open event goes out unfinished to make room. */
+  while (w->nopen >= w->max_open && w->open_head) {
+    w->res->evicted_open++;
+    emit(w, w->open_head);
+  }
   e->start = *r;
   e->started = 1;
+  open_push(w, e);
   if (w->tab.count > w->res->peak_live) w->res->peak_live = w->tab.count;
 
   switch (r->type) {
@@ -277,6 +313,7 @@ static void on_stop(ns_walk* w, const ns_record* r) {
     w->res->orphan_stops++;
     return;
   }
+  open_unlink(w, e);
   e->stopped = 1;
   e->stop_ts = r->ts;
   e->stop_tid = r->tid;
@@ -380,6 +417,7 @@ static int by_start(const void* a, const void* b) {
 
 /* Held events first (in hold order), then events that never stopped, by start time. */
 static void flush_all(ns_walk* w) {
+  w->ending = 1;
   while (w->hold_head) emit(w, w->hold_head);
   ev_vec v = {NULL, 0, w->tab.count};
   v.v = malloc((v.cap ? v.cap : 1) * sizeof *v.v);
@@ -391,6 +429,8 @@ static void flush_all(ns_walk* w) {
   }
   ns_evtab_free(&w->tab);
   ns_evtab_init(&w->tab);
+  w->open_head = w->open_tail = NULL;
+  w->nopen = 0;
 }
 
 int ns_walk_file(ns_walk* w, int index, const char* path, ns_walk_result* res, char* err, size_t errlen) {
@@ -404,6 +444,7 @@ int ns_walk_file(ns_walk* w, int index, const char* path, ns_walk_result* res, c
   f.reader = r;
   w->f = &f;
   w->res = res;
+  w->ending = 0;
   if (w->sink.file_begin) w->sink.file_begin(w->sink.self, &f);
   ns_item it;
   while (ns_reader_next(r, &it)) on_item(w, &it);

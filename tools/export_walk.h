@@ -38,6 +38,7 @@
 #define NS_XEV_MAX_STATES 8              /* states kept per event for sinks that draw them */
 #define NS_HOLD_NS (10ull * 1000000000ull) /* trace time a stopped Coll/P2p waits for children */
 #define NS_HOLD_MAX 100000u              /* most Coll/P2p (and placeholders) held at once */
+#define NS_OPEN_MAX 2000000u             /* default cap on open events (about 1.2 GB) */
 
 typedef struct {
   uint64_t ts;
@@ -50,9 +51,10 @@ typedef struct {
 typedef struct ns_xevent {
   struct ns_xevent* hnext;                   /* event table chain */
   struct ns_xevent *hold_prev, *hold_next;   /* hold list (stop order) */
+  struct ns_xevent *open_prev, *open_next;   /* open list (start order): started, not stopped */
   uint64_t id;
   ns_record start; /* valid once `started` */
-  uint8_t started, stopped, held;
+  uint8_t started, stopped, held, open;
   uint64_t stop_ts;
   uint32_t stop_tid;
   uint64_t hold_since; /* trace ts when it went on the hold list */
@@ -147,6 +149,7 @@ typedef struct {
   uint64_t forced_releases;   /* held events released by age/count before their children were done */
   uint64_t lost_parents;      /* placeholders whose START never came */
   uint64_t peak_live;         /* most events in memory at once */
+  uint64_t evicted_open;      /* open events written unfinished because more than max_open were open */
 } ns_walk_result;
 
 typedef struct ns_walk ns_walk;
@@ -154,6 +157,9 @@ typedef struct ns_walk ns_walk;
 ns_walk* ns_walk_new(const ns_sink* sink);
 void ns_walk_free(ns_walk* w);
 int ns_walk_add_ext(ns_walk* w, const ns_export_ext* ext);
+/* Most events open (started, not stopped) at once; 0 restores NS_OPEN_MAX. */
+void ns_walk_set_max_open(ns_walk* w, size_t max_open);
+size_t ns_walk_max_open(const ns_walk* w);
 /* Walks one file. 0: read (possibly damaged, see res->reader); -1: not
  * readable at all (message in err). */
 int ns_walk_file(ns_walk* w, int index, const char* path, ns_walk_result* res, char* err, size_t errlen);

@@ -85,6 +85,12 @@ cli_errors)
   expect_rc 0 "$NCCLSCOPE" export dump
   "$PYTHON" "$SRC/check_jsonl.py" out.txt --processes 1 || fail "stdout export"
   ;;
+open_cap)
+  # The cap on open events (--max-open): warning, oldest first, bounded memory.
+  "$PYTHON" "$SRC/check_open_cap.py" "$NCCLSCOPE" "$GEN_TRACE" "$work" || fail "open cap"
+  expect_rc 2 "$NCCLSCOPE" export dump --max-open 0
+  expect_rc 2 "$NCCLSCOPE" export dump --max-open x
+  ;;
 e2e)
   # The simulator's default scenario with the real plugin, exported and checked.
   NCCLSCOPE_DUMP_DIR="$work/dump" "$SIM" --plugin "$PLUGIN" --procs 2 >sim.txt 2>&1 || { tail -20 sim.txt; fail "simulator"; }

@@ -78,6 +78,12 @@ void tb_clockfit(tb_file* f, uint32_t comm, double offset_ns, double drift_ppm, 
   ns_block_end(&f->buf, at, NS_BLOCK_CLOCKFIT, f->seq++);
 }
 
+void tb_props_block(tb_file* f, uint16_t kind, size_t n, const uint32_t* keys, const uint64_t* vals) {
+  size_t at = ns_block_begin(&f->buf);
+  for (size_t i = 0; i < n; i++) ns_props_u64(&f->buf, keys[i], vals[i]);
+  ns_block_end(&f->buf, at, kind, f->seq++);
+}
+
 void tb_events(tb_file* f, uint32_t tid, uint32_t ring, const ns_record* recs, size_t n) {
   ns_event_encoder e;
   ns_events_begin(&e, &f->buf, tid, ring, n ? recs[0].ts : 0, n ? recs[0].id : 0);

@@ -35,6 +35,8 @@ typedef struct {
 void tb_comm_init(tb_file* f, const tb_comm* c);
 void tb_comm_fini(tb_file* f, uint32_t comm, uint64_t ts, uint32_t tid, uint64_t events, uint64_t dropped);
 void tb_clockfit(tb_file* f, uint32_t comm, double offset_ns, double drift_ppm, double error_ns);
+/* A props block of any kind (COUNTERS, COMM_FINI ...) with u64 values. */
+void tb_props_block(tb_file* f, uint16_t kind, size_t n, const uint32_t* keys, const uint64_t* vals);
 /* One EVENTS block of thread `tid` with records recs[0..n). */
 void tb_events(tb_file* f, uint32_t tid, uint32_t ring, const ns_record* recs, size_t n);
 /* A block of an unknown kind (to check that readers skip it). */
@@ -58,5 +60,17 @@ ns_record tb_state(uint8_t type, uint32_t comm, uint32_t tid, uint64_t ts, uint6
  * CLOCKFIT. Returns 0 on success. `truncate_last` cuts that many bytes off
  * the last file's end (0: clean files). */
 int tb_write_standard_run(const char* dir, int nproc, size_t truncate_last);
+
+/* Special runs for one exporter property each (special_runs.c); each writes
+ * one or two trace files into dir and returns 0 on success.
+ *  open:     n ProxyOps that start and never stop, then stops of the first
+ *            10 and the last 10 (the open-event cap, --max-open)
+ *  misnest:  slices that overlap without nesting on one track: API events
+ *            of one thread, a stop recorded by another thread, more
+ *            concurrent proxy steps than lanes, an inner event that never
+ *            stops inside an outer one that does
+ *  counters: a clean process with drops in its COUNTERS block (per type,
+ *            ring, handles, bad handles) and two communicators */
+int tb_write_special(const char* dir, const char* name, uint64_t n);
 
 #endif

@@ -1,0 +1,116 @@
+/* ncclscope tests: special synthetic runs, one exporter property each (see
+ * tb_write_special in trace_builder.h). Times are ns on the trace clock. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_builder.h"
+
+#define T 2000000000ull
+#define PID_SPECIAL 5001u
+enum { TID_APP = 100, TID_PROXY = 200, TID_OTHER = 300 };
+
+/* Buffers records and writes them as EVENTS blocks of one thread. */
+typedef struct {
+  tb_file* f;
+  uint32_t tid, ring;
+  ns_record recs[512];
+  size_t n;
+} rec_stream;
+
+static void rs_flush(rec_stream* s) {
+  if (s->n) tb_events(s->f, s->tid, s->ring, s->recs, s->n);
+  s->n = 0;
+}
+
+static void rs_put(rec_stream* s, ns_record r) {
+  if (s->n == sizeof s->recs / sizeof s->recs[0]) rs_flush(s);
+  s->recs[s->n++] = r;
+}
+
+static void header(tb_file* f, const char* host, uint64_t mask, int ncomms) {
+  static const uint32_t ids[] = {1, 2, 3, 4};
+  static const char* const strs[] = {"AllReduce", "ncclFloat32", "Ring", "Simple"};
+  tb_begin(f);
+  tb_process(f, PID_SPECIAL, host, 1700000000000000000ll);
+  tb_strings(f, 4, ids, strs);
+  tb_thread(f, TID_APP, 1, "app");
+  tb_thread(f, TID_PROXY, 2, "proxy");
+  tb_thread(f, TID_OTHER, 3, "other");
+  for (int c = 1; c <= ncomms; c++) {
+    tb_comm cm = {.comm = (uint32_t)c, .comm_id = 0xABC000ull + (uint64_t)c, .rank = 0, .nranks = 2, .nnodes = 1,
+                  .name = c == 1 ? "world" : "split", .abi = 6, .mask = mask,
+                  .uuid = "GPU-00000000-0000-0000-0000-00000000000a", .ts = T - 1000 + (uint64_t)c, .tid = TID_APP};
+    tb_comm_init(f, &cm);
+  }
+}
+
+static int finish(tb_file* f, const char* dir, const char* name) {
+  tb_end(f);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/ncclscope-%s-%u.nstrace", dir, name, PID_SPECIAL);
+  int rc = tb_write(f, path, SIZE_MAX);
+  tb_free(f);
+  return rc;
+}
+
+static ns_record proxy_op(uint32_t comm, uint32_t tid, uint64_t ts, uint64_t id, uint64_t parent, uint64_t channel) {
+  ns_record r = tb_start(NS_EV_PROXY_OP, comm, tid, ts, id, parent);
+  r.num[0] = channel;
+  r.num[1] = 1;
+  r.num[2] = 4;
+  r.num[3] = 65536;
+  r.num[4] = 1;
+  r.num[5] = PID_SPECIAL;
+  return r;
+}
+
+/* n ProxyOps start 10 ms apart and never stop; then the first 10 and the
+ * last 10 stop. (10 ms apart: the metrics pass's own in-flight state is
+ * bounded by trace age, 10 s; the cap under test bounds the walker's.) */
+static int open_run(const char* dir, uint64_t n) {
+  if (n < 20) n = 20;
+  tb_file f;
+  header(&f, "open", 0x7F5F, 1);
+  rec_stream s = {.f = &f, .tid = TID_PROXY, .ring = 2};
+  for (uint64_t i = 1; i <= n; i++) rs_put(&s, proxy_op(1, TID_PROXY, T + i * 10000000, i, 0, i % 4));
+  uint64_t ts = T + (n + 1) * 10000000;
+  for (uint64_t i = 1; i <= 10; i++) rs_put(&s, tb_stop(NS_EV_PROXY_OP, 1, TID_PROXY, ts++, i));
+  for (uint64_t i = n - 9; i <= n; i++) rs_put(&s, tb_stop(NS_EV_PROXY_OP, 1, TID_PROXY, ts++, i));
+  rs_flush(&s);
+  tb_comm_fini(&f, 1, ts + 100, TID_APP, n, 0);
+  return finish(&f, dir, "open");
+}
+
+/* Two communicators, each finalized with its own drops, then the process
+ * COUNTERS block as the plugin writes it at its last finalize. */
+static int counters_run(const char* dir) {
+  tb_file f;
+  header(&f, "counters", 0x7F5F, 2);
+  rec_stream s = {.f = &f, .tid = TID_PROXY, .ring = 2};
+  for (uint64_t i = 1; i <= 4; i++) {
+    rs_put(&s, proxy_op((uint32_t)(1 + i % 2), TID_PROXY, T + i * 100, i, 0, i % 2));
+    rs_put(&s, tb_stop(NS_EV_PROXY_OP, (uint32_t)(1 + i % 2), TID_PROXY, T + i * 100 + 50, i));
+  }
+  rs_flush(&s);
+  static const uint32_t fini_keys[] = {NS_P_COMM, NS_P_TS, NS_P_TID, NS_P_EVENTS, NS_P_DROPPED,
+                                       NS_P_TYPE_EVENTS_BASE + NS_EV_PROXY_OP,
+                                       NS_P_TYPE_DROPPED_BASE + NS_EV_PROXY_STEP};
+  uint64_t fini1[] = {1, T + 1000, TID_APP, 2, 3, 2, 3};
+  uint64_t fini2[] = {2, T + 1100, TID_APP, 2, 4, 2, 4};
+  tb_props_block(&f, NS_BLOCK_COMM_FINI, 7, fini_keys, fini1);
+  tb_props_block(&f, NS_BLOCK_COMM_FINI, 7, fini_keys, fini2);
+  static const uint32_t keys[] = {NS_P_TYPE_EVENTS_BASE + NS_EV_PROXY_OP, NS_P_TYPE_DROPPED_BASE + NS_EV_PROXY_STEP,
+                                  NS_P_TYPE_DROPPED_BASE + NS_EV_COLL, NS_P_EVENTS, NS_P_DROPPED, NS_P_DROPPED_RING,
+                                  NS_P_DROPPED_HANDLES, NS_P_BAD_HANDLES, NS_P_PXN_EVENTS, NS_P_PARENT_LOST,
+                                  NS_P_WRITE_ERRORS, NS_P_BYTES_WRITTEN};
+  static const uint64_t vals[] = {4, 7, 2, 4, 9, 7, 2, 5, 0, 1, 0, 123456};
+  tb_props_block(&f, NS_BLOCK_COUNTERS, sizeof keys / sizeof keys[0], keys, vals);
+  return finish(&f, dir, "counters");
+}
+
+int tb_write_special(const char* dir, const char* name, uint64_t n) {
+  if (strcmp(name, "open") == 0) return open_run(dir, n ? n : 5000);
+  if (strcmp(name, "counters") == 0) return counters_run(dir);
+  return -1;
+}
