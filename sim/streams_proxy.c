@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "sim_shared.h"
@@ -37,6 +38,15 @@ typedef struct netReq {
   struct netReq* next;
 } netReq;
 
+/* per proxy thread: how well the timed send transfers kept the link model (truth `xfer` records) */
+typedef struct {
+  uint64_t comm;
+  int rank, peer;
+  size_t bytes;
+  uint64_t steps, unqueued, onTime, minNs, maxLateNs;
+} xferStat;
+#define SIM_XFER_STATS 512
+
 typedef struct simProxy {
   simComm* owner;
   pthread_t th, nth;
@@ -49,6 +59,8 @@ typedef struct simProxy {
   netReq *nhead, *ntail;
   bool nstop;
   int lastIdle;
+  xferStat* xstats; /* proxy thread only; SIM_XFER_STATS entries */
+  int nxstats;
 } simProxy;
 
 struct simWork {
@@ -149,6 +161,28 @@ static void netWait(netReq* r) {
   while (!atomic_load_explicit(&r->done, memory_order_acquire)) sched_yield();
 }
 
+/* One NetPlugin call sequence: start (kind 0) or update + stop (kind 1). Runs
+ * on the network helper thread (socket plugin) or inline on the proxy thread
+ * (IB plugin, whose callbacks run inside isend/irecv/test). */
+static void netDo(netReq* r) {
+  if (r->kind == 0) {
+    ncclProfilerEventDescr_v6_t d;
+    memset(&d, 0, sizeof d);
+    d.type = ncclProfileNetPlugin;
+    d.parentObj = r->step->h;
+    d.rank = r->rank;
+    d.netPlugin.id = r->id;
+    d.netPlugin.data = &r->data;
+    simStart(r->p, r->ctx, &r->net, r->step, &d, r->pxn, r->originPid, r->key);
+  } else {
+    ncclProfilerEventStateArgs_v6_t a;
+    memset(&a, 0, sizeof a);
+    a.netPlugin.data = &r->data;
+    simRecord(r->p, &r->net, ncclProfilerNetPluginUpdate, &a);
+    simStop(r->p, &r->net);
+  }
+}
+
 static void* netMain(void* arg) {
   simProxy* px = arg;
   simTruthThreadBegin("net");
@@ -163,22 +197,7 @@ static void* netMain(void* arg) {
     px->nhead = r->next;
     if (!px->nhead) px->ntail = NULL;
     pthread_mutex_unlock(&px->nm);
-    if (r->kind == 0) {
-      ncclProfilerEventDescr_v6_t d;
-      memset(&d, 0, sizeof d);
-      d.type = ncclProfileNetPlugin;
-      d.parentObj = r->step->h;
-      d.rank = r->rank;
-      d.netPlugin.id = r->id;
-      d.netPlugin.data = &r->data;
-      simStart(r->p, r->ctx, &r->net, r->step, &d, r->pxn, r->originPid, r->key);
-    } else {
-      ncclProfilerEventStateArgs_v6_t a;
-      memset(&a, 0, sizeof a);
-      a.netPlugin.data = &r->data;
-      simRecord(r->p, &r->net, ncclProfilerNetPluginUpdate, &a);
-      simStop(r->p, &r->net);
-    }
+    netDo(r);
     atomic_store_explicit(&r->done, 1, memory_order_release);
   }
   simTruthThreadEnd();
@@ -187,36 +206,105 @@ static void* netMain(void* arg) {
 
 /* ---------------- one work item ---------------- */
 
-enum { A_STEP_START, A_STATE, A_NET_START, A_STEP_STOP, A_OP_STOP, A_KCH_STOP };
+/* A work item runs as a time-ordered queue of actions (a binary heap). An
+ * action that starts a timed interval schedules its successor relative to
+ * the moment it actually ran, not to the plan: on a loaded machine the proxy
+ * thread runs late, and a plan made in advance would then squeeze or stretch
+ * the interval a plugin measures (SendWait -> step stop is the link model's
+ * transfer time). Late actions only make later actions late. */
+enum {
+  A_STEP_START,   /* ProxyStep start (+ SendGPUWait | irecv: NetPlugin start, RecvWait) */
+  A_SEND_PEER,    /* SendPeerWait: the GPU produced the chunk */
+  A_SEND_WAIT,    /* isend: NetPlugin start (IB), SendWait; the transfer begins */
+  A_NET_STOP,     /* NetPlugin update + stop shortly before the completion is seen */
+  A_RECV_ARRIVE,  /* irecv completed: RecvFlushWait */
+  A_RECV_FLUSHED, /* RecvGPUWait */
+  A_STEP_STOP,    /* ProxyStep stop (send: test() saw the completion; recv: GPU consumed) */
+  A_OP_STOP,
+  A_KCH_STOP
+};
 typedef struct {
   uint64_t t;
-  int kind, sub, step, arg;
-  int order;
+  uint64_t order; /* insertion order: ties run first in, first out */
+  int kind, sub, step;
 } action;
+
+typedef struct {
+  action* v;
+  size_t n, cap;
+  uint64_t order;
+} actionHeap;
+
+static bool actionBefore(const action* x, const action* y) { return x->t != y->t ? x->t < y->t : x->order < y->order; }
+
+static void heapPush(actionHeap* h, uint64_t t, int kind, int sub, int step) {
+  if (h->n == h->cap) {
+    h->cap = h->cap ? h->cap * 2 : 64;
+    h->v = realloc(h->v, h->cap * sizeof *h->v);
+  }
+  size_t i = h->n++;
+  action x = {t, h->order++, kind, sub, step};
+  while (i > 0 && actionBefore(&x, &h->v[(i - 1) / 2])) {
+    h->v[i] = h->v[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  h->v[i] = x;
+}
+
+static action heapPop(actionHeap* h) {
+  action top = h->v[0], last = h->v[--h->n];
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= h->n) break;
+    if (c + 1 < h->n && actionBefore(&h->v[c + 1], &h->v[c])) c++;
+    if (!actionBefore(&h->v[c], &last)) break;
+    h->v[i] = h->v[c];
+    i = c;
+  }
+  if (h->n) h->v[i] = last;
+  return top;
+}
+
+/* NetPlugin request state per step slot */
+enum { NET_NONE, NET_STARTED, NET_STOPPED };
 
 typedef struct {
   simEvent op;
   simEvent steps[SIM_STEPS];
   netReq nets[SIM_STEPS];
+  int netState[SIM_STEPS];
   int ch, peer, isSend, rank, nSteps, chunk, task;
   size_t bytes;
   void* ctx;
   bool foreign;
+  bool ib; /* even channels: IB plugin (NetPlugin inline); odd: socket plugin (helper thread) */
   pid_t pid;
-  uint64_t tLast;
+  uint64_t linkFree;             /* model: the link is busy with earlier steps until then */
+  uint64_t due[SIM_STEPS];       /* completion time of the step in the slot (send: its stop) */
+  uint64_t waitAt[SIM_STEPS];    /* send: when SendWait was recorded (see A_SEND_WAIT) */
+  bool waitTight[SIM_STEPS];     /* send: the SendWait call was quick, waitAt is within SIM_CALL_SLOP_NS */
+  int stepsDone;
+  uint64_t tLast; /* when the last step actually stopped */
 } subState;
 
 typedef struct {
   simEvent ev;
   int ch, task;
+  int pendingSubs;    /* network ProxyOps of this channel still running */
+  uint64_t e0;        /* compute-only end of the channel */
+  uint64_t lastStop;  /* latest actual stop of those ProxyOps' last steps */
   uint64_t tGpuStart, tGpuStop, cbStart, cbStop, pStart, pStop;
 } kchState;
 
-static int cmpAction(const void* a, const void* b) {
-  const action *x = a, *y = b;
-  if (x->t != y->t) return x->t < y->t ? -1 : 1;
-  return x->order - y->order;
-}
+/* A SendWait call longer than this (preempted, page fault) is taken to have
+ * been recorded at its end: the scheduled transfer then can only look longer
+ * to the plugin, never shorter. */
+#define SIM_CALL_SLOP_NS 200
+/* A step stop that runs this much after its due time is counted as late in the truth's xfer records. */
+#define SIM_ON_TIME_NS 150
+
+static uint64_t u64max(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 static size_t netFactor(int f, int nranks) {
   /* ring traffic per rank relative to the buffer size */
@@ -248,6 +336,130 @@ static void* unmappedPage(void) {
     }
   }
   return p;
+}
+
+/* bytes moved by step st of a ProxyOp (the last one takes the rest) */
+static size_t stepBytes(const subState* s, int st) {
+  return st == s->nSteps - 1 ? s->bytes - (size_t)s->chunk * (size_t)(s->nSteps - 1) : (size_t)s->chunk;
+}
+
+/* when the GPU has produced (send) chunk st */
+static uint64_t chunkReady(uint64_t tAll, int st) { return tAll + (uint64_t)(st + 1) * 2000; }
+
+static void stepState(const simPlugin* p, subState* s, simEvent* step, int st, int state) {
+  ncclProfilerEventStateArgs_v6_t sa;
+  memset(&sa, 0, sizeof sa);
+  if (state == ncclProfilerProxyStepSendWait || state == ncclProfilerProxyStepRecvFlushWait ||
+      state == ncclProfilerProxyStepRecvGPUWait)
+    sa.proxyStep.transSize = stepBytes(s, st);
+  if (s->op.h) simRecord(p, step, state, &sa);
+}
+
+/* NetPlugin start for step st: inline for IB (inside isend/irecv), handed to
+ * the helper thread for sockets. */
+static void netStart(simProxy* px, const simComm* c, const simPlugin* p, int mask, subState* s, int st, size_t b) {
+  int slot = st % SIM_STEPS;
+  netReq* r = &s->nets[slot];
+  memset(r, 0, sizeof *r);
+  s->netState[slot] = NET_NONE;
+  if (!p || !(mask & ncclProfileNetPlugin)) return;
+  r->kind = 0, r->p = p, r->ctx = s->ctx, r->step = &s->steps[slot], r->rank = s->rank;
+  r->pxn = s->foreign, r->originPid = s->pid;
+  if (s->ib) {
+    r->id = (int64_t)(NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER);
+    r->data.ib.type = ncclProfileQp;
+    r->data.ib.qp.device = c->node % 4;
+    r->data.ib.qp.wr_id = ((uint64_t)s->ch << 16) | (uint64_t)st;
+    r->data.ib.qp.opcode = s->isSend ? 2 /* RDMA_WRITE_WITH_IMM-like */ : 128;
+    r->data.ib.qp.qpNum = 1000 + s->ch;
+    r->data.ib.qp.length = b;
+  } else {
+    r->id = (int64_t)(NCCL_PROFILER_NET_TYPE_SOCK | NCCL_PROFILER_NET_SOCKET_VER);
+    r->data.sock.type = ncclProfileSocket;
+    r->data.sock.sock.fd = 100 + s->ch;
+    r->data.sock.sock.op = s->isSend ? 0 : 1;
+    r->data.sock.sock.length = b;
+  }
+  snprintf(r->key, sizeof r->key, "\"channel\":%d,\"step\":%d,\"send\":%d,\"net\":\"%s\"", s->ch, st, s->isSend,
+           s->ib ? "ib" : "socket");
+  s->netState[slot] = NET_STARTED;
+  if (s->ib)
+    netDo(r);
+  else
+    netPost(px, r);
+}
+
+/* When to end the NetPlugin event of a step completing at `done`: IB just
+ * before the completion is polled; the socket helper thread some time ahead,
+ * so that its wake-up rarely delays the step's stop. */
+static uint64_t netStopAt(const subState* s, uint64_t now, uint64_t done) {
+  uint64_t lead = s->ib ? 1000 : 10000;
+  return done > now + lead ? done - lead : now;
+}
+
+static void netStop(simProxy* px, subState* s, int st) {
+  int slot = st % SIM_STEPS;
+  netReq* r = &s->nets[slot];
+  if (s->netState[slot] != NET_STARTED) return;
+  s->netState[slot] = NET_STOPPED;
+  if (s->ib) {
+    r->kind = 1;
+    netDo(r);
+    return;
+  }
+  netWait(r); /* its start is done */
+  r->kind = 1;
+  netPost(px, r);
+}
+
+/* The NetPlugin event of step st has stopped (it must, before the step moves on). */
+static void netFinish(simProxy* px, subState* s, int st) {
+  int slot = st % SIM_STEPS;
+  if (s->netState[slot] == NET_STARTED) netStop(px, s, st);
+  if (s->netState[slot] == NET_STOPPED && !s->ib) netWait(&s->nets[slot]);
+}
+
+/* Like NCCL's test(): has the NetPlugin event of step st ended? Never blocks:
+ * a socket helper that has not run yet makes the caller poll again later
+ * (as the proxy's progress loop does), so other steps keep their times. */
+static bool netDone(simProxy* px, subState* s, int st) {
+  int slot = st % SIM_STEPS;
+  if (s->netState[slot] == NET_STARTED) netStop(px, s, st);
+  if (s->netState[slot] != NET_STOPPED || s->ib) return true;
+  /* acquire pairs with the release store in netMain: the net event is complete */
+  return atomic_load_explicit(&s->nets[slot].done, memory_order_acquire) != 0;
+}
+
+/* The kernel channel ends at e (CLOCK_MONOTONIC): its KernelChStop callback follows after a polling lag. */
+static void kchFinish(simComm* c, actionHeap* H, kchState* ks, int k, uint64_t e) {
+  ks->tGpuStop = e;
+  ks->pStop = simGpuTime(&c->gpu, e);
+  ks->cbStop = u64max(e + simPollLagNs(&c->rng), ks->cbStart);
+  heapPush(H, ks->cbStop, A_KCH_STOP, k, 0);
+}
+
+/* A send step stopped at `now` (read just before the stop call). */
+static void xferNote(simProxy* px, const simComm* c, const subState* s, int st, uint64_t now) {
+  int slot = st % SIM_STEPS;
+  size_t b = stepBytes(s, st);
+  uint64_t model = simXferNs(b);
+  bool unqueued = s->due[slot] == s->waitAt[slot] + model; /* the link was free when the step was posted */
+  uint64_t late = now > s->due[slot] ? now - s->due[slot] : 0;
+  xferStat* x = NULL;
+  for (int i = 0; i < px->nxstats && !x; i++)
+    if (px->xstats[i].comm == c->commId && px->xstats[i].rank == s->rank && px->xstats[i].peer == s->peer &&
+        px->xstats[i].bytes == b)
+      x = &px->xstats[i];
+  if (!x) {
+    if (px->nxstats == SIM_XFER_STATS) return;
+    x = &px->xstats[px->nxstats++];
+    *x = (xferStat){.comm = c->commId, .rank = s->rank, .peer = s->peer, .bytes = b, .minNs = UINT64_MAX};
+  }
+  x->steps++;
+  if (unqueued) x->unqueued++;
+  if (unqueued && s->waitTight[slot] && late <= SIM_ON_TIME_NS) x->onTime++;
+  if (now - s->waitAt[slot] < x->minNs) x->minNs = now - s->waitAt[slot];
+  if (late > x->maxLateNs) x->maxLateNs = late;
 }
 
 static void runWork(simProxy* px, simWork* w) {
@@ -393,89 +605,38 @@ static void runWork(simProxy* px, simWork* w) {
   uint64_t tAll = simNowNs();
   if (simOpt.fast) tAll = tK;
 
-  /* schedule the steps */
-  size_t nact = 0, cap = 64;
-  action* acts = malloc(cap * sizeof *acts);
-#define ADD(T, K, S, ST, A)                                          \
-  do {                                                               \
-    if (nact == cap) acts = realloc(acts, (cap *= 2) * sizeof *acts); \
-    acts[nact] = (action){(T), (K), (S), (ST), (A), (int)nact};      \
-    nact++;                                                          \
-  } while (0)
-  uint64_t gpuChunkNs = 2000;
+  /* schedule the steps: the first SIM_STEPS of each ProxyOp now, later ones when their slot frees */
+  actionHeap H = {0};
+  const uint64_t gpuChunkNs = 2000; /* the GPU produces (send) / consumes (recv) one chunk */
   for (int k = 0; k < nsub && !aborted; k++) {
     subState* s = &subs[k];
-    uint64_t stopAt[SIM_STEPS + 1];
-    uint64_t prevDone = tAll;
-    size_t left = s->bytes;
-    for (int st = 0; st < s->nSteps; st++) {
-      size_t b = left < (size_t)s->chunk ? left : (size_t)s->chunk;
-      if (st == s->nSteps - 1) b = left;
-      left -= b;
-      uint64_t start = tAll + (uint64_t)st * 200;
-      if (st >= SIM_STEPS && stopAt[st % SIM_STEPS] > start) start = stopAt[st % SIM_STEPS];
-      uint64_t ready = tAll + (uint64_t)(st + 1) * gpuChunkNs;
-      if (ready < start) ready = start;
-      uint64_t xfer = simXferNs(b);
-      if (s->isSend) {
-        uint64_t peerOk = ready + 500;
-        uint64_t done = (peerOk > prevDone ? peerOk : prevDone) + xfer;
-        ADD(start, A_STEP_START, k, st, 0);
-        ADD(start, A_STATE, k, st, ncclProfilerProxyStepSendGPUWait);
-        ADD(ready, A_STATE, k, st, ncclProfilerProxyStepSendPeerWait_v4);
-        ADD(peerOk, A_STATE, k, st, ncclProfilerProxyStepSendWait);
-        ADD(peerOk, A_NET_START, k, st, (int)b);
-        ADD(done, A_STEP_STOP, k, st, 0);
-        prevDone = done;
-        stopAt[st % SIM_STEPS] = done;
-      } else {
-        uint64_t arrive = (ready + 500 > prevDone ? ready + 500 : prevDone) + xfer;
-        uint64_t flushed = arrive + 1500;
-        uint64_t consumed = flushed + gpuChunkNs;
-        ADD(start, A_STEP_START, k, st, 0);
-        ADD(start, A_STATE, k, st, ncclProfilerProxyStepRecvWait);
-        ADD(start, A_NET_START, k, st, (int)b);
-        ADD(arrive, A_STATE, k, st, ncclProfilerProxyStepRecvFlushWait);
-        ADD(flushed, A_STATE, k, st, ncclProfilerProxyStepRecvGPUWait);
-        ADD(consumed, A_STEP_STOP, k, st, 0);
-        prevDone = arrive;
-        stopAt[st % SIM_STEPS] = consumed;
-      }
-      s->tLast = stopAt[st % SIM_STEPS];
-    }
-    ADD(s->tLast + 300, A_OP_STOP, k, 0, 0);
+    s->ib = s->ch % 2 == 0;
+    s->linkFree = tAll;
+    for (int st = 0; st < s->nSteps && st < SIM_STEPS; st++)
+      heapPush(&H, tAll + (uint64_t)st * 200, A_STEP_START, k, st);
   }
-  /* kernel channel ends after the last network step on that channel (or compute time) */
-  uint64_t tEnd = tAll;
+  /* kernel channel ends after the last network step on that channel (or after its compute time) */
   for (int k = 0; k < nk; k++) {
     kchState* ks = &kch[k];
-    uint64_t e = tAll + 3000 + simXferNs(g->tasks[ks->task].bytes / 64 + 1) / 8;
-    for (int q = 0; q < nsub; q++)
-      if (subs[q].ch == ks->ch && subs[q].task == ks->task && !subs[q].foreign && subs[q].tLast + 1000 > e)
-        e = subs[q].tLast + 1000;
-    if (aborted) e = simNowNs();
-    ks->tGpuStop = e;
-    ks->pStop = simGpuTime(&c->gpu, e);
-    ks->cbStop = e + simPollLagNs(&c->rng);
-    if (ks->cbStop < ks->cbStart) ks->cbStop = ks->cbStart;
-    ADD(ks->cbStop, A_KCH_STOP, k, 0, 0);
-    if (e > tEnd) tEnd = e;
+    ks->e0 = aborted ? simNowNs() : tAll + 3000 + simXferNs(g->tasks[ks->task].bytes / 64 + 1) / 8;
+    for (int q = 0; q < nsub && !aborted; q++)
+      if (subs[q].ch == ks->ch && subs[q].task == ks->task && !subs[q].foreign) ks->pendingSubs++;
+    if (ks->pendingSubs == 0) kchFinish(c, &H, ks, k, ks->e0);
   }
-  for (int k = 0; k < nsub; k++)
-    if (subs[k].tLast > tEnd) tEnd = subs[k].tLast;
   if (aborted)
-    for (int k = 0; k < nsub; k++) ADD(simNowNs(), A_OP_STOP, k, 0, 0);
-  qsort(acts, nact, sizeof *acts, cmpAction);
+    for (int k = 0; k < nsub; k++) heapPush(&H, simNowNs(), A_OP_STOP, k, 0);
 
-  for (size_t a = 0; a < nact; a++) {
-    action* x = &acts[a];
-    simSleepUntil(x->t);
-    subState* s = x->kind == A_KCH_STOP ? NULL : &subs[x->sub];
-    simEvent* step = s ? &s->steps[x->step % SIM_STEPS] : NULL;
+  while (H.n) {
+    action x = heapPop(&H);
+    simSleepUntil(x.t);
+    subState* s = x.kind == A_KCH_STOP ? NULL : &subs[x.sub];
+    int slot = x.step % SIM_STEPS;
+    simEvent* step = s ? &s->steps[slot] : NULL;
+    size_t b = s ? stepBytes(s, x.step) : 0;
     /* NCCL starts steps whatever the ProxyOp handle is (parent may be NULL) but
      * records step states only when the ProxyOp handle is non-NULL */
     bool stepOn = p && s && (mask & (ncclProfileProxyStep | ncclProfileNetPlugin));
-    switch (x->kind) {
+    switch (x.kind) {
     case A_STEP_START:
       memset(step, 0, sizeof *step);
       if (stepOn) {
@@ -484,68 +645,95 @@ static void runWork(simProxy* px, simWork* w) {
         d.type = ncclProfileProxyStep;
         d.rank = s->rank;
         d.parentObj = s->op.h;
-        d.proxyStep.step = x->step;
-        snprintf(key, sizeof key, "\"channel\":%d,\"step\":%d,\"send\":%d", s->ch, x->step, s->isSend);
+        d.proxyStep.step = x.step;
+        snprintf(key, sizeof key, "\"channel\":%d,\"step\":%d,\"send\":%d", s->ch, x.step, s->isSend);
         simStart(p, s->ctx, step, &s->op, &d, s->foreign, s->pid, key);
       }
-      break;
-    case A_STATE: {
-      ncclProfilerEventStateArgs_v6_t sa;
-      memset(&sa, 0, sizeof sa);
-      sa.proxyStep.transSize = (x->arg == ncclProfilerProxyStepSendWait || x->arg == ncclProfilerProxyStepRecvFlushWait ||
-                                x->arg == ncclProfilerProxyStepRecvGPUWait)
-                                   ? (x->step == s->nSteps - 1 ? s->bytes - (size_t)s->chunk * (size_t)(s->nSteps - 1)
-                                                               : (size_t)s->chunk)
-                                   : 0;
-      if (s->op.h) simRecord(p, step, x->arg, &sa);
-      break;
-    }
-    case A_NET_START: {
-      netReq* r = &s->nets[x->step % SIM_STEPS];
-      memset(r, 0, sizeof *r);
-      if (!p || !(mask & ncclProfileNetPlugin)) break;
-      r->kind = 0, r->p = p, r->ctx = s->ctx, r->step = step, r->rank = s->rank;
-      r->pxn = s->foreign, r->originPid = s->pid;
-      if (s->ch % 2 == 0) {
-        r->id = (int64_t)(NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER);
-        r->data.ib.type = ncclProfileQp;
-        r->data.ib.qp.device = c->node % 4;
-        r->data.ib.qp.wr_id = ((uint64_t)s->ch << 16) | (uint64_t)x->step;
-        r->data.ib.qp.opcode = s->isSend ? 2 /* RDMA_WRITE_WITH_IMM-like */ : 128;
-        r->data.ib.qp.qpNum = 1000 + s->ch;
-        r->data.ib.qp.length = (size_t)x->arg;
+      if (s->isSend) {
+        stepState(p, s, step, x.step, ncclProfilerProxyStepSendGPUWait);
+        heapPush(&H, u64max(chunkReady(tAll, x.step), simNowNs()), A_SEND_PEER, x.sub, x.step);
       } else {
-        r->id = (int64_t)(NCCL_PROFILER_NET_TYPE_SOCK | NCCL_PROFILER_NET_SOCKET_VER);
-        r->data.sock.type = ncclProfileSocket;
-        r->data.sock.sock.fd = 100 + s->ch;
-        r->data.sock.sock.op = s->isSend ? 0 : 1;
-        r->data.sock.sock.length = (size_t)x->arg;
+        /* irecv: the IB plugin's NetPlugin event starts inside it; then RecvWait */
+        netStart(px, c, p, mask, s, x.step, b);
+        stepState(p, s, step, x.step, ncclProfilerProxyStepRecvWait);
+        /* the sender's data leaves once it is ready and the link is free */
+        uint64_t now = simNowNs();
+        uint64_t arrive = u64max(u64max(chunkReady(tAll, x.step) + 500, s->linkFree), now) + simXferNs(b);
+        s->linkFree = arrive;
+        s->due[slot] = arrive;
+        heapPush(&H, netStopAt(s, now, arrive), A_NET_STOP, x.sub, x.step);
+        heapPush(&H, arrive, A_RECV_ARRIVE, x.sub, x.step);
       }
-      snprintf(r->key, sizeof r->key, "\"channel\":%d,\"step\":%d,\"send\":%d,\"net\":\"%s\"", s->ch, x->step,
-               s->isSend, s->ch % 2 == 0 ? "ib" : "socket");
-      netPost(px, r);
+      break;
+    case A_SEND_PEER:
+      stepState(p, s, step, x.step, ncclProfilerProxyStepSendPeerWait_v4);
+      heapPush(&H, simNowNs() + 500, A_SEND_WAIT, x.sub, x.step); /* the peer's buffer is free */
+      break;
+    case A_SEND_WAIT: {
+      /* isend: the IB plugin's NetPlugin event starts inside it; SendWait once it is posted */
+      if (s->ib) netStart(px, c, p, mask, s, x.step, b);
+      uint64_t a0 = simNowNs();
+      stepState(p, s, step, x.step, ncclProfilerProxyStepSendWait);
+      uint64_t a1 = simNowNs();
+      if (!s->ib) netStart(px, c, p, mask, s, x.step, b); /* the socket helper thread picks the task up */
+      /* The plugin stamped SendWait in [a0, a1]. Transfer time is measured
+       * from there, so the stop is scheduled from a0 when that window is
+       * short (the stop call's own lead-in mirrors the record call's), else
+       * from a1: a disturbed call lengthens the interval, never shortens it. */
+      s->waitTight[slot] = a1 - a0 <= SIM_CALL_SLOP_NS;
+      s->waitAt[slot] = s->waitTight[slot] ? a0 : a1;
+      uint64_t due = u64max(s->waitAt[slot], s->linkFree) + simXferNs(b);
+      s->linkFree = due;
+      s->due[slot] = due;
+      heapPush(&H, netStopAt(s, a1, due), A_NET_STOP, x.sub, x.step);
+      heapPush(&H, due, A_STEP_STOP, x.sub, x.step);
       break;
     }
-    case A_STEP_STOP: {
-      netReq* r = &s->nets[x->step % SIM_STEPS];
-      if (r->p) {
-        netWait(r); /* start done */
-        r->kind = 1;
-        netPost(px, r);
-        netWait(r);
+    case A_NET_STOP:
+      netStop(px, s, x.step);
+      break;
+    case A_RECV_ARRIVE:
+      if (!netDone(px, s, x.step)) {
+        heapPush(&H, simNowNs() + 1000, A_RECV_ARRIVE, x.sub, x.step); /* poll again */
+        break;
       }
+      stepState(p, s, step, x.step, ncclProfilerProxyStepRecvFlushWait);
+      heapPush(&H, simNowNs() + 1500, A_RECV_FLUSHED, x.sub, x.step);
+      break;
+    case A_RECV_FLUSHED:
+      stepState(p, s, step, x.step, ncclProfilerProxyStepRecvGPUWait);
+      heapPush(&H, simNowNs() + gpuChunkNs, A_STEP_STOP, x.sub, x.step);
+      break;
+    case A_STEP_STOP: {
+      if (s->isSend && !netDone(px, s, x.step)) {
+        heapPush(&H, simNowNs() + 1000, A_STEP_STOP, x.sub, x.step); /* poll again */
+        break;
+      }
+      uint64_t now = simNowNs();
       simStop(p, step);
       step->h = NULL;
+      if (s->isSend && !s->foreign) xferNote(px, c, s, x.step, now);
+      s->stepsDone++;
+      if (x.step + SIM_STEPS < s->nSteps)
+        heapPush(&H, u64max(tAll + (uint64_t)(x.step + SIM_STEPS) * 200, simNowNs()), A_STEP_START, x.sub,
+                 x.step + SIM_STEPS);
+      if (s->stepsDone == s->nSteps) {
+        s->tLast = now;
+        heapPush(&H, now + 300, A_OP_STOP, x.sub, 0);
+        for (int k = 0; k < nk && !s->foreign; k++) {
+          kchState* ks = &kch[k];
+          if (ks->ch != s->ch || ks->task != s->task) continue;
+          ks->lastStop = u64max(ks->lastStop, now);
+          if (--ks->pendingSubs == 0) kchFinish(c, &H, ks, k, u64max(ks->e0, ks->lastStop + 1000));
+        }
+      }
       break;
     }
     case A_OP_STOP:
       if (s->op.serial) {
         for (int q = 0; q < SIM_STEPS; q++) {
-          if (s->nets[q].p && s->nets[q].kind == 0) {
-            netWait(&s->nets[q]);
-            s->nets[q].kind = 1;
-            netPost(px, &s->nets[q]);
-            netWait(&s->nets[q]);
+          if (s->netState[q] == NET_STARTED) {
+            netFinish(px, s, q);
           }
           if (s->steps[q].h) simStop(p, &s->steps[q]), s->steps[q].h = NULL;
         }
@@ -555,7 +743,7 @@ static void runWork(simProxy* px, simWork* w) {
       }
       break;
     case A_KCH_STOP: {
-      kchState* ks = &kch[x->sub];
+      kchState* ks = &kch[x.sub];
       if (p && ks->ev.h) {
         ncclProfilerEventStateArgs_v6_t sa;
         memset(&sa, 0, sizeof sa);
@@ -577,8 +765,15 @@ static void runWork(simProxy* px, simWork* w) {
     }
     }
   }
+  free(H.v);
   for (int i = 0; i < g->nTasks; i++) {
     const simTask* t = &g->tasks[i];
+    /* the task's true end: its last kernel channel or network step (as they actually ran) */
+    uint64_t tEnd = tAll;
+    for (int k = 0; k < nk; k++)
+      if (kch[k].task == i) tEnd = u64max(tEnd, kch[k].tGpuStop);
+    for (int k = 0; k < nsub; k++)
+      if (subs[k].task == i && !subs[k].foreign) tEnd = u64max(tEnd, subs[k].tLast);
     simTruthf("\"kind\":\"coll\",\"comm\":\"0x%016llx\",\"rank\":%d,\"func\":\"%s\",\"seq\":%llu,\"op\":%llu,"
               "\"peer\":%d,\"bytes\":%zu,\"t_start\":%llu,\"t_end\":%llu,\"aborted\":%s,\"replay\":%s,\"ce\":false",
               (unsigned long long)c->commId, c->rank, simFuncName(t->func), (unsigned long long)t->seq,
@@ -589,7 +784,6 @@ static void runWork(simProxy* px, simWork* w) {
   if (aborted)
     simTruthf("\"kind\":\"hang_observed\",\"comm\":\"0x%016llx\",\"rank\":%d,\"op\":%llu,\"waited_ms\":%d",
               (unsigned long long)c->commId, c->rank, (unsigned long long)w->opIndex, simOpt.hangTimeoutMs);
-  free(acts);
   free(subs);
   free(kch);
   pthread_mutex_lock(&w->m);
@@ -629,6 +823,8 @@ static void ctrlEvent(simProxy* px, int s1, int appended, int s2, bool waitForWo
 static void* proxyMain(void* arg) {
   simProxy* px = arg;
   simTruthThreadBegin("proxy");
+  /* timed waits sleep with 1 ns timer slack (default 50 us), spinning only their last stretch */
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   pthread_mutex_lock(&px->m);
   for (;;) {
     if (!px->head) {
@@ -652,6 +848,15 @@ static void* proxyMain(void* arg) {
     pthread_mutex_lock(&px->m);
   }
   pthread_mutex_unlock(&px->m);
+  for (int i = 0; i < px->nxstats; i++) {
+    const xferStat* x = &px->xstats[i];
+    simTruthf("\"kind\":\"xfer\",\"comm\":\"0x%016llx\",\"rank\":%d,\"peer\":%d,\"send\":true,\"bytes\":%zu,"
+              "\"model_ns\":%llu,\"steps\":%llu,\"unqueued\":%llu,\"on_time\":%llu,\"min_ns\":%llu,"
+              "\"max_late_ns\":%llu",
+              (unsigned long long)x->comm, x->rank, x->peer, x->bytes, (unsigned long long)simXferNs(x->bytes),
+              (unsigned long long)x->steps, (unsigned long long)x->unqueued, (unsigned long long)x->onTime,
+              (unsigned long long)x->minNs, (unsigned long long)x->maxLateNs);
+  }
   simTruthThreadEnd();
   return NULL;
 }
@@ -660,6 +865,7 @@ simProxy* simProxyCreate(simComm* owner) {
   simProxy* px = calloc(1, sizeof *px);
   px->owner = owner;
   px->lastIdle = -1;
+  px->xstats = calloc(SIM_XFER_STATS, sizeof *px->xstats);
   pthread_mutex_init(&px->m, NULL);
   pthread_cond_init(&px->cv, NULL);
   pthread_mutex_init(&px->nm, NULL);
@@ -680,5 +886,6 @@ void simProxyDestroy(simProxy* px) {
   pthread_cond_signal(&px->ncv);
   pthread_mutex_unlock(&px->nm);
   simThreadJoin(px->nth);
+  free(px->xstats);
   free(px);
 }
