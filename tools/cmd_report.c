@@ -13,18 +13,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event_details.h"
 #include "export.h"
+#include "json_writer.h"
 #include "report.h"
 #include "report_straggler.h"
 #include "trace_analysis.h"
 #include "trace_dir.h"
 
 #define MAX_HOSTS 256
+#define NS_REPORT_LOSSES 0x100u /* sections bit (beside NS_SUMMARY_*): the recording losses table */
 
 typedef struct {
   ns_strag* strag;
   int host; /* host index of the file being analysed */
 } report_ctx;
+
+/* One trace file's process counters (its COUNTERS block), for the losses table. */
+typedef struct {
+  char host[256];
+  uint32_t pid;
+  int has; /* 0: no COUNTERS block (the process did not finish cleanly) */
+  ns_props_info counters;
+} file_losses;
+
+/* Everything a summary writer needs. */
+typedef struct {
+  ns_analysis* const* list;
+  size_t n;
+  const ns_strag* strag;
+  const file_losses* losses;
+  size_t nlosses;
+} report_data;
 
 static void usage(FILE* out) {
   fprintf(out,
@@ -53,8 +73,9 @@ static void on_op(void* user, const ns_op_result* op) {
   if (c->strag) ns_strag_op(c->strag, c->host, op);
 }
 
-/* Index of the file's host among those seen so far (from its PROCESS block). */
-static int host_index(const char* path, char hosts[][256], int* nhosts) {
+/* Index of the file's host among those seen so far (from its PROCESS block);
+ * the host name and pid also go to *fl. */
+static int host_index(const char* path, char hosts[][256], int* nhosts, file_losses* fl) {
   char err[256];
   ns_reader* r = ns_reader_open(path, err, sizeof err);
   const ns_process_info* p = NULL;
@@ -63,6 +84,8 @@ static int host_index(const char* path, char hosts[][256], int* nhosts) {
   }
   char name[256];
   snprintf(name, sizeof name, "%s", p ? p->hostname : "?");
+  snprintf(fl->host, sizeof fl->host, "%s", name);
+  fl->pid = p ? p->pid : 0;
   if (r) ns_reader_close(r);
   for (int i = 0; i < *nhosts; i++)
     if (strcmp(hosts[i], name) == 0) return i;
@@ -71,23 +94,47 @@ static int host_index(const char* path, char hosts[][256], int* nhosts) {
   return (*nhosts)++;
 }
 
+/* The recording losses table: per process, what the plugin itself counted
+ * as recorded and lost (its COUNTERS block). */
+static void losses_text(const file_losses* fl, size_t n, FILE* out) {
+  fprintf(out, "\n# recording losses per process (the plugin's own counters, written at its last finalize)\n");
+  fprintf(out, "# %-30s %12s %10s %10s %10s %11s %11s %12s\n", "process", "events", "dropped", "ring", "handles",
+          "bad handles", "parent lost", "write errors");
+  size_t missing = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!fl[i].has) {
+      missing++;
+      continue;
+    }
+    const uint64_t* u = fl[i].counters.u;
+    char who[300];
+    snprintf(who, sizeof who, "%.200s:%u", fl[i].host, fl[i].pid);
+    fprintf(out, "  %-30s %12llu %10llu %10llu %10llu %11llu %11llu %12llu\n", who,
+            (unsigned long long)u[NS_P_EVENTS], (unsigned long long)u[NS_P_DROPPED],
+            (unsigned long long)u[NS_P_DROPPED_RING], (unsigned long long)u[NS_P_DROPPED_HANDLES],
+            (unsigned long long)u[NS_P_BAD_HANDLES], (unsigned long long)u[NS_P_PARENT_LOST],
+            (unsigned long long)u[NS_P_WRITE_ERRORS]);
+  }
+  if (missing)
+    fprintf(out, "  (%zu process(es) without counters: they did not finalize cleanly)\n", missing);
+}
+
 /* Everything of the report into out (text). */
-static int write_text(ns_analysis* const* list, size_t n, const ns_strag* s, const ns_summary_options* opt,
-                      FILE* out) {
-  int rc = ns_analysis_summary_text(list, n, opt, out);
-  if (s) ns_strag_text(s, out);
+static int write_text(const report_data* d, const ns_summary_options* opt, FILE* out) {
+  int rc = ns_analysis_summary_text(d->list, d->n, opt, out);
+  if (d->strag) ns_strag_text(d->strag, out);
+  losses_text(d->losses, d->nlosses, out);
   return rc || ferror(out) ? -1 : 0;
 }
 
-/* The library's JSON object with "crossRank" added: it is produced into
- * memory and its closing brace replaced. */
-static int write_json(ns_analysis* const* list, size_t n, const ns_strag* s, const ns_summary_options* opt,
-                      FILE* out) {
+/* The library's JSON object with "crossRank" and "processCounters" added:
+ * it is produced into memory and its closing brace replaced. */
+static int write_json(const report_data* d, const ns_summary_options* opt, FILE* out) {
   char* buf = NULL;
   size_t len = 0;
   FILE* mem = open_memstream(&buf, &len);
   if (!mem) return -1;
-  int rc = ns_analysis_summary_json(list, n, opt, mem);
+  int rc = ns_analysis_summary_json(d->list, d->n, opt, mem);
   if (fclose(mem) != 0) rc = -1;
   while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) len--;
   if (rc || len == 0 || buf[len - 1] != '}') {
@@ -97,18 +144,31 @@ static int write_json(ns_analysis* const* list, size_t n, const ns_strag* s, con
   fwrite(buf, 1, len - 1, out);
   free(buf);
   fputs(",\"crossRank\":", out);
-  if (s)
-    ns_strag_json(s, out);
+  if (d->strag)
+    ns_strag_json(d->strag, out);
   else
     fputs("[]", out);
+  static ns_json j; /* 64 KiB: not on the stack */
+  nsj_init(&j, out);
+  nsj_ws(&j, ",\"processCounters\":");
+  nsj_arr_begin(&j);
+  for (size_t i = 0; i < d->nlosses; i++) {
+    nsj_obj_begin(&j);
+    nsj_kstr(&j, "host", d->losses[i].host);
+    nsj_ku64(&j, "pid", d->losses[i].pid);
+    if (d->losses[i].has) ns_write_counter_fields(&j, &d->losses[i].counters);
+    else nsj_kbool(&j, "missing", 1);
+    nsj_obj_end(&j);
+  }
+  nsj_arr_end(&j);
+  nsj_flush(&j);
   fputs("}\n", out);
   return ferror(out) ? -1 : 0;
 }
 
-typedef int (*writer_fn)(ns_analysis* const*, size_t, const ns_strag*, const ns_summary_options*, FILE*);
+typedef int (*writer_fn)(const report_data*, const ns_summary_options*, FILE*);
 
-static int write_file(const char* path, writer_fn fn, ns_analysis* const* list, size_t n, const ns_strag* s,
-                      const ns_summary_options* opt) {
+static int write_file(const char* path, writer_fn fn, const report_data* d, const ns_summary_options* opt) {
   char tmp[4096];
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   FILE* f = fopen(tmp, "w");
@@ -116,7 +176,7 @@ static int write_file(const char* path, writer_fn fn, ns_analysis* const* list, 
     fprintf(stderr, "ncclscope report: cannot write %s: %s\n", tmp, strerror(errno));
     return -1;
   }
-  int rc = fn(list, n, s, opt, f);
+  int rc = fn(d, opt, f);
   if (fclose(f) != 0) rc = -1;
   if (!rc && rename(tmp, path) != 0) rc = -1;
   if (rc) {
@@ -143,8 +203,9 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   int nhosts = 0;
   report_ctx ctx = {.strag = ns_strag_new(), .host = 0};
   ns_analysis** an = calloc(list.n, sizeof *an);
-  size_t nan = 0;
-  if (!an) {
+  file_losses* fl = calloc(list.n, sizeof *fl);
+  size_t nan = 0, nfl = 0;
+  if (!an || !fl) {
     fprintf(stderr, "ncclscope report: out of memory\n");
     goto free_list;
   }
@@ -154,13 +215,19 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   cfg.on_op = on_op;
   cfg.user = &ctx;
   for (size_t i = 0; i < list.n; i++) {
-    ctx.host = host_index(list.paths[i], hosts, &nhosts);
+    ctx.host = host_index(list.paths[i], hosts, &nhosts, &fl[nfl]);
     ns_reader_stats st;
     ns_analysis* a = ns_analyze_file(list.paths[i], &cfg, &st, err, sizeof err);
     if (!a) {
       fprintf(stderr, "ncclscope report: warning: skipped %s\n", err);
       continue;
     }
+    ns_trace_scan scan;
+    if (ns_reader_scan(list.paths[i], &scan, err, sizeof err) == 0 && scan.has_counters) {
+      fl[nfl].has = 1;
+      fl[nfl].counters = scan.counters;
+    }
+    nfl++;
     if (st.bytes_cut)
       fprintf(stderr, "ncclscope report: warning: %s: %llu bytes cut (%s); analysed what precedes\n", list.paths[i],
               (unsigned long long)st.bytes_cut, st.stop_reason);
@@ -173,24 +240,27 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   if (ctx.strag) ns_strag_finish(ctx.strag);
 
   ns_summary_options opt = {.max_links = o->max_links};
-  char text_path[4096], json_path[4096];
-  snprintf(text_path, sizeof text_path, "%s/summary.txt", dir);
-  snprintf(json_path, sizeof json_path, "%s/summary.json", dir);
+  report_data data = {.list = an, .n = nan, .strag = ctx.strag, .losses = fl, .nlosses = nfl};
+  char text_path[4096 + 16], json_path[4096 + 16];
+  snprintf(text_path, sizeof text_path, "%.4096s/summary.txt", dir);
+  snprintf(json_path, sizeof json_path, "%.4096s/summary.json", dir);
   rc = 0;
-  if (write_file(o->text_path ? o->text_path : text_path, write_text, an, nan, ctx.strag, &opt)) rc = 1;
-  if (write_file(o->json_path ? o->json_path : json_path, write_json, an, nan, ctx.strag, &opt)) rc = 1;
+  if (write_file(o->text_path ? o->text_path : text_path, write_text, &data, &opt)) rc = 1;
+  if (write_file(o->json_path ? o->json_path : json_path, write_json, &data, &opt)) rc = 1;
   if (o->print) {
     FILE* out = o->print;
     ns_summary_options popt = opt;
     popt.sections = o->sections;
     ns_analysis_summary_text(an, nan, &popt, out);
     if (!o->sections || (o->sections & NS_SUMMARY_CROSS_RANK)) ns_strag_text(ctx.strag, out);
+    if (!o->sections || (o->sections & NS_REPORT_LOSSES)) losses_text(fl, nfl, out);
     fflush(out);
   }
 
 free_an:
   for (size_t i = 0; i < nan; i++) ns_analysis_destroy(an[i]);
   free(an);
+  free(fl);
 free_list:
   ns_strag_free(ctx.strag);
   ns_trace_list_free(&list);

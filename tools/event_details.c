@@ -52,6 +52,37 @@ void ns_write_state_arg(ns_json* j, uint8_t type, const ns_record* st) {
   }
 }
 
+/* Counter names of COMM_FINI / COUNTERS props, in output order. */
+static const struct {
+  uint32_t key;
+  const char* name;
+} counter_names[] = {
+    {NS_P_DROPPED_RING, "droppedRing"},   {NS_P_DROPPED_HANDLES, "droppedHandles"},
+    {NS_P_BAD_HANDLES, "badHandles"},     {NS_P_PXN_EVENTS, "pxnEvents"},
+    {NS_P_BYTES_WRITTEN, "bytesWritten"}, {NS_P_WRITE_ERRORS, "writeErrors"},
+    {NS_P_PARENT_LOST, "parentLost"},
+};
+
+static void per_type(ns_json* j, const char* key, const ns_props_info* p, uint32_t base) {
+  int any = 0;
+  for (unsigned t = 0; t < NS_EV_COUNT; t++) any |= p->has[base + t];
+  if (!any) return;
+  nsj_key(j, key);
+  nsj_obj_begin(j);
+  for (unsigned t = 0; t < NS_EV_COUNT; t++)
+    if (p->has[base + t]) nsj_ku64(j, ns_event_type_name(t), p->u[base + t]);
+  nsj_obj_end(j);
+}
+
+void ns_write_counter_fields(ns_json* j, const ns_props_info* p) {
+  nsj_ku64(j, "events", p->u[NS_P_EVENTS]);
+  nsj_ku64(j, "dropped", p->u[NS_P_DROPPED]);
+  for (size_t i = 0; i < sizeof counter_names / sizeof counter_names[0]; i++)
+    if (p->has[counter_names[i].key]) nsj_ku64(j, counter_names[i].name, p->u[counter_names[i].key]);
+  per_type(j, "eventsByType", p, NS_P_TYPE_EVENTS_BASE);
+  per_type(j, "droppedByType", p, NS_P_TYPE_DROPPED_BASE);
+}
+
 static void net_plugin(ns_json* j, const uint64_t* n) {
   nsj_ku64(j, "id", n[0]);
   nsj_khex(j, "data", n[1]);

@@ -17,4 +17,10 @@ const char* ns_state_label(int state, char* buf, size_t n);
 /* Writes the state's argument field, if the call carried one. */
 void ns_write_state_arg(ns_json* j, uint8_t type, const ns_record* st);
 
+/* The counters of a COMM_FINI or COUNTERS block as key/value pairs: `events`
+ * and `dropped` always, then every other counter present (droppedRing,
+ * droppedHandles, badHandles, pxnEvents, bytesWritten, writeErrors,
+ * parentLost) and the objects eventsByType / droppedByType when any type has one. */
+void ns_write_counter_fields(ns_json* j, const ns_props_info* p);
+
 #endif

@@ -303,8 +303,76 @@ static void lifecycle_instant(chrome_state* s, ns_wfile* f, ns_wcomm* c, const c
     nsj_ku64(j, "dropped", fini->u[NS_P_DROPPED]);
   }
   ns_walk_comm_details(s->walk, f, c, fini != NULL, j);
+  const ns_props_info* pc = fini ? ns_wfile_counters_here(f) : NULL;
+  if (pc) {
+    nsj_key(j, "processCounters");
+    nsj_obj_begin(j);
+    ns_write_counter_fields(j, pc);
+    nsj_obj_end(j);
+  }
   nsj_obj_end(j);
   nsj_obj_end(j);
+}
+
+/* One counter sample ("C": Perfetto draws a counter track per arg). */
+static void counter_sample(chrome_state* s, uint32_t pid, const char* name, uint64_t ts, const ns_props_info* p,
+                           int by_type) {
+  ns_json* j = &s->j;
+  nsj_ws(j, "\n");
+  nsj_obj_begin(j);
+  nsj_kstr(j, "name", name);
+  nsj_kstr(j, "cat", "counters");
+  nsj_kstr(j, "ph", "C");
+  nsj_kus(j, "ts", (int64_t)ts);
+  nsj_ku64(j, "pid", pid);
+  nsj_ku64(j, "tid", 0);
+  nsj_key(j, "args");
+  nsj_obj_begin(j);
+  if (by_type) {
+    for (unsigned t = 0; t < NS_EV_COUNT; t++)
+      if (p->has[NS_P_TYPE_DROPPED_BASE + t])
+        nsj_ku64(j, ns_event_type_name(t) + strlen("ncclProfile"), p->u[NS_P_TYPE_DROPPED_BASE + t]);
+  } else {
+    nsj_ku64(j, "dropped", p->u[NS_P_DROPPED]);
+    nsj_ku64(j, "droppedRing", p->u[NS_P_DROPPED_RING]);
+    nsj_ku64(j, "droppedHandles", p->u[NS_P_DROPPED_HANDLES]);
+    nsj_ku64(j, "badHandles", p->u[NS_P_BAD_HANDLES]);
+    nsj_ku64(j, "parentLost", p->u[NS_P_PARENT_LOST]);
+    nsj_ku64(j, "writeErrors", p->u[NS_P_WRITE_ERRORS]);
+  }
+  nsj_obj_end(j);
+  nsj_obj_end(j);
+}
+
+/* The process counters (COUNTERS block), on every process track of the file:
+ * counter tracks "ncclscope losses" (and "ncclscope dropped by type" when
+ * something was dropped) with one sample at the file's last time, and a
+ * process label summing them up. */
+static void chrome_counters(void* self, ns_wfile* f, const ns_props_info* p) {
+  chrome_state* s = self;
+  int any_type = 0;
+  for (unsigned t = 0; t < NS_EV_COUNT; t++) any_type |= p->has[NS_P_TYPE_DROPPED_BASE + t];
+  char label[256];
+  snprintf(label, sizeof label,
+           "ncclscope: %" PRIu64 " events recorded, %" PRIu64 " dropped (ring %" PRIu64 ", handles %" PRIu64
+           "), %" PRIu64 " bad handles",
+           p->u[NS_P_EVENTS], p->u[NS_P_DROPPED], p->u[NS_P_DROPPED_RING], p->u[NS_P_DROPPED_HANDLES],
+           p->u[NS_P_BAD_HANDLES]);
+  uint32_t first = 0;
+  for (size_t i = 0; i <= f->ncomms; i++) {
+    uint32_t pid;
+    if (i < f->ncomms) {
+      if (!f->comms[i].present || !f->comms[i].sink_u[0]) continue;
+      pid = (uint32_t)f->comms[i].sink_u[0];
+    } else {
+      if (first && !s->nocomm_pid) break; /* no extra track unless nothing else exists */
+      pid = nocomm_pid(s, f);
+    }
+    if (!first) first = pid;
+    counter_sample(s, pid, "ncclscope losses", f->max_ts, p, 0);
+    if (any_type) counter_sample(s, pid, "ncclscope dropped by type", f->max_ts, p, 1);
+    meta(s, "process_labels", pid, 0, "labels", label, 0);
+  }
 }
 
 static void chrome_comm_init(void* self, ns_wfile* f, ns_wcomm* c) {
@@ -573,6 +641,7 @@ static void* chrome_make(FILE* out, ns_sink* sink) {
   sink->file_begin = chrome_file_begin;
   sink->comm_init = chrome_comm_init;
   sink->comm_fini = chrome_comm_fini;
+  sink->counters = chrome_counters;
   sink->event_start = chrome_event_start;
   sink->state = chrome_state_rec;
   sink->event_done = chrome_event;

@@ -13,6 +13,7 @@
 
 typedef struct {
   ns_walk* walk; /* first member: set by the caller (export.h) */
+  int counters_written; /* this file's process counters are out */
   ns_json j;
 } jsonl_state;
 
@@ -69,40 +70,13 @@ static void jsonl_comm_init(void* self, ns_wfile* f, ns_wcomm* c) {
   nsj_line_end(j);
 }
 
-/* Counter names of COMM_FINI props, in output order. */
-static const struct {
-  uint32_t key;
-  const char* name;
-} fini_counters[] = {
-    {NS_P_DROPPED_RING, "droppedRing"},   {NS_P_DROPPED_HANDLES, "droppedHandles"},
-    {NS_P_BAD_HANDLES, "badHandles"},     {NS_P_PXN_EVENTS, "pxnEvents"},
-    {NS_P_BYTES_WRITTEN, "bytesWritten"}, {NS_P_WRITE_ERRORS, "writeErrors"},
-    {NS_P_PARENT_LOST, "parentLost"},
-};
-
-static void per_type(ns_json* j, const char* key, const ns_props_info* p, uint32_t base) {
-  int any = 0;
-  for (unsigned t = 0; t < NS_EV_COUNT; t++) any |= p->has[base + t];
-  if (!any) return;
-  nsj_key(j, key);
-  nsj_obj_begin(j);
-  for (unsigned t = 0; t < NS_EV_COUNT; t++)
-    if (p->has[base + t]) nsj_ku64(j, ns_event_type_name(t), p->u[base + t]);
-  nsj_obj_end(j);
-}
-
 static void jsonl_comm_fini(void* self, ns_wfile* f, ns_wcomm* c, const ns_props_info* p) {
   jsonl_state* s = self;
   ns_json* j = &s->j;
   lifecycle_head(j, f, c, "ProfilerFinalize", p->ts, p->tid);
   nsj_key(j, "details");
   nsj_obj_begin(j);
-  nsj_ku64(j, "events", p->u[NS_P_EVENTS]);
-  nsj_ku64(j, "dropped", p->u[NS_P_DROPPED]);
-  for (size_t i = 0; i < sizeof fini_counters / sizeof fini_counters[0]; i++)
-    if (p->has[fini_counters[i].key]) nsj_ku64(j, fini_counters[i].name, p->u[fini_counters[i].key]);
-  per_type(j, "eventsByType", p, NS_P_TYPE_EVENTS_BASE);
-  per_type(j, "droppedByType", p, NS_P_TYPE_DROPPED_BASE);
+  ns_write_counter_fields(j, p);
   if (c->has_clockfit) {
     nsj_kf64(j, "gpuClockOffsetUs", c->gpu_offset_ns / 1000.0);
     nsj_kf64(j, "gpuClockDriftPpm", c->gpu_drift_ppm);
@@ -110,9 +84,44 @@ static void jsonl_comm_fini(void* self, ns_wfile* f, ns_wcomm* c, const ns_props
     nsj_ku64(j, "gpuClockSamples", c->gpu_samples);
   }
   ns_walk_comm_details(s->walk, f, c, 1, j);
+  const ns_props_info* pc = ns_wfile_counters_here(f);
+  if (pc) {
+    nsj_key(j, "processCounters");
+    nsj_obj_begin(j);
+    ns_write_counter_fields(j, pc);
+    nsj_obj_end(j);
+    s->counters_written = 1;
+  }
   nsj_obj_end(j);
   nsj_obj_end(j);
   nsj_line_end(j);
+}
+
+/* The COUNTERS block of a file in which no COMM_FINI precedes it (or that
+ * one could not be used): a process-scope finalize record, commId 0 and
+ * rank -1 as for events without a communicator, at the file's last time. */
+static void jsonl_counters(void* self, ns_wfile* f, const ns_props_info* p) {
+  jsonl_state* s = self;
+  if (s->counters_written) return;
+  ns_json* j = &s->j;
+  lifecycle_head(j, f, NULL, "ProfilerFinalize", f->max_ts, 0);
+  nsj_key(j, "details");
+  nsj_obj_begin(j);
+  nsj_ku64(j, "events", p->u[NS_P_EVENTS]);
+  nsj_ku64(j, "dropped", p->u[NS_P_DROPPED]);
+  nsj_key(j, "processCounters");
+  nsj_obj_begin(j);
+  ns_write_counter_fields(j, p);
+  nsj_obj_end(j);
+  nsj_obj_end(j);
+  nsj_obj_end(j);
+  nsj_line_end(j);
+  s->counters_written = 1;
+}
+
+static void jsonl_file_begin(void* self, ns_wfile* f) {
+  (void)f;
+  ((jsonl_state*)self)->counters_written = 0;
 }
 
 static void jsonl_state_rec(void* self, ns_wfile* f, ns_xevent* ev, const ns_record* st) {
@@ -189,6 +198,8 @@ static void* jsonl_make(FILE* out, ns_sink* sink) {
   sink->self = s;
   sink->comm_init = jsonl_comm_init;
   sink->comm_fini = jsonl_comm_fini;
+  sink->counters = jsonl_counters;
+  sink->file_begin = jsonl_file_begin;
   sink->state = jsonl_state_rec;
   sink->event_done = jsonl_event;
   return s;

@@ -22,6 +22,7 @@ struct ns_walk {
   ns_xevent *open_head, *open_tail; /* started, not stopped, in start order */
   size_t nopen, max_open;
   int ending; /* flush_all: what is still open is written as never stopped */
+  ns_trace_scan scan; /* of the file being walked */
   ns_wfile* f;
   ns_walk_result* res;
 };
@@ -79,6 +80,10 @@ const char* ns_wfile_thread_name(const ns_wfile* f, uint32_t tid) {
 }
 
 const char* ns_wfile_string(const ns_wfile* f, uint32_t id) { return ns_reader_string(f->reader, id); }
+
+const ns_props_info* ns_wfile_counters_here(const ns_wfile* f) {
+  return f->counters && f->counters_after_fini && f->finis_seen == f->counters_after_fini ? f->counters : NULL;
+}
 
 void ns_walk_event_details(ns_walk* w, ns_wfile* f, const ns_xevent* ev, ns_json* j) {
   for (int i = 0; i < w->next; i++)
@@ -348,6 +353,8 @@ static void on_props(ns_walk* w, const ns_item* it) {
     c->gpu_error_ns = p->f[NS_P_GPU_ERROR_NS];
     c->gpu_samples = p->u[NS_P_GPU_SAMPLES];
   } else if (it->kind == NS_ITEM_COMM_FINI) {
+    w->f->finis_seen++; /* counted even when unusable, as ns_reader_scan counts blocks */
+    if (p->ts > w->f->max_ts) w->f->max_ts = p->ts;
     if (!c) return;
     if (!c->present) { /* finalize of a comm whose init was lost: keep what we can */
       c->present = 1;
@@ -376,6 +383,7 @@ static void on_item(ns_walk* w, const ns_item* it) {
       memset(c, 0, sizeof *c);
       c->present = 1;
       c->info = *it->comm;
+      if (c->info.ts > w->f->max_ts) w->f->max_ts = c->info.ts;
       if (w->sink.comm_init) w->sink.comm_init(w->sink.self, w->f, c);
       break;
     }
@@ -383,8 +391,12 @@ static void on_item(ns_walk* w, const ns_item* it) {
     case NS_ITEM_CLOCKFIT:
       on_props(w, it);
       break;
+    case NS_ITEM_COUNTERS:
+      if (w->sink.counters) w->sink.counters(w->sink.self, w->f, it->props);
+      break;
     case NS_ITEM_RECORD: {
       const ns_record* r = it->record;
+      if (r->ts > w->f->max_ts) w->f->max_ts = r->ts;
       if (r->kind == NS_REC_START) on_start(w, r);
       else if (r->kind == NS_REC_STOP) on_stop(w, r);
       else on_state(w, r);
@@ -435,6 +447,7 @@ static void flush_all(ns_walk* w) {
 
 int ns_walk_file(ns_walk* w, int index, const char* path, ns_walk_result* res, char* err, size_t errlen) {
   memset(res, 0, sizeof *res);
+  if (ns_reader_scan(path, &w->scan, err, errlen)) return -1;
   ns_reader* r = ns_reader_open(path, err, errlen);
   if (!r) return -1;
   ns_wfile f;
@@ -442,6 +455,10 @@ int ns_walk_file(ns_walk* w, int index, const char* path, ns_walk_result* res, c
   f.index = index;
   f.path = path;
   f.reader = r;
+  if (w->scan.has_counters) {
+    f.counters = &w->scan.counters;
+    f.counters_after_fini = w->scan.finis_before_counters;
+  }
   w->f = &f;
   w->res = res;
   w->ending = 0;

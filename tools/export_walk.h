@@ -104,6 +104,13 @@ typedef struct {
   size_t ncomms;
   ns_wthread* threads;
   size_t nthreads;
+  /* The process counters (the COUNTERS block the plugin writes last), known
+   * before the walk from a scan of the block headers (ns_reader_scan), and
+   * the COMM_FINI they follow (1-based ordinal; 0: none precedes them). */
+  const ns_props_info* counters; /* NULL: the file has none (killed process, older plugin) */
+  uint64_t counters_after_fini;
+  uint64_t finis_seen;           /* COMM_FINI items so far, the current one included */
+  uint64_t max_ts;               /* largest record/lifecycle timestamp so far */
 } ns_wfile;
 
 /* Output format: called in trace order for one file at a time. */
@@ -113,6 +120,8 @@ typedef struct {
   void (*thread)(void* self, ns_wfile* f, const ns_thread_info* t);
   void (*comm_init)(void* self, ns_wfile* f, ns_wcomm* c);
   void (*comm_fini)(void* self, ns_wfile* f, ns_wcomm* c, const ns_props_info* fini);
+  /* The COUNTERS block when the walk reaches it (see ns_wfile.counters). */
+  void (*counters)(void* self, ns_wfile* f, const ns_props_info* counters);
   void (*event_start)(void* self, ns_wfile* f, ns_xevent* ev);
   /* ev is NULL when the state's event is unknown (its START was lost). */
   void (*state)(void* self, ns_wfile* f, ns_xevent* ev, const ns_record* st);
@@ -169,6 +178,9 @@ ns_xevent* ns_walk_find(ns_walk* w, uint64_t id);
 const ns_wcomm* ns_wfile_comm(const ns_wfile* f, uint32_t serial); /* NULL if unknown */
 const char* ns_wfile_thread_name(const ns_wfile* f, uint32_t tid);  /* NULL if unknown */
 const char* ns_wfile_string(const ns_wfile* f, uint32_t id);        /* NULL for id 0 */
+/* In comm_fini: the process counters if this COMM_FINI is the last one
+ * before the COUNTERS block (they go with that finalize record), else NULL. */
+const ns_props_info* ns_wfile_counters_here(const ns_wfile* f);
 
 /* Calls every extension's details callback. */
 void ns_walk_event_details(ns_walk* w, ns_wfile* f, const ns_xevent* ev, ns_json* j);

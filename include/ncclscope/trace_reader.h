@@ -104,6 +104,22 @@ typedef struct {
 void ns_reader_get_stats(const ns_reader* r, ns_reader_stats* out);
 void ns_reader_close(ns_reader* r);
 
+/* What a quick pass over the block headers of a file finds: payloads are
+ * skipped (no CRC check) except a COUNTERS block's, which is checked and
+ * parsed. Stops where ns_reader_next would stop on a bad header. The
+ * exporter uses it to know, before it writes a file's lifecycle records,
+ * the process counters the plugin writes at the very end. */
+typedef struct {
+  int has_counters;               /* a COUNTERS block with a good CRC was found (the last one counts) */
+  ns_props_info counters;         /* its props (comm 0) */
+  uint64_t finis_before_counters; /* COMM_FINI blocks that precede it */
+  uint64_t blocks;                /* headers read */
+} ns_trace_scan;
+
+/* 0: *out filled (possibly without counters); -1: the file is not readable
+ * as a trace (message in err, as ns_reader_open). */
+int ns_reader_scan(const char* path, ns_trace_scan* out, char* err, size_t errlen);
+
 /* The CRC-32 the reader checks block payloads with: the value the writer's
  * ns_crc32 gives, computed 8 bytes at a time. Thread-safe. */
 uint32_t ns_reader_crc32(const void* data, size_t n);

@@ -324,8 +324,9 @@ static int load_strings(ns_reader* r, const uint8_t* p, size_t n) {
 
 /* ---- blocks ---- */
 
-/* Reads the next block whose CRC checks into r->payload. 1: read; 0: stream ended. */
-static int read_block(ns_reader* r, ns_block_header* h) {
+/* Reads and checks the header of the block at r->offset (not its payload).
+ * 1: *h describes a block that fits in the file; 0: the stream ends there. */
+static int read_header(ns_reader* r, ns_block_header* h) {
   uint64_t at = r->offset;
   uint64_t left = r->stats.file_size > at ? r->stats.file_size - at : 0;
   if (left == 0) {
@@ -338,6 +339,13 @@ static int read_block(ns_reader* r, ns_block_header* h) {
   if (h->magic != NS_BLOCK_MAGIC) return stop_at(r, at, "bad block magic");
   if (h->payload_size > left - sizeof *h) return stop_at(r, at, "partial block");
   if (h->payload_size > NS_READER_MAX_PAYLOAD) return stop_at(r, at, "implausible block size");
+  return 1;
+}
+
+/* Reads the payload of the block whose header read_header just read into
+ * r->payload and checks its CRC. 1: read; 0: the stream ends at the block. */
+static int read_payload(ns_reader* r, const ns_block_header* h) {
+  uint64_t at = r->offset;
   if (h->payload_size > r->payload_cap) {
     size_t cap = r->payload_cap ? r->payload_cap : 65536;
     while (cap < h->payload_size) cap *= 2;
@@ -349,6 +357,13 @@ static int read_block(ns_reader* r, ns_block_header* h) {
   if (h->payload_size && fread(r->payload, 1, h->payload_size, r->f) != h->payload_size)
     return stop_at(r, at, "read error");
   if (ns_reader_crc32(r->payload, h->payload_size) != h->payload_crc32) return stop_at(r, at, "CRC mismatch");
+  return 1;
+}
+
+/* Reads the next block whose CRC checks into r->payload. 1: read; 0: stream ended. */
+static int read_block(ns_reader* r, ns_block_header* h) {
+  uint64_t at = r->offset;
+  if (!read_header(r, h) || !read_payload(r, h)) return 0;
   if (r->have_seq && h->seq != r->next_seq) {
     if (h->seq > r->next_seq) r->stats.seq_gaps += h->seq - r->next_seq;
     else r->stats.seq_gaps++; /* out of order: counted, the data is still used */
@@ -359,6 +374,31 @@ static int read_block(ns_reader* r, ns_block_header* h) {
   r->stats.bytes_ok = r->offset;
   r->stats.blocks++;
   return 1;
+}
+
+int ns_reader_scan(const char* path, ns_trace_scan* out, char* err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  ns_reader* r = ns_reader_open(path, err, errlen);
+  if (!r) return -1;
+  uint64_t finis = 0;
+  ns_block_header h;
+  while (read_header(r, &h)) {
+    if (h.kind == NS_BLOCK_COUNTERS) {
+      if (!read_payload(r, &h)) break;
+      static const uint8_t no_payload[1];
+      const uint8_t* p = r->payload ? r->payload : no_payload;
+      if (parse_props(r, p, h.payload_size ? p + h.payload_size : p) < 0) break;
+      out->has_counters = 1;
+      out->counters = r->props;
+      out->finis_before_counters = finis;
+    } else if (h.kind == NS_BLOCK_COMM_FINI) {
+      finis++;
+    }
+    out->blocks++;
+    r->offset += sizeof h + h.payload_size;
+  }
+  ns_reader_close(r);
+  return 0;
 }
 
 int ns_reader_next(ns_reader* r, ns_item* item) {

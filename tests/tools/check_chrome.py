@@ -7,7 +7,8 @@ Checks: valid JSON with a traceEvents list; every pid/tid used by a slice has
 process_name/thread_name metadata; X slices nest properly on every track;
 every flow id has one "s" and one "f", each inside a slice of its track,
 with s.ts <= f.ts; instant events are well formed; per-channel tracks exist
-for proxy/kernel slices. Exits 1 on any violation."""
+for proxy/kernel slices; counter samples ("C") carry numeric args. Exits 1
+on any violation."""
 import argparse
 import collections
 import json
@@ -33,6 +34,7 @@ def main():
     slices = collections.defaultdict(list)
     flows = collections.defaultdict(list)
     instants = 0
+    counters = 0
     for i, e in enumerate(evs):
         ph = e.get("ph")
         if not isinstance(e.get("pid"), int) or not isinstance(e.get("tid"), int):
@@ -60,6 +62,12 @@ def main():
             instants += 1
             if e.get("s") not in ("t", "p", "g"):
                 errors.append("event %d: instant scope %r" % (i, e.get("s")))
+        elif ph == "C":
+            counters += 1
+            a = e.get("args")
+            if not isinstance(e.get("name"), str) or not isinstance(a, dict) or not a or \
+                    not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in a.values()):
+                errors.append("event %d: counter without numeric args: %r" % (i, e))
         else:
             errors.append("event %d: unexpected ph %r" % (i, ph))
 
@@ -118,8 +126,8 @@ def main():
     for e in errors[:50]:
         print(e)
     nslices = sum(len(v) for v in slices.values())
-    print("%s: %d slices on %d tracks, %d processes (%d ranks), %d flows, %d instants: %s" %
-          (args.file, nslices, len(slices), len(pnames), len(ranks), len(flows), instants,
+    print("%s: %d slices on %d tracks, %d processes (%d ranks), %d flows, %d instants, %d counter samples: %s" %
+          (args.file, nslices, len(slices), len(pnames), len(ranks), len(flows), instants, counters,
            "FAIL" if errors else "ok"))
     return 1 if errors else 0
 

@@ -287,6 +287,16 @@ def check_lifecycle(c, rec, num, args):
         for k in ("gpuClockOffsetUs", "gpuClockDriftPpm", "gpuClockErrorUs"):
             if k in det and not isinstance(det[k], num):
                 c.err("ProfilerFinalize: %s %r" % (k, det[k]))
+        pc = det.get("processCounters")
+        if pc is not None:
+            if not isinstance(pc, dict) or not isinstance(pc.get("events"), int) or \
+                    not isinstance(pc.get("dropped"), int):
+                c.err("ProfilerFinalize: processCounters %r" % (pc,))
+            else:
+                for k, v in pc.items():
+                    vals = v.values() if isinstance(v, dict) else [v]
+                    if not all(isinstance(x, int) and not isinstance(x, bool) for x in vals):
+                        c.err("ProfilerFinalize: processCounters.%s %r" % (k, v))
 
 
 if __name__ == "__main__":

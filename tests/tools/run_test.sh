@@ -91,6 +91,45 @@ open_cap)
   expect_rc 2 "$NCCLSCOPE" export dump --max-open 0
   expect_rc 2 "$NCCLSCOPE" export dump --max-open x
   ;;
+process_counters)
+  # The COUNTERS block: on the last finalize (JSONL, Chrome), counter tracks, report.
+  "$GEN_TRACE" --case counters dump || fail "gen_trace"
+  expect_rc 0 "$NCCLSCOPE" export dump -o run.jsonl
+  expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o run.json
+  set -- --expect events=4 --expect dropped=9 --expect droppedRing=7 --expect droppedHandles=2 --expect badHandles=5 \
+    --expect parentLost=1 --expect bytesWritten=123456 --expect droppedByType.ncclProfileColl=2 \
+    --expect droppedByType.ncclProfileProxyStep=7 --expect eventsByType.ncclProfileProxyOp=4
+  "$PYTHON" "$SRC/check_counters.py" --jsonl run.jsonl --chrome run.json "$@" || fail "process counters"
+  "$PYTHON" "$SRC/check_jsonl.py" run.jsonl || fail "schema"
+  "$PYTHON" "$SRC/check_chrome.py" run.json --ranks 2 || fail "chrome structure"
+  # Each communicator's own finalize keeps its own counters.
+  grep -c '"func":"ProfilerFinalize".*"dropped":3,' run.jsonl | grep -qx 1 || fail "first finalize lost its counters"
+  expect_rc 0 "$NCCLSCOPE" report dump --json report.json --text report.txt
+  grep -Eq '^  counters:5001 +4 +9 +7 +2 +5 +1 +0$' report.txt || { cat report.txt; fail "report losses table"; }
+  grep -q '"processCounters":\[{"host":"counters","pid":5001,"events":4,"dropped":9,' report.json || fail "report JSON"
+  # No COMM_FINI before the COUNTERS block: a process-scope finalize record carries them.
+  rm -f dump/*
+  "$GEN_TRACE" --case counters-nofini dump || fail "gen_trace"
+  expect_rc 0 "$NCCLSCOPE" export dump -o nofini.jsonl
+  expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o nofini.json
+  "$PYTHON" "$SRC/check_counters.py" --jsonl nofini.jsonl --chrome nofini.json --scope process "$@" || fail "no fini"
+  "$PYTHON" "$SRC/check_jsonl.py" nofini.jsonl || fail "schema (no fini)"
+  ;;
+e2e_counters)
+  # Real drops: the plugin with 4 KiB rings under the simulator's threads scenario.
+  NCCLSCOPE_DUMP_DIR="$work/dump" NCCLSCOPE_NO_CUDA=1 NCCLSCOPE_RING_KB=4 NCCLSCOPE_EVENT_MASK=0x7FFF NCCLSCOPE_POLL_MS=50 \
+    "$SIM" --plugin "$PLUGIN" --fast --iters 3 --scenario threads >sim.txt 2>&1 || { tail -20 sim.txt; fail "simulator"; }
+  expect_rc 0 "$NCCLSCOPE" export dump -o run.jsonl
+  expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o run.json
+  if [ -n "${TRACE_STATS:-}" ]; then
+    "$TRACE_STATS" dump >stats.json || fail "ns-trace-stats"
+    set -- --stats stats.json
+  fi
+  "$PYTHON" "$SRC/check_counters.py" --jsonl run.jsonl --chrome run.json --want-drops "$@" || fail "process counters"
+  "$PYTHON" "$SRC/check_chrome.py" run.json || fail "chrome structure"
+  expect_rc 0 "$NCCLSCOPE" report dump -q --json report.json --text report.txt
+  grep -q 'recording losses per process' report.txt || fail "report has no losses table"
+  ;;
 e2e)
   # The simulator's default scenario with the real plugin, exported and checked.
   NCCLSCOPE_DUMP_DIR="$work/dump" "$SIM" --plugin "$PLUGIN" --procs 2 >sim.txt 2>&1 || { tail -20 sim.txt; fail "simulator"; }

@@ -83,10 +83,11 @@ static int open_run(const char* dir, uint64_t n) {
 }
 
 /* Two communicators, each finalized with its own drops, then the process
- * COUNTERS block as the plugin writes it at its last finalize. */
-static int counters_run(const char* dir) {
+ * COUNTERS block as the plugin writes it at its last finalize. With
+ * `no_fini`, no COMM_FINI precedes the COUNTERS block. */
+static int counters_run(const char* dir, int no_fini) {
   tb_file f;
-  header(&f, "counters", 0x7F5F, 2);
+  header(&f, no_fini ? "counters-nofini" : "counters", 0x7F5F, 2);
   rec_stream s = {.f = &f, .tid = TID_PROXY, .ring = 2};
   for (uint64_t i = 1; i <= 4; i++) {
     rs_put(&s, proxy_op((uint32_t)(1 + i % 2), TID_PROXY, T + i * 100, i, 0, i % 2));
@@ -98,19 +99,22 @@ static int counters_run(const char* dir) {
                                        NS_P_TYPE_DROPPED_BASE + NS_EV_PROXY_STEP};
   uint64_t fini1[] = {1, T + 1000, TID_APP, 2, 3, 2, 3};
   uint64_t fini2[] = {2, T + 1100, TID_APP, 2, 4, 2, 4};
-  tb_props_block(&f, NS_BLOCK_COMM_FINI, 7, fini_keys, fini1);
-  tb_props_block(&f, NS_BLOCK_COMM_FINI, 7, fini_keys, fini2);
+  if (!no_fini) {
+    tb_props_block(&f, NS_BLOCK_COMM_FINI, 7, fini_keys, fini1);
+    tb_props_block(&f, NS_BLOCK_COMM_FINI, 7, fini_keys, fini2);
+  }
   static const uint32_t keys[] = {NS_P_TYPE_EVENTS_BASE + NS_EV_PROXY_OP, NS_P_TYPE_DROPPED_BASE + NS_EV_PROXY_STEP,
                                   NS_P_TYPE_DROPPED_BASE + NS_EV_COLL, NS_P_EVENTS, NS_P_DROPPED, NS_P_DROPPED_RING,
                                   NS_P_DROPPED_HANDLES, NS_P_BAD_HANDLES, NS_P_PXN_EVENTS, NS_P_PARENT_LOST,
                                   NS_P_WRITE_ERRORS, NS_P_BYTES_WRITTEN};
   static const uint64_t vals[] = {4, 7, 2, 4, 9, 7, 2, 5, 0, 1, 0, 123456};
   tb_props_block(&f, NS_BLOCK_COUNTERS, sizeof keys / sizeof keys[0], keys, vals);
-  return finish(&f, dir, "counters");
+  return finish(&f, dir, no_fini ? "counters-nofini" : "counters");
 }
 
 int tb_write_special(const char* dir, const char* name, uint64_t n) {
   if (strcmp(name, "open") == 0) return open_run(dir, n ? n : 5000);
-  if (strcmp(name, "counters") == 0) return counters_run(dir);
+  if (strcmp(name, "counters") == 0) return counters_run(dir, 0);
+  if (strcmp(name, "counters-nofini") == 0) return counters_run(dir, 1);
   return -1;
 }

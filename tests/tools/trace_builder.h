@@ -70,7 +70,8 @@ int tb_write_standard_run(const char* dir, int nproc, size_t truncate_last);
  *            concurrent proxy steps than lanes, an inner event that never
  *            stops inside an outer one that does
  *  counters: a clean process with drops in its COUNTERS block (per type,
- *            ring, handles, bad handles) and two communicators */
+ *            ring, handles, bad handles) and two communicators
+ *  counters-nofini: the same without COMM_FINI blocks */
 int tb_write_special(const char* dir, const char* name, uint64_t n);
 
 #endif
