@@ -32,7 +32,7 @@ static int run(unsigned long long seed, int ncoll, double* err_at_1000, double* 
   unsigned long long s = seed;
   model m;
   m.t0 = 1000000000000ull + test_rng(&s) % 1000000000000ull; /* monotonic: 1000..2000 s of uptime */
-  m.g0 = 1731000000000000000ull + (uint64_t)((test_unif(&s) * 80.0 - 40.0) * 1e9);
+  m.g0 = 1731000000000000000ull + (uint64_t)(int64_t)((test_unif(&s) * 80.0 - 40.0) * 1e9);
   m.drift = (test_unif(&s) * 10.0 - 5.0) * 1e-6;
   m.q = 2048;
   ns_clockfit cf;
