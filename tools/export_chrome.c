@@ -3,21 +3,43 @@
  * Layout (docs/cli.md): one process track per (trace file, communicator),
  * named "rank R (host:pid) comm NAME"; events of a process without a
  * communicator (PXN proxy work for other processes) go to one extra track
- * per file. On a rank track, API/Group/Coll/P2p/KernelLaunch/CE/ProxyCtrl
- * events are complete ("X") slices on the thread that started them, so the
- * hierarchy nests; ProxyOp, ProxyStep, KernelCh and NetPlugin events go to
- * synthetic per-channel tracks ("ch 5 ProxyStep"), split into lanes so that
- * slices on one track never overlap (a lane is taken at START and freed at
- * STOP; the events of one lane group all come from one thread, hence in time
- * order). A flow arrow ("s" at the parent's start, "f" bound to the child)
- * joins every event to its parent across threads and tracks. States are
- * sub-slices of lane events and instant events ("i") elsewhere.
+ * per file. On a rank track, API/Group/KernelLaunch/CE sync and batch/
+ * ProxyCtrl events are complete ("X") slices on the thread that started
+ * them, so the hierarchy nests; Coll/P2p/CeColl go to lanes next to their
+ * thread, ProxyOp, ProxyStep, KernelCh and NetPlugin events to synthetic
+ * per-channel tracks ("ch 5 ProxyStep"). A flow arrow ("s" at the parent's
+ * start, "f" bound to the child) joins every event to its parent across
+ * threads and tracks. States are sub-slices of lane events and instant
+ * events ("i") elsewhere.
+ *
+ * Every slice on a track nests properly (Perfetto draws anything else
+ * wrongly). Two mechanisms guarantee it:
+ *  - Lanes. A lane event takes, at its START, the first lane of its group
+ *    that is free and whose last slice ended at or before this start (a new
+ *    lane when none is: lanes are not capped); it frees the lane when it is
+ *    written. So the slices of a lane never overlap, even when a stop is read
+ *    late (per-thread blocks arrive in any order) or many events are in
+ *    flight at once.
+ *  - Thread tracks. Events that stay on their thread are checked when they
+ *    are written, against every slice already placed on that track that a
+ *    later event could still overlap (nest_track). One that overlaps
+ *    without nesting (an inner event that outlives its parent, an event
+ *    that never stopped drawn to the end of its file, a stop recorded out
+ *    of order) goes to the thread's first "overlapping #k" track where it
+ *    nests, created as needed up to NEST_OVERFLOW_MAX; beyond that it is
+ *    written as an async slice ("b"/"e"), which Perfetto lays out itself.
+ *    A moved event leaves a zero-length marker slice at its start on the
+ *    thread track (zero-length slices always nest): arrows already written
+ *    from it start there.
  *
  * Streaming: each event is written when the walker finishes it. Memory: the
- * lane groups and named-thread set (bounded by the number of tracks) and a
- * fixed cache of recently finished events used to draw arrows from parents
- * that are already written (a child whose parent fell out of it gets no
- * arrow). Single-threaded. */
+ * lane groups (lanes bounded by the events in flight), per thread track the
+ * placed slices that later events could still overlap (at most NEST_KEEP;
+ * older ones are summarised by their hull, which can only make the check
+ * more conservative), the named-thread set, and a fixed cache of recently
+ * finished events used to draw arrows from parents that are already
+ * written (a child whose parent fell out of it gets no arrow).
+ * Single-threaded. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +47,10 @@
 #include "event_details.h"
 #include "export.h"
 
-#define LANES 32
 #define RECENT_SLOTS (1u << 16)
 #define SYNTH_TID_BASE 1000000000u
+#define NEST_KEEP 1024         /* placed slices remembered exactly per track; older ones go into the hull */
+#define NEST_OVERFLOW_MAX 32   /* "overlapping #k" tracks per thread; beyond: async slices */
 
 /* Lane kinds: per-channel tracks, and the Coll/P2p/CeColl track of a launching
  * thread (NCCL starts all Coll/P2p of a group, then stops them all: they
@@ -36,14 +59,46 @@ enum { LANE_PROXY_OP, LANE_PROXY_STEP, LANE_KERNEL_CH, LANE_NET, LANE_LAUNCH, LA
 static const char* const lane_kind_names[LANE_KINDS] = {"ProxyOp", "ProxyStep", "KernelCh", "NetPlugin", "Coll/P2p"};
 
 typedef struct {
+  uint8_t busy;      /* an event holds the lane (taken at START, freed when written) */
+  uint32_t tid;      /* the lane's track */
+  uint64_t last_end; /* end of the last slice drawn on it */
+} lane_slot;
+
+typedef struct {
   uint64_t key;
   uint32_t pid;
   int kind, channel;
   char label[96];     /* track name of lane 0 */
   int64_t sort_base;  /* thread_sort_index of lane 0 */
-  uint8_t busy[LANES];
-  uint32_t tid[LANES]; /* 0 until the lane is first used */
+  lane_slot* lanes;
+  uint32_t nlanes, cap;
 } lane_group;
+
+/* ---- proper nesting on thread tracks ---- */
+
+typedef struct {
+  uint64_t s, e;
+} span;
+
+/* One track's placed slices that a later slice could still overlap. */
+typedef struct {
+  uint32_t tid;
+  span* v;
+  uint32_t n, cap;
+  int has_hull; /* every slice forgotten lies inside hull */
+  span hull;
+} nest_track;
+
+/* A thread's track, its "overlapping #k" tracks, and its events not yet
+ * written (in START order) that will be placed on them. */
+typedef struct {
+  uint32_t pid, tid;
+  uint64_t last_start;                /* latest START read on this thread */
+  ns_xevent *open_head, *open_tail;   /* linked through sink_prev/sink_next */
+  nest_track main;
+  nest_track* over;
+  uint32_t nover;
+} thread_track;
 
 /* Recently written events: direct-mapped by (file, id). */
 typedef struct {
@@ -73,6 +128,11 @@ typedef struct {
   u64_map group_index;   /* lane key -> index in groups */
   lane_group* groups;
   size_t ngroups;
+  u64_map tt_index; /* pid << 32 | tid -> index + 1 in tts (this file) */
+  thread_track* tts;
+  size_t ntts;
+  uint64_t next_async;
+  uint64_t moved, async; /* events moved off their thread track; written as async slices */
   recent_slot* recent;
 } chrome_state;
 
@@ -241,24 +301,177 @@ static lane_group* lane_group_of(chrome_state* s, const ns_wfile* f, uint32_t pi
   return g;
 }
 
-/* Takes a free lane (the last one when all are busy) and names its track. */
-static uint32_t lane_take(chrome_state* s, lane_group* g, int* lane_out) {
-  int lane = LANES - 1;
-  for (int i = 0; i < LANES; i++)
-    if (!g->busy[i]) {
-      lane = i;
-      break;
+/* Takes the first lane that is free and whose last slice ended by `start`
+ * (a new one when none is) and names its track when it is new. Out of
+ * memory, the event shares lane 0 (drawn, possibly misnested). */
+static uint32_t lane_take(chrome_state* s, lane_group* g, uint64_t start, uint32_t* lane_out) {
+  uint32_t i = 0;
+  while (i < g->nlanes && (g->lanes[i].busy || g->lanes[i].last_end > start)) i++;
+  if (i == g->nlanes) {
+    if (g->nlanes == g->cap) {
+      uint32_t cap = g->cap ? g->cap * 2 : 4;
+      lane_slot* nl = realloc(g->lanes, cap * sizeof *nl);
+      if (!nl) {
+        *lane_out = UINT32_MAX; /* nothing to release */
+        return g->nlanes ? g->lanes[0].tid : SYNTH_TID_BASE;
+      }
+      g->lanes = nl;
+      g->cap = cap;
     }
-  g->busy[lane] = 1;
-  if (!g->tid[lane]) {
-    g->tid[lane] = SYNTH_TID_BASE + s->next_tid++;
+    lane_slot* l = &g->lanes[g->nlanes++];
+    memset(l, 0, sizeof *l);
+    l->tid = SYNTH_TID_BASE + s->next_tid++;
     char name[128];
-    if (lane) snprintf(name, sizeof name, "%s #%d", g->label, lane + 1);
+    if (i) snprintf(name, sizeof name, "%s #%u", g->label, i + 1);
     else snprintf(name, sizeof name, "%s", g->label);
-    name_thread(s, g->pid, g->tid[lane], name, g->sort_base + lane);
+    name_thread(s, g->pid, l->tid, name, g->sort_base + i);
   }
-  *lane_out = lane;
-  return g->tid[lane];
+  g->lanes[i].busy = 1;
+  *lane_out = i;
+  return g->lanes[i].tid;
+}
+
+static void lane_release(lane_group* g, uint32_t i, uint64_t end) {
+  if (i >= g->nlanes) return;
+  g->lanes[i].busy = 0;
+  if (end > g->lanes[i].last_end) g->lanes[i].last_end = end;
+}
+
+/* ---- thread tracks: placement that keeps every slice properly nested ---- */
+
+/* a and b overlap without one containing the other (touching is fine). */
+static int misnested(span a, span b) {
+  return (a.s < b.s && b.s < a.e && a.e < b.e) || (b.s < a.s && a.s < b.e && b.e < a.e);
+}
+
+/* Whether x can be drawn on t: it nests with every placed slice; against the
+ * hull of forgotten ones, only if it contains the hull or misses it. */
+static int nest_fits(const nest_track* t, span x) {
+  if (t->has_hull && x.s < t->hull.e && t->hull.s < x.e && !(x.s <= t->hull.s && x.e >= t->hull.e)) return 0;
+  for (uint32_t i = 0; i < t->n; i++)
+    if (misnested(t->v[i], x)) return 0;
+  return 1;
+}
+
+static void hull_add(nest_track* t, span x) {
+  if (!t->has_hull) {
+    t->hull = x;
+    t->has_hull = 1;
+    return;
+  }
+  if (x.s < t->hull.s) t->hull.s = x.s;
+  if (x.e > t->hull.e) t->hull.e = x.e;
+}
+
+/* Slices ending by `horizon` cannot meet any later slice: they go into the
+ * hull (kept: a later slice that starts before its end, against the order
+ * the horizon assumes, is still checked against it, conservatively). */
+static void nest_prune(nest_track* t, uint64_t horizon) {
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < t->n; i++) {
+    if (t->v[i].e <= horizon) hull_add(t, t->v[i]);
+    else t->v[k++] = t->v[i];
+  }
+  t->n = k;
+}
+
+static void nest_place(nest_track* t, span x) {
+  if (t->n == NEST_KEEP) { /* forget the one that ends first */
+    uint32_t m = 0;
+    for (uint32_t i = 1; i < t->n; i++)
+      if (t->v[i].e < t->v[m].e) m = i;
+    hull_add(t, t->v[m]);
+    t->v[m] = t->v[--t->n];
+  }
+  if (t->n == t->cap) {
+    uint32_t cap = t->cap ? t->cap * 2 : 8;
+    span* nv = realloc(t->v, cap * sizeof *nv);
+    if (!nv) {
+      hull_add(t, x); /* out of memory: remembered coarsely, still safe */
+      return;
+    }
+    t->v = nv;
+    t->cap = cap;
+  }
+  t->v[t->n++] = x;
+}
+
+static thread_track* thread_track_of(chrome_state* s, uint32_t pid, uint32_t tid) {
+  int ins;
+  size_t* v = map_slot(&s->tt_index, (uint64_t)pid << 32 | tid | 1ull << 63, &ins);
+  if (!v) return NULL;
+  if (!ins) return *v ? &s->tts[*v - 1] : NULL;
+  thread_track* nt = realloc(s->tts, (s->ntts + 1) * sizeof *nt);
+  if (!nt) {
+    *v = 0;
+    return NULL;
+  }
+  s->tts = nt;
+  thread_track* t = &s->tts[s->ntts++];
+  memset(t, 0, sizeof *t);
+  t->pid = pid;
+  t->tid = tid;
+  t->main.tid = tid;
+  *v = s->ntts;
+  return t;
+}
+
+static void thread_tracks_free(chrome_state* s) {
+  for (size_t i = 0; i < s->ntts; i++) {
+    free(s->tts[i].main.v);
+    for (uint32_t k = 0; k < s->tts[i].nover; k++) free(s->tts[i].over[k].v);
+    free(s->tts[i].over);
+  }
+  free(s->tts);
+  s->tts = NULL;
+  s->ntts = 0;
+  map_free(&s->tt_index);
+}
+
+static void open_unlink(thread_track* t, ns_xevent* e) {
+  if (e->sink_prev) e->sink_prev->sink_next = e->sink_next;
+  else if (t->open_head == e) t->open_head = e->sink_next;
+  if (e->sink_next) e->sink_next->sink_prev = e->sink_prev;
+  else if (t->open_tail == e) t->open_tail = e->sink_prev;
+  e->sink_prev = e->sink_next = NULL;
+}
+
+/* Where the slice x of a thread-track event goes: the thread's track, else
+ * the first overlapping track it nests in (a new one if needed). 0: none
+ * (write it as an async slice). */
+static uint32_t thread_place(chrome_state* s, const ns_wfile* f, thread_track* t, span x) {
+  /* This slice and every later one on these tracks start at or after the
+   * horizon: this start, the starts of the thread's other open events, its
+   * next START (starts of one thread are read in time order; if they were
+   * not, the hull keeps the check safe, only coarser). */
+  uint64_t horizon = x.s;
+  if (t->open_head && t->open_head->start.ts < horizon) horizon = t->open_head->start.ts;
+  if (t->last_start < horizon) horizon = t->last_start;
+  nest_prune(&t->main, horizon);
+  for (uint32_t k = 0; k < t->nover; k++) nest_prune(&t->over[k], horizon);
+  if (nest_fits(&t->main, x)) {
+    nest_place(&t->main, x);
+    return t->main.tid;
+  }
+  for (uint32_t k = 0; k < t->nover; k++)
+    if (nest_fits(&t->over[k], x)) {
+      nest_place(&t->over[k], x);
+      return t->over[k].tid;
+    }
+  if (t->nover == NEST_OVERFLOW_MAX) return 0;
+  nest_track* no = realloc(t->over, (t->nover + 1) * sizeof *no);
+  if (!no) return 0;
+  t->over = no;
+  nest_track* nt = &t->over[t->nover++];
+  memset(nt, 0, sizeof *nt);
+  nt->tid = SYNTH_TID_BASE + s->next_tid++;
+  char name[160];
+  const char* tn = ns_wfile_thread_name(f, t->tid);
+  if (tn && tn[0]) snprintf(name, sizeof name, "%.60s (tid %u) overlapping #%u", tn, t->tid, t->nover);
+  else snprintf(name, sizeof name, "thread %u overlapping #%u", t->tid, t->nover);
+  name_thread(s, t->pid, nt->tid, name, real_thread_sort(t->tid) + 40 + t->nover);
+  nest_place(nt, x);
+  return nt->tid;
 }
 
 /* ---- sink callbacks ---- */
@@ -268,6 +481,7 @@ static void chrome_file_begin(void* self, ns_wfile* f) {
   (void)f;
   s->nocomm_pid = 0;
   s->file_max_ts = 0;
+  thread_tracks_free(s); /* pids are per file: the last file's tracks are done */
 }
 
 static void see_ts(chrome_state* s, uint64_t ts) {
@@ -401,6 +615,9 @@ static void chrome_event_start(void* self, ns_wfile* f, ns_xevent* ev) {
   uint32_t pid = comm_pid(s, f, r->comm);
   see_ts(s, r->ts);
   ev->sink_u[0] = pid;
+  ev->sink_u[2] = ev->sink_u[3] = 0;
+  ev->sink_prev = ev->sink_next = NULL;
+  ev->sink_lane_freed = 0;
   int kind = lane_kind(r->type);
   if (kind >= 0 && ev->channel < 0 && r->parent && !(r->flags & NS_RF_PARENT_RAW)) {
     /* The parent (ProxyStep of a NetPlugin) may already be written: take its channel from the cache. */
@@ -409,13 +626,23 @@ static void chrome_event_start(void* self, ns_wfile* f, ns_xevent* ev) {
   }
   lane_group* g = kind >= 0 ? lane_group_of(s, f, pid, kind, kind == LANE_LAUNCH ? 255 : ev->channel, r->tid) : NULL;
   if (g) {
-    int lane;
-    ev->sink_u[1] = lane_take(s, g, &lane);
+    uint32_t lane;
+    ev->sink_u[1] = lane_take(s, g, r->ts, &lane);
     ev->sink_u[2] = (uint64_t)(g - s->groups) + 1;
-    ev->sink_u[3] = (uint64_t)lane;
+    ev->sink_u[3] = lane;
   } else {
+    /* Drawn on its thread's track unless it turns out not to nest (placed when written). */
     name_real_thread(s, f, pid, r->tid);
     ev->sink_u[1] = r->tid;
+    thread_track* t = kind < 0 ? thread_track_of(s, pid, r->tid) : NULL;
+    if (t) {
+      if (r->ts > t->last_start) t->last_start = r->ts;
+      ev->sink_prev = t->open_tail;
+      if (t->open_tail) t->open_tail->sink_next = ev;
+      else t->open_head = ev;
+      t->open_tail = ev;
+      ev->sink_u[3] = (uint64_t)(t - s->tts) + 1;
+    }
   }
 }
 
@@ -562,20 +789,12 @@ static void flow(chrome_state* s, ns_wfile* f, const ns_xevent* ev, uint32_t pid
   }
 }
 
-static void chrome_event(void* self, ns_wfile* f, ns_xevent* ev) {
-  chrome_state* s = self;
+/* args of an event's slice: its address, parent, PXN origin, the details. */
+static void event_args(chrome_state* s, ns_wfile* f, const ns_xevent* ev) {
   const ns_record* r = &ev->start;
-  uint32_t pid = (uint32_t)ev->sink_u[0], tid = (uint32_t)ev->sink_u[1];
-  uint64_t stop = ev->stopped ? ev->stop_ts : (s->file_max_ts > r->ts ? s->file_max_ts : r->ts);
-  if (stop < r->ts) stop = r->ts;
-  if (ev->stopped) see_ts(s, stop);
-  if (ev->sink_u[2]) s->groups[ev->sink_u[2] - 1].busy[ev->sink_u[3]] = 0;
-
-  char name[384], addr[NS_EVENT_ADDR_MAX];
-  size_t alen;
-  event_name(f, ev, name, sizeof name);
   ns_json* j = &s->j;
-  slice_head(j, name, ns_event_type_name(r->type) + strlen("ncclProfile"), r->ts, stop - r->ts, pid, tid);
+  char addr[NS_EVENT_ADDR_MAX];
+  size_t alen;
   nsj_key(j, "args");
   nsj_obj_begin(j);
   alen = ns_event_addr(addr, sizeof addr, f->index, ev->id);
@@ -594,26 +813,114 @@ static void chrome_event(void* self, ns_wfile* f, ns_xevent* ev) {
   if (!ev->stopped) nsj_kbool(j, "incomplete", 1);
   ns_write_details(s->walk, f, ev, j);
   nsj_obj_end(j);
-  nsj_obj_end(j);
+}
 
-  /* States of lane events as sub-slices, each lasting until the next state or the stop. */
+/* The zero-length slice a moved event leaves at its start on its thread's
+ * track: arrows written from it before it moved start there. */
+static void moved_marker(chrome_state* s, ns_wfile* f, const ns_xevent* ev, const char* name, uint32_t pid,
+                         uint32_t tid, uint32_t to_tid) {
+  ns_json* j = &s->j;
+  char addr[NS_EVENT_ADDR_MAX];
+  size_t alen = ns_event_addr(addr, sizeof addr, f->index, ev->id);
+  slice_head(j, name, "moved", ev->start.ts, 0, pid, tid);
+  nsj_key(j, "args");
+  nsj_obj_begin(j);
+  nsj_key(j, "eventAddr");
+  nsj_strn(j, addr, alen);
+  nsj_kstr(j, "note", "overlaps another slice of this thread without nesting: drawn on another track");
+  if (to_tid) nsj_ku64(j, "movedToTid", to_tid);
+  else nsj_kstr(j, "movedTo", "async slice");
+  nsj_obj_end(j);
+  nsj_obj_end(j);
+}
+
+/* An async slice ("b" ... "e"): Perfetto gives overlapping ones tracks of their own. */
+static void async_slice(chrome_state* s, ns_wfile* f, const ns_xevent* ev, const char* name, const char* cat,
+                        uint64_t stop, uint32_t pid, uint32_t tid) {
+  ns_json* j = &s->j;
+  uint64_t id = ++s->next_async;
+  for (int end = 0; end < 2; end++) {
+    nsj_ws(j, "\n");
+    nsj_obj_begin(j);
+    nsj_kstr(j, "name", name);
+    nsj_kstr(j, "cat", cat);
+    nsj_kstr(j, "ph", end ? "e" : "b");
+    nsj_ku64(j, "id", id);
+    nsj_kus(j, "ts", (int64_t)(end ? stop : ev->start.ts));
+    nsj_ku64(j, "pid", pid);
+    nsj_ku64(j, "tid", tid);
+    if (!end) event_args(s, f, ev);
+    nsj_obj_end(j);
+  }
+}
+
+/* A lane is free again once its event has stopped, though a Coll/P2p is
+ * written only when its children are done: its slice ends at its stop. */
+static void chrome_event_stop(void* self, ns_wfile* f, ns_xevent* ev) {
+  chrome_state* s = self;
+  (void)f;
+  if (!ev->sink_u[2] || ev->sink_lane_freed) return;
+  uint64_t end = ev->stop_ts > ev->start.ts ? ev->stop_ts : ev->start.ts;
+  lane_release(&s->groups[ev->sink_u[2] - 1], (uint32_t)ev->sink_u[3], end);
+  ev->sink_lane_freed = 1;
+}
+
+static void chrome_event(void* self, ns_wfile* f, ns_xevent* ev) {
+  chrome_state* s = self;
+  const ns_record* r = &ev->start;
+  uint32_t pid = (uint32_t)ev->sink_u[0], tid = (uint32_t)ev->sink_u[1];
+  uint64_t stop = ev->stopped ? ev->stop_ts : (s->file_max_ts > r->ts ? s->file_max_ts : r->ts);
+  if (stop < r->ts) stop = r->ts;
+  if (ev->stopped) see_ts(s, stop);
+  if (ev->sink_u[2] && !ev->sink_lane_freed) lane_release(&s->groups[ev->sink_u[2] - 1], (uint32_t)ev->sink_u[3], stop);
+
+  char name[384];
+  event_name(f, ev, name, sizeof name);
+  const char* cat = ns_event_type_name(r->type) + strlen("ncclProfile");
+  ns_json* j = &s->j;
+  uint32_t draw_tid = tid; /* 0: written as an async slice */
+  if (!ev->sink_u[2] && ev->sink_u[3]) { /* a thread-track event: placed now that its extent is known */
+    thread_track* t = &s->tts[ev->sink_u[3] - 1];
+    open_unlink(t, ev);
+    draw_tid = thread_place(s, f, t, (span){r->ts, stop});
+    if (draw_tid != tid) {
+      moved_marker(s, f, ev, name, pid, tid, draw_tid);
+      if (draw_tid) s->moved++;
+      else s->async++;
+    }
+  }
+  if (draw_tid) {
+    slice_head(j, name, cat, r->ts, stop - r->ts, pid, draw_tid);
+    event_args(s, f, ev);
+    nsj_obj_end(j);
+  } else {
+    async_slice(s, f, ev, name, cat, stop, pid, tid);
+    draw_tid = tid; /* its arrows bind to the marker */
+  }
+
+  /* States of lane events as sub-slices, each lasting until the next state
+   * or the stop, clamped so that they follow one another even when states
+   * were recorded out of time order. */
   if (has_state_slices(r->type)) {
     uint32_t n = ev->nstates < NS_XEV_MAX_STATES ? ev->nstates : NS_XEV_MAX_STATES;
+    uint64_t prev = r->ts;
     for (uint32_t i = 0; i < n; i++) {
       const ns_xstate* xs = &ev->states[i];
-      uint64_t a = xs->ts < r->ts ? r->ts : xs->ts > stop ? stop : xs->ts;
+      uint64_t a = xs->ts < prev ? prev : xs->ts > stop ? stop : xs->ts;
       uint64_t b = i + 1 < n ? ev->states[i + 1].ts : stop;
       if (b > stop) b = stop;
       if (b < a) b = a;
+      prev = b;
       char buf[32];
-      slice_head(j, ns_state_label(xs->state, buf, sizeof buf), "state", a, b - a, pid, tid);
+      slice_head(j, ns_state_label(xs->state, buf, sizeof buf), "state", a, b - a, pid, draw_tid);
       state_args(j, r->type, NULL, xs);
       nsj_obj_end(j);
     }
   }
-  flow(s, f, ev, pid, tid);
+  flow(s, f, ev, pid, draw_tid);
   recent_slot* rs = &s->recent[mix(ev->id) & (RECENT_SLOTS - 1)];
-  *rs = (recent_slot){.id = ev->id, .file = f->index, .pid = pid, .tid = tid, .channel = ev->channel, .start_ts = r->ts};
+  *rs = (recent_slot){
+      .id = ev->id, .file = f->index, .pid = pid, .tid = draw_tid, .channel = ev->channel, .start_ts = r->ts};
 }
 
 static void* chrome_make(FILE* out, ns_sink* sink) {
@@ -645,6 +952,7 @@ static void* chrome_make(FILE* out, ns_sink* sink) {
   sink->event_start = chrome_event_start;
   sink->state = chrome_state_rec;
   sink->event_done = chrome_event;
+  sink->event_stop = chrome_event_stop;
   return s;
 }
 
@@ -657,7 +965,9 @@ static int chrome_finish(void* state) {
   nsj_flush(&s->j); /* a failed write shows in ferror(out), which the caller checks */
   map_free(&s->named_threads);
   map_free(&s->group_index);
+  for (size_t i = 0; i < s->ngroups; i++) free(s->groups[i].lanes);
   free(s->groups);
+  thread_tracks_free(s);
   free(s->recent);
   free(s);
   return 0;

@@ -322,6 +322,7 @@ static void on_stop(ns_walk* w, const ns_record* r) {
   e->stopped = 1;
   e->stop_ts = r->ts;
   e->stop_tid = r->tid;
+  if (w->sink.event_stop) w->sink.event_stop(w->sink.self, w->f, e);
   if ((e->start.type == NS_EV_PROXY_OP || e->start.type == NS_EV_KERNEL_CH) && e->start.parent &&
       !(e->start.flags & NS_RF_PARENT_RAW)) {
     ns_xevent* p = ns_evtab_find(&w->tab, e->start.parent);

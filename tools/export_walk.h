@@ -76,7 +76,9 @@ typedef struct ns_xevent {
   uint32_t nstates; /* states seen; the first NS_XEV_MAX_STATES are kept */
   ns_xstate states[NS_XEV_MAX_STATES];
 
-  uint64_t sink_u[4]; /* private to the output sink */
+  uint64_t sink_u[4];                      /* private to the output sink */
+  struct ns_xevent *sink_prev, *sink_next; /* private to the output sink (a list of its own) */
+  uint8_t sink_lane_freed;                 /* private to the output sink */
 } ns_xevent;
 
 typedef struct {
@@ -125,6 +127,8 @@ typedef struct {
   void (*event_start)(void* self, ns_wfile* f, ns_xevent* ev);
   /* ev is NULL when the state's event is unknown (its START was lost). */
   void (*state)(void* self, ns_wfile* f, ns_xevent* ev, const ns_record* st);
+  /* At its STOP (before it may be held for its children): ev->stopped is set. */
+  void (*event_stop)(void* self, ns_wfile* f, ns_xevent* ev);
   /* Complete (ev->stopped) or, at the end of the file, incomplete. */
   void (*event_done)(void* self, ns_wfile* f, ns_xevent* ev);
   void (*file_end)(void* self, ns_wfile* f);

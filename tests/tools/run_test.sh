@@ -46,6 +46,23 @@ chrome_structure)
   expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o run.json
   "$PYTHON" "$SRC/check_chrome.py" run.json --ranks 2 --min-flows 10 || fail "chrome structure"
   ;;
+chrome_nesting)
+  # Slices that overlap without nesting (gen_trace --case misnest): every
+  # track nests, every event is drawn once, the expected ones moved.
+  "$GEN_TRACE" --case misnest dump || fail "gen_trace"
+  expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o run.json
+  expect_rc 0 "$NCCLSCOPE" export dump -o run.jsonl
+  "$PYTHON" "$SRC/check_jsonl.py" run.jsonl || fail "schema"
+  # X and B on the app thread, 39 of app3's 40 (32 on overlapping tracks, 7 async).
+  "$PYTHON" "$SRC/check_chrome.py" run.json --jsonl run.jsonl --moved 41 --async 7 || fail "chrome nesting"
+  for a in 0x000100000000000186a1 0x000100000000000186a5; do
+    grep -q "\"cat\":\"moved\".*\"eventAddr\":\"$a\"" run.json || fail "event $a not moved"
+  done
+  ! grep -q '"cat":"moved".*"eventAddr":"0x000100000000000927c1"' run.json || fail "the outer event that never stops moved"
+  grep -q '"name":"ch 1 ProxyStep #40"' run.json || fail "40 steps in flight: no 40th lane"
+  grep -q '"name":"ch 0 ProxyStep #2"' run.json || fail "a step whose lane was not free yet shares it"
+  grep -q '"name":"app3 (tid 500) overlapping #32"' run.json || fail "overlapping tracks"
+  ;;
 truncated)
   # Cut inside the last (END) block, and in the middle of the file.
   for cut in 10 250; do
@@ -136,7 +153,14 @@ e2e)
   expect_rc 0 "$NCCLSCOPE" export dump -o run.jsonl
   "$PYTHON" "$SRC/check_jsonl.py" run.jsonl --no-incomplete --max-dropped 0 || fail "e2e schema"
   expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o run.json
-  "$PYTHON" "$SRC/check_chrome.py" run.json || fail "e2e chrome"
+  "$PYTHON" "$SRC/check_chrome.py" run.json --jsonl run.jsonl || fail "e2e chrome"
+  # Many short events: more Coll/P2p in flight per thread than the 32 lanes the exporter once had.
+  mkdir -p reuse
+  NCCLSCOPE_DUMP_DIR="$work/reuse" "$SIM" --plugin "$PLUGIN" --scenario reuse --fast --iters 3 >sim-reuse.txt 2>&1 ||
+    { tail -20 sim-reuse.txt; fail "simulator (reuse)"; }
+  expect_rc 0 "$NCCLSCOPE" export reuse --format chrome -o reuse.json
+  expect_rc 0 "$NCCLSCOPE" export reuse -o reuse.jsonl
+  "$PYTHON" "$SRC/check_chrome.py" reuse.json --jsonl reuse.jsonl || fail "e2e chrome (reuse)"
   ;;
 demo)
   expect_rc 0 "$NCCLSCOPE" demo --out "$work/demo"

@@ -112,9 +112,102 @@ static int counters_run(const char* dir, int no_fini) {
   return finish(&f, dir, no_fini ? "counters-nofini" : "counters");
 }
 
+static ns_record api(uint8_t type, uint32_t tid, uint64_t ts, uint64_t id, uint64_t parent) {
+  ns_record r = tb_start(type, 1, tid, ts, id, parent);
+  if (type == NS_EV_COLL_API || type == NS_EV_P2P_API) {
+    r.str[0] = 1;
+    r.str[1] = 2;
+    r.num[0] = 1024;
+  }
+  return r;
+}
+
+static ns_record step(uint32_t tid, uint64_t ts, uint64_t id, uint64_t parent, uint64_t n) {
+  ns_record r = tb_start(NS_EV_PROXY_STEP, 1, tid, ts, id, parent);
+  r.num[0] = n;
+  return r;
+}
+
+/* Slices that overlap without nesting on one track, in every way the
+ * exporter must handle (ids: thread * 100000 + n; times T + offset):
+ *  app   GroupApi X [100, 500] whose stop is recorded by another thread and
+ *        read last, KernelLaunch child Z [150, 180] written before X (its
+ *        arrow starts at X's start), CollApi Y [200, 600]: X moves;
+ *        GroupApi A [1000, 2000] with a CollApi child B from 1500 that never
+ *        stops (drawn to the end): B moves
+ *  proxy ProxyOp P (ch 0) with steps S1 [1000, 1200] (stop recorded by the
+ *        other thread and read before S2 starts) and S2 [1100, 1300]; ProxyOp
+ *        Q (ch 1) with 40 steps in flight at once; a step on ch 2 whose
+ *        states were recorded out of time order
+ *  app3  40 CollApi [10000 + i, 20000 + i]: each overlaps every other one
+ *  app4  GroupApi G from 30000 that never stops, with 1500 CollApi children
+ *        one after another: G contains them all and stays */
+static int misnest_run(const char* dir) {
+  enum { TID_APP3 = 500, TID_APP4 = 600 };
+  tb_file f;
+  header(&f, "misnest", 0x7FFF, 1);
+  tb_thread(&f, TID_APP3, 4, "app3");
+  tb_thread(&f, TID_APP4, 5, "app4");
+  rec_stream app = {.f = &f, .tid = TID_APP, .ring = 1};
+  rec_stream prx = {.f = &f, .tid = TID_PROXY, .ring = 2};
+  rec_stream oth = {.f = &f, .tid = TID_OTHER, .ring = 3};
+  const uint64_t A = 100000, P = 200000, X3 = 500000, X4 = 600000;
+
+  /* proxy, first block: P and S1 start. */
+  rs_put(&prx, proxy_op(1, TID_PROXY, T + 50, P + 1, 0, 0));
+  rs_put(&prx, step(TID_PROXY, T + 1000, P + 2, P + 1, 0));
+  rs_flush(&prx);
+  /* app: X, Z, Y; A and B. */
+  rs_put(&app, api(NS_EV_GROUP_API, TID_APP, T + 100, A + 1, 0));
+  rs_put(&app, api(NS_EV_KERNEL_LAUNCH, TID_APP, T + 150, A + 2, A + 1));
+  rs_put(&app, tb_stop(NS_EV_KERNEL_LAUNCH, 1, TID_APP, T + 180, A + 2));
+  rs_put(&app, api(NS_EV_COLL_API, TID_APP, T + 200, A + 3, A + 1));
+  rs_put(&app, tb_stop(NS_EV_COLL_API, 1, TID_APP, T + 600, A + 3));
+  rs_put(&app, api(NS_EV_GROUP_API, TID_APP, T + 1000, A + 4, 0));
+  rs_put(&app, api(NS_EV_COLL_API, TID_APP, T + 1500, A + 5, A + 4));
+  rs_put(&app, tb_stop(NS_EV_GROUP_API, 1, TID_APP, T + 2000, A + 4));
+  rs_flush(&app);
+  /* other: the stops of X and S1. */
+  rs_put(&oth, tb_stop(NS_EV_PROXY_STEP, 1, TID_OTHER, T + 1200, P + 2));
+  rs_put(&oth, tb_stop(NS_EV_GROUP_API, 1, TID_OTHER, T + 500, A + 1));
+  rs_flush(&oth);
+  /* proxy, second block: S2; Q and its 40 steps; the step with shuffled states; the stops. */
+  rs_put(&prx, step(TID_PROXY, T + 1100, P + 3, P + 1, 1));
+  rs_put(&prx, tb_stop(NS_EV_PROXY_STEP, 1, TID_PROXY, T + 1300, P + 3));
+  rs_put(&prx, proxy_op(1, TID_PROXY, T + 1900, P + 10, 0, 1));
+  for (uint64_t i = 0; i < 40; i++) rs_put(&prx, step(TID_PROXY, T + 2000 + i, P + 100 + i, P + 10, i));
+  for (uint64_t i = 0; i < 40; i++) rs_put(&prx, tb_stop(NS_EV_PROXY_STEP, 1, TID_PROXY, T + 3000 + i, P + 100 + i));
+  rs_put(&prx, tb_stop(NS_EV_PROXY_OP, 1, TID_PROXY, T + 3100, P + 10));
+  rs_put(&prx, proxy_op(1, TID_PROXY, T + 6900, P + 20, 0, 2));
+  rs_put(&prx, step(TID_PROXY, T + 7000, P + 21, P + 20, 0));
+  static const uint64_t state_ts[] = {7010, 7030, 7020, 7040};
+  static const int state_id[] = {8, 9, 10, 9};
+  for (int i = 0; i < 4; i++) rs_put(&prx, tb_state(NS_EV_PROXY_STEP, 1, TID_PROXY, T + state_ts[i], P + 21, state_id[i], 1, 4096));
+  rs_put(&prx, tb_stop(NS_EV_PROXY_STEP, 1, TID_PROXY, T + 7050, P + 21));
+  rs_put(&prx, tb_stop(NS_EV_PROXY_OP, 1, TID_PROXY, T + 7100, P + 20));
+  rs_put(&prx, tb_stop(NS_EV_PROXY_OP, 1, TID_PROXY, T + 8000, P + 1));
+  rs_flush(&prx);
+  /* app3: 40 events, each overlapping every other one. */
+  rec_stream a3 = {.f = &f, .tid = TID_APP3, .ring = 4};
+  for (uint64_t i = 0; i < 40; i++) rs_put(&a3, api(NS_EV_COLL_API, TID_APP3, T + 10000 + i, X3 + i + 1, 0));
+  for (uint64_t i = 0; i < 40; i++) rs_put(&a3, tb_stop(NS_EV_COLL_API, 1, TID_APP3, T + 20000 + i, X3 + i + 1));
+  rs_flush(&a3);
+  /* app4: an outer event that never stops around 1500 children. */
+  rec_stream a4 = {.f = &f, .tid = TID_APP4, .ring = 5};
+  rs_put(&a4, api(NS_EV_GROUP_API, TID_APP4, T + 30000, X4 + 1, 0));
+  for (uint64_t k = 0; k < 1500; k++) {
+    rs_put(&a4, api(NS_EV_COLL_API, TID_APP4, T + 30010 + 10 * k, X4 + 2 + k, X4 + 1));
+    rs_put(&a4, tb_stop(NS_EV_COLL_API, 1, TID_APP4, T + 30015 + 10 * k, X4 + 2 + k));
+  }
+  rs_flush(&a4);
+  tb_comm_fini(&f, 1, T + 50000, TID_APP, 0, 0);
+  return finish(&f, dir, "misnest");
+}
+
 int tb_write_special(const char* dir, const char* name, uint64_t n) {
   if (strcmp(name, "open") == 0) return open_run(dir, n ? n : 5000);
   if (strcmp(name, "counters") == 0) return counters_run(dir, 0);
   if (strcmp(name, "counters-nofini") == 0) return counters_run(dir, 1);
+  if (strcmp(name, "misnest") == 0) return misnest_run(dir);
   return -1;
 }
