@@ -14,7 +14,7 @@
 #   rate    the writer thread's CPU at 1 M records/s, bytes on disk per record
 #   rss     VmRSS at 10^6, 10^7, 10^8 records (10^7 with --quick)
 #   trace   bytes per record/event on the simulator's default scenario
-#   export  `ncclscope export` throughput (records/s) on the rate trace
+#   export  `ncclscope export` throughput (records/s) on the rate trace, formats alternated, medians
 # Nothing here is a test: numbers are printed, not asserted (docs/performance.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -78,17 +78,38 @@ log "rate 1M records/s"
 "$B/ns-bench-rate" --plugin "$PLUGIN" --records 10000000 --rate 1000000 | sed 's/^RATE //' >"$RAW/rate.json"
 "$B/ns-trace-stats" "$NCCLSCOPE_DUMP_DIR" >"$RAW/rate_trace.json"
 
-# ---- export throughput on that trace (10^7 records).
-for fmt in jsonl chrome; do
-  [ -x "$B/ncclscope" ] || { log "no $B/ncclscope: export skipped"; break; }
-  log "export $fmt"
-  s=$(date +%s%N)
-  "$B/ncclscope" export "$NCCLSCOPE_DUMP_DIR" -f $fmt -o "$RAW/export.out" 2>/dev/null || log "export $fmt failed"
-  e=$(date +%s%N)
-  echo "{\"format\":\"$fmt\",\"us\":$(( (e - s) / 1000 )),\"out_bytes\":$(stat -c %s "$RAW/export.out")}" \
-    >>"$RAW/export.jsonl"
-  rm -f "$RAW/export.out"
-done
+# ---- export throughput on that trace (10^7 records): the two formats
+# alternate, XREPS runs each; per format the median wall time (and CPU time,
+# user + sys of the export process) goes to export.jsonl. Output goes to the
+# same disk as the trace and is removed between runs (outside the timing).
+XREPS=$(( REPS / 3 > 3 ? REPS / 3 : 3 ))
+if [ -x "$B/ncclscope" ]; then
+  log "export jsonl/chrome, $XREPS runs each"
+  python3 - "$B/ncclscope" "$NCCLSCOPE_DUMP_DIR" "$RAW/export.out" "$XREPS" >"$RAW/export.jsonl" <<'PY' ||
+import json, os, resource, statistics, subprocess, sys, time
+exe, dump, out, reps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+runs = {"jsonl": [], "chrome": []}
+for _ in range(reps):
+    for fmt in runs:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.monotonic()
+        rc = subprocess.call([exe, "export", dump, "-f", fmt, "-o", out], stderr=subprocess.DEVNULL)
+        wall = time.monotonic() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        size = os.path.getsize(out) if rc == 0 and os.path.exists(out) else 0
+        runs[fmt].append((wall, cpu, size, rc))
+        if os.path.exists(out):
+            os.remove(out)
+for fmt, r in runs.items():
+    print(json.dumps({"format": fmt, "us": int(statistics.median(x[0] for x in r) * 1e6),
+                      "cpu_us": int(statistics.median(x[1] for x in r) * 1e6), "out_bytes": r[0][2],
+                      "reps": len(r), "us_runs": [int(x[0] * 1e6) for x in r], "failed": sum(1 for x in r if x[3])}))
+PY
+    log "export failed"
+else
+  log "no $B/ncclscope: export skipped"
+fi
 rm -rf "$NCCLSCOPE_DUMP_DIR"
 
 # ---- rss over run length, paced at 2 M records/s (the writer keeps up without drops here).

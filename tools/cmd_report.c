@@ -169,8 +169,8 @@ static int write_json(const report_data* d, const ns_summary_options* opt, FILE*
 typedef int (*writer_fn)(const report_data*, const ns_summary_options*, FILE*);
 
 static int write_file(const char* path, writer_fn fn, const report_data* d, const ns_summary_options* opt) {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  char tmp[4096 + 32];
+  snprintf(tmp, sizeof tmp, "%.4096s.tmp", path);
   FILE* f = fopen(tmp, "w");
   if (!f) {
     fprintf(stderr, "ncclscope report: cannot write %s: %s\n", tmp, strerror(errno));
