@@ -42,6 +42,7 @@ int simCommInit(simComm* c, uint64_t commId, const char* name, int slot, int nra
   c->hangAtOp = -1;
   simGpuClockInit(&c->gpu, rank, simOpt.seed);
   simRngSeed(&c->rng, simOpt.seed ^ (commId * 31 + (uint64_t)rank));
+  simRngSeed(&c->launchRng, simOpt.seed ^ (commId * 37 + (uint64_t)rank + 0x4c41));
   c->plugin = simPluginAcquire();
   if (c->plugin) {
     ncclResult_t r = simAdaptInit(c->plugin, &c->ctx, commId, &simEventMask, name, c->nNodes, nranks, rank);

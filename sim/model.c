@@ -69,7 +69,7 @@ void simGpuClockInit(simGpuClock* g, int rank, uint64_t seed) {
   g->offsetNs = epochOffsetNs() + (int64_t)((simRngUniform(&r) * 80.0 - 40.0) * 1e9);
   g->driftPpm = simRngUniform(&r) * 10.0 - 5.0;
   g->granNs = simOpt.timerGranNs > 0 ? simOpt.timerGranNs : 1;
-  g->skewNs = (int64_t)(simRngUniform(&r) * 20000.0); /* up to 20 us of compute skew */
+  g->skewNs = (int64_t)(simRngUniform(&r) * 20000.0); /* up to 20 us of earlier work on the stream */
 }
 
 uint64_t simGpuTime(const simGpuClock* g, uint64_t monoNs) {
@@ -87,6 +87,23 @@ uint64_t simPollLagNs(simRng* r) {
   /* typical: 2 us .. ~40 us, skewed low */
   double x = simRngUniform(r);
   return 2000ull + (uint64_t)(x * x * 38000.0);
+}
+
+/* cuLaunchKernel's own CPU time: 2..4 us */
+uint64_t simLaunchCallNs(simRng* r) { return 2000ull + (uint64_t)(simRngUniform(r) * 2000.0); }
+
+/* A kernel starts a few us after its launch call began when the stream is
+ * idle: 3..8 us, skewed low (it can begin before the call returns). Half the
+ * time the stream still runs earlier work of this rank (compute skew, up to
+ * skewNs) and the kernel starts 1 us after that work ends, if that is later. */
+uint64_t simKernelStartNs(simRng* r, const simGpuClock* g, uint64_t tLaunch) {
+  double x = simRngUniform(r);
+  uint64_t t = tLaunch + 3000ull + (uint64_t)(x * x * 5000.0);
+  if (simRngUniform(r) < 0.5) {
+    uint64_t busyEnd = tLaunch + (uint64_t)(simRngUniform(r) * (double)g->skewNs) + 1000ull;
+    if (busyEnd > t) t = busyEnd;
+  }
+  return t;
 }
 
 uint64_t simXferNs(size_t bytes) {

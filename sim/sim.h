@@ -71,6 +71,9 @@ typedef struct {
 void simGpuClockInit(simGpuClock* g, int rank, uint64_t seed);
 uint64_t simGpuTime(const simGpuClock* g, uint64_t monoNs);
 uint64_t simPollLagNs(simRng* r); /* proxy polling lag, occasional ms stalls */
+uint64_t simLaunchCallNs(simRng* r); /* CPU time of one kernel launch call */
+/* When a kernel launched by a call that began at tLaunch starts on the GPU (CLOCK_MONOTONIC) */
+uint64_t simKernelStartNs(simRng* r, const simGpuClock* g, uint64_t tLaunch);
 uint64_t simXferNs(size_t bytes);  /* latency + size/bandwidth */
 
 /* ---- loader.c: NCCL-like plugin loading with a per-communicator refcount ---- */
@@ -151,7 +154,8 @@ typedef struct simComm {
   uint64_t seq[16];        /* seqNumber per function */
   uint64_t opCount;        /* ops issued on this comm (barrier generation) */
   simGpuClock gpu;
-  simRng rng;
+  simRng rng;       /* proxy thread */
+  simRng launchRng; /* the thread that launches kernels (app, cuda_cb) */
   int hangAtOp;            /* this rank never posts op #hangAtOp (-1: never) */
   int64_t straggleNs;
   uint64_t barrierBase; /* arrivals on the slot before this comm existed (single-rank reuse) */
@@ -189,6 +193,7 @@ typedef struct simGroupSpec {
   int replays; /* graph: number of replays after capture */
   bool ce;     /* v6 copy-engine path */
   bool pxn;
+  uint64_t tLaunch, tKernel; /* set by simRunGroup: its launch call began / its kernel starts (0: replay) */
 } simGroupSpec;
 
 /* streams_app.c: run one ncclGroupStart..End with the given tasks on comm */

@@ -254,6 +254,11 @@ int simRunGroup(simComm* c, simGroupSpec* g) {
       snprintf(key, sizeof key, "\"comm\":\"0x%016llx\"", (unsigned long long)c->commId);
       simStart(p, c->ctx, &kl, gapi.serial ? &gapi : NULL, &d, false, getpid(), key);
     }
+    /* the launch call, which KernelLaunch brackets, begins once its start event
+     * returned; the kernel begins a few us into it or later (model.c) */
+    g->tLaunch = simNowNs();
+    g->tKernel = simKernelStartNs(&c->launchRng, &c->gpu, g->tLaunch);
+    simSleepUntil(g->tLaunch + simLaunchCallNs(&c->launchRng));
     simStop(p, &kl);
     if (g->graphCaptured) {
       /* capture only: the plan runs at each replay from the host-callback thread */

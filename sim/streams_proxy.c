@@ -79,6 +79,7 @@ simWork* simWorkNew(simComm* c, simGroupSpec* g, int mask, uint64_t opIndex, boo
   simWork* w = calloc(1, sizeof *w);
   w->c = c;
   w->g = *g;
+  if (replay) w->g.tLaunch = w->g.tKernel = 0; /* a replayed graph launches no kernel of its own */
   w->g.tasks = malloc(sizeof(simTask) * (size_t)(g->nTasks ? g->nTasks : 1));
   memcpy(w->g.tasks, g->tasks, sizeof(simTask) * (size_t)g->nTasks);
   w->mask = mask;
@@ -573,8 +574,11 @@ static void runWork(simProxy* px, simWork* w) {
       simRecord(p, &s->op, ncclProfilerProxyOpInProgress_v4, &(ncclProfilerEventStateArgs_v6_t){0});
     }
   }
-  /* GPU kernel start on this rank (compute skew, straggler delay), KernelCh callbacks after polling lag */
-  uint64_t tK = T0 + (uint64_t)c->gpu.skewNs + (uint64_t)c->straggleNs;
+  /* GPU kernel start on this rank: from its launch call (streams_app.c), or for
+   * a graph replay, whose kernels wait for the host callback that posted this
+   * work, from now; a straggler's kernel starts later. KernelCh callbacks
+   * follow after a polling lag. */
+  uint64_t tK = (g->tKernel ? g->tKernel : simKernelStartNs(&c->rng, &c->gpu, T0)) + (uint64_t)c->straggleNs;
   for (int k = 0; k < nk; k++) {
     kch[k].tGpuStart = tK + (uint64_t)k * 100;
     kch[k].pStart = simGpuTime(&c->gpu, kch[k].tGpuStart);
@@ -754,10 +758,10 @@ static void runWork(simProxy* px, simWork* w) {
         simStop(p, &ks->ev);
       }
       const simTask* t = &g->tasks[ks->task];
-      simTruthf("\"kind\":\"kernel\",\"comm\":\"0x%016llx\",\"rank\":%d,\"func\":\"%s\",\"seq\":%llu,\"op\":%llu,"
-                "\"channel\":%d,\"gpu_start\":%llu,\"gpu_stop\":%llu,\"ptimer_start\":%llu,\"ptimer_stop\":%llu,"
+      simTruthf("\"kind\":\"kernel\",\"comm\":\"0x%016llx\",\"rank\":%d,\"func\":\"%s\",\"seq\":%llu,\"peer\":%d,"
+                "\"op\":%llu,\"channel\":%d,\"gpu_start\":%llu,\"gpu_stop\":%llu,\"ptimer_start\":%llu,\"ptimer_stop\":%llu,"
                 "\"cb_start\":%llu,\"cb_stop\":%llu,\"replay\":%s",
-                (unsigned long long)c->commId, c->rank, simFuncName(t->func), (unsigned long long)t->seq,
+                (unsigned long long)c->commId, c->rank, simFuncName(t->func), (unsigned long long)t->seq, t->peer,
                 (unsigned long long)w->opIndex, ks->ch, (unsigned long long)ks->tGpuStart,
                 (unsigned long long)ks->tGpuStop, (unsigned long long)ks->pStart, (unsigned long long)ks->pStop,
                 (unsigned long long)ks->cbStart, (unsigned long long)ks->cbStop, w->replay ? "true" : "false");
@@ -775,9 +779,10 @@ static void runWork(simProxy* px, simWork* w) {
     for (int k = 0; k < nsub; k++)
       if (subs[k].task == i && !subs[k].foreign) tEnd = u64max(tEnd, subs[k].tLast);
     simTruthf("\"kind\":\"coll\",\"comm\":\"0x%016llx\",\"rank\":%d,\"func\":\"%s\",\"seq\":%llu,\"op\":%llu,"
-              "\"peer\":%d,\"bytes\":%zu,\"t_start\":%llu,\"t_end\":%llu,\"aborted\":%s,\"replay\":%s,\"ce\":false",
+              "\"peer\":%d,\"bytes\":%zu,\"t_launch\":%llu,\"t_start\":%llu,\"t_end\":%llu,\"aborted\":%s,"
+              "\"replay\":%s,\"ce\":false",
               (unsigned long long)c->commId, c->rank, simFuncName(t->func), (unsigned long long)t->seq,
-              (unsigned long long)w->opIndex, t->peer, t->bytes, (unsigned long long)tK,
+              (unsigned long long)w->opIndex, t->peer, t->bytes, (unsigned long long)g->tLaunch, (unsigned long long)tK,
               (unsigned long long)(aborted ? simNowNs() : tEnd), aborted ? "true" : "false",
               w->replay ? "true" : "false");
   }

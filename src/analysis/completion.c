@@ -40,6 +40,77 @@ static ns_node* op_for_child(ns_analysis* a, uint64_t id, uint32_t comm, uint64_
   return p;
 }
 
+/* ---- kernel launches: the "before" side of the GPU clock bound ----
+ * A kernel cannot begin before the call that launched it began. NCCL (v5+)
+ * brackets that call with a KernelLaunch event whose parent is the GroupApi;
+ * a Coll/P2p reaches the same GroupApi through its CollApi/P2pApi parent.
+ * The Coll/P2p start itself is no such bound in general: NCCL starts it
+ * after the launch call returned, when the kernel may already be running.
+ * Only for a graph-captured plan does NCCL start it in a host callback that
+ * the kernel waits for (enqueue.cc: persistent plans use the host stream);
+ * the CollApi/P2pApi's graphCaptured flag says so. CollApi, P2pApi and
+ * GroupApi nodes only carry these links and expire once idle. */
+static int is_link_type(uint8_t t) { return t == NS_EV_GROUP_API || t == NS_EV_COLL_API || t == NS_EV_P2P_API; }
+
+static void touch(ns_node* n, uint64_t ts) {
+  if (ts > n->last_activity) n->last_activity = ts;
+}
+
+static void api_started(ns_analysis* a, const ns_record* r) {
+  ns_node* n = ns_an_get(a, r->id, r->ts);
+  if (!n || (n->started && n->type != r->type)) return;
+  n->type = r->type;
+  n->started = 1;
+  n->start_ts = r->ts;
+  n->comm = r->comm;
+  n->parent = (r->flags & NS_RF_PARENT_RAW) ? 0 : r->parent;
+  n->u.api_graph = (r->type == NS_EV_COLL_API ? r->num[3] : r->num[2]) != 0;
+  touch(n, r->ts);
+}
+
+static void launch_started(ns_analysis* a, const ns_record* r) {
+  if (!r->parent || (r->flags & NS_RF_PARENT_RAW)) return;
+  ns_node* g = ns_an_find(a, r->parent);
+  if (!g) {
+    g = ns_an_get(a, r->parent, r->ts);
+    if (!g) return;
+    g->type = NS_EV_GROUP_API;
+    g->started = 1;
+    memset(&g->u.grp, 0, sizeof g->u.grp);
+  } else if (g->type != NS_EV_GROUP_API) {
+    return;
+  }
+  touch(g, r->ts);
+  ns_group_state* gs = &g->u.grp;
+  for (uint32_t i = 0; i < gs->n; i++)
+    if (gs->comm[i] == r->comm) {
+      if (r->ts < gs->launch_ts[i]) gs->launch_ts[i] = r->ts;
+      return;
+    }
+  if (gs->n == NS_GROUP_COMMS) return; /* more comms in one group: theirs stay unknown (no bound, never a wrong one) */
+  gs->comm[gs->n] = r->comm;
+  gs->launch_ts[gs->n] = r->ts;
+  gs->n++;
+}
+
+static ns_node* api_node(ns_analysis* a, uint64_t api_id) {
+  ns_node* api = api_id ? ns_an_find(a, api_id) : NULL;
+  return api && (api->type == NS_EV_COLL_API || api->type == NS_EV_P2P_API) ? api : NULL;
+}
+
+/* The earliest KernelLaunch start of the op's group on its comm, 0 if unknown. */
+static uint64_t launch_for(ns_analysis* a, uint64_t api_id, uint32_t comm, uint64_t now) {
+  ns_node* api = api_node(a, api_id);
+  if (!api || !api->parent) return 0;
+  ns_node* g = ns_an_find(a, api->parent);
+  if (!g || g->type != NS_EV_GROUP_API) return 0;
+  touch(api, now);
+  touch(g, now);
+  for (uint32_t i = 0; i < g->u.grp.n; i++)
+    if (g->u.grp.comm[i] == comm) return g->u.grp.launch_ts[i];
+  return 0;
+}
+
 static void child_started(ns_node* op, uint64_t ts) {
   op->u.op.live_children++;
   if (ts > op->last_activity) op->last_activity = ts;
@@ -117,6 +188,13 @@ static void start_op(ns_analysis* a, ns_node* n, const ns_record* r, const char*
   copy_str(o->func_name, s[0]);
   copy_str(o->dtype, s[1]);
   o->func = ns_func_code(s[0]);
+  o->api_id = (r->flags & NS_RF_PARENT_RAW) ? 0 : r->parent;
+  o->launch_ts = launch_for(a, o->api_id, r->comm, r->ts);
+  /* The flag is never wrongly set: a parent handle is stale (its slot
+   * recycled, resolving to some newer event) only for a graph replay, and a
+   * replay's Coll start does precede its kernel. */
+  ns_node* api = api_node(a, o->api_id);
+  o->graph = api && api->u.api_graph;
   if (r->type == NS_EV_COLL) {
     copy_str(o->algo, s[2]);
     copy_str(o->proto, s[3]);
@@ -132,6 +210,19 @@ static void start_op(ns_analysis* a, ns_node* n, const ns_record* r, const char*
 }
 
 static void handle_start(ns_analysis* a, const ns_record* r, const char* const* s) {
+  switch (r->type) {
+    case NS_EV_COLL_API:
+    case NS_EV_P2P_API:
+      api_started(a, r);
+      return;
+    case NS_EV_KERNEL_LAUNCH:
+      launch_started(a, r);
+      return;
+    case NS_EV_GROUP_API:
+      return; /* known through its children only */
+    default:
+      break;
+  }
   ns_node* n = ns_an_find(a, r->id);
   int stopped_early = 0;
   uint64_t stop_ts = 0;
@@ -323,8 +414,14 @@ void ns_an_finalize_op(ns_analysis* a, ns_node* n, unsigned flags) {
   r.window = o->window;
   r.flags = flags | o->flags;
   if (cs && o->has_ptimer_start) {
-    /* the Coll started before its kernel could: the other side of the clock bound */
-    if (n->started) ns_cf_add_before(&cs->clock, n->start_ts, o->ptimer_min);
+    /* its kernel began after this: the other side of the clock bound. A
+     * launch after the op's own start names the wrong group (a stale parent
+     * handle of a graph replay) or a host-callback plan: no bound from it. */
+    if (!o->launch_ts) o->launch_ts = launch_for(a, o->api_id, n->comm, a->now);
+    if (n->started && o->graph)
+      ns_cf_add_before(&cs->clock, n->start_ts, o->ptimer_min);
+    else if (n->started && o->launch_ts && o->launch_ts <= n->start_ts)
+      ns_cf_add_before(&cs->clock, o->launch_ts, o->ptimer_min);
     double e1 = INFINITY, e2 = INFINITY;
     uint64_t t1 = 0, t2 = 0;
     int ok1 = ns_cf_convert(&cs->clock, o->ptimer_min, &t1, &e1);
@@ -376,7 +473,11 @@ void ns_an_scan(ns_analysis* a, int flush) {
       int op = is_op_type(n->type);
       uint64_t age = a->now > n->first_seen ? a->now - n->first_seen : 0;
       int old = flush || age > a->cfg.max_age_ns;
-      if (pass == 0 && !op) {
+      if (pass == 0 && is_link_type(n->type)) {
+        /* ops resolve their launch at their start (and again at their end) */
+        uint64_t idle = a->now > n->last_activity ? a->now - n->last_activity : 0;
+        if (old || idle > 5 * a->cfg.grace_ns) ns_an_remove(a, n);
+      } else if (pass == 0 && !op) {
         if (old) evict_child(a, n);
       } else if (pass == 1 && op) {
         if (due(a, n)) {

@@ -25,6 +25,9 @@ typedef struct {
   uint64_t exec_stop;
   uint64_t ptimer_min, ptimer_max; /* raw GPU timer interval of the KernelCh children */
   int has_ptimer_start, has_ptimer_stop;
+  uint64_t api_id;    /* the CollApi/P2pApi parent (v5+), 0 if none */
+  uint64_t launch_ts; /* earliest KernelLaunch start of its group on this comm, 0 if not known (yet) */
+  int graph;          /* its CollApi/P2pApi was graph-captured: the Coll start precedes the kernel */
   uint64_t window;
   unsigned flags; /* NS_OPF_* gathered before finalization */
 } ns_op_state;
@@ -45,6 +48,15 @@ typedef struct {
   int has_stop;
 } ns_kch_state;
 
+/* A GroupApi, known only through its children: the earliest KernelLaunch
+ * start per communicator (a group launches one or more kernels per comm). */
+#define NS_GROUP_COMMS 4
+typedef struct {
+  uint32_t comm[NS_GROUP_COMMS];
+  uint64_t launch_ts[NS_GROUP_COMMS];
+  uint32_t n;
+} ns_group_state;
+
 typedef struct {
   uint64_t id, parent;
   uint32_t comm;
@@ -58,6 +70,8 @@ typedef struct {
     ns_pop_state pop;
     ns_step_state step;
     ns_kch_state kch;
+    ns_group_state grp; /* NS_EV_GROUP_API */
+    int api_graph;      /* NS_EV_COLL_API / NS_EV_P2P_API (`parent` is their GroupApi): graphCaptured */
   } u;
 } ns_node;
 

@@ -1,6 +1,8 @@
 /* GPU clock fit against a known model: true offset (Unix-epoch-like, +-40 s),
  * drift (+-5 ppm), 2048 ns quantization, polling lag 2..40 us with 0.5 %
- * stalls of 1..3 ms, launch gap Coll start -> kernel start 4..30 us.
+ * stalls of 1..3 ms; the "before" side is the start of the kernel's launch
+ * call (KernelLaunch): the kernel starts 3..8 us later (skewed low), or, half
+ * the time, up to 20 us later behind earlier work (the simulator's model).
  * Asserts: every converted kernel time is within its published bound; after
  * ~1000 collectives the bound is a few us; the published line is within its
  * published error over the sample span. */
@@ -43,13 +45,18 @@ static int run(unsigned long long seed, int ncoll, double* err_at_1000, double* 
   *max_true_err_late = 0;
   for (int i = 0; i < ncoll; i++) {
     t += 50000 + test_rng(&s) % 500000; /* a collective every 50..550 us */
-    uint64_t coll_start = t;
-    uint64_t tk = coll_start + 4000 + test_rng(&s) % 26000;
+    uint64_t launch = t;
+    double x = test_unif(&s);
+    uint64_t tk = launch + 3000 + (uint64_t)(x * x * 5000.0);
+    if (test_unif(&s) < 0.5) {
+      uint64_t busy_end = launch + 1000 + (uint64_t)(test_unif(&s) * 20000.0);
+      if (busy_end > tk) tk = busy_end;
+    }
     uint64_t te = tk + 10000 + test_rng(&s) % 200000;
     uint64_t r1 = gpu_read(&m, tk), r2 = gpu_read(&m, te);
     ns_cf_add_after(&cf, tk + lag(&s), r1);
     ns_cf_add_after(&cf, te + lag(&s), r2);
-    ns_cf_add_before(&cf, coll_start, r1);
+    ns_cf_add_before(&cf, launch, r1);
     uint64_t c1, c2;
     double e1, e2;
     if (!ns_cf_convert(&cf, r1, &c1, &e1) || !ns_cf_convert(&cf, r2, &c2, &e2)) {
@@ -98,6 +105,6 @@ int main(void) {
     CHECK_TRUE(late < 5000.0);
   }
   printf("worst bound after 1000 collectives: %.2f us\n", worst_bound / 1e3);
-  CHECK_TRUE(worst_bound < 10000.0);
+  CHECK_TRUE(worst_bound < 5000.0);
   CHECK_DONE();
 }

@@ -3,6 +3,9 @@
  * pTimers from a known GPU clock, ProxyOps/ProxySteps with an injected link
  * model (latency + size/bandwidth + noise), records interleaved across the
  * launch and proxy threads as a batching writer would deliver them.
+ * The kernel's launch (KernelLaunch, linked through GroupApi <- CollApi <-
+ * Coll) precedes its start by 3..8 us (+ queueing); the Coll start often
+ * comes after the kernel start, as in NCCL.
  * Asserts: bytes/busbw per formula; GPU intervals within the published bound
  * (and within a few us late); execStop = last child stop; windows never split
  * an op from its children; link regression (MIN) within 5 %. */
@@ -84,6 +87,7 @@ static uint64_t win_steps_from_ops[64];
 static uint64_t win_steps_from_links[64];
 static double last_min_bw, last_min_lat;
 static uint64_t op_window[NCOLL + 1];
+static uint64_t kernel_before_coll; /* kernel channels that started before their Coll start */
 
 static void on_op(void* user, const ns_op_result* r) {
   (void)user;
@@ -144,23 +148,41 @@ int main(void) {
     uint64_t count = 1024ull << (test_rng(&s) % 8);
     unsigned ts_ = fi == 1 ? 2 : fi == 3 ? 1 : fi == 4 ? 8 : 4;
     t += 100000 + test_rng(&s) % 400000;
+    /* as NCCL (v5+) does on the launching thread: GroupApi, CollApi, the
+     * launch call bracketed by KernelLaunch, then the Coll start */
+    uint64_t gid = ++id, aid = ++id, lid = ++id;
+    uint64_t tlaunch = t - 8000;
+    push(0, NS_REC_START, NS_EV_GROUP_API, t - 15000, gid);
+    push(0, NS_REC_START, NS_EV_COLL_API, t - 14000, aid);
+    evs[nev - 1].r.parent = gid;
+    push(0, NS_REC_STOP, NS_EV_COLL_API, t - 13000, aid);
+    push(0, NS_REC_START, NS_EV_KERNEL_LAUNCH, tlaunch, lid);
+    evs[nev - 1].r.parent = gid;
+    push(0, NS_REC_STOP, NS_EV_KERNEL_LAUNCH, tlaunch + 3000, lid);
     uint64_t cstart = t;
     push(0, NS_REC_START, NS_EV_COLL, cstart, c);
     ev* e = &evs[nev - 1];
+    e->r.parent = aid;
     e->fi = fi;
     e->r.num[0] = c;       /* seq */
     e->r.num[1] = count;   /* count */
     e->r.num[5] = NCH;     /* nChannels */
     push(0, NS_REC_STOP, NS_EV_COLL, cstart + 3000, c);
+    push(0, NS_REC_STOP, NS_EV_GROUP_API, cstart + 4000, gid);
     int nr_mult = (fi == 1 || fi == 2 || fi == 5) ? NRANKS : 1;
     tr[c].bytes = count * ts_ * (uint64_t)nr_mult;
     tr[c].factor = fi == 0 ? 2.0 * 3 / 4 : (fi == 3 || fi == 4) ? 1.0 : 3.0 / 4;
-    uint64_t kbase = cstart + 5000 + test_rng(&s) % 20000;
+    /* the kernel starts 3..8 us into its launch call on an idle stream, often
+     * before the Coll start; a third of the time it waits up to 25 us for
+     * earlier work */
+    uint64_t kbase = tlaunch + 3000 + test_rng(&s) % 5000;
+    if (test_rng(&s) % 3 == 0) kbase += test_rng(&s) % 25000;
     tr[c].kstart = UINT64_MAX;
     for (int ch = 0; ch < NCH; ch++) {
       uint64_t tk = kbase + test_rng(&s) % 3000;
       uint64_t te = tk + 20000 + test_rng(&s) % 100000;
       if (tk < tr[c].kstart) tr[c].kstart = tk;
+      if (tk < cstart) kernel_before_coll++;
       if (te > tr[c].kstop) tr[c].kstop = te;
       uint64_t kid = ++id;
       uint64_t cb1 = tk + lagns(&s), cb2 = te + lagns(&s);
@@ -251,8 +273,11 @@ int main(void) {
   CHECK_U64(gpu_viol, 0);
   CHECK_U64(bw_bad, 0);
   CHECK_U64(exec_bad, 0);
+  /* the Coll start is no bound on the kernel start: many kernels began before it */
+  printf("kernel channels started before their Coll: %llu\n", (unsigned long long)kernel_before_coll);
+  CHECK_TRUE(kernel_before_coll > NCOLL / 4);
   CHECK_TRUE(worst_late_err < 5000.0);
-  CHECK_TRUE(bound_late_max < 10000.0);
+  CHECK_TRUE(bound_late_max < 5000.0);
   for (int w = 0; w < 64; w++) {
     if (win_steps_from_ops[w] != win_steps_from_links[w])
       fprintf(stderr, "window %d: steps of its ops %llu, steps in its links %llu\n", w,
