@@ -1,40 +1,57 @@
 #!/usr/bin/env bash
-# CI: sanitizer matrix, short fuzz runs and a valgrind leak check.
+# CI: sanitizer matrix, short fuzz runs and a valgrind memcheck. Called by
+# .ci/run after the normal tests; runs alone too.
 #
 #   .ci/sanitizers.sh [asan] [tsan] [fuzz] [valgrind]     (no argument: all four)
 #
-#   asan      ASan+UBSan build (build-san-address): ctest, then every simulator
-#             scenario with the ncclscope plugin, traces read back by the CLI;
-#             LeakSanitizer checks for leaks at exit (after the last finalize)
-#   tsan      TSan build (build-san-thread): the same
-#   fuzz      clang + libFuzzer + ASan/UBSan (build-fuzz): each fuzz target for
-#             FUZZ_SECONDS (default 60) from its corpus in tests/fuzz/corpus/
-#   valgrind  memcheck --leak-check=full on the simulator + plugin, short scenario
+#   asan      gcc ASan+UBSan (+ float-cast-overflow) build (build-san-address): ctest,
+#             then every simulator scenario with the ncclscope plugin, each trace
+#             exported by the CLI, and a 4 KiB-ring flood; LeakSanitizer checks
+#             for leaks at exit (after the last finalize and dlclose)
+#   tsan      gcc TSan build (build-san-thread): the same
+#   fuzz      clang + libFuzzer + ASan/UBSan (build-fuzz): fuzz_abi and fuzz_reader,
+#             FUZZ_SECONDS each, starting from tests/fuzz/corpus/
+#   valgrind  memcheck (build-valgrind, no sanitizer): the simulator + plugin on the
+#             default scenario with every event type, dlclose/reload cycles, and
+#             the CLI's export and report of that trace
 #
-# Environment: SIM_ITERS (default 3) iterations per scenario, FUZZ_SECONDS.
-# Installs clang/libFuzzer and valgrind with apt-get when they are missing.
-# Exit status: non-zero on the first failure. Prints each part's duration.
+# Environment: SIM_ITERS iterations per scenario (default 20), FUZZ_SECONDS
+# (default 60). CI (.ci/run) installs clang, libFuzzer's runtime, llvm and
+# valgrind; run alone, this script installs what is missing with apt-get.
+# Every part runs even when an earlier one failed; each step prints its
+# duration. Exit status: 1 if any step failed (listed at the end), else 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 PARTS=("$@")
 [ ${#PARTS[@]} -eq 0 ] && PARTS=(asan tsan fuzz valgrind)
-SIM_ITERS=${SIM_ITERS:-3}
+SIM_ITERS=${SIM_ITERS:-20}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 SCENARIOS=(default pxn graph ce churn straggler hang reuse threads nasty)
-# Tests left out of the sanitizer ctest runs, each for a reason:
-#  plugin.exports     checks the release build's dynamic symbols; ASan adds __odr_asan.* ones
-#  e2e.gpu_clock, e2e.clock_fields, e2e.exec_end, e2e.straggler  accuracy/latency bounds that
-#                     assume an uninstrumented run (a sanitizer slows the simulator's threads
-#                     unevenly; they pass alone, not at -j2 under TSan)
-#  plugin.churn       (TSan only) counts every thread of the process, TSan's own background
-#                     thread included
-SAN_CTEST_EXCLUDE='^(plugin\.exports|e2e\.gpu_clock|e2e\.clock_fields|e2e\.exec_end|e2e\.straggler)$'
-TSAN_CTEST_EXCLUDE='^(plugin\.exports|e2e\.gpu_clock|e2e\.clock_fields|e2e\.exec_end|e2e\.straggler|plugin\.churn)$'
+# Tests left out of the sanitizer ctest runs, each for its reason:
+#  e2e.exec_end   asserts each execution end is recorded within 20 ms of when the
+#                 simulator's callback was due; e2e.straggler asserts the late rank
+#                 arrives last in >= 90 % of collectives, measured in real time. A
+#                 sanitizer slows the simulator's threads unevenly (5-15x): both fail
+#                 under TSan alone and under ASan once the 2 cores are shared.
+# The other e2e tests (busbw, links, gpu_clock, clock_fields) stay: they pass under
+# both sanitizers here (links skips itself when the simulator falls behind).
+SAN_CTEST_EXCLUDE='^(e2e\.exec_end|e2e\.straggler)$'
+# Run with a longer NCCLSCOPE_HOLD_MS, each for its reason:
+#  plugin.sim.graph  the plugin keeps a finished parent's handle for NCCLSCOPE_HOLD_MS
+#                 (100) for late children; graph replays start their collectives after
+#                 the captured group stopped, and under a sanitizer on 2 shared cores
+#                 they can start later than that (then recorded without their parent).
+#                 1000 ms scales the window with the slowdown. Not set for the other
+#                 tests: it keeps more slots live for the writer's recycling pass, and
+#                 with it plugin.sim.analysis_procs failed its clock-fit error bound
+#                 (< 1 ms) in 3 of 6 TSan runs here (0 of 5 without).
+SAN_HOLD_TESTS='^(plugin\.sim\.graph)$'
+SAN_HOLD_MS=1000
 FAILED=()
 
-need() { # need TOOL PACKAGE...
-  command -v "$1" >/dev/null 2>&1 && return 0
+need() { # need CHECK_CMD PACKAGE...: installs the packages unless CHECK_CMD succeeds
+  bash -c "$1" >/dev/null 2>&1 && return 0
   echo "sanitizers: installing ${*:2}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq && apt-get install -y -qq --no-install-recommends "${@:2}" >/dev/null
@@ -50,11 +67,19 @@ timed() { # timed NAME CMD...: runs CMD, prints its duration; a failure is recor
 }
 
 configure_build() { # configure_build DIR CMAKE_ARGS...
-  cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNCCLSCOPE_WERROR=ON "${@:2}" >/dev/null
-  cmake --build "$1" -j2
+  cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNCCLSCOPE_WERROR=ON "${@:2}" >/dev/null &&
+    cmake --build "$1" -j2
 }
 
-# Every scenario with the ncclscope plugin; each trace is read back (export).
+san_ctest() { # san_ctest BUILD_DIR: the test suite less the exclusions, the hold tests with a longer hold
+  local rc=0
+  ctest --test-dir "$1" --output-on-failure -j2 -E "$SAN_CTEST_EXCLUDE|$SAN_HOLD_TESTS" || rc=1
+  NCCLSCOPE_HOLD_MS=$SAN_HOLD_MS ctest --test-dir "$1" --output-on-failure -R "$SAN_HOLD_TESTS" || rc=1
+  return $rc
+}
+
+# Every scenario with the ncclscope plugin (--fast: no real-time waits); each
+# trace is read back by `ncclscope export`.
 run_scenarios() { # run_scenarios BUILD_DIR
   local b=$1 dump rc=0
   dump=$(mktemp -d /tmp/ncclscope-san.XXXXXX)
@@ -62,9 +87,9 @@ run_scenarios() { # run_scenarios BUILD_DIR
     local extra=()
     [ "$s" = pxn ] && extra=(--procs 2)
     [ "$s" = hang ] && extra=(--hang-timeout-ms 200)
-    rm -rf "$dump"/*
+    rm -rf "${dump:?}"/*
     echo "--- scenario $s"
-    if ! NCCLSCOPE_DUMP_DIR=$dump/trace NCCLSCOPE_NO_CUDA=1 timeout 300 "$b/ncclscope-sim" \
+    if ! NCCLSCOPE_DUMP_DIR=$dump/trace NCCLSCOPE_NO_CUDA=1 NCCLSCOPE_EVENT_MASK=all timeout 300 "$b/ncclscope-sim" \
         --plugin "$b/libnccl-profiler-ncclscope.so" --scenario "$s" --fast --iters "$SIM_ITERS" \
         --truth "$dump/truth.jsonl" "${extra[@]}"; then
       echo "sanitizers: scenario $s failed"; rc=1; continue
@@ -73,20 +98,23 @@ run_scenarios() { # run_scenarios BUILD_DIR
       echo "sanitizers: export of scenario $s failed"; rc=1
     fi
   done
-  # The plugin flooded with a tiny ring: every drop path under the sanitizer.
-  NCCLSCOPE_DUMP_DIR=$dump/trace NCCLSCOPE_NO_CUDA=1 NCCLSCOPE_RING_KB=4 timeout 300 "$b/ncclscope-sim" \
-    --plugin "$b/libnccl-profiler-ncclscope.so" --scenario threads --fast --iters "$SIM_ITERS" || rc=1
+  echo "--- flood: threads scenario, 4 KiB rings (every drop path)"
+  NCCLSCOPE_DUMP_DIR=$dump/trace NCCLSCOPE_NO_CUDA=1 NCCLSCOPE_EVENT_MASK=all NCCLSCOPE_RING_KB=4 timeout 300 \
+    "$b/ncclscope-sim" --plugin "$b/libnccl-profiler-ncclscope.so" --scenario threads --fast --iters "$SIM_ITERS" ||
+    { echo "sanitizers: flood failed"; rc=1; }
   rm -rf "$dump"
   return $rc
 }
 
 part_asan() {
   local b=build-san-address
-  timed "asan: build" configure_build $b -DNCCLSCOPE_SANITIZE=address
+  # gcc's -fsanitize=undefined leaves out float-cast-overflow (clang's includes it).
+  timed "asan: build" configure_build $b -DNCCLSCOPE_SANITIZE=address \
+    "-DCMAKE_C_FLAGS=-fsanitize=float-cast-overflow -fno-sanitize-recover=float-cast-overflow"
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  timed "asan: ctest" ctest --test-dir $b --output-on-failure -j2 -E "$SAN_CTEST_EXCLUDE"
-  timed "asan: scenarios" run_scenarios $b
+  timed "asan: ctest" san_ctest $b
+  timed "asan: scenarios ($SIM_ITERS iterations)" run_scenarios $b
   unset ASAN_OPTIONS UBSAN_OPTIONS
 }
 
@@ -94,13 +122,18 @@ part_tsan() {
   local b=build-san-thread
   timed "tsan: build" configure_build $b -DNCCLSCOPE_SANITIZE=thread
   export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
-  timed "tsan: ctest" ctest --test-dir $b --output-on-failure -j2 -E "$TSAN_CTEST_EXCLUDE"
-  timed "tsan: scenarios" run_scenarios $b
+  timed "tsan: ctest" san_ctest $b
+  timed "tsan: scenarios ($SIM_ITERS iterations)" run_scenarios $b
   unset TSAN_OPTIONS
 }
 
 part_fuzz() {
-  need clang clang libclang-rt-14-dev
+  # libFuzzer's runtime is a package of its own (libclang-rt-N-dev) next to clang.
+  if ! need "command -v clang" clang ||
+     ! need "test -f \"\$(clang -print-file-name=libclang_rt.fuzzer-x86_64.a)\"" \
+            "libclang-rt-$(clang -dumpversion | cut -d. -f1)-dev"; then
+    echo "sanitizers: no clang with libFuzzer"; FAILED+=("fuzz: install"); return 0
+  fi
   local b=build-fuzz
   timed "fuzz: build" bash -c "CC=clang cmake -S . -B $b -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNCCLSCOPE_FUZZ=ON \
     -DNCCLSCOPE_SANITIZE=address >/dev/null && cmake --build $b -j2 --target fuzz_abi fuzz_reader"
@@ -109,6 +142,8 @@ part_fuzz() {
     local work
     work=$(mktemp -d /tmp/ncclscope-fuzz.XXXXXX)
     cp "$ROOT/tests/fuzz/corpus/$t"/* "$work"/ 2>/dev/null || true
+    # A crash prints its input in base64 and leaves it in $b/crash-$t-*; add it to
+    # tests/fuzz/corpus/$t/ with the fix, so that fuzz.$t.corpus replays it.
     timed "fuzz: $t ($FUZZ_SECONDS s)" "$b/fuzz_$t" -max_total_time="$FUZZ_SECONDS" -max_len=4096 -timeout=10 \
       -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$b/crash-$t-" "$work"
     rm -rf "$work"
@@ -116,31 +151,45 @@ part_fuzz() {
   unset ASAN_OPTIONS UBSAN_OPTIONS
 }
 
-part_valgrind() {
-  need valgrind valgrind
-  local b=build-valgrind dump
-  timed "valgrind: build" bash -c "cmake -S . -B $b -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNCCLSCOPE_WERROR=ON \
-    >/dev/null && cmake --build $b -j2 --target ncclscope-sim nccl-profiler-ncclscope"
+valgrind_checks() { # valgrind_checks BUILD_DIR
+  local b=$1 dump rc=0
+  # Leaks in the plugin after its last finalize + dlclose are "definitely/indirectly
+  # lost"; blocks still reachable at the exit of the simulator are not errors.
+  local vg=(valgrind -q --error-exitcode=9 --leak-check=full --show-leak-kinds=definite,indirect
+            --errors-for-leak-kinds=definite,indirect)
   dump=$(mktemp -d /tmp/ncclscope-vg.XXXXXX)
-  # Leaks in the plugin after its last finalize + dlclose are "definitely/indirectly lost";
-  # the simulator's own blocks still reachable at exit are not errors.
-  timed "valgrind: memcheck (default scenario, 1 iteration; churn: 3 reloads)" bash -c "
-    NCCLSCOPE_DUMP_DIR=$dump/t NCCLSCOPE_NO_CUDA=1 valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
-      --error-exitcode=9 --show-leak-kinds=definite,indirect $b/ncclscope-sim --plugin $b/libnccl-profiler-ncclscope.so \
-      --fast --iters 1 &&
-    NCCLSCOPE_DUMP_DIR=$dump/t NCCLSCOPE_NO_CUDA=1 valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
-      --error-exitcode=9 --show-leak-kinds=definite,indirect $b/ncclscope-sim --plugin $b/libnccl-profiler-ncclscope.so \
-      --scenario churn --ranks-per-proc 1 --fast --iters 3"
+  echo "--- default scenario, every event type, 2 iterations"
+  NCCLSCOPE_DUMP_DIR=$dump/t NCCLSCOPE_NO_CUDA=1 NCCLSCOPE_EVENT_MASK=all "${vg[@]}" "$b/ncclscope-sim" \
+    --plugin "$b/libnccl-profiler-ncclscope.so" --fast --iters 2 || rc=1
+  echo "--- ncclscope export (jsonl, chrome) and report of that trace"
+  "${vg[@]}" "$b/ncclscope" export "$dump/t" --format jsonl -o "$dump/out.jsonl" || rc=1
+  "${vg[@]}" "$b/ncclscope" export "$dump/t" --format chrome -o "$dump/out.json" || rc=1
+  "${vg[@]}" "$b/ncclscope" report "$dump/t" >/dev/null || rc=1
+  echo "--- churn: 3 dlclose/reload cycles"
+  NCCLSCOPE_DUMP_DIR=$dump/c NCCLSCOPE_NO_CUDA=1 "${vg[@]}" "$b/ncclscope-sim" \
+    --plugin "$b/libnccl-profiler-ncclscope.so" --scenario churn --ranks-per-proc 1 --fast --iters 3 || rc=1
   rm -rf "$dump"
+  return $rc
+}
+
+part_valgrind() {
+  need "command -v valgrind" valgrind || { echo "sanitizers: no valgrind"; FAILED+=("valgrind: install"); return 0; }
+  local b=build-valgrind
+  timed "valgrind: build" bash -c "cmake -S . -B $b -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNCCLSCOPE_WERROR=ON \
+    >/dev/null && cmake --build $b -j2 --target ncclscope-sim nccl-profiler-ncclscope ncclscope"
+  timed "valgrind: memcheck" valgrind_checks $b
 }
 
 # TSan (gcc 12, clang 14) maps its shadow assuming at most 28 bits of mmap
-# randomisation; with more, rerun this script without ASLR (setarch -R).
+# randomisation; with more, rerun this script without ASLR (setarch -R) where
+# the container allows it (Docker's default seccomp profile does not).
 bits=$(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 28)
-if [[ " ${PARTS[*]} " == *" tsan "* ]] && [ "$bits" -gt 28 ] && [ -z "${NS_NO_ASLR:-}" ] &&
-   command -v setarch >/dev/null; then
-  echo "sanitizers: vm.mmap_rnd_bits=$bits > 28: rerunning under setarch -R for TSan"
-  exec env NS_NO_ASLR=1 setarch "$(uname -m)" -R "$0" "${PARTS[@]}"
+if [[ " ${PARTS[*]} " == *" tsan "* ]] && [ "$bits" -gt 28 ] && [ -z "${NS_NO_ASLR:-}" ]; then
+  if setarch "$(uname -m)" -R true 2>/dev/null; then
+    echo "sanitizers: vm.mmap_rnd_bits=$bits > 28: rerunning under setarch -R for TSan"
+    exec env NS_NO_ASLR=1 setarch "$(uname -m)" -R bash "$ROOT/.ci/sanitizers.sh" "${PARTS[@]}"
+  fi
+  echo "sanitizers: vm.mmap_rnd_bits=$bits > 28 and setarch -R is not permitted: TSan may fail to start"
 fi
 
 T0=$SECONDS
