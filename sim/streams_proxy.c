@@ -298,10 +298,13 @@ typedef struct {
   uint64_t tGpuStart, tGpuStop, cbStart, cbStop, pStart, pStop;
 } kchState;
 
-/* A SendWait call longer than this (preempted, page fault) is taken to have
- * been recorded at its end: the scheduled transfer then can only look longer
- * to the plugin, never shorter. */
-#define SIM_CALL_SLOP_NS 200
+/* A SendWait call longer than this (preempted, a cache-cold or page-faulting
+ * plugin) is taken to have been recorded at its end: the scheduled transfer
+ * then can only look longer to the plugin, never shorter. A quick call
+ * (typically 30-60 ns with ncclscope) is taken from its start: the plugin may
+ * then see up to this much less than the model, as the stop call's own
+ * lead-in mostly makes up. */
+#define SIM_CALL_SLOP_NS 100
 /* A step stop that runs this much after its due time is counted as late in the truth's xfer records. */
 #define SIM_ON_TIME_NS 150
 
