@@ -18,6 +18,9 @@
  * ns_coll_bytes, ns_busbw_factor), so the export and `ncclscope report`
  * compute bandwidth the same way.
  *
+ * A file whose COUNTERS block records no Coll, P2p or KernelCh event gets no
+ * first pass (nothing could come of it; see nothing_to_derive).
+ *
  * Memory: no per-op table. What is added to the export's own bound (open and
  * held events, see export_walk.h) is one analysis at a time, bounded as
  * docs/metrics.md describes (events in flight, 256 clock bins per
@@ -48,13 +51,29 @@ void ns_export_metrics_free(ns_export_metrics* m) {
   free(m);
 }
 
+/* Whether the file's process counters (its COUNTERS block, known before the
+ * walk) say it holds no Coll, P2p or KernelCh event: every derived field
+ * comes from those (the clock fit from KernelCh pTimers), so the first pass
+ * would find nothing, and is skipped. Files without the block (killed
+ * processes) always get the pass. */
+static int nothing_to_derive(const ns_wfile* f) {
+  const ns_props_info* c = f->counters;
+  if (!c || !c->has[NS_P_EVENTS]) return 0;
+  static const unsigned types[] = {NS_EV_COLL, NS_EV_P2P, NS_EV_KERNEL_CH};
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+    if (c->u[NS_P_TYPE_EVENTS_BASE + types[i]]) return 0;
+  return 1;
+}
+
 /* First pass over a file, run when the walker reads its first item. */
 static void on_item(void* self, ns_wfile* f, const ns_item* it) {
   (void)it;
   ns_export_metrics* m = self;
   if (m->file_index == f->index) return;
   ns_analysis_destroy(m->a);
+  m->a = NULL;
   m->file_index = f->index;
+  if (nothing_to_derive(f)) return;
   char err[1024];
   ns_analysis_config cfg;
   ns_analysis_config_default(&cfg);
