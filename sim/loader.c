@@ -138,9 +138,19 @@ void simPluginRelease(void) {
     dlclose(lib);
     lib = NULL;
     memset(&plugin, 0, sizeof plugin);
-    pthread_mutex_lock(&threadLock);
-    int extra = extraThreads() - baseThreads;
-    pthread_mutex_unlock(&threadLock);
+    /* A thread stays listed in /proc/self/task for a moment after
+     * pthread_join returned (the kernel wakes the joiner before it reaps the
+     * task), whether the plugin joined it or the simulator (a proxy or network
+     * thread of the communicator just destroyed): recount for up to 1 s
+     * before blaming the plugin. A thread still there after that is a leak. */
+    int extra = 0;
+    for (int tries = 0; tries < 1000; tries++) {
+      pthread_mutex_lock(&threadLock);
+      extra = extraThreads() - baseThreads;
+      pthread_mutex_unlock(&threadLock);
+      if (extra <= 0) break;
+      usleep(1000);
+    }
     int fds = openFds() - baseFds;
     if (extra > 0) {
       SIM_ERR("plugin left %d thread(s) running after its last finalize and dlclose (NCCL would crash here)", extra);
