@@ -28,15 +28,17 @@ PARTS=("$@")
 SIM_ITERS=${SIM_ITERS:-20}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 SCENARIOS=(default pxn graph ce churn straggler hang reuse threads nasty)
-# Tests left out of the sanitizer ctest runs, each for its reason:
-#  e2e.exec_end   asserts each execution end is recorded within 20 ms of when the
-#                 simulator's callback was due; e2e.straggler asserts the late rank
-#                 arrives last in >= 90 % of collectives, measured in real time. A
-#                 sanitizer slows the simulator's threads unevenly (5-15x): both fail
-#                 under TSan alone and under ASan once the 2 cores are shared.
-# The other e2e tests (busbw, links, gpu_clock, clock_fields) stay: they pass under
-# both sanitizers here (links skips itself when the simulator falls behind).
-SAN_CTEST_EXCLUDE='^(e2e\.exec_end|e2e\.straggler)$'
+# Tests left out of the sanitizer ctest runs, each for its reason: real-time bounds
+# that a sanitizer's uneven slowdown of the simulator's threads (5-15x) breaks.
+#  e2e.exec_end      each execution end recorded within 20 ms of when it was due
+#  e2e.straggler     the late rank last in >= 90 % of 12 collectives (fails on a busy
+#                    machine without sanitizers too)
+#  e2e.gpu_clock     GPU clock fit within 5 us of the truth after warm-up
+#  e2e.clock_fields  the fit's offset within its published bound (a few us); failed
+#                    under TSan by 9 us vs a 6.8 us bound
+# The other e2e tests (busbw, links) stay (links skips itself when the simulator
+# falls behind its schedule).
+SAN_CTEST_EXCLUDE='^(e2e\.exec_end|e2e\.straggler|e2e\.gpu_clock|e2e\.clock_fields)$'
 # Run with a longer NCCLSCOPE_HOLD_MS, each for its reason:
 #  plugin.sim.graph  the plugin keeps a finished parent's handle for NCCLSCOPE_HOLD_MS
 #                 (100) for late children; graph replays start their collectives after
