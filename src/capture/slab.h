@@ -32,8 +32,13 @@ typedef struct ns_slot {
   _Atomic uint32_t running;  /* 1 from start to stop (S6) */
   _Atomic uint32_t origin_pid; /* PXN: the process the event runs for */
   uint64_t w_zero_ns;        /* writer only: when refs was first seen at 0 */
-  uint64_t w_start_ns;       /* writer only: when the writer saw the start */
+  uint64_t w_start_ns;       /* writer only: when the writer saw the start; NS_SLOT_PINNED */
 } ns_slot;
+/* w_start_ns of a graph-captured API event (GroupApi, CollApi, P2pApi with
+ * graphCaptured): NCCL names its handle as the parent of the Coll/P2p it
+ * re-emits at every replay of the graph, however late, so the writer keeps
+ * the slot until its communicator ends (or the slab runs short of slots). */
+#define NS_SLOT_PINNED UINT64_MAX
 _Static_assert(sizeof(ns_slot) == 64, "a slot is one cacheline: handle checks use a mask");
 
 static inline uint64_t ns_slot_meta(unsigned type, unsigned flags, unsigned ctx, uint32_t comm) {

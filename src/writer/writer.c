@@ -282,6 +282,17 @@ static void emit_counters(void) {
 
 /* ---- draining ---- */
 
+/* An API event of a graph capture: its handle comes back as a parent at
+ * every replay (graphCaptured is num[1] / num[3] / num[2], record.h). */
+static int graph_captured_api(const ns_record* rec) {
+  switch (rec->type) {
+    case NS_EV_GROUP_API: return rec->num[1] != 0;
+    case NS_EV_COLL_API: return rec->num[3] != 0;
+    case NS_EV_P2P_API: return rec->num[2] != 0;
+    default: return 0;
+  }
+}
+
 static void on_entry(void* user, ns_ring* r, const uint64_t* e, uint32_t nwords) {
   (void)user;
   unsigned kind = NS_ENT_KIND(e[0]), type = NS_ENT_TYPE(e[0]), flags = NS_ENT_FLAGS(e[0]);
@@ -322,7 +333,7 @@ static void on_entry(void* user, ns_ring* r, const uint64_t* e, uint32_t nwords)
       ns_slab* sl = &ns_reg.slabs[ns_slot_slab(s)];
       if (sl->nlive < sl->n) {
         sl->live[sl->nlive++] = (uint32_t)(s - sl->slots);
-        s->w_start_ns = rec.ts;
+        s->w_start_ns = graph_captured_api(&rec) ? NS_SLOT_PINNED : rec.ts;
         s->w_zero_ns = 0;
       }
     }
@@ -414,9 +425,10 @@ static void recycle(uint64_t now) {
          * stopper's use of the slot happens before we recycle it. */
         int32_t r = atomic_load_explicit(&s->refs, memory_order_acquire);
         unsigned type = NS_META_TYPE(atomic_load_explicit(&s->meta, memory_order_relaxed));
+        int pinned = s->w_start_ns == NS_SLOT_PINNED; /* never aged out (age stays 0 below) */
         if (r == 0) {
           if (!s->w_zero_ns) s->w_zero_ns = now;
-          if (now - s->w_zero_ns >= hold_ns(type)) {
+          if ((!pinned || pressure) && now - s->w_zero_ns >= hold_ns(type)) {
             int32_t zero = 0;
             freed = atomic_compare_exchange_strong_explicit(&s->refs, &zero, -1, memory_order_acq_rel,
                                                             memory_order_relaxed);

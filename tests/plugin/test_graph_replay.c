@@ -1,0 +1,134 @@
+/* ncclscope plugin test: a CUDA-graph replay long after the capture.
+ *
+ * NCCL re-emits a captured plan's Coll at every replay with parentObj = the
+ * CollApi handle from the capture, which stopped long before. The plugin
+ * must keep that slot (graphCaptured API events are pinned until their
+ * communicator ends), while an ordinary CollApi's slot is recycled after
+ * the hold time and reused. Here the slab has 64 slots and thousands of
+ * events run between the capture and the replays. */
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "abi/nccl_profiler.h"
+#include "check.h"
+#include "trace_load.h"
+
+static void churn(ncclProfiler_v6_t* p, void* ctx, int events) {
+  ncclProfilerEventDescr_v6_t d;
+  for (int i = 0; i < events; i++) {
+    memset(&d, 0, sizeof d);
+    d.type = ncclProfileProxyStep;
+    d.proxyStep.step = i;
+    void* h = NULL;
+    p->startEvent(ctx, &h, &d);
+    p->stopEvent(h);
+    if (i % 16 == 15) usleep(3000); /* the writer drains and recycles (POLL_MS=1, HOLD_MS=0) */
+  }
+}
+
+static void* start_api(ncclProfiler_v6_t* p, void* ctx, uint64_t type, void* parent, int captured) {
+  ncclProfilerEventDescr_v6_t d;
+  memset(&d, 0, sizeof d);
+  d.type = type;
+  d.parentObj = parent;
+  if (type == ncclProfileGroupApi) {
+    d.groupApi.groupDepth = 1;
+    d.groupApi.graphCaptured = captured;
+  } else {
+    d.collApi.func = "AllReduce";
+    d.collApi.datatype = "ncclFloat32";
+    d.collApi.count = 1024;
+    d.collApi.graphCaptured = captured;
+  }
+  void* h = NULL;
+  p->startEvent(ctx, &h, &d);
+  CHECK(h != NULL);
+  return h;
+}
+
+static void replay_coll(ncclProfiler_v6_t* p, void* ctx, void* coll_api, uint64_t seq) {
+  ncclProfilerEventDescr_v6_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileColl;
+  d.parentObj = coll_api;
+  d.coll.func = "AllReduce";
+  d.coll.seqNumber = seq;
+  d.coll.count = 1024;
+  d.coll.nChannels = 0; /* no KernelCh expected: the Coll slot recycles too */
+  void* h = NULL;
+  p->startEvent(ctx, &h, &d);
+  CHECK(h != NULL);
+  p->stopEvent(h);
+}
+
+int main(void) {
+  char dir[] = "/tmp/ncclscope-test-graph-XXXXXX";
+  if (!mkdtemp(dir)) return 2;
+  setenv("NCCLSCOPE_DUMP_DIR", dir, 1);
+  setenv("NCCLSCOPE_EVENT_MASK", "all", 1);
+  setenv("NCCLSCOPE_NO_CUDA", "1", 1);
+  setenv("NCCLSCOPE_SLAB_EVENTS", "64", 1);
+  setenv("NCCLSCOPE_HOLD_MS", "0", 1);
+  setenv("NCCLSCOPE_POLL_MS", "1", 1);
+  void* so = dlopen(NS_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+  if (!so) {
+    fprintf(stderr, "dlopen: %s\n", dlerror());
+    return 2;
+  }
+  ncclProfiler_v6_t* p = dlsym(so, "ncclProfiler_v6");
+  if (!p) return 2;
+  int mask = 0;
+  void* ctx = NULL;
+  CHECK_EQ(p->init(&ctx, 0x6a, &mask, "graph", 1, 2, 0, NULL), ncclSuccess);
+
+  /* Capture: GroupApi -> CollApi, both graphCaptured, stopped at once. */
+  void* g_api = start_api(p, ctx, ncclProfileGroupApi, NULL, 1);
+  void* c_api = start_api(p, ctx, ncclProfileCollApi, g_api, 1);
+  p->stopEvent(c_api);
+  p->stopEvent(g_api);
+  /* An eager (not captured) CollApi, stopped the same way: the control. */
+  void* e_api = start_api(p, ctx, ncclProfileCollApi, NULL, 0);
+  p->stopEvent(e_api);
+
+  /* Replays, each after the 64-slot slab has turned over many times. */
+  for (int r = 0; r < 3; r++) {
+    churn(p, ctx, 40 * 64);
+    replay_coll(p, ctx, c_api, (uint64_t)r);
+  }
+  replay_coll(p, ctx, e_api, 99);
+  CHECK_EQ(p->finalize(ctx), ncclSuccess);
+
+  tl_trace t = {0};
+  CHECK(tl_load_dir(&t, dir) == 1);
+  uint64_t captured_id = 0, eager_id = 0;
+  for (size_t i = 0; i < t.nrecs; i++) {
+    const ns_record* r = &t.recs[i].r;
+    if (r->kind == NS_REC_START && r->type == NS_EV_COLL_API) {
+      if (r->num[3]) captured_id = r->id;
+      else eager_id = r->id;
+    }
+  }
+  CHECK(captured_id && eager_id);
+  int replays = 0, eager_ok = 0;
+  for (size_t i = 0; i < t.nrecs; i++) {
+    const ns_record* r = &t.recs[i].r;
+    if (r->kind != NS_REC_START || r->type != NS_EV_COLL) continue;
+    if (r->num[0] == 99) {
+      /* The control's slot was recycled and reused: the Coll cannot name it. */
+      eager_ok = r->parent != eager_id;
+      continue;
+    }
+    replays++;
+    CHECK_EQ(r->parent, captured_id);
+    CHECK(!(r->flags & NS_RF_PARENT_LOST));
+  }
+  CHECK_EQ(replays, 3);
+  CHECK(eager_ok); /* else the churn did not recycle slots and the test proves nothing */
+  tl_free(&t);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+  CHECK_DONE();
+}
