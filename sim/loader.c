@@ -26,30 +26,68 @@ static int refCount;
 static int loadFailed;
 static void* lib;
 static simPlugin plugin;
-static int baseThreads, baseFds;
+static int baseFds;
 static int errors;
 static int loads;
 static const char* forcedSpec;
 
-/* Threads the simulator itself owns; guarded by threadLock so that a count of
- * /proc/self/task taken under the lock can be compared with it. */
+/* Which threads are the plugin's. Every simulator thread registers its
+ * kernel tid before simThreadCreate returns and is unregistered once joined;
+ * the tids listed in /proc/self/task at load time that are not the
+ * simulator's are the baseline. After the last dlclose, a listed tid that is
+ * neither is the plugin's. Comparing sets rather than counts keeps a thread
+ * that returned but is not joined yet (gone from /proc, still the
+ * simulator's) from skewing the baseline. All guarded by threadLock. */
 static pthread_mutex_t threadLock = PTHREAD_MUTEX_INITIALIZER;
-static int simThreads = 1; /* the main thread */
+typedef struct {
+  pthread_t th;
+  pid_t tid;
+} simThreadId;
+static simThreadId* simTids;
+static size_t nSimTids, capSimTids;
+static pid_t* baseTids;
+static size_t nBaseTids, capBaseTids;
+
+typedef struct {
+  void* (*fn)(void*);
+  void* arg;
+  _Atomic pid_t tid;
+} threadStart;
+
+static void* threadTrampoline(void* p) {
+  threadStart* st = p;
+  void* (*fn)(void*) = st->fn;
+  void* arg = st->arg;
+  /* release: the creator's acquire load sees the tid; st is not touched after */
+  atomic_store_explicit(&st->tid, simGettid(), memory_order_release);
+  return fn(arg);
+}
 
 void simThreadCreate(pthread_t* t, void* (*fn)(void*), void* arg) {
+  threadStart st = {fn, arg, 0};
   pthread_mutex_lock(&threadLock);
-  if (pthread_create(t, NULL, fn, arg) != 0) {
+  if (pthread_create(t, NULL, threadTrampoline, &st) != 0) {
     SIM_ERR("pthread_create failed");
     exit(2);
   }
-  simThreads++;
+  pid_t tid;
+  while ((tid = atomic_load_explicit(&st.tid, memory_order_acquire)) == 0) sched_yield();
+  if (nSimTids == capSimTids) {
+    capSimTids = capSimTids ? 2 * capSimTids : 64;
+    simTids = realloc(simTids, capSimTids * sizeof *simTids);
+  }
+  simTids[nSimTids++] = (simThreadId){*t, tid};
   pthread_mutex_unlock(&threadLock);
 }
 
 void simThreadJoin(pthread_t t) {
   pthread_join(t, NULL);
   pthread_mutex_lock(&threadLock);
-  simThreads--;
+  for (size_t i = 0; i < nSimTids; i++)
+    if (pthread_equal(simTids[i].th, t)) {
+      simTids[i] = simTids[--nSimTids];
+      break;
+    }
   pthread_mutex_unlock(&threadLock);
 }
 
@@ -64,10 +102,61 @@ static int countDir(const char* path) {
   return n;
 }
 
-/* Returns extra threads beyond the simulator's own; call with threadLock held. */
-static int extraThreads(void) { return countDir("/proc/self/task") - simThreads; }
 /* opendir itself holds one descriptor while counting. */
 static int openFds(void) { return countDir("/proc/self/fd") - 1; }
+
+static bool isSimTid(pid_t tid) {
+  for (size_t i = 0; i < nSimTids; i++)
+    if (simTids[i].tid == tid) return true;
+  return false;
+}
+
+static bool isBaseTid(pid_t tid) {
+  for (size_t i = 0; i < nBaseTids; i++)
+    if (baseTids[i] == tid) return true;
+  return false;
+}
+
+/* Listed threads that are not the simulator's: recorded as the baseline
+ * (record) or counted beyond it. Call with threadLock held. */
+static int foreignThreads(bool record) {
+  DIR* d = opendir("/proc/self/task");
+  if (!d) return 0;
+  if (record) nBaseTids = 0;
+  int n = 0;
+  struct dirent* e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    pid_t tid = (pid_t)atoi(e->d_name);
+    if (isSimTid(tid)) continue;
+    if (record) {
+      if (nBaseTids == capBaseTids) {
+        capBaseTids = capBaseTids ? 2 * capBaseTids : 16;
+        baseTids = realloc(baseTids, capBaseTids * sizeof *baseTids);
+      }
+      baseTids[nBaseTids++] = tid;
+    } else if (!isBaseTid(tid)) {
+      n++;
+    }
+  }
+  closedir(d);
+  return n;
+}
+
+/* The plugin's threads, once none is left or after 1 s: a thread stays
+ * listed in /proc/self/task for a moment after pthread_join returned (the
+ * kernel wakes the joiner before it reaps the task). */
+static int settledExtraThreads(void) {
+  int extra = 0;
+  for (int tries = 0; tries < 1000; tries++) {
+    pthread_mutex_lock(&threadLock);
+    extra = foreignThreads(false);
+    pthread_mutex_unlock(&threadLock);
+    if (extra <= 0) break;
+    usleep(1000);
+  }
+  return extra;
+}
 
 void simLoaderForceSpec(const char* spec) { forcedSpec = spec; loadFailed = 0; }
 int simPluginLoads(void) { return loads; }
@@ -96,7 +185,7 @@ const simPlugin* simPluginAcquire(void) {
     goto out;
   }
   pthread_mutex_lock(&threadLock);
-  baseThreads = extraThreads();
+  foreignThreads(true);
   pthread_mutex_unlock(&threadLock);
   baseFds = openFds();
   lib = openByNcclRules();
@@ -135,22 +224,17 @@ out:
 void simPluginRelease(void) {
   pthread_mutex_lock(&loadLock);
   if (refCount > 0 && --refCount == 0) {
+    /* A thread the plugin joined may still be listed for a moment: the
+     * count is retried for up to 1 s before the plugin is blamed. The first
+     * wait comes before dlclose, so that a leaked thread that had not run yet
+     * does so (and parks in libc) while its code is still mapped, instead of
+     * crashing the process before the leak is reported; the count that
+     * decides comes after. */
+    settledExtraThreads();
     dlclose(lib);
     lib = NULL;
     memset(&plugin, 0, sizeof plugin);
-    /* A thread stays listed in /proc/self/task for a moment after
-     * pthread_join returned (the kernel wakes the joiner before it reaps the
-     * task), whether the plugin joined it or the simulator (a proxy or network
-     * thread of the communicator just destroyed): recount for up to 1 s
-     * before blaming the plugin. A thread still there after that is a leak. */
-    int extra = 0;
-    for (int tries = 0; tries < 1000; tries++) {
-      pthread_mutex_lock(&threadLock);
-      extra = extraThreads() - baseThreads;
-      pthread_mutex_unlock(&threadLock);
-      if (extra <= 0) break;
-      usleep(1000);
-    }
+    int extra = settledExtraThreads();
     int fds = openFds() - baseFds;
     if (extra > 0) {
       SIM_ERR("plugin left %d thread(s) running after its last finalize and dlclose (NCCL would crash here)", extra);
