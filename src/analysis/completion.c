@@ -56,14 +56,22 @@ static void touch(ns_node* n, uint64_t ts) {
   if (ts > n->last_activity) n->last_activity = ts;
 }
 
-static void api_started(ns_analysis* a, const ns_record* r) {
-  ns_node* n = ns_an_get(a, r->id, r->ts);
-  if (!n || (n->started && n->type != r->type)) return;
+/* The fields every tracked START sets. */
+static void node_started(ns_node* n, const ns_record* r) {
   n->type = r->type;
   n->started = 1;
   n->start_ts = r->ts;
   n->comm = r->comm;
-  n->parent = (r->flags & NS_RF_PARENT_RAW) ? 0 : r->parent;
+}
+
+/* The parent id, unless the record names a raw (foreign) pointer. */
+static uint64_t parent_id(const ns_record* r) { return (r->flags & NS_RF_PARENT_RAW) ? 0 : r->parent; }
+
+static void api_started(ns_analysis* a, const ns_record* r) {
+  ns_node* n = ns_an_get(a, r->id, r->ts);
+  if (!n || (n->started && n->type != r->type)) return;
+  node_started(n, r);
+  n->parent = parent_id(r);
   n->u.api_graph = (r->type == NS_EV_COLL_API ? r->num[3] : r->num[2]) != 0;
   touch(n, r->ts);
 }
@@ -178,17 +186,14 @@ static void apply_stop(ns_analysis* a, ns_node* n, uint64_t ts) {
 static void start_op(ns_analysis* a, ns_node* n, const ns_record* r, const char* const* s) {
   int was_pending = n->type == NS_NODE_OP_PENDING;
   if (n->started && !was_pending) return; /* duplicate START: keep the first */
-  n->type = r->type;
-  n->started = 1;
-  n->start_ts = r->ts;
-  n->comm = r->comm;
+  node_started(n, r);
   ns_op_state* o = &n->u.op;
   if (!was_pending) o->window = ns_win_attach(a, r->ts);
   if (r->ts < n->first_seen) n->first_seen = r->ts;
   copy_str(o->func_name, s[0]);
   copy_str(o->dtype, s[1]);
   o->func = ns_func_code(s[0]);
-  o->api_id = (r->flags & NS_RF_PARENT_RAW) ? 0 : r->parent;
+  o->api_id = parent_id(r);
   o->launch_ts = launch_for(a, o->api_id, r->comm, r->ts);
   /* The flag is never wrongly set: a parent handle is stale (its slot
    * recycled, resolving to some newer event) only for a graph replay, and a
@@ -240,10 +245,7 @@ static void handle_start(ns_analysis* a, const ns_record* r, const char* const* 
       return;
     case NS_EV_PROXY_OP: {
       memset(&n->u.pop, 0, sizeof n->u.pop);
-      n->type = NS_EV_PROXY_OP;
-      n->started = 1;
-      n->start_ts = r->ts;
-      n->comm = r->comm;
+      node_started(n, r);
       n->u.pop.channel = (int32_t)r->num[0];
       n->u.pop.peer = (int32_t)(int64_t)r->num[1];
       n->u.pop.is_send = r->num[4] != 0;
@@ -261,19 +263,13 @@ static void handle_start(ns_analysis* a, const ns_record* r, const char* const* 
     }
     case NS_EV_PROXY_STEP:
       memset(&n->u.step, 0, sizeof n->u.step);
-      n->type = NS_EV_PROXY_STEP;
-      n->started = 1;
-      n->start_ts = r->ts;
-      n->comm = r->comm;
-      n->parent = (r->flags & NS_RF_PARENT_RAW) ? 0 : r->parent;
+      node_started(n, r);
+      n->parent = parent_id(r);
       break;
     case NS_EV_KERNEL_CH: {
       memset(&n->u.kch, 0, sizeof n->u.kch);
-      n->type = NS_EV_KERNEL_CH;
-      n->started = 1;
-      n->start_ts = r->ts;
-      n->comm = r->comm;
-      n->parent = (r->flags & NS_RF_PARENT_RAW) ? 0 : r->parent;
+      node_started(n, r);
+      n->parent = parent_id(r);
       n->u.kch.ptimer_start = r->num[1];
       ns_comm_state* cs = ns_an_comm(a, r->comm, 1);
       if (cs) {
