@@ -222,56 +222,47 @@ int main(void) {
     START_STOP(p1, ctx[1], d);
     DRIVE_PROXY(p1, ctx[1], ncclProfilerEventDescr_v1_t, 1);
   }
-#define DRIVE_STRINGS_V23(p, c, D, v)      \
-  do {                                     \
-    D dd_;                                   \
-    memset(&dd_, GARBAGE, sizeof dd_);         \
-    dd_.type = ncclProfileColl;              \
-    dd_.parentObj = NULL;                    \
-    FILL_COLL_NUMS(dd_, v);                  \
-    dd_.coll.nMaxChannels = 9;               \
-    FILL_STR4(dd_.coll);                     \
-    START_STOP(p, c, dd_);                   \
-    memset(&dd_, GARBAGE, sizeof dd_);         \
-    dd_.type = ncclProfileP2p;               \
-    dd_.parentObj = NULL;                    \
-    FILL_P2P_NUMS(dd_, v);                   \
-    dd_.p2p.func = k_strs[0];                \
-    dd_.p2p.datatype = k_strs[1];            \
-    START_STOP(p, c, dd_);                   \
+/* Coll and P2p with string fields (v2+). SET_CHANNELS sets the version's
+ * channel fields, SET_GROUP the v5+ parentGroup. */
+#define DRIVE_COLL_P2P(p, c, D, v, group) \
+  do {                                    \
+    D dd_;                                \
+    memset(&dd_, GARBAGE, sizeof dd_);    \
+    dd_.type = ncclProfileColl;           \
+    dd_.parentObj = NULL;                 \
+    FILL_COLL_NUMS(dd_, v);               \
+    FILL_STR4(dd_.coll);                  \
+    SET_COLL_CHANNELS(dd_);               \
+    SET_GROUP(dd_.coll, group);           \
+    START_STOP(p, c, dd_);                \
+    memset(&dd_, GARBAGE, sizeof dd_);    \
+    dd_.type = ncclProfileP2p;            \
+    dd_.parentObj = NULL;                 \
+    FILL_P2P_NUMS(dd_, v);                \
+    dd_.p2p.func = k_strs[0];             \
+    dd_.p2p.datatype = k_strs[1];         \
+    SET_P2P_CHANNELS(dd_);                \
+    SET_GROUP(dd_.p2p, group);            \
+    START_STOP(p, c, dd_);                \
   } while (0)
-  DRIVE_STRINGS_V23(p2, ctx[2], ncclProfilerEventDescr_v2_t, 2);
+/* v2, v3: a maximum channel count on Coll only, no parentGroup. */
+#define SET_COLL_CHANNELS(d) ((d).coll.nMaxChannels = 9)
+#define SET_P2P_CHANNELS(d) (void)0
+#define SET_GROUP(x, g) (void)(g)
+  DRIVE_COLL_P2P(p2, ctx[2], ncclProfilerEventDescr_v2_t, 2, NULL);
   DRIVE_PROXY(p2, ctx[2], ncclProfilerEventDescr_v2_t, 2);
-  DRIVE_STRINGS_V23(p3, ctx[3], ncclProfilerEventDescr_v3_t, 3);
+  DRIVE_COLL_P2P(p3, ctx[3], ncclProfilerEventDescr_v3_t, 3, NULL);
   DRIVE_PROXY(p3, ctx[3], ncclProfilerEventDescr_v3_t, 3);
 #define SET_PTIMER(d, v) (void)0 /* v3: no pTimer */
   DRIVE_KCH_NET(p3, ctx[3], ncclProfilerEventDescr_v3_t, 3);
 #undef SET_PTIMER
 #define SET_PTIMER(d, v) ((d).kernelCh.pTimer = V(v, 41))
   /* v4+: nChannels (also the KernelCh expectation) and pTimer; v5+: parentGroup. */
-#define DRIVE_V4PLUS(p, c, D, v, group)    \
-  do {                                     \
-    D dd_;                                   \
-    memset(&dd_, GARBAGE, sizeof dd_);         \
-    dd_.type = ncclProfileColl;              \
-    dd_.parentObj = NULL;                    \
-    FILL_COLL_NUMS(dd_, v);                  \
-    dd_.coll.nChannels = 9;                  \
-    FILL_STR4(dd_.coll);                     \
-    SET_GROUP(dd_.coll, group);              \
-    START_STOP(p, c, dd_);                   \
-    memset(&dd_, GARBAGE, sizeof dd_);         \
-    dd_.type = ncclProfileP2p;               \
-    dd_.parentObj = NULL;                    \
-    FILL_P2P_NUMS(dd_, v);                   \
-    dd_.p2p.nChannels = 10;                  \
-    dd_.p2p.func = k_strs[0];                \
-    dd_.p2p.datatype = k_strs[1];            \
-    SET_GROUP(dd_.p2p, group);               \
-    START_STOP(p, c, dd_);                   \
-  } while (0)
-#define SET_GROUP(x, g) (void)(g)
-  DRIVE_V4PLUS(p4, ctx[4], ncclProfilerEventDescr_v4_t, 4, NULL);
+#undef SET_COLL_CHANNELS
+#undef SET_P2P_CHANNELS
+#define SET_COLL_CHANNELS(d) ((d).coll.nChannels = 9)
+#define SET_P2P_CHANNELS(d) ((d).p2p.nChannels = 10)
+  DRIVE_COLL_P2P(p4, ctx[4], ncclProfilerEventDescr_v4_t, 4, NULL);
   DRIVE_PROXY(p4, ctx[4], ncclProfilerEventDescr_v4_t, 4);
   DRIVE_KCH_NET(p4, ctx[4], ncclProfilerEventDescr_v4_t, 4);
 #undef SET_GROUP
@@ -284,7 +275,7 @@ int main(void) {
     da_.type = ncclProfileGroup;                                    \
     da_.parentObj = NULL;                                           \
     START(p, c, grp, da_);                                          \
-    DRIVE_V4PLUS(p, c, D, v, grp);                                \
+    DRIVE_COLL_P2P(p, c, D, v, grp);                                \
     (p)->stopEvent(grp);                                          \
     memset(&da_, GARBAGE, sizeof da_);                                \
     da_.type = ncclProfileGroupApi;                                 \
