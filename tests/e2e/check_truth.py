@@ -400,7 +400,7 @@ def check_clock_fields(work):
 
 
 def check_straggler(work):
-    truth, recs, summary = simulate(work, ["--scenario", "straggler", "--iters", "10"], report=True)
+    truth, recs, summary = simulate(work, ["--scenario", "straggler", "--iters", "20"], report=True)
     late = truth["straggler"]
     check(late, "the truth names no straggler")
     want = {(int(s["comm"], 16), s["rank"]): s["delay_ns"] for s in late}
