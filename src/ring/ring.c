@@ -79,6 +79,10 @@ free_rings:
 void ns_ring_pool_destroy(void) {
   if (g_key_ok) pthread_key_delete(g_key); /* no destructor may run into unloaded code */
   g_key_ok = 0;
+  /* R5: acquire pairs with the release CAS of ring_thread_exit: a producer
+   * thread that exited after the writer's last drain has its destructor's
+   * write to the ring happen before the ring memory is freed below. */
+  for (uint32_t i = 0; i < g_count; i++) (void)atomic_load_explicit(&g_rings[i].state, memory_order_acquire);
   if (g_words_region) munmap(g_words_region, g_ring_bytes * g_count);
   free(g_rings);
   g_rings = NULL;
