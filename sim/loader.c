@@ -117,12 +117,17 @@ static bool isBaseTid(pid_t tid) {
   return false;
 }
 
-/* Listed threads that are not the simulator's: recorded as the baseline
+/* Linux lists /proc/self/task by walking the thread list and stops early
+ * when the thread it stands on exits before it steps on, so one scan can
+ * miss every thread behind an exiting one. The baseline is therefore the
+ * union of three scans, and "no thread left" needs three empty scans. */
+enum { SCANS = 3 };
+
+/* Listed threads that are not the simulator's: added to the baseline
  * (record) or counted beyond it. Call with threadLock held. */
 static int foreignThreads(bool record) {
   DIR* d = opendir("/proc/self/task");
   if (!d) return 0;
-  if (record) nBaseTids = 0;
   int n = 0;
   struct dirent* e;
   while ((e = readdir(d)) != NULL) {
@@ -130,6 +135,7 @@ static int foreignThreads(bool record) {
     pid_t tid = (pid_t)atoi(e->d_name);
     if (isSimTid(tid)) continue;
     if (record) {
+      if (isBaseTid(tid)) continue;
       if (nBaseTids == capBaseTids) {
         capBaseTids = capBaseTids ? 2 * capBaseTids : 16;
         baseTids = realloc(baseTids, capBaseTids * sizeof *baseTids);
@@ -143,19 +149,32 @@ static int foreignThreads(bool record) {
   return n;
 }
 
-/* The plugin's threads, once none is left or after 1 s: a thread stays
- * listed in /proc/self/task for a moment after pthread_join returned (the
- * kernel wakes the joiner before it reaps the task). */
+static void recordBaseline(void) {
+  pthread_mutex_lock(&threadLock);
+  nBaseTids = 0;
+  for (int i = 0; i < SCANS; i++) foreignThreads(true);
+  pthread_mutex_unlock(&threadLock);
+}
+
+/* The plugin's threads: 0 once SCANS scans in a row find none, otherwise
+ * the count after 1 s (a thread stays listed in /proc/self/task for a
+ * moment after pthread_join returned: the kernel wakes the joiner before it
+ * reaps the task). */
 static int settledExtraThreads(void) {
-  int extra = 0;
-  for (int tries = 0; tries < 1000; tries++) {
+  int extra = 0, empty = 0;
+  for (int tries = 0; tries < 1000 && empty < SCANS; tries++) {
     pthread_mutex_lock(&threadLock);
-    extra = foreignThreads(false);
+    int n = foreignThreads(false);
     pthread_mutex_unlock(&threadLock);
-    if (extra <= 0) break;
+    if (n <= 0) {
+      empty++;
+      continue;
+    }
+    empty = 0;
+    extra = n;
     usleep(1000);
   }
-  return extra;
+  return empty >= SCANS ? 0 : extra;
 }
 
 void simLoaderForceSpec(const char* spec) { forcedSpec = spec; loadFailed = 0; }
@@ -184,9 +203,7 @@ const simPlugin* simPluginAcquire(void) {
     ret = &plugin;
     goto out;
   }
-  pthread_mutex_lock(&threadLock);
-  foreignThreads(true);
-  pthread_mutex_unlock(&threadLock);
+  recordBaseline();
   baseFds = openFds();
   lib = openByNcclRules();
   if (!lib) {

@@ -22,7 +22,6 @@
  * Prints one line per failed check; exit 0 when every check passed.
  * Threads: main plus the ones each case starts.
  */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -34,6 +33,7 @@
 #include <unistd.h>
 
 #include "abi/nccl_profiler.h"
+#include "plugin_threads.h"
 
 static const ncclProfiler_v6_t* api;
 static int failures;
@@ -295,26 +295,6 @@ static void caseGarbage(void) {
   printf("garbage: survived %d garbage values\n", nbad);
 }
 
-/* Threads the plugin named (pthread_setname_np "ncclscope-..."); counting
- * all threads would include a sanitizer's own background thread. */
-static int countPluginThreads(void) {
-  DIR* d = opendir("/proc/self/task");
-  int n = 0;
-  if (!d) return -1;
-  for (struct dirent* e; (e = readdir(d));) {
-    if (e->d_name[0] == '.') continue;
-    char path[300], name[32] = "";
-    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-    FILE* f = fopen(path, "re");
-    if (!f) continue;
-    if (!fgets(name, sizeof name, f)) name[0] = 0;
-    fclose(f);
-    n += !strncmp(name, "ncclscope", 9);
-  }
-  closedir(d);
-  return n;
-}
-
 int main(int argc, char** argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: fault_driver PLUGIN CASE\n");
@@ -334,15 +314,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "fault_driver: unknown case %s\n", argv[2]);
     return 2;
   }
-  /* After the last finalize every plugin thread is joined: dlclose is safe.
-   * A joined thread stays listed in /proc/self/task for a moment after
-   * pthread_join returns (woken before the kernel reaps it): one still
-   * listed after a second is left running. */
-  int left = countPluginThreads();
-  for (int i = 0; left > 0 && i < 1000; i++) {
-    usleep(1000);
-    left = countPluginThreads();
-  }
+  /* After the last finalize every plugin thread is joined: dlclose is safe. */
+  int left = ns_plugin_threads_left();
   CHECK(left == 0, "plugin threads after the last finalize: %d (one left running crashes the process after dlclose)",
         left);
   if (left == 0) dlclose(lib);

@@ -3,22 +3,23 @@
  * communicator); every 100th cycle four threads init at once and the main
  * thread finalizes them. No thread or file descriptor may leak, every cycle
  * leaves a complete trace file, and a failing dump dir makes init fail.
- * Threads are counted by name: the plugin names every thread it starts
- * "ncclscope-..."; a sanitizer's runtime starts its own (TSan's background
- * thread appears at the first pthread_create, inside the plugin's init), so
- * the process's total thread count is no measure of the plugin's leaks. The
- * writer must be visible by that name while a session is open, so a renamed
- * or unnamed plugin thread fails here instead of escaping the count.
+ * Threads are counted by name (plugin_threads.h): a sanitizer's runtime
+ * starts its own (TSan's background thread appears at the first
+ * pthread_create, inside the plugin's init). The writer must be visible by
+ * that name while a session is open, so a renamed or unnamed plugin thread
+ * fails here instead of escaping the count.
  * Threads: main, and four init threads every 100th cycle. */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "abi/nccl_profiler.h"
 #include "check.h"
+#include "plugin_threads.h"
 
 static int count_dir(const char* path) {
   DIR* d = opendir(path);
@@ -45,42 +46,9 @@ static int count_traces(const char* path) {
   return n;
 }
 
-/* Threads of this process named "ncclscope*" (the name is set with
- * pthread_setname_np by the thread's creator, before init returns). */
-static int count_plugin_threads(void) {
-  DIR* d = opendir("/proc/self/task");
-  if (!d) return -1;
-  int n = 0;
-  struct dirent* e;
-  while ((e = readdir(d))) {
-    if (e->d_name[0] == '.') continue;
-    char path[300], name[32] = "";
-    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-    FILE* f = fopen(path, "re");
-    if (!f) continue; /* the thread exited meanwhile */
-    if (!fgets(name, sizeof name, f)) name[0] = 0;
-    fclose(f);
-    n += strncmp(name, "ncclscope", 9) == 0;
-  }
-  closedir(d);
-  return n;
-}
-
-/* Plugin threads once its last finalize has joined them. A joined thread
- * stays listed in /proc/self/task for a moment after pthread_join returns
- * (the kernel wakes the joiner before it reaps the thread), so a thread
- * still listed is a leak only if it is there for a second. */
-static int plugin_threads_after_join(void) {
-  int n = count_plugin_threads();
-  for (int i = 0; n > 0 && i < 1000; i++) {
-    usleep(1000);
-    n = count_plugin_threads();
-  }
-  return n;
-}
-
 static ncclProfiler_v6_t* api;
 static void* ctxs[4];
+static pid_t init_tids[4];
 
 static void events(void* ctx) {
   ncclProfilerEventDescr_v6_t d;
@@ -100,6 +68,7 @@ static void events(void* ctx) {
 
 static void* init_thread(void* arg) {
   int i = (int)(intptr_t)arg;
+  init_tids[i] = (pid_t)syscall(SYS_gettid);
   int mask;
   CHECK_EQ(api->init(&ctxs[i], 100 + (uint64_t)i, &mask, "t", 1, 4, i, NULL), ncclSuccess);
   events(ctxs[i]);
@@ -115,7 +84,7 @@ int main(void) {
   setenv("NCCLSCOPE_RING_KB", "64", 1);
   setenv("NCCLSCOPE_SLAB_EVENTS", "1024", 1);
   int fds0 = count_dir("/proc/self/fd");
-  CHECK_EQ(count_plugin_threads(), 0);
+  CHECK_EQ(ns_scan_plugin_threads(), 0);
   enum { CYCLES = 2000 };
   for (int c = 0; c < CYCLES; c++) {
     void* so = dlopen(NS_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
@@ -125,23 +94,24 @@ int main(void) {
     }
     api = dlsym(so, "ncclProfiler_v6");
     if (c % 100 == 99) {
-      CHECK_EQ(plugin_threads_after_join(), 0); /* the last cycle's writer is gone before we count ours */
+      CHECK_EQ(ns_plugin_threads_left(), 0); /* the last cycle's writer is gone before we count ours */
       pthread_t th[4];
       for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, init_thread, (void*)(intptr_t)i);
       for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
-      CHECK_EQ(count_plugin_threads(), 1); /* one writer per process, however many contexts */
+      for (int i = 0; i < 4; i++) CHECK_EQ(ns_wait_task_gone(init_tids[i]), 0); /* an exact count from here */
+      CHECK_EQ(ns_scan_plugin_threads(), 1); /* one writer per process, however many contexts */
       for (int i = 0; i < 4; i++) CHECK_EQ(api->finalize(ctxs[i]), ncclSuccess);
     } else {
       void* ctx;
       int mask;
       CHECK_EQ(api->init(&ctx, (uint64_t)c, &mask, NULL, 1, 1, 0, NULL), ncclSuccess);
       events(ctx);
-      if (c % 500 == 0) CHECK_EQ(count_plugin_threads(), 1);
+      if (c % 500 == 0) CHECK_EQ(ns_scan_plugin_threads(), 1);
       CHECK_EQ(api->finalize(ctx), ncclSuccess);
     }
     dlclose(so);
     if (c % 500 == 0 || c % 100 == 99) {
-      CHECK_EQ(plugin_threads_after_join(), 0);
+      CHECK_EQ(ns_plugin_threads_left(), 0);
       CHECK_EQ(count_dir("/proc/self/fd"), fds0);
     }
     if (check_failures) break;
@@ -157,7 +127,7 @@ int main(void) {
   CHECK_EQ(api->init(&ctx, 1, &mask, NULL, 1, 1, 0, NULL), ncclSystemError);
   CHECK(ctx == NULL);
   dlclose(so);
-  CHECK_EQ(plugin_threads_after_join(), 0);
+  CHECK_EQ(ns_plugin_threads_left(), 0);
   CHECK_EQ(count_dir("/proc/self/fd"), fds0);
 
   char cmd[256];
