@@ -11,6 +11,7 @@
  */
 #include <math.h>
 #include <string.h>
+#include <strings.h>
 
 #include "analysis/internal.h"
 
@@ -296,6 +297,28 @@ static void handle_start(ns_analysis* a, const ns_record* r, const char* const* 
   if (stopped_early) apply_stop(a, n, stop_ts);
 }
 
+/* ---- network receives: a second "before" side of the GPU clock bound ----
+ * With the Simple protocol a kernel consumes a received chunk only after the
+ * proxy has advanced the receive tail the kernel polls, and NCCL's net
+ * transport records RecvGPUWait before that store (net.cc, 2.23 to 2.30: the
+ * state, a fence, then the tail). So the op's last kernel channel stop comes
+ * after every RecvGPUWait of its own receives. Unlike the launch call this
+ * stays tight when the GPU is busy: a kernel queued behind other work (a
+ * straggler's) starts long after its launch, but still ends a few
+ * microseconds after its last chunk was handed over. LL and LL128 kernels
+ * poll flags in the data itself, which the NIC writes before the proxy sees
+ * the completion: no bound from them, nor from a P2p, whose descriptor
+ * names no protocol (small ones may use LL). PXN receives (another
+ * process's op) have no local root and are left out. */
+static void recv_handed_over(ns_analysis* a, const ns_node* step, uint64_t ts) {
+  ns_node* pop = ns_an_find(a, step->parent);
+  if (!pop || pop->type != NS_EV_PROXY_OP || pop->u.pop.is_send || pop->u.pop.pxn || !pop->u.pop.root) return;
+  ns_node* op = ns_an_find(a, pop->u.pop.root);
+  if (op && is_op_type(op->type) && ts > op->u.op.recv_ready_ts) op->u.op.recv_ready_ts = ts;
+}
+
+static int is_simple_proto(const char* proto) { return strcasecmp(proto, "Simple") == 0; }
+
 static void handle_state(ns_analysis* a, const ns_record* r) {
   ns_node* n = ns_an_find(a, r->id);
   if (!n || !n->started) return;
@@ -304,6 +327,7 @@ static void handle_state(ns_analysis* a, const ns_record* r) {
       n->u.step.wait_ts = r->ts;
       n->u.step.has_wait = 1;
     }
+    if (r->state == 12) recv_handed_over(a, n, r->ts); /* RecvGPUWait */
     if ((r->flags & NS_RF_HAS_ARG) && r->arg) n->u.step.size = r->arg; /* transSize, last seen */
   } else if (n->type == NS_EV_KERNEL_CH && r->state == 22 && r->arg) {
     n->u.kch.ptimer_stop = r->arg;
@@ -418,6 +442,8 @@ void ns_an_finalize_op(ns_analysis* a, ns_node* n, unsigned flags) {
       ns_cf_add_before(&cs->clock, n->start_ts, o->ptimer_min);
     else if (n->started && o->launch_ts && o->launch_ts <= n->start_ts)
       ns_cf_add_before(&cs->clock, o->launch_ts, o->ptimer_min);
+    if (o->has_ptimer_stop && o->recv_ready_ts && n->type == NS_EV_COLL && is_simple_proto(o->proto))
+      ns_cf_add_before(&cs->clock, o->recv_ready_ts, o->ptimer_max);
     double e1 = INFINITY, e2 = INFINITY;
     uint64_t t1 = 0, t2 = 0;
     int ok1 = ns_cf_convert(&cs->clock, o->ptimer_min, &t1, &e1);

@@ -27,6 +27,7 @@ typedef struct {
   int has_ptimer_start, has_ptimer_stop;
   uint64_t api_id;    /* the CollApi/P2pApi parent (v5+), 0 if none */
   uint64_t launch_ts; /* earliest KernelLaunch start of its group on this comm, 0 if not known (yet) */
+  uint64_t recv_ready_ts; /* latest RecvGPUWait of its own network receives, 0 if none */
   int graph;          /* its CollApi/P2pApi was graph-captured: the Coll start precedes the kernel */
   uint64_t window;
   unsigned flags; /* NS_OPF_* gathered before finalization */

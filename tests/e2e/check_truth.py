@@ -405,16 +405,54 @@ def check_straggler(work):
     check(late, "the truth names no straggler")
     want = {(int(s["comm"], 16), s["rank"]): s["delay_ns"] for s in late}
     got = {int(c["commId"], 16): c for c in summary["crossRank"]}
+    # arrival = kernel start: the truth's, and the converted one the report compares (export gpuStart)
+    true_start = {(int(c["comm"], 16), c["func"], c["seq"], c["rank"]): c["t_start"] / 1e3
+                  for c in truth["coll"] if c["peer"] < 0}
+    conv = {}
+    for r in recs:
+        d = r.get("details", {})
+        if r.get("type") == "ncclProfileColl" and d.get("gpuStart"):
+            conv[(r["commId"], r["func"], d["seq"], r["rank"])] = (d["gpuStart"], d["gpuErrorUs"])
     for (comm, rank), delay in want.items():
         c = got.get(comm)
         check(c, "no cross-rank entry for comm %x; report: %s" % (comm, summary["crossRank"]))
-        print("comm %x: report says rank %d last in %.0f %% of %d, mean gap %.1f us; truth: rank %d late by %.1f us" %
-              (comm, c["lastRank"], 100 * c["lastShare"], c["compared"], c["meanGapUs"], rank, delay / 1e3))
-        check(c["lastRank"] == rank and c["lastShare"] >= 0.9, "wrong straggler")
-        # the gap is measured on converted kernel starts of the first few collectives, while the
-        # clock fit is still loose: only its order of magnitude is checked
-        check(0.25 * delay / 1e3 <= c["meanGapUs"] <= 1.5 * delay / 1e3, "gap %.1f us, injected %.1f us" %
-              (c["meanGapUs"], delay / 1e3))
+        ranks = range(c["nranks"])
+        compared = truly_last = ambiguous = 0
+        gaps, bounds = [], []
+        for f, seq in sorted({(k[1], k[2]) for k in true_start if k[0] == comm}):
+            t = [true_start.get((comm, f, seq, r)) for r in ranks]
+            g = [conv.get((comm, f, seq, r)) for r in ranks]
+            if None in t or None in g:
+                continue
+            compared += 1
+            order = sorted(ranks, key=lambda r: t[r])
+            last, second = order[-1], order[-2]
+            bound = g[last][1] + g[second][1]
+            bounds.append(bound)
+            if last == rank:
+                truly_last += 1
+                gaps.append(t[last] - t[second])
+            # within the published error bounds the report may call it either way
+            if t[last] - t[second] <= bound:
+                ambiguous += 1
+        reported = c["lastCounts"][rank] if rank < len(c["lastCounts"]) else 0
+        true_gap = sum(gaps) / len(gaps) if gaps else 0.0
+        print("comm %x: report says rank %d last in %d of %d, mean gap %.1f us; truth: rank %d late by %.1f us, "
+              "last in %d (%d within the error bounds), mean gap %.1f us; bound sum max %.1f us" %
+              (comm, c["lastRank"], reported, c["compared"], c["meanGapUs"], rank, delay / 1e3, truly_last,
+               ambiguous, true_gap, max(bounds) if bounds else -1))
+        check(compared >= 40 and c["compared"] == compared, "report compared %d collectives, the truth has %d" %
+              (c["compared"], compared))
+        # the simulator's threads run on a shared machine: its late rank is late most of the time, not always
+        check(truly_last >= 0.6 * compared, "the simulator made rank %d last in only %d of %d" %
+              (rank, truly_last, compared))
+        check(c["lastRank"] == rank, "wrong straggler")
+        check(abs(reported - truly_last) <= ambiguous, "rank %d last in %d collectives by the report, %d by the truth"
+              % (rank, reported, truly_last))
+        # the report converts each start when its op completes, with the samples seen so far (bounds of
+        # tens of us for the late rank); a fit bounded by the launch calls alone was off by delay / 2
+        check(abs(c["meanGapUs"] - true_gap) <= 0.05 * delay / 1e3,
+              "mean gap %.1f us, true %.1f us" % (c["meanGapUs"], true_gap))
 
 
 CHECKS = {"exec_end": check_exec_end, "gpu_clock": check_gpu_clock, "busbw": check_busbw, "links": check_links,
