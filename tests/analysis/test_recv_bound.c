@@ -1,0 +1,191 @@
+/* The GPU clock's receive-handover bound (completion.c, docs/metrics.md):
+ * a Simple-protocol Coll's last KernelCh stop comes after the latest
+ * RecvGPUWait of its own network receives.
+ *
+ * Synthetic stream, one communicator: every kernel waits 2..5 ms behind
+ * earlier work after its launch call (a busy GPU: the launch samples are
+ * milliseconds loose), and each channel's kernel ends 2..6 us after its
+ * receive ProxyOp's last RecvGPUWait. Three runs:
+ *  - Simple Colls: the receive samples make the fit tight (a few us);
+ *  - LL Colls, whose kernels may finish before the proxy records the
+ *    handover (here 1..20 us before): these must not be used, or the fit
+ *    would contradict itself; the bound stays launch-limited (~ms);
+ *  - P2p (no protocol named): no sample either.
+ * Every run: every conversion inside its published bound. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "check.h"
+
+#define NOPS 600
+#define NCH 2
+
+typedef struct {
+  ns_record r;
+  int thread;
+  uint64_t arrival;
+} ev;
+
+static ev* evs;
+static size_t nev, capev;
+static uint64_t true_kstart[NOPS + 1];
+static uint64_t viol, converted;
+static double late_bound_max, late_err_max;
+
+static ev* push(int thread, uint8_t kind, uint8_t type, uint64_t ts, uint64_t id, uint64_t parent) {
+  if (nev == capev) {
+    capev = capev ? capev * 2 : 8192;
+    evs = realloc(evs, capev * sizeof *evs);
+  }
+  ev* e = &evs[nev++];
+  memset(e, 0, sizeof *e);
+  e->r.kind = kind;
+  e->r.type = type;
+  e->r.comm = 1;
+  e->r.ts = ts;
+  e->r.id = id;
+  e->r.parent = parent;
+  e->thread = thread;
+  return e;
+}
+
+/* GPU timer: offset and +3 ppm drift, read in 2048 ns steps. */
+static uint64_t gpu_read(uint64_t t) {
+  double v = (double)t * (1.0 + 3e-6) + 4.2e10;
+  return (uint64_t)(v / 2048.0) * 2048;
+}
+
+static int cmp_arrival(const void* a, const void* b) {
+  const ev *x = a, *y = b;
+  if (x->arrival != y->arrival) return x->arrival < y->arrival ? -1 : 1;
+  if (x->thread != y->thread) return x->thread - y->thread;
+  return x->r.ts < y->r.ts ? -1 : x->r.ts > y->r.ts;
+}
+
+static void on_op(void* user, const ns_op_result* r) {
+  (void)user;
+  if (r->id == 0 || r->id > NOPS || !r->gpu_start_ns) return;
+  converted++;
+  double err = fabs((double)(int64_t)(r->gpu_start_ns - true_kstart[r->id]));
+  if (err > r->gpu_err_ns && viol++ < 5)
+    fprintf(stderr, "op %llu: error %.0f ns outside bound %.0f ns\n", (unsigned long long)r->id, err, r->gpu_err_ns);
+  if (r->id > NOPS / 2) {
+    late_bound_max = fmax(late_bound_max, r->gpu_err_ns);
+    late_err_max = fmax(late_err_max, err);
+  }
+}
+
+/* One run; proto NULL makes P2p ops. ll_early: kernels end before the handover. */
+static void run(const char* proto, int ll_early) {
+  unsigned long long s = 7;
+  nev = 0;
+  viol = converted = 0;
+  late_bound_max = late_err_max = 0;
+  uint8_t op_type = proto ? NS_EV_COLL : NS_EV_P2P;
+  uint64_t t = 9000000000000ull, id = NOPS + 10;
+  for (uint64_t c = 1; c <= NOPS; c++) {
+    t += 5000000 + test_rng(&s) % 1000000;
+    uint64_t gid = ++id, aid = ++id, lid = ++id;
+    uint64_t tlaunch = t - 8000;
+    push(0, NS_REC_START, NS_EV_GROUP_API, t - 15000, gid, 0);
+    push(0, NS_REC_START, proto ? NS_EV_COLL_API : NS_EV_P2P_API, t - 14000, aid, gid);
+    push(0, NS_REC_START, NS_EV_KERNEL_LAUNCH, tlaunch, lid, gid);
+    push(0, NS_REC_STOP, NS_EV_KERNEL_LAUNCH, tlaunch + 3000, lid, 0);
+    ev* e = push(0, NS_REC_START, op_type, t, c, aid);
+    if (proto) {
+      e->r.num[0] = c;
+      e->r.num[1] = 1 << 20;
+      e->r.num[5] = NCH;
+    } else {
+      e->r.num[0] = 1; /* peer */
+      e->r.num[1] = 1 << 20;
+      e->r.num[3] = NCH;
+    }
+    push(0, NS_REC_STOP, op_type, t + 3000, c, 0);
+    uint64_t kbase = tlaunch + 2000000 + test_rng(&s) % 3000000; /* queued behind earlier work */
+    true_kstart[c] = UINT64_MAX;
+    for (int ch = 0; ch < NCH; ch++) {
+      uint64_t tk = kbase + (uint64_t)ch * 300;
+      if (tk < true_kstart[c]) true_kstart[c] = tk;
+      uint64_t kid = ++id, pop = ++id;
+      /* the receive: 4 steps, the last handed over at `handover` */
+      uint64_t pt = tk + 2000;
+      push(1, NS_REC_START, NS_EV_PROXY_OP, pt, pop, c)->r.num[0] = (uint64_t)ch;
+      uint64_t step_t = pt;
+      uint64_t handover = 0;
+      for (int k = 0; k < 4; k++) {
+        uint64_t sid = ++id;
+        push(1, NS_REC_START, NS_EV_PROXY_STEP, step_t, sid, pop);
+        push(1, NS_REC_STATE, NS_EV_PROXY_STEP, step_t + 500, sid, 0)->r.state = 10; /* RecvWait */
+        handover = step_t + 20000 + test_rng(&s) % 10000;
+        push(1, NS_REC_STATE, NS_EV_PROXY_STEP, handover, sid, 0)->r.state = 12; /* RecvGPUWait */
+        push(1, NS_REC_STOP, NS_EV_PROXY_STEP, handover + 3000, sid, 0);
+        step_t = handover + 1000;
+      }
+      /* Simple: the kernel ends after the handover; LL may end before it */
+      uint64_t te = ll_early ? handover - 1000 - test_rng(&s) % 19000 : handover + 2000 + test_rng(&s) % 4000;
+      uint64_t cb1 = tk + 2000 + test_rng(&s) % 30000, cb2 = te + 2000 + test_rng(&s) % 30000;
+      if (cb1 < pt) cb1 = pt; /* keep each thread's stream in time order */
+      ev* k0 = push(1, NS_REC_START, NS_EV_KERNEL_CH, cb1, kid, c);
+      k0->r.num[0] = (uint64_t)ch;
+      k0->r.num[1] = gpu_read(tk);
+      ev* k1 = push(1, NS_REC_STATE, NS_EV_KERNEL_CH, cb2, kid, 0);
+      k1->r.state = 22;
+      k1->r.flags = NS_RF_HAS_ARG;
+      k1->r.arg = gpu_read(te);
+      push(1, NS_REC_STOP, NS_EV_KERNEL_CH, cb2, kid, 0);
+      push(1, NS_REC_STOP, NS_EV_PROXY_OP, (cb2 > step_t ? cb2 : step_t) + 500, pop, 0);
+    }
+  }
+  for (size_t i = 0; i < nev; i++) evs[i].arrival = (evs[i].r.ts / 1000000 + 1) * 1000000;
+  qsort(evs, nev, sizeof *evs, cmp_arrival);
+
+  ns_analysis_config cfg;
+  ns_analysis_config_default(&cfg);
+  cfg.on_op = on_op;
+  ns_analysis* a = ns_analysis_create(&cfg);
+  ns_comm_info ci;
+  memset(&ci, 0, sizeof ci);
+  ci.comm = 1;
+  ci.comm_id = 0x5eed;
+  ci.nranks = 2;
+  ns_analysis_comm(a, &ci);
+  for (size_t i = 0; i < nev; i++) {
+    const char* strs[NS_REC_STRS] = {NULL, NULL, NULL, NULL};
+    if (evs[i].r.type == NS_EV_COLL && evs[i].r.kind == NS_REC_START) {
+      strs[0] = "AllReduce";
+      strs[1] = "ncclFloat32";
+      strs[2] = "RING";
+      strs[3] = proto;
+    } else if (evs[i].r.type == NS_EV_P2P && evs[i].r.kind == NS_REC_START) {
+      strs[0] = "Recv";
+      strs[1] = "ncclFloat32";
+    }
+    ns_analysis_record(a, &evs[i].r, strs);
+  }
+  ns_analysis_flush(a);
+  ns_analysis_destroy(a);
+  printf("%-6s: %llu conversions, %llu outside the bound; second half: bound max %.1f us, error max %.1f us\n",
+         proto ? proto : "P2p", (unsigned long long)converted, (unsigned long long)viol, late_bound_max / 1e3,
+         late_err_max / 1e3);
+}
+
+int main(void) {
+  run("Simple", 0);
+  CHECK_U64(converted, NOPS);
+  CHECK_U64(viol, 0);
+  CHECK_TRUE(late_bound_max < 10000.0); /* receive handover: a few us */
+
+  run("LL", 1);
+  CHECK_U64(converted, NOPS);
+  CHECK_U64(viol, 0);
+  CHECK_TRUE(late_bound_max > 500000.0); /* launch-limited: the 2..5 ms queueing */
+
+  run(NULL, 0);
+  CHECK_U64(converted, NOPS);
+  CHECK_U64(viol, 0);
+  CHECK_TRUE(late_bound_max > 500000.0);
+  free(evs);
+  CHECK_DONE();
+}
