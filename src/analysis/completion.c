@@ -134,6 +134,7 @@ static void child_stopped(ns_analysis* a, ns_node* child, uint64_t ts) {
   if (ts > op->last_activity) op->last_activity = ts;
   if (child->type == NS_EV_KERNEL_CH) {
     op->u.op.n_kch_done++;
+    op->u.op.n_kch_timed += child->u.kch.has_stop != 0;
     if (child->u.kch.has_stop && (!op->u.op.has_ptimer_stop || child->u.kch.ptimer_stop > op->u.op.ptimer_max)) {
       op->u.op.ptimer_max = child->u.kch.ptimer_stop;
       op->u.op.has_ptimer_stop = 1;
@@ -309,7 +310,10 @@ static void handle_start(ns_analysis* a, const ns_record* r, const char* const* 
  * poll flags in the data itself, which the NIC writes before the proxy sees
  * the completion: no bound from them, nor from a P2p, whose descriptor
  * names no protocol (small ones may use LL). PXN receives (another
- * process's op) have no local root and are left out. */
+ * process's op) have no local root and are left out. The bound holds for
+ * the latest stop of all the op's channels only: with a channel's stop
+ * pTimer missing (a dropped record), the one that consumed the last chunk
+ * may be the missing one, so such an op gives no sample. */
 static void recv_handed_over(ns_analysis* a, const ns_node* step, uint64_t ts) {
   ns_node* pop = ns_an_find(a, step->parent);
   if (!pop || pop->type != NS_EV_PROXY_OP || pop->u.pop.is_send || pop->u.pop.pxn || !pop->u.pop.root) return;
@@ -442,7 +446,8 @@ void ns_an_finalize_op(ns_analysis* a, ns_node* n, unsigned flags) {
       ns_cf_add_before(&cs->clock, n->start_ts, o->ptimer_min);
     else if (n->started && o->launch_ts && o->launch_ts <= n->start_ts)
       ns_cf_add_before(&cs->clock, o->launch_ts, o->ptimer_min);
-    if (o->has_ptimer_stop && o->recv_ready_ts && n->type == NS_EV_COLL && is_simple_proto(o->proto))
+    if (o->recv_ready_ts && o->nchannels > 0 && o->n_kch_timed >= o->nchannels && n->type == NS_EV_COLL &&
+        is_simple_proto(o->proto))
       ns_cf_add_before(&cs->clock, o->recv_ready_ts, o->ptimer_max);
     double e1 = INFINITY, e2 = INFINITY;
     uint64_t t1 = 0, t2 = 0;

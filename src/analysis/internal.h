@@ -22,6 +22,7 @@ typedef struct {
   uint32_t nchannels;
   uint32_t live_children;  /* started, not yet stopped */
   uint32_t n_proxy_ops, n_kernel_ch, n_kch_done, n_steps;
+  uint32_t n_kch_timed; /* stopped KernelCh children whose stop pTimer is known */
   uint64_t exec_stop;
   uint64_t ptimer_min, ptimer_max; /* raw GPU timer interval of the KernelCh children */
   int has_ptimer_start, has_ptimer_stop;
