@@ -254,7 +254,7 @@ static void emit_finis(ctl* l) {
 
 static void emit_counters(void) {
   size_t at = ns_block_begin(&W.out);
-  uint64_t ev = 0, dr_ring = 0, dr_handles = 0, dr_unringed = 0;
+  uint64_t ev = 0, dr_ring = 0, dr_handles = 0;
   for (int t = 0; t < NS_EV_COUNT; t++) {
     uint64_t ring_t = 0;
     for (uint32_t i = 0; i < ns_ring_pool_count(); i++)
@@ -262,9 +262,8 @@ static void emit_counters(void) {
     uint64_t h = atomic_load_explicit(&ns_cnt.dropped_handles[t], memory_order_relaxed);
     uint64_t u = atomic_load_explicit(&ns_cnt.dropped_unringed[t], memory_order_relaxed);
     ev += W.events[t];
-    dr_ring += ring_t + u;
+    dr_ring += ring_t + u; /* events of a thread that got no ring count as ring drops */
     dr_handles += h;
-    dr_unringed += u;
     if (W.events[t]) ns_props_u64(&W.out, NS_P_TYPE_EVENTS_BASE + t, W.events[t]);
     if (ring_t + h + u) ns_props_u64(&W.out, NS_P_TYPE_DROPPED_BASE + t, ring_t + h + u);
   }
