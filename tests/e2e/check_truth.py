@@ -13,6 +13,8 @@ compares with the simulator's --truth file (docs/simulator.md):
                 the last KernelCh stop callback (cb_stop)
   gpu_clock     KernelCh gpuStart/gpuStop against the true gpu_start/gpu_stop:
                 inside gpuErrorUs every time, within 5 us after warm-up
+  gpu_clock_v4  the same through the v4 ABI (no KernelLaunch): bounded by the receive
+                handovers alone (env PLUGIN_V4: the plugin built with v4 only)
   busbw         bytes, algbwGBs, busbwGBs recomputed with nccl-tests' formulas
   links         MIN-mode send-side link latency/bandwidth from `report` vs the injected link model
   clock_fields  finalize gpuClockOffsetUs/DriftPpm/ErrorUs vs truth
@@ -51,9 +53,9 @@ def run(cmd, env=None, out=None):
     return r.stdout.decode(errors="replace")
 
 
-def simulate(work, args=(), report=False, clock=None):
+def simulate(work, args=(), report=False, clock=None, plugin=None):
     """Runs the sim + export (+ report). Returns (truth by kind, export records, summary).
-    clock: NCCLSCOPE_CLOCK for the plugin (None: its default)."""
+    clock: NCCLSCOPE_CLOCK for the plugin (None: its default). plugin: another build of it (None: $PLUGIN)."""
     os.makedirs(work, exist_ok=True)
     dump = os.path.join(work, "dump")
     os.makedirs(dump, exist_ok=True)
@@ -63,7 +65,7 @@ def simulate(work, args=(), report=False, clock=None):
     env = dict(os.environ, NCCLSCOPE_EVENT_MASK="all", NCCLSCOPE_DUMP_DIR=dump)
     if clock:
         env["NCCLSCOPE_CLOCK"] = clock
-    run([os.environ["SIM"], "--plugin", os.environ["PLUGIN"], "--truth", truth_path] + list(args), env=env,
+    run([os.environ["SIM"], "--plugin", plugin or os.environ["PLUGIN"], "--truth", truth_path] + list(args), env=env,
         out=os.path.join(work, "sim.log"))
     jsonl = os.path.join(work, "export.jsonl")
     run([os.environ["NCCLSCOPE"], "export", dump, "--format", "jsonl", "-o", jsonl])
@@ -189,10 +191,10 @@ def kernel_key(e, ops):
             op["func"], which)
 
 
-def check_gpu_clock(work):
-    # The plugin's default clock (TSC where invariant): the bound assumes a callback's timestamp is never
-    # earlier than the GPU event it reports, which holds since the writer re-anchors before every drain.
-    truth, recs, _ = simulate(work, ["--iters", str(ITERS)])
+def clock_conversions(truth, recs):
+    """Every KernelCh gpuStart/gpuStop against the truth: each must lie inside its published bound.
+    Returns (KernelCh events, ops by address, kernel truth, all errors, error/bound ratios, errors and bounds
+    after warm-up, unbounded conversions)."""
     ops = {r["eventAddr"]: r for r in events(recs, "ncclProfileColl") + events(recs, "ncclProfileP2p")}
     tk = kernel_truth(truth)
     kch = sorted(events(recs, "ncclProfileKernelCh"), key=lambda e: e["start"]["ts"])
@@ -223,9 +225,18 @@ def check_gpu_clock(work):
                 bounds_settled.append(bound)
     print("KernelCh conversions: %d, unbounded %d" % (len(errs), unbounded))
     print("true error:           %s" % dist(errs, 1))
+    check(ratios, "no bounded conversion")
     print("error / bound:        max %.3f p99 %.3f" % (max(ratios), pct(ratios, .99)))
-    check(settled, "no conversion after %d KernelCh per (comm, rank)" % WARMUP_OPS)
+    check(settled, "no bounded conversion after %d KernelCh per (comm, rank)" % WARMUP_OPS)
     print("after warm-up: error %s; bound %s" % (dist(settled, 1), dist(bounds_settled, 1)))
+    return kch, ops, tk, errs, ratios, settled, bounds_settled, unbounded
+
+
+def check_gpu_clock(work):
+    # The plugin's default clock (TSC where invariant): the bound assumes a callback's timestamp is never
+    # earlier than the GPU event it reports, which holds since the writer re-anchors before every drain.
+    truth, recs, _ = simulate(work, ["--iters", str(ITERS)])
+    kch, ops, tk, errs, ratios, settled, bounds_settled, unbounded = clock_conversions(truth, recs)
     # What the data allows: the fit is pinned by the shortest callback lag ("after" samples) and the shortest
     # gap from the start of a kernel's launch call (KernelLaunch, linked through GroupApi <- CollApi/P2pApi <-
     # Coll/P2p) to the kernel's start ("before" samples); its width is about their sum plus a timer quantum,
@@ -253,6 +264,18 @@ def check_gpu_clock(work):
     check(pct(bounds_settled, .5) <= 1.5 * ideal_us, "after warm-up the median bound %.3f us is more than "
           "1.5x the data-limited width %.3f us" % (pct(bounds_settled, .5), ideal_us))
 
+
+
+def check_gpu_clock_v4(work):
+    # A v4 plugin gets no KernelLaunch (nor API) events: the only "before" samples are the receive handovers of
+    # Simple-protocol Colls (RecvGPUWait before the kernel's last channel stop). Ops of a comm before its first
+    # such Coll, and comms without network receives, stay one-sided (unbounded).
+    truth, recs, _ = simulate(work, ["--iters", str(ITERS)], plugin=os.environ["PLUGIN_V4"])
+    check(not events(recs, "ncclProfileKernelLaunch"), "a v4 plugin received KernelLaunch events")
+    kch, ops, tk, errs, ratios, settled, bounds_settled, unbounded = clock_conversions(truth, recs)
+    check(unbounded <= 0.2 * len(errs), "%d of %d conversions unbounded" % (unbounded, len(errs)))
+    check(max(settled) <= SETTLED_ERR_US, "after warm-up the true error reaches %.3f us (> %.1f)" %
+          (max(settled), SETTLED_ERR_US))
 
 NCCL_TESTS_FACTOR = {"AllReduce": lambda n: 2.0 * (n - 1) / n, "AllGather": lambda n: (n - 1) / n,
                      "ReduceScatter": lambda n: (n - 1) / n, "AllToAll": lambda n: (n - 1) / n,
@@ -455,7 +478,7 @@ def check_straggler(work):
               "mean gap %.1f us, true %.1f us" % (c["meanGapUs"], true_gap))
 
 
-CHECKS = {"exec_end": check_exec_end, "gpu_clock": check_gpu_clock, "busbw": check_busbw, "links": check_links,
+CHECKS = {"exec_end": check_exec_end, "gpu_clock": check_gpu_clock, "gpu_clock_v4": check_gpu_clock_v4, "busbw": check_busbw, "links": check_links,
           "clock_fields": check_clock_fields, "straggler": check_straggler}
 
 
