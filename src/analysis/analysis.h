@@ -85,7 +85,9 @@ void ns_analysis_comm(ns_analysis* a, const ns_comm_info* comm);
 void ns_analysis_record(ns_analysis* a, const ns_record* r, const char* const strs[NS_REC_STRS]);
 /* Finalizes what is due at time now_ns (the trace clock): ops past their
  * grace time, stale state, windows whose time has passed. Call periodically
- * (the writer thread: after each drain). ns_analysis_record calls it too. */
+ * (the writer thread: after each drain); ns_analysis_record does the same.
+ * A scan waits for enough records to pay for it or for 5 grace periods of
+ * trace time (analysis.c), so an op may be finalized up to that late. */
 void ns_analysis_tick(ns_analysis* a, uint64_t now_ns);
 /* End of data: finalizes every op (incomplete ones flagged) and closes the
  * open windows. */

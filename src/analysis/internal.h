@@ -137,6 +137,7 @@ struct ns_analysis {
   ns_comm_state** comms;
   size_t ncomms;
   uint64_t now, last_scan;
+  uint64_t records_since_scan;
   /* windows */
   ns_win* wins;
   size_t nwins, capwins;
