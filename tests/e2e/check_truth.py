@@ -265,7 +265,6 @@ def check_gpu_clock(work):
           "1.5x the data-limited width %.3f us" % (pct(bounds_settled, .5), ideal_us))
 
 
-
 def check_gpu_clock_v4(work):
     # A v4 plugin gets no KernelLaunch (nor API) events: the only "before" samples are the receive handovers of
     # Simple-protocol Colls (RecvGPUWait before the kernel's last channel stop). Ops of a comm before its first
@@ -276,6 +275,7 @@ def check_gpu_clock_v4(work):
     check(unbounded <= 0.2 * len(errs), "%d of %d conversions unbounded" % (unbounded, len(errs)))
     check(max(settled) <= SETTLED_ERR_US, "after warm-up the true error reaches %.3f us (> %.1f)" %
           (max(settled), SETTLED_ERR_US))
+
 
 NCCL_TESTS_FACTOR = {"AllReduce": lambda n: 2.0 * (n - 1) / n, "AllGather": lambda n: (n - 1) / n,
                      "ReduceScatter": lambda n: (n - 1) / n, "AllToAll": lambda n: (n - 1) / n,
@@ -470,8 +470,10 @@ def check_straggler(work):
         check(truly_last >= 0.6 * compared, "the simulator made rank %d last in only %d of %d" %
               (rank, truly_last, compared))
         check(c["lastRank"] == rank, "wrong straggler")
-        check(abs(reported - truly_last) <= ambiguous, "rank %d last in %d collectives by the report, %d by the truth"
-              % (rank, reported, truly_last))
+        # ambiguity is judged with the export's final bounds; the report converts a rank's first one or two
+        # collectives before its first receive sample exists (a bound of delay / 2 then): 2 more may differ
+        check(abs(reported - truly_last) <= ambiguous + 2,
+              "rank %d last in %d collectives by the report, %d by the truth" % (rank, reported, truly_last))
         # the report converts each start when its op completes, with the samples seen so far (bounds of
         # tens of us for the late rank); a fit bounded by the launch calls alone was off by delay / 2
         check(abs(c["meanGapUs"] - true_gap) <= 0.05 * delay / 1e3,
