@@ -31,14 +31,15 @@ SCENARIOS=(default pxn graph ce churn straggler hang reuse threads nasty)
 # Tests left out of the sanitizer ctest runs, each for its reason: real-time bounds
 # that a sanitizer's uneven slowdown of the simulator's threads (5-15x) breaks.
 #  e2e.exec_end      each execution end recorded within 20 ms of when it was due
-#  e2e.straggler     the late rank last in >= 90 % of 12 collectives (fails on a busy
-#                    machine without sanitizers too)
+#  e2e.straggler     the simulator's late rank truly last in >= 60 % of 80 collectives
 #  e2e.gpu_clock     GPU clock fit within 5 us of the truth after warm-up
+#  e2e.gpu_clock_v4  the same through the v4 ABI; under TSan 5.46 us after warm-up
+#                    (every conversion still inside its bound, 7.3 us median)
 #  e2e.clock_fields  the fit's offset within its published bound (a few us); failed
 #                    under TSan by 9 us vs a 6.8 us bound
 # The other e2e tests (busbw, links) stay (links skips itself when the simulator
 # falls behind its schedule).
-SAN_CTEST_EXCLUDE='^(e2e\.exec_end|e2e\.straggler|e2e\.gpu_clock|e2e\.clock_fields)$'
+SAN_CTEST_EXCLUDE='^(e2e\.exec_end|e2e\.straggler|e2e\.gpu_clock|e2e\.gpu_clock_v4|e2e\.clock_fields)$'
 # Run with a longer NCCLSCOPE_HOLD_MS, each for its reason:
 #  plugin.sim.graph  the plugin keeps a finished parent's handle for NCCLSCOPE_HOLD_MS
 #                 (100) for late children; graph replays start their collectives after
