@@ -14,6 +14,7 @@
 
 #include "analysis/analysis.h"
 #include "check.h"
+#include "synth_stream.h"
 
 #define NCOLL 2000
 #define NCH 2
@@ -21,15 +22,7 @@
 #define LAT_NS 6000.0
 #define BW_GBS 20.0
 
-typedef struct {
-  ns_record r;
-  int thread;
-  uint64_t arrival;
-  int fi; /* index into funcs, for strings */
-} ev;
-
-static ev* evs;
-static size_t nev, capev;
+static synth_stream S;
 
 static const char* funcs[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "AlltoAll"};
 static const char* dtypes[] = {"ncclFloat32", "ncclBfloat16", "ncclFloat32", "ncclInt8", "ncclFloat64", "ncclFloat32"};
@@ -42,19 +35,8 @@ typedef struct {
 } truth;
 static truth tr[NCOLL + 1];
 
-static void push(int thread, uint8_t kind, uint8_t type, uint64_t ts, uint64_t id) {
-  if (nev == capev) {
-    capev = capev ? capev * 2 : 4096;
-    evs = realloc(evs, capev * sizeof *evs);
-  }
-  ev* e = &evs[nev++];
-  memset(e, 0, sizeof *e);
-  e->r.kind = kind;
-  e->r.type = type;
-  e->r.comm = 1;
-  e->r.ts = ts;
-  e->r.id = id;
-  e->thread = thread;
+static synth_ev* push(int thread, uint8_t kind, uint8_t type, uint64_t ts, uint64_t id) {
+  return synth_push(&S, thread, kind, type, ts, id, 0);
 }
 
 static uint64_t gpu_read(uint64_t t) {
@@ -69,13 +51,6 @@ static uint64_t lagns(unsigned long long* s) {
   if (test_unif(s) < 0.005) return 1000000ull + (uint64_t)(test_unif(s) * 2000000.0);
   double x = test_unif(s);
   return 2000ull + (uint64_t)(x * x * 38000.0);
-}
-
-static int cmp_arrival(const void* a, const void* b) {
-  const ev *x = a, *y = b;
-  if (x->arrival != y->arrival) return x->arrival < y->arrival ? -1 : 1;
-  if (x->thread != y->thread) return x->thread - y->thread;
-  return 0;
 }
 
 static uint64_t batch(uint64_t ts, uint64_t period, uint64_t phase) { return ((ts + phase) / period + 1) * period; }
@@ -154,16 +129,16 @@ int main(void) {
     uint64_t tlaunch = t - 8000;
     push(0, NS_REC_START, NS_EV_GROUP_API, t - 15000, gid);
     push(0, NS_REC_START, NS_EV_COLL_API, t - 14000, aid);
-    evs[nev - 1].r.parent = gid;
+    S.v[S.n - 1].r.parent = gid;
     push(0, NS_REC_STOP, NS_EV_COLL_API, t - 13000, aid);
     push(0, NS_REC_START, NS_EV_KERNEL_LAUNCH, tlaunch, lid);
-    evs[nev - 1].r.parent = gid;
+    S.v[S.n - 1].r.parent = gid;
     push(0, NS_REC_STOP, NS_EV_KERNEL_LAUNCH, tlaunch + 3000, lid);
     uint64_t cstart = t;
     push(0, NS_REC_START, NS_EV_COLL, cstart, c);
-    ev* e = &evs[nev - 1];
+    synth_ev* e = &S.v[S.n - 1];
     e->r.parent = aid;
-    e->fi = fi;
+    e->tag = fi;
     e->r.num[0] = c;       /* seq */
     e->r.num[1] = count;   /* count */
     e->r.num[5] = NCH;     /* nChannels */
@@ -188,23 +163,23 @@ int main(void) {
       uint64_t cb1 = tk + lagns(&s), cb2 = te + lagns(&s);
       if (cb2 < cb1) cb2 = cb1 + 100;
       push(1, NS_REC_START, NS_EV_KERNEL_CH, cb1, kid);
-      evs[nev - 1].r.parent = c;
-      evs[nev - 1].r.num[0] = (uint64_t)ch;
-      evs[nev - 1].r.num[1] = gpu_read(tk);
+      S.v[S.n - 1].r.parent = c;
+      S.v[S.n - 1].r.num[0] = (uint64_t)ch;
+      S.v[S.n - 1].r.num[1] = gpu_read(tk);
       push(1, NS_REC_STATE, NS_EV_KERNEL_CH, cb2, kid);
-      evs[nev - 1].r.state = 22;
-      evs[nev - 1].r.flags = NS_RF_HAS_ARG;
-      evs[nev - 1].r.arg = gpu_read(te);
+      S.v[S.n - 1].r.state = 22;
+      S.v[S.n - 1].r.flags = NS_RF_HAS_ARG;
+      S.v[S.n - 1].r.arg = gpu_read(te);
       push(1, NS_REC_STOP, NS_EV_KERNEL_CH, cb2, kid);
       if (cb2 > tr[c].last_child) tr[c].last_child = cb2;
       /* proxy op on this channel: sends to rank 1 */
       uint64_t pid_ = ++id;
       uint64_t pt = tk + 1000;
       push(1, NS_REC_START, NS_EV_PROXY_OP, pt, pid_);
-      evs[nev - 1].r.parent = c;
-      evs[nev - 1].r.num[0] = (uint64_t)ch;
-      evs[nev - 1].r.num[1] = 1;
-      evs[nev - 1].r.num[4] = 1;
+      S.v[S.n - 1].r.parent = c;
+      S.v[S.n - 1].r.num[0] = (uint64_t)ch;
+      S.v[S.n - 1].r.num[1] = 1;
+      S.v[S.n - 1].r.num[4] = 1;
       uint64_t remaining = tr[c].bytes / NCH + 1;
       const uint64_t chunk = 131072;
       while (remaining > 0) {
@@ -212,12 +187,12 @@ int main(void) {
         remaining -= sz;
         uint64_t sid = ++id;
         push(1, NS_REC_START, NS_EV_PROXY_STEP, pt, sid);
-        evs[nev - 1].r.parent = pid_;
+        S.v[S.n - 1].r.parent = pid_;
         uint64_t w = pt + 500;
         push(1, NS_REC_STATE, NS_EV_PROXY_STEP, w, sid);
-        evs[nev - 1].r.state = 9;
-        evs[nev - 1].r.flags = NS_RF_HAS_ARG;
-        evs[nev - 1].r.arg = sz;
+        S.v[S.n - 1].r.state = 9;
+        S.v[S.n - 1].r.flags = NS_RF_HAS_ARG;
+        S.v[S.n - 1].r.arg = sz;
         double noise = test_unif(&s) < 0.05 ? 30000.0 * test_unif(&s) : 3000.0 * test_unif(&s) * test_unif(&s);
         uint64_t dt = (uint64_t)(LAT_NS + (double)sz / BW_GBS + noise);
         push(1, NS_REC_STOP, NS_EV_PROXY_STEP, w + dt, sid);
@@ -229,11 +204,10 @@ int main(void) {
       if (pt > tr[c].last_child) tr[c].last_child = pt;
     }
   }
-  /* per-thread order is by ts; arrival by batches (different periods per thread) */
-  for (size_t i = 0; i < nev; i++)
-    evs[i].arrival = evs[i].thread == 0 ? batch(evs[i].r.ts, 700000, 0) : batch(evs[i].r.ts, 1000000, 333333);
-  /* stable per thread: sort by (arrival, thread) keeps per-thread ts order since both are monotonic */
-  qsort(evs, nev, sizeof *evs, cmp_arrival);
+  /* arrival by batches (different periods per thread) */
+  for (size_t i = 0; i < S.n; i++)
+    S.v[i].arrival = S.v[i].thread == 0 ? batch(S.v[i].r.ts, 700000, 0) : batch(S.v[i].r.ts, 1000000, 333333);
+  synth_order(&S);
 
   ns_analysis_config cfg;
   ns_analysis_config_default(&cfg);
@@ -248,15 +222,15 @@ int main(void) {
   ci.rank = 0;
   ci.nranks = NRANKS;
   ns_analysis_comm(a, &ci);
-  for (size_t i = 0; i < nev; i++) {
+  for (size_t i = 0; i < S.n; i++) {
     const char* strs[NS_REC_STRS] = {NULL, NULL, NULL, NULL};
-    if (evs[i].r.type == NS_EV_COLL && evs[i].r.kind == NS_REC_START) {
-      strs[0] = funcs[evs[i].fi];
-      strs[1] = dtypes[evs[i].fi];
+    if (S.v[i].r.type == NS_EV_COLL && S.v[i].r.kind == NS_REC_START) {
+      strs[0] = funcs[S.v[i].tag];
+      strs[1] = dtypes[S.v[i].tag];
       strs[2] = "RING";
       strs[3] = "SIMPLE";
     }
-    ns_analysis_record(a, &evs[i].r, strs);
+    ns_analysis_record(a, &S.v[i].r, strs);
   }
   ns_analysis_flush(a);
   ns_analysis_stats st;
@@ -311,6 +285,6 @@ int main(void) {
   CHECK_REL(last_min_bw, BW_GBS, 0.05);
   ns_analysis_summary_text(list, 1, NULL, stdout);
   ns_analysis_destroy(a);
-  free(evs);
+  synth_free(&S);
   CHECK_DONE();
 }

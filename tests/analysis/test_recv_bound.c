@@ -20,50 +20,24 @@
 
 #include "analysis/analysis.h"
 #include "check.h"
+#include "synth_stream.h"
 
 #define NOPS 600
 #define NCH 2
 
-typedef struct {
-  ns_record r;
-  int thread;
-  uint64_t arrival;
-} ev;
-
-static ev* evs;
-static size_t nev, capev;
+static synth_stream S;
 static uint64_t true_kstart[NOPS + 1];
 static uint64_t viol, converted;
 static double late_bound_max, late_err_max;
 
-static ev* push(int thread, uint8_t kind, uint8_t type, uint64_t ts, uint64_t id, uint64_t parent) {
-  if (nev == capev) {
-    capev = capev ? capev * 2 : 8192;
-    evs = realloc(evs, capev * sizeof *evs);
-  }
-  ev* e = &evs[nev++];
-  memset(e, 0, sizeof *e);
-  e->r.kind = kind;
-  e->r.type = type;
-  e->r.comm = 1;
-  e->r.ts = ts;
-  e->r.id = id;
-  e->r.parent = parent;
-  e->thread = thread;
-  return e;
+static synth_ev* push(int thread, uint8_t kind, uint8_t type, uint64_t ts, uint64_t id, uint64_t parent) {
+  return synth_push(&S, thread, kind, type, ts, id, parent);
 }
 
 /* GPU timer: offset and +3 ppm drift, read in 2048 ns steps. */
 static uint64_t gpu_read(uint64_t t) {
   double v = (double)t * (1.0 + 3e-6) + 4.2e10;
   return (uint64_t)(v / 2048.0) * 2048;
-}
-
-static int cmp_arrival(const void* a, const void* b) {
-  const ev *x = a, *y = b;
-  if (x->arrival != y->arrival) return x->arrival < y->arrival ? -1 : 1;
-  if (x->thread != y->thread) return x->thread - y->thread;
-  return x->r.ts < y->r.ts ? -1 : x->r.ts > y->r.ts;
 }
 
 static void on_op(void* user, const ns_op_result* r) {
@@ -84,7 +58,7 @@ static void on_op(void* user, const ns_op_result* r) {
  * its KernelChStop state is lost. */
 static void run(const char* proto, int ll_early, int lose_ch1) {
   unsigned long long s = 7;
-  nev = 0;
+  S.n = 0;
   viol = converted = 0;
   late_bound_max = late_err_max = 0;
   uint8_t op_type = proto ? NS_EV_COLL : NS_EV_P2P;
@@ -97,7 +71,7 @@ static void run(const char* proto, int ll_early, int lose_ch1) {
     push(0, NS_REC_START, proto ? NS_EV_COLL_API : NS_EV_P2P_API, t - 14000, aid, gid);
     push(0, NS_REC_START, NS_EV_KERNEL_LAUNCH, tlaunch, lid, gid);
     push(0, NS_REC_STOP, NS_EV_KERNEL_LAUNCH, tlaunch + 3000, lid, 0);
-    ev* e = push(0, NS_REC_START, op_type, t, c, aid);
+    synth_ev* e = push(0, NS_REC_START, op_type, t, c, aid);
     if (proto) {
       e->r.num[0] = c;
       e->r.num[1] = 1 << 20;
@@ -133,11 +107,11 @@ static void run(const char* proto, int ll_early, int lose_ch1) {
       uint64_t te = ll_early ? handover - 1000 - test_rng(&s) % 19000 : handover + 2000 + test_rng(&s) % 4000;
       uint64_t cb1 = tk + 2000 + test_rng(&s) % 30000, cb2 = te + 2000 + test_rng(&s) % 30000;
       if (cb1 < pt) cb1 = pt; /* keep each thread's stream in time order */
-      ev* k0 = push(1, NS_REC_START, NS_EV_KERNEL_CH, cb1, kid, c);
+      synth_ev* k0 = push(1, NS_REC_START, NS_EV_KERNEL_CH, cb1, kid, c);
       k0->r.num[0] = (uint64_t)ch;
       k0->r.num[1] = gpu_read(tk);
       if (!lost) {
-        ev* k1 = push(1, NS_REC_STATE, NS_EV_KERNEL_CH, cb2, kid, 0);
+        synth_ev* k1 = push(1, NS_REC_STATE, NS_EV_KERNEL_CH, cb2, kid, 0);
         k1->r.state = 22;
         k1->r.flags = NS_RF_HAS_ARG;
         k1->r.arg = gpu_read(te);
@@ -146,8 +120,8 @@ static void run(const char* proto, int ll_early, int lose_ch1) {
       push(1, NS_REC_STOP, NS_EV_PROXY_OP, (cb2 > step_t ? cb2 : step_t) + 500, pop, 0);
     }
   }
-  for (size_t i = 0; i < nev; i++) evs[i].arrival = (evs[i].r.ts / 1000000 + 1) * 1000000;
-  qsort(evs, nev, sizeof *evs, cmp_arrival);
+  for (size_t i = 0; i < S.n; i++) S.v[i].arrival = (S.v[i].r.ts / 1000000 + 1) * 1000000;
+  synth_order(&S);
 
   ns_analysis_config cfg;
   ns_analysis_config_default(&cfg);
@@ -159,18 +133,18 @@ static void run(const char* proto, int ll_early, int lose_ch1) {
   ci.comm_id = 0x5eed;
   ci.nranks = 2;
   ns_analysis_comm(a, &ci);
-  for (size_t i = 0; i < nev; i++) {
+  for (size_t i = 0; i < S.n; i++) {
     const char* strs[NS_REC_STRS] = {NULL, NULL, NULL, NULL};
-    if (evs[i].r.type == NS_EV_COLL && evs[i].r.kind == NS_REC_START) {
+    if (S.v[i].r.type == NS_EV_COLL && S.v[i].r.kind == NS_REC_START) {
       strs[0] = "AllReduce";
       strs[1] = "ncclFloat32";
       strs[2] = "RING";
       strs[3] = proto;
-    } else if (evs[i].r.type == NS_EV_P2P && evs[i].r.kind == NS_REC_START) {
+    } else if (S.v[i].r.type == NS_EV_P2P && S.v[i].r.kind == NS_REC_START) {
       strs[0] = "Recv";
       strs[1] = "ncclFloat32";
     }
-    ns_analysis_record(a, &evs[i].r, strs);
+    ns_analysis_record(a, &S.v[i].r, strs);
   }
   ns_analysis_flush(a);
   ns_analysis_destroy(a);
@@ -199,6 +173,6 @@ int main(void) {
   CHECK_U64(converted, NOPS);
   CHECK_U64(viol, 0);
   CHECK_TRUE(late_bound_max < 10000.0); /* the other ops still bound it */
-  free(evs);
+  synth_free(&S);
   CHECK_DONE();
 }
