@@ -32,7 +32,7 @@ static void rec(ns_analysis* a, uint8_t kind, uint8_t type, uint64_t ts, uint64_
   r.ts = ts;
   r.id = id;
   r.parent = parent;
-  if (kind == NS_REC_STATE) r.state = 9;
+  if (kind == NS_REC_STATE) r.state = NS_ST_PROXY_STEP_SEND_WAIT;
   ns_analysis_record(a, &r, s);
 }
 

@@ -20,18 +20,9 @@ static void kaddr(ns_json* j, const ns_wfile* f, const char* key, uint64_t id) {
 }
 
 const char* ns_event_func(const ns_wfile* f, const ns_xevent* ev, int* has) {
-  *has = 1;
-  switch (ev->start.type) {
-    case NS_EV_COLL:
-    case NS_EV_P2P:
-    case NS_EV_COLL_API:
-    case NS_EV_P2P_API:
-    case NS_EV_CE_COLL:
-      return ns_wfile_string(f, ev->start.str[0]);
-    default:
-      *has = 0;
-      return NULL;
-  }
+  const ns_type_desc* d = ns_type_desc_of(ev->start.type);
+  *has = d && d->func_str >= 0;
+  return *has ? ns_wfile_string(f, ev->start.str[d->func_str]) : NULL;
 }
 
 const char* ns_state_label(int state, char* buf, size_t n) {
@@ -41,15 +32,21 @@ const char* ns_state_label(int state, char* buf, size_t n) {
   return buf;
 }
 
+/* A value as its schema json kind says (NETKIND and the string kinds are
+ * written by the caller). */
+static void write_word(ns_json* j, const char* key, unsigned json, uint64_t v) {
+  switch (json) {
+    case NS_JSON_I64: nsj_ki64(j, key, (int64_t)v); break;
+    case NS_JSON_HEX: nsj_khex(j, key, v); break;
+    case NS_JSON_BOOL: nsj_kbool(j, key, v != 0); break;
+    default: nsj_ku64(j, key, v); break;
+  }
+}
+
 void ns_write_state_arg(ns_json* j, uint8_t type, const ns_record* st) {
   if (!(st->flags & NS_RF_HAS_ARG)) return;
-  switch (type) {
-    case NS_EV_PROXY_STEP: nsj_ku64(j, "transSize", st->arg); break;
-    case NS_EV_PROXY_CTRL: nsj_ku64(j, "appendedProxyOps", st->arg); break;
-    case NS_EV_KERNEL_CH: nsj_ku64(j, "pTimer", st->arg); break;
-    case NS_EV_NET_PLUGIN: nsj_khex(j, "data", st->arg); break;
-    default: nsj_ku64(j, "arg", st->arg); break;
-  }
+  const ns_type_desc* d = ns_type_desc_of(type);
+  write_word(j, d ? d->state_arg : "arg", d ? d->state_arg_json : NS_JSON_U64, st->arg);
 }
 
 /* Counter names of COMM_FINI / COUNTERS props, in output order. */
@@ -83,121 +80,43 @@ void ns_write_counter_fields(ns_json* j, const ns_props_info* p) {
   per_type(j, "droppedByType", p, NS_P_TYPE_DROPPED_BASE);
 }
 
-static void net_plugin(ns_json* j, const uint64_t* n) {
-  nsj_ku64(j, "id", n[0]);
-  nsj_khex(j, "data", n[1]);
-  if (n[2] == 1) {
-    nsj_kstr(j, "netType", "ib");
-    nsj_ki64(j, "device", (int64_t)n[3]);
-    nsj_ku64(j, "wr_id", n[4]);
-    nsj_ki64(j, "opcode", (int64_t)n[5]);
-    nsj_ki64(j, "qpNum", (int64_t)n[6]);
-    nsj_ku64(j, "length", n[7]);
-  } else if (n[2] == 2) {
-    nsj_kstr(j, "netType", "socket");
-    nsj_ki64(j, "fd", (int64_t)n[3]);
-    nsj_ki64(j, "op", (int64_t)n[4]);
-    nsj_ku64(j, "length", n[5]);
-  }
-}
+static const char* const net_kinds[] = {NULL, "ib", "socket"};
 
+/* The schema's fields of the event's type, in schema order, then what the
+ * walker derived for it and the extensions' fields. */
 void ns_write_details(ns_walk* w, ns_wfile* f, const ns_xevent* ev, ns_json* j) {
   const ns_record* r = &ev->start;
-  const uint64_t* n = r->num;
-  const uint32_t* s = r->str;
+  const ns_type_desc* d = ns_type_desc_of(r->type);
+  uint64_t netkind = 0;
+  for (unsigned i = 0; d && i < d->nfields; i++) {
+    const ns_field_desc* fd = &d->fields[i];
+    if (fd->when && fd->when != netkind) continue;
+    if (fd->slot == NS_SLOT_str) {
+      kstr_id(j, f, fd->name, r->str[fd->index]);
+      continue;
+    }
+    uint64_t v = r->num[fd->index];
+    switch (fd->json) {
+      case NS_JSON_ADDR: kaddr(j, f, fd->name, v); break;
+      case NS_JSON_NETKIND:
+        netkind = v;
+        if (v > 0 && v < sizeof net_kinds / sizeof net_kinds[0]) nsj_kstr(j, fd->name, net_kinds[v]);
+        break;
+      default: write_word(j, fd->name, fd->json, v); break;
+    }
+  }
   switch (r->type) {
-    case NS_EV_GROUP_API:
-      nsj_ki64(j, "depth", (int64_t)n[0]);
-      nsj_kbool(j, "graphCaptured", n[1] != 0);
-      break;
-    case NS_EV_COLL_API:
-      kstr_id(j, f, "func", s[0]);
-      nsj_ku64(j, "count", n[0]);
-      kstr_id(j, f, "dtype", s[1]);
-      nsj_ki64(j, "root", (int64_t)n[1]);
-      nsj_khex(j, "stream", n[2]);
-      nsj_kbool(j, "graphCaptured", n[3] != 0);
-      break;
-    case NS_EV_P2P_API:
-      kstr_id(j, f, "func", s[0]);
-      nsj_ku64(j, "count", n[0]);
-      kstr_id(j, f, "dtype", s[1]);
-      nsj_khex(j, "stream", n[1]);
-      nsj_kbool(j, "graphCaptured", n[2] != 0);
-      break;
-    case NS_EV_KERNEL_LAUNCH:
-      nsj_khex(j, "stream", n[0]);
-      break;
     case NS_EV_COLL:
-      kstr_id(j, f, "func", s[0]);
-      nsj_ku64(j, "seq", n[0]);
-      kstr_id(j, f, "algo", s[2]);
-      kstr_id(j, f, "proto", s[3]);
-      nsj_ku64(j, "channels", n[5]);
-      nsj_ku64(j, "warps", n[6]);
-      nsj_ku64(j, "count", n[1]);
-      nsj_ki64(j, "root", (int64_t)n[2]);
-      kstr_id(j, f, "dtype", s[1]);
-      nsj_khex(j, "sendBuff", n[3]);
-      nsj_khex(j, "recvBuff", n[4]);
-      kaddr(j, f, "parentGroup", n[7]);
-      if (ev->has_exec_stop) nsj_kus(j, "execStop", (int64_t)ev->exec_stop);
-      break;
     case NS_EV_P2P:
-      kstr_id(j, f, "func", s[0]);
-      nsj_ki64(j, "peer", (int64_t)n[0]);
-      nsj_ku64(j, "channels", n[3]);
-      nsj_ku64(j, "count", n[1]);
-      kstr_id(j, f, "dtype", s[1]);
-      nsj_khex(j, "buff", n[2]);
-      kaddr(j, f, "parentGroup", n[4]);
       if (ev->has_exec_stop) nsj_kus(j, "execStop", (int64_t)ev->exec_stop);
-      break;
-    case NS_EV_PROXY_OP:
-      nsj_ki64(j, "channel", (int64_t)n[0]);
-      nsj_ki64(j, "peer", (int64_t)n[1]);
-      nsj_ku64(j, "steps", n[2]);
-      nsj_ku64(j, "chunkSize", n[3]);
-      nsj_ki64(j, "isSend", (int64_t)n[4]);
-      nsj_ku64(j, "eventPid", n[5]);
       break;
     case NS_EV_PROXY_STEP:
-      nsj_ku64(j, "step", n[0]);
       if (ev->has_trans_size) nsj_ku64(j, "transSize", ev->trans_size);
       break;
     case NS_EV_KERNEL_CH:
-      nsj_ki64(j, "channel", (int64_t)n[0]);
-      nsj_ku64(j, "pTimer", n[1]);
       if (ev->has_ptimer_stop) nsj_ku64(j, "pTimerStop", ev->ptimer_stop);
       break;
-    case NS_EV_NET_PLUGIN:
-      net_plugin(j, n);
-      break;
-    case NS_EV_CE_COLL:
-      kstr_id(j, f, "func", s[0]);
-      nsj_ku64(j, "seq", n[0]);
-      nsj_ku64(j, "count", n[1]);
-      kstr_id(j, f, "dtype", s[1]);
-      nsj_ki64(j, "root", (int64_t)n[2]);
-      kstr_id(j, f, "syncStrategy", s[2]);
-      nsj_khex(j, "stream", n[3]);
-      nsj_khex(j, "sendBuff", n[4]);
-      nsj_khex(j, "recvBuff", n[5]);
-      nsj_ku64(j, "intraBatchSync", n[6]);
-      nsj_ku64(j, "batchSize", n[7]);
-      nsj_ku64(j, "numBatches", n[8]);
-      nsj_ku64(j, "ceSeqNum", n[9]);
-      break;
-    case NS_EV_CE_SYNC:
-      nsj_kbool(j, "isComplete", n[0] != 0);
-      nsj_ku64(j, "nRanks", n[1]);
-      break;
-    case NS_EV_CE_BATCH:
-      nsj_ku64(j, "numOps", n[0]);
-      nsj_ku64(j, "totalBytes", n[1]);
-      nsj_kbool(j, "useIntraSync", n[2] != 0);
-      break;
-    default: /* Group, ProxyCtrl: no fields */
+    default:
       break;
   }
   ns_walk_event_details(w, f, ev, j);

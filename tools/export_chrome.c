@@ -725,18 +725,18 @@ static void event_name(const ns_wfile* f, const ns_xevent* ev, char* out, size_t
   switch (ev->start.type) {
     case NS_EV_PROXY_OP: /* "ProxyOp send peer 3" */
       name_put(out, &len, short_name, short_len);
-      name_put(out, &len, num[4] ? " send peer " : " recv peer ", 11);
-      name_put_i64(out, &len, (int64_t)num[1]);
+      name_put(out, &len, num[NS_PROXY_OP_IS_SEND] ? " send peer " : " recv peer ", 11);
+      name_put_i64(out, &len, (int64_t)num[NS_PROXY_OP_PEER]);
       break;
     case NS_EV_PROXY_STEP: /* "ProxyStep 12" */
       name_put(out, &len, short_name, short_len);
       out[len++] = ' ';
-      len += nsj_fmt_u64(out + len, num[0]);
+      len += nsj_fmt_u64(out + len, num[NS_PROXY_STEP_STEP]);
       break;
     case NS_EV_KERNEL_CH: /* "KernelCh ch 5" */
       name_put(out, &len, short_name, short_len);
       name_put(out, &len, " ch ", 4);
-      name_put_i64(out, &len, (int64_t)num[0]);
+      name_put_i64(out, &len, (int64_t)num[NS_KERNEL_CH_CHANNEL]);
       break;
     default:
       if (has_func && func) snprintf(out, n, "%s %s", short_name, func);

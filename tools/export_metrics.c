@@ -108,9 +108,11 @@ static void op_fields(ns_export_metrics* m, ns_wfile* f, const ns_xevent* ev, ns
   const ns_record* r = &ev->start;
   const ns_wcomm* c = ns_wfile_comm(f, r->comm);
   uint32_t nranks = c ? c->info.nranks : 0;
-  int func = ns_func_code(ns_wfile_string(f, r->str[0]));
-  unsigned tsize = ns_dtype_size(ns_wfile_string(f, r->str[1]));
-  uint64_t bytes = tsize ? ns_coll_bytes(func, r->num[1], tsize, nranks) : 0;
+  int coll = r->type == NS_EV_COLL;
+  int func = ns_func_code(ns_wfile_string(f, r->str[coll ? NS_COLL_FUNC : NS_P2P_FUNC]));
+  unsigned tsize = ns_dtype_size(ns_wfile_string(f, r->str[coll ? NS_COLL_DTYPE : NS_P2P_DTYPE]));
+  uint64_t count = r->num[coll ? NS_COLL_COUNT : NS_P2P_COUNT];
+  uint64_t bytes = tsize ? ns_coll_bytes(func, count, tsize, nranks) : 0;
   if (tsize) nsj_ku64(j, "bytes", bytes);
 
   ns_op_times tm = {.started = 1,
@@ -140,7 +142,7 @@ static void op_fields(ns_export_metrics* m, ns_wfile* f, const ns_xevent* ev, ns
 }
 
 static void kernel_fields(ns_export_metrics* m, const ns_xevent* ev, ns_json* j) {
-  uint64_t p0 = ev->start.num[1];
+  uint64_t p0 = ev->start.num[NS_KERNEL_CH_PTIMER];
   if (!m->a || !p0) return;
   uint64_t t0 = 0, t1 = 0;
   double e0 = INFINITY, e1 = INFINITY;

@@ -205,7 +205,7 @@ static int waits_for_children(const ns_walk* w, const ns_xevent* e) {
   int want_kch = (mask & (1ull << NS_EV_KERNEL_CH)) && (abi == 0 || abi >= 3);
   int want_pop = (mask & (1ull << NS_EV_PROXY_OP)) != 0;
   if (!want_kch && !want_pop) return 0;
-  uint64_t nch = e->start.type == NS_EV_COLL ? e->start.num[5] : e->start.num[3];
+  uint64_t nch = e->start.type == NS_EV_COLL ? e->start.num[NS_COLL_CHANNELS] : e->start.num[NS_P2P_CHANNELS];
   if (want_kch && nch > 0) return e->kch_seen < nch;
   return e->children_seen == 0;
 }
@@ -263,15 +263,16 @@ static void on_start(ns_walk* w, const ns_record* r) {
   switch (r->type) {
     case NS_EV_PROXY_OP:
     case NS_EV_KERNEL_CH: {
-      e->channel = (int32_t)r->num[0];
+      e->channel = (int32_t)r->num[r->type == NS_EV_PROXY_OP ? NS_PROXY_OP_CHANNEL : NS_KERNEL_CH_CHANNEL];
       ns_xevent* p = parent_entry(w, r);
       if (p) {
         p->live_children++;
         p->children_seen++;
         if (r->type == NS_EV_KERNEL_CH) {
           p->kch_seen++;
-          if (r->num[1] && (!p->has_kch_ptimer_min || r->num[1] < p->kch_ptimer_min)) {
-            p->kch_ptimer_min = r->num[1];
+          uint64_t ptimer = r->num[NS_KERNEL_CH_PTIMER];
+          if (ptimer && (!p->has_kch_ptimer_min || ptimer < p->kch_ptimer_min)) {
+            p->kch_ptimer_min = ptimer;
             p->has_kch_ptimer_min = 1;
           }
         }
@@ -301,7 +302,7 @@ static void on_state(ns_walk* w, const ns_record* r) {
       if (e->start.type == NS_EV_PROXY_STEP) {
         e->trans_size = r->arg;
         e->has_trans_size = 1;
-      } else if (e->start.type == NS_EV_KERNEL_CH && r->state == 22) {
+      } else if (e->start.type == NS_EV_KERNEL_CH && r->state == NS_ST_KERNEL_CH_STOP) {
         e->ptimer_stop = r->arg;
         e->has_ptimer_stop = 1;
       }

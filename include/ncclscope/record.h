@@ -11,25 +11,30 @@
 
 #include <stdint.h>
 
-/* Event types: ncclscope's number is the bit position of NCCL's type bit. */
+#include "ncclscope/schema.h"
+
+/* Event types (schema.h): ncclscope's number is the bit position of NCCL's type bit. */
 typedef enum {
-  NS_EV_GROUP = 0,
-  NS_EV_COLL = 1,
-  NS_EV_P2P = 2,
-  NS_EV_PROXY_OP = 3,
-  NS_EV_PROXY_STEP = 4,
-  NS_EV_PROXY_CTRL = 5,
-  NS_EV_KERNEL_CH = 6,
-  NS_EV_NET_PLUGIN = 7,
-  NS_EV_GROUP_API = 8,
-  NS_EV_COLL_API = 9,
-  NS_EV_P2P_API = 10,
-  NS_EV_KERNEL_LAUNCH = 11,
-  NS_EV_CE_COLL = 12,
-  NS_EV_CE_SYNC = 13,
-  NS_EV_CE_BATCH = 14,
+#define NS_TYPE_ENUM(T, bit, contract, short_name, arg_name, arg_json) NS_EV_##T = bit,
+  NS_SCHEMA_TYPES(NS_TYPE_ENUM)
+#undef NS_TYPE_ENUM
   NS_EV_COUNT = 15
 } ns_event_type;
+
+/* Field indices (schema.h): NS_<TYPE>_<FIELD> is the field's position in
+ * num[] or str[] of its type's START record. */
+enum {
+#define NS_FIELD_ENUM(T, F, slot, idx, ctype, json, name, when) NS_##T##_##F = idx,
+  NS_SCHEMA_FIELDS(NS_FIELD_ENUM)
+#undef NS_FIELD_ENUM
+};
+
+/* NCCL's state ids (schema.h): NS_ST_KERNEL_CH_STOP etc. */
+typedef enum {
+#define NS_STATE_ENUM(ID, value, name) NS_ST_##ID = value,
+  NS_SCHEMA_STATES(NS_STATE_ENUM)
+#undef NS_STATE_ENUM
+} ns_state_id;
 
 typedef enum { NS_REC_START = 1, NS_REC_STOP = 2, NS_REC_STATE = 3 } ns_record_kind;
 
@@ -43,26 +48,8 @@ typedef enum { NS_REC_START = 1, NS_REC_STOP = 2, NS_REC_STATE = 3 } ns_record_k
 #define NS_REC_NUMS 10
 #define NS_REC_STRS 4
 
-/* Per-type meaning of num[] and str[] (see ns_type_layout in codec.c):
- *  GROUP        -
- *  COLL         num: seq count root sendBuff recvBuff nChannels nWarps parentGroup(id)  str: func dtype algo proto
- *  P2P          num: peer count buff nChannels parentGroup(id)                         str: func dtype
- *  PROXY_OP     num: channel peer nSteps chunkSize isSend pid
- *  PROXY_STEP   num: step
- *  PROXY_CTRL   -
- *  KERNEL_CH    num: channel pTimer
- *  NET_PLUGIN   num: netId data decodedKind(0 none, 1 IB QP, 2 socket) then
- *               IB: device wr_id opcode qpNum length | socket: fd op length
- *  GROUP_API    num: depth graphCaptured
- *  COLL_API     num: count root stream graphCaptured                              str: func dtype
- *  P2P_API      num: count stream graphCaptured                                   str: func dtype
- *  KERNEL_LAUNCH num: stream
- *  CE_COLL      num: seq count root stream sendBuff recvBuff intraBatchSync batchSize numBatches ceSeqNum
- *               str: func dtype syncStrategy
- *  CE_SYNC      num: isComplete nRanks
- *  CE_BATCH     num: numOps totalBytes useIntraSync
- * Signed values (root, peer) are stored sign-extended to 64 bits.
- */
+/* What num[] and str[] hold per type: include/ncclscope/schema.h. Signed
+ * values (root, peer) are stored sign-extended to 64 bits. */
 typedef struct ns_record {
   uint8_t kind;        /* ns_record_kind */
   uint8_t type;        /* ns_event_type (also on STOP and STATE records) */
@@ -80,7 +67,8 @@ typedef struct ns_record {
   uint32_t str[NS_REC_STRS]; /* string ids (STRINGS block); 0 = NULL string */
 } ns_record;
 
-/* Number of num[] and str[] fields each type carries on START. */
+/* Number of num[] and str[] fields each type carries on START (from the
+ * schema; the hot path sizes ring entries with it, the codec encodes it). */
 typedef struct {
   uint8_t nums;
   uint8_t strs;
@@ -90,7 +78,35 @@ extern const ns_type_layout ns_type_layouts[NS_EV_COUNT];
 
 /* "ncclProfileColl" etc.; NULL for an out-of-range type. */
 const char* ns_event_type_name(unsigned type);
+/* "Coll" etc. (the contract name without "ncclProfile"); NULL for an out-of-range type. */
+const char* ns_event_short_name(unsigned type);
 /* "ProxyStepSendWait" etc. (NCCL's state names without the ncclProfiler prefix); NULL if unknown. */
 const char* ns_state_name(int state);
+
+/* Typed setters, one per field: ns_set_<TYPE>_<FIELD>(num, str, value)
+ * widens the value NCCL passed to its word as the schema's ctype says. */
+#define NS_CTYPE_u64 uint64_t
+#define NS_CTYPE_i64 int64_t
+#define NS_CTYPE_ptr const void*
+#define NS_CTYPE_flag int
+#define NS_CTYPE_id uint64_t
+#define NS_CTYPE_str const char*
+#define NS_WIDEN_u64(v) ((uint64_t)(v))
+#define NS_WIDEN_i64(v) ((uint64_t)(int64_t)(v)) /* sign-extended */
+#define NS_WIDEN_ptr(v) ((uint64_t)(uintptr_t)(v))
+#define NS_WIDEN_flag(v) ((uint64_t)((v) != 0))
+#define NS_WIDEN_id(v) ((uint64_t)(v))
+#define NS_STORE_num(idx, ctype, v) \
+  (void)str;                        \
+  num[idx] = NS_WIDEN_##ctype(v);
+#define NS_STORE_str(idx, ctype, v) \
+  (void)num;                        \
+  str[idx] = (v);
+#define NS_FIELD_SETTER(T, F, slot, idx, ctype, json, name, when)                                 \
+  static inline void ns_set_##T##_##F(uint64_t* num, const char** str, NS_CTYPE_##ctype v) { \
+    NS_STORE_##slot(idx, ctype, v)                                                              \
+  }
+NS_SCHEMA_FIELDS(NS_FIELD_SETTER)
+#undef NS_FIELD_SETTER
 
 #endif

@@ -20,6 +20,9 @@
 ncclResult_t ns_abi_stop(void* eHandle);
 ncclResult_t ns_abi_finalize(void* context);
 
+static inline uint64_t ns_u(const void* p) { return (uint64_t)(uintptr_t)p; }
+static inline uint64_t ns_i(int64_t v) { return (uint64_t)v; } /* sign-extended */
+
 /* State args: which value a state carries, read through the version's union
  * (v1..v3: {transSize, steps} / {appendedProxyOps}; v4+: {transSize} /
  * {appendedProxyOps} / {data} / {pTimer}; every member sits at offset 0). */

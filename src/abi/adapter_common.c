@@ -34,27 +34,29 @@ const char* ns_v1_dtype_name(unsigned code) {
 }
 
 void ns_fill_net_plugin(ns_start_args* a, int64_t id, void* data) {
-  a->num[0] = ns_i(id);
-  a->num[1] = ns_u(data);
-  for (unsigned i = 2; i < 8; i++) a->num[i] = 0; /* decodedKind 0: nothing decoded */
+  uint64_t* n = a->num;
+  const char** s = a->str;
+  for (unsigned i = 0; i < ns_type_layouts[NS_EV_NET_PLUGIN].nums; i++) n[i] = 0; /* KIND 0: nothing decoded */
+  ns_set_NET_PLUGIN_ID(n, s, id);
+  ns_set_NET_PLUGIN_DATA(n, s, data);
   uint64_t uid = (uint64_t)id;
   uint64_t kind = uid & NCCL_PROFILER_NET_TYPE_MASK, ver = uid & NCCL_PROFILER_NET_VER_MASK;
   if (!data) return;
   if (kind == NCCL_PROFILER_NET_TYPE_IB && ver == NCCL_PROFILER_NET_IB_VER) {
     const ncclProfilerNetIbDescr_v1_t* d = data;
     if (d->type != ncclProfileQp) return;
-    a->num[2] = 1;
-    a->num[3] = ns_i(d->qp.device);
-    a->num[4] = d->qp.wr_id;
-    a->num[5] = ns_i(d->qp.opcode);
-    a->num[6] = ns_i(d->qp.qpNum);
-    a->num[7] = d->qp.length;
+    ns_set_NET_PLUGIN_KIND(n, s, 1);
+    ns_set_NET_PLUGIN_IB_DEVICE(n, s, d->qp.device);
+    ns_set_NET_PLUGIN_IB_WR_ID(n, s, d->qp.wr_id);
+    ns_set_NET_PLUGIN_IB_OPCODE(n, s, d->qp.opcode);
+    ns_set_NET_PLUGIN_IB_QP_NUM(n, s, d->qp.qpNum);
+    ns_set_NET_PLUGIN_IB_LENGTH(n, s, d->qp.length);
   } else if (kind == NCCL_PROFILER_NET_TYPE_SOCK && ver == NCCL_PROFILER_NET_SOCKET_VER) {
     const ncclProfilerNetSockDescr_v1_t* d = data;
     if (d->type != ncclProfileSocket) return;
-    a->num[2] = 2;
-    a->num[3] = ns_i(d->sock.fd);
-    a->num[4] = ns_i(d->sock.op);
-    a->num[5] = d->sock.length;
+    ns_set_NET_PLUGIN_KIND(n, s, 2);
+    ns_set_NET_PLUGIN_SOCK_FD(n, s, d->sock.fd);
+    ns_set_NET_PLUGIN_SOCK_OP(n, s, d->sock.op);
+    ns_set_NET_PLUGIN_SOCK_LENGTH(n, s, d->sock.length);
   }
 }

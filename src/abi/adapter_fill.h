@@ -14,9 +14,6 @@
 
 #include "capture/capture.h"
 
-static inline uint64_t ns_u(const void* p) { return (uint64_t)(uintptr_t)p; }
-static inline uint64_t ns_i(int64_t v) { return (uint64_t)v; } /* sign-extended */
-
 static inline void ns_fill_head(ns_start_args* a, uint64_t type_bit, void* parent) {
   a->type = ns_type_from_bit(type_bit);
   a->pid = 0;
@@ -32,58 +29,63 @@ static inline void ns_fill_none(ns_start_args* a) {
   memset(a->str, 0, sizeof a->str);
 }
 
+/* The setters (ns_set_<TYPE>_<FIELD>, record.h) widen each value as
+ * include/ncclscope/schema.h says; N and S name the arrays they fill. */
+#define N a->num
+#define S a->str
+
 /* expect: KernelCh children to wait for (v4+: nChannels; 0 before v4). */
 static inline void ns_fill_coll(ns_start_args* a, uint64_t seq, uint64_t count, int root, const void* send,
                                 const void* recv, unsigned nch, unsigned nwarps, void* group, const char* func,
                                 const char* dtype, const char* algo, const char* proto, unsigned expect) {
-  a->num[0] = seq;
-  a->num[1] = count;
-  a->num[2] = ns_i(root);
-  a->num[3] = ns_u(send);
-  a->num[4] = ns_u(recv);
-  a->num[5] = nch;
-  a->num[6] = nwarps;
-  a->num[7] = 0; /* the group's id when group != NULL (resolved by capture) */
+  ns_set_COLL_SEQ(N, S, seq);
+  ns_set_COLL_COUNT(N, S, count);
+  ns_set_COLL_ROOT(N, S, root);
+  ns_set_COLL_SEND_BUFF(N, S, send);
+  ns_set_COLL_RECV_BUFF(N, S, recv);
+  ns_set_COLL_CHANNELS(N, S, nch);
+  ns_set_COLL_WARPS(N, S, nwarps);
+  ns_set_COLL_PARENT_GROUP(N, S, 0); /* the group's id when group != NULL (resolved by capture) */
   a->group = group;
-  a->group_num = 7;
-  a->str[0] = func;
-  a->str[1] = dtype;
-  a->str[2] = algo;
-  a->str[3] = proto;
+  a->group_num = NS_COLL_PARENT_GROUP;
+  ns_set_COLL_FUNC(N, S, func);
+  ns_set_COLL_DTYPE(N, S, dtype);
+  ns_set_COLL_ALGO(N, S, algo);
+  ns_set_COLL_PROTO(N, S, proto);
   a->expect = expect;
 }
 
 static inline void ns_fill_p2p(ns_start_args* a, int peer, uint64_t count, const void* buff, unsigned nch,
                                void* group, const char* func, const char* dtype, unsigned expect) {
-  a->num[0] = ns_i(peer);
-  a->num[1] = count;
-  a->num[2] = ns_u(buff);
-  a->num[3] = nch;
-  a->num[4] = 0;
+  ns_set_P2P_PEER(N, S, peer);
+  ns_set_P2P_COUNT(N, S, count);
+  ns_set_P2P_BUFF(N, S, buff);
+  ns_set_P2P_CHANNELS(N, S, nch);
+  ns_set_P2P_PARENT_GROUP(N, S, 0);
   a->group = group;
-  a->group_num = 4;
-  a->str[0] = func;
-  a->str[1] = dtype;
+  a->group_num = NS_P2P_PARENT_GROUP;
+  ns_set_P2P_FUNC(N, S, func);
+  ns_set_P2P_DTYPE(N, S, dtype);
   a->expect = expect;
 }
 
 static inline void ns_fill_proxy_op(ns_start_args* a, int32_t pid, unsigned channel, int peer, int nsteps,
                                     int chunk, int is_send) {
   a->pid = pid;
-  a->num[0] = channel;
-  a->num[1] = ns_i(peer);
-  a->num[2] = ns_i(nsteps);
-  a->num[3] = ns_i(chunk);
-  a->num[4] = ns_i(is_send);
-  a->num[5] = ns_i(pid);
+  ns_set_PROXY_OP_CHANNEL(N, S, channel);
+  ns_set_PROXY_OP_PEER(N, S, peer);
+  ns_set_PROXY_OP_STEPS(N, S, nsteps);
+  ns_set_PROXY_OP_CHUNK_SIZE(N, S, chunk);
+  ns_set_PROXY_OP_IS_SEND(N, S, is_send);
+  ns_set_PROXY_OP_PID(N, S, pid);
 }
 
-static inline void ns_fill_proxy_step(ns_start_args* a, int step) { a->num[0] = ns_i(step); }
+static inline void ns_fill_proxy_step(ns_start_args* a, int step) { ns_set_PROXY_STEP_STEP(N, S, step); }
 
 /* pTimer: v4+ (0 before). */
 static inline void ns_fill_kernel_ch(ns_start_args* a, unsigned channel, uint64_t ptimer) {
-  a->num[0] = channel;
-  a->num[1] = ptimer;
+  ns_set_KERNEL_CH_CHANNEL(N, S, channel);
+  ns_set_KERNEL_CH_PTIMER(N, S, ptimer);
 }
 
 /* NetPlugin: id and data, plus the decoded IB/socket descriptor when the
@@ -94,30 +96,32 @@ void ns_fill_net_plugin(ns_start_args* a, int64_t id, void* data);
 /* ---- v5+ API events ---- */
 
 static inline void ns_fill_group_api(ns_start_args* a, int depth, int graph_captured) {
-  a->num[0] = ns_i(depth);
-  a->num[1] = graph_captured != 0;
+  ns_set_GROUP_API_DEPTH(N, S, depth);
+  ns_set_GROUP_API_GRAPH_CAPTURED(N, S, graph_captured);
 }
 
 static inline void ns_fill_coll_api(ns_start_args* a, uint64_t count, int root, const void* stream,
                                     int graph_captured, const char* func, const char* dtype) {
-  a->num[0] = count;
-  a->num[1] = ns_i(root);
-  a->num[2] = ns_u(stream);
-  a->num[3] = graph_captured != 0;
-  a->str[0] = func;
-  a->str[1] = dtype;
+  ns_set_COLL_API_COUNT(N, S, count);
+  ns_set_COLL_API_ROOT(N, S, root);
+  ns_set_COLL_API_STREAM(N, S, stream);
+  ns_set_COLL_API_GRAPH_CAPTURED(N, S, graph_captured);
+  ns_set_COLL_API_FUNC(N, S, func);
+  ns_set_COLL_API_DTYPE(N, S, dtype);
 }
 
 static inline void ns_fill_p2p_api(ns_start_args* a, uint64_t count, const void* stream, int graph_captured,
                                    const char* func, const char* dtype) {
-  a->num[0] = count;
-  a->num[1] = ns_u(stream);
-  a->num[2] = graph_captured != 0;
-  a->str[0] = func;
-  a->str[1] = dtype;
+  ns_set_P2P_API_COUNT(N, S, count);
+  ns_set_P2P_API_STREAM(N, S, stream);
+  ns_set_P2P_API_GRAPH_CAPTURED(N, S, graph_captured);
+  ns_set_P2P_API_FUNC(N, S, func);
+  ns_set_P2P_API_DTYPE(N, S, dtype);
 }
 
-static inline void ns_fill_kernel_launch(ns_start_args* a, const void* stream) { a->num[0] = ns_u(stream); }
+static inline void ns_fill_kernel_launch(ns_start_args* a, const void* stream) {
+  ns_set_KERNEL_LAUNCH_STREAM(N, S, stream);
+}
 
 /* ---- v6 copy-engine events ---- */
 
@@ -125,30 +129,33 @@ static inline void ns_fill_ce_coll(ns_start_args* a, uint64_t seq, uint64_t coun
                                    const void* send, const void* recv, int intra_batch_sync, uint32_t batch_size,
                                    uint32_t num_batches, uint32_t ce_seq, const char* func, const char* dtype,
                                    const char* sync_strategy) {
-  a->num[0] = seq;
-  a->num[1] = count;
-  a->num[2] = ns_i(root);
-  a->num[3] = ns_u(stream);
-  a->num[4] = ns_u(send);
-  a->num[5] = ns_u(recv);
-  a->num[6] = intra_batch_sync != 0;
-  a->num[7] = batch_size;
-  a->num[8] = num_batches;
-  a->num[9] = ce_seq;
-  a->str[0] = func;
-  a->str[1] = dtype;
-  a->str[2] = sync_strategy;
+  ns_set_CE_COLL_SEQ(N, S, seq);
+  ns_set_CE_COLL_COUNT(N, S, count);
+  ns_set_CE_COLL_ROOT(N, S, root);
+  ns_set_CE_COLL_STREAM(N, S, stream);
+  ns_set_CE_COLL_SEND_BUFF(N, S, send);
+  ns_set_CE_COLL_RECV_BUFF(N, S, recv);
+  ns_set_CE_COLL_INTRA_BATCH_SYNC(N, S, intra_batch_sync);
+  ns_set_CE_COLL_BATCH_SIZE(N, S, batch_size);
+  ns_set_CE_COLL_NUM_BATCHES(N, S, num_batches);
+  ns_set_CE_COLL_CE_SEQ_NUM(N, S, ce_seq);
+  ns_set_CE_COLL_FUNC(N, S, func);
+  ns_set_CE_COLL_DTYPE(N, S, dtype);
+  ns_set_CE_COLL_SYNC_STRATEGY(N, S, sync_strategy);
 }
 
 static inline void ns_fill_ce_sync(ns_start_args* a, int is_complete, int nranks) {
-  a->num[0] = is_complete != 0;
-  a->num[1] = ns_i(nranks);
+  ns_set_CE_SYNC_IS_COMPLETE(N, S, is_complete);
+  ns_set_CE_SYNC_NRANKS(N, S, nranks);
 }
 
 static inline void ns_fill_ce_batch(ns_start_args* a, int num_ops, uint64_t total_bytes, int use_intra_sync) {
-  a->num[0] = ns_i(num_ops);
-  a->num[1] = total_bytes;
-  a->num[2] = use_intra_sync != 0;
+  ns_set_CE_BATCH_NUM_OPS(N, S, num_ops);
+  ns_set_CE_BATCH_TOTAL_BYTES(N, S, total_bytes);
+  ns_set_CE_BATCH_USE_INTRA_SYNC(N, S, use_intra_sync);
 }
+
+#undef N
+#undef S
 
 #endif

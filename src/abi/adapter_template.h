@@ -44,26 +44,26 @@
 #endif
 
 #if NS_V_CHANNELS
-#define NS_COLL_CHANNELS(d) ((d)->coll.nChannels)
-#define NS_P2P_CHANNELS(d) ((d)->p2p.nChannels)
-#define NS_KCH_PTIMER(d) ((d)->kernelCh.pTimer)
+#define NS_D_COLL_CHANNELS(d) ((d)->coll.nChannels)
+#define NS_D_P2P_CHANNELS(d) ((d)->p2p.nChannels)
+#define NS_D_KCH_PTIMER(d) ((d)->kernelCh.pTimer)
 #define NS_STATE_ARG ns_state_arg_v4
 #else
-#define NS_COLL_CHANNELS(d) ((d)->coll.nMaxChannels)
-#define NS_P2P_CHANNELS(d) 0u
-#define NS_KCH_PTIMER(d) 0u
+#define NS_D_COLL_CHANNELS(d) ((d)->coll.nMaxChannels)
+#define NS_D_P2P_CHANNELS(d) 0u
+#define NS_D_KCH_PTIMER(d) 0u
 #define NS_STATE_ARG ns_state_arg_v1
 #endif
 /* KernelCh children a Coll/P2p announces: only versions with pTimer KernelCh. */
-#define NS_COLL_EXPECT(d) (NS_V_CHANNELS ? (unsigned)NS_COLL_CHANNELS(d) : 0u)
-#define NS_P2P_EXPECT(d) (NS_V_CHANNELS ? (unsigned)NS_P2P_CHANNELS(d) : 0u)
+#define NS_D_COLL_EXPECT(d) (NS_V_CHANNELS ? (unsigned)NS_D_COLL_CHANNELS(d) : 0u)
+#define NS_D_P2P_EXPECT(d) (NS_V_CHANNELS ? (unsigned)NS_D_P2P_CHANNELS(d) : 0u)
 
 #if NS_V_API
-#define NS_COLL_GROUP(d) ((d)->coll.parentGroup)
-#define NS_P2P_GROUP(d) ((d)->p2p.parentGroup)
+#define NS_D_COLL_GROUP(d) ((d)->coll.parentGroup)
+#define NS_D_P2P_GROUP(d) ((d)->p2p.parentGroup)
 #else
-#define NS_COLL_GROUP(d) NULL
-#define NS_P2P_GROUP(d) NULL
+#define NS_D_COLL_GROUP(d) NULL
+#define NS_D_P2P_GROUP(d) NULL
 #endif
 
 #if NS_V_INIT == 1
@@ -94,12 +94,12 @@ static ncclResult_t NS_VNAME(start_v)(void* context, void** eHandle, NS_DESCR* d
   switch (d->type) {
     case ncclProfileColl:
       ns_fill_coll(&a, d->coll.seqNumber, d->coll.count, d->coll.root, d->coll.sendBuff, d->coll.recvBuff,
-                   NS_COLL_CHANNELS(d), d->coll.nWarps, NS_COLL_GROUP(d), NS_FUNC(d->coll.func),
-                   NS_DTYPE(d->coll.datatype), NS_ALGO(d->coll.algo), NS_PROTO(d->coll.proto), NS_COLL_EXPECT(d));
+                   NS_D_COLL_CHANNELS(d), d->coll.nWarps, NS_D_COLL_GROUP(d), NS_FUNC(d->coll.func),
+                   NS_DTYPE(d->coll.datatype), NS_ALGO(d->coll.algo), NS_PROTO(d->coll.proto), NS_D_COLL_EXPECT(d));
       break;
     case ncclProfileP2p:
-      ns_fill_p2p(&a, d->p2p.peer, d->p2p.count, d->p2p.buff, NS_P2P_CHANNELS(d), NS_P2P_GROUP(d),
-                  NS_FUNC(d->p2p.func), NS_DTYPE(d->p2p.datatype), NS_P2P_EXPECT(d));
+      ns_fill_p2p(&a, d->p2p.peer, d->p2p.count, d->p2p.buff, NS_D_P2P_CHANNELS(d), NS_D_P2P_GROUP(d),
+                  NS_FUNC(d->p2p.func), NS_DTYPE(d->p2p.datatype), NS_D_P2P_EXPECT(d));
       break;
     case ncclProfileProxyOp:
       ns_fill_proxy_op(&a, d->proxyOp.pid, d->proxyOp.channelId, d->proxyOp.peer, d->proxyOp.nSteps,
@@ -110,7 +110,7 @@ static ncclResult_t NS_VNAME(start_v)(void* context, void** eHandle, NS_DESCR* d
       break;
 #if NS_V_KCH_NET
     case ncclProfileKernelCh:
-      ns_fill_kernel_ch(&a, d->kernelCh.channelId, NS_KCH_PTIMER(d));
+      ns_fill_kernel_ch(&a, d->kernelCh.channelId, NS_D_KCH_PTIMER(d));
       break;
     case ncclProfileNetPlugin:
       ns_fill_net_plugin(&a, d->netPlugin.id, d->netPlugin.data);

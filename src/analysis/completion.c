@@ -73,7 +73,7 @@ static void api_started(ns_analysis* a, const ns_record* r) {
   if (!n || (n->started && n->type != r->type)) return;
   node_started(n, r);
   n->parent = parent_id(r);
-  n->u.api_graph = (r->type == NS_EV_COLL_API ? r->num[3] : r->num[2]) != 0;
+  n->u.api_graph = (r->type == NS_EV_COLL_API ? r->num[NS_COLL_API_GRAPH_CAPTURED] : r->num[NS_P2P_API_GRAPH_CAPTURED]) != 0;
   touch(n, r->ts);
 }
 
@@ -205,14 +205,14 @@ static void start_op(ns_analysis* a, ns_node* n, const ns_record* r, const char*
   if (r->type == NS_EV_COLL) {
     copy_str(o->algo, s[2]);
     copy_str(o->proto, s[3]);
-    o->seq = r->num[0];
-    o->count = r->num[1];
-    o->root_or_peer = (int64_t)r->num[2];
-    o->nchannels = (uint32_t)r->num[5];
+    o->seq = r->num[NS_COLL_SEQ];
+    o->count = r->num[NS_COLL_COUNT];
+    o->root_or_peer = (int64_t)r->num[NS_COLL_ROOT];
+    o->nchannels = (uint32_t)r->num[NS_COLL_CHANNELS];
   } else {
-    o->root_or_peer = (int64_t)r->num[0];
-    o->count = r->num[1];
-    o->nchannels = (uint32_t)r->num[3];
+    o->root_or_peer = (int64_t)r->num[NS_P2P_PEER];
+    o->count = r->num[NS_P2P_COUNT];
+    o->nchannels = (uint32_t)r->num[NS_P2P_CHANNELS];
   }
 }
 
@@ -248,9 +248,9 @@ static void handle_start(ns_analysis* a, const ns_record* r, const char* const* 
     case NS_EV_PROXY_OP: {
       memset(&n->u.pop, 0, sizeof n->u.pop);
       node_started(n, r);
-      n->u.pop.channel = (int32_t)r->num[0];
-      n->u.pop.peer = (int32_t)(int64_t)r->num[1];
-      n->u.pop.is_send = r->num[4] != 0;
+      n->u.pop.channel = (int32_t)r->num[NS_PROXY_OP_CHANNEL];
+      n->u.pop.peer = (int32_t)(int64_t)r->num[NS_PROXY_OP_PEER];
+      n->u.pop.is_send = r->num[NS_PROXY_OP_IS_SEND] != 0;
       n->u.pop.pxn = (r->flags & NS_RF_PXN) != 0;
       if (!(r->flags & (NS_RF_PARENT_RAW | NS_RF_PXN))) {
         n->parent = r->parent;
@@ -272,18 +272,19 @@ static void handle_start(ns_analysis* a, const ns_record* r, const char* const* 
       memset(&n->u.kch, 0, sizeof n->u.kch);
       node_started(n, r);
       n->parent = parent_id(r);
-      n->u.kch.ptimer_start = r->num[1];
+      uint64_t ptimer = r->num[NS_KERNEL_CH_PTIMER];
+      n->u.kch.ptimer_start = ptimer;
       ns_comm_state* cs = ns_an_comm(a, r->comm, 1);
       if (cs) {
         cs->kernel_seen = 1;
-        if (r->num[1]) ns_cf_add_after(&cs->clock, r->ts, r->num[1]);
+        if (ptimer) ns_cf_add_after(&cs->clock, r->ts, ptimer);
       }
       ns_node* op = op_for_child(a, n->parent, r->comm, r->ts);
       if (op) {
         child_started(op, r->ts);
         op->u.op.n_kernel_ch++;
-        if (r->num[1] && (!op->u.op.has_ptimer_start || r->num[1] < op->u.op.ptimer_min)) {
-          op->u.op.ptimer_min = r->num[1];
+        if (ptimer && (!op->u.op.has_ptimer_start || ptimer < op->u.op.ptimer_min)) {
+          op->u.op.ptimer_min = ptimer;
           op->u.op.has_ptimer_start = 1;
         }
       } else {
@@ -327,13 +328,13 @@ static void handle_state(ns_analysis* a, const ns_record* r) {
   ns_node* n = ns_an_find(a, r->id);
   if (!n || !n->started) return;
   if (n->type == NS_EV_PROXY_STEP) {
-    if (r->state == 9 || r->state == 10) { /* SendWait / RecvWait: the transfer is under way */
+    if (r->state == NS_ST_PROXY_STEP_SEND_WAIT || r->state == NS_ST_PROXY_STEP_RECV_WAIT) { /* the transfer is under way */
       n->u.step.wait_ts = r->ts;
       n->u.step.has_wait = 1;
     }
-    if (r->state == 12) recv_handed_over(a, n, r->ts); /* RecvGPUWait */
+    if (r->state == NS_ST_PROXY_STEP_RECV_GPU_WAIT) recv_handed_over(a, n, r->ts);
     if ((r->flags & NS_RF_HAS_ARG) && r->arg) n->u.step.size = r->arg; /* transSize, last seen */
-  } else if (n->type == NS_EV_KERNEL_CH && r->state == 22 && r->arg) {
+  } else if (n->type == NS_EV_KERNEL_CH && r->state == NS_ST_KERNEL_CH_STOP && r->arg) {
     n->u.kch.ptimer_stop = r->arg;
     n->u.kch.has_stop = 1;
     ns_comm_state* cs = ns_an_comm(a, n->comm, 1);

@@ -11,11 +11,7 @@
 #include <unistd.h>
 
 #include "log/log.h"
-
-static const char* const mask_names[15] = {
-    "Group",     "Coll",    "P2p",    "ProxyOp",      "ProxyStep", "ProxyCtrl", "KernelCh", "NetPlugin",
-    "GroupApi",  "CollApi", "P2pApi", "KernelLaunch", "CeColl",    "CeSync",    "CeBatch",
-};
+#include "ncclscope/record.h"
 
 int ns_config_parse_mask(const char* s, uint32_t* out) {
   while (isspace((unsigned char)*s)) s++;
@@ -40,8 +36,8 @@ int ns_config_parse_mask(const char* s, uint32_t* out) {
     if (!strcasecmp(tok, "all")) m |= 0x7FFFu, found = 1;
     else if (!strcasecmp(tok, "default")) m |= NS_DEFAULT_EVENT_MASK, found = 1;
     else if (!strcasecmp(tok, "none")) found = 1;
-    for (int i = 0; i < 15 && !found; i++)
-      if (!strcasecmp(tok, mask_names[i])) m |= 1u << i, found = 1;
+    for (unsigned t = 0; t < NS_EV_COUNT && !found; t++)
+      if (!strcasecmp(tok, ns_event_short_name(t))) m |= 1u << t, found = 1;
     if (!found) return -1;
   }
   *out = m;

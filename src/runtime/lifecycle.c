@@ -27,14 +27,11 @@ static uint32_t g_next_serial;
 static uint32_t g_ctx_cursor; /* round-robin: a finalized entry is reused late */
 
 static const char* mask_names(uint32_t m, char* buf, size_t len) {
-  static const char* const n[15] = {"Group",  "Coll",   "P2p",          "ProxyOp", "ProxyStep",
-                                    "ProxyCtrl", "KernelCh", "NetPlugin", "GroupApi", "CollApi",
-                                    "P2pApi", "KernelLaunch", "CeColl", "CeSync", "CeBatch"};
   size_t at = 0;
   buf[0] = 0;
-  for (int i = 0; i < 15; i++)
-    if (m & (1u << i)) {
-      int k = snprintf(buf + at, len - at, "%s%s", at ? "," : "", n[i]);
+  for (unsigned t = 0; t < NS_EV_COUNT; t++)
+    if (m & (1u << t)) {
+      int k = snprintf(buf + at, len - at, "%s%s", at ? "," : "", ns_event_short_name(t));
       if (k < 0 || (size_t)k >= len - at) break;
       at += (size_t)k;
     }

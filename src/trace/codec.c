@@ -5,38 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const ns_type_layout ns_type_layouts[NS_EV_COUNT] = {
-    [NS_EV_GROUP] = {0, 0},     [NS_EV_COLL] = {8, 4},           [NS_EV_P2P] = {5, 2},
-    [NS_EV_PROXY_OP] = {6, 0},  [NS_EV_PROXY_STEP] = {1, 0},     [NS_EV_PROXY_CTRL] = {0, 0},
-    [NS_EV_KERNEL_CH] = {2, 0}, [NS_EV_NET_PLUGIN] = {8, 0},     [NS_EV_GROUP_API] = {2, 0},
-    [NS_EV_COLL_API] = {4, 2},  [NS_EV_P2P_API] = {3, 2},        [NS_EV_KERNEL_LAUNCH] = {1, 0},
-    [NS_EV_CE_COLL] = {10, 3},  [NS_EV_CE_SYNC] = {2, 0},        [NS_EV_CE_BATCH] = {3, 0},
-};
-
-static const char* const type_names[NS_EV_COUNT] = {
-    "ncclProfileGroup",     "ncclProfileColl",     "ncclProfileP2p",       "ncclProfileProxyOp",
-    "ncclProfileProxyStep", "ncclProfileProxyCtrl", "ncclProfileKernelCh",  "ncclProfileNetPlugin",
-    "ncclProfileGroupApi",  "ncclProfileCollApi",  "ncclProfileP2pApi",    "ncclProfileKernelLaunch",
-    "ncclProfileCeColl",    "ncclProfileCeSync",   "ncclProfileCeBatch",
-};
-
-const char* ns_event_type_name(unsigned type) { return type < NS_EV_COUNT ? type_names[type] : NULL; }
-
-static const char* const state_names[31] = {
-    "ProxyOpSendPosted",    "ProxyOpSendRemFifoWait", "ProxyOpSendTransmitted", "ProxyOpSendDone",
-    "ProxyOpRecvPosted",    "ProxyOpRecvReceived",    "ProxyOpRecvTransmitted", "ProxyOpRecvDone",
-    "ProxyStepSendGPUWait", "ProxyStepSendWait",      "ProxyStepRecvWait",      "ProxyStepRecvFlushWait",
-    "ProxyStepRecvGPUWait", "ProxyCtrlIdle",          "ProxyCtrlActive",        "ProxyCtrlSleep",
-    "ProxyCtrlWakeup",      "ProxyCtrlAppend",        "ProxyCtrlAppendEnd",     "ProxyOpInProgress",
-    "ProxyStepSendPeerWait", "NetPluginUpdate",    "KernelChStop",           "GroupStartApiStop",
-    "GroupEndApiStart",     "CeCollStart",            "CeCollComplete",         "CeSyncStart",
-    "CeSyncComplete",       "CeBatchStart",           "CeBatchComplete",
-};
-
-const char* ns_state_name(int state) {
-  return (state >= 0 && state < (int)(sizeof state_names / sizeof state_names[0])) ? state_names[state] : NULL;
-}
-
 /* ---- buffers and varints ---- */
 
 void ns_buf_free(ns_buf* b) {

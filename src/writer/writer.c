@@ -282,12 +282,12 @@ static void emit_counters(void) {
 /* ---- draining ---- */
 
 /* An API event of a graph capture: its handle comes back as a parent at
- * every replay (graphCaptured is num[1] / num[3] / num[2], record.h). */
+ * every replay. */
 static int graph_captured_api(const ns_record* rec) {
   switch (rec->type) {
-    case NS_EV_GROUP_API: return rec->num[1] != 0;
-    case NS_EV_COLL_API: return rec->num[3] != 0;
-    case NS_EV_P2P_API: return rec->num[2] != 0;
+    case NS_EV_GROUP_API: return rec->num[NS_GROUP_API_GRAPH_CAPTURED] != 0;
+    case NS_EV_COLL_API: return rec->num[NS_COLL_API_GRAPH_CAPTURED] != 0;
+    case NS_EV_P2P_API: return rec->num[NS_P2P_API_GRAPH_CAPTURED] != 0;
     default: return 0;
   }
 }

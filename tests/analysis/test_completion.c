@@ -139,9 +139,9 @@ int main(void) {
     synth_ev* e = &S.v[S.n - 1];
     e->r.parent = aid;
     e->tag = fi;
-    e->r.num[0] = c;       /* seq */
-    e->r.num[1] = count;   /* count */
-    e->r.num[5] = NCH;     /* nChannels */
+    e->r.num[NS_COLL_SEQ] = c;
+    e->r.num[NS_COLL_COUNT] = count;
+    e->r.num[NS_COLL_CHANNELS] = NCH;
     push(0, NS_REC_STOP, NS_EV_COLL, cstart + 3000, c);
     push(0, NS_REC_STOP, NS_EV_GROUP_API, cstart + 4000, gid);
     int nr_mult = (fi == 1 || fi == 2 || fi == 5) ? NRANKS : 1;
@@ -164,10 +164,10 @@ int main(void) {
       if (cb2 < cb1) cb2 = cb1 + 100;
       push(1, NS_REC_START, NS_EV_KERNEL_CH, cb1, kid);
       S.v[S.n - 1].r.parent = c;
-      S.v[S.n - 1].r.num[0] = (uint64_t)ch;
-      S.v[S.n - 1].r.num[1] = gpu_read(tk);
+      S.v[S.n - 1].r.num[NS_KERNEL_CH_CHANNEL] = (uint64_t)ch;
+      S.v[S.n - 1].r.num[NS_KERNEL_CH_PTIMER] = gpu_read(tk);
       push(1, NS_REC_STATE, NS_EV_KERNEL_CH, cb2, kid);
-      S.v[S.n - 1].r.state = 22;
+      S.v[S.n - 1].r.state = NS_ST_KERNEL_CH_STOP;
       S.v[S.n - 1].r.flags = NS_RF_HAS_ARG;
       S.v[S.n - 1].r.arg = gpu_read(te);
       push(1, NS_REC_STOP, NS_EV_KERNEL_CH, cb2, kid);
@@ -177,9 +177,9 @@ int main(void) {
       uint64_t pt = tk + 1000;
       push(1, NS_REC_START, NS_EV_PROXY_OP, pt, pid_);
       S.v[S.n - 1].r.parent = c;
-      S.v[S.n - 1].r.num[0] = (uint64_t)ch;
-      S.v[S.n - 1].r.num[1] = 1;
-      S.v[S.n - 1].r.num[4] = 1;
+      S.v[S.n - 1].r.num[NS_PROXY_OP_CHANNEL] = (uint64_t)ch;
+      S.v[S.n - 1].r.num[NS_PROXY_OP_PEER] = 1;
+      S.v[S.n - 1].r.num[NS_PROXY_OP_IS_SEND] = 1;
       uint64_t remaining = tr[c].bytes / NCH + 1;
       const uint64_t chunk = 131072;
       while (remaining > 0) {
@@ -190,7 +190,7 @@ int main(void) {
         S.v[S.n - 1].r.parent = pid_;
         uint64_t w = pt + 500;
         push(1, NS_REC_STATE, NS_EV_PROXY_STEP, w, sid);
-        S.v[S.n - 1].r.state = 9;
+        S.v[S.n - 1].r.state = NS_ST_PROXY_STEP_SEND_WAIT;
         S.v[S.n - 1].r.flags = NS_RF_HAS_ARG;
         S.v[S.n - 1].r.arg = sz;
         double noise = test_unif(&s) < 0.05 ? 30000.0 * test_unif(&s) : 3000.0 * test_unif(&s) * test_unif(&s);

@@ -73,13 +73,13 @@ static void run(const char* proto, int ll_early, int lose_ch1) {
     push(0, NS_REC_STOP, NS_EV_KERNEL_LAUNCH, tlaunch + 3000, lid, 0);
     synth_ev* e = push(0, NS_REC_START, op_type, t, c, aid);
     if (proto) {
-      e->r.num[0] = c;
-      e->r.num[1] = 1 << 20;
-      e->r.num[5] = NCH;
+      e->r.num[NS_COLL_SEQ] = c;
+      e->r.num[NS_COLL_COUNT] = 1 << 20;
+      e->r.num[NS_COLL_CHANNELS] = NCH;
     } else {
-      e->r.num[0] = 1; /* peer */
-      e->r.num[1] = 1 << 20;
-      e->r.num[3] = NCH;
+      e->r.num[NS_P2P_PEER] = 1;
+      e->r.num[NS_P2P_COUNT] = 1 << 20;
+      e->r.num[NS_P2P_CHANNELS] = NCH;
     }
     push(0, NS_REC_STOP, op_type, t + 3000, c, 0);
     uint64_t kbase = tlaunch + 2000000 + test_rng(&s) % 3000000; /* queued behind earlier work */
@@ -91,15 +91,15 @@ static void run(const char* proto, int ll_early, int lose_ch1) {
       uint64_t kid = ++id, pop = ++id;
       /* the receive: 4 steps, the last handed over at `handover` */
       uint64_t pt = tk + 2000 + (lost ? 200000 : 0);
-      push(1, NS_REC_START, NS_EV_PROXY_OP, pt, pop, c)->r.num[0] = (uint64_t)ch;
+      push(1, NS_REC_START, NS_EV_PROXY_OP, pt, pop, c)->r.num[NS_PROXY_OP_CHANNEL] = (uint64_t)ch;
       uint64_t step_t = pt;
       uint64_t handover = 0;
       for (int k = 0; k < 4; k++) {
         uint64_t sid = ++id;
         push(1, NS_REC_START, NS_EV_PROXY_STEP, step_t, sid, pop);
-        push(1, NS_REC_STATE, NS_EV_PROXY_STEP, step_t + 500, sid, 0)->r.state = 10; /* RecvWait */
+        push(1, NS_REC_STATE, NS_EV_PROXY_STEP, step_t + 500, sid, 0)->r.state = NS_ST_PROXY_STEP_RECV_WAIT;
         handover = step_t + 20000 + test_rng(&s) % 10000;
-        push(1, NS_REC_STATE, NS_EV_PROXY_STEP, handover, sid, 0)->r.state = 12; /* RecvGPUWait */
+        push(1, NS_REC_STATE, NS_EV_PROXY_STEP, handover, sid, 0)->r.state = NS_ST_PROXY_STEP_RECV_GPU_WAIT;
         push(1, NS_REC_STOP, NS_EV_PROXY_STEP, handover + 3000, sid, 0);
         step_t = handover + 1000;
       }
@@ -108,11 +108,11 @@ static void run(const char* proto, int ll_early, int lose_ch1) {
       uint64_t cb1 = tk + 2000 + test_rng(&s) % 30000, cb2 = te + 2000 + test_rng(&s) % 30000;
       if (cb1 < pt) cb1 = pt; /* keep each thread's stream in time order */
       synth_ev* k0 = push(1, NS_REC_START, NS_EV_KERNEL_CH, cb1, kid, c);
-      k0->r.num[0] = (uint64_t)ch;
-      k0->r.num[1] = gpu_read(tk);
+      k0->r.num[NS_KERNEL_CH_CHANNEL] = (uint64_t)ch;
+      k0->r.num[NS_KERNEL_CH_PTIMER] = gpu_read(tk);
       if (!lost) {
         synth_ev* k1 = push(1, NS_REC_STATE, NS_EV_KERNEL_CH, cb2, kid, 0);
-        k1->r.state = 22;
+        k1->r.state = NS_ST_KERNEL_CH_STOP;
         k1->r.flags = NS_RF_HAS_ARG;
         k1->r.arg = gpu_read(te);
       }

@@ -56,7 +56,7 @@ static int nfuncs;
 
 static void load_truth(const char* path) {
   FILE* f = fopen(path, "r");
-  CHECK(f != NULL);
+  CHECK_TRUE(f != NULL);
   if (!f) exit(1);
   char line[4096], kind[32], s[64];
   while (fgets(line, sizeof line, f)) {
@@ -90,7 +90,7 @@ static const gclock* gpu_of(long long pid, long long tid, unsigned long long com
   int matched = 0;
   for (int i = 0; i < ninits; i++)
     if (inits[i].pid == pid && inits[i].tid == tid && inits[i].comm == comm && inits[i].rank == rank) matched = 1;
-  CHECK(matched);
+  CHECK_TRUE(matched);
   for (int i = 0; i < nclocks; i++)
     if (clocks[i].rank == rank) return &clocks[i];
   return NULL;
@@ -105,7 +105,7 @@ static double worst_err_ns, worst_bound_ns, worst_drift_ppm;
 static void check_trace(const char* path) {
   char err[256];
   ns_reader* r = ns_reader_open(path, err, sizeof err);
-  CHECK(r != NULL);
+  CHECK_TRUE(r != NULL);
   if (!r) return;
   comm_state* comms = calloc(4096, sizeof *comms);
   ns_item it;
@@ -115,19 +115,19 @@ static void check_trace(const char* path) {
     if (it.kind == NS_ITEM_COMM_INIT && it.comm->comm < 4096) comms[it.comm->comm].info = *it.comm;
     if (it.kind == NS_ITEM_CLOCKFIT) {
       const ns_props_info* p = it.props;
-      CHECK(p->comm > 0 && p->comm < 4096);
+      CHECK_TRUE(p->comm > 0 && p->comm < 4096);
       if (!p->comm || p->comm >= 4096) continue;
       comm_state* c = &comms[p->comm];
-      CHECK(c->info.comm == p->comm); /* after its COMM_INIT */
-      CHECK(!c->fini);                /* before its COMM_FINI */
-      CHECK(p->has[NS_P_GPU_OFFSET_NS] && p->has[NS_P_GPU_DRIFT_PPM] && p->has[NS_P_GPU_ERROR_NS] &&
+      CHECK_TRUE(c->info.comm == p->comm); /* after its COMM_INIT */
+      CHECK_TRUE(!c->fini);                /* before its COMM_FINI */
+      CHECK_TRUE(p->has[NS_P_GPU_OFFSET_NS] && p->has[NS_P_GPU_DRIFT_PPM] && p->has[NS_P_GPU_ERROR_NS] &&
             p->has[NS_P_GPU_SAMPLES]);
       c->fits++;
       const gclock* g = gpu_of(pid, c->info.tid, c->info.comm_id, c->info.rank);
-      CHECK(g != NULL);
+      CHECK_TRUE(g != NULL);
       if (!g) continue;
       double bound = p->f[NS_P_GPU_ERROR_NS];
-      CHECK(isfinite(bound) && bound > 0 && bound < 1e6);
+      CHECK_TRUE(isfinite(bound) && bound > 0 && bound < 1e6);
       /* truth offset at the reference point: gpu(t) - t = t*drift + offset */
       double truth_off_at_ref = (double)(g->offset) + (double)p->ts * g->drift * 1e-6;
       double e = fabs(p->f[NS_P_GPU_OFFSET_NS] - truth_off_at_ref);
@@ -150,15 +150,15 @@ static void check_trace(const char* path) {
       comm_state* c = &comms[it.props->comm];
       c->fini = 1;
       c->fit_before_fini = c->fits > 0;
-      CHECK(c->fits > 0);
-      CHECK(c->drift_err < 100.0);
+      CHECK_TRUE(c->fits > 0);
+      CHECK_TRUE(c->drift_err < 100.0);
       if (c->drift_err > worst_drift_ppm) worst_drift_ppm = c->drift_err;
       if (!c->fits) fprintf(stderr, "%s: comm %u finalized without a CLOCKFIT\n", path, it.props->comm);
     }
   }
   int nfini = 0;
   for (int i = 0; i < 4096; i++) nfini += comms[i].fini;
-  CHECK(nfini > 0);
+  CHECK_TRUE(nfini > 0);
   free(comms);
   ns_reader_close(r);
 }
@@ -197,11 +197,11 @@ static int hand_check(const char* json, const char* func, long long nranks, long
     jdbl(obj, "timeUs", &t);
     jdbl(obj, "algbwGBs", &alg);
     jdbl(obj, "busbwGBs", &bus);
-    CHECK_EQ(bytes, want_bytes);
-    CHECK(t > 0);
+    CHECK_U64(bytes, want_bytes);
+    CHECK_TRUE(t > 0);
     double want_alg = (double)want_bytes / (t * 1e3);
-    CHECK(fabs(alg - want_alg) <= 1e-3 * want_alg + 1e-6);
-    CHECK(fabs(bus - alg * factor) <= 1e-3 * alg * factor + 1e-6);
+    CHECK_TRUE(fabs(alg - want_alg) <= 1e-3 * want_alg + 1e-6);
+    CHECK_TRUE(fabs(bus - alg * factor) <= 1e-3 * alg * factor + 1e-6);
     printf("hand-checked %s nranks %lld count %lld: bytes %lld algbw %.4g busbw %.4g GB/s\n", func, nranks, count,
            bytes, alg, bus);
     return 1;
@@ -211,7 +211,7 @@ static int hand_check(const char* json, const char* func, long long nranks, long
 
 static void check_summaries(const char* dir) {
   DIR* d = opendir(dir);
-  CHECK(d != NULL);
+  CHECK_TRUE(d != NULL);
   if (!d) return;
   struct dirent* e;
   int ntxt = 0, njson = 0, hand = 0;
@@ -221,11 +221,11 @@ static void check_summaries(const char* dir) {
     if (strncmp(e->d_name, "summary-", 8) != 0) continue;
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     char* s = slurp(path);
-    CHECK(s != NULL);
+    CHECK_TRUE(s != NULL);
     if (!s) continue;
     if (len > 4 && !strcmp(e->d_name + len - 4, ".txt")) {
       ntxt++;
-      CHECK(strstr(s, "AllReduce") != NULL);
+      CHECK_TRUE(strstr(s, "AllReduce") != NULL);
     } else if (len > 5 && !strcmp(e->d_name + len - 5, ".json")) {
       njson++;
       for (int i = 0; i < nfuncs; i++) {
@@ -247,9 +247,9 @@ static void check_summaries(const char* dir) {
     free(s);
   }
   closedir(d);
-  CHECK(ntxt >= 1);
-  CHECK(njson >= 1);
-  CHECK(hand >= 1);
+  CHECK_TRUE(ntxt >= 1);
+  CHECK_TRUE(njson >= 1);
+  CHECK_TRUE(hand >= 1);
 }
 
 int main(int argc, char** argv) {
@@ -258,10 +258,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   load_truth(argv[1]);
-  CHECK(nclocks > 0);
-  CHECK(nfuncs > 0);
+  CHECK_TRUE(nclocks > 0);
+  CHECK_TRUE(nfuncs > 0);
   DIR* d = opendir(argv[2]);
-  CHECK(d != NULL);
+  CHECK_TRUE(d != NULL);
   if (!d) return 1;
   struct dirent* e;
   char path[2048];
@@ -274,8 +274,8 @@ int main(int argc, char** argv) {
     files++;
   }
   closedir(d);
-  CHECK(files > 0);
-  CHECK(fits_checked > 0);
+  CHECK_TRUE(files > 0);
+  CHECK_TRUE(fits_checked > 0);
   printf("%d CLOCKFIT blocks checked; worst error %.0f ns, widest bound %.0f ns, worst final drift error %.2f ppm\n",
          fits_checked, worst_err_ns, worst_bound_ns, worst_drift_ppm);
   check_summaries(argv[2]);

@@ -154,11 +154,11 @@ int main(int argc, char** argv) {
   tl_trace t;
   memset(&t, 0, sizeof t);
   int files = tl_load_dir(&t, argv[2]);
-  CHECK(files >= 1);
-  if (want_files >= 0) CHECK_EQ(files, want_files);
-  CHECK(t.clean_end);
-  CHECK_EQ(t.bytes_cut, 0);
-  CHECK_EQ(t.seq_gaps, 0);
+  CHECK_TRUE(files >= 1);
+  if (want_files >= 0) CHECK_U64(files, want_files);
+  CHECK_TRUE(t.clean_end);
+  CHECK_U64(t.bytes_cut, 0);
+  CHECK_U64(t.seq_gaps, 0);
 
   /* per-type counts */
   uint64_t got[NS_EV_COUNT] = {0};
@@ -172,16 +172,16 @@ int main(int argc, char** argv) {
     if (got[ty] != truth_type_starts[ty])
       fprintf(stderr, "type %s: trace %llu, truth %llu\n", type_names[ty], (unsigned long long)got[ty],
               (unsigned long long)truth_type_starts[ty]);
-    CHECK_EQ(got[ty], truth_type_starts[ty]);
-    if (types & (1ul << ty)) CHECK(got[ty] > 0);
+    CHECK_U64(got[ty], truth_type_starts[ty]);
+    if (types & (1ul << ty)) CHECK_TRUE(got[ty] > 0);
   }
   if (want_states)
     for (int s = 0; s < 64; s++) {
       if (got_states[s] != truth_states[s]) fprintf(stderr, "state %d: ", s);
-      CHECK_EQ(got_states[s], truth_states[s]);
+      CHECK_U64(got_states[s], truth_states[s]);
     }
   if (want_version)
-    for (int i = 0; i < t.ncomms; i++) CHECK_EQ(t.comms[i].abi_version, want_version);
+    for (int i = 0; i < t.ncomms; i++) CHECK_U64(t.comms[i].abi_version, want_version);
   tl_free(&t);
 
   /* Parents: per file (one process, one session), per thread, in order. */
@@ -241,11 +241,11 @@ int main(int argc, char** argv) {
       const ns_record* r = &s->rec->r;
       if (s->pxn) {
         pxn_checked++;
-        CHECK(r->flags & NS_RF_PXN);
-        CHECK_EQ(r->origin_pid, (uint64_t)s->origin_pid);
+        CHECK_TRUE(r->flags & NS_RF_PXN);
+        CHECK_U64(r->origin_pid, (uint64_t)s->origin_pid);
         if (s->type == NS_EV_PROXY_OP) continue; /* parent is a raw foreign pointer */
       } else {
-        CHECK(!(r->flags & NS_RF_PXN));
+        CHECK_TRUE(!(r->flags & NS_RF_PXN));
       }
       uint64_t want = 0;
       if (s->parent >= 0) {

@@ -96,7 +96,7 @@ static ncclProfilerNetIbDescr_v1_t g_ib;
   do {                                \
     void* h_ = NULL;                  \
     (p)->startEvent((ctx), &h_, &(d)); \
-    CHECK(h_ != NULL);                \
+    CHECK_TRUE(h_ != NULL);                \
     (p)->stopEvent(h_);               \
   } while (0)
 
@@ -110,7 +110,7 @@ static ncclProfilerNetIbDescr_v1_t g_ib;
     dp_.parentObj = NULL;                     \
     FILL_PROXY_OP(dp_, v);                    \
     START(p, ctx, op_, dp_);                  \
-    CHECK(op_ != NULL);                       \
+    CHECK_TRUE(op_ != NULL);                       \
     memset(&dp_, GARBAGE, sizeof dp_);        \
     dp_.type = ncclProfileProxyStep;          \
     dp_.parentObj = op_;                      \
@@ -159,7 +159,7 @@ static void check_coll_p2p(const tl_trace* t, uint32_t serial, int v, uint64_t c
                            int with_group) {
   const tl_rec* g = nth_start(t, serial, NS_EV_GROUP, 0);
   uint64_t gid = with_group && g ? g->r.id : 0;
-  CHECK(!with_group || g);
+  CHECK_TRUE(!with_group || g);
   uint64_t c[] = {V(v, 10), V(v, 11), (uint64_t)(int64_t)(-(int)v), (uint64_t)(uintptr_t)PTR(v, 13),
                   (uint64_t)(uintptr_t)PTR(v, 14), coll_nch, (uint64_t)(16 + v), gid};
   const tl_rec* coll = nth_start(t, serial, NS_EV_COLL, 0);
@@ -198,12 +198,12 @@ int main(void) {
   int mask = 0;
   void* ctx[7] = {0};
   /* Serials follow init order: v1 gets 1, ..., v6 gets 6. */
-  CHECK_EQ(p1->init(&ctx[1], &mask), ncclSuccess);
-  CHECK_EQ(p2->init(&ctx[2], &mask), ncclSuccess);
-  CHECK_EQ(p3->init(&ctx[3], &mask), ncclSuccess);
-  CHECK_EQ(p4->init(&ctx[4], &mask, "four", 0x4444, 1, 8, 4, NULL), ncclSuccess);
-  CHECK_EQ(p5->init(&ctx[5], 0x5555, &mask, "five", 1, 8, 5, NULL), ncclSuccess);
-  CHECK_EQ(p6->init(&ctx[6], 0x6666, &mask, "six", 1, 8, 6, NULL), ncclSuccess);
+  CHECK_U64(p1->init(&ctx[1], &mask), ncclSuccess);
+  CHECK_U64(p2->init(&ctx[2], &mask), ncclSuccess);
+  CHECK_U64(p3->init(&ctx[3], &mask), ncclSuccess);
+  CHECK_U64(p4->init(&ctx[4], &mask, "four", 0x4444, 1, 8, 4, NULL), ncclSuccess);
+  CHECK_U64(p5->init(&ctx[5], 0x5555, &mask, "five", 1, 8, 5, NULL), ncclSuccess);
+  CHECK_U64(p6->init(&ctx[6], 0x6666, &mask, "six", 1, 8, 6, NULL), ncclSuccess);
 
   { /* v1: numeric codes (AllReduce = 4, ncclFloat32 = 7, RING = 1, SIMPLE = 2) */
     ncclProfilerEventDescr_v1_t d;
@@ -350,7 +350,7 @@ int main(void) {
   for (int v = 1; v <= 6; v++) {
     /* finalize wants no outstanding references: the KernelCh expectation of
      * the v4+ Coll/P2p is released by the writer's max age or at finalize. */
-    CHECK_EQ(v == 1   ? p1->finalize(ctx[v])
+    CHECK_U64(v == 1   ? p1->finalize(ctx[v])
              : v == 2 ? p2->finalize(ctx[v])
              : v == 3 ? p3->finalize(ctx[v])
              : v == 4 ? p4->finalize(ctx[v])
@@ -360,7 +360,7 @@ int main(void) {
   }
 
   tl_trace t = {0};
-  CHECK(tl_load_dir(&t, dir) == 1);
+  CHECK_TRUE(tl_load_dir(&t, dir) == 1);
   for (int v = 1; v <= 6; v++) {
     uint32_t serial = (uint32_t)v;
     check_coll_p2p(&t, serial, v, 9, v >= 4 ? 10 : 0, v >= 5);

@@ -70,7 +70,7 @@ static void* init_thread(void* arg) {
   int i = (int)(intptr_t)arg;
   init_tids[i] = (pid_t)syscall(SYS_gettid);
   int mask;
-  CHECK_EQ(api->init(&ctxs[i], 100 + (uint64_t)i, &mask, "t", 1, 4, i, NULL), ncclSuccess);
+  CHECK_U64(api->init(&ctxs[i], 100 + (uint64_t)i, &mask, "t", 1, 4, i, NULL), ncclSuccess);
   events(ctxs[i]);
   return NULL;
 }
@@ -84,7 +84,7 @@ int main(void) {
   setenv("NCCLSCOPE_RING_KB", "64", 1);
   setenv("NCCLSCOPE_SLAB_EVENTS", "1024", 1);
   int fds0 = count_dir("/proc/self/fd");
-  CHECK_EQ(ns_scan_plugin_threads(), 0);
+  CHECK_U64(ns_scan_plugin_threads(), 0);
   enum { CYCLES = 2000 };
   for (int c = 0; c < CYCLES; c++) {
     void* so = dlopen(NS_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
@@ -94,29 +94,29 @@ int main(void) {
     }
     api = dlsym(so, "ncclProfiler_v6");
     if (c % 100 == 99) {
-      CHECK_EQ(ns_plugin_threads_left(), 0); /* the last cycle's writer is gone before we count ours */
+      CHECK_U64(ns_plugin_threads_left(), 0); /* the last cycle's writer is gone before we count ours */
       pthread_t th[4];
       for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, init_thread, (void*)(intptr_t)i);
       for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
-      for (int i = 0; i < 4; i++) CHECK_EQ(ns_wait_task_gone(init_tids[i]), 0); /* an exact count from here */
-      CHECK_EQ(ns_scan_plugin_threads(), 1); /* one writer per process, however many contexts */
-      for (int i = 0; i < 4; i++) CHECK_EQ(api->finalize(ctxs[i]), ncclSuccess);
+      for (int i = 0; i < 4; i++) CHECK_U64(ns_wait_task_gone(init_tids[i]), 0); /* an exact count from here */
+      CHECK_U64(ns_scan_plugin_threads(), 1); /* one writer per process, however many contexts */
+      for (int i = 0; i < 4; i++) CHECK_U64(api->finalize(ctxs[i]), ncclSuccess);
     } else {
       void* ctx;
       int mask;
-      CHECK_EQ(api->init(&ctx, (uint64_t)c, &mask, NULL, 1, 1, 0, NULL), ncclSuccess);
+      CHECK_U64(api->init(&ctx, (uint64_t)c, &mask, NULL, 1, 1, 0, NULL), ncclSuccess);
       events(ctx);
-      if (c % 500 == 0) CHECK_EQ(ns_scan_plugin_threads(), 1);
-      CHECK_EQ(api->finalize(ctx), ncclSuccess);
+      if (c % 500 == 0) CHECK_U64(ns_scan_plugin_threads(), 1);
+      CHECK_U64(api->finalize(ctx), ncclSuccess);
     }
     dlclose(so);
     if (c % 500 == 0 || c % 100 == 99) {
-      CHECK_EQ(ns_plugin_threads_left(), 0);
-      CHECK_EQ(count_dir("/proc/self/fd"), fds0);
+      CHECK_U64(ns_plugin_threads_left(), 0);
+      CHECK_U64(count_dir("/proc/self/fd"), fds0);
     }
     if (check_failures) break;
   }
-  CHECK_EQ(count_traces(dir), CYCLES);
+  CHECK_U64(count_traces(dir), CYCLES);
 
   /* A dump dir that cannot be created: init fails, nothing leaks. */
   setenv("NCCLSCOPE_DUMP_DIR", "/proc/ncclscope-cannot-exist/x", 1);
@@ -124,11 +124,11 @@ int main(void) {
   api = dlsym(so, "ncclProfiler_v6");
   void* ctx = (void*)1;
   int mask = 0;
-  CHECK_EQ(api->init(&ctx, 1, &mask, NULL, 1, 1, 0, NULL), ncclSystemError);
-  CHECK(ctx == NULL);
+  CHECK_U64(api->init(&ctx, 1, &mask, NULL, 1, 1, 0, NULL), ncclSystemError);
+  CHECK_TRUE(ctx == NULL);
   dlclose(so);
-  CHECK_EQ(ns_plugin_threads_left(), 0);
-  CHECK_EQ(count_dir("/proc/self/fd"), fds0);
+  CHECK_U64(ns_plugin_threads_left(), 0);
+  CHECK_U64(count_dir("/proc/self/fd"), fds0);
 
   char cmd[256];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -7,7 +7,7 @@
 static void check_clock(int force_mono) {
   ns_clock c;
   ns_clock_init(&c, force_mono, 2000);
-  if (force_mono) CHECK_EQ(c.use_tsc, 0);
+  if (force_mono) CHECK_U64(c.use_tsc, 0);
   int64_t worst = 0;
   for (int i = 0; i < 20; i++) {
     struct timespec d = {0, 2000000};
@@ -22,9 +22,9 @@ static void check_clock(int force_mono) {
   }
   printf("%s: hz %.0f, worst error over 40 ms %lld ns\n", c.use_tsc ? "tsc" : "clock_gettime", ns_clock_hz(&c),
          (long long)worst);
-  CHECK(worst < 200000); /* loose: this only catches a broken calibration */
+  CHECK_TRUE(worst < 200000); /* loose: this only catches a broken calibration */
   uint64_t a = ns_clock_to_ns(&c, ns_clock_ticks()), b = ns_clock_to_ns(&c, ns_clock_ticks());
-  CHECK(b >= a);
+  CHECK_TRUE(b >= a);
 }
 
 int main(void) {

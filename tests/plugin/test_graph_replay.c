@@ -44,7 +44,7 @@ static void* start_api(ncclProfiler_v6_t* p, void* ctx, uint64_t type, void* par
   }
   void* h = NULL;
   p->startEvent(ctx, &h, &d);
-  CHECK(h != NULL);
+  CHECK_TRUE(h != NULL);
   return h;
 }
 
@@ -59,7 +59,7 @@ static void replay_coll(ncclProfiler_v6_t* p, void* ctx, void* coll_api, uint64_
   d.coll.nChannels = 0; /* no KernelCh expected: the Coll slot recycles too */
   void* h = NULL;
   p->startEvent(ctx, &h, &d);
-  CHECK(h != NULL);
+  CHECK_TRUE(h != NULL);
   p->stopEvent(h);
 }
 
@@ -81,7 +81,7 @@ int main(void) {
   if (!p) return 2;
   int mask = 0;
   void* ctx = NULL;
-  CHECK_EQ(p->init(&ctx, 0x6a, &mask, "graph", 1, 2, 0, NULL), ncclSuccess);
+  CHECK_U64(p->init(&ctx, 0x6a, &mask, "graph", 1, 2, 0, NULL), ncclSuccess);
 
   /* Capture: GroupApi -> CollApi, both graphCaptured, stopped at once. */
   void* g_api = start_api(p, ctx, ncclProfileGroupApi, NULL, 1);
@@ -98,34 +98,34 @@ int main(void) {
     replay_coll(p, ctx, c_api, (uint64_t)r);
   }
   replay_coll(p, ctx, e_api, 99);
-  CHECK_EQ(p->finalize(ctx), ncclSuccess);
+  CHECK_U64(p->finalize(ctx), ncclSuccess);
 
   tl_trace t = {0};
-  CHECK(tl_load_dir(&t, dir) == 1);
+  CHECK_TRUE(tl_load_dir(&t, dir) == 1);
   uint64_t captured_id = 0, eager_id = 0;
   for (size_t i = 0; i < t.nrecs; i++) {
     const ns_record* r = &t.recs[i].r;
     if (r->kind == NS_REC_START && r->type == NS_EV_COLL_API) {
-      if (r->num[3]) captured_id = r->id;
+      if (r->num[NS_COLL_API_GRAPH_CAPTURED]) captured_id = r->id;
       else eager_id = r->id;
     }
   }
-  CHECK(captured_id && eager_id);
+  CHECK_TRUE(captured_id && eager_id);
   int replays = 0, eager_ok = 0;
   for (size_t i = 0; i < t.nrecs; i++) {
     const ns_record* r = &t.recs[i].r;
     if (r->kind != NS_REC_START || r->type != NS_EV_COLL) continue;
-    if (r->num[0] == 99) {
+    if (r->num[NS_COLL_SEQ] == 99) {
       /* The control's slot was recycled and reused: the Coll cannot name it. */
       eager_ok = r->parent != eager_id;
       continue;
     }
     replays++;
-    CHECK_EQ(r->parent, captured_id);
-    CHECK(!(r->flags & NS_RF_PARENT_LOST));
+    CHECK_U64(r->parent, captured_id);
+    CHECK_TRUE(!(r->flags & NS_RF_PARENT_LOST));
   }
-  CHECK_EQ(replays, 3);
-  CHECK(eager_ok); /* else the churn did not recycle slots and the test proves nothing */
+  CHECK_U64(replays, 3);
+  CHECK_TRUE(eager_ok); /* else the churn did not recycle slots and the test proves nothing */
   tl_free(&t);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -20,15 +20,15 @@ static void count_fn(void* u, ns_ring* r, const uint64_t* e, uint32_t n) {
   (void)u, (void)r;
   seen_entries++;
   seen_words += n;
-  for (uint32_t i = 1; i < n; i++) CHECK_EQ(e[i], e[1] + i - 1);
+  for (uint32_t i = 1; i < n; i++) CHECK_U64(e[i], e[1] + i - 1);
 }
 
 static void single(void) {
-  CHECK_EQ(ns_ring_pool_create(2, 4096), 0);
+  CHECK_U64(ns_ring_pool_create(2, 4096), 0);
   ns_ring* r = ns_ring_self();
-  CHECK(r != NULL);
-  CHECK(ns_ring_self() == r);
-  CHECK_EQ(r->mask + 1, 512);
+  CHECK_TRUE(r != NULL);
+  CHECK_TRUE(ns_ring_self() == r);
+  CHECK_U64(r->mask + 1, 512);
   uint64_t written = 0, full = 0, val = 0;
   for (int round = 0; round < 50; round++) {
     for (int k = 0; k < 40; k++) {
@@ -46,9 +46,9 @@ static void single(void) {
     }
     ns_ring_drain(r, count_fn, NULL);
   }
-  CHECK_EQ(seen_entries, written);
-  CHECK(full > 0); /* 40 entries of up to 31 words do not fit 512 words */
-  CHECK(atomic_load(&r->head) > 512 * 10); /* wrapped many times */
+  CHECK_U64(seen_entries, written);
+  CHECK_TRUE(full > 0); /* 40 entries of up to 31 words do not fit 512 words */
+  CHECK_TRUE(atomic_load(&r->head) > 512 * 10); /* wrapped many times */
   ns_ring_pool_destroy();
 }
 
@@ -96,7 +96,7 @@ static void stress_fn(void* u, ns_ring* r, const uint64_t* e, uint32_t n) {
 }
 
 static void stress(void) {
-  CHECK_EQ(ns_ring_pool_create(PRODUCERS + 1, 16384), 0);
+  CHECK_U64(ns_ring_pool_create(PRODUCERS + 1, 16384), 0);
   pthread_t th[PRODUCERS];
   for (int p = 0; p < PRODUCERS; p++) pthread_create(&th[p], NULL, producer, (void*)(intptr_t)p);
   while (atomic_load(&done_producers) < PRODUCERS)
@@ -105,11 +105,11 @@ static void stress(void) {
   for (uint32_t i = 0; i < ns_ring_pool_count(); i++) ns_ring_drain(ns_ring_pool_get(i), stress_fn, NULL);
   uint64_t tw = 0, tr = 0, td = 0;
   for (int p = 0; p < PRODUCERS; p++) {
-    CHECK_EQ(written_n[p] + dropped[p], PER);
-    CHECK_EQ(read_n[p], written_n[p]);
+    CHECK_U64(written_n[p] + dropped[p], PER);
+    CHECK_U64(read_n[p], written_n[p]);
     tw += written_n[p], tr += read_n[p], td += dropped[p];
   }
-  CHECK_EQ(order_errors, 0);
+  CHECK_U64(order_errors, 0);
   printf("stress: written %llu = read %llu, dropped %llu\n", (unsigned long long)tw, (unsigned long long)tr,
          (unsigned long long)td);
   /* ids: unique across threads, no shared counter */
@@ -121,14 +121,14 @@ static void stress(void) {
   qsort(all, PRODUCERS * PER, sizeof *all, cmp_u64);
   int dups = 0;
   for (size_t i = 1; i < (size_t)PRODUCERS * PER; i++) dups += all[i] == all[i - 1];
-  CHECK_EQ(dups, 0);
-  CHECK(all[0] != 0);
+  CHECK_U64(dups, 0);
+  CHECK_TRUE(all[0] != 0);
   free(all);
   /* Threads exited: their rings went DEAD through the key destructor. */
   int dead = 0;
   for (uint32_t i = 0; i < ns_ring_pool_count(); i++)
     dead += atomic_load(&ns_ring_pool_get(i)->state) == NS_RING_DEAD;
-  CHECK_EQ(dead, PRODUCERS);
+  CHECK_U64(dead, PRODUCERS);
   ns_ring_pool_destroy();
 }
 

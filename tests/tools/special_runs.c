@@ -56,12 +56,12 @@ static int finish(tb_file* f, const char* dir, const char* name) {
 
 static ns_record proxy_op(uint32_t comm, uint32_t tid, uint64_t ts, uint64_t id, uint64_t parent, uint64_t channel) {
   ns_record r = tb_start(NS_EV_PROXY_OP, comm, tid, ts, id, parent);
-  r.num[0] = channel;
-  r.num[1] = 1;
-  r.num[2] = 4;
-  r.num[3] = 65536;
-  r.num[4] = 1;
-  r.num[5] = PID_SPECIAL;
+  r.num[NS_PROXY_OP_CHANNEL] = channel;
+  r.num[NS_PROXY_OP_PEER] = 1;
+  r.num[NS_PROXY_OP_STEPS] = 4;
+  r.num[NS_PROXY_OP_CHUNK_SIZE] = 65536;
+  r.num[NS_PROXY_OP_IS_SEND] = 1;
+  r.num[NS_PROXY_OP_PID] = PID_SPECIAL;
   return r;
 }
 
@@ -115,16 +115,16 @@ static int counters_run(const char* dir, int no_fini) {
 static ns_record api(uint8_t type, uint32_t tid, uint64_t ts, uint64_t id, uint64_t parent) {
   ns_record r = tb_start(type, 1, tid, ts, id, parent);
   if (type == NS_EV_COLL_API || type == NS_EV_P2P_API) {
-    r.str[0] = 1;
-    r.str[1] = 2;
-    r.num[0] = 1024;
+    r.str[NS_COLL_API_FUNC] = 1; /* CollApi and P2pApi share these three */
+    r.str[NS_COLL_API_DTYPE] = 2;
+    r.num[NS_COLL_API_COUNT] = 1024;
   }
   return r;
 }
 
 static ns_record step(uint32_t tid, uint64_t ts, uint64_t id, uint64_t parent, uint64_t n) {
   ns_record r = tb_start(NS_EV_PROXY_STEP, 1, tid, ts, id, parent);
-  r.num[0] = n;
+  r.num[NS_PROXY_STEP_STEP] = n;
   return r;
 }
 
