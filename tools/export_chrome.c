@@ -46,6 +46,7 @@
 
 #include "event_details.h"
 #include "export.h"
+#include "util/idmap.h"
 
 #define RECENT_SLOTS (1u << 16)
 #define SYNTH_TID_BASE 1000000000u
@@ -109,13 +110,6 @@ typedef struct {
   uint64_t start_ts;
 } recent_slot;
 
-/* Open-addressing set/map of u64 keys (0 is never a key). */
-typedef struct {
-  uint64_t* keys;
-  size_t* vals;
-  size_t cap, len;
-} u64_map;
-
 typedef struct {
   ns_walk* walk; /* first member: set by the caller (export.h) */
   ns_json j;
@@ -124,11 +118,11 @@ typedef struct {
   uint64_t next_flow;
   uint32_t nocomm_pid; /* this file's track for events without a communicator */
   uint64_t file_max_ts;
-  u64_map named_threads; /* pid << 32 | tid */
-  u64_map group_index;   /* lane key -> index in groups */
+  ns_idmap named_threads; /* pid << 32 | tid */
+  ns_idmap group_index;   /* lane key -> index in groups */
   lane_group* groups;
   size_t ngroups;
-  u64_map tt_index; /* pid << 32 | tid -> index + 1 in tts (this file) */
+  ns_idmap tt_index; /* pid << 32 | tid -> index + 1 in tts (this file) */
   thread_track* tts;
   size_t ntts;
   uint64_t next_async;
@@ -136,57 +130,11 @@ typedef struct {
   recent_slot* recent;
 } chrome_state;
 
-/* ---- small map ---- */
-
-static size_t mix(uint64_t k) {
-  k ^= k >> 31;
-  k *= 0x9e3779b97f4a7c15ull;
-  return (size_t)(k ^ (k >> 29));
-}
-
-static int map_grow(u64_map* m) {
-  size_t cap = m->cap ? m->cap * 2 : 256;
-  uint64_t* keys = calloc(cap, sizeof *keys);
-  size_t* vals = calloc(cap, sizeof *vals);
-  if (!keys || !vals) {
-    free(keys);
-    free(vals);
-    return -1;
-  }
-  for (size_t i = 0; i < m->cap; i++) {
-    if (!m->keys[i]) continue;
-    size_t h = mix(m->keys[i]) & (cap - 1);
-    while (keys[h]) h = (h + 1) & (cap - 1);
-    keys[h] = m->keys[i];
-    vals[h] = m->vals[i];
-  }
-  free(m->keys);
-  free(m->vals);
-  m->keys = keys;
-  m->vals = vals;
-  m->cap = cap;
-  return 0;
-}
-
-/* Slot of key; inserts it (value 0) when absent. NULL when out of memory. */
-static size_t* map_slot(u64_map* m, uint64_t key, int* inserted) {
-  *inserted = 0;
-  if ((m->len + 1) * 2 > m->cap && map_grow(m)) return NULL;
-  size_t h = mix(key) & (m->cap - 1);
-  while (m->keys[h] && m->keys[h] != key) h = (h + 1) & (m->cap - 1);
-  if (!m->keys[h]) {
-    m->keys[h] = key;
-    m->vals[h] = 0;
-    m->len++;
-    *inserted = 1;
-  }
-  return &m->vals[h];
-}
-
-static void map_free(u64_map* m) {
-  free(m->keys);
-  free(m->vals);
-  memset(m, 0, sizeof *m);
+/* Slot of the recent-events cache for an id. */
+static size_t recent_index(uint64_t id) {
+  id ^= id >> 31;
+  id *= 0x9e3779b97f4a7c15ull;
+  return (size_t)(id ^ (id >> 29)) & (RECENT_SLOTS - 1);
 }
 
 /* ---- metadata ---- */
@@ -210,7 +158,7 @@ static void meta(chrome_state* s, const char* what, uint32_t pid, uint32_t tid, 
 
 static void name_thread(chrome_state* s, uint32_t pid, uint32_t tid, const char* name, int64_t sort) {
   int ins;
-  size_t* v = map_slot(&s->named_threads, (uint64_t)pid << 32 | tid, &ins);
+  uint64_t* v = ns_idmap_put(&s->named_threads, (uint64_t)pid << 32 | tid, &ins);
   if (!v || !ins) return;
   meta(s, "thread_name", pid, tid, "name", name, 0);
   meta(s, "thread_sort_index", pid, tid, "sort_index", NULL, sort);
@@ -273,7 +221,7 @@ static lane_group* lane_group_of(chrome_state* s, const ns_wfile* f, uint32_t pi
   uint64_t key = (uint64_t)pid << 36 ^ (uint64_t)kind << 34 ^ (uint64_t)(channel & 0xFF) << 26 ^ caller_tid;
   key |= 1ull << 63; /* never 0 */
   int ins;
-  size_t* v = map_slot(&s->group_index, key, &ins);
+  uint64_t* v = ns_idmap_put(&s->group_index, key, &ins);
   if (!v) return NULL;
   if (!ins && s->groups[*v].key == key && s->groups[*v].pid == pid) return &s->groups[*v];
   if (!ins) return &s->groups[*v]; /* key collision across pids is impossible below 2^28 pids */
@@ -398,7 +346,7 @@ static void nest_place(nest_track* t, span x) {
 
 static thread_track* thread_track_of(chrome_state* s, uint32_t pid, uint32_t tid) {
   int ins;
-  size_t* v = map_slot(&s->tt_index, (uint64_t)pid << 32 | tid | 1ull << 63, &ins);
+  uint64_t* v = ns_idmap_put(&s->tt_index, (uint64_t)pid << 32 | tid | 1ull << 63, &ins);
   if (!v) return NULL;
   if (!ins) return *v ? &s->tts[*v - 1] : NULL;
   thread_track* nt = realloc(s->tts, (s->ntts + 1) * sizeof *nt);
@@ -425,7 +373,7 @@ static void thread_tracks_free(chrome_state* s) {
   free(s->tts);
   s->tts = NULL;
   s->ntts = 0;
-  map_free(&s->tt_index);
+  ns_idmap_free(&s->tt_index);
 }
 
 static void open_unlink(thread_track* t, ns_xevent* e) {
@@ -621,7 +569,7 @@ static void chrome_event_start(void* self, ns_wfile* f, ns_xevent* ev) {
   int kind = lane_kind(r->type);
   if (kind >= 0 && ev->channel < 0 && r->parent && !(r->flags & NS_RF_PARENT_RAW)) {
     /* The parent (ProxyStep of a NetPlugin) may already be written: take its channel from the cache. */
-    recent_slot* rs = &s->recent[mix(r->parent) & (RECENT_SLOTS - 1)];
+    recent_slot* rs = &s->recent[recent_index(r->parent)];
     if (rs->id == r->parent && rs->file == f->index) ev->channel = rs->channel;
   }
   lane_group* g = kind >= 0 ? lane_group_of(s, f, pid, kind, kind == LANE_LAUNCH ? 255 : ev->channel, r->tid) : NULL;
@@ -758,7 +706,7 @@ static int parent_anchor(chrome_state* s, ns_wfile* f, const ns_xevent* ev, uint
     *ts = p->start.ts;
     return 1;
   }
-  recent_slot* rs = &s->recent[mix(r->parent) & (RECENT_SLOTS - 1)];
+  recent_slot* rs = &s->recent[recent_index(r->parent)];
   if (rs->id == r->parent && rs->file == f->index) {
     *pid = rs->pid;
     *tid = rs->tid;
@@ -918,7 +866,7 @@ static void chrome_event(void* self, ns_wfile* f, ns_xevent* ev) {
     }
   }
   flow(s, f, ev, pid, draw_tid);
-  recent_slot* rs = &s->recent[mix(ev->id) & (RECENT_SLOTS - 1)];
+  recent_slot* rs = &s->recent[recent_index(ev->id)];
   *rs = (recent_slot){
       .id = ev->id, .file = f->index, .pid = pid, .tid = draw_tid, .channel = ev->channel, .start_ts = r->ts};
 }
@@ -963,8 +911,8 @@ static int chrome_finish(void* state) {
   nsj_obj_end(&s->j);
   nsj_line_end(&s->j);
   nsj_flush(&s->j); /* a failed write shows in ferror(out), which the caller checks */
-  map_free(&s->named_threads);
-  map_free(&s->group_index);
+  ns_idmap_free(&s->named_threads);
+  ns_idmap_free(&s->group_index);
   for (size_t i = 0; i < s->ngroups; i++) free(s->groups[i].lanes);
   free(s->groups);
   thread_tracks_free(s);

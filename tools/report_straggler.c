@@ -1,15 +1,18 @@
 /* ncclscope CLI: who arrives last at each collective (see report_straggler.h).
- * Open collectives live in an open-addressing table (linear probing,
- * backward-shift deletion) that grows up to NS_STRAG_MAX_OPEN entries. */
+ * Open collectives live in a pool of entries found through the id map
+ * (src/util/idmap) by a 64-bit key of (commId, func, seq); the pool grows up
+ * to NS_STRAG_MAX_OPEN entries. */
 #include "report_straggler.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/idmap.h"
+
 #define MAX_RANKS_TRACKED 65536u /* per-rank counters of larger communicators are not kept */
 
 typedef struct {
-  uint8_t used;
+  uint64_t key; /* 0: free */
   int host;
   int func;
   uint64_t comm_id, seq;
@@ -28,8 +31,10 @@ typedef struct {
 } comm_stats;
 
 struct ns_strag {
-  open_coll* tab;
-  size_t cap, n; /* cap: power of two */
+  ns_idmap index;  /* key -> position + 1 in `open` */
+  open_coll* open; /* pool; free entries have key 0 and are chained through `seen` */
+  size_t cap, n;
+  uint32_t free_head; /* position + 1 of a free entry, 0: none */
   comm_stats* comms;
   size_t ncomms, capcomms;
   uint64_t not_compared, dropped_full, other_host;
@@ -37,13 +42,7 @@ struct ns_strag {
 
 ns_strag* ns_strag_new(void) {
   ns_strag* s = calloc(1, sizeof *s);
-  if (!s) return NULL;
-  s->cap = 1024;
-  s->tab = calloc(s->cap, sizeof *s->tab);
-  if (!s->tab) {
-    free(s);
-    return NULL;
-  }
+  if (s) ns_idmap_init(&s->index);
   return s;
 }
 
@@ -54,50 +53,43 @@ void ns_strag_free(ns_strag* s) {
     free(s->comms[i].gap_sum_ns);
   }
   free(s->comms);
-  free(s->tab);
+  free(s->open);
+  ns_idmap_free(&s->index);
   free(s);
 }
 
-static size_t slot_of(const ns_strag* s, uint64_t comm_id, int func, uint64_t seq) {
-  uint64_t h = comm_id ^ (seq * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(uint32_t)func << 56);
-  h ^= h >> 31;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 29;
-  return (size_t)h & (s->cap - 1);
+static uint64_t coll_key(uint64_t comm_id, int func, uint64_t seq) {
+  uint64_t k = ns_idmap_mix(comm_id ^ ns_idmap_mix(seq ^ ((uint64_t)(uint32_t)func << 56)));
+  return k ? k : 1;
 }
 
-static int grow(ns_strag* s) {
-  size_t nc = s->cap * 2;
-  open_coll* nt = calloc(nc, sizeof *nt);
-  if (!nt) return -1;
-  open_coll* old = s->tab;
-  size_t oc = s->cap;
-  s->tab = nt;
-  s->cap = nc;
-  for (size_t i = 0; i < oc; i++) {
-    if (!old[i].used) continue;
-    size_t k = slot_of(s, old[i].comm_id, old[i].func, old[i].seq);
-    while (nt[k].used) k = (k + 1) & (nc - 1);
-    nt[k] = old[i];
-  }
-  free(old);
-  return 0;
-}
-
-/* Backward-shift deletion keeps every probe chain unbroken. */
-static void remove_at(ns_strag* s, size_t i) {
-  size_t mask = s->cap - 1;
-  s->tab[i].used = 0;
-  s->n--;
-  for (size_t j = (i + 1) & mask; s->tab[j].used; j = (j + 1) & mask) {
-    size_t home = slot_of(s, s->tab[j].comm_id, s->tab[j].func, s->tab[j].seq);
-    /* move j into the hole at i if its home is not in the cyclic range (i, j] */
-    if (((j - home) & mask) >= ((j - i) & mask)) {
-      s->tab[i] = s->tab[j];
-      s->tab[j].used = 0;
-      i = j;
+/* A free pool entry, growing the pool up to NS_STRAG_MAX_OPEN; NULL when full. */
+static open_coll* entry_new(ns_strag* s) {
+  if (!s->free_head) {
+    if (s->cap >= NS_STRAG_MAX_OPEN) return NULL;
+    size_t nc = s->cap ? s->cap * 2 : 1024;
+    open_coll* no = realloc(s->open, nc * sizeof *no);
+    if (!no) return NULL;
+    memset(no + s->cap, 0, (nc - s->cap) * sizeof *no);
+    for (size_t i = nc; i-- > s->cap;) {
+      no[i].seen = s->free_head;
+      s->free_head = (uint32_t)i + 1;
     }
+    s->open = no;
+    s->cap = nc;
   }
+  open_coll* o = &s->open[s->free_head - 1];
+  s->free_head = o->seen;
+  s->n++;
+  return o;
+}
+
+static void entry_free(ns_strag* s, open_coll* o) {
+  ns_idmap_del(&s->index, o->key);
+  memset(o, 0, sizeof *o);
+  o->seen = s->free_head;
+  s->free_head = (uint32_t)(o - s->open) + 1;
+  s->n--;
 }
 
 static comm_stats* comm_of(ns_strag* s, uint64_t comm_id, uint32_t nranks) {
@@ -150,28 +142,27 @@ static void close_coll(ns_strag* s, const open_coll* o) {
 
 void ns_strag_op(ns_strag* s, int host, const ns_op_result* op) {
   if (op->type != NS_EV_COLL || op->nranks < 2 || (op->flags & NS_OPF_NO_START)) return;
-  if (s->n * 2 >= s->cap && (s->n >= NS_STRAG_MAX_OPEN || grow(s) != 0)) {
-    /* full: only collectives already open are still matched */
-    size_t k = slot_of(s, op->comm_id, op->func, op->seq);
-    while (s->tab[k].used && !(s->tab[k].comm_id == op->comm_id && s->tab[k].func == op->func &&
-                               s->tab[k].seq == op->seq))
-      k = (k + 1) & (s->cap - 1);
-    if (!s->tab[k].used) {
-      s->dropped_full++;
+  uint64_t key = coll_key(op->comm_id, op->func, op->seq);
+  uint64_t* at = ns_idmap_get(&s->index, key);
+  open_coll* o = at ? &s->open[*at - 1] : NULL;
+  if (o && !(o->comm_id == op->comm_id && o->func == op->func && o->seq == op->seq)) {
+    s->dropped_full++; /* two collectives with one 64-bit key: this one is not compared */
+    return;
+  }
+  uint64_t t = op->gpu_start_ns ? op->gpu_start_ns : op->start_ns; /* see the header: arrival */
+  if (!o) {
+    int inserted;
+    o = entry_new(s);
+    uint64_t* slot = o ? ns_idmap_put(&s->index, key, &inserted) : NULL;
+    if (!slot) {
+      if (o) entry_free(s, o);
+      s->dropped_full++; /* full: only collectives already open are still matched */
       return;
     }
-  }
-  size_t k = slot_of(s, op->comm_id, op->func, op->seq);
-  while (s->tab[k].used &&
-         !(s->tab[k].comm_id == op->comm_id && s->tab[k].func == op->func && s->tab[k].seq == op->seq))
-    k = (k + 1) & (s->cap - 1);
-  open_coll* o = &s->tab[k];
-  uint64_t t = op->gpu_start_ns ? op->gpu_start_ns : op->start_ns; /* see the header: arrival */
-  if (!o->used) {
-    *o = (open_coll){.used = 1, .host = host, .func = op->func, .comm_id = op->comm_id, .seq = op->seq,
+    *slot = (uint64_t)(o - s->open) + 1;
+    *o = (open_coll){.key = key, .host = host, .func = op->func, .comm_id = op->comm_id, .seq = op->seq,
                      .nranks = op->nranks, .seen = 1, .last_rank = op->rank, .first_ts = t, .last_ts = t,
                      .second_ts = t};
-    s->n++;
   } else if (o->host != host) {
     s->other_host++;
     return;
@@ -187,17 +178,17 @@ void ns_strag_op(ns_strag* s, int host, const ns_op_result* op) {
     }
   }
   if (o->seen >= o->nranks) {
-    open_coll done = *o;
-    remove_at(s, k);
-    close_coll(s, &done);
+    close_coll(s, o);
+    entry_free(s, o);
   }
 }
 
 void ns_strag_finish(ns_strag* s) {
   for (size_t i = 0; i < s->cap; i++)
-    if (s->tab[i].used) close_coll(s, &s->tab[i]);
-  memset(s->tab, 0, s->cap * sizeof *s->tab);
-  s->n = 0;
+    if (s->open[i].key) {
+      close_coll(s, &s->open[i]);
+      entry_free(s, &s->open[i]);
+    }
 }
 
 /* The rank most often last, or -1. */

@@ -17,15 +17,11 @@
 #include <sys/stat.h>
 
 #include "trace/codec.h"
+#include "util/idmap.h"
 
 /* A block larger than this is taken as corruption rather than allocated:
  * the writer flushes at least once a second, so real blocks are far smaller. */
 #define NS_READER_MAX_PAYLOAD (256u << 20)
-
-typedef struct {
-  uint32_t id; /* 0 = empty slot */
-  char* s;
-} string_slot;
 
 struct ns_reader {
   FILE* f;
@@ -39,9 +35,7 @@ struct ns_reader {
   ns_event_decoder dec;
   int in_events;
 
-  string_slot* strings; /* open addressing, capacity a power of two */
-  size_t strings_cap;
-  size_t strings_len;
+  ns_idmap strings; /* string id -> its NUL-terminated copy (char*) */
 
   int have_process;
   ns_process_info process;
@@ -58,53 +52,28 @@ uint32_t ns_reader_crc32(const void* data, size_t n) { return ns_crc32(data, n);
 
 /* ---- string table ---- */
 
-static size_t string_hash(uint32_t id, size_t cap) { return (size_t)(id * 2654435761u) & (cap - 1); }
-
-static int strings_grow(ns_reader* r) {
-  size_t cap = r->strings_cap ? r->strings_cap * 2 : 256;
-  string_slot* t = calloc(cap, sizeof *t);
-  if (!t) return -1;
-  for (size_t i = 0; i < r->strings_cap; i++) {
-    if (!r->strings[i].id) continue;
-    size_t h = string_hash(r->strings[i].id, cap);
-    while (t[h].id) h = (h + 1) & (cap - 1);
-    t[h] = r->strings[i];
-  }
-  free(r->strings);
-  r->strings = t;
-  r->strings_cap = cap;
-  return 0;
-}
-
 /* Stores a copy of s[0..n) under id; a later definition of the same id replaces it. */
 static int strings_put(ns_reader* r, uint32_t id, const char* s, size_t n) {
   if (id == 0) return 0; /* 0 means NULL and is never defined */
-  if ((r->strings_len + 1) * 4 > r->strings_cap * 3 && strings_grow(r)) return -1;
   char* copy = malloc(n + 1);
   if (!copy) return -1;
   memcpy(copy, s, n);
   copy[n] = '\0';
-  size_t h = string_hash(id, r->strings_cap);
-  while (r->strings[h].id && r->strings[h].id != id) h = (h + 1) & (r->strings_cap - 1);
-  if (r->strings[h].id == id) {
-    free(r->strings[h].s);
-  } else {
-    r->strings[h].id = id;
-    r->strings_len++;
+  int inserted;
+  uint64_t* slot = ns_idmap_put(&r->strings, id, &inserted);
+  if (!slot) {
+    free(copy);
+    return -1;
   }
-  r->strings[h].s = copy;
+  if (!inserted) free((char*)(uintptr_t)*slot);
+  *slot = (uint64_t)(uintptr_t)copy;
   return 0;
 }
 
 const char* ns_reader_string(const ns_reader* r, uint32_t id) {
   if (id == 0) return NULL;
-  if (!r->strings_cap) return "";
-  size_t h = string_hash(id, r->strings_cap);
-  while (r->strings[h].id) {
-    if (r->strings[h].id == id) return r->strings[h].s;
-    h = (h + 1) & (r->strings_cap - 1);
-  }
-  return "";
+  const uint64_t* slot = ns_idmap_get(&r->strings, id);
+  return slot ? (const char*)(uintptr_t)*slot : "";
 }
 
 /* ---- open / close ---- */
@@ -157,8 +126,9 @@ close_file:
 
 void ns_reader_close(ns_reader* r) {
   if (!r) return;
-  for (size_t i = 0; i < r->strings_cap; i++) free(r->strings[i].s);
-  free(r->strings);
+  uint64_t id, str;
+  for (size_t pos = 0; ns_idmap_next(&r->strings, &pos, &id, &str);) free((char*)(uintptr_t)str);
+  ns_idmap_free(&r->strings);
   free(r->payload);
   if (r->f) fclose(r->f);
   free(r);

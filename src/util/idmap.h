@@ -1,0 +1,44 @@
+/* ncclscope: the one hash map for every id table (events by id, strings by
+ * id or hash, tracks by key): 64-bit keys to 64-bit values.
+ *
+ * Open addressing with linear probing; a removal shifts the entries of its
+ * probe run back, so no tombstones accumulate and lookups stay short
+ * however many keys come and go. The table doubles at half full. Key 0 is
+ * never stored (it marks an empty bucket): callers use ids, which are never
+ * 0, or set a high bit. Values are the caller's: an index, a pointer, a
+ * count. Single-threaded; never on NCCL's threads (it allocates).
+ */
+#ifndef NCCLSCOPE_UTIL_IDMAP_H
+#define NCCLSCOPE_UTIL_IDMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+  uint64_t* keys; /* 0: empty bucket */
+  uint64_t* vals;
+  size_t cap;     /* buckets, a power of two (0 before the first insert) */
+  size_t len;     /* keys stored */
+} ns_idmap;
+
+/* An empty map (no allocation until the first insert). */
+void ns_idmap_init(ns_idmap* m);
+void ns_idmap_free(ns_idmap* m);
+/* The value slot of key, or NULL when absent (or key 0). */
+uint64_t* ns_idmap_get(const ns_idmap* m, uint64_t key);
+/* The value slot of key, inserted with value 0 when absent (*inserted = 1).
+ * NULL when out of memory or key 0; the map is unchanged then. The slot is
+ * valid until the next insert or removal. */
+uint64_t* ns_idmap_put(ns_idmap* m, uint64_t key, int* inserted);
+/* Removes key; 1 if it was there. */
+int ns_idmap_del(ns_idmap* m, uint64_t key);
+
+/* Iteration over the stored keys, in no order; the map must not change
+ * during it:  for (size_t i = 0; ns_idmap_next(m, &i, &k, &v);) ...  */
+int ns_idmap_next(const ns_idmap* m, size_t* pos, uint64_t* key, uint64_t* val);
+
+/* The bijective 64-bit mix the map hashes keys with; callers use it to
+ * fold larger keys (a string, a tuple) into one 64-bit key. */
+uint64_t ns_idmap_mix(uint64_t k);
+
+#endif
