@@ -127,7 +127,7 @@ static int run_sim(const char* sim, const char* plugin, const char* scenario, co
 }
 
 /* Export observer: counts Coll/P2p events by func. */
-static void count_funcs(void* self, ns_wfile* f, const ns_xevent* ev) {
+static void count_funcs(void* self, ns_wfile* f, const ns_event* ev) {
   demo_stats* st = self;
   if (!ev->stopped || (ev->start.type != NS_EV_COLL && ev->start.type != NS_EV_P2P)) return;
   int has;

@@ -19,7 +19,7 @@ static void kaddr(ns_json* j, const ns_wfile* f, const char* key, uint64_t id) {
   nsj_strn(j, a, n);
 }
 
-const char* ns_event_func(const ns_wfile* f, const ns_xevent* ev, int* has) {
+const char* ns_event_func(const ns_wfile* f, const ns_event* ev, int* has) {
   const ns_type_desc* d = ns_type_desc_of(ev->start.type);
   *has = d && d->func_str >= 0;
   return *has ? ns_wfile_string(f, ev->start.str[d->func_str]) : NULL;
@@ -84,7 +84,7 @@ static const char* const net_kinds[] = {NULL, "ib", "socket"};
 
 /* The schema's fields of the event's type, in schema order, then what the
  * walker derived for it and the extensions' fields. */
-void ns_write_details(ns_walk* w, ns_wfile* f, const ns_xevent* ev, ns_json* j) {
+void ns_write_details(ns_walk* w, ns_wfile* f, const ns_event* ev, ns_json* j) {
   const ns_record* r = &ev->start;
   const ns_type_desc* d = ns_type_desc_of(r->type);
   uint64_t netkind = 0;

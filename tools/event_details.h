@@ -9,9 +9,9 @@
 
 /* Writes the key/value pairs of `details` (without the braces), then the
  * extensions' fields. */
-void ns_write_details(ns_walk* w, ns_wfile* f, const ns_xevent* ev, ns_json* j);
+void ns_write_details(ns_walk* w, ns_wfile* f, const ns_event* ev, ns_json* j);
 /* The `func` string of types that have one, else NULL (*has = 0). */
-const char* ns_event_func(const ns_wfile* f, const ns_xevent* ev, int* has);
+const char* ns_event_func(const ns_wfile* f, const ns_event* ev, int* has);
 /* The name to show for a state id ("State<n>" for ids the codec does not know). */
 const char* ns_state_label(int state, char* buf, size_t n);
 /* Writes the state's argument field, if the call carried one. */

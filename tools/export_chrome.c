@@ -75,6 +75,17 @@ typedef struct {
   uint32_t nlanes, cap;
 } lane_group;
 
+/* What the exporter keeps per event (the sink's area of ns_event). */
+typedef struct {
+  uint64_t pid, tid;   /* where its slice goes (tid: a lane's track or its thread) */
+  uint64_t lane_group; /* lane events: group index + 1, else 0 */
+  uint64_t slot;       /* lane events: lane index; thread-track events: track index + 1 */
+  ns_event *prev, *next; /* thread-track events not yet written, per track, in START order */
+  uint8_t lane_freed;
+} chrome_ev;
+
+static chrome_ev* cev(const ns_event* e) { return ns_event_user(e); }
+
 /* ---- proper nesting on thread tracks ---- */
 
 typedef struct {
@@ -95,7 +106,7 @@ typedef struct {
 typedef struct {
   uint32_t pid, tid;
   uint64_t last_start;                /* latest START read on this thread */
-  ns_xevent *open_head, *open_tail;   /* linked through sink_prev/sink_next */
+  ns_event *open_head, *open_tail;   /* linked through chrome_ev prev/next */
   nest_track main;
   nest_track* over;
   uint32_t nover;
@@ -376,12 +387,12 @@ static void thread_tracks_free(chrome_state* s) {
   ns_idmap_free(&s->tt_index);
 }
 
-static void open_unlink(thread_track* t, ns_xevent* e) {
-  if (e->sink_prev) e->sink_prev->sink_next = e->sink_next;
-  else if (t->open_head == e) t->open_head = e->sink_next;
-  if (e->sink_next) e->sink_next->sink_prev = e->sink_prev;
-  else if (t->open_tail == e) t->open_tail = e->sink_prev;
-  e->sink_prev = e->sink_next = NULL;
+static void open_unlink(thread_track* t, ns_event* e) {
+  if (cev(e)->prev) cev(cev(e)->prev)->next = cev(e)->next;
+  else if (t->open_head == e) t->open_head = cev(e)->next;
+  if (cev(e)->next) cev(cev(e)->next)->prev = cev(e)->prev;
+  else if (t->open_tail == e) t->open_tail = cev(e)->prev;
+  cev(e)->prev = cev(e)->next = NULL;
 }
 
 /* Where the slice x of a thread-track event goes: the thread's track, else
@@ -557,15 +568,15 @@ static void chrome_comm_fini(void* self, ns_wfile* f, ns_wcomm* c, const ns_prop
   see_ts(s, fini->ts);
 }
 
-static void chrome_event_start(void* self, ns_wfile* f, ns_xevent* ev) {
+static void chrome_event_start(void* self, ns_wfile* f, ns_event* ev) {
   chrome_state* s = self;
   const ns_record* r = &ev->start;
   uint32_t pid = comm_pid(s, f, r->comm);
   see_ts(s, r->ts);
-  ev->sink_u[0] = pid;
-  ev->sink_u[2] = ev->sink_u[3] = 0;
-  ev->sink_prev = ev->sink_next = NULL;
-  ev->sink_lane_freed = 0;
+  cev(ev)->pid = pid;
+  cev(ev)->lane_group = cev(ev)->slot = 0;
+  cev(ev)->prev = cev(ev)->next = NULL;
+  cev(ev)->lane_freed = 0;
   int kind = lane_kind(r->type);
   if (kind >= 0 && ev->channel < 0 && r->parent && !(r->flags & NS_RF_PARENT_RAW)) {
     /* The parent (ProxyStep of a NetPlugin) may already be written: take its channel from the cache. */
@@ -575,26 +586,26 @@ static void chrome_event_start(void* self, ns_wfile* f, ns_xevent* ev) {
   lane_group* g = kind >= 0 ? lane_group_of(s, f, pid, kind, kind == LANE_LAUNCH ? 255 : ev->channel, r->tid) : NULL;
   if (g) {
     uint32_t lane;
-    ev->sink_u[1] = lane_take(s, g, r->ts, &lane);
-    ev->sink_u[2] = (uint64_t)(g - s->groups) + 1;
-    ev->sink_u[3] = lane;
+    cev(ev)->tid = lane_take(s, g, r->ts, &lane);
+    cev(ev)->lane_group = (uint64_t)(g - s->groups) + 1;
+    cev(ev)->slot = lane;
   } else {
     /* Drawn on its thread's track unless it turns out not to nest (placed when written). */
     name_real_thread(s, f, pid, r->tid);
-    ev->sink_u[1] = r->tid;
+    cev(ev)->tid = r->tid;
     thread_track* t = kind < 0 ? thread_track_of(s, pid, r->tid) : NULL;
     if (t) {
       if (r->ts > t->last_start) t->last_start = r->ts;
-      ev->sink_prev = t->open_tail;
-      if (t->open_tail) t->open_tail->sink_next = ev;
+      cev(ev)->prev = t->open_tail;
+      if (t->open_tail) cev(t->open_tail)->next = ev;
       else t->open_head = ev;
       t->open_tail = ev;
-      ev->sink_u[3] = (uint64_t)(t - s->tts) + 1;
+      cev(ev)->slot = (uint64_t)(t - s->tts) + 1;
     }
   }
 }
 
-static void state_args(ns_json* j, uint8_t type, const ns_record* st, const ns_xstate* xs) {
+static void state_args(ns_json* j, uint8_t type, const ns_record* st, const ns_event_state* xs) {
   nsj_key(j, "args");
   nsj_obj_begin(j);
   nsj_ki64(j, "id", st ? st->state : xs->state);
@@ -611,14 +622,14 @@ static void state_args(ns_json* j, uint8_t type, const ns_record* st, const ns_x
   nsj_obj_end(j);
 }
 
-static void chrome_state_rec(void* self, ns_wfile* f, ns_xevent* ev, const ns_record* st) {
+static void chrome_state_rec(void* self, ns_wfile* f, ns_event* ev, const ns_record* st) {
   chrome_state* s = self;
   see_ts(s, st->ts);
   if (ev && has_state_slices(ev->start.type) && ev->nstates <= NS_XEV_MAX_STATES) return; /* drawn at its stop */
   uint32_t pid, tid;
   if (ev) {
-    pid = (uint32_t)ev->sink_u[0];
-    tid = (uint32_t)ev->sink_u[1];
+    pid = (uint32_t)cev(ev)->pid;
+    tid = (uint32_t)cev(ev)->tid;
   } else {
     pid = comm_pid(s, f, st->comm);
     tid = st->tid;
@@ -664,7 +675,7 @@ static void name_put_i64(char* out, size_t* len, int64_t v) {
 }
 
 /* The slice name; proxy and kernel slices (most of a trace) without printf. n >= 64. */
-static void event_name(const ns_wfile* f, const ns_xevent* ev, char* out, size_t n) {
+static void event_name(const ns_wfile* f, const ns_event* ev, char* out, size_t n) {
   const char* short_name = ns_event_type_name(ev->start.type) + strlen("ncclProfile");
   size_t short_len = strlen(short_name), len = 0;
   const uint64_t* num = ev->start.num;
@@ -695,14 +706,14 @@ static void event_name(const ns_wfile* f, const ns_xevent* ev, char* out, size_t
 }
 
 /* Where and when the parent's slice starts, if the parent is known. */
-static int parent_anchor(chrome_state* s, ns_wfile* f, const ns_xevent* ev, uint32_t* pid, uint32_t* tid,
+static int parent_anchor(chrome_state* s, ns_wfile* f, const ns_event* ev, uint32_t* pid, uint32_t* tid,
                          uint64_t* ts) {
   const ns_record* r = &ev->start;
   if (!r->parent || (r->flags & NS_RF_PARENT_RAW)) return 0;
-  ns_xevent* p = ns_walk_find(s->walk, r->parent);
+  ns_event* p = ns_walk_find(s->walk, r->parent);
   if (p) {
-    *pid = (uint32_t)p->sink_u[0];
-    *tid = (uint32_t)p->sink_u[1];
+    *pid = (uint32_t)cev(p)->pid;
+    *tid = (uint32_t)cev(p)->tid;
     *ts = p->start.ts;
     return 1;
   }
@@ -716,7 +727,7 @@ static int parent_anchor(chrome_state* s, ns_wfile* f, const ns_xevent* ev, uint
   return 0;
 }
 
-static void flow(chrome_state* s, ns_wfile* f, const ns_xevent* ev, uint32_t pid, uint32_t tid) {
+static void flow(chrome_state* s, ns_wfile* f, const ns_event* ev, uint32_t pid, uint32_t tid) {
   uint32_t ppid, ptid;
   uint64_t pts;
   if (!parent_anchor(s, f, ev, &ppid, &ptid, &pts) || pts > ev->start.ts) return;
@@ -738,7 +749,7 @@ static void flow(chrome_state* s, ns_wfile* f, const ns_xevent* ev, uint32_t pid
 }
 
 /* args of an event's slice: its address, parent, PXN origin, the details. */
-static void event_args(chrome_state* s, ns_wfile* f, const ns_xevent* ev) {
+static void event_args(chrome_state* s, ns_wfile* f, const ns_event* ev) {
   const ns_record* r = &ev->start;
   ns_json* j = &s->j;
   char addr[NS_EVENT_ADDR_MAX];
@@ -765,7 +776,7 @@ static void event_args(chrome_state* s, ns_wfile* f, const ns_xevent* ev) {
 
 /* The zero-length slice a moved event leaves at its start on its thread's
  * track: arrows written from it before it moved start there. */
-static void moved_marker(chrome_state* s, ns_wfile* f, const ns_xevent* ev, const char* name, uint32_t pid,
+static void moved_marker(chrome_state* s, ns_wfile* f, const ns_event* ev, const char* name, uint32_t pid,
                          uint32_t tid, uint32_t to_tid) {
   ns_json* j = &s->j;
   char addr[NS_EVENT_ADDR_MAX];
@@ -783,7 +794,7 @@ static void moved_marker(chrome_state* s, ns_wfile* f, const ns_xevent* ev, cons
 }
 
 /* An async slice ("b" ... "e"): Perfetto gives overlapping ones tracks of their own. */
-static void async_slice(chrome_state* s, ns_wfile* f, const ns_xevent* ev, const char* name, const char* cat,
+static void async_slice(chrome_state* s, ns_wfile* f, const ns_event* ev, const char* name, const char* cat,
                         uint64_t stop, uint32_t pid, uint32_t tid) {
   ns_json* j = &s->j;
   uint64_t id = ++s->next_async;
@@ -804,31 +815,31 @@ static void async_slice(chrome_state* s, ns_wfile* f, const ns_xevent* ev, const
 
 /* A lane is free again once its event has stopped, though a Coll/P2p is
  * written only when its children are done: its slice ends at its stop. */
-static void chrome_event_stop(void* self, ns_wfile* f, ns_xevent* ev) {
+static void chrome_event_stop(void* self, ns_wfile* f, ns_event* ev) {
   chrome_state* s = self;
   (void)f;
-  if (!ev->sink_u[2] || ev->sink_lane_freed) return;
+  if (!cev(ev)->lane_group || cev(ev)->lane_freed) return;
   uint64_t end = ev->stop_ts > ev->start.ts ? ev->stop_ts : ev->start.ts;
-  lane_release(&s->groups[ev->sink_u[2] - 1], (uint32_t)ev->sink_u[3], end);
-  ev->sink_lane_freed = 1;
+  lane_release(&s->groups[cev(ev)->lane_group - 1], (uint32_t)cev(ev)->slot, end);
+  cev(ev)->lane_freed = 1;
 }
 
-static void chrome_event(void* self, ns_wfile* f, ns_xevent* ev) {
+static void chrome_event(void* self, ns_wfile* f, ns_event* ev) {
   chrome_state* s = self;
   const ns_record* r = &ev->start;
-  uint32_t pid = (uint32_t)ev->sink_u[0], tid = (uint32_t)ev->sink_u[1];
+  uint32_t pid = (uint32_t)cev(ev)->pid, tid = (uint32_t)cev(ev)->tid;
   uint64_t stop = ev->stopped ? ev->stop_ts : (s->file_max_ts > r->ts ? s->file_max_ts : r->ts);
   if (stop < r->ts) stop = r->ts;
   if (ev->stopped) see_ts(s, stop);
-  if (ev->sink_u[2] && !ev->sink_lane_freed) lane_release(&s->groups[ev->sink_u[2] - 1], (uint32_t)ev->sink_u[3], stop);
+  if (cev(ev)->lane_group && !cev(ev)->lane_freed) lane_release(&s->groups[cev(ev)->lane_group - 1], (uint32_t)cev(ev)->slot, stop);
 
   char name[384];
   event_name(f, ev, name, sizeof name);
   const char* cat = ns_event_type_name(r->type) + strlen("ncclProfile");
   ns_json* j = &s->j;
   uint32_t draw_tid = tid; /* 0: written as an async slice */
-  if (!ev->sink_u[2] && ev->sink_u[3]) { /* a thread-track event: placed now that its extent is known */
-    thread_track* t = &s->tts[ev->sink_u[3] - 1];
+  if (!cev(ev)->lane_group && cev(ev)->slot) { /* a thread-track event: placed now that its extent is known */
+    thread_track* t = &s->tts[cev(ev)->slot - 1];
     open_unlink(t, ev);
     draw_tid = thread_place(s, f, t, (span){r->ts, stop});
     if (draw_tid != tid) {
@@ -853,7 +864,7 @@ static void chrome_event(void* self, ns_wfile* f, ns_xevent* ev) {
     uint32_t n = ev->nstates < NS_XEV_MAX_STATES ? ev->nstates : NS_XEV_MAX_STATES;
     uint64_t prev = r->ts;
     for (uint32_t i = 0; i < n; i++) {
-      const ns_xstate* xs = &ev->states[i];
+      const ns_event_state* xs = &ev->states[i];
       uint64_t a = xs->ts < prev ? prev : xs->ts > stop ? stop : xs->ts;
       uint64_t b = i + 1 < n ? ev->states[i + 1].ts : stop;
       if (b > stop) b = stop;
@@ -893,6 +904,7 @@ static void* chrome_make(FILE* out, ns_sink* sink) {
   nsj_arr_begin(&s->j);
   memset(sink, 0, sizeof *sink);
   sink->self = s;
+  sink->event_bytes = sizeof(chrome_ev);
   sink->file_begin = chrome_file_begin;
   sink->comm_init = chrome_comm_init;
   sink->comm_fini = chrome_comm_fini;

@@ -124,7 +124,7 @@ static void jsonl_file_begin(void* self, ns_wfile* f) {
   ((jsonl_state*)self)->counters_written = 0;
 }
 
-static void jsonl_state_rec(void* self, ns_wfile* f, ns_xevent* ev, const ns_record* st) {
+static void jsonl_state_rec(void* self, ns_wfile* f, ns_event* ev, const ns_record* st) {
   jsonl_state* s = self;
   ns_json* j = &s->j;
   char addr[NS_EVENT_ADDR_MAX], buf[32];
@@ -143,7 +143,7 @@ static void jsonl_state_rec(void* self, ns_wfile* f, ns_xevent* ev, const ns_rec
   nsj_line_end(j);
 }
 
-static void jsonl_event(void* self, ns_wfile* f, ns_xevent* ev) {
+static void jsonl_event(void* self, ns_wfile* f, ns_event* ev) {
   jsonl_state* s = self;
   ns_json* j = &s->j;
   const ns_record* r = &ev->start;

@@ -104,7 +104,7 @@ static int convert_pair(ns_analysis* a, uint32_t comm, uint64_t p0, uint64_t p1,
   return 1;
 }
 
-static void op_fields(ns_export_metrics* m, ns_wfile* f, const ns_xevent* ev, ns_json* j) {
+static void op_fields(ns_export_metrics* m, ns_wfile* f, const ns_event* ev, ns_json* j) {
   const ns_record* r = &ev->start;
   const ns_wcomm* c = ns_wfile_comm(f, r->comm);
   uint32_t nranks = c ? c->info.nranks : 0;
@@ -120,12 +120,12 @@ static void op_fields(ns_export_metrics* m, ns_wfile* f, const ns_xevent* ev, ns
                     .start_ns = r->ts,
                     .stop_ns = ev->stop_ts,
                     .exec_stop_ns = ev->has_exec_stop ? ev->exec_stop : 0,
-                    .ptimer_start = ev->kch_ptimer_min,
-                    .ptimer_stop = ev->kch_ptimer_max};
+                    .ptimer_start = ev->ptimer_min,
+                    .ptimer_stop = ev->ptimer_max};
   uint64_t g0 = 0, g1 = 0;
   double err = INFINITY;
-  if (m->a && ev->has_kch_ptimer_min && ev->has_kch_ptimer_max && ev->kch_ptimer_max >= ev->kch_ptimer_min &&
-      convert_pair(m->a, r->comm, ev->kch_ptimer_min, ev->kch_ptimer_max, &g0, &g1, &err)) {
+  if (m->a && ev->has_ptimer_min && ev->has_ptimer_max && ev->ptimer_max >= ev->ptimer_min &&
+      convert_pair(m->a, r->comm, ev->ptimer_min, ev->ptimer_max, &g0, &g1, &err)) {
     tm.has_gpu = 1;
     nsj_kus(j, "gpuStart", (int64_t)g0);
     nsj_kus(j, "gpuStop", (int64_t)g1);
@@ -141,7 +141,7 @@ static void op_fields(ns_export_metrics* m, ns_wfile* f, const ns_xevent* ev, ns
   }
 }
 
-static void kernel_fields(ns_export_metrics* m, const ns_xevent* ev, ns_json* j) {
+static void kernel_fields(ns_export_metrics* m, const ns_event* ev, ns_json* j) {
   uint64_t p0 = ev->start.num[NS_KERNEL_CH_PTIMER];
   if (!m->a || !p0) return;
   uint64_t t0 = 0, t1 = 0;
@@ -156,7 +156,7 @@ static void kernel_fields(ns_export_metrics* m, const ns_xevent* ev, ns_json* j)
   key_err_us(j, "gpuErrorUs", e0);
 }
 
-static void on_event_details(void* self, ns_wfile* f, const ns_xevent* ev, ns_json* j) {
+static void on_event_details(void* self, ns_wfile* f, const ns_event* ev, ns_json* j) {
   ns_export_metrics* m = self;
   if (!ev->started || (ev->start.flags & NS_RF_PXN)) return; /* PXN: another process's clock and comm */
   switch (ev->start.type) {
