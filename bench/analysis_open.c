@@ -22,8 +22,14 @@ static double now_s(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static void rec(ns_analysis* a, uint8_t kind, uint8_t type, uint64_t ts, uint64_t id, uint64_t parent,
-                const char* const* s) {
+/* The strings a Coll START names (ids 1..4). */
+static const char* const coll_strs[NS_REC_STRS] = {"AllReduce", "ncclFloat32", "RING", "Simple"};
+static const char* coll_string(void* user, uint32_t id) {
+  (void)user;
+  return id >= 1 && id <= NS_REC_STRS ? coll_strs[id - 1] : NULL;
+}
+
+static void rec(ns_analysis* a, uint8_t kind, uint8_t type, uint64_t ts, uint64_t id, uint64_t parent) {
   ns_record r;
   memset(&r, 0, sizeof r);
   r.kind = kind;
@@ -33,13 +39,15 @@ static void rec(ns_analysis* a, uint8_t kind, uint8_t type, uint64_t ts, uint64_
   r.id = id;
   r.parent = parent;
   if (kind == NS_REC_STATE) r.state = NS_ST_PROXY_STEP_SEND_WAIT;
-  ns_analysis_record(a, &r, s);
+  if (kind == NS_REC_START && type == NS_EV_COLL)
+    for (uint32_t i = 0; i < NS_REC_STRS; i++) r.str[i] = i + 1;
+  ns_analysis_record(a, &r);
 }
 
 static double run(unsigned open) {
-  static const char* const coll[NS_REC_STRS] = {"AllReduce", "ncclFloat32", "RING", "Simple"};
   ns_analysis_config cfg;
   ns_analysis_config_default(&cfg);
+  cfg.string = coll_string;
   ns_analysis* a = ns_analysis_create(&cfg);
   ns_comm_info ci;
   memset(&ci, 0, sizeof ci);
@@ -48,22 +56,22 @@ static double run(unsigned open) {
   ci.nranks = 2;
   ns_analysis_comm(a, &ci);
   uint64_t t = 1000000000ull, id = 1;
-  for (unsigned i = 0; i < open; i++) rec(a, NS_REC_START, NS_EV_KERNEL_CH, t, ++id, 0, NULL);
+  for (unsigned i = 0; i < open; i++) rec(a, NS_REC_START, NS_EV_KERNEL_CH, t, ++id, 0);
   uint64_t records = 0;
   double t0 = now_s();
   const uint64_t end = t + 2000000000ull;
   while (t < end) {
     uint64_t c = ++id, p = ++id;
-    rec(a, NS_REC_START, NS_EV_COLL, t, c, 0, coll);
-    rec(a, NS_REC_START, NS_EV_PROXY_OP, t + 1000, p, c, NULL);
+    rec(a, NS_REC_START, NS_EV_COLL, t, c, 0);
+    rec(a, NS_REC_START, NS_EV_PROXY_OP, t + 1000, p, c);
     for (int k = 0; k < 4; k++) {
       uint64_t s = ++id;
-      rec(a, NS_REC_START, NS_EV_PROXY_STEP, t + 2000, s, p, NULL);
-      rec(a, NS_REC_STATE, NS_EV_PROXY_STEP, t + 3000, s, 0, NULL);
-      rec(a, NS_REC_STOP, NS_EV_PROXY_STEP, t + 9000, s, 0, NULL);
+      rec(a, NS_REC_START, NS_EV_PROXY_STEP, t + 2000, s, p);
+      rec(a, NS_REC_STATE, NS_EV_PROXY_STEP, t + 3000, s, 0);
+      rec(a, NS_REC_STOP, NS_EV_PROXY_STEP, t + 9000, s, 0);
     }
-    rec(a, NS_REC_STOP, NS_EV_PROXY_OP, t + 10000, p, 0, NULL);
-    rec(a, NS_REC_STOP, NS_EV_COLL, t + 11000, c, 0, NULL);
+    rec(a, NS_REC_STOP, NS_EV_PROXY_OP, t + 10000, p, 0);
+    rec(a, NS_REC_STOP, NS_EV_COLL, t + 11000, c, 0);
     records += 16;
     t += 160000; /* 16 records per 160 us: 100,000 records per second */
   }

@@ -110,7 +110,7 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
   if (opts) ns_walk_set_max_open(w, opts->max_open);
   ns_export_ext counter = {.self = totals, .item = count_comm};
   ns_walk_add_ext(w, &counter);
-  metrics = ns_export_metrics_new();
+  metrics = ns_export_metrics_new(ns_walk_max_open(w));
   if (metrics) {
     ns_export_ext mx;
     ns_export_metrics_ext(metrics, &mx);

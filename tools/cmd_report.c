@@ -17,12 +17,14 @@
 #include "export.h"
 #include "json_writer.h"
 #include "report.h"
+#include "report_events.h"
 #include "report_straggler.h"
 #include "trace_analysis.h"
 #include "trace_dir.h"
 
 #define MAX_HOSTS 256
 #define NS_REPORT_LOSSES 0x100u /* sections bit (beside NS_SUMMARY_*): the recording losses table */
+#define NS_REPORT_EVENTS 0x200u /* sections bit: the events per type, as assembled */
 
 typedef struct {
   ns_strag* strag;
@@ -44,6 +46,7 @@ typedef struct {
   const ns_strag* strag;
   const file_losses* losses;
   size_t nlosses;
+  const ns_asm_stats* events;
 } report_data;
 
 static void usage(FILE* out) {
@@ -124,6 +127,7 @@ static int write_text(const report_data* d, const ns_summary_options* opt, FILE*
   int rc = ns_analysis_summary_text(d->list, d->n, opt, out);
   if (d->strag) ns_strag_text(d->strag, out);
   losses_text(d->losses, d->nlosses, out);
+  ns_events_text(d->events, out);
   return rc || ferror(out) ? -1 : 0;
 }
 
@@ -161,6 +165,10 @@ static int write_json(const report_data* d, const ns_summary_options* opt, FILE*
     nsj_obj_end(&j);
   }
   nsj_arr_end(&j);
+  nsj_flush(&j);
+  fputs(",\"events\":", out);
+  nsj_init(&j, out);
+  ns_events_json(d->events, &j);
   nsj_flush(&j);
   fputs("}\n", out);
   return ferror(out) ? -1 : 0;
@@ -202,6 +210,8 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   static char hosts[MAX_HOSTS][256];
   int nhosts = 0;
   report_ctx ctx = {.strag = ns_strag_new(), .host = 0};
+  ns_asm_stats events;
+  memset(&events, 0, sizeof events);
   ns_analysis** an = calloc(list.n, sizeof *an);
   file_losses* fl = calloc(list.n, sizeof *fl);
   size_t nan = 0, nfl = 0;
@@ -211,6 +221,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   }
   ns_analysis_config cfg;
   ns_analysis_config_default(&cfg);
+  ns_analysis_config_offline(&cfg); /* count events as `ncclscope export` does */
   ns_analysis_config_from_env(&cfg);
   cfg.on_op = on_op;
   cfg.user = &ctx;
@@ -228,6 +239,9 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
       fl[nfl].counters = scan.counters;
     }
     nfl++;
+    ns_asm_stats one;
+    ns_analysis_event_stats(a, &one);
+    ns_events_add(&events, &one);
     if (st.bytes_cut)
       fprintf(stderr, "ncclscope report: warning: %s: %llu bytes cut (%s); analysed what precedes\n", list.paths[i],
               (unsigned long long)st.bytes_cut, st.stop_reason);
@@ -240,7 +254,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   if (ctx.strag) ns_strag_finish(ctx.strag);
 
   ns_summary_options opt = {.max_links = o->max_links};
-  report_data data = {.list = an, .n = nan, .strag = ctx.strag, .losses = fl, .nlosses = nfl};
+  report_data data = {.list = an, .n = nan, .strag = ctx.strag, .losses = fl, .nlosses = nfl, .events = &events};
   char text_path[4096 + 16], json_path[4096 + 16];
   snprintf(text_path, sizeof text_path, "%.4096s/summary.txt", dir);
   snprintf(json_path, sizeof json_path, "%.4096s/summary.json", dir);
@@ -254,6 +268,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     ns_analysis_summary_text(an, nan, &popt, out);
     if (!o->sections || (o->sections & NS_SUMMARY_CROSS_RANK)) ns_strag_text(ctx.strag, out);
     if (!o->sections || (o->sections & NS_REPORT_LOSSES)) losses_text(fl, nfl, out);
+    if (!o->sections || (o->sections & NS_REPORT_EVENTS)) ns_events_text(&events, out);
     fflush(out);
   }
 

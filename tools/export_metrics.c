@@ -35,13 +35,16 @@
 #include "trace_analysis.h"
 
 struct ns_export_metrics {
+  size_t max_open; /* the export's cap, kept by the first pass too */
   int file_index;  /* file the analysis belongs to; -1 none */
   ns_analysis* a;  /* NULL: the first pass failed, fields are omitted */
 };
 
-ns_export_metrics* ns_export_metrics_new(void) {
+ns_export_metrics* ns_export_metrics_new(size_t max_open) {
   ns_export_metrics* m = calloc(1, sizeof *m);
-  if (m) m->file_index = -1;
+  if (!m) return NULL;
+  m->file_index = -1;
+  m->max_open = max_open;
   return m;
 }
 
@@ -77,6 +80,8 @@ static void on_item(void* self, ns_wfile* f, const ns_item* it) {
   char err[1024];
   ns_analysis_config cfg;
   ns_analysis_config_default(&cfg);
+  ns_analysis_config_offline(&cfg);
+  cfg.max_open = m->max_open;
   cfg.window_sec = 0; /* windows are not used here */
   m->a = ns_analyze_file(f->path, &cfg, NULL, err, sizeof err);
   if (!m->a) fprintf(stderr, "ncclscope: warning: no derived metrics for %s\n", err);

@@ -12,7 +12,9 @@
 
 typedef struct ns_export_metrics ns_export_metrics;
 
-ns_export_metrics* ns_export_metrics_new(void); /* NULL on allocation failure */
+/* max_open: the export's cap on running events, which the first pass keeps
+ * too. NULL on allocation failure. */
+ns_export_metrics* ns_export_metrics_new(size_t max_open);
 void ns_export_metrics_free(ns_export_metrics* m);
 /* Fills *ext with m's callbacks; register it with ns_walk_add_ext. */
 void ns_export_metrics_ext(ns_export_metrics* m, ns_export_ext* ext);

@@ -5,11 +5,21 @@
 
 #include <stdio.h>
 
+/* Strings live as long as the reader, which outlives the flush below. */
+static const char* reader_string(void* user, uint32_t id) { return ns_reader_string(user, id); }
+
 ns_analysis* ns_analyze_file(const char* path, const ns_analysis_config* cfg, ns_reader_stats* stats, char* err,
                              size_t errlen) {
   ns_reader* r = ns_reader_open(path, err, errlen);
   if (!r) return NULL;
-  ns_analysis* a = ns_analysis_create(cfg);
+  ns_analysis_config c;
+  if (cfg)
+    c = *cfg;
+  else
+    ns_analysis_config_default(&c);
+  c.string = reader_string;
+  c.string_user = r;
+  ns_analysis* a = ns_analysis_create(&c);
   if (!a) {
     snprintf(err, errlen, "%s: out of memory", path);
     ns_reader_close(r);
@@ -20,9 +30,7 @@ ns_analysis* ns_analyze_file(const char* path, const ns_analysis_config* cfg, ns
     if (it.kind == NS_ITEM_COMM_INIT) {
       ns_analysis_comm(a, it.comm);
     } else if (it.kind == NS_ITEM_RECORD) {
-      const char* strs[NS_REC_STRS];
-      for (int i = 0; i < NS_REC_STRS; i++) strs[i] = ns_reader_string(r, it.record->str[i]);
-      ns_analysis_record(a, it.record, strs);
+      ns_analysis_record(a, it.record);
     }
   }
   ns_analysis_flush(a);

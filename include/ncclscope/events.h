@@ -72,7 +72,6 @@ typedef struct {
 typedef struct ns_event ns_event;
 struct ns_event {
   uint64_t id;
-  ns_record start;         /* the START record; valid once `started` */
   uint8_t type;            /* start.type; before the START: the STOP's type, or NS_EV_UNKNOWN */
   uint8_t started, stopped;
   uint8_t op_like;         /* a Coll/P2p, or the unstarted parent of a ProxyOp/KernelCh */
@@ -107,6 +106,8 @@ struct ns_event {
     uint64_t hold_seq;               /* 0: not held */
     uint8_t q;                       /* which queue */
   } link;
+
+  ns_record start;         /* the START record; valid once `started` (zero before) */
 };
 
 /* The consumer's area of an event: cfg.user_bytes, zeroed when the entry is created. */

@@ -1,5 +1,5 @@
-/* ncclscope analysis: instance lifetime, configuration, the in-flight event
- * table, communicators and the clock queries.
+/* ncclscope analysis: instance lifetime, configuration, communicators,
+ * feeding the event assembler, the periodic scans and the clock queries.
  *
  * Runs on the one thread that owns the instance: the plugin's writer thread
  * or the CLI's main thread. Never on NCCL's threads.
@@ -20,6 +20,13 @@ void ns_analysis_config_default(ns_analysis_config* cfg) {
   cfg->max_drift_ppm = 500.0;
   cfg->clock_slack_ns = 0.0;
   cfg->clock_max_age_sec = 120.0;
+  cfg->running_max_age_ns = 10000000000ull;
+}
+
+void ns_analysis_config_offline(ns_analysis_config* cfg) {
+  cfg->running_max_age_ns = 0;
+  cfg->max_open = NS_ASM_OPEN_MAX;
+  cfg->max_held = NS_ASM_HELD_MAX;
 }
 
 void ns_analysis_config_from_env(ns_analysis_config* cfg) {
@@ -46,19 +53,32 @@ ns_analysis* ns_analysis_create(const ns_analysis_config* cfg) {
     ns_analysis_config_default(&a->cfg);
   if (a->cfg.grace_ns == 0) a->cfg.grace_ns = 1;
   if (a->cfg.max_age_ns < a->cfg.grace_ns) a->cfg.max_age_ns = a->cfg.grace_ns * 10;
-  a->nbuckets = 1024;
-  a->buckets = malloc(a->nbuckets * sizeof *a->buckets);
-  if (!a->buckets) {
+  /* An op is final once its children are done and nothing happened to it
+   * for grace_ns; it waits at most 5 grace periods for expected KernelCh
+   * children that do not come. */
+  ns_asm_config ac;
+  ns_asm_config_default(&ac);
+  ac.grace_ns = a->cfg.grace_ns;
+  ac.expect_wait_ns = 5 * a->cfg.grace_ns;
+  ac.orphan_wait_ns = a->cfg.max_age_ns;
+  ac.max_age_ns = a->cfg.running_max_age_ns;
+  ac.max_open = a->cfg.max_open;
+  ac.max_held = a->cfg.max_held;
+  ac.user_bytes = sizeof(ns_an_event);
+  ns_an_sink(a, &ac.sink);
+  ns_idmap_init(&a->link_index);
+  a->as = ns_asm_new(&ac);
+  if (!a->as) {
     free(a);
     return NULL;
   }
-  memset(a->buckets, 0xff, a->nbuckets * sizeof *a->buckets);
-  a->free_head = -1;
   return a;
 }
 
 void ns_analysis_destroy(ns_analysis* a) {
   if (!a) return;
+  ns_asm_free(a->as);
+  ns_launch_free(a);
   for (size_t i = 0; i < a->ncomms; i++) {
     if (!a->comms[i]) continue;
     ns_cf_free(&a->comms[i]->clock);
@@ -70,9 +90,11 @@ void ns_analysis_destroy(ns_analysis* a) {
   ns_aggr_free(&a->total);
   for (size_t i = 0; i < a->nrows; i++) ns_pct_free(&a->rows[i].pct);
   free(a->rows);
-  free(a->nodes);
-  free(a->buckets);
   free(a);
+}
+
+const char* ns_an_string(const ns_analysis* a, uint32_t id) {
+  return id && a->cfg.string ? a->cfg.string(a->cfg.string_user, id) : NULL;
 }
 
 ns_comm_state* ns_an_comm(ns_analysis* a, uint32_t comm, int create) {
@@ -112,138 +134,63 @@ void ns_analysis_comm(ns_analysis* a, const ns_comm_info* ci) {
     memcpy(s->name, ci->comm_name, len);
     s->name[len] = '\0';
   }
-}
-
-/* ---- in-flight table ---- */
-static size_t hash_id(const ns_analysis* a, uint64_t id) {
-  id ^= id >> 33;
-  id *= 0xff51afd7ed558ccdull;
-  id ^= id >> 29;
-  return (size_t)id & (a->nbuckets - 1);
-}
-
-static void rehash(ns_analysis* a, size_t nb) {
-  int32_t* b = malloc(nb * sizeof *b);
-  if (!b) return; /* keep the old table: longer chains, still correct */
-  memset(b, 0xff, nb * sizeof *b);
-  free(a->buckets);
-  a->buckets = b;
-  a->nbuckets = nb;
-  for (size_t i = 0; i < a->nnodes_cap; i++) {
-    ns_node* n = &a->nodes[i];
-    if (n->id == 0) continue;
-    size_t h = hash_id(a, n->id);
-    n->next = a->buckets[h];
-    a->buckets[h] = (int32_t)i;
-  }
-}
-
-/* Makes sure k nodes can be created without moving the pool. */
-static int reserve(ns_analysis* a, size_t k) {
-  if (a->live_nodes + k <= a->nnodes_cap) return 0;
-  size_t nc = a->nnodes_cap ? a->nnodes_cap * 2 : 256;
-  if (nc > (size_t)INT32_MAX) return -1;
-  ns_node* nn = realloc(a->nodes, nc * sizeof *nn);
-  if (!nn) return -1;
-  memset(nn + a->nnodes_cap, 0, (nc - a->nnodes_cap) * sizeof *nn);
-  for (size_t i = nc; i-- > a->nnodes_cap;) {
-    nn[i].next = a->free_head;
-    a->free_head = (int32_t)i;
-  }
-  a->nodes = nn;
-  a->nnodes_cap = nc;
-  if (a->nbuckets < nc) rehash(a, a->nbuckets * 2 < nc ? nc : a->nbuckets * 2);
-  return 0;
-}
-
-ns_node* ns_an_find(ns_analysis* a, uint64_t id) {
-  if (id == 0 || !a->nodes) return NULL;
-  for (int32_t i = a->buckets[hash_id(a, id)]; i >= 0; i = a->nodes[i].next)
-    if (a->nodes[i].id == id) return &a->nodes[i];
-  return NULL;
-}
-
-ns_node* ns_an_get(ns_analysis* a, uint64_t id, uint64_t ts) {
-  ns_node* n = ns_an_find(a, id);
-  if (n || id == 0) return n;
-  if (a->free_head < 0 && reserve(a, 1) != 0) return NULL;
-  if (a->free_head < 0) return NULL;
-  int32_t i = a->free_head;
-  n = &a->nodes[i];
-  a->free_head = n->next;
-  memset(n, 0, sizeof *n);
-  n->id = id;
-  n->first_seen = n->last_activity = ts;
-  size_t h = hash_id(a, id);
-  n->next = a->buckets[h];
-  a->buckets[h] = i;
-  a->live_nodes++;
-  a->st.inflight = a->live_nodes;
-  if (a->live_nodes > a->st.inflight_peak) a->st.inflight_peak = a->live_nodes;
-  return n;
-}
-
-void ns_an_remove(ns_analysis* a, ns_node* n) {
-  int32_t idx = (int32_t)(n - a->nodes);
-  int32_t* p = &a->buckets[hash_id(a, n->id)];
-  while (*p >= 0 && *p != idx) p = &a->nodes[*p].next;
-  if (*p == idx) *p = n->next;
-  n->id = 0;
-  n->next = a->free_head;
-  a->free_head = idx;
-  a->live_nodes--;
-  a->st.inflight = a->live_nodes;
+  ns_asm_comm(a->as, ci->comm, ci->event_mask, ci->abi_version);
 }
 
 /* ---- feeding ----
- * A scan visits every slot of the node table, so it costs the table's
- * capacity, however few nodes are due. It runs at most once per ms of trace
- * time, and only once the records since the last scan pay for it
- * (SCAN_SLOTS_PER_RECORD slot visits each) or, when records are few, after
- * SCAN_MAX_DELAY_GRACES grace periods. Thousands of never-stopped events
- * (lost stops) then cost O(records) instead of O(records x open events):
- * bench/analysis_open.c measured analysis 21x slower beside 10,000 open
- * events and 140x beside 100,000 before (65,000 records/s, less than a busy
- * rank produces). The price: an op may be finalized, and a window closed,
- * up to 5 grace periods (100 ms) late while records are scarce. */
+ * The assembler releases what is due in O(1) per record. What the analysis
+ * scans itself (the launch links and the windows) is visited only once the
+ * records since the last scan pay for it (SCAN_SLOTS_PER_RECORD visits
+ * each), or, when records are few, after SCAN_MAX_DELAY_GRACES grace
+ * periods, and at most once per ms of trace time. (Before the assembler,
+ * the analysis scanned its whole event table here: bench/analysis_open.c
+ * measured it 140x slower beside 100,000 never-stopped events.) */
 #define SCAN_SLOTS_PER_RECORD 16
 #define SCAN_MAX_DELAY_GRACES 5
 
 static int scan_due(const ns_analysis* a) {
   uint64_t since = a->now - a->last_scan;
   if (since < 1000000ull) return 0;
-  return a->records_since_scan * SCAN_SLOTS_PER_RECORD >= a->nnodes_cap ||
+  return a->records_since_scan * SCAN_SLOTS_PER_RECORD >= a->links_cap + a->nwins ||
          since >= SCAN_MAX_DELAY_GRACES * a->cfg.grace_ns;
 }
 
 static void scan(ns_analysis* a) {
   a->last_scan = a->now;
   a->records_since_scan = 0;
-  ns_an_scan(a, 0);
+  ns_launch_scan(a, 0);
   ns_win_scan(a, 0);
 }
 
-void ns_analysis_record(ns_analysis* a, const ns_record* r, const char* const strs[NS_REC_STRS]) {
-  static const char* const none[NS_REC_STRS] = {NULL, NULL, NULL, NULL};
+void ns_analysis_record(ns_analysis* a, const ns_record* r) {
   a->st.records++;
   a->records_since_scan++;
-  if (reserve(a, 3) != 0) return; /* out of memory: drop (counted in records only) */
-  ns_an_handle(a, r, strs ? strs : none);
   if (r->ts > a->now) a->now = r->ts;
+  ns_asm_record(a->as, r);
   if (scan_due(a)) scan(a);
 }
 
 void ns_analysis_tick(ns_analysis* a, uint64_t now_ns) {
   if (now_ns > a->now) a->now = now_ns;
+  ns_asm_advance(a->as, a->now);
   if (scan_due(a)) scan(a);
 }
 
 void ns_analysis_flush(ns_analysis* a) {
-  ns_an_scan(a, 1);
+  ns_asm_flush(a->as);
+  ns_launch_scan(a, 1);
   ns_win_scan(a, 1);
 }
 
-void ns_analysis_get_stats(const ns_analysis* a, ns_analysis_stats* out) { *out = a->st; }
+void ns_analysis_get_stats(const ns_analysis* a, ns_analysis_stats* out) {
+  ns_asm_stats st;
+  ns_asm_get_stats(a->as, &st);
+  *out = a->st;
+  out->inflight = st.live;
+  out->inflight_peak = st.peak_live;
+}
+
+void ns_analysis_event_stats(const ns_analysis* a, ns_asm_stats* out) { ns_asm_get_stats(a->as, out); }
 
 /* ---- clock queries ---- */
 int ns_analysis_clock_fit(ns_analysis* a, uint32_t comm, ns_clock_fit* out) {

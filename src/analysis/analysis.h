@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ncclscope/events.h"
 #include "ncclscope/record.h"
 #include "ncclscope/trace_reader.h"
 
@@ -64,6 +65,19 @@ typedef struct {
   double max_drift_ppm;     /* prior on |GPU clock drift| (500 ppm) */
   double clock_slack_ns;    /* added to every published clock bound (0) */
   double clock_max_age_sec; /* clock samples older than this are forgotten (120 s) */
+  /* The event assembler's bounds (include/ncclscope/events.h). Online (the
+   * plugin): running events are given up running_max_age_ns after their start
+   * (10 s). Offline (report, ns_analysis_config_offline): kept until the end
+   * of the trace or max_open, as `ncclscope export` keeps them, so both count
+   * the same events as never stopped. */
+  uint64_t running_max_age_ns;
+  size_t max_open; /* most running events; 0: no limit */
+  size_t max_held; /* most held ops and unstarted entries; 0: no limit */
+  /* Resolves the string ids of START records (func, dtype, algo, proto):
+   * the writer's intern table, the reader's string table. NULL: none known.
+   * The string must stay valid while the analysis exists. */
+  const char* (*string)(void* user, uint32_t id);
+  void* string_user;
   /* Callbacks, run on the thread calling ns_analysis_record/flush. */
   void (*on_op)(void* user, const ns_op_result* op);
   void (*on_window)(void* user, const ns_window* w);
@@ -71,6 +85,8 @@ typedef struct {
 } ns_analysis_config;
 
 void ns_analysis_config_default(ns_analysis_config* cfg);
+/* The bounds `ncclscope export` uses: no age limit on running events, its caps. */
+void ns_analysis_config_offline(ns_analysis_config* cfg);
 /* Fills cfg from NCCLSCOPE_WINDOW_SEC etc. on top of its current values. */
 void ns_analysis_config_from_env(ns_analysis_config* cfg);
 
@@ -81,8 +97,8 @@ void ns_analysis_destroy(ns_analysis* a);
 
 /* Communicator metadata (COMM_INIT); call before that comm's records. */
 void ns_analysis_comm(ns_analysis* a, const ns_comm_info* comm);
-/* One record; strs[i] is the resolved string of r->str[i] (NULL for none). */
-void ns_analysis_record(ns_analysis* a, const ns_record* r, const char* const strs[NS_REC_STRS]);
+/* One record (its strings through cfg.string). */
+void ns_analysis_record(ns_analysis* a, const ns_record* r);
 /* Finalizes what is due at time now_ns (the trace clock): ops past their
  * grace time, stale state, windows whose time has passed. Call periodically
  * (the writer thread: after each drain); ns_analysis_record does the same.
@@ -95,7 +111,7 @@ void ns_analysis_flush(ns_analysis* a);
 
 /* ---- completion ---- */
 enum { NS_BASIS_NONE = 0, NS_BASIS_ENQUEUE = 1, NS_BASIS_EXEC = 2, NS_BASIS_GPU = 3 };
-#define NS_OPF_INCOMPLETE 0x1u   /* finalized by age: a child never stopped */
+#define NS_OPF_INCOMPLETE 0x1u   /* never stopped, or a child never stopped */
 #define NS_OPF_NO_START 0x2u     /* children seen but the Coll/P2p start never came */
 #define NS_OPF_GPU_UNBOUNDED 0x4u /* gpuStart/gpuStop converted without a two-sided clock bound */
 
@@ -217,9 +233,11 @@ int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summar
 
 /* Counters for tests and the finalize record. */
 typedef struct {
-  uint64_t records, ops, ops_incomplete, orphans_evicted, late_children, windows, steps, pxn_skipped;
-  size_t inflight, inflight_peak;
+  uint64_t records, ops, ops_incomplete, orphans_evicted, windows, steps, pxn_skipped;
+  size_t inflight, inflight_peak; /* the assembler's entries */
 } ns_analysis_stats;
 void ns_analysis_get_stats(const ns_analysis* a, ns_analysis_stats* out);
+/* What the event assembler counted (hierarchy, events never stopped). */
+void ns_analysis_event_stats(const ns_analysis* a, ns_asm_stats* out);
 
 #endif

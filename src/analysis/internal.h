@@ -10,45 +10,23 @@
 #include "analysis/clockfit.h"
 #include "analysis/links.h"
 #include "analysis/percentiles.h"
+#include "ncclscope/events.h"
+#include "util/idmap.h"
 
 #define NS_STR_LEN 24
-#define NS_NODE_OP_PENDING 0xfe /* a Coll/P2p named by a child before its own start arrived */
 
+/* What the analysis keeps per event, in the assembler's consumer area
+ * (ns_event_user): a Coll/P2p's window and the two "before" sides of its
+ * GPU clock bound; a ProxyStep's transfer. */
 typedef struct {
-  int func;
-  char func_name[NS_STR_LEN], dtype[NS_STR_LEN], algo[NS_STR_LEN], proto[NS_STR_LEN];
-  uint64_t seq, count;
-  int64_t root_or_peer;
-  uint32_t nchannels;
-  uint32_t live_children;  /* started, not yet stopped */
-  uint32_t n_proxy_ops, n_kernel_ch, n_kch_done, n_steps;
-  uint32_t n_kch_timed; /* stopped KernelCh children whose stop pTimer is known */
-  uint64_t exec_stop;
-  uint64_t ptimer_min, ptimer_max; /* raw GPU timer interval of the KernelCh children */
-  int has_ptimer_start, has_ptimer_stop;
-  uint64_t api_id;    /* the CollApi/P2pApi parent (v5+), 0 if none */
-  uint64_t launch_ts; /* earliest KernelLaunch start of its group on this comm, 0 if not known (yet) */
-  uint64_t recv_ready_ts; /* latest RecvGPUWait of its own network receives, 0 if none */
-  int graph;          /* its CollApi/P2pApi was graph-captured: the Coll start precedes the kernel */
-  uint64_t window;
-  unsigned flags; /* NS_OPF_* gathered before finalization */
-} ns_op_state;
-
-typedef struct {
-  int32_t channel, peer;
-  int is_send, pxn;
-  uint64_t root; /* the op (Coll/P2p) id, 0 if none */
-} ns_pop_state;
-
-typedef struct {
-  uint64_t wait_ts, size;
-  int has_wait;
-} ns_step_state;
-
-typedef struct {
-  uint64_t ptimer_start, ptimer_stop;
-  int has_stop;
-} ns_kch_state;
+  uint64_t window;        /* op: the window it started in (has_window) */
+  uint64_t launch_ts;     /* op: earliest KernelLaunch start of its group on this comm, 0 if not known (yet) */
+  uint64_t recv_ready_ts; /* op: latest RecvGPUWait of its own network receives, 0 if none */
+  uint64_t wait_ts, size; /* ProxyStep: SendWait/RecvWait time, last non-zero transSize */
+  uint8_t has_window;
+  uint8_t graph;    /* op: its CollApi/P2pApi was graph-captured: the Coll start precedes the kernel */
+  uint8_t has_wait; /* ProxyStep */
+} ns_an_event;
 
 /* A GroupApi, known only through its children: the earliest KernelLaunch
  * start per communicator (a group launches one or more kernels per comm). */
@@ -59,23 +37,16 @@ typedef struct {
   uint32_t n;
 } ns_group_state;
 
+/* The launch links (launch.c): GroupApi, CollApi and P2pApi events kept
+ * past their stop for the ops that name them. */
 typedef struct {
-  uint64_t id, parent;
-  uint32_t comm;
-  uint8_t type; /* ns_event_type, or NS_NODE_OP_PENDING */
-  uint8_t started, stopped;
+  uint64_t id;     /* 0: free */
+  uint64_t parent; /* CollApi/P2pApi: their GroupApi */
+  uint8_t type;    /* NS_EV_GROUP_API, NS_EV_COLL_API or NS_EV_P2P_API */
+  uint8_t graph;   /* CollApi/P2pApi: graphCaptured */
   uint64_t first_seen, last_activity;
-  uint64_t start_ts, stop_ts;
-  int32_t next; /* hash chain / free list */
-  union {
-    ns_op_state op;
-    ns_pop_state pop;
-    ns_step_state step;
-    ns_kch_state kch;
-    ns_group_state grp; /* NS_EV_GROUP_API */
-    int api_graph;      /* NS_EV_COLL_API / NS_EV_P2P_API (`parent` is their GroupApi): graphCaptured */
-  } u;
-} ns_node;
+  ns_group_state grp; /* GroupApi */
+} ns_launch_link;
 
 typedef struct {
   uint32_t comm;
@@ -84,7 +55,6 @@ typedef struct {
   int32_t rank;
   uint32_t nranks;
   char name[64];
-  int kernel_seen; /* KernelCh events arrive for this comm */
   ns_clockfit clock;
 } ns_comm_state;
 
@@ -127,12 +97,11 @@ typedef struct {
 
 struct ns_analysis {
   ns_analysis_config cfg;
-  /* nodes: pool + chained hash by id */
-  ns_node* nodes;
-  size_t nnodes_cap, live_nodes;
-  int32_t free_head;
-  int32_t* buckets;
-  size_t nbuckets; /* power of two */
+  ns_asm* as; /* every record goes through the event assembler */
+  /* launch links (launch.c): id -> position + 1 in `links` */
+  ns_idmap link_index;
+  ns_launch_link* links;
+  size_t links_cap, links_used;
   /* comms: indexed by serial, grown on demand */
   ns_comm_state** comms;
   size_t ncomms;
@@ -153,14 +122,21 @@ struct ns_analysis {
 
 /* analysis.c */
 ns_comm_state* ns_an_comm(ns_analysis* a, uint32_t comm, int create);
-ns_node* ns_an_find(ns_analysis* a, uint64_t id);
-ns_node* ns_an_get(ns_analysis* a, uint64_t id, uint64_t ts); /* find or create */
-void ns_an_remove(ns_analysis* a, ns_node* n);
+/* The string of a record's string id through cfg.string; NULL for none. */
+const char* ns_an_string(const ns_analysis* a, uint32_t id);
 
-/* completion.c */
-void ns_an_handle(ns_analysis* a, const ns_record* r, const char* const strs[NS_REC_STRS]);
-void ns_an_scan(ns_analysis* a, int flush);
-void ns_an_finalize_op(ns_analysis* a, ns_node* n, unsigned flags);
+/* completion.c: the assembler's callbacks */
+void ns_an_sink(ns_analysis* a, ns_asm_sink* sink);
+
+/* launch.c */
+void ns_launch_started(ns_analysis* a, const ns_event* ev); /* GroupApi/CollApi/P2pApi/KernelLaunch STARTs */
+/* The earliest KernelLaunch start of the group of API event api_id on comm, 0 if unknown. */
+uint64_t ns_launch_for(ns_analysis* a, uint64_t api_id, uint32_t comm);
+/* Whether api_id names a graph-captured CollApi/P2pApi. */
+int ns_launch_graph(ns_analysis* a, uint64_t api_id);
+/* Forgets links idle for 5 grace periods or older than max_age (all of them when flush). */
+void ns_launch_scan(ns_analysis* a, int flush);
+void ns_launch_free(ns_analysis* a);
 
 /* windows.c */
 uint64_t ns_win_attach(ns_analysis* a, uint64_t ts); /* window index for an op starting at ts (inflight++) */

@@ -14,6 +14,7 @@
  * head, and the flush releases it first, in that order.
  * Single-threaded (the feeding thread).
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,7 +152,10 @@ static ns_event* entry_new(ns_asm* a, uint64_t id) {
     return NULL;
   }
   *slot = (uint64_t)(uintptr_t)e;
-  memset(e, 0, a->states_off);
+  /* Everything but the START record, which a START overwrites and the
+   * other creators clear (start_clear): most entries are made by their START. */
+  memset(e, 0, offsetof(ns_event, start));
+  memset((char*)e + a->user_off, 0, a->states_off - a->user_off);
   e->id = id;
   e->type = NS_EV_UNKNOWN;
   e->channel = -1;
@@ -161,6 +165,8 @@ static ns_event* entry_new(ns_asm* a, uint64_t id) {
   if (a->st.live > a->st.peak_live) a->st.peak_live = a->st.live;
   return e;
 }
+
+static void start_clear(ns_event* e) { memset(&e->start, 0, sizeof e->start); }
 
 static void announce(ns_asm* a, ns_event* e) {
   if (a->cfg.sink.created) a->cfg.sink.created(a->cfg.sink.user, e);
@@ -308,6 +314,7 @@ static ns_event* parent_op(ns_asm* a, const ns_record* r) {
   if (!p) {
     p = entry_new(a, r->parent);
     if (!p) return NULL;
+    start_clear(p);
     p->op_like = 1;
     q_set(a, p, Q_UNSTARTED);
     hold(a, p);
@@ -431,6 +438,7 @@ static void on_stop(ns_asm* a, const ns_record* r) {
   if (!e) {
     /* Its START may follow (another thread's block was written later). */
     if (!(e = entry_new(a, r->id))) return;
+    start_clear(e);
     e->type = r->type;
     e->op_like = is_op_type(r->type);
     q_set(a, e, Q_UNSTARTED);

@@ -13,7 +13,13 @@ uint64_t ns_idmap_mix(uint64_t k) {
   return k;
 }
 
-static size_t home(const ns_idmap* m, uint64_t key) { return (size_t)ns_idmap_mix(key) & (m->cap - 1); }
+/* The bucket a key probes from: multiplicative (Fibonacci) hashing, the
+ * high bits of key * 2^64/phi. One multiply: ids are mostly consecutive
+ * counters, which it spreads evenly; callers fold other keys with
+ * ns_idmap_mix first. */
+static size_t home(const ns_idmap* m, uint64_t key) {
+  return (size_t)((key * 0x9E3779B97F4A7C15ull) >> m->shift);
+}
 
 void ns_idmap_init(ns_idmap* m) { memset(m, 0, sizeof *m); }
 
@@ -44,6 +50,7 @@ static int grow(ns_idmap* m) {
   m->keys = keys;
   m->vals = vals;
   m->cap = cap;
+  m->shift = 64 - (unsigned)__builtin_ctzll(cap);
   for (size_t j = 0; j < old.cap; j++) {
     if (!old.keys[j]) continue;
     size_t i = home(m, old.keys[j]);

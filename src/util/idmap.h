@@ -19,6 +19,7 @@ typedef struct {
   uint64_t* vals;
   size_t cap;     /* buckets, a power of two (0 before the first insert) */
   size_t len;     /* keys stored */
+  unsigned shift; /* 64 - log2(cap) */
 } ns_idmap;
 
 /* An empty map (no allocation until the first insert). */

@@ -16,13 +16,17 @@
 
 static ns_analysis* g_a; /* writer thread only */
 
-void ns_feed_open(void) {
+static const char* strtab_string(void* user, uint32_t id) { return ns_strtab_str(user, id); }
+
+void ns_feed_open(const ns_strtab* strings) {
   g_a = NULL;
   const char* e = getenv("NCCLSCOPE_ANALYSIS");
   if (e && (strcmp(e, "0") == 0 || strcmp(e, "off") == 0 || strcmp(e, "no") == 0)) return;
   ns_analysis_config cfg;
   ns_analysis_config_default(&cfg);
   ns_analysis_config_from_env(&cfg);
+  cfg.string = strtab_string;
+  cfg.string_user = (void*)(uintptr_t)strings;
   g_a = ns_analysis_create(&cfg);
   if (!g_a) ns_log_warn("no memory for the analysis; no clock fit or summary from this process");
 }
@@ -49,12 +53,8 @@ void ns_feed_comm(const ns_context* c) {
   ns_analysis_comm(g_a, &ci);
 }
 
-void ns_feed_record(const ns_record* r, const ns_strtab* t) {
-  if (!g_a) return;
-  const char* strs[NS_REC_STRS] = {0};
-  if (r->kind == NS_REC_START)
-    for (int i = 0; i < NS_REC_STRS; i++) strs[i] = r->str[i] ? ns_strtab_str(t, r->str[i]) : NULL;
-  ns_analysis_record(g_a, r, strs);
+void ns_feed_record(const ns_record* r) {
+  if (g_a) ns_analysis_record(g_a, r);
 }
 
 void ns_feed_tick(uint64_t now_ns) {

@@ -12,13 +12,14 @@
 #include "trace/codec.h"
 #include "writer/writer.h"
 
-/* Creates the analysis unless disabled; a failure is logged once. */
-void ns_feed_open(void);
+/* Creates the analysis unless disabled; a failure is logged once. Record
+ * strings are resolved through `strings` (the writer's intern table). */
+void ns_feed_open(const ns_strtab* strings);
 int ns_feed_enabled(void);
 /* COMM_INIT of context c (after its COMM_INIT block was encoded). */
 void ns_feed_comm(const ns_context* c);
-/* One encoded record; its string ids are resolved through t. */
-void ns_feed_record(const ns_record* r, const ns_strtab* t);
+/* One encoded record. */
+void ns_feed_record(const ns_record* r);
 /* After each drain: now_ns on the trace clock. */
 void ns_feed_tick(uint64_t now_ns);
 /* Encodes a CLOCKFIT block for comm into out when its fit is bounded and,

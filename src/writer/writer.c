@@ -356,7 +356,7 @@ static void on_entry(void* user, ns_ring* r, const uint64_t* e, uint32_t nwords)
     W.ev_open = 1;
   }
   ns_events_put(&W.enc, &rec);
-  ns_feed_record(&rec, W.strs);
+  ns_feed_record(&rec);
 }
 
 static void drain_ring(ns_ring* r, uint32_t i) {
@@ -493,7 +493,7 @@ static void iteration(void) {
 static void* writer_main(void* arg) {
   (void)arg;
   atomic_store_explicit(&W.tid, (uint32_t)syscall(SYS_gettid), memory_order_relaxed);
-  ns_feed_open();
+  ns_feed_open(W.strs);
   pthread_mutex_lock(&W.lock);
   while (!W.stop) {
     struct timespec dl;

@@ -53,6 +53,25 @@ static inline int synth_cmp_arrival(const void* a, const void* b) {
 
 static inline void synth_order(synth_stream* s) { qsort(s->v, s->n, sizeof *s->v, synth_cmp_arrival); }
 
+/* Record strings: a fixed table; a string's id is its position + 1. */
+#define SYNTH_MAX_STRS 64
+static const char* synth_strs[SYNTH_MAX_STRS];
+
+static inline uint32_t synth_str(const char* s) {
+  if (!s) return 0;
+  for (uint32_t i = 0; i < SYNTH_MAX_STRS; i++) {
+    if (!synth_strs[i]) synth_strs[i] = s;
+    if (strcmp(synth_strs[i], s) == 0) return i + 1;
+  }
+  abort();
+}
+
+/* The resolver ns_analysis_config.string takes. */
+static inline const char* synth_string(void* user, uint32_t id) {
+  (void)user;
+  return id && id <= SYNTH_MAX_STRS ? synth_strs[id - 1] : NULL;
+}
+
 static inline void synth_free(synth_stream* s) {
   free(s->v);
   memset(s, 0, sizeof *s);

@@ -214,6 +214,7 @@ int main(void) {
   cfg.window_sec = 0.05;
   cfg.on_op = on_op;
   cfg.on_window = on_window;
+  cfg.string = synth_string;
   ns_analysis* a = ns_analysis_create(&cfg);
   ns_comm_info ci;
   memset(&ci, 0, sizeof ci);
@@ -223,14 +224,14 @@ int main(void) {
   ci.nranks = NRANKS;
   ns_analysis_comm(a, &ci);
   for (size_t i = 0; i < S.n; i++) {
-    const char* strs[NS_REC_STRS] = {NULL, NULL, NULL, NULL};
-    if (S.v[i].r.type == NS_EV_COLL && S.v[i].r.kind == NS_REC_START) {
-      strs[0] = funcs[S.v[i].tag];
-      strs[1] = dtypes[S.v[i].tag];
-      strs[2] = "RING";
-      strs[3] = "SIMPLE";
+    ns_record* r = &S.v[i].r;
+    if (r->type == NS_EV_COLL && r->kind == NS_REC_START) {
+      r->str[NS_COLL_FUNC] = synth_str(funcs[S.v[i].tag]);
+      r->str[NS_COLL_DTYPE] = synth_str(dtypes[S.v[i].tag]);
+      r->str[NS_COLL_ALGO] = synth_str("RING");
+      r->str[NS_COLL_PROTO] = synth_str("SIMPLE");
     }
-    ns_analysis_record(a, &S.v[i].r, strs);
+    ns_analysis_record(a, r);
   }
   ns_analysis_flush(a);
   ns_analysis_stats st;

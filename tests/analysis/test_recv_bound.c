@@ -126,6 +126,7 @@ static void run(const char* proto, int ll_early, int lose_ch1) {
   ns_analysis_config cfg;
   ns_analysis_config_default(&cfg);
   cfg.on_op = on_op;
+  cfg.string = synth_string;
   ns_analysis* a = ns_analysis_create(&cfg);
   ns_comm_info ci;
   memset(&ci, 0, sizeof ci);
@@ -134,17 +135,17 @@ static void run(const char* proto, int ll_early, int lose_ch1) {
   ci.nranks = 2;
   ns_analysis_comm(a, &ci);
   for (size_t i = 0; i < S.n; i++) {
-    const char* strs[NS_REC_STRS] = {NULL, NULL, NULL, NULL};
-    if (S.v[i].r.type == NS_EV_COLL && S.v[i].r.kind == NS_REC_START) {
-      strs[0] = "AllReduce";
-      strs[1] = "ncclFloat32";
-      strs[2] = "RING";
-      strs[3] = proto;
-    } else if (S.v[i].r.type == NS_EV_P2P && S.v[i].r.kind == NS_REC_START) {
-      strs[0] = "Recv";
-      strs[1] = "ncclFloat32";
+    ns_record* r = &S.v[i].r;
+    if (r->type == NS_EV_COLL && r->kind == NS_REC_START) {
+      r->str[NS_COLL_FUNC] = synth_str("AllReduce");
+      r->str[NS_COLL_DTYPE] = synth_str("ncclFloat32");
+      r->str[NS_COLL_ALGO] = synth_str("RING");
+      r->str[NS_COLL_PROTO] = synth_str(proto);
+    } else if (r->type == NS_EV_P2P && r->kind == NS_REC_START) {
+      r->str[NS_P2P_FUNC] = synth_str("Recv");
+      r->str[NS_P2P_DTYPE] = synth_str("ncclFloat32");
     }
-    ns_analysis_record(a, &S.v[i].r, strs);
+    ns_analysis_record(a, r);
   }
   ns_analysis_flush(a);
   ns_analysis_destroy(a);

@@ -162,6 +162,31 @@ e2e)
   expect_rc 0 "$NCCLSCOPE" export reuse -o reuse.jsonl
   "$PYTHON" "$SRC/check_chrome.py" reuse.json --jsonl reuse.jsonl || fail "e2e chrome (reuse)"
   ;;
+agreement)
+  # `export` and `report` assemble the same events: every simulator scenario
+  # (all event types), then gen_trace's never-stopped and out-of-order cases.
+  for sc in default "pxn --procs 2" graph ce "churn --iters 20" straggler "hang --hang-timeout-ms 200" reuse threads \
+    nasty; do
+    name=${sc%% *}
+    mkdir -p "$name"
+    NCCLSCOPE_DUMP_DIR="$work/$name" NCCLSCOPE_NO_CUDA=1 NCCLSCOPE_EVENT_MASK=all "$SIM" --plugin "$PLUGIN" --fast \
+      --scenario $sc >"sim-$name.txt" 2>&1 || { tail -20 "sim-$name.txt"; fail "simulator ($sc)"; }
+    expect_rc 0 "$NCCLSCOPE" export "$name" -o "$name.jsonl"
+    expect_rc 0 "$NCCLSCOPE" report "$name" -q --json "$name.json" --text "$name.txt"
+    "$PYTHON" "$SRC/check_agreement.py" "$name.jsonl" "$name.json" --min-events 50 || fail "export and report disagree: $sc"
+  done
+  mkdir -p gen
+  "$GEN_TRACE" gen 2 || fail "gen_trace"
+  for c in misnest open counters; do
+    mkdir -p "$c"
+    "$GEN_TRACE" --case "$c" "$c" >/dev/null || fail "gen_trace --case $c"
+  done
+  for d in gen misnest open counters; do
+    expect_rc 0 "$NCCLSCOPE" export "$d" -o "$d.jsonl"
+    expect_rc 0 "$NCCLSCOPE" report "$d" -q --json "$d.json" --text "$d.txt"
+    "$PYTHON" "$SRC/check_agreement.py" "$d.jsonl" "$d.json" || fail "export and report disagree: gen_trace $d"
+  done
+  ;;
 demo)
   expect_rc 0 "$NCCLSCOPE" demo --out "$work/demo"
   grep -q 'ui.perfetto.dev' out.txt || fail "demo does not say what to open"

@@ -1,0 +1,206 @@
+/* ncclscope: the event assembler (src/events/assembler.c) on small record
+ * streams with known outcomes: a child read before its parent's START, a
+ * STOP before its own START, an op held until its KernelCh children are
+ * done, the grace and expect-wait queues, events that never stop (flush,
+ * max_open, max_age and the op whose child was given up), PXN raw parents,
+ * and the counts the export-vs-report agreement rests on. */
+#include <string.h>
+
+#include "check.h"
+#include "ncclscope/events.h"
+
+#define MAX_DONE 64
+
+static struct {
+  uint64_t id[MAX_DONE];
+  uint8_t stopped[MAX_DONE], started[MAX_DONE], flags[MAX_DONE];
+  uint64_t exec_stop[MAX_DONE];
+  uint32_t kch[MAX_DONE];
+  size_t n;
+} done;
+
+static void on_done(void* user, ns_event* ev) {
+  (void)user;
+  if (done.n == MAX_DONE) return;
+  done.id[done.n] = ev->id;
+  done.stopped[done.n] = ev->stopped;
+  done.started[done.n] = ev->started;
+  done.flags[done.n] = ev->flags;
+  done.exec_stop[done.n] = ev->has_exec_stop ? ev->exec_stop : 0;
+  done.kch[done.n] = ev->n_kernel_ch;
+  done.n++;
+}
+
+/* Position of id in the done order, -1 if not released. */
+static int done_at(uint64_t id) {
+  for (size_t i = 0; i < done.n; i++)
+    if (done.id[i] == id) return (int)i;
+  return -1;
+}
+
+static ns_asm* make(uint64_t grace, uint64_t expect_wait, uint64_t max_age, size_t max_open) {
+  memset(&done, 0, sizeof done);
+  ns_asm_config cfg;
+  ns_asm_config_default(&cfg);
+  cfg.grace_ns = grace;
+  cfg.expect_wait_ns = expect_wait;
+  cfg.max_age_ns = max_age;
+  cfg.max_open = max_open;
+  cfg.sink.done = on_done;
+  ns_asm* a = ns_asm_new(&cfg);
+  ns_asm_comm(a, 1, 0x7FFF, 6); /* KernelCh recorded: ops wait for nChannels of them */
+  return a;
+}
+
+static void rec(ns_asm* a, uint8_t kind, uint8_t type, uint64_t ts, uint64_t id, uint64_t parent) {
+  ns_record r;
+  memset(&r, 0, sizeof r);
+  r.kind = kind;
+  r.type = type;
+  r.comm = 1;
+  r.ts = ts;
+  r.id = id;
+  r.parent = parent;
+  if (kind == NS_REC_START && type == NS_EV_COLL) r.num[NS_COLL_CHANNELS] = 2;
+  if (kind == NS_REC_START && type == NS_EV_KERNEL_CH) r.num[NS_KERNEL_CH_PTIMER] = 5000 + id;
+  ns_asm_record(a, &r);
+}
+
+/* A Coll with two KernelCh children read before the Coll's START. */
+static void test_children_first(void) {
+  ns_asm* a = make(0, NS_ASM_WAIT_NS, 0, 0);
+  rec(a, NS_REC_START, NS_EV_KERNEL_CH, 100, 11, 10);
+  rec(a, NS_REC_STOP, NS_EV_KERNEL_CH, 300, 11, 0);
+  rec(a, NS_REC_START, NS_EV_COLL, 50, 10, 0);
+  rec(a, NS_REC_STOP, NS_EV_COLL, 60, 10, 0);
+  CHECK_U64(done_at(10), -1); /* one of its two kernel channels is missing */
+  rec(a, NS_REC_START, NS_EV_KERNEL_CH, 110, 12, 10);
+  rec(a, NS_REC_STOP, NS_EV_KERNEL_CH, 400, 12, 0);
+  int op = done_at(10), k2 = done_at(12);
+  CHECK_TRUE(op >= 0 && k2 >= 0);
+  CHECK_TRUE(op < k2); /* the op is released by its last child's stop, before that child */
+  if (op >= 0) {
+    CHECK_U64(done.exec_stop[op], 400);
+    CHECK_U64(done.kch[op], 2);
+    CHECK_U64(done.flags[op], 0);
+  }
+  ns_asm_stats st;
+  ns_asm_get_stats(a, &st);
+  CHECK_U64(st.events[NS_EV_KERNEL_CH], 2);
+  CHECK_U64(st.with_parent[NS_EV_KERNEL_CH], 2);
+  CHECK_U64(st.hierarchy_digest[NS_EV_KERNEL_CH], ns_asm_edge_digest(11, 10) + ns_asm_edge_digest(12, 10));
+  CHECK_U64(st.lost_parents, 0);
+  ns_asm_free(a);
+}
+
+/* A STOP read before its START; a STOP and a STATE of ids never started. */
+static void test_stop_first(void) {
+  ns_asm* a = make(0, NS_ASM_WAIT_NS, 0, 0);
+  rec(a, NS_REC_STOP, NS_EV_PROXY_STEP, 200, 21, 0);
+  rec(a, NS_REC_START, NS_EV_PROXY_STEP, 100, 21, 0);
+  int s = done_at(21);
+  CHECK_TRUE(s >= 0);
+  if (s >= 0) CHECK_U64(done.stopped[s], 1);
+  rec(a, NS_REC_STOP, NS_EV_PROXY_STEP, 300, 22, 0);
+  rec(a, NS_REC_STATE, NS_EV_PROXY_STEP, 310, 23, 0);
+  ns_asm_flush(a);
+  ns_asm_stats st;
+  ns_asm_get_stats(a, &st);
+  CHECK_U64(st.events[NS_EV_PROXY_STEP], 1);
+  CHECK_U64(st.never_stopped[NS_EV_PROXY_STEP], 0);
+  CHECK_U64(st.orphan_stops, 1);
+  CHECK_U64(st.orphan_states, 1);
+  ns_asm_free(a);
+}
+
+/* Grace: a complete op waits grace_ns of quiet; expect-wait: an op whose
+ * kernel channels never come is forced out. */
+static void test_queues(void) {
+  ns_asm* a = make(1000, 5000, 0, 0);
+  rec(a, NS_REC_START, NS_EV_COLL, 100, 30, 0);
+  rec(a, NS_REC_START, NS_EV_KERNEL_CH, 110, 31, 30);
+  rec(a, NS_REC_START, NS_EV_KERNEL_CH, 120, 32, 30);
+  rec(a, NS_REC_STOP, NS_EV_COLL, 130, 30, 0);
+  rec(a, NS_REC_STOP, NS_EV_KERNEL_CH, 200, 31, 0);
+  rec(a, NS_REC_STOP, NS_EV_KERNEL_CH, 300, 32, 0);
+  ns_asm_advance(a, 1200);
+  CHECK_U64(done_at(30), -1); /* 900 ns of quiet < grace */
+  ns_asm_advance(a, 1300);
+  CHECK_TRUE(done_at(30) >= 0);
+  rec(a, NS_REC_START, NS_EV_COLL, 2000, 40, 0); /* no children at all */
+  rec(a, NS_REC_STOP, NS_EV_COLL, 2100, 40, 0);
+  ns_asm_advance(a, 7000);
+  CHECK_U64(done_at(40), -1);
+  ns_asm_advance(a, 7100);
+  int f = done_at(40);
+  CHECK_TRUE(f >= 0);
+  if (f >= 0) CHECK_U64(done.flags[f] & NS_EVF_FORCED, NS_EVF_FORCED);
+  ns_asm_free(a);
+}
+
+/* Events that never stop: max_open evicts the oldest; max_age gives up a
+ * running child, which marks its op; the flush releases the rest in start order. */
+static void test_never_stopped(void) {
+  ns_asm* a = make(0, NS_ASM_WAIT_NS, 0, 2);
+  rec(a, NS_REC_START, NS_EV_PROXY_CTRL, 10, 51, 0);
+  rec(a, NS_REC_START, NS_EV_PROXY_CTRL, 20, 52, 0);
+  rec(a, NS_REC_START, NS_EV_PROXY_CTRL, 30, 53, 0); /* evicts 51 */
+  int e = done_at(51);
+  CHECK_TRUE(e == 0);
+  if (e == 0) CHECK_U64(done.flags[0] & NS_EVF_EVICTED, NS_EVF_EVICTED);
+  ns_asm_flush(a);
+  CHECK_U64(done.n, 3);
+  CHECK_TRUE(done_at(52) == 1 && done_at(53) == 2);
+  ns_asm_stats st;
+  ns_asm_get_stats(a, &st);
+  CHECK_U64(st.never_stopped[NS_EV_PROXY_CTRL], 3);
+  CHECK_U64(st.evicted_open, 1);
+  ns_asm_free(a);
+
+  a = make(0, NS_ASM_WAIT_NS, 1000, 0);
+  rec(a, NS_REC_START, NS_EV_COLL, 100, 60, 0);
+  rec(a, NS_REC_START, NS_EV_KERNEL_CH, 110, 61, 60);
+  rec(a, NS_REC_START, NS_EV_KERNEL_CH, 120, 62, 60);
+  rec(a, NS_REC_STOP, NS_EV_COLL, 130, 60, 0);
+  rec(a, NS_REC_STOP, NS_EV_KERNEL_CH, 200, 61, 0);
+  ns_asm_advance(a, 1200); /* channel 62 has run 1080 ns > max_age */
+  int k = done_at(62), op = done_at(60);
+  CHECK_TRUE(k >= 0 && op >= 0);
+  if (op >= 0) CHECK_U64(done.flags[op] & NS_EVF_CHILD_LOST, NS_EVF_CHILD_LOST);
+  if (k >= 0) CHECK_U64(done.stopped[k], 0);
+  ns_asm_free(a);
+}
+
+/* A PXN ProxyOp names a raw foreign pointer: never looked up, no placeholder. */
+static void test_pxn(void) {
+  ns_asm* a = make(0, NS_ASM_WAIT_NS, 0, 0);
+  ns_record r;
+  memset(&r, 0, sizeof r);
+  r.kind = NS_REC_START;
+  r.type = NS_EV_PROXY_OP;
+  r.flags = NS_RF_PXN | NS_RF_PARENT_RAW;
+  r.ts = 10;
+  r.id = 70;
+  r.parent = 0x7f0000001000ull;
+  ns_asm_record(a, &r);
+  rec(a, NS_REC_START, NS_EV_PROXY_STEP, 20, 71, 70);
+  rec(a, NS_REC_STOP, NS_EV_PROXY_STEP, 30, 71, 0);
+  rec(a, NS_REC_STOP, NS_EV_PROXY_OP, 40, 70, 0);
+  ns_asm_stats st;
+  ns_asm_get_stats(a, &st);
+  CHECK_U64(st.raw_parent[NS_EV_PROXY_OP], 1);
+  CHECK_U64(st.with_parent[NS_EV_PROXY_OP], 0);
+  CHECK_U64(st.pxn[NS_EV_PROXY_OP], 1);
+  CHECK_U64(st.lost_parents, 0);
+  CHECK_U64(st.live, 0);
+  ns_asm_free(a);
+}
+
+int main(void) {
+  test_children_first();
+  test_stop_first();
+  test_queues();
+  test_never_stopped();
+  test_pxn();
+  CHECK_DONE();
+}
