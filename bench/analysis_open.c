@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "analysis/analysis.h"
+#include "ncclscope/analysis.h"
 
 static double now_s(void) {
   struct timespec t;

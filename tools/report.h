@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "analysis/analysis.h" /* NS_SUMMARY_* */
+#include "ncclscope/analysis.h" /* NS_SUMMARY_* */
 
 typedef struct {
   const char* text_path; /* NULL: DIR/summary.txt */

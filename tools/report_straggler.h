@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis/analysis.h"
+#include "ncclscope/analysis.h"
 
 #define NS_STRAG_MAX_OPEN (1u << 18)
 

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "analysis/analysis.h"
+#include "ncclscope/analysis.h"
 #include "ncclscope/trace_reader.h"
 
 /* Feeds every COMM_INIT and RECORD of the file at path into a new analysis

@@ -19,6 +19,10 @@
 /* stopEvent and finalize have one signature in every version. */
 ncclResult_t ns_abi_stop(void* eHandle);
 ncclResult_t ns_abi_finalize(void* context);
+/* init of every version: the runtime's status as NCCL's result. */
+ncclResult_t ns_abi_init(void** context, const ns_init_args* a);
+/* The log sink for NCCL's logger (kept here, where NCCL's types are); NULL for none. */
+ns_log_sink_fn ns_abi_log_sink(ncclDebugLogger_t logfn);
 
 static inline uint64_t ns_u(const void* p) { return (uint64_t)(uintptr_t)p; }
 static inline uint64_t ns_i(int64_t v) { return (uint64_t)v; } /* sign-extended */

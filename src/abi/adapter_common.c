@@ -3,12 +3,40 @@
  * allocation, reads only what the id's type and version bits promise). */
 #include "abi/adapter.h"
 
+#include <stdatomic.h>
+
 ncclResult_t ns_abi_stop(void* eHandle) {
   ns_capture_stop(eHandle);
   return ncclSuccess;
 }
 
-ncclResult_t ns_abi_finalize(void* context) { return ns_runtime_finalize(context); }
+static ncclResult_t nccl_result(ns_runtime_status st) {
+  switch (st) {
+    case NS_RUNTIME_OK: return ncclSuccess;
+    case NS_RUNTIME_NO_TRACE: return ncclSystemError;
+    default: return ncclInternalError;
+  }
+}
+
+ncclResult_t ns_abi_init(void** context, const ns_init_args* a) { return nccl_result(ns_runtime_init(context, a)); }
+
+ncclResult_t ns_abi_finalize(void* context) { return nccl_result(ns_runtime_finalize(context)); }
+
+/* NCCL's logger, set by init (under the runtime's lifecycle mutex, before
+ * the sink that reads it is installed); relaxed: it names NCCL's function,
+ * which lives as long as NCCL. */
+static _Atomic(ncclDebugLogger_t) g_nccl_logger;
+
+static void nccl_log_line(int warn, const char* line) {
+  ncclDebugLogger_t fn = atomic_load_explicit(&g_nccl_logger, memory_order_relaxed);
+  if (fn) fn(warn ? NCCL_LOG_WARN : NCCL_LOG_INFO, NCCL_PROFILE | NCCL_INIT, __FILE__, __LINE__, "NCCLSCOPE %s", line);
+}
+
+ns_log_sink_fn ns_abi_log_sink(ncclDebugLogger_t logfn) {
+  if (!logfn) return NULL;
+  atomic_store_explicit(&g_nccl_logger, logfn, memory_order_relaxed);
+  return nccl_log_line;
+}
 
 static const char* pick(const char* const* names, unsigned n, unsigned code) {
   return code < n ? names[code] : "unknown";

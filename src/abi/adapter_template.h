@@ -70,19 +70,19 @@
 static ncclResult_t NS_VNAME(init_v)(void** context, int* eActivationMask) {
   /* No communicator information before v4. */
   ns_init_args a = {NS_V, eActivationMask, 0, NULL, -1, -1, -1, NULL};
-  return ns_runtime_init(context, &a);
+  return ns_abi_init(context, &a);
 }
 #elif NS_V_INIT == 4
 static ncclResult_t NS_VNAME(init_v)(void** context, int* eActivationMask, const char* commName, uint64_t commHash,
                                      int nNodes, int nranks, int rank, ncclDebugLogger_t logfn) {
-  ns_init_args a = {NS_V, eActivationMask, commHash, commName, nNodes, nranks, rank, logfn};
-  return ns_runtime_init(context, &a);
+  ns_init_args a = {NS_V, eActivationMask, commHash, commName, nNodes, nranks, rank, ns_abi_log_sink(logfn)};
+  return ns_abi_init(context, &a);
 }
 #elif NS_V_INIT == 5
 static ncclResult_t NS_VNAME(init_v)(void** context, uint64_t commId, int* eActivationMask, const char* commName,
                                      int nNodes, int nranks, int rank, ncclDebugLogger_t logfn) {
-  ns_init_args a = {NS_V, eActivationMask, commId, commName, nNodes, nranks, rank, logfn};
-  return ns_runtime_init(context, &a);
+  ns_init_args a = {NS_V, eActivationMask, commId, commName, nNodes, nranks, rank, ns_abi_log_sink(logfn)};
+  return ns_abi_init(context, &a);
 }
 #else
 #error "NS_V_INIT must be 1, 4 or 5"

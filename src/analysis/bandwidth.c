@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "analysis/analysis.h"
+#include "ncclscope/analysis.h"
 
 /* NCCL's ncclFunc_t numbering (v1 plugins receive these as small integers). */
 static const char* const func_by_code[] = {"Broadcast", "Reduce",   "AllGather", "ReduceScatter",

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/analysis.h"
+#include "ncclscope/analysis.h"
 
 typedef struct {
   int64_t key;         /* floor((cpu - ref_cpu) / width) */

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "analysis/analysis.h"
+#include "ncclscope/analysis.h"
 #include "analysis/clockfit.h"
 #include "analysis/links.h"
 #include "analysis/percentiles.h"

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/analysis.h"
+#include "ncclscope/analysis.h"
 
 #define NS_LINK_MAX_SIZES 256
 #define NS_LINK_MIN_SEEN 4

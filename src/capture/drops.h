@@ -3,7 +3,7 @@
 #define NCCLSCOPE_CAPTURE_DROPS_H
 
 #include "ring/ring.h"
-#include "runtime/context.h"
+#include "capture/context.h"
 
 /* A full ring counts in its own producer-owned counter (relaxed load/store:
  * only this thread writes it, the writer reads it relaxed); a thread with no

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "runtime/populate.h"
+#include "util/populate.h"
 
 /* Never-used slots kept faulted in ahead of the allocators: more than one
  * poll period of events at millions per second (64 B each: 512 KiB). */

@@ -18,7 +18,7 @@
 #include "capture/slab.h"
 #include "clock/clock.h"
 #include "ring/ring.h"
-#include "runtime/context.h"
+#include "capture/context.h"
 
 /* Hold a reference on parent `p` for a child of type `type`. 0 if the slot
  * was already recycled (the child then records the parent as lost). */

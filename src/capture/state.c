@@ -6,7 +6,7 @@
 #include "capture/slab.h"
 #include "clock/clock.h"
 #include "ring/ring.h"
-#include "runtime/context.h"
+#include "capture/context.h"
 
 void ns_capture_state(void* handle, int state, int has_arg, uint64_t arg) {
   if (!handle) return;

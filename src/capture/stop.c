@@ -12,7 +12,7 @@
 #include "capture/slab.h"
 #include "clock/clock.h"
 #include "ring/ring.h"
-#include "runtime/context.h"
+#include "capture/context.h"
 
 void ns_capture_stop(void* handle) {
   if (!handle) return;

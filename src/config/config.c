@@ -10,8 +10,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log/log.h"
+#include <stdarg.h>
+
 #include "ncclscope/record.h"
+
+/* One warning line to the caller's sink (the runtime logs it). */
+static void warnf(ns_config_warn_fn warn, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warnf(ns_config_warn_fn warn, const char* fmt, ...) {
+  if (!warn) return;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  warn(msg);
+}
 
 int ns_config_parse_mask(const char* s, uint32_t* out) {
   while (isspace((unsigned char)*s)) s++;
@@ -44,7 +57,7 @@ int ns_config_parse_mask(const char* s, uint32_t* out) {
   return 0;
 }
 
-static void load_u32(const char* name, uint32_t* out, uint32_t def, uint32_t lo, uint32_t hi) {
+static void load_u32(ns_config_warn_fn warn, const char* name, uint32_t* out, uint32_t def, uint32_t lo, uint32_t hi) {
   *out = def;
   const char* s = getenv(name);
   if (!s || !*s) return;
@@ -53,7 +66,7 @@ static void load_u32(const char* name, uint32_t* out, uint32_t def, uint32_t lo,
   unsigned long long v = strtoull(s, &end, 0);
   while (isspace((unsigned char)*end)) end++;
   if (errno || *end || end == s || *s == '-' || v < lo || v > hi) {
-    ns_log_warn("%s=\"%s\" is not a number in [%u, %u]; using the default %u", name, s, lo, hi, def);
+    warnf(warn, "%s=\"%s\" is not a number in [%u, %u]; using the default %u", name, s, lo, hi, def);
     return;
   }
   *out = (uint32_t)v;
@@ -106,7 +119,7 @@ static void default_dump_dir(char* out, size_t len) {
   snprintf(out, len, "./ncclscope-%s", stamp);
 }
 
-void ns_config_load(ns_config* c) {
+void ns_config_load(ns_config* c, ns_config_warn_fn warn) {
   memset(c, 0, sizeof *c);
   c->event_mask = NS_DEFAULT_EVENT_MASK;
   const char* name = "NCCLSCOPE_EVENT_MASK";
@@ -117,7 +130,7 @@ void ns_config_load(ns_config* c) {
   }
   if (s && *s && ns_config_parse_mask(s, &c->event_mask) != 0) {
     c->event_mask = NS_DEFAULT_EVENT_MASK;
-    ns_log_warn("%s=\"%s\" is neither a number nor a list of event names; using the default 0x%x", name, s,
+    warnf(warn, "%s=\"%s\" is neither a number nor a list of event names; using the default 0x%x", name, s,
                 NS_DEFAULT_EVENT_MASK);
   }
   s = getenv("NCCLSCOPE_DUMP_DIR");
@@ -125,17 +138,17 @@ void ns_config_load(ns_config* c) {
     snprintf(c->dump_dir, sizeof c->dump_dir, "%s", s);
   } else {
     default_dump_dir(c->dump_dir, sizeof c->dump_dir);
-    if (s && *s) ns_log_warn("NCCLSCOPE_DUMP_DIR is too long; using the default %s", c->dump_dir);
+    if (s && *s) warnf(warn, "NCCLSCOPE_DUMP_DIR is too long; using the default %s", c->dump_dir);
   }
-  load_u32("NCCLSCOPE_RING_KB", &c->ring_kb, 1024, 4, 1u << 20);
-  load_u32("NCCLSCOPE_MAX_THREADS", &c->max_threads, 128, 1, 4096);
-  load_u32("NCCLSCOPE_SLAB_EVENTS", &c->slab_events, 65536, 64, 1u << 24);
-  load_u32("NCCLSCOPE_FLUSH_MS", &c->flush_ms, 1000, 1, 60000);
-  load_u32("NCCLSCOPE_POLL_MS", &c->poll_ms, 2, 1, 1000);
-  load_u32("NCCLSCOPE_HOLD_MS", &c->hold_ms, 100, 0, 600000);
-  load_u32("NCCLSCOPE_MAX_AGE_MS", &c->max_age_ms, 10000, 1, 3600000);
+  load_u32(warn, "NCCLSCOPE_RING_KB", &c->ring_kb, 1024, 4, 1u << 20);
+  load_u32(warn, "NCCLSCOPE_MAX_THREADS", &c->max_threads, 128, 1, 4096);
+  load_u32(warn, "NCCLSCOPE_SLAB_EVENTS", &c->slab_events, 65536, 64, 1u << 24);
+  load_u32(warn, "NCCLSCOPE_FLUSH_MS", &c->flush_ms, 1000, 1, 60000);
+  load_u32(warn, "NCCLSCOPE_POLL_MS", &c->poll_ms, 2, 1, 1000);
+  load_u32(warn, "NCCLSCOPE_HOLD_MS", &c->hold_ms, 100, 0, 600000);
+  load_u32(warn, "NCCLSCOPE_MAX_AGE_MS", &c->max_age_ms, 10000, 1, 3600000);
   if (c->max_age_ms < c->hold_ms) {
-    ns_log_warn("NCCLSCOPE_MAX_AGE_MS=%u is below NCCLSCOPE_HOLD_MS=%u; using %u", c->max_age_ms, c->hold_ms,
+    warnf(warn, "NCCLSCOPE_MAX_AGE_MS=%u is below NCCLSCOPE_HOLD_MS=%u; using %u", c->max_age_ms, c->hold_ms,
                 c->hold_ms);
     c->max_age_ms = c->hold_ms;
   }
@@ -145,6 +158,6 @@ void ns_config_load(ns_config* c) {
   if (s && *s) {
     if (!strcasecmp(s, "monotonic")) c->force_mono = 1;
     else if (strcasecmp(s, "tsc") != 0 && strcasecmp(s, "auto") != 0)
-      ns_log_warn("NCCLSCOPE_CLOCK=\"%s\" is not auto, tsc or monotonic; using the default auto", s);
+      warnf(warn, "NCCLSCOPE_CLOCK=\"%s\" is not auto, tsc or monotonic; using the default auto", s);
   }
 }

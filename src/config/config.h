@@ -1,6 +1,6 @@
 /* ncclscope: configuration from the environment, read once per session by
- * the first init. Every variable is validated; a bad value logs one warning
- * naming the variable and the default used. */
+ * the first init. Every variable is validated; a bad value gives one warning
+ * (to the caller's sink) naming the variable and the default used. */
 #ifndef NCCLSCOPE_CONFIG_H
 #define NCCLSCOPE_CONFIG_H
 
@@ -25,7 +25,10 @@ typedef struct {
   int force_mono;       /* NCCLSCOPE_CLOCK=monotonic: never use the TSC */
 } ns_config;
 
-void ns_config_load(ns_config* c);
+/* Receives one line per rejected value (the runtime logs it); may be NULL. */
+typedef void (*ns_config_warn_fn)(const char* line);
+
+void ns_config_load(ns_config* c, ns_config_warn_fn warn);
 /* Parses a mask: a number (decimal, 0x hex) or names ("Coll,ProxyOp", "all",
  * "default", "none"). 0 on success. */
 int ns_config_parse_mask(const char* s, uint32_t* out);

@@ -1,7 +1,4 @@
-/* ncclscope: logging. INFO and WARN go through NCCL's logger when NCCL gave
- * us one (v4+: visible with NCCL_DEBUG=INFO, subsystem PROFILE); without one
- * (v1..v3) only warnings are printed, to stderr. Runs on init/finalize and
- * the writer thread. */
+/* ncclscope: logging (see log.h). Runs on init/finalize and the writer thread. */
 #include "log/log.h"
 
 #include <stdarg.h>
@@ -9,37 +6,36 @@
 #include <stdio.h>
 
 /* Written by init (under the lifecycle mutex), read by any cold path: an
- * atomic pointer, relaxed is enough because the function it names is NCCL's
- * and lives as long as NCCL. */
-static _Atomic(ncclDebugLogger_t) g_logger;
+ * atomic pointer, relaxed is enough because the function it names is ours
+ * (the ABI layer's) and lives as long as the library. */
+static _Atomic(ns_log_sink_fn) g_sink;
 
-void ns_log_set_logger(ncclDebugLogger_t fn) {
-  if (fn) atomic_store_explicit(&g_logger, fn, memory_order_relaxed);
+void ns_log_set_sink(ns_log_sink_fn fn) {
+  if (fn) atomic_store_explicit(&g_sink, fn, memory_order_relaxed);
 }
 
-void ns_log_reset(void) { atomic_store_explicit(&g_logger, NULL, memory_order_relaxed); }
+void ns_log_reset(void) { atomic_store_explicit(&g_sink, NULL, memory_order_relaxed); }
 
-static void log_v(ncclDebugLogLevel level, const char* fmt, va_list ap) {
+static void log_v(int warn, const char* fmt, va_list ap) {
   char msg[512];
   vsnprintf(msg, sizeof msg, fmt, ap);
-  ncclDebugLogger_t fn = atomic_load_explicit(&g_logger, memory_order_relaxed);
-  if (fn) {
-    fn(level, NCCL_PROFILE | NCCL_INIT, __FILE__, __LINE__, "NCCLSCOPE %s", msg);
-  } else if (level == NCCL_LOG_WARN) {
+  ns_log_sink_fn fn = atomic_load_explicit(&g_sink, memory_order_relaxed);
+  if (fn)
+    fn(warn, msg);
+  else if (warn)
     fprintf(stderr, "NCCLSCOPE WARN %s\n", msg);
-  }
 }
 
 void ns_log_info(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  log_v(NCCL_LOG_INFO, fmt, ap);
+  log_v(0, fmt, ap);
   va_end(ap);
 }
 
 void ns_log_warn(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  log_v(NCCL_LOG_WARN, fmt, ap);
+  log_v(1, fmt, ap);
   va_end(ap);
 }

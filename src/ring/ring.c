@@ -4,7 +4,7 @@
  * thread name); draining runs on the writer thread. */
 #include "ring/ring.h"
 
-#include "runtime/populate.h"
+#include "util/populate.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -17,7 +17,7 @@
 #include "gpu/uuid.h"
 #include "log/log.h"
 #include "ring/ring.h"
-#include "runtime/context.h"
+#include "capture/context.h"
 #include "runtime/runtime.h"
 #include "writer/writer.h"
 
@@ -38,10 +38,12 @@ static const char* mask_names(uint32_t m, char* buf, size_t len) {
   return buf;
 }
 
+static void config_warning(const char* msg) { ns_log_warn("%s", msg); }
+
 static int session_start(void) {
   memset(&ns_sess, 0, sizeof ns_sess);
   memset(&ns_cnt, 0, sizeof ns_cnt);
-  ns_config_load(&ns_sess.cfg);
+  ns_config_load(&ns_sess.cfg, config_warning);
   ns_sess.pid = (uint32_t)getpid();
   if (gethostname(ns_sess.hostname, sizeof ns_sess.hostname - 1) != 0) strcpy(ns_sess.hostname, "unknown");
   for (char* p = ns_sess.hostname; *p; p++)
@@ -103,13 +105,13 @@ static uint32_t version_types(int version) {
   return 0x7FFF;                   /* + CE */
 }
 
-ncclResult_t ns_runtime_init(void** context, const ns_init_args* a) {
+ns_runtime_status ns_runtime_init(void** context, const ns_init_args* a) {
   if (context) *context = NULL;
   pthread_mutex_lock(&g_lock);
-  ns_log_set_logger(a->logfn);
+  ns_log_set_sink(a->log);
   if (g_refs == 0 && session_start() != 0) {
     pthread_mutex_unlock(&g_lock);
-    return ncclSystemError;
+    return NS_RUNTIME_NO_TRACE;
   }
   g_refs++;
   uint32_t mask = ns_sess.cfg.event_mask & version_types(a->version);
@@ -153,16 +155,16 @@ ncclResult_t ns_runtime_init(void** context, const ns_init_args* a) {
                 NS_MAX_CONTEXTS);
     if (--g_refs == 0) session_stop();
     pthread_mutex_unlock(&g_lock);
-    return ncclInternalError;
+    return NS_RUNTIME_NO_SLOT;
   }
   ns_log_info("communicator %u (commId 0x%llx, rank %d of %d) traced through ncclProfiler_v%d", c->serial,
               (unsigned long long)c->comm_id, c->rank, c->nranks, a->version);
   pthread_mutex_unlock(&g_lock);
   if (context) *context = c;
-  return ncclSuccess;
+  return NS_RUNTIME_OK;
 }
 
-ncclResult_t ns_runtime_finalize(void* context) {
+ns_runtime_status ns_runtime_finalize(void* context) {
   pthread_mutex_lock(&g_lock);
   ns_context* c = ns_ctx_from_ptr(context);
   if (c) {
@@ -174,5 +176,5 @@ ncclResult_t ns_runtime_finalize(void* context) {
     session_stop();
   }
   pthread_mutex_unlock(&g_lock);
-  return ncclSuccess;
+  return NS_RUNTIME_OK;
 }

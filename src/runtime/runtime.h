@@ -1,10 +1,12 @@
-/* ncclscope: init and finalize, version-independent (cold paths). */
+/* ncclscope: init and finalize, version-independent (cold paths). Called by
+ * the ABI adapters (src/abi), which turn NCCL's types into these and the
+ * status back into ncclResult_t. */
 #ifndef NCCLSCOPE_RUNTIME_H
 #define NCCLSCOPE_RUNTIME_H
 
 #include <stdint.h>
 
-#include "abi/nccl_common.h"
+#include "log/log.h"
 
 typedef struct {
   int version;            /* the ncclProfiler_vN whose init NCCL called */
@@ -12,10 +14,16 @@ typedef struct {
   uint64_t comm_id;       /* commId (v5+) / commHash (v4); 0 unknown */
   const char* comm_name;  /* may be NULL */
   int nnodes, nranks, rank; /* -1 when the version does not pass them */
-  ncclDebugLogger_t logfn;  /* NULL before v4 */
+  ns_log_sink_fn log;     /* NCCL's logger behind the ABI layer's sink; NULL before v4 */
 } ns_init_args;
 
-ncclResult_t ns_runtime_init(void** context, const ns_init_args* a);
-ncclResult_t ns_runtime_finalize(void* context);
+typedef enum {
+  NS_RUNTIME_OK = 0,
+  NS_RUNTIME_NO_TRACE = 1, /* the dump directory or trace file cannot be created (NCCL: system error) */
+  NS_RUNTIME_NO_SLOT = 2,  /* no free communicator slot or no memory (NCCL: internal error) */
+} ns_runtime_status;
+
+ns_runtime_status ns_runtime_init(void** context, const ns_init_args* a);
+ns_runtime_status ns_runtime_finalize(void* context);
 
 #endif

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "ncclscope/record.h"
-#include "runtime/context.h"
+#include "capture/context.h"
 #include "trace/codec.h"
 #include "writer/writer.h"
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
+#include "ncclscope/analysis.h"
 #include "log/log.h"
 #include "writer/analysis_feed.h"
 

@@ -32,11 +32,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture/slab.h"
+#include "capture/context.h"
+#include "capture/recycle.h"
 #include "clock/clock.h"
 #include "log/log.h"
 #include "ring/ring.h"
-#include "runtime/context.h"
 
 #define NS_VERSION_STRING "0.1.0"
 #define FLUSH_BYTES (1u << 20)
@@ -242,7 +242,7 @@ static void emit_finis(ctl* l) {
     ns_props_u64(&W.out, NS_P_DROPPED, dr);
     ns_block_end(&W.out, at, NS_BLOCK_COMM_FINI, W.seq++);
     W.lifecycle_pending = 1;
-    ns_slab_release(l->ctx);
+    ns_recycle_release_context(l->ctx);
     W.ctx_serial[l->ctx] = 0;
     memset((void*)c->dropped, 0, sizeof c->dropped);
     /* C1: release: our reads of the entry happen before init reuses it. */
@@ -326,28 +326,15 @@ static void on_entry(void* user, ns_ring* r, const uint64_t* e, uint32_t nwords)
     if (ctxi < NS_MAX_CONTEXTS) W.ctx_events[ctxi][type]++;
     if (flags & NS_RF_PXN) W.pxn_events++;
     if (flags & NS_RF_PARENT_LOST) W.parent_lost++;
-    /* The slot joins its slab's live list for recycling. */
-    ns_slot* s = ns_slot_from_handle((void*)(uintptr_t)e[5]);
-    if (s) {
-      ns_slab* sl = &ns_reg.slabs[ns_slot_slab(s)];
-      if (sl->nlive < sl->n) {
-        sl->live[sl->nlive++] = (uint32_t)(s - sl->slots);
-        s->w_start_ns = graph_captured_api(&rec) ? NS_SLOT_PINNED : rec.ts;
-        s->w_zero_ns = 0;
-      }
-    }
+    ns_recycle_started(e[5], rec.ts, graph_captured_api(&rec));
   } else if (kind == NS_ENT_STATE) {
     if (nwords < NS_ENT_HEAD_WORDS + 1) return;
     rec.flags = (uint16_t)(flags & NS_RF_HAS_ARG);
     rec.state = (int32_t)(uint32_t)(e[3] >> 32);
     rec.arg = e[4];
   } else if (kind == NS_ENT_STOP) {
-    /* S7: the stopper handed its references to us. The slot still holds
-     * this event: its running reference is not released yet. */
-    if (nwords >= NS_ENT_STOP_WORDS) {
-      ns_slot* s = ns_slot_from_handle((void*)(uintptr_t)e[4]);
-      if (s && atomic_load_explicit(&s->id, memory_order_relaxed) == rec.id) ns_slot_release(s);
-    }
+    /* S7: the stopper handed its references to us. */
+    if (nwords >= NS_ENT_STOP_WORDS) ns_recycle_stopped(e[4], rec.id);
   } else {
     return;
   }
@@ -392,68 +379,6 @@ static void drain_ring(ns_ring* r, uint32_t i) {
   }
 }
 
-/* ---- recycling ---- */
-
-static uint64_t hold_ns(unsigned type) {
-  uint64_t h = (uint64_t)ns_sess.cfg.hold_ms * 1000000u;
-  switch (type) {
-    case NS_EV_GROUP_API: case NS_EV_COLL_API: case NS_EV_P2P_API: case NS_EV_GROUP:
-    case NS_EV_COLL: case NS_EV_P2P: case NS_EV_CE_COLL:
-      return h; /* children may start long after the stop */
-    case NS_EV_PROXY_OP: case NS_EV_PROXY_STEP:
-      return h / 10; /* children start while it runs; a little slack */
-    default:
-      return 0;
-  }
-}
-
-static void recycle(uint64_t now) {
-  uint64_t max_age = (uint64_t)ns_sess.cfg.max_age_ms * 1000000u;
-  for (uint32_t k = 0; k < NS_MAX_SLABS; k++) {
-    ns_slab* sl = &ns_reg.slabs[k];
-    /* Acquire: pairs with ns_slab_activate's release, so its `populated` is seen. */
-    if (atomic_load_explicit(&sl->active, memory_order_acquire)) ns_slab_prefault(k);
-    if (!sl->nlive) continue;
-    int pressure = ns_slab_free_count(k) < sl->n / 8;
-    uint32_t keep = 0;
-    for (uint32_t i = 0; i < sl->nlive; i++) {
-      ns_slot* s = &sl->slots[sl->live[i]];
-      int freed = 0;
-      if (!atomic_load_explicit(&s->running, memory_order_relaxed)) {
-        /* S4: acquire pairs with the release decrements of stop: every
-         * stopper's use of the slot happens before we recycle it. */
-        int32_t r = atomic_load_explicit(&s->refs, memory_order_acquire);
-        unsigned type = NS_META_TYPE(atomic_load_explicit(&s->meta, memory_order_relaxed));
-        int pinned = s->w_start_ns == NS_SLOT_PINNED; /* never aged out (age stays 0 below) */
-        if (r == 0) {
-          if (!s->w_zero_ns) s->w_zero_ns = now;
-          if ((!pinned || pressure) && now - s->w_zero_ns >= hold_ns(type)) {
-            int32_t zero = 0;
-            freed = atomic_compare_exchange_strong_explicit(&s->refs, &zero, -1, memory_order_acq_rel,
-                                                            memory_order_relaxed);
-          }
-        } else {
-          s->w_zero_ns = 0;
-          uint64_t age = now > s->w_start_ns ? now - s->w_start_ns : 0;
-          if (age >= max_age || (pressure && age >= hold_ns(type))) {
-            /* Children that never came: bounded by age, or by slab pressure. */
-            atomic_exchange_explicit(&s->refs, -1, memory_order_acq_rel);
-            freed = 1;
-            W.forced++;
-          }
-        }
-      }
-      if (freed) {
-        ns_slab_free(k, s);
-        W.recycled++;
-      } else {
-        sl->live[keep++] = sl->live[i];
-      }
-    }
-    sl->nlive = keep;
-  }
-}
-
 /* ---- the thread ---- */
 
 /* Timed flush: the fits that moved since they were last written. */
@@ -484,7 +409,7 @@ static void iteration(void) {
   uint64_t trace_now = ns_clock_to_ns(&ns_sess.clock, ns_clock_ticks());
   ns_feed_tick(trace_now);
   emit_finis(finis);
-  recycle(trace_now);
+  ns_recycle_run(trace_now, &W.recycled, &W.forced);
   int timed = now - W.last_flush_ns >= (uint64_t)ns_sess.cfg.flush_ms * 1000000u;
   if (timed) emit_clockfits();
   if (W.lifecycle_pending || W.out.len >= FLUSH_BYTES || timed) flush_out();

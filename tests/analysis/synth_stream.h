@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
+#include "ncclscope/analysis.h"
 
 typedef struct {
   ns_record r;

@@ -1,7 +1,7 @@
 /* Bytes, algbw and busbw against hand-computed nccl-tests values. */
 #include <string.h>
 
-#include "analysis/analysis.h"
+#include "ncclscope/analysis.h"
 #include "check.h"
 
 int main(void) {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
+#include "ncclscope/analysis.h"
 #include "check.h"
 #include "synth_stream.h"
 

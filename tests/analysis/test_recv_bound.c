@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
+#include "ncclscope/analysis.h"
 #include "check.h"
 #include "synth_stream.h"
 

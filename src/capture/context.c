@@ -1,5 +1,5 @@
 /* ncclscope: storage of the context table, the session and the rare-path counters. */
-#include "runtime/context.h"
+#include "capture/context.h"
 
 ns_context ns_ctx_table[NS_MAX_CONTEXTS] __attribute__((aligned(64)));
 ns_session ns_sess;

@@ -1,5 +1,5 @@
 /* ncclscope: prefaulting memory off the hot path (see populate.h). */
-#include "runtime/populate.h"
+#include "util/populate.h"
 
 #include <stdint.h>
 #include <sys/mman.h>

@@ -10,7 +10,7 @@
  *
  * Input: ns_comm_info for each communicator, then every ns_record of the
  * trace in arrival order (per thread in order; threads interleaved
- * arbitrarily). Output: ns_op_result per collective / p2p (callback), a
+ * arbitrarily), which go through the event assembler (events.h). Output: ns_op_result per collective / p2p (callback), a
  * ns_window per closed window (callback), clock fits and the summary.
  * Definitions of every number: docs/metrics.md.
  */

@@ -6,8 +6,8 @@
  * claimed by init (under the lifecycle mutex), marked CLOSING by finalize
  * and freed by the writer thread once it wrote the COMM_FINI block.
  */
-#ifndef NCCLSCOPE_CONTEXT_H
-#define NCCLSCOPE_CONTEXT_H
+#ifndef NCCLSCOPE_CAPTURE_CONTEXT_H
+#define NCCLSCOPE_CAPTURE_CONTEXT_H
 
 #include <stdatomic.h>
 #include <stdint.h>

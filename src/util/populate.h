@@ -5,8 +5,8 @@
  * first by NCCL's threads, so the writer thread faults them in ahead of use
  * instead. MADV_POPULATE_WRITE (Linux 5.14+) does it without touching the
  * contents, so it is safe while a producer writes the same pages. */
-#ifndef NCCLSCOPE_RUNTIME_POPULATE_H
-#define NCCLSCOPE_RUNTIME_POPULATE_H
+#ifndef NCCLSCOPE_UTIL_POPULATE_H
+#define NCCLSCOPE_UTIL_POPULATE_H
 
 #include <stddef.h>
 
