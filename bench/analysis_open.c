@@ -30,14 +30,7 @@ static const char* coll_string(void* user, uint32_t id) {
 }
 
 static void rec(ns_analysis* a, uint8_t kind, uint8_t type, uint64_t ts, uint64_t id, uint64_t parent) {
-  ns_record r;
-  memset(&r, 0, sizeof r);
-  r.kind = kind;
-  r.type = type;
-  r.comm = 1;
-  r.ts = ts;
-  r.id = id;
-  r.parent = parent;
+  ns_record r = ns_record_make(kind, type, 1, ts, id, parent);
   if (kind == NS_REC_STATE) r.state = NS_ST_PROXY_STEP_SEND_WAIT;
   if (kind == NS_REC_START && type == NS_EV_COLL)
     for (uint32_t i = 0; i < NS_REC_STRS; i++) r.str[i] = i + 1;

@@ -7,6 +7,23 @@ static void kstr_id(ns_json* j, const ns_wfile* f, const char* key, uint32_t id)
   nsj_kstr(j, key, ns_wfile_string(f, id));
 }
 
+void ns_write_event_ids(ns_json* j, const ns_wfile* f, const ns_event* ev) {
+  const ns_record* r = &ev->start;
+  char addr[NS_EVENT_ADDR_MAX];
+  size_t alen = ns_event_addr(addr, sizeof addr, f->index, ev->id);
+  nsj_key(j, "eventAddr");
+  nsj_strn(j, addr, alen);
+  nsj_key(j, "parentObj");
+  if (r->flags & NS_RF_PARENT_RAW) {
+    nsj_hex(j, r->parent);
+  } else if (r->parent) {
+    alen = ns_event_addr(addr, sizeof addr, f->index, r->parent);
+    nsj_strn(j, addr, alen);
+  } else {
+    nsj_null(j);
+  }
+}
+
 /* Coll/P2p parentGroup: the legacy Group's eventAddr, or null. */
 static void kaddr(ns_json* j, const ns_wfile* f, const char* key, uint64_t id) {
   nsj_key(j, key);

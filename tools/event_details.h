@@ -7,6 +7,9 @@
 #include "export_walk.h"
 #include "json_writer.h"
 
+/* Writes "eventAddr" and "parentObj" (an eventAddr, the raw foreign pointer
+ * of a PXN parent, or null). */
+void ns_write_event_ids(ns_json* j, const ns_wfile* f, const ns_event* ev);
 /* Writes the key/value pairs of `details` (without the braces), then the
  * extensions' fields. */
 void ns_write_details(ns_walk* w, ns_wfile* f, const ns_event* ev, ns_json* j);

@@ -752,22 +752,9 @@ static void flow(chrome_state* s, ns_wfile* f, const ns_event* ev, uint32_t pid,
 static void event_args(chrome_state* s, ns_wfile* f, const ns_event* ev) {
   const ns_record* r = &ev->start;
   ns_json* j = &s->j;
-  char addr[NS_EVENT_ADDR_MAX];
-  size_t alen;
   nsj_key(j, "args");
   nsj_obj_begin(j);
-  alen = ns_event_addr(addr, sizeof addr, f->index, ev->id);
-  nsj_key(j, "eventAddr");
-  nsj_strn(j, addr, alen);
-  nsj_key(j, "parentObj");
-  if (r->flags & NS_RF_PARENT_RAW) {
-    nsj_hex(j, r->parent);
-  } else if (r->parent) {
-    alen = ns_event_addr(addr, sizeof addr, f->index, r->parent);
-    nsj_strn(j, addr, alen);
-  } else {
-    nsj_null(j);
-  }
+  ns_write_event_ids(j, f, ev);
   if (r->flags & NS_RF_PXN) nsj_ku64(j, "originPid", r->origin_pid);
   if (!ev->stopped) nsj_kbool(j, "incomplete", 1);
   ns_write_details(s->walk, f, ev, j);
@@ -902,17 +889,16 @@ static void* chrome_make(FILE* out, ns_sink* sink) {
   nsj_obj_end(&s->j);
   nsj_key(&s->j, "traceEvents");
   nsj_arr_begin(&s->j);
-  memset(sink, 0, sizeof *sink);
-  sink->self = s;
-  sink->event_bytes = sizeof(chrome_ev);
-  sink->file_begin = chrome_file_begin;
-  sink->comm_init = chrome_comm_init;
-  sink->comm_fini = chrome_comm_fini;
-  sink->counters = chrome_counters;
-  sink->event_start = chrome_event_start;
-  sink->state = chrome_state_rec;
-  sink->event_done = chrome_event;
-  sink->event_stop = chrome_event_stop;
+  *sink = (ns_sink){.self = s,
+                    .event_bytes = sizeof(chrome_ev),
+                    .file_begin = chrome_file_begin,
+                    .comm_init = chrome_comm_init,
+                    .comm_fini = chrome_comm_fini,
+                    .counters = chrome_counters,
+                    .event_start = chrome_event_start,
+                    .state = chrome_state_rec,
+                    .event_stop = chrome_event_stop,
+                    .event_done = chrome_event};
   return s;
 }
 

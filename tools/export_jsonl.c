@@ -147,8 +147,6 @@ static void jsonl_event(void* self, ns_wfile* f, ns_event* ev) {
   jsonl_state* s = self;
   ns_json* j = &s->j;
   const ns_record* r = &ev->start;
-  char addr[NS_EVENT_ADDR_MAX];
-  size_t alen;
   int has_func;
   const char* func = ns_event_func(f, ev, &has_func);
   const ns_wcomm* c = ns_wfile_comm(f, r->comm);
@@ -157,18 +155,7 @@ static void jsonl_event(void* self, ns_wfile* f, ns_event* ev) {
   nsj_kstr(j, "recordType", "event");
   nsj_kstr(j, "type", ns_event_type_name(r->type));
   if (has_func) nsj_kstr(j, "func", func);
-  alen = ns_event_addr(addr, sizeof addr, f->index, ev->id);
-  nsj_key(j, "eventAddr");
-  nsj_strn(j, addr, alen);
-  nsj_key(j, "parentObj");
-  if (r->flags & NS_RF_PARENT_RAW) {
-    nsj_hex(j, r->parent);
-  } else if (r->parent) {
-    alen = ns_event_addr(addr, sizeof addr, f->index, r->parent);
-    nsj_strn(j, addr, alen);
-  } else {
-    nsj_null(j);
-  }
+  ns_write_event_ids(j, f, ev);
   comm_fields(j, c);
   point(j, "start", r->ts, file_pid(f), r->tid);
   if (ev->stopped) {
@@ -194,14 +181,13 @@ static void* jsonl_make(FILE* out, ns_sink* sink) {
   jsonl_state* s = calloc(1, sizeof *s);
   if (!s) return NULL;
   nsj_init(&s->j, out);
-  memset(sink, 0, sizeof *sink);
-  sink->self = s;
-  sink->comm_init = jsonl_comm_init;
-  sink->comm_fini = jsonl_comm_fini;
-  sink->counters = jsonl_counters;
-  sink->file_begin = jsonl_file_begin;
-  sink->state = jsonl_state_rec;
-  sink->event_done = jsonl_event;
+  *sink = (ns_sink){.self = s,
+                    .file_begin = jsonl_file_begin,
+                    .comm_init = jsonl_comm_init,
+                    .comm_fini = jsonl_comm_fini,
+                    .counters = jsonl_counters,
+                    .state = jsonl_state_rec,
+                    .event_done = jsonl_event};
   return s;
 }
 

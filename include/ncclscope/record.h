@@ -67,6 +67,14 @@ typedef struct ns_record {
   uint32_t str[NS_REC_STRS]; /* string ids (STRINGS block); 0 = NULL string */
 } ns_record;
 
+/* A record with its identity set and every other field zero (for code that
+ * makes records: the writer, tests, benchmarks); tid, flags and the
+ * type's fields are the caller's to add. */
+static inline ns_record ns_record_make(uint8_t kind, uint8_t type, uint32_t comm, uint64_t ts, uint64_t id,
+                                       uint64_t parent) {
+  return (ns_record){.kind = kind, .type = type, .comm = comm, .ts = ts, .id = id, .parent = parent};
+}
+
 /* Number of num[] and str[] fields each type carries on START (from the
  * schema; the hot path sizes ring entries with it, the codec encodes it). */
 typedef struct {

@@ -163,26 +163,41 @@ static void text_links(ns_analysis* const* list, size_t n, size_t max_links, FIL
   free(links);
 }
 
+/* The communicators with a clock fit, over every analysis of the list:
+ * for (fit_iter it = {0}; next_fit(list, n, &it);) uses it.cs and it.fit. */
+typedef struct {
+  size_t a, c;
+  const ns_comm_state* cs;
+  ns_clock_fit fit;
+} fit_iter;
+
+static int next_fit(ns_analysis* const* list, size_t n, fit_iter* it) {
+  for (; it->a < n; it->a++, it->c = 0)
+    while (it->c < list[it->a]->ncomms) {
+      const ns_comm_state* cs = list[it->a]->comms[it->c++];
+      if (!cs) continue;
+      ns_cf_get(&cs->clock, &it->fit);
+      if (!it->fit.valid) continue;
+      it->cs = cs;
+      return 1;
+    }
+  return 0;
+}
+
 static void text_clocks(ns_analysis* const* list, size_t n, FILE* out) {
   fprintf(out, "\n# GPU clock fit (gpu = t + offset + drift*(t - ref)); error = bound on |converted - true|\n");
   fprintf(out, "# %-18s %6s %10s %24s %12s %12s %8s\n", "commId", "rank", "samples", "offset(us)", "drift(ppm)",
           "error(us)", "resets");
-  for (size_t i = 0; i < n; i++) {
-    ns_analysis* a = list[i];
-    for (size_t c = 0; c < a->ncomms; c++) {
-      ns_comm_state* cs = a->comms[c];
-      if (!cs) continue;
-      ns_clock_fit f;
-      ns_cf_get(&cs->clock, &f);
-      if (!f.valid) continue;
-      char err[32];
-      if (f.bounded)
-        snprintf(err, sizeof err, "%.3f", f.error_ns / 1e3);
-      else
-        snprintf(err, sizeof err, "unbounded");
-      fprintf(out, "  0x%016llx %6d %10llu %24.3f %12.4f %12s %8llu\n", (unsigned long long)cs->comm_id, cs->rank,
-              (unsigned long long)f.samples, (double)f.offset_ns / 1e3, f.drift_ppm, err, (unsigned long long)f.resets);
-    }
+  for (fit_iter it = {0}; next_fit(list, n, &it);) {
+    const ns_clock_fit* f = &it.fit;
+    char err[32];
+    if (f->bounded)
+      snprintf(err, sizeof err, "%.3f", f->error_ns / 1e3);
+    else
+      snprintf(err, sizeof err, "unbounded");
+    fprintf(out, "  0x%016llx %6d %10llu %24.3f %12.4f %12s %8llu\n", (unsigned long long)it.cs->comm_id,
+            it.cs->rank, (unsigned long long)f->samples, (double)f->offset_ns / 1e3, f->drift_ppm, err,
+            (unsigned long long)f->resets);
   }
 }
 
@@ -271,28 +286,21 @@ int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summar
   free(links);
   fputs("],\"clocks\":[", out);
   int first = 1;
-  for (size_t i = 0; i < n; i++) {
-    ns_analysis* a = list[i];
-    for (size_t c = 0; c < a->ncomms; c++) {
-      ns_comm_state* cs = a->comms[c];
-      if (!cs) continue;
-      ns_clock_fit f;
-      ns_cf_get(&cs->clock, &f);
-      if (!f.valid) continue;
-      /* exact µs with 3 decimals from integer ns; the sign is printed apart so
-       * that offsets in (-1 µs, 0) keep it */
-      unsigned long long mag = f.offset_ns < 0 ? 0ull - (unsigned long long)f.offset_ns : (unsigned long long)f.offset_ns;
-      fprintf(out, "%s{\"commId\":\"0x%llx\",\"rank\":%d,\"samples\":%llu,\"gpuClockOffsetUs\":%s%llu.%03llu",
-              first ? "" : ",", (unsigned long long)cs->comm_id, cs->rank, (unsigned long long)f.samples,
-              f.offset_ns < 0 ? "-" : "", mag / 1000, mag % 1000);
-      fputs(",\"gpuClockDriftPpm\":", out);
-      json_num(out, f.drift_ppm);
-      fputs(",\"gpuClockErrorUs\":", out);
-      json_num(out, f.error_ns / 1e3);
-      fprintf(out, ",\"refUs\":%llu.%03llu,\"resets\":%llu}", (unsigned long long)(f.ref_cpu_ns / 1000),
-              (unsigned long long)(f.ref_cpu_ns % 1000), (unsigned long long)f.resets);
-      first = 0;
-    }
+  for (fit_iter it = {0}; next_fit(list, n, &it);) {
+    const ns_clock_fit* f = &it.fit;
+    /* exact µs with 3 decimals from integer ns; the sign is printed apart so
+     * that offsets in (-1 µs, 0) keep it */
+    unsigned long long mag = f->offset_ns < 0 ? 0ull - (unsigned long long)f->offset_ns : (unsigned long long)f->offset_ns;
+    fprintf(out, "%s{\"commId\":\"0x%llx\",\"rank\":%d,\"samples\":%llu,\"gpuClockOffsetUs\":%s%llu.%03llu",
+            first ? "" : ",", (unsigned long long)it.cs->comm_id, it.cs->rank, (unsigned long long)f->samples,
+            f->offset_ns < 0 ? "-" : "", mag / 1000, mag % 1000);
+    fputs(",\"gpuClockDriftPpm\":", out);
+    json_num(out, f->drift_ppm);
+    fputs(",\"gpuClockErrorUs\":", out);
+    json_num(out, f->error_ns / 1e3);
+    fprintf(out, ",\"refUs\":%llu.%03llu,\"resets\":%llu}", (unsigned long long)(f->ref_cpu_ns / 1000),
+            (unsigned long long)(f->ref_cpu_ns % 1000), (unsigned long long)f->resets);
+    first = 0;
   }
   fputs("]}\n", out);
   return ferror(out) ? -1 : 0;

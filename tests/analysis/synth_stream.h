@@ -33,12 +33,7 @@ static inline synth_ev* synth_push(synth_stream* s, int thread, uint8_t kind, ui
   }
   synth_ev* e = &s->v[s->n];
   memset(e, 0, sizeof *e);
-  e->r.kind = kind;
-  e->r.type = type;
-  e->r.comm = 1;
-  e->r.ts = ts;
-  e->r.id = id;
-  e->r.parent = parent;
+  e->r = ns_record_make(kind, type, 1, ts, id, parent);
   e->thread = thread;
   e->seq = s->n++;
   return e;

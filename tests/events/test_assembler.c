@@ -53,14 +53,7 @@ static ns_asm* make(uint64_t grace, uint64_t expect_wait, uint64_t max_age, size
 }
 
 static void rec(ns_asm* a, uint8_t kind, uint8_t type, uint64_t ts, uint64_t id, uint64_t parent) {
-  ns_record r;
-  memset(&r, 0, sizeof r);
-  r.kind = kind;
-  r.type = type;
-  r.comm = 1;
-  r.ts = ts;
-  r.id = id;
-  r.parent = parent;
+  ns_record r = ns_record_make(kind, type, 1, ts, id, parent);
   if (kind == NS_REC_START && type == NS_EV_COLL) r.num[NS_COLL_CHANNELS] = 2;
   if (kind == NS_REC_START && type == NS_EV_KERNEL_CH) r.num[NS_KERNEL_CH_PTIMER] = 5000 + id;
   ns_asm_record(a, &r);
@@ -174,14 +167,8 @@ static void test_never_stopped(void) {
 /* A PXN ProxyOp names a raw foreign pointer: never looked up, no placeholder. */
 static void test_pxn(void) {
   ns_asm* a = make(0, NS_ASM_WAIT_NS, 0, 0);
-  ns_record r;
-  memset(&r, 0, sizeof r);
-  r.kind = NS_REC_START;
-  r.type = NS_EV_PROXY_OP;
+  ns_record r = ns_record_make(NS_REC_START, NS_EV_PROXY_OP, 0, 10, 70, 0x7f0000001000ull);
   r.flags = NS_RF_PXN | NS_RF_PARENT_RAW;
-  r.ts = 10;
-  r.id = 70;
-  r.parent = 0x7f0000001000ull;
   ns_asm_record(a, &r);
   rec(a, NS_REC_START, NS_EV_PROXY_STEP, 20, 71, 70);
   rec(a, NS_REC_STOP, NS_EV_PROXY_STEP, 30, 71, 0);

@@ -99,151 +99,85 @@ static uint64_t pickType(input* in) {
   return 1ull << (b % 15);
 }
 
-/* The descriptor: fuzzer bytes, then what NCCL guarantees patched in. */
-#define PATCH_COMMON(D, T)            \
-  do {                                \
-    (D).type = (T);                   \
-    (D).parentObj = pickPtr(in, s);   \
-  } while (0)
+/* One ABI version's calls behind one signature (fuzz_abi_version.h). */
+typedef struct {
+  void (*start)(session* s, input* in, void* ctx, void** out);
+  void (*stop)(void* h);
+  void (*record)(void* h, int state, void* args);
+  ncclResult_t (*init)(void** ctx, uint64_t id, const char* name, int nranks, int rank);
+  void (*finalize)(void* ctx);
+} fuzz_api;
 
-static void startV6(session* s, input* in, void* ctx, void** out, int v) {
-  ncclProfilerEventDescr_v6_t d;
-  takeBytes(in, &d, sizeof d);
-  PATCH_COMMON(d, pickType(in));
-  /* bool fields hold 0 or 1 (NCCL's are real bools) */
-  switch (d.type) {
-    case ncclProfileGroupApi: d.groupApi.graphCaptured = take(in) & 1; break;
-    case ncclProfileCollApi:
-      d.collApi.func = pickStr(in), d.collApi.datatype = pickStr(in), d.collApi.graphCaptured = take(in) & 1;
-      break;
-    case ncclProfileP2pApi:
-      d.p2pApi.func = pickStr(in), d.p2pApi.datatype = pickStr(in), d.p2pApi.graphCaptured = take(in) & 1;
-      break;
-    case ncclProfileCeSync: d.ceCollSync.isComplete = take(in) & 1; break;
-    case ncclProfileCeBatch: d.ceCollBatch.useIntraSync = take(in) & 1; break;
-    case ncclProfileColl:
-      d.coll.func = pickStr(in), d.coll.datatype = pickStr(in), d.coll.algo = pickStr(in), d.coll.proto = pickStr(in);
-      d.coll.parentGroup = pickPtr(in, s);
-      break;
-    case ncclProfileP2p:
-      d.p2p.func = pickStr(in), d.p2p.datatype = pickStr(in), d.p2p.parentGroup = pickPtr(in, s);
-      break;
-    case ncclProfileProxyOp:
-      if (take(in) % 2) d.proxyOp.pid = getpid();
-      break;
-    case ncclProfileNetPlugin: d.netPlugin.data = take(in) % 4 ? netData : NULL; break;
-    case ncclProfileCeColl:
-      d.ceColl.func = pickStr(in), d.ceColl.datatype = pickStr(in), d.ceColl.syncStrategy = pickStr(in);
-      d.ceColl.intraBatchSync = take(in) & 1;
-      break;
-    default: break;
-  }
-  if (v == 6) ncclProfiler_v6.startEvent(ctx, out, &d);
-  else ncclProfiler_v5.startEvent(ctx, out, (ncclProfilerEventDescr_v5_t*)(void*)&d);
-}
+#define FV 1
+#define FV_NAME 1
+#define FV_STRS 0
+#define FV_NET 0
+#define FV_API 0
+#define FV_CE 0
+#define FV_INIT 1
+#include "fuzz_abi_version.h"
+#define FV 2
+#define FV_NAME 1
+#define FV_STRS 1
+#define FV_NET 0
+#define FV_API 0
+#define FV_CE 0
+#define FV_INIT 1
+#include "fuzz_abi_version.h"
+#define FV 3
+#define FV_NAME 1
+#define FV_STRS 1
+#define FV_NET 1
+#define FV_API 0
+#define FV_CE 0
+#define FV_INIT 1
+#include "fuzz_abi_version.h"
+#define FV 4
+#define FV_NAME 0
+#define FV_STRS 1
+#define FV_NET 1
+#define FV_API 0
+#define FV_CE 0
+#define FV_INIT 4
+#include "fuzz_abi_version.h"
+#define FV 5
+#define FV_NAME 0
+#define FV_STRS 1
+#define FV_NET 1
+#define FV_API 1
+#define FV_CE 0
+#define FV_INIT 5
+#include "fuzz_abi_version.h"
+#define FV 6
+#define FV_NAME 0
+#define FV_STRS 1
+#define FV_NET 1
+#define FV_API 1
+#define FV_CE 1
+#define FV_INIT 5
+#include "fuzz_abi_version.h"
 
-static void startV4(session* s, input* in, void* ctx, void** out) {
-  ncclProfilerEventDescr_v4_t d;
-  takeBytes(in, &d, sizeof d);
-  PATCH_COMMON(d, (uint8_t)pickType(in));
-  switch (d.type) {
-    case ncclProfileColl:
-      d.coll.func = pickStr(in), d.coll.datatype = pickStr(in), d.coll.algo = pickStr(in), d.coll.proto = pickStr(in);
-      break;
-    case ncclProfileP2p: d.p2p.func = pickStr(in), d.p2p.datatype = pickStr(in); break;
-    case ncclProfileProxyOp:
-      if (take(in) % 2) d.proxyOp.pid = getpid();
-      break;
-    case ncclProfileNetPlugin: d.netPlugin.data = take(in) % 4 ? netData : NULL; break;
-    default: break;
-  }
-  ncclProfiler_v4.startEvent(ctx, out, &d);
-}
-
-static void startV2(session* s, input* in, void* ctx, void** out) {
-  ncclProfilerEventDescr_v2_t d;
-  takeBytes(in, &d, sizeof d);
-  PATCH_COMMON(d, (uint8_t)pickType(in));
-  switch (d.type) {
-    case ncclProfileColl:
-      d.coll.name = pickStr(in), d.coll.func = pickStr(in), d.coll.datatype = pickStr(in);
-      d.coll.algo = pickStr(in), d.coll.proto = pickStr(in);
-      break;
-    case ncclProfileP2p: d.p2p.name = pickStr(in), d.p2p.func = pickStr(in), d.p2p.datatype = pickStr(in); break;
-    case ncclProfileProxyOp:
-      if (take(in) % 2) d.proxyOp.pid = getpid();
-      break;
-    default: break;
-  }
-  ncclProfiler_v2.startEvent(ctx, out, &d);
-}
-
-static void startV3(session* s, input* in, void* ctx, void** out) {
-  ncclProfilerEventDescr_v3_t d;
-  takeBytes(in, &d, sizeof d);
-  PATCH_COMMON(d, (uint8_t)pickType(in));
-  switch (d.type) {
-    case ncclProfileColl:
-      d.coll.name = pickStr(in), d.coll.func = pickStr(in), d.coll.datatype = pickStr(in);
-      d.coll.algo = pickStr(in), d.coll.proto = pickStr(in);
-      break;
-    case ncclProfileP2p: d.p2p.name = pickStr(in), d.p2p.func = pickStr(in), d.p2p.datatype = pickStr(in); break;
-    case ncclProfileProxyOp:
-      if (take(in) % 2) d.proxyOp.pid = getpid();
-      break;
-    case ncclProfileNetPlugin: d.netPlugin.data = take(in) % 4 ? netData : NULL; break;
-    default: break;
-  }
-  ncclProfiler_v3.startEvent(ctx, out, &d);
-}
-
-static void startV1(session* s, input* in, void* ctx, void** out) {
-  ncclProfilerEventDescr_v1_t d;
-  takeBytes(in, &d, sizeof d);
-  PATCH_COMMON(d, (uint8_t)pickType(in));
-  if (d.type == ncclProfileColl) d.coll.name = pickStr(in);
-  if (d.type == ncclProfileP2p) d.p2p.name = pickStr(in);
-  if (d.type == ncclProfileProxyOp && take(in) % 2) d.proxyOp.pid = getpid();
-  ncclProfiler_v1.startEvent(ctx, out, &d);
-}
-
-static void callStop(int v, void* h);
+static const fuzz_api* const apis[] = {NULL,         &fuzz_api_v1, &fuzz_api_v2, &fuzz_api_v3,
+                                       &fuzz_api_v4, &fuzz_api_v5, &fuzz_api_v6};
 
 static void opStart(session* s, input* in) {
   void* ctx = pickCtx(in, s);
   void* h = NULL;
-  switch (s->version) {
-    case 6: case 5: startV6(s, in, ctx, &h, s->version); break;
-    case 4: startV4(s, in, ctx, &h); break;
-    case 3: startV3(s, in, ctx, &h); break;
-    case 2: startV2(s, in, ctx, &h); break;
-    default: startV1(s, in, ctx, &h); break;
-  }
+  apis[s->version]->start(s, in, ctx, &h);
   if (h) {
     if (s->nh < MAX_HANDLES) s->h[s->nh++] = h;
-    else callStop(s->version, h);
-  }
-}
-
-static void callStop(int v, void* h) {
-  switch (v) {
-    case 6: ncclProfiler_v6.stopEvent(h); break;
-    case 5: ncclProfiler_v5.stopEvent(h); break;
-    case 4: ncclProfiler_v4.stopEvent(h); break;
-    case 3: ncclProfiler_v3.stopEvent(h); break;
-    case 2: ncclProfiler_v2.stopEvent(h); break;
-    default: ncclProfiler_v1.stopEvent(h); break;
+    else apis[s->version]->stop(h);
   }
 }
 
 static void opStop(session* s, input* in) {
   uint8_t b = take(in);
   if (b % 8 == 7 || !s->nh) {
-    callStop(s->version, pickPtr(in, s)); /* NULL or garbage, or (rarely) a second stop */
+    apis[s->version]->stop(pickPtr(in, s)); /* NULL or garbage, or (rarely) a second stop */
     return;
   }
   int i = b % s->nh;
-  callStop(s->version, s->h[i]);
+  apis[s->version]->stop(s->h[i]);
   s->h[i] = s->h[--s->nh];
 }
 
@@ -259,38 +193,13 @@ static void opRecord(session* s, input* in) {
   } a;
   takeBytes(in, &a, sizeof a);
   void* args = take(in) % 4 ? &a : NULL;
-  switch (s->version) {
-    case 6: ncclProfiler_v6.recordEventState(h, (ncclProfilerEventState_t)state, args); break;
-    case 5: ncclProfiler_v5.recordEventState(h, (ncclProfilerEventState_t)state, args); break;
-    case 4: ncclProfiler_v4.recordEventState(h, (ncclProfilerEventState_t)state, args); break;
-    case 3: ncclProfiler_v3.recordEventState(h, (ncclProfilerEventState_t)state, args); break;
-    case 2: ncclProfiler_v2.recordEventState(h, (ncclProfilerEventState_t)state, args); break;
-    default: ncclProfiler_v1.recordEventState(h, (ncclProfilerEventState_t)state, args); break;
-  }
+  apis[s->version]->record(h, state, args);
 }
 
 static ncclResult_t callInit(int v, void** ctx, uint64_t id, input* in) {
   const char* name = pickStr(in);
   int nranks = 1 + take(in) % 8, rank = take(in) % nranks;
-  switch (v) {
-    case 6: return ncclProfiler_v6.init(ctx, id, &mask, name, 1, nranks, rank, NULL);
-    case 5: return ncclProfiler_v5.init(ctx, id, &mask, name, 1, nranks, rank, NULL);
-    case 4: return ncclProfiler_v4.init(ctx, &mask, name, id, 1, nranks, rank, NULL);
-    case 3: return ncclProfiler_v3.init(ctx, &mask);
-    case 2: return ncclProfiler_v2.init(ctx, &mask);
-    default: return ncclProfiler_v1.init(ctx, &mask);
-  }
-}
-
-static void callFinalize(int v, void* ctx) {
-  switch (v) {
-    case 6: ncclProfiler_v6.finalize(ctx); break;
-    case 5: ncclProfiler_v5.finalize(ctx); break;
-    case 4: ncclProfiler_v4.finalize(ctx); break;
-    case 3: ncclProfiler_v3.finalize(ctx); break;
-    case 2: ncclProfiler_v2.finalize(ctx); break;
-    default: ncclProfiler_v1.finalize(ctx); break;
-  }
+  return apis[v]->init(ctx, id, name, nranks, rank);
 }
 
 int LLVMFuzzerInitialize(int* argc, char*** argv) {
@@ -326,7 +235,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   /* NCCL stops everything before finalizing. */
-  while (s.nh) callStop(s.version, s.h[--s.nh]);
-  for (int i = 0; i < s.nctx; i++) callFinalize(s.version, s.ctx[i]);
+  while (s.nh) apis[s.version]->stop(s.h[--s.nh]);
+  for (int i = 0; i < s.nctx; i++) apis[s.version]->finalize(s.ctx[i]);
   return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "abi/nccl_profiler.h"
 #include "check.h"
+#include "plugin_open.h"
 
 static uint64_t now_ns(void) {
   struct timespec t;
@@ -19,14 +20,11 @@ static uint64_t now_ns(void) {
 
 int main(void) {
   char dir[128];
-  snprintf(dir, sizeof dir, "/tmp/ncclscope-bench-XXXXXX");
-  if (!mkdtemp(dir)) return 2;
-  setenv("NCCLSCOPE_DUMP_DIR", dir, 1);
-  setenv("NCCLSCOPE_NO_CUDA", "1", 1);
+  if (tp_dump_dir(dir, sizeof dir, "bench")) return 2;
   setenv("NCCLSCOPE_EVENT_MASK", "all", 1);
-  void* so = dlopen(NS_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-  if (!so) return 2;
-  ncclProfiler_v6_t* api = dlsym(so, "ncclProfiler_v6");
+  tp_plugin plugin;
+  if (tp_open(&plugin)) return 2;
+  ncclProfiler_v6_t* api = plugin.v6;
   void* ctx;
   int mask;
   api->init(&ctx, 1, &mask, "bench", 1, 1, 0, NULL);
@@ -65,7 +63,7 @@ int main(void) {
   }
   api->stopEvent(hop);
   api->finalize(ctx);
-  dlclose(so);
+  dlclose(plugin.so);
   printf("BENCH start+stop %.1f ns, recordEventState %.1f ns (best batch of %d, one thread)\n", best_ss,
          best_state, BATCH);
   char cmd[256];

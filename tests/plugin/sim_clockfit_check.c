@@ -13,36 +13,8 @@
 #include <string.h>
 
 #include "check.h"
+#include "truth_fields.h"
 #include "ncclscope/trace_reader.h"
-
-static const char* jfind(const char* line, const char* key) {
-  char pat[64];
-  snprintf(pat, sizeof pat, "\"%s\":", key);
-  const char* p = strstr(line, pat);
-  return p ? p + strlen(pat) : NULL;
-}
-static int jll(const char* line, const char* key, long long* out) {
-  const char* p = jfind(line, key);
-  if (!p || *p == 'n') return 0;
-  *out = strtoll(p, NULL, 0);
-  return 1;
-}
-static int jdbl(const char* line, const char* key, double* out) {
-  const char* p = jfind(line, key);
-  if (!p || *p == 'n') return 0;
-  *out = strtod(p, NULL);
-  return 1;
-}
-static int jstr(const char* line, const char* key, char* out, size_t len) {
-  const char* p = jfind(line, key);
-  if (!p || *p != '"') return 0;
-  p++;
-  size_t n = 0;
-  while (p[n] && p[n] != '"' && n + 1 < len) n++;
-  memcpy(out, p, n);
-  out[n] = 0;
-  return 1;
-}
 
 /* ---- truth ---- */
 typedef struct { long long rank, offset; double drift; } gclock;
@@ -63,15 +35,15 @@ static void load_truth(const char* path) {
     if (!jstr(line, "kind", kind, sizeof kind)) continue;
     if (!strcmp(kind, "gpu_clock") && nclocks < 64) {
       gclock* g = &clocks[nclocks++];
-      jll(line, "rank", &g->rank);
-      jll(line, "offset_ns", &g->offset);
+      jint(line, "rank", &g->rank);
+      jint(line, "offset_ns", &g->offset);
       jdbl(line, "drift_ppm", &g->drift);
     } else if (!strcmp(kind, "init") && ninits < 512) {
       tinit* t = &inits[ninits++];
-      jll(line, "pid", &t->pid);
-      jll(line, "tid", &t->tid);
-      jll(line, "rank", &t->rank);
-      jll(line, "nranks", &t->nranks);
+      jint(line, "pid", &t->pid);
+      jint(line, "tid", &t->tid);
+      jint(line, "rank", &t->rank);
+      jint(line, "nranks", &t->nranks);
       if (jstr(line, "comm", s, sizeof s)) t->comm = strtoull(s, NULL, 16);
     } else if (!strcmp(kind, "start") && jstr(line, "func", s, sizeof s)) {
       int k = 0;
@@ -191,9 +163,9 @@ static int hand_check(const char* json, const char* func, long long nranks, long
     obj[n] = 0;
     long long c = -1, bytes = -1;
     double t = 0, alg = 0, bus = 0;
-    jll(obj, "count", &c);
+    jint(obj, "count", &c);
     if (c != count) continue;
-    jll(obj, "bytes", &bytes);
+    jint(obj, "bytes", &bytes);
     jdbl(obj, "timeUs", &t);
     jdbl(obj, "algbwGBs", &alg);
     jdbl(obj, "busbwGBs", &bus);

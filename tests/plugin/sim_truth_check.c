@@ -17,44 +17,14 @@
 #include <string.h>
 
 #include "check.h"
+#include "truth_fields.h"
 #include "trace_load.h"
 
-static const char* const type_names[NS_EV_COUNT] = {
-    "Group", "Coll", "P2p", "ProxyOp", "ProxyStep", "ProxyCtrl", "KernelCh", "NetPlugin",
-    "GroupApi", "CollApi", "P2pApi", "KernelLaunch", "CeColl", "CeSync", "CeBatch"};
-
+/* The type named in the truth ("Coll"), -1 if unknown. */
 static int type_of(const char* name) {
-  for (int i = 0; i < NS_EV_COUNT; i++)
-    if (!strcmp(name, type_names[i])) return i;
+  for (unsigned t = 0; t < NS_EV_COUNT; t++)
+    if (!strcmp(name, ns_event_short_name(t))) return (int)t;
   return -1;
-}
-
-/* Minimal accessors for the truth's flat JSON objects. */
-static const char* jfind(const char* line, const char* key) {
-  char pat[64];
-  snprintf(pat, sizeof pat, "\"%s\":", key);
-  const char* p = strstr(line, pat);
-  return p ? p + strlen(pat) : NULL;
-}
-static int jnum(const char* line, const char* key, long long* out) {
-  const char* p = jfind(line, key);
-  if (!p || *p == 'n') return 0;
-  if (*p == 't' || *p == 'f') {
-    *out = *p == 't';
-    return 1;
-  }
-  *out = strtoll(p, NULL, 10);
-  return 1;
-}
-static int jstr(const char* line, const char* key, char* out, size_t len) {
-  const char* p = jfind(line, key);
-  if (!p || *p != '"') return 0;
-  p++;
-  size_t n = 0;
-  while (p[n] && p[n] != '"' && n + 1 < len) n++;
-  memcpy(out, p, n);
-  out[n] = 0;
-  return 1;
 }
 
 typedef struct {
@@ -85,15 +55,15 @@ static int load_truth(const char* path) {
       tstart* s = &starts[nstarts];
       memset(s, 0, sizeof *s);
       long long v;
-      jnum(line, "pid", &s->pid);
-      jnum(line, "tid", &s->tid);
-      jnum(line, "serial", &s->serial);
-      s->parent = jnum(line, "parent", &v) ? v : -1;
+      jint(line, "pid", &s->pid);
+      jint(line, "tid", &s->tid);
+      jint(line, "serial", &s->serial);
+      s->parent = jint(line, "parent", &v) ? v : -1;
       jstr(line, "type", tname, sizeof tname);
       s->type = type_of(tname);
-      s->pxn = jnum(line, "pxn", &v) && v;
-      s->handle_null = jnum(line, "handle_null", &v) && v;
-      jnum(line, "origin_pid", &s->origin_pid);
+      s->pxn = jint(line, "pxn", &v) && v;
+      s->handle_null = jint(line, "handle_null", &v) && v;
+      jint(line, "origin_pid", &s->origin_pid);
       if (s->type < 0) continue;
       if (!s->handle_null) truth_type_starts[s->type]++;
       nstarts++;
@@ -170,7 +140,7 @@ int main(int argc, char** argv) {
   }
   for (int ty = 0; ty < NS_EV_COUNT; ty++) {
     if (got[ty] != truth_type_starts[ty])
-      fprintf(stderr, "type %s: trace %llu, truth %llu\n", type_names[ty], (unsigned long long)got[ty],
+      fprintf(stderr, "type %s: trace %llu, truth %llu\n", ns_event_short_name(ty), (unsigned long long)got[ty],
               (unsigned long long)truth_type_starts[ty]);
     CHECK_U64(got[ty], truth_type_starts[ty]);
     if (types & (1ul << ty)) CHECK_TRUE(got[ty] > 0);
@@ -215,8 +185,8 @@ int main(int argc, char** argv) {
       cursor[lo] = k + 1 - lo;
       tstart* s = &starts[k];
       if (s->type != r->type) {
-        fprintf(stderr, "tid %u: truth serial %lld is %s, trace has %s\n", r->tid, s->serial, type_names[s->type],
-                type_names[r->type]);
+        fprintf(stderr, "tid %u: truth serial %lld is %s, trace has %s\n", r->tid, s->serial, ns_event_short_name(s->type),
+                ns_event_short_name(r->type));
         check_failures++;
       }
       s->rec = &ft.recs[i];
@@ -233,7 +203,7 @@ int main(int argc, char** argv) {
       if (!s->rec) {
         if (!s->handle_null) {
           fprintf(stderr, "truth serial %lld (pid %lld tid %lld %s) missing from the trace\n", s->serial, s->pid,
-                  s->tid, type_names[s->type]);
+                  s->tid, ns_event_short_name(s->type));
           check_failures++;
         }
         continue;
@@ -255,7 +225,7 @@ int main(int argc, char** argv) {
       }
       if (r->parent != want) {
         fprintf(stderr, "serial %lld (%s, tid %lld): parent id 0x%llx, truth parent serial %lld = id 0x%llx\n",
-                s->serial, type_names[s->type], s->tid, (unsigned long long)r->parent, s->parent,
+                s->serial, ns_event_short_name(s->type), s->tid, (unsigned long long)r->parent, s->parent,
                 (unsigned long long)want);
         check_failures++;
       }

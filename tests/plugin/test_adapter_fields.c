@@ -12,6 +12,7 @@
 
 #include "abi/nccl_profiler.h"
 #include "check.h"
+#include "plugin_open.h"
 #include "trace_load.h"
 
 #define GARBAGE 0xA5
@@ -172,23 +173,11 @@ static void check_coll_p2p(const tl_trace* t, uint32_t serial, int v, uint64_t c
 }
 
 int main(void) {
-  char dir[] = "/tmp/ncclscope-test-fields-XXXXXX";
-  if (!mkdtemp(dir)) return 2;
-  setenv("NCCLSCOPE_DUMP_DIR", dir, 1);
+  char dir[128];
+  if (tp_dump_dir(dir, sizeof dir, "test-fields")) return 2;
   setenv("NCCLSCOPE_EVENT_MASK", "all", 1);
-  setenv("NCCLSCOPE_NO_CUDA", "1", 1);
-  void* so = dlopen(NS_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-  if (!so) {
-    fprintf(stderr, "dlopen: %s\n", dlerror());
-    return 2;
-  }
-  ncclProfiler_v1_t* p1 = dlsym(so, "ncclProfiler_v1");
-  ncclProfiler_v2_t* p2 = dlsym(so, "ncclProfiler_v2");
-  ncclProfiler_v3_t* p3 = dlsym(so, "ncclProfiler_v3");
-  ncclProfiler_v4_t* p4 = dlsym(so, "ncclProfiler_v4");
-  ncclProfiler_v5_t* p5 = dlsym(so, "ncclProfiler_v5");
-  ncclProfiler_v6_t* p6 = dlsym(so, "ncclProfiler_v6");
-  if (!(p1 && p2 && p3 && p4 && p5 && p6)) return 2;
+  tp_plugin plugin;
+  if (tp_open(&plugin)) return 2;
   g_ib.type = ncclProfileQp;
   g_ib.qp.device = 3;
   g_ib.qp.wr_id = 0x1234567890ull;
@@ -198,12 +187,12 @@ int main(void) {
   int mask = 0;
   void* ctx[7] = {0};
   /* Serials follow init order: v1 gets 1, ..., v6 gets 6. */
-  CHECK_U64(p1->init(&ctx[1], &mask), ncclSuccess);
-  CHECK_U64(p2->init(&ctx[2], &mask), ncclSuccess);
-  CHECK_U64(p3->init(&ctx[3], &mask), ncclSuccess);
-  CHECK_U64(p4->init(&ctx[4], &mask, "four", 0x4444, 1, 8, 4, NULL), ncclSuccess);
-  CHECK_U64(p5->init(&ctx[5], 0x5555, &mask, "five", 1, 8, 5, NULL), ncclSuccess);
-  CHECK_U64(p6->init(&ctx[6], 0x6666, &mask, "six", 1, 8, 6, NULL), ncclSuccess);
+  CHECK_U64(plugin.v1->init(&ctx[1], &mask), ncclSuccess);
+  CHECK_U64(plugin.v2->init(&ctx[2], &mask), ncclSuccess);
+  CHECK_U64(plugin.v3->init(&ctx[3], &mask), ncclSuccess);
+  CHECK_U64(plugin.v4->init(&ctx[4], &mask, "four", 0x4444, 1, 8, 4, NULL), ncclSuccess);
+  CHECK_U64(plugin.v5->init(&ctx[5], 0x5555, &mask, "five", 1, 8, 5, NULL), ncclSuccess);
+  CHECK_U64(plugin.v6->init(&ctx[6], 0x6666, &mask, "six", 1, 8, 6, NULL), ncclSuccess);
 
   { /* v1: numeric codes (AllReduce = 4, ncclFloat32 = 7, RING = 1, SIMPLE = 2) */
     ncclProfilerEventDescr_v1_t d;
@@ -213,14 +202,14 @@ int main(void) {
     FILL_COLL_NUMS(d, 1);
     d.coll.nMaxChannels = 9;
     d.coll.func = 4, d.coll.datatype = 7, d.coll.algo = 1, d.coll.proto = 2;
-    START_STOP(p1, ctx[1], d);
+    START_STOP(plugin.v1, ctx[1], d);
     memset(&d, GARBAGE, sizeof d);
     d.type = ncclProfileP2p;
     d.parentObj = NULL;
     FILL_P2P_NUMS(d, 1);
     d.p2p.func = 4, d.p2p.datatype = 7;
-    START_STOP(p1, ctx[1], d);
-    DRIVE_PROXY(p1, ctx[1], ncclProfilerEventDescr_v1_t, 1);
+    START_STOP(plugin.v1, ctx[1], d);
+    DRIVE_PROXY(plugin.v1, ctx[1], ncclProfilerEventDescr_v1_t, 1);
   }
 /* Coll and P2p with string fields (v2+). SET_CHANNELS sets the version's
  * channel fields, SET_GROUP the v5+ parentGroup. */
@@ -249,12 +238,12 @@ int main(void) {
 #define SET_COLL_CHANNELS(d) ((d).coll.nMaxChannels = 9)
 #define SET_P2P_CHANNELS(d) (void)0
 #define SET_GROUP(x, g) (void)(g)
-  DRIVE_COLL_P2P(p2, ctx[2], ncclProfilerEventDescr_v2_t, 2, NULL);
-  DRIVE_PROXY(p2, ctx[2], ncclProfilerEventDescr_v2_t, 2);
-  DRIVE_COLL_P2P(p3, ctx[3], ncclProfilerEventDescr_v3_t, 3, NULL);
-  DRIVE_PROXY(p3, ctx[3], ncclProfilerEventDescr_v3_t, 3);
+  DRIVE_COLL_P2P(plugin.v2, ctx[2], ncclProfilerEventDescr_v2_t, 2, NULL);
+  DRIVE_PROXY(plugin.v2, ctx[2], ncclProfilerEventDescr_v2_t, 2);
+  DRIVE_COLL_P2P(plugin.v3, ctx[3], ncclProfilerEventDescr_v3_t, 3, NULL);
+  DRIVE_PROXY(plugin.v3, ctx[3], ncclProfilerEventDescr_v3_t, 3);
 #define SET_PTIMER(d, v) (void)0 /* v3: no pTimer */
-  DRIVE_KCH_NET(p3, ctx[3], ncclProfilerEventDescr_v3_t, 3);
+  DRIVE_KCH_NET(plugin.v3, ctx[3], ncclProfilerEventDescr_v3_t, 3);
 #undef SET_PTIMER
 #define SET_PTIMER(d, v) ((d).kernelCh.pTimer = V(v, 41))
   /* v4+: nChannels (also the KernelCh expectation) and pTimer; v5+: parentGroup. */
@@ -262,9 +251,9 @@ int main(void) {
 #undef SET_P2P_CHANNELS
 #define SET_COLL_CHANNELS(d) ((d).coll.nChannels = 9)
 #define SET_P2P_CHANNELS(d) ((d).p2p.nChannels = 10)
-  DRIVE_COLL_P2P(p4, ctx[4], ncclProfilerEventDescr_v4_t, 4, NULL);
-  DRIVE_PROXY(p4, ctx[4], ncclProfilerEventDescr_v4_t, 4);
-  DRIVE_KCH_NET(p4, ctx[4], ncclProfilerEventDescr_v4_t, 4);
+  DRIVE_COLL_P2P(plugin.v4, ctx[4], ncclProfilerEventDescr_v4_t, 4, NULL);
+  DRIVE_PROXY(plugin.v4, ctx[4], ncclProfilerEventDescr_v4_t, 4);
+  DRIVE_KCH_NET(plugin.v4, ctx[4], ncclProfilerEventDescr_v4_t, 4);
 #undef SET_GROUP
 #define SET_GROUP(x, g) ((x).parentGroup = (g))
 #define DRIVE_API(p, c, D, v)                                     \
@@ -308,12 +297,12 @@ int main(void) {
     da_.kernelLaunch.stream = PTR(v, 70);                           \
     START_STOP(p, c, da_);                                          \
   } while (0)
-  DRIVE_API(p5, ctx[5], ncclProfilerEventDescr_v5_t, 5);
-  DRIVE_PROXY(p5, ctx[5], ncclProfilerEventDescr_v5_t, 5);
-  DRIVE_KCH_NET(p5, ctx[5], ncclProfilerEventDescr_v5_t, 5);
-  DRIVE_API(p6, ctx[6], ncclProfilerEventDescr_v6_t, 6);
-  DRIVE_PROXY(p6, ctx[6], ncclProfilerEventDescr_v6_t, 6);
-  DRIVE_KCH_NET(p6, ctx[6], ncclProfilerEventDescr_v6_t, 6);
+  DRIVE_API(plugin.v5, ctx[5], ncclProfilerEventDescr_v5_t, 5);
+  DRIVE_PROXY(plugin.v5, ctx[5], ncclProfilerEventDescr_v5_t, 5);
+  DRIVE_KCH_NET(plugin.v5, ctx[5], ncclProfilerEventDescr_v5_t, 5);
+  DRIVE_API(plugin.v6, ctx[6], ncclProfilerEventDescr_v6_t, 6);
+  DRIVE_PROXY(plugin.v6, ctx[6], ncclProfilerEventDescr_v6_t, 6);
+  DRIVE_KCH_NET(plugin.v6, ctx[6], ncclProfilerEventDescr_v6_t, 6);
   {
     ncclProfilerEventDescr_v6_t d;
     memset(&d, GARBAGE, sizeof d);
@@ -332,30 +321,30 @@ int main(void) {
     d.ceColl.func = k_strs[0];
     d.ceColl.datatype = k_strs[1];
     d.ceColl.syncStrategy = k_strs[2];
-    START_STOP(p6, ctx[6], d);
+    START_STOP(plugin.v6, ctx[6], d);
     memset(&d, GARBAGE, sizeof d);
     d.type = ncclProfileCeSync;
     d.parentObj = NULL;
     d.ceCollSync.isComplete = true;
     d.ceCollSync.nRanks = -6;
-    START_STOP(p6, ctx[6], d);
+    START_STOP(plugin.v6, ctx[6], d);
     memset(&d, GARBAGE, sizeof d);
     d.type = ncclProfileCeBatch;
     d.parentObj = NULL;
     d.ceCollBatch.numOps = -7;
     d.ceCollBatch.totalBytes = V(6, 91);
     d.ceCollBatch.useIntraSync = true;
-    START_STOP(p6, ctx[6], d);
+    START_STOP(plugin.v6, ctx[6], d);
   }
   for (int v = 1; v <= 6; v++) {
     /* finalize wants no outstanding references: the KernelCh expectation of
      * the v4+ Coll/P2p is released by the writer's max age or at finalize. */
-    CHECK_U64(v == 1   ? p1->finalize(ctx[v])
-             : v == 2 ? p2->finalize(ctx[v])
-             : v == 3 ? p3->finalize(ctx[v])
-             : v == 4 ? p4->finalize(ctx[v])
-             : v == 5 ? p5->finalize(ctx[v])
-                      : p6->finalize(ctx[v]),
+    CHECK_U64(v == 1   ? plugin.v1->finalize(ctx[v])
+             : v == 2 ? plugin.v2->finalize(ctx[v])
+             : v == 3 ? plugin.v3->finalize(ctx[v])
+             : v == 4 ? plugin.v4->finalize(ctx[v])
+             : v == 5 ? plugin.v5->finalize(ctx[v])
+                      : plugin.v6->finalize(ctx[v]),
              ncclSuccess);
   }
 
@@ -391,7 +380,7 @@ int main(void) {
   uint64_t cb[] = {(uint64_t)(int64_t)-7, V(6, 91), 1};
   check_nums(nth_start(&t, 6, NS_EV_CE_BATCH, 0), cb, 3, "CeBatch", 6);
   tl_free(&t);
-  char cmd[128];
+  char cmd[160];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
   CHECK_DONE();

@@ -19,6 +19,7 @@
 
 #include "abi/nccl_profiler.h"
 #include "check.h"
+#include "plugin_open.h"
 #include "plugin_threads.h"
 
 static int count_dir(const char* path) {
@@ -77,10 +78,7 @@ static void* init_thread(void* arg) {
 
 int main(void) {
   char dir[128];
-  snprintf(dir, sizeof dir, "/tmp/ncclscope-test-churn-XXXXXX");
-  if (!mkdtemp(dir)) return 2;
-  setenv("NCCLSCOPE_DUMP_DIR", dir, 1);
-  setenv("NCCLSCOPE_NO_CUDA", "1", 1);
+  if (tp_dump_dir(dir, sizeof dir, "test-churn")) return 2;
   setenv("NCCLSCOPE_RING_KB", "64", 1);
   setenv("NCCLSCOPE_SLAB_EVENTS", "1024", 1);
   int fds0 = count_dir("/proc/self/fd");

@@ -10,6 +10,7 @@
 
 #include "abi/nccl_profiler.h"
 #include "check.h"
+#include "plugin_open.h"
 #include "trace_load.h"
 
 static char dump_dir[256];
@@ -31,35 +32,21 @@ static const tl_rec* only_start(const tl_trace* t, int type, uint32_t comm, int 
 static uint64_t prop(const ns_props_info* p, uint32_t key) { return p->has[key] ? p->u[key] : 0; }
 
 int main(void) {
-  snprintf(dump_dir, sizeof dump_dir, "/tmp/ncclscope-test-driver-XXXXXX");
-  if (!mkdtemp(dump_dir)) return 2;
-  setenv("NCCLSCOPE_DUMP_DIR", dump_dir, 1);
+  if (tp_dump_dir(dump_dir, sizeof dump_dir, "test-driver")) return 2;
   setenv("NCCLSCOPE_EVENT_MASK", "all", 1);
-  setenv("NCCLSCOPE_NO_CUDA", "1", 1);
   setenv("NCCLSCOPE_SLAB_EVENTS", "64", 1); /* address-reuse pressure */
   setenv("NCCLSCOPE_HOLD_MS", "0", 1);
   setenv("NCCLSCOPE_POLL_MS", "1", 1);
   setenv("NCCLSCOPE_RING_KB", "bogus", 1); /* must warn and use the default */
-  void* so = dlopen(NS_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-  if (!so) {
-    fprintf(stderr, "dlopen: %s\n", dlerror());
-    return 2;
-  }
-  ncclProfiler_v1_t* p1 = dlsym(so, "ncclProfiler_v1");
-  ncclProfiler_v2_t* p2 = dlsym(so, "ncclProfiler_v2");
-  ncclProfiler_v3_t* p3 = dlsym(so, "ncclProfiler_v3");
-  ncclProfiler_v4_t* p4 = dlsym(so, "ncclProfiler_v4");
-  ncclProfiler_v5_t* p5 = dlsym(so, "ncclProfiler_v5");
-  ncclProfiler_v6_t* p6 = dlsym(so, "ncclProfiler_v6");
-  CHECK_TRUE(p1 && p2 && p3 && p4 && p5 && p6);
-  if (!(p1 && p2 && p3 && p4 && p5 && p6)) return 1;
-  CHECK_STR(p6->name, "ncclscope");
+  tp_plugin plugin;
+  if (tp_open(&plugin)) return 1;
+  CHECK_STR(plugin.v6->name, "ncclscope");
   int mask = 0;
   pid_t me = getpid();
 
   /* ---- v6: the full hierarchy (comm serial 1) ---- */
   void* c6 = NULL;
-  CHECK_U64(p6->init(&c6, 0xC0FFEEull, &mask, "comm-six", 1, 8, 3, logger), ncclSuccess);
+  CHECK_U64(plugin.v6->init(&c6, 0xC0FFEEull, &mask, "comm-six", 1, 8, 3, logger), ncclSuccess);
   CHECK_TRUE(c6 != NULL);
   CHECK_U64(mask, 0x7FFF);
   CHECK_TRUE(warns >= 1); /* NCCLSCOPE_RING_KB */
@@ -68,8 +55,8 @@ int main(void) {
   memset(&d, 0, sizeof d);
   d.type = ncclProfileGroupApi;
   d.groupApi.groupDepth = 1;
-  p6->startEvent(c6, &hGroupApi, &d);
-  p6->recordEventState(hGroupApi, ncclProfilerGroupStartApiStop, NULL);
+  plugin.v6->startEvent(c6, &hGroupApi, &d);
+  plugin.v6->recordEventState(hGroupApi, ncclProfilerGroupStartApiStop, NULL);
   memset(&d, 0, sizeof d);
   d.type = ncclProfileCollApi;
   d.parentObj = hGroupApi;
@@ -77,10 +64,10 @@ int main(void) {
   d.collApi.datatype = "ncclFloat32";
   d.collApi.count = 1024;
   d.collApi.root = -1;
-  p6->startEvent(c6, &hCollApi, &d);
+  plugin.v6->startEvent(c6, &hCollApi, &d);
   memset(&d, 0, sizeof d);
   d.type = ncclProfileGroup;
-  p6->startEvent(c6, &hGroup, &d);
+  plugin.v6->startEvent(c6, &hGroup, &d);
   memset(&d, 0, sizeof d);
   d.type = ncclProfileColl;
   d.parentObj = hCollApi;
@@ -93,23 +80,23 @@ int main(void) {
   d.coll.count = 1024;
   d.coll.nChannels = 2;
   d.coll.root = -1;
-  p6->startEvent(c6, &hColl, &d);
+  plugin.v6->startEvent(c6, &hColl, &d);
   CHECK_TRUE(hColl != NULL);
   /* The API calls and the Coll stop before any child starts. */
-  p6->stopEvent(hColl);
-  p6->stopEvent(hCollApi);
-  p6->recordEventState(hGroupApi, ncclProfilerGroupEndApiStart, NULL);
-  p6->stopEvent(hGroupApi);
-  p6->stopEvent(hGroup);
+  plugin.v6->stopEvent(hColl);
+  plugin.v6->stopEvent(hCollApi);
+  plugin.v6->recordEventState(hGroupApi, ncclProfilerGroupEndApiStart, NULL);
+  plugin.v6->stopEvent(hGroupApi);
+  plugin.v6->stopEvent(hGroup);
   usleep(5000); /* several writer polls: with HOLD_MS=0 only the refs keep the Coll slot */
   memset(&d, 0, sizeof d);
   d.type = ncclProfileKernelCh;
   d.parentObj = hColl;
   d.kernelCh.channelId = 255;
   d.kernelCh.pTimer = 1000000;
-  p6->startEvent(c6, &hK0, &d);
+  plugin.v6->startEvent(c6, &hK0, &d);
   d.kernelCh.channelId = 1;
-  p6->startEvent(c6, &hK1, &d);
+  plugin.v6->startEvent(c6, &hK1, &d);
   memset(&d, 0, sizeof d);
   d.type = ncclProfileProxyOp;
   d.parentObj = hColl;
@@ -118,16 +105,16 @@ int main(void) {
   d.proxyOp.peer = 2;
   d.proxyOp.nSteps = 1;
   d.proxyOp.isSend = 1;
-  p6->startEvent(c6, &hOp, &d);
+  plugin.v6->startEvent(c6, &hOp, &d);
   memset(&d, 0, sizeof d);
   d.type = ncclProfileProxyStep;
   d.parentObj = hOp;
   d.proxyStep.step = 0;
-  p6->startEvent(c6, &hStep, &d);
+  plugin.v6->startEvent(c6, &hStep, &d);
   ncclProfilerEventStateArgs_v6_t sa;
   memset(&sa, 0, sizeof sa);
   sa.proxyStep.transSize = 4096;
-  p6->recordEventState(hStep, ncclProfilerProxyStepSendWait, &sa);
+  plugin.v6->recordEventState(hStep, ncclProfilerProxyStepSendWait, &sa);
   ncclProfilerNetIbDescr_v1_t ib;
   memset(&ib, 0, sizeof ib);
   ib.type = ncclProfileQp;
@@ -141,60 +128,60 @@ int main(void) {
   d.parentObj = hStep;
   d.netPlugin.id = (int64_t)(NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER);
   d.netPlugin.data = &ib;
-  p6->startEvent(c6, &hNet, &d);
-  p6->stopEvent(hNet);
+  plugin.v6->startEvent(c6, &hNet, &d);
+  plugin.v6->stopEvent(hNet);
   /* A socket id with a NULL data pointer: not decoded, not read. */
   void* hNet2;
   d.netPlugin.id = (int64_t)(NCCL_PROFILER_NET_TYPE_SOCK | NCCL_PROFILER_NET_SOCKET_VER);
   d.netPlugin.data = NULL;
-  p6->startEvent(c6, &hNet2, &d);
-  p6->stopEvent(hNet2);
-  p6->stopEvent(hStep);
-  p6->stopEvent(hOp);
+  plugin.v6->startEvent(c6, &hNet2, &d);
+  plugin.v6->stopEvent(hNet2);
+  plugin.v6->stopEvent(hStep);
+  plugin.v6->stopEvent(hOp);
   memset(&sa, 0, sizeof sa);
   sa.kernelCh.pTimer = 3000000;
-  p6->recordEventState(hK0, ncclProfilerKernelChStop, &sa);
-  p6->stopEvent(hK0);
-  p6->recordEventState(hK1, ncclProfilerKernelChStop, &sa);
-  p6->stopEvent(hK1);
+  plugin.v6->recordEventState(hK0, ncclProfilerKernelChStop, &sa);
+  plugin.v6->stopEvent(hK0);
+  plugin.v6->recordEventState(hK1, ncclProfilerKernelChStop, &sa);
+  plugin.v6->stopEvent(hK1);
   /* CE events, KernelLaunch, P2pApi, ProxyCtrl with a state. */
   void *hCe, *hCs, *hCb, *hKl, *hPa, *hCtrl;
   memset(&d, 0, sizeof d);
   d.type = ncclProfileCeColl;
   d.ceColl.func = "AllGather";
   d.ceColl.syncStrategy = "sync";
-  p6->startEvent(c6, &hCe, &d);
+  plugin.v6->startEvent(c6, &hCe, &d);
   memset(&d, 0, sizeof d);
   d.type = ncclProfileCeSync;
   d.parentObj = hCe;
   d.ceCollSync.nRanks = 8;
-  p6->startEvent(c6, &hCs, &d);
+  plugin.v6->startEvent(c6, &hCs, &d);
   memset(&d, 0, sizeof d);
   d.type = ncclProfileCeBatch;
   d.parentObj = hCe;
   d.ceCollBatch.numOps = 3;
-  p6->startEvent(c6, &hCb, &d);
-  p6->stopEvent(hCs);
-  p6->stopEvent(hCb);
-  p6->stopEvent(hCe);
+  plugin.v6->startEvent(c6, &hCb, &d);
+  plugin.v6->stopEvent(hCs);
+  plugin.v6->stopEvent(hCb);
+  plugin.v6->stopEvent(hCe);
   memset(&d, 0, sizeof d);
   d.type = ncclProfileKernelLaunch;
-  p6->startEvent(c6, &hKl, &d);
-  p6->stopEvent(hKl);
+  plugin.v6->startEvent(c6, &hKl, &d);
+  plugin.v6->stopEvent(hKl);
   memset(&d, 0, sizeof d);
   d.type = ncclProfileP2pApi;
   d.p2pApi.func = "Send";
-  p6->startEvent(c6, &hPa, &d);
-  p6->stopEvent(hPa);
+  plugin.v6->startEvent(c6, &hPa, &d);
+  plugin.v6->stopEvent(hPa);
   memset(&d, 0, sizeof d);
   d.type = ncclProfileProxyCtrl;
-  p6->startEvent(c6, &hCtrl, &d);
+  plugin.v6->startEvent(c6, &hCtrl, &d);
   ncclProfilerEventStateArgs_v6_t ca;
   memset(&ca, 0, sizeof ca);
   ca.proxyCtrl.appendedProxyOps = 5;
-  p6->recordEventState(hCtrl, ncclProfilerProxyCtrlAppendEnd, &ca);
-  p6->recordEventState(hCtrl, (ncclProfilerEventState_t)99, NULL); /* unknown state */
-  p6->stopEvent(hCtrl);
+  plugin.v6->recordEventState(hCtrl, ncclProfilerProxyCtrlAppendEnd, &ca);
+  plugin.v6->recordEventState(hCtrl, (ncclProfilerEventState_t)99, NULL); /* unknown state */
+  plugin.v6->stopEvent(hCtrl);
 
   /* PXN: a ProxyOp for another process, parent pointer unmapped here, foreign context. */
   void *hPxn, *hPxnStep, *hPxnNet;
@@ -204,36 +191,36 @@ int main(void) {
   d.parentObj = (void*)0xdead0000ull;
   d.proxyOp.pid = me + 100000;
   d.proxyOp.channelId = 3;
-  p6->startEvent(foreign_ctx, &hPxn, &d);
+  plugin.v6->startEvent(foreign_ctx, &hPxn, &d);
   CHECK_TRUE(hPxn != NULL);
   memset(&d, 0, sizeof d);
   d.type = ncclProfileProxyStep;
   d.parentObj = hPxn;
   d.proxyStep.step = 5;
-  p6->startEvent(foreign_ctx, &hPxnStep, &d);
+  plugin.v6->startEvent(foreign_ctx, &hPxnStep, &d);
   memset(&d, 0, sizeof d);
   d.type = ncclProfileNetPlugin;
   d.parentObj = hPxnStep;
-  p6->startEvent(foreign_ctx, &hPxnNet, &d);
-  p6->stopEvent(hPxnNet);
-  p6->stopEvent(hPxnStep);
-  p6->stopEvent(hPxn);
+  plugin.v6->startEvent(foreign_ctx, &hPxnNet, &d);
+  plugin.v6->stopEvent(hPxnNet);
+  plugin.v6->stopEvent(hPxnStep);
+  plugin.v6->stopEvent(hPxn);
 
   /* Odd input: NULL handles, unknown types, a foreign context, a bogus parent. */
-  p6->stopEvent(NULL);
-  p6->recordEventState(NULL, ncclProfilerProxyStepSendWait, NULL);
-  p6->stopEvent((void*)&mask);       /* not ours: counted */
-  p6->stopEvent(hNet);               /* stopped twice: counted */
+  plugin.v6->stopEvent(NULL);
+  plugin.v6->recordEventState(NULL, ncclProfilerProxyStepSendWait, NULL);
+  plugin.v6->stopEvent((void*)&mask);       /* not ours: counted */
+  plugin.v6->stopEvent(hNet);               /* stopped twice: counted */
   void* h;
   memset(&d, 0, sizeof d);
   d.type = 1ull << 40;
-  p6->startEvent(c6, &h, &d);
+  plugin.v6->startEvent(c6, &h, &d);
   CHECK_TRUE(h == NULL);
   d.type = ncclProfileColl | ncclProfileP2p;
-  p6->startEvent(c6, &h, &d);
+  plugin.v6->startEvent(c6, &h, &d);
   CHECK_TRUE(h == NULL);
   d.type = ncclProfileGroup;
-  p6->startEvent(foreign_ctx, &h, &d);
+  plugin.v6->startEvent(foreign_ctx, &h, &d);
   CHECK_TRUE(h == NULL);
   memset(&d, 0, sizeof d);
   d.type = ncclProfileP2p;
@@ -241,8 +228,8 @@ int main(void) {
   d.p2p.func = "Send";
   d.p2p.peer = -5;
   void* hP2pLost;
-  p6->startEvent(c6, &hP2pLost, &d);
-  p6->stopEvent(hP2pLost);
+  plugin.v6->startEvent(c6, &hP2pLost, &d);
+  plugin.v6->stopEvent(hP2pLost);
 
   /* Address reuse: 64 slots, 600 parent/child pairs; each child starts
    * after its parent stopped and must still name that parent. */
@@ -255,15 +242,15 @@ int main(void) {
     d.type = ncclProfileColl;
     d.coll.seqNumber = 1000 + (uint64_t)i;
     d.coll.func = "Broadcast";
-    p6->startEvent(c6, &hp, &d);
-    p6->stopEvent(hp);
+    plugin.v6->startEvent(c6, &hp, &d);
+    plugin.v6->stopEvent(hp);
     memset(&d, 0, sizeof d);
     d.type = ncclProfileProxyOp;
     d.parentObj = hp;
     d.proxyOp.pid = me;
     d.proxyOp.channelId = (uint8_t)i;
-    p6->startEvent(c6, &hc, &d);
-    p6->stopEvent(hc);
+    plugin.v6->startEvent(c6, &hc, &d);
+    plugin.v6->stopEvent(hc);
     int found = 0;
     for (int k = 0; k < distinct; k++) found |= seen[k] == hp;
     if (!found) seen[distinct++] = hp;
@@ -273,13 +260,13 @@ int main(void) {
 
   /* ---- v1..v5: one communicator each (serials 2..6) ---- */
   void *c1, *c2, *c3, *c4, *c5;
-  CHECK_U64(p1->init(&c1, &mask), ncclSuccess);
+  CHECK_U64(plugin.v1->init(&c1, &mask), ncclSuccess);
   CHECK_U64(mask, 0x3F);
-  CHECK_U64(p2->init(&c2, &mask), ncclSuccess);
-  CHECK_U64(p3->init(&c3, &mask), ncclSuccess);
+  CHECK_U64(plugin.v2->init(&c2, &mask), ncclSuccess);
+  CHECK_U64(plugin.v3->init(&c3, &mask), ncclSuccess);
   CHECK_U64(mask, 0xFF);
-  CHECK_U64(p4->init(&c4, &mask, NULL, 0x44, 1, 2, 1, logger), ncclSuccess);
-  CHECK_U64(p5->init(&c5, 0x55, &mask, "five", 1, 2, 0, logger), ncclSuccess);
+  CHECK_U64(plugin.v4->init(&c4, &mask, NULL, 0x44, 1, 2, 1, logger), ncclSuccess);
+  CHECK_U64(plugin.v5->init(&c5, 0x55, &mask, "five", 1, 2, 0, logger), ncclSuccess);
   CHECK_U64(mask, 0xFFF);
   {
     ncclProfilerEventDescr_v1_t e;
@@ -291,18 +278,18 @@ int main(void) {
     e.coll.proto = 200; /* unknown code */
     e.coll.nMaxChannels = 4;
     void *hc, *ho;
-    p1->startEvent(c1, &hc, &e);
+    plugin.v1->startEvent(c1, &hc, &e);
     memset(&e, 0, sizeof e);
     e.type = ncclProfileProxyOp;
     e.parentObj = hc;
     e.proxyOp.pid = me;
-    p1->startEvent(c1, &ho, &e);
+    plugin.v1->startEvent(c1, &ho, &e);
     ncclProfilerEventStateArgs_v1_t s;
     memset(&s, 0, sizeof s);
     s.proxyOp.transSize = 123;
-    p1->recordEventState(ho, ncclProfilerProxyOpSendPosted, &s);
-    p1->stopEvent(ho);
-    p1->stopEvent(hc);
+    plugin.v1->recordEventState(ho, ncclProfilerProxyOpSendPosted, &s);
+    plugin.v1->stopEvent(ho);
+    plugin.v1->stopEvent(hc);
   }
   {
     ncclProfilerEventDescr_v2_t e;
@@ -311,8 +298,8 @@ int main(void) {
     e.p2p.func = "Recv";
     e.p2p.peer = 1;
     void* hp;
-    p2->startEvent(c2, &hp, &e);
-    p2->stopEvent(hp);
+    plugin.v2->startEvent(c2, &hp, &e);
+    plugin.v2->stopEvent(hp);
   }
   {
     ncclProfilerEventDescr_v3_t e;
@@ -320,8 +307,8 @@ int main(void) {
     e.type = ncclProfileKernelCh;
     e.kernelCh.channelId = 63;
     void* hk;
-    p3->startEvent(c3, &hk, &e);
-    p3->stopEvent(hk);
+    plugin.v3->startEvent(c3, &hk, &e);
+    plugin.v3->stopEvent(hk);
   }
   {
     ncclProfilerEventDescr_v4_t e;
@@ -330,26 +317,26 @@ int main(void) {
     e.kernelCh.channelId = 9;
     e.kernelCh.pTimer = 4242;
     void* hk;
-    p4->startEvent(c4, &hk, &e);
-    p4->stopEvent(hk);
+    plugin.v4->startEvent(c4, &hk, &e);
+    plugin.v4->stopEvent(hk);
   }
   {
     ncclProfilerEventDescr_v5_t e;
     memset(&e, 0, sizeof e);
     e.type = ncclProfileGroupApi;
     void* hg;
-    p5->startEvent(c5, &hg, &e);
-    p5->recordEventState(hg, ncclProfilerGroupStartApiStop, NULL);
-    p5->stopEvent(hg);
+    plugin.v5->startEvent(c5, &hg, &e);
+    plugin.v5->recordEventState(hg, ncclProfilerGroupStartApiStop, NULL);
+    plugin.v5->stopEvent(hg);
   }
   /* Finalize from other orders; the last one (v6) joins the writer. */
-  p3->finalize(c3);
-  p1->finalize(c1);
-  p5->finalize(c5);
-  p2->finalize(c2);
-  p4->finalize(c4);
-  p6->finalize(c6);
-  dlclose(so);
+  plugin.v3->finalize(c3);
+  plugin.v1->finalize(c1);
+  plugin.v5->finalize(c5);
+  plugin.v2->finalize(c2);
+  plugin.v4->finalize(c4);
+  plugin.v6->finalize(c6);
+  dlclose(plugin.so);
 
   /* ---- read it back ---- */
   tl_trace t;

@@ -13,6 +13,7 @@
 
 #include "abi/nccl_profiler.h"
 #include "check.h"
+#include "plugin_open.h"
 #include "trace_load.h"
 
 static void churn(ncclProfiler_v6_t* p, void* ctx, int events) {
@@ -64,21 +65,15 @@ static void replay_coll(ncclProfiler_v6_t* p, void* ctx, void* coll_api, uint64_
 }
 
 int main(void) {
-  char dir[] = "/tmp/ncclscope-test-graph-XXXXXX";
-  if (!mkdtemp(dir)) return 2;
-  setenv("NCCLSCOPE_DUMP_DIR", dir, 1);
+  char dir[128];
+  if (tp_dump_dir(dir, sizeof dir, "test-graph")) return 2;
   setenv("NCCLSCOPE_EVENT_MASK", "all", 1);
-  setenv("NCCLSCOPE_NO_CUDA", "1", 1);
   setenv("NCCLSCOPE_SLAB_EVENTS", "64", 1);
   setenv("NCCLSCOPE_HOLD_MS", "0", 1);
   setenv("NCCLSCOPE_POLL_MS", "1", 1);
-  void* so = dlopen(NS_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-  if (!so) {
-    fprintf(stderr, "dlopen: %s\n", dlerror());
-    return 2;
-  }
-  ncclProfiler_v6_t* p = dlsym(so, "ncclProfiler_v6");
-  if (!p) return 2;
+  tp_plugin plugin;
+  if (tp_open(&plugin)) return 2;
+  ncclProfiler_v6_t* p = plugin.v6;
   int mask = 0;
   void* ctx = NULL;
   CHECK_U64(p->init(&ctx, 0x6a, &mask, "graph", 1, 2, 0, NULL), ncclSuccess);
@@ -127,7 +122,7 @@ int main(void) {
   CHECK_U64(replays, 3);
   CHECK_TRUE(eager_ok); /* else the churn did not recycle slots and the test proves nothing */
   tl_free(&t);
-  char cmd[128];
+  char cmd[160];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
   CHECK_DONE();

@@ -9,12 +9,13 @@
 
 #include "abi/nccl_profiler.h"
 #include "check.h"
+#include "plugin_open.h"
 #include "trace_load.h"
 
 static void child(void) {
-  void* so = dlopen(NS_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-  if (!so) _exit(2);
-  ncclProfiler_v6_t* api = dlsym(so, "ncclProfiler_v6");
+  tp_plugin plugin;
+  if (tp_open(&plugin)) _exit(2);
+  ncclProfiler_v6_t* api = plugin.v6;
   void* ctx;
   int mask;
   api->init(&ctx, 42, &mask, "killed", 1, 1, 0, NULL);
@@ -37,10 +38,7 @@ static void child(void) {
 
 int main(void) {
   char dir[128];
-  snprintf(dir, sizeof dir, "/tmp/ncclscope-test-killed-XXXXXX");
-  if (!mkdtemp(dir)) return 2;
-  setenv("NCCLSCOPE_DUMP_DIR", dir, 1);
-  setenv("NCCLSCOPE_NO_CUDA", "1", 1);
+  if (tp_dump_dir(dir, sizeof dir, "test-killed")) return 2;
   setenv("NCCLSCOPE_EVENT_MASK", "all", 1);
   setenv("NCCLSCOPE_FLUSH_MS", "100", 1);
   pid_t p = fork();

@@ -115,15 +115,8 @@ int tb_write(const tb_file* f, const char* path, size_t len) {
 void tb_free(tb_file* f) { ns_buf_free(&f->buf); }
 
 ns_record tb_start(uint8_t type, uint32_t comm, uint32_t tid, uint64_t ts, uint64_t id, uint64_t parent) {
-  ns_record r;
-  memset(&r, 0, sizeof r);
-  r.kind = NS_REC_START;
-  r.type = type;
-  r.comm = comm;
+  ns_record r = ns_record_make(NS_REC_START, type, comm, ts, id, parent);
   r.tid = tid;
-  r.ts = ts;
-  r.id = id;
-  r.parent = parent;
   return r;
 }
 
