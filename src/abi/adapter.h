@@ -17,7 +17,7 @@
 #define NS_PLUGIN_NAME "ncclscope"
 
 /* stopEvent and finalize have one signature in every version. */
-ncclResult_t ns_abi_stop(void* eHandle);
+NS_HOT ncclResult_t ns_abi_stop(void* eHandle);
 ncclResult_t ns_abi_finalize(void* context);
 /* init of every version: the runtime's status as NCCL's result. */
 ncclResult_t ns_abi_init(void** context, const ns_init_args* a);

@@ -88,7 +88,7 @@ static ncclResult_t NS_VNAME(init_v)(void** context, uint64_t commId, int* eActi
 #error "NS_V_INIT must be 1, 4 or 5"
 #endif
 
-static ncclResult_t NS_VNAME(start_v)(void* context, void** eHandle, NS_DESCR* d) {
+NS_HOT static ncclResult_t NS_VNAME(start_v)(void* context, void** eHandle, NS_DESCR* d) {
   ns_start_args a;
   ns_fill_head(&a, d->type, d->parentObj);
   switch (d->type) {
@@ -154,7 +154,8 @@ static ncclResult_t NS_VNAME(start_v)(void* context, void** eHandle, NS_DESCR* d
   return ncclSuccess;
 }
 
-static ncclResult_t NS_VNAME(state_v)(void* eHandle, ncclProfilerEventState_t eState, NS_STATE_ARGS* eStateArgs) {
+NS_HOT static ncclResult_t NS_VNAME(state_v)(void* eHandle, ncclProfilerEventState_t eState,
+                                             NS_STATE_ARGS* eStateArgs) {
   uint64_t arg = 0;
   int has = NS_STATE_ARG((int)eState, eStateArgs, &arg);
   ns_capture_state(eHandle, (int)eState, has, arg);

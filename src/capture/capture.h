@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "capture/hot.h"
 #include "ncclscope/record.h"
 
 typedef struct {
@@ -22,10 +23,10 @@ typedef struct {
   const char* str[NS_REC_STRS];
 } ns_start_args;
 
-void* ns_capture_start(void* context, const ns_start_args* a);
-void ns_capture_stop(void* handle);
+NS_HOT void* ns_capture_start(void* context, const ns_start_args* a);
+NS_HOT void ns_capture_stop(void* handle);
 /* has_arg: NCCL passed state args; arg: the value that state carries. */
-void ns_capture_state(void* handle, int state, int has_arg, uint64_t arg);
+NS_HOT void ns_capture_state(void* handle, int state, int has_arg, uint64_t arg);
 
 /* NCCL type bit -> ns_event_type (NS_EV_COUNT if not exactly one known bit). */
 static inline uint32_t ns_type_from_bit(uint64_t bit) {

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capture/hot.h"
+
 #define NS_MAX_CONTEXTS 256
 #define NS_PXN_SLAB NS_MAX_CONTEXTS
 #define NS_MAX_SLABS (NS_MAX_CONTEXTS + 1)
@@ -117,7 +119,7 @@ static inline void ns_slot_release(ns_slot* s) {
 void ns_slab_prefault(uint32_t k);
 
 /* Hot path: a free slot of slab k or NULL (exhausted). */
-ns_slot* ns_slab_alloc(uint32_t k);
+NS_HOT ns_slot* ns_slab_alloc(uint32_t k);
 /* Writer: returns slot `s` of slab k to the FIFO. */
 void ns_slab_free(uint32_t k, ns_slot* s);
 /* Free slots left (approximate; writer's pressure check). */
