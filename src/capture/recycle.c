@@ -2,24 +2,6 @@
 #include "capture/recycle.h"
 
 #include "capture/context.h"
-#include "capture/slab.h"
-
-void ns_recycle_started(uint64_t slot_addr, uint64_t ts, int pinned) {
-  ns_slot* s = ns_slot_from_handle((void*)(uintptr_t)slot_addr);
-  if (!s) return;
-  ns_slab* sl = &ns_reg.slabs[ns_slot_slab(s)];
-  if (sl->nlive >= sl->n) return;
-  sl->live[sl->nlive++] = (uint32_t)(s - sl->slots);
-  s->w_start_ns = pinned ? NS_SLOT_PINNED : ts;
-  s->w_zero_ns = 0;
-}
-
-void ns_recycle_stopped(uint64_t slot_addr, uint64_t id) {
-  /* S7: the slot still holds this event, so its running reference is not
-   * released yet: release it and the parent's now. */
-  ns_slot* s = ns_slot_from_handle((void*)(uintptr_t)slot_addr);
-  if (s && atomic_load_explicit(&s->id, memory_order_relaxed) == id) ns_slot_release(s);
-}
 
 void ns_recycle_release_context(uint32_t ctx_index) { ns_slab_release(ctx_index); }
 

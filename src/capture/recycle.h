@@ -13,14 +13,29 @@
 
 #include <stdint.h>
 
+#include "capture/slab.h"
+
 /* A drained START entry: the slot it carries joins its slab's live list,
  * seen at trace time ts. pinned: a graph-captured API event, whose handle
  * NCCL names again at every replay (kept until its communicator ends, or
- * its slab runs short). */
-void ns_recycle_started(uint64_t slot_addr, uint64_t ts, int pinned);
-/* A drained STOP entry of event id: the stopper's references are released
- * if the slot still holds that event. */
-void ns_recycle_stopped(uint64_t slot_addr, uint64_t id);
+ * its slab runs short). Inline: once per START the writer drains. */
+static inline void ns_recycle_started(uint64_t slot_addr, uint64_t ts, int pinned) {
+  ns_slot* s = ns_slot_from_handle((void*)(uintptr_t)slot_addr);
+  if (!s) return;
+  ns_slab* sl = &ns_reg.slabs[ns_slot_slab(s)];
+  if (sl->nlive >= sl->n) return;
+  sl->live[sl->nlive++] = (uint32_t)(s - sl->slots);
+  s->w_start_ns = pinned ? NS_SLOT_PINNED : ts;
+  s->w_zero_ns = 0;
+}
+
+/* A drained STOP entry of event id: S7, the stopper handed its references
+ * over. The slot still holds this event (its running reference is not
+ * released yet): release it and the parent's now. */
+static inline void ns_recycle_stopped(uint64_t slot_addr, uint64_t id) {
+  ns_slot* s = ns_slot_from_handle((void*)(uintptr_t)slot_addr);
+  if (s && atomic_load_explicit(&s->id, memory_order_relaxed) == id) ns_slot_release(s);
+}
 /* Returns to their slabs the slots whose references are gone for their
  * hold time (or that are older than max age, or under slab pressure), and
  * faults in never-used slots ahead of the allocators. Adds to *recycled and
