@@ -1,10 +1,9 @@
-/* ncclscope analysis: instance lifetime, configuration, communicators,
- * feeding the event assembler, the periodic scans and the clock queries.
+/* ncclscope analysis: instance lifetime, configuration,
+ * feeding the event assembler and the periodic scans.
  *
  * Runs on the one thread that owns the instance: the plugin's writer thread
  * or the CLI's main thread. Never on NCCL's threads.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,50 +92,6 @@ void ns_analysis_destroy(ns_analysis* a) {
   free(a);
 }
 
-const char* ns_an_string(const ns_analysis* a, uint32_t id) {
-  return id && a->cfg.string ? a->cfg.string(a->cfg.string_user, id) : NULL;
-}
-
-ns_comm_state* ns_an_comm(ns_analysis* a, uint32_t comm, int create) {
-  if (comm < a->ncomms && a->comms[comm]) return a->comms[comm];
-  if (!create || comm > (1u << 24)) return NULL;
-  if (comm >= a->ncomms) {
-    size_t n = a->ncomms ? a->ncomms : 8;
-    while (n <= comm) n *= 2;
-    ns_comm_state** c = realloc(a->comms, n * sizeof *c);
-    if (!c) return NULL;
-    memset(c + a->ncomms, 0, (n - a->ncomms) * sizeof *c);
-    a->comms = c;
-    a->ncomms = n;
-  }
-  ns_comm_state* s = calloc(1, sizeof *s);
-  if (!s) return NULL;
-  s->comm = comm;
-  s->rank = -1;
-  if (ns_cf_init(&s->clock, a->cfg.timer_quantum_ns, a->cfg.max_drift_ppm, a->cfg.clock_slack_ns,
-                 a->cfg.clock_max_age_sec) != 0) {
-    free(s);
-    return NULL;
-  }
-  a->comms[comm] = s;
-  return s;
-}
-
-void ns_analysis_comm(ns_analysis* a, const ns_comm_info* ci) {
-  ns_comm_state* s = ns_an_comm(a, ci->comm, 1);
-  if (!s) return;
-  s->known = 1;
-  s->comm_id = ci->comm_id;
-  s->rank = ci->rank;
-  s->nranks = ci->nranks;
-  if (ci->has_name) {
-    size_t len = strnlen(ci->comm_name, sizeof s->name - 1);
-    memcpy(s->name, ci->comm_name, len);
-    s->name[len] = '\0';
-  }
-  ns_asm_comm(a->as, ci->comm, ci->event_mask, ci->abi_version);
-}
-
 /* ---- feeding ----
  * The assembler releases what is due in O(1) per record. What the analysis
  * scans itself (the launch links and the windows) is visited only once the
@@ -191,18 +146,3 @@ void ns_analysis_get_stats(const ns_analysis* a, ns_analysis_stats* out) {
 }
 
 void ns_analysis_event_stats(const ns_analysis* a, ns_asm_stats* out) { ns_asm_get_stats(a->as, out); }
-
-/* ---- clock queries ---- */
-int ns_analysis_clock_fit(ns_analysis* a, uint32_t comm, ns_clock_fit* out) {
-  memset(out, 0, sizeof *out);
-  ns_comm_state* s = ns_an_comm(a, comm, 0);
-  if (!s) return 0;
-  ns_cf_get(&s->clock, out);
-  return out->valid;
-}
-
-int ns_analysis_gpu_to_cpu(ns_analysis* a, uint32_t comm, uint64_t ptimer, uint64_t* cpu_ns, double* err_ns) {
-  ns_comm_state* s = ns_an_comm(a, comm, 0);
-  if (!s) return 0;
-  return ns_cf_convert(&s->clock, ptimer, cpu_ns, err_ns);
-}

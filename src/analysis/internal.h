@@ -120,10 +120,13 @@ struct ns_analysis {
   ns_analysis_stats st;
 };
 
-/* analysis.c */
+/* comms.c */
 ns_comm_state* ns_an_comm(ns_analysis* a, uint32_t comm, int create);
+
 /* The string of a record's string id through cfg.string; NULL for none. */
-const char* ns_an_string(const ns_analysis* a, uint32_t id);
+static inline const char* ns_an_string(const ns_analysis* a, uint32_t id) {
+  return id && a->cfg.string ? a->cfg.string(a->cfg.string_user, id) : NULL;
+}
 
 /* completion.c: the assembler's callbacks */
 void ns_an_sink(ns_analysis* a, ns_asm_sink* sink);
