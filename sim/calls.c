@@ -77,6 +77,24 @@ void simBenchTake(simBenchAcc out[5]) {
   pthread_mutex_unlock(&benchLock);
 }
 
+int simTypeGate(int t) {
+  const int net = ncclProfileNetPlugin, step = ncclProfileProxyStep | net, op = ncclProfileProxyOp | step,
+            task = op | ncclProfileKernelCh;
+  switch (t) {
+  case 0: return ncclProfileGroup | ncclProfileColl | ncclProfileP2p | task;
+  case 1: return ncclProfileColl | task;
+  case 2: return ncclProfileP2p | task;
+  case 3: return op;
+  case 4: return step;
+  case 8: return ncclProfileGroupApi | ncclProfileCollApi | ncclProfileP2pApi | ncclProfileKernelLaunch |
+                 ncclProfileGroup | ncclProfileColl | ncclProfileP2p | task | NCCL_PROFILE_CE_MASK;
+  case 9: return ncclProfileCollApi | ncclProfileColl | task | NCCL_PROFILE_CE_MASK;
+  case 10: return ncclProfileP2pApi | ncclProfileP2p | task;
+  case 12: return NCCL_PROFILE_CE_MASK;
+  default: return t >= 0 && t < SIM_NTYPES ? 1 << t : 0;
+  }
+}
+
 void simReuseCheckEnable(void) { __atomic_store_n(&liveOn, true, __ATOMIC_RELAXED); }
 
 static size_t bucketOf(void* h) { return ((uintptr_t)h >> 4) % LIVE_BUCKETS; }

@@ -29,6 +29,30 @@ const char* simFuncName(int f) {
   return f >= 0 && f < SIM_NFUNCS ? n[f] : "Invalid";
 }
 
+const simPlugin* simProfilerInit(void** ctx, uint64_t commId, const char* name, int nNodes, int nranks, int rank) {
+  *ctx = NULL;
+  const simPlugin* p = simPluginAcquire();
+  if (!p) return NULL;
+  ncclResult_t r = simAdaptInit(p, ctx, commId, &simEventMask, name, nNodes, nranks, rank);
+  simTruthf("\"kind\":\"init\",\"comm\":\"0x%016llx\",\"rank\":%d,\"nranks\":%d,\"nnodes\":%d,\"version\":%d,"
+            "\"result\":%d,\"mask_after\":%d",
+            (unsigned long long)commId, rank, nranks, nNodes, p->version, (int)r,
+            __atomic_load_n(&simEventMask, __ATOMIC_RELAXED));
+  if (r != ncclSuccess) {
+    /* NCCL drops its reference and profiles nothing for this communicator */
+    simPluginRelease();
+    *ctx = NULL;
+    return NULL;
+  }
+  return p;
+}
+
+void simProfilerFinalize(const simPlugin* p, void* ctx, uint64_t commId, int rank) {
+  if (ctx) simAdaptFinalize(p, ctx);
+  simTruthf("\"kind\":\"finalize\",\"comm\":\"0x%016llx\",\"rank\":%d", (unsigned long long)commId, rank);
+  simPluginRelease();
+}
+
 int simCommInit(simComm* c, uint64_t commId, const char* name, int slot, int nranks, int rank, int nNodes,
                 simComm* shareProxyWith) {
   memset(c, 0, sizeof *c);
@@ -37,26 +61,14 @@ int simCommInit(simComm* c, uint64_t commId, const char* name, int slot, int nra
   c->slot = slot;
   c->nranks = nranks;
   c->rank = rank;
-  c->nNodes = nNodes < 1 ? 1 : nNodes;
+  /* a communicator spans at most as many nodes as it has ranks (one rank: one node) */
+  c->nNodes = nNodes < 1 ? 1 : nNodes > nranks ? nranks : nNodes;
   c->node = rank / ((nranks + c->nNodes - 1) / c->nNodes);
   c->hangAtOp = -1;
   simGpuClockInit(&c->gpu, rank, simOpt.seed);
   simRngSeed(&c->rng, simOpt.seed ^ (commId * 31 + (uint64_t)rank));
   simRngSeed(&c->launchRng, simOpt.seed ^ (commId * 37 + (uint64_t)rank + 0x4c41));
-  c->plugin = simPluginAcquire();
-  if (c->plugin) {
-    ncclResult_t r = simAdaptInit(c->plugin, &c->ctx, commId, &simEventMask, name, c->nNodes, nranks, rank);
-    simTruthf("\"kind\":\"init\",\"comm\":\"0x%016llx\",\"rank\":%d,\"nranks\":%d,\"nnodes\":%d,\"version\":%d,"
-              "\"result\":%d,\"mask_after\":%d",
-              (unsigned long long)commId, rank, nranks, c->nNodes, c->plugin->version, (int)r,
-              __atomic_load_n(&simEventMask, __ATOMIC_RELAXED));
-    if (r != ncclSuccess) {
-      /* NCCL drops its reference and profiles nothing for this communicator */
-      simPluginRelease();
-      c->plugin = NULL;
-      c->ctx = NULL;
-    }
-  }
+  c->plugin = simProfilerInit(&c->ctx, commId, name, c->nNodes, nranks, rank);
   if (shareProxyWith) {
     c->proxy = shareProxyWith->proxy;
     c->ownsProxy = false;
@@ -71,10 +83,6 @@ void simCommFinalize(simComm* c) {
   /* proxy goes first (as in NCCL), then the plugin's finalize, then the unload */
   if (c->ownsProxy) simProxyDestroy(c->proxy);
   c->proxy = NULL;
-  if (c->plugin) {
-    if (c->ctx) simAdaptFinalize(c->plugin, c->ctx);
-    simTruthf("\"kind\":\"finalize\",\"comm\":\"0x%016llx\",\"rank\":%d", (unsigned long long)c->commId, c->rank);
-    simPluginRelease();
-  }
+  if (c->plugin) simProfilerFinalize(c->plugin, c->ctx, c->commId, c->rank);
   c->plugin = NULL;
 }

@@ -187,10 +187,17 @@ static void* openByNcclRules(void) {
   if (spec == NULL) return dlopen("libnccl-profiler.so", RTLD_NOW | RTLD_LOCAL);
   void* h = dlopen(spec, RTLD_NOW | RTLD_LOCAL);
   if (h) return h;
+  char first[512];
+  snprintf(first, sizeof first, "%s", dlerror());
   char name[1024];
   snprintf(name, sizeof name, "libnccl-profiler-%s.so", spec);
   h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-  if (!h) SIM_INFO("could not load profiler plugin '%s': %s", spec, dlerror());
+  if (!h) {
+    /* NCCL would go on without a profiler; a test bench asked for a plugin
+     * must not pass silently when it cannot load it (a typo in a CI script) */
+    SIM_ERR("cannot load profiler plugin '%s': %s", spec, first);
+    errors++;
+  }
   return h;
 }
 
@@ -223,7 +230,10 @@ const simPlugin* simPluginAcquire(void) {
     }
   }
   if (!plugin.api) {
-    SIM_ERR("profiler plugin exports no ncclProfiler_v6..v1 symbol");
+    SIM_ERR("profiler plugin %s exports no ncclProfiler_v6..v1 symbol", forcedSpec   ? forcedSpec
+                                                                       : simOpt.plugin ? simOpt.plugin
+                                                                                       : "libnccl-profiler.so");
+    errors++;
     dlclose(lib);
     lib = NULL;
     loadFailed = 1;

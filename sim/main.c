@@ -5,6 +5,7 @@
  * loads the plugin itself, runs the scenario for its ranks and writes its
  * part of the truth; the parent merges the parts into the one --truth file.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ simOptions simOpt = {
     .timerGranNs = 2048,
     .hangTimeoutMs = 1000,
     .stragglerUs = 3000,
+    .replaySpeed = 1.0,
 };
 int simProcIndex;
 
@@ -75,6 +77,13 @@ static void usage(FILE* f) {
           "  threads    4 app threads per rank, one communicator each, all at once\n"
           "  nasty      NULL strings and commName, huge counts, channels 0..63, unknown states, NULL stops\n"
           "\n"
+          "Replay (instead of a scenario):\n"
+          "  --replay FILE|DIR     drive the plugin with a recording in the JSON Lines export contract\n"
+          "                        (ncclscope export --format jsonl; a directory: every *.jsonl in it): one\n"
+          "                        process per recorded pid, one thread per recorded thread, recorded handles\n"
+          "                        mapped to the plugin's, states, pTimers and sizes as recorded\n"
+          "  --speed X             recorded time / replay time [1]; 0: no pacing (as fast as possible)\n"
+          "\n"
           "Output:\n"
           "  --truth FILE          ground truth as JSON Lines (see docs/simulator.md)\n"
           "  --bench               time the plugin calls against no plugin and the empty plugin (implies --fast)\n"
@@ -89,6 +98,43 @@ static void usage(FILE* f) {
           "  --bench-seq NAME      --bench-micro: only step_pair, step_3states or coll_pair [all]\n"
           "  -v, --verbose         progress on stderr\n"
           "  -h, --help            this text\n");
+}
+
+/* Strict numbers: the whole argument must be a number in range, or the run
+ * stops with a reason (a typo must not silently become 0). */
+static void badNumber(const char* opt, const char* arg, const char* what) {
+  SIM_ERR("--%s: '%s' is not %s", opt, arg, what);
+  exit(2);
+}
+static int intArg(const char* opt, const char* arg, long lo, long hi) {
+  char* end;
+  errno = 0;
+  long v = strtol(arg, &end, 0);
+  char what[96];
+  snprintf(what, sizeof what, "a whole number from %ld to %ld", lo, hi);
+  if (errno || end == arg || *end || v < lo || v > hi) badNumber(opt, arg, what);
+  return (int)v;
+}
+static uint64_t u64Arg(const char* opt, const char* arg) {
+  char* end;
+  errno = 0;
+  unsigned long long v = strtoull(arg, &end, 0);
+  if (errno || end == arg || *end || *arg == '-') badNumber(opt, arg, "a non-negative whole number");
+  return v;
+}
+static double realArg(const char* opt, const char* arg, double lo, double hi) {
+  char* end;
+  errno = 0;
+  double v = strtod(arg, &end);
+  char what[96];
+  snprintf(what, sizeof what, "a number from %g to %g", lo, hi);
+  if (errno || end == arg || *end || !(v >= lo && v <= hi)) badNumber(opt, arg, what);
+  return v;
+}
+
+static int scenarioProcess(int procIndex) {
+  simProcIndex = procIndex;
+  return simRunScenario(simOpt.scenario);
 }
 
 int main(int argc, char** argv) {
@@ -106,33 +152,34 @@ int main(int argc, char** argv) {
       {"bench-shared-comm", no_argument, 0, 'C'},  {"bench-batch", required_argument, 0, 'n'},
       {"bench-batches", required_argument, 0, 'k'}, {"bench-settle-ms", required_argument, 0, 'z'},
       {"bench-seq", required_argument, 0, 'q'},
+      {"replay", required_argument, 0, 'y'},       {"speed", required_argument, 0, 'Y'},
       {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
   int o;
   while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
     switch (o) {
     case 'p': simOpt.plugin = optarg; break;
     case 's': simOpt.scenario = optarg; break;
-    case 'S': simOpt.seed = strtoull(optarg, NULL, 0); break;
-    case 'i': simOpt.iters = atoi(optarg); break;
-    case 'P': simOpt.procs = atoi(optarg); break;
-    case 'R': simOpt.ranksPerProc = atoi(optarg); break;
-    case 'N': simOpt.nodes = atoi(optarg); break;
-    case 'l': simOpt.netLatUs = atof(optarg); break;
-    case 'g': simOpt.netGbps = atof(optarg); break;
+    case 'S': simOpt.seed = u64Arg("seed", optarg); break;
+    case 'i': simOpt.iters = intArg("iters", optarg, 0, 100000000); break;
+    case 'P': simOpt.procs = intArg("procs", optarg, 1, SIM_MAX_RANKS / 4); break;
+    case 'R': simOpt.ranksPerProc = intArg("ranks-per-proc", optarg, 1, SIM_MAX_RANKS / 4); break;
+    case 'N': simOpt.nodes = intArg("nodes", optarg, 1, SIM_MAX_RANKS); break;
+    case 'l': simOpt.netLatUs = realArg("net-lat-us", optarg, 0, 1e6); break;
+    case 'g': simOpt.netGbps = realArg("net-gbps", optarg, 1e-3, 1e6); break;
     case 'f': simOpt.fast = true; break;
     case 't': simOpt.truthPath = optarg; break;
     case 'b': simOpt.bench = true; break;
-    case 'B': simOpt.benchThreads = atoi(optarg); break;
-    case 'c': simOpt.channels = atoi(optarg); break;
-    case 'G': simOpt.timerGranNs = atoi(optarg); break;
-    case 'H': simOpt.hangTimeoutMs = atoi(optarg); break;
-    case 'D': simOpt.stragglerUs = atoi(optarg); break;
-    case 'r': simOpt.benchReps = atoi(optarg); break;
+    case 'B': simOpt.benchThreads = intArg("bench-threads", optarg, 1, 256); break;
+    case 'c': simOpt.channels = intArg("channels", optarg, 1, 64); break;
+    case 'G': simOpt.timerGranNs = intArg("timer-gran-ns", optarg, 1, 1000000000); break;
+    case 'H': simOpt.hangTimeoutMs = intArg("hang-timeout-ms", optarg, 1, 3600000); break;
+    case 'D': simOpt.stragglerUs = intArg("straggler-us", optarg, 0, 60000000); break;
+    case 'r': simOpt.benchReps = intArg("bench-reps", optarg, 1, 10000); break;
     case 'm': simOpt.benchMicro = simOpt.bench = true; break;
     case 'C': simOpt.benchShared = true; break;
-    case 'n': simOpt.benchBatch = atoi(optarg); break;
-    case 'k': simOpt.benchBatches = atoi(optarg); break;
-    case 'z': simOpt.benchSettleMs = atoi(optarg); break;
+    case 'n': simOpt.benchBatch = intArg("bench-batch", optarg, 1, 1000000); break;
+    case 'k': simOpt.benchBatches = intArg("bench-batches", optarg, 1, 1000000); break;
+    case 'z': simOpt.benchSettleMs = intArg("bench-settle-ms", optarg, 0, 600000); break;
     case 'q':
       simOpt.benchSeqMask = simBenchSeqMask(optarg);
       if (!simOpt.benchSeqMask) {
@@ -140,6 +187,8 @@ int main(int argc, char** argv) {
         return 2;
       }
       break;
+    case 'y': simOpt.replayPath = optarg; break;
+    case 'Y': simOpt.replaySpeed = realArg("speed", optarg, 0, 1e6); break;
     case 'v': simOpt.verbose++; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
@@ -178,42 +227,6 @@ int main(int argc, char** argv) {
   simTruthf("\"kind\":\"link\",\"lat_us\":%.3f,\"gbps\":%.3f,\"model\":\"step_ns = lat_us*1000 + bytes*8/gbps\"",
             simOpt.netLatUs, simOpt.netGbps);
   fflush(NULL);
-  pid_t kids[SIM_MAX_RANKS];
-  int nk = 0;
-  for (int i = 1; i < simOpt.procs; i++) {
-    pid_t k = fork();
-    if (k < 0) {
-      SIM_ERR("fork failed");
-      return 2;
-    }
-    if (k == 0) {
-      simProcIndex = i;
-      simTruthForkChild();
-      int rc = simRunScenario(simOpt.scenario);
-      simTruthf("\"kind\":\"process\",\"proc\":%d,\"plugin_loads\":%d,\"plugin_errors\":%d,\"rc\":%d", i,
-                simPluginLoads(), simPluginErrors(), rc);
-      simTruthWrite(simOpt.truthPath, true);
-      fflush(NULL);
-      _exit(rc ? rc : simPluginErrors() ? 1 : 0);
-    }
-    kids[nk++] = k;
-  }
-  int rc = simRunScenario(simOpt.scenario);
-  simTruthf("\"kind\":\"process\",\"proc\":0,\"plugin_loads\":%d,\"plugin_errors\":%d,\"rc\":%d", simPluginLoads(),
-            simPluginErrors(), rc);
-  if (simPluginErrors()) rc = 1;
-  for (int i = 0; i < nk; i++) {
-    int st = 0;
-    waitpid(kids[i], &st, 0);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-      SIM_ERR("process %d (pid %d) failed: %s %d", i + 1, (int)kids[i], WIFEXITED(st) ? "exit" : "signal",
-              WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-      rc = 1;
-    }
-  }
-  if (simOpt.truthPath) {
-    simTruthWrite(simOpt.truthPath, false);
-    simTruthMerge(simOpt.truthPath, kids, nk);
-  }
-  return rc;
+  if (simOpt.replayPath) return simRunReplay(simOpt.replayPath);
+  return simRunProcesses(simOpt.procs, scenarioProcess);
 }

@@ -49,6 +49,8 @@ typedef struct {
   int hangTimeoutMs;
   int stragglerUs;
   int verbose;
+  const char* replayPath; /* --replay FILE_OR_DIR */
+  double replaySpeed;     /* --speed: recorded time / replay time; 0: no pacing */
 } simOptions;
 extern simOptions simOpt;
 
@@ -137,6 +139,9 @@ void simRecord(const simPlugin* p, simEvent* ev, int state, ncclProfilerEventSta
 /* nasty: what NCCL's net callback does when the NetPlugin start was masked: stop/update a NULL handle */
 void simNullHandleCalls(const simPlugin* p);
 void simReuseCheckEnable(void);
+/* The type bits for which NCCL calls startEvent of type index t: its own
+ * and its descendants' (NCCL delivers ancestors of enabled types). */
+int simTypeGate(int typeIndex);
 
 /* ---- comm.c / streams: communicators, ranks, proxy threads ---- */
 struct simProxy;
@@ -166,6 +171,11 @@ void simSharedInit(int procs);
 int simCommInit(simComm* c, uint64_t commId, const char* name, int slot, int nranks, int rank, int nNodes,
                 simComm* shareProxyWith);
 void simCommFinalize(simComm* c);
+/* NCCL's part of communicator init and finalize: take / drop a plugin
+ * reference and call the plugin, noted in the truth. Init returns NULL (and
+ * *ctx NULL) when the communicator is not profiled. */
+const simPlugin* simProfilerInit(void** ctx, uint64_t commId, const char* name, int nNodes, int nranks, int rank);
+void simProfilerFinalize(const simPlugin* p, void* ctx, uint64_t commId, int rank);
 
 /* one network or p2p operation handed from the app thread to the proxy */
 enum { SIM_FUNC_BROADCAST, SIM_FUNC_REDUCE, SIM_FUNC_ALLGATHER, SIM_FUNC_REDUCESCATTER, SIM_FUNC_ALLREDUCE,
@@ -207,6 +217,10 @@ int simWorkWait(simWork* w); /* returns 1 if aborted (hang) */
 simWork* simWorkNew(simComm* c, simGroupSpec* g, int mask, uint64_t opIndex, bool replay);
 void simWorkFree(simWork* w);
 
+/* processes.c: run(0) here and run(1..n-1) in forked processes; merges the truth parts */
+int simRunProcesses(int n, int (*run)(int procIndex));
+/* replay_run.c */
+int simRunReplay(const char* path);
 /* scenarios.c */
 int simRunScenario(const char* name);
 /* bench.c */

@@ -15,20 +15,6 @@
 
 #include "sim_shared.h"
 
-#define GROUPAPI_MASK                                                                                             \
-  (ncclProfileGroupApi | ncclProfileP2pApi | ncclProfileCollApi | ncclProfileKernelLaunch | ncclProfileGroup |    \
-   ncclProfileColl | ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileKernelCh |          \
-   ncclProfileNetPlugin | NCCL_PROFILE_CE_MASK)
-#define COLLAPI_MASK                                                                                           \
-  (ncclProfileCollApi | ncclProfileColl | ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileKernelCh |    \
-   ncclProfileNetPlugin | NCCL_PROFILE_CE_MASK)
-#define P2PAPI_MASK                                                                                          \
-  (ncclProfileP2pApi | ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileKernelCh |    \
-   ncclProfileNetPlugin)
-#define GROUP_MASK                                                                                          \
-  (ncclProfileGroup | ncclProfileColl | ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep |        \
-   ncclProfileKernelCh | ncclProfileNetPlugin)
-#define TASK_MASK (ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileKernelCh | ncclProfileNetPlugin)
 
 static bool isP2p(int f) { return f == SIM_FUNC_SEND || f == SIM_FUNC_RECV; }
 
@@ -54,7 +40,7 @@ static simWork* hostPlanTask(simComm* c, simGroupSpec* g, int mask, bool replay)
   const simPlugin* p = c->plugin;
   simEvent group = {0};
   char key[256];
-  if (p && (mask & GROUP_MASK)) {
+  if (p && (mask & simTypeGate(0))) {
     ncclProfilerEventDescr_v6_t d;
     memset(&d, 0, sizeof d);
     d.type = ncclProfileGroup;
@@ -69,7 +55,7 @@ static simWork* hostPlanTask(simComm* c, simGroupSpec* g, int mask, bool replay)
     /* graph-captured plans bump seqNumber only when KernelCh is on (NCCL's RAS workaround) */
     bool bump = !g->graphCaptured || (p && (mask & ncclProfileKernelCh));
     t->seq = c->seq[t->func];
-    if (p && (mask & ((p2p ? ncclProfileP2p : ncclProfileColl) | TASK_MASK))) {
+    if (p && (mask & simTypeGate(p2p ? 2 : 1))) {
       ncclProfilerEventDescr_v6_t d;
       memset(&d, 0, sizeof d);
       d.rank = c->rank;
@@ -196,7 +182,7 @@ int simRunGroup(simComm* c, simGroupSpec* g) {
   int mask = __atomic_load_n(&simEventMask, __ATOMIC_RELAXED); /* once per outermost group */
   simEvent gapi = {0};
   char key[256];
-  if (p && (mask & GROUPAPI_MASK)) {
+  if (p && (mask & simTypeGate(8))) {
     ncclProfilerEventDescr_v6_t d;
     memset(&d, 0, sizeof d);
     d.type = ncclProfileGroupApi;
@@ -211,7 +197,7 @@ int simRunGroup(simComm* c, simGroupSpec* g) {
     simTask* t = &g->tasks[i];
     memset(&t->api, 0, sizeof t->api);
     bool p2p = isP2p(t->func);
-    if (p && (mask & (p2p ? P2PAPI_MASK : COLLAPI_MASK))) {
+    if (p && (mask & simTypeGate(p2p ? 10 : 9))) {
       ncclProfilerEventDescr_v6_t d;
       memset(&d, 0, sizeof d);
       d.parentObj = gapi.h;
