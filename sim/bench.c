@@ -40,7 +40,7 @@ static void* benchApp(void* arg) {
   benchArg* a = arg;
   simTruthThreadBegin("app");
   simComm c;
-  simCommInit(&c, 0xbe9c4, "bench", 60, a->n, a->rank, 2, NULL);
+  simCommInit(&c, 0xbe9c4, "bench", 60, a->n, a->rank, 2, a->rank, NULL);
   uint64_t t0 = simNowNs();
   int iters = simOpt.iters > 0 ? simOpt.iters * 100 : 100;
   for (int i = 0; i < iters; i++) {

@@ -137,7 +137,7 @@ void simStart(const simPlugin* p, void* ctx, simEvent* ev, const simEvent* paren
   ev->h = NULL;
   ev->type = simTypeIndex(d->type);
   ev->serial = atomic_fetch_add_explicit(&nextSerial, 1, memory_order_relaxed);
-  if (!p) return;
+  if (!p || !simPluginLive(p)) return;
   uint64_t t0 = simBenchOn ? simNowNs() : 0;
   bool called = simAdaptStart(p, ctx, &ev->h, d);
   if (simBenchOn && called) benchAdd(0, t0);
@@ -162,7 +162,7 @@ void simStart(const simPlugin* p, void* ctx, simEvent* ev, const simEvent* paren
 }
 
 void simStop(const simPlugin* p, simEvent* ev) {
-  if (!p || !ev->serial) return;
+  if (!p || !ev->serial || !simPluginLive(p)) return;
   if (!ev->h) {
     simTruthCountStop(ev->type, false);
     return;
@@ -174,18 +174,36 @@ void simStop(const simPlugin* p, simEvent* ev) {
   simTruthCountStop(ev->type, true);
 }
 
-void simRecord(const simPlugin* p, simEvent* ev, int state, ncclProfilerEventStateArgs_v6_t* a) {
-  if (!p || !ev->h) return;
+static void record(const simPlugin* p, simEvent* ev, int state, ncclProfilerEventStateArgs_v6_t* a, int opSteps) {
+  if (!p || !ev->h || !simPluginLive(p)) return;
   uint64_t t0 = simBenchOn ? simNowNs() : 0;
-  bool called = simAdaptRecord(p, ev->h, state, a);
+  bool called = simAdaptRecord(p, ev->h, state, a, opSteps);
   if (simBenchOn && called) benchAdd(2, t0);
   simTruthCountRecord(ev->type, state, called);
+}
+
+void simRecord(const simPlugin* p, simEvent* ev, int state, ncclProfilerEventStateArgs_v6_t* a) {
+  record(p, ev, state, a, 0);
+}
+
+void simRecordOp(const simPlugin* p, simEvent* ev, int state, size_t transSize, int steps) {
+  ncclProfilerEventStateArgs_v6_t a;
+  memset(&a, 0, sizeof a);
+  a.proxyStep.transSize = transSize; /* the v1 layout's {transSize, steps} is rebuilt by the adapter */
+  record(p, ev, state, &a, steps);
+}
+
+void simStopNull(const simPlugin* p, int type) {
+  if (!p || !simPluginLive(p)) return;
+  simAdaptStop(p, NULL);
+  simTruthCountStop(type, true);
+  simTruthf("\"kind\":\"null_stop\",\"type\":\"%s\"", simTypeName(type));
 }
 
 void simNullHandleCalls(const simPlugin* p) {
   if (!p) return;
   ncclProfilerEventStateArgs_v6_t a = {0};
-  bool called = simAdaptRecord(p, NULL, ncclProfilerNetPluginUpdate, &a);
+  bool called = simAdaptRecord(p, NULL, ncclProfilerNetPluginUpdate, &a, 0);
   simTruthCountRecord(simTypeIndex(ncclProfileNetPlugin), ncclProfilerNetPluginUpdate, called);
   simAdaptStop(p, NULL);
   simTruthCountStop(simTypeIndex(ncclProfileNetPlugin), true);

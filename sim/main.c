@@ -34,6 +34,9 @@ simOptions simOpt = {
     .hangTimeoutMs = 1000,
     .stragglerUs = 3000,
     .replaySpeed = 1.0,
+    .profConnectUs = 25,
+    .gpuDriftPpm = 5.0,
+    .gpuOffsetS = 40.0,
 };
 int simProcIndex;
 
@@ -153,8 +156,17 @@ int main(int argc, char** argv) {
       {"bench-batches", required_argument, 0, 'k'}, {"bench-settle-ms", required_argument, 0, 'z'},
       {"bench-seq", required_argument, 0, 'q'},
       {"replay", required_argument, 0, 'y'},       {"speed", required_argument, 0, 'Y'},
+      {"nccl", required_argument, 0, 1000},        {"quirk", required_argument, 0, 1001},
+      {"connect-ms", required_argument, 0, 1002},  {"profiler-connect-us", required_argument, 0, 1003},
+      {"nonblocking", no_argument, 0, 1004},       {"async-depth", required_argument, 0, 1005},
+      {"kch-lag-ms", required_argument, 0, 1006},  {"gpu-drift-ppm", required_argument, 0, 1007},
+      {"gpu-offset-s", required_argument, 0, 1008}, {"timeslice-us", required_argument, 0, 1009},
+      {"copy-proxy", no_argument, 0, 1010},        {"socket-threads", no_argument, 0, 1011},
+      {"peer-wait-us", required_argument, 0, 1012}, {"exit", required_argument, 0, 1013},
       {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
   int o;
+  const char* quirkSpec = NULL;
+  simNcclSelect("2.30"); /* the newest release, unless --nccl says otherwise */
   while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
     switch (o) {
     case 'p': simOpt.plugin = optarg; break;
@@ -189,6 +201,28 @@ int main(int argc, char** argv) {
       break;
     case 'y': simOpt.replayPath = optarg; break;
     case 'Y': simOpt.replaySpeed = realArg("speed", optarg, 0, 1e6); break;
+    case 1000:
+      if (!simNcclSelect(optarg)) return 2;
+      break;
+    case 1001: quirkSpec = optarg; break;
+    case 1002: simOpt.connectMs = intArg("connect-ms", optarg, 0, 600000); break;
+    case 1003: simOpt.profConnectUs = intArg("profiler-connect-us", optarg, 0, 1000000); break;
+    case 1004: simOpt.nonblocking = true; break;
+    case 1005: simOpt.asyncDepth = intArg("async-depth", optarg, 0, 100000); break;
+    case 1006: simOpt.kchLagMs = realArg("kch-lag-ms", optarg, 0, 600000); break;
+    case 1007: simOpt.gpuDriftPpm = realArg("gpu-drift-ppm", optarg, 0, 1000); break;
+    case 1008: simOpt.gpuOffsetS = realArg("gpu-offset-s", optarg, 0, 1e6); break;
+    case 1009: simOpt.timesliceUs = intArg("timeslice-us", optarg, 0, 10000000); break;
+    case 1010: simOpt.copyProxy = true; break;
+    case 1011: simOpt.socketThreads = true; break;
+    case 1012: simOpt.peerWaitUs = intArg("peer-wait-us", optarg, 0, 10000000); break;
+    case 1013:
+      if (strcmp(optarg, "finalize") && strcmp(optarg, "exit") && strcmp(optarg, "sigterm") && strcmp(optarg, "abort")) {
+        SIM_ERR("--exit: '%s' is not one of finalize, exit, sigterm, abort", optarg);
+        return 2;
+      }
+      simOpt.exitMode = optarg;
+      break;
     case 'v': simOpt.verbose++; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
@@ -203,6 +237,7 @@ int main(int argc, char** argv) {
             SIM_MAX_RANKS / 4);
     return 2;
   }
+  if (quirkSpec && !simNcclQuirks(quirkSpec)) return 2;
   if (simOpt.nodes > simOpt.procs * simOpt.ranksPerProc) simOpt.nodes = simOpt.procs * simOpt.ranksPerProc;
   if (simOpt.bench) {
     simOpt.fast = true;
@@ -219,11 +254,20 @@ int main(int argc, char** argv) {
   simTruthInit();
   simSharedInit(simOpt.procs);
   simTruthThreadBegin("main");
+  char quirkList[1024];
+  size_t ql = 0;
+  quirkList[0] = 0;
+  for (int q = 0; q < Q_COUNT; q++)
+    if (simQuirk(q)) ql += (size_t)snprintf(quirkList + ql, sizeof quirkList - ql, "%s\"%s\"", ql ? "," : "", simQuirkName(q));
   simTruthf("\"kind\":\"run\",\"scenario\":\"%s\",\"seed\":%llu,\"iters\":%d,\"procs\":%d,\"ranks_per_proc\":%d,"
-            "\"nodes\":%d,\"fast\":%s,\"channels\":%d,\"hang_timeout_ms\":%d,\"t0\":%llu",
+            "\"nodes\":%d,\"fast\":%s,\"channels\":%d,\"hang_timeout_ms\":%d,\"t0\":%llu,\"nccl\":\"%s\","
+            "\"native_abi\":%d,\"quirks\":[%s],\"connect_ms\":%d,\"kch_lag_ms\":%.3f,\"async_depth\":%d,"
+            "\"nonblocking\":%s,\"exit\":\"%s\"",
             simOpt.scenario, (unsigned long long)simOpt.seed, simOpt.iters, simOpt.procs, simOpt.ranksPerProc,
             simOpt.nodes, simOpt.fast ? "true" : "false", simOpt.channels, simOpt.hangTimeoutMs,
-            (unsigned long long)simNowNs());
+            (unsigned long long)simNowNs(), simNcclCur.name, simNcclCur.nativeAbi, quirkList, simOpt.connectMs,
+            simOpt.kchLagMs, simOpt.asyncDepth, simOpt.nonblocking ? "true" : "false",
+            simOpt.exitMode ? simOpt.exitMode : "finalize");
   simTruthf("\"kind\":\"link\",\"lat_us\":%.3f,\"gbps\":%.3f,\"model\":\"step_ns = lat_us*1000 + bytes*8/gbps\"",
             simOpt.netLatUs, simOpt.netGbps);
   fflush(NULL);

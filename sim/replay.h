@@ -44,6 +44,7 @@ typedef struct {
   /* run time */
   const simPlugin* plugin;
   void* ctx;
+  bool holdsRef;
   _Atomic int state; /* 0 not yet, 1 initialized, 2 not profiled (init failed or no plugin), 3 finalized */
 } rpComm;
 

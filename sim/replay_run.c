@@ -102,7 +102,7 @@ static void waitOthersPast(int self, int64_t ts) {
 }
 
 static void doInit(rpComm* c) {
-  c->plugin = simProfilerInit(&c->ctx, c->commId, c->name, c->nNodes, c->nranks, c->rank);
+  c->plugin = simProfilerInit(&c->ctx, c->commId, c->name, c->nNodes, c->nranks, c->rank, &c->holdsRef);
   if (c->plugin && c->ctx) {
     uint64_t expected = 0;
     atomic_compare_exchange_strong(&shm->ctx[myProc], &expected, (uint64_t)(uintptr_t)c->ctx);
@@ -112,9 +112,10 @@ static void doInit(rpComm* c) {
 }
 
 static void doFini(int self, rpComm* c, int64_t ts) {
-  if (atomic_load_explicit(&c->state, memory_order_acquire) != 1) return;
+  int st = atomic_load_explicit(&c->state, memory_order_acquire);
+  if (st != 1 && !(st == 2 && c->holdsRef)) return;
   waitOthersPast(self, ts);
-  simProfilerFinalize(c->plugin, c->ctx, c->commId, c->rank);
+  simProfilerFinalize(c->plugin, c->ctx, c->commId, c->rank, c->holdsRef);
   atomic_store_explicit(&c->state, 3, memory_order_release);
 }
 

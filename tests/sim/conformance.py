@@ -39,6 +39,10 @@ def run(plugin, args, env=None, expect_rc=0):
     if env:
         e.update(env)
     truth = os.path.join(tmp, "truth.jsonl")
+    # these tests check the adapters and the model as the ideal NCCL drives them;
+    # the releases' own behaviours are tests/sim/personalities.py's
+    if "--nccl" not in args and "--replay" not in args:
+        args = ["--nccl", "ideal"] + args
     cmd = [SIM] + (["--plugin", plugin] if plugin else []) + ["--truth", truth] + args
     p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=100)
     p.workdir = tmp  # the spy logs (rec.<pid>) and truth.jsonl

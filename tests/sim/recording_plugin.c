@@ -162,9 +162,9 @@ static void fields(char* b, size_t n, const DESCR* d) {
              d->coll.nMaxChannels, d->coll.count);
 #elif REC_V <= 3
     snprintf(b, n, ",\"seq\":%llu,\"func\":\"%s\",\"dtype\":\"%s\",\"algo\":\"%s\",\"proto\":\"%s\",\"nch\":%d,"
-             "\"count\":%zu",
+             "\"count\":%zu,\"commHash\":\"0x%016llx\"",
              (unsigned long long)d->coll.seqNumber, s(d->coll.func), s(d->coll.datatype), s(d->coll.algo),
-             s(d->coll.proto), d->coll.nMaxChannels, d->coll.count);
+             s(d->coll.proto), d->coll.nMaxChannels, d->coll.count, (unsigned long long)d->coll.commHash);
 #else
     snprintf(b, n, ",\"seq\":%llu,\"func\":\"%s\",\"dtype\":\"%s\",\"algo\":\"%s\",\"proto\":\"%s\",\"nch\":%d,"
              "\"count\":%zu",
@@ -175,8 +175,11 @@ static void fields(char* b, size_t n, const DESCR* d) {
   case ncclProfileP2p:
 #if REC_V == 1
     snprintf(b, n, ",\"func\":%d,\"peer\":%d,\"count\":%zu", d->p2p.func, d->p2p.peer, d->p2p.count);
-#else
+#elif REC_V <= 3
     snprintf(b, n, ",\"func\":\"%s\",\"peer\":%d,\"count\":%zu", s(d->p2p.func), d->p2p.peer, d->p2p.count);
+#else
+    snprintf(b, n, ",\"func\":\"%s\",\"peer\":%d,\"count\":%zu,\"nch\":%d", s(d->p2p.func), d->p2p.peer,
+             d->p2p.count, d->p2p.nChannels);
 #endif
     break;
   case ncclProfileProxyOp:
