@@ -194,15 +194,17 @@ static void ringWrite(simProxy* px, simWork* w, int k, bool end, uint64_t t) {
   kchOp* op = &w->kops[k];
   simDevChannel* ch = &d->ch[op->ch];
   simDevWork* dw = devWork(ch, (uint64_t)op->devIndex);
+  /* the proxy sees a new value in the ring only after its polling lag (a
+   * busy or descheduled proxy: milliseconds now and then, --kch-lag-ms) */
+  uint64_t seen = t + lagNs(c);
   if (dw) {
     if (end)
-      dw->tEnd = t, dw->tsEnd = simGpuTime(&c->gpu, t);
+      dw->tEnd = t, dw->tsEnd = simGpuTime(&c->gpu, t), dw->seenEnd = seen;
     else
-      dw->tStart = t, dw->tsStart = simGpuTime(&c->gpu, t);
+      dw->tStart = t, dw->tsStart = simGpuTime(&c->gpu, t), dw->seenStart = seen;
   }
-  /* the proxy notices a new value in the ring after its polling lag */
   for (int conn = 0; conn < 2; conn++)
-    if (ch->head[conn]) schedulePoll(px, d, op->ch, conn, t + lagNs(c));
+    if (ch->head[conn]) schedulePoll(px, d, op->ch, conn, seen);
 }
 
 static void kernelStart(simProxy* px, simWork* w, uint64_t t) {
@@ -265,12 +267,17 @@ void simDeviceAbort(simProxy* px, simWork* w) {
 }
 
 /* The ring slot `base % 64` as the proxy sees it at time t: the latest
- * profiled write made by then. */
+ * profiled write it can see by then (the highest counter: a later work
+ * overwrites the slot). */
 static const simDevWork* slotAt(const simDevChannel* ch, uint64_t base, bool end, uint64_t t) {
-  for (size_t i = ch->n; i-- > 0;) {
+  if (!ch->n) return NULL;
+  /* only works[i] with counter (firstCounter + i) == base mod 64 write this slot */
+  uint64_t last = ch->firstCounter + ch->n - 1;
+  uint64_t back = (last - base % 64 + 64 * 64) % 64; /* last - back == base (mod 64) */
+  for (int64_t i = (int64_t)(ch->n - 1 - back); i >= 0; i -= 64) {
     const simDevWork* dw = &ch->works[i];
-    if (dw->counter % 64 != base % 64 || !dw->enabled) continue;
-    uint64_t wt = end ? dw->tEnd : dw->tStart;
+    if (!dw->enabled) continue;
+    uint64_t wt = end ? dw->seenEnd : dw->seenStart;
     if (wt && wt <= t) return dw;
   }
   return NULL;
@@ -280,7 +287,7 @@ static const simDevWork* slotAt(const simDevChannel* ch, uint64_t base, bool end
 static const simDevWork* visible(const simDevChannel* ch, const kchOp* op, bool end, uint64_t t) {
   if (!simQuirk(Q_PTIMER)) {
     const simDevWork* dw = devWork((simDevChannel*)ch, (uint64_t)op->devIndex);
-    uint64_t wt = dw ? (end ? dw->tEnd : dw->tStart) : 0;
+    uint64_t wt = dw ? (end ? dw->seenEnd : dw->seenStart) : 0;
     return wt && wt <= t ? dw : NULL;
   }
   const simDevWork* dw = slotAt(ch, op->base, end, t);
@@ -389,6 +396,14 @@ void simDeviceAbandon(simProxy* px, simWork* w) {
       *pp = op->next;
       if (ch->tail[conn] == op) ch->tail[conn] = prev;
     }
+    /* the truth of an op NCCL drops: never started (its ring slot never
+     * matched: a stall) or started and never stopped */
+    const simTask* t = &w->g.tasks[op->task];
+    simTruthf("\"kind\":\"kernel_abandoned\",\"comm\":\"0x%016llx\",\"rank\":%d,\"func\":\"%s\",\"seq\":%llu,"
+              "\"op\":%llu,\"channel\":%d,\"started\":%s,\"base\":%llu,\"device_counter\":%lld",
+              (unsigned long long)w->c->commId, w->c->rank, simFuncName(t->func), (unsigned long long)t->seq,
+              (unsigned long long)w->opIndex, op->ch, op->state == 1 ? "true" : "false", (unsigned long long)op->base,
+              (long long)op->devIndex);
     op->state = 3;
     w->pendingKch--;
   }

@@ -238,6 +238,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (quirkSpec && !simNcclQuirks(quirkSpec)) return 2;
+  simScenarioPresets(simOpt.scenario);
   if (simOpt.nodes > simOpt.procs * simOpt.ranksPerProc) simOpt.nodes = simOpt.procs * simOpt.ranksPerProc;
   if (simOpt.bench) {
     simOpt.fast = true;

@@ -83,11 +83,10 @@ uint64_t simGpuTime(const simGpuClock* g, uint64_t monoNs) {
 
 uint64_t simPollLagNs(simRng* r) {
   if (simOpt.kchLagMs > 0) {
-    /* heavy-tailed (Pareto, alpha 1.1, from 2 us), capped at --kch-lag-ms */
-    double u = simRngUniform(r);
-    double lag = 2000.0 / pow(1.0 - u, 1.0 / 1.1);
-    double cap = simOpt.kchLagMs * 1e6;
-    return (uint64_t)(lag < cap ? lag : cap);
+    /* heavy-tailed: log-uniform from 2 us to --kch-lag-ms (every decade as likely) */
+    double hi = simOpt.kchLagMs * 1e6;
+    if (hi <= 2000.0) return (uint64_t)hi;
+    return (uint64_t)(2000.0 * pow(hi / 2000.0, simRngUniform(r)));
   }
   double u = simRngUniform(r);
   if (u < 0.005) return 1000000ull + (uint64_t)(simRngUniform(r) * 2000000.0); /* stall: 1..3 ms */

@@ -168,6 +168,7 @@ typedef struct {
   uint64_t counter;      /* device work counter value of this work on the channel */
   bool enabled;          /* profilerEnabled: writes the ring */
   uint64_t tStart, tEnd; /* CLOCK_MONOTONIC of its batch start / end (0: not yet) */
+  uint64_t seenStart, seenEnd; /* when the proxy can first see those writes (its polling lag) */
   uint64_t tsStart, tsEnd;
   uint64_t opIndex;      /* the work (truth); UINT64_MAX for work no op of the host knows */
   int task;

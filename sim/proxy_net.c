@@ -91,7 +91,8 @@ void simNetPlan(simProxy* px, simWork* w) {
       else if (t->func == SIM_FUNC_RECV)
         recvPeer = t->peer;
       else if (n > 1)
-        sendPeer = (c->rank + (multiNode ? rpn : 1)) % n, recvPeer = (c->rank - (multiNode ? rpn : 1) + n) % n;
+        /* ring neighbours: through the network where the ring crosses a node boundary */
+        sendPeer = (c->rank + 1) % n, recvPeer = (c->rank - 1 + n) % n;
       size_t perCh = t->bytes * netFactor(t->func) / (size_t)t->nChannels;
       int chunk = t->bytes < 16384 ? 16384 : 131072;
       int nSteps = (int)((perCh + (size_t)chunk - 1) / (size_t)chunk);
@@ -422,8 +423,6 @@ static void stepStart(simProxy* px, simWork* w, subState* s, int st, int leakLef
   simEvent* step = &s->steps[slot];
   const simPlugin* p = s->plugin;
   if (st == 0 && leakLeft < 0 && simQuirk(Q_OLD_PROXYOP_STATES)) startOp(w, s);
-  /* the step that used this request slot last is what a socket helper thread keeps as its parent */
-  if (step->serial && simOpt.socketThreads) px->poolStaleStep[slot] = *step;
   memset(step, 0, sizeof *step);
   bool stepOn = p && !s->silent && (w->mask & (ncclProfileProxyStep | ncclProfileNetPlugin)) &&
                 (s->op.h || !simQuirk(Q_STEP_NEEDS_OP));
@@ -539,6 +538,8 @@ void simNetAction(simProxy* px, const simAction* x) {
     uint64_t now = simNowNs();
     oldOpState(px, s, s->isSend ? ncclProfilerProxyOpSendDone : ncclProfilerProxyOpRecvDone, st + 1, 0);
     simStop(p, step);
+    /* the step that used this request slot last is what a socket helper thread keeps as its parent */
+    if (simOpt.socketThreads) px->poolStaleStep[slot] = *step;
     step->h = NULL;
     if (s->isSend && !s->foreign) xferNote(px, c, s, st, now);
     s->stepsDone++;

@@ -294,9 +294,9 @@ static int doNoColl(appArg* a) {
     t.sym = true;
     simGroupSpec g = {.nTasks = 1, .tasks = &t};
     if (simRunGroup(&world, &g)) break;
-    runColl(&world, SIM_FUNC_ALLREDUCE, 65536, false);
-    runColl(&world, SIM_FUNC_BROADCAST, 65536, false);
-    runColl(&world, SIM_FUNC_ALLREDUCE, 65536, false);
+    runColl(&world, SIM_FUNC_ALLREDUCE, 1 << 20, false);
+    runColl(&world, SIM_FUNC_BROADCAST, 1 << 20, false);
+    runColl(&world, SIM_FUNC_ALLREDUCE, 1 << 20, false);
     initTask(&t, SIM_FUNC_ALLGATHER, 1 << 20, -1, 0);
     t.ceSeq = ceSeq, ceSeq += 2;
     g = (simGroupSpec){.nTasks = 1, .tasks = &t, .ce = true};
@@ -310,7 +310,7 @@ static int doNoColl(appArg* a) {
     }
     g = (simGroupSpec){.nTasks = k, .tasks = p2p};
     simRunGroup(&world, &g);
-    runColl(&world, SIM_FUNC_ALLREDUCE, 65536, false);
+    runColl(&world, SIM_FUNC_ALLREDUCE, 1 << 20, false);
   }
   endComm(&world);
   return 0;
@@ -383,6 +383,11 @@ static void* appMain(void* arg) {
   return NULL;
 }
 
+void simScenarioPresets(const char* name) {
+  if (!strcmp(name, "overrun") && simOpt.asyncDepth == 0) simOpt.asyncDepth = 256; /* the app does not wait */
+  if (!strcmp(name, "leaks")) simOpt.copyProxy = true; /* intra-node peers through a copy proxy */
+}
+
 int simRunScenario(const char* name) {
   static const char* known[] = {"default", "pxn",  "graph",  "ce",      "churn", "straggler", "hang",
                                 "reuse",   "threads", "nasty", "batch", "nocoll", "overrun", "leaks", "split"};
@@ -393,9 +398,6 @@ int simRunScenario(const char* name) {
     return 2;
   }
   curScenario = name;
-  /* scenario presets, unless given */
-  if (!strcmp(name, "overrun") && simOpt.asyncDepth == 0) simOpt.asyncDepth = 256;
-  if (!strcmp(name, "leaks")) simOpt.copyProxy = true;
   int perRank = !strcmp(name, "threads") ? 4 : 1;
   int nt = simOpt.ranksPerProc * perRank;
   appArg* args = calloc((size_t)nt, sizeof *args);

@@ -271,6 +271,7 @@ int simRunProcesses(int n, int (*run)(int procIndex));
 int simRunReplay(const char* path);
 /* scenarios.c */
 int simRunScenario(const char* name);
+void simScenarioPresets(const char* name); /* options a scenario implies, before the run starts */
 /* bench.c */
 int simRunBench(void);
 /* bench_micro.c */

@@ -12,6 +12,7 @@
  * (--async-depth). Releases before 2.28 emit no API or KernelLaunch events;
  * their gating, seqNumber and mask rules follow the personality.
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -271,6 +272,7 @@ typedef struct {
   int mask;
   const simEvent* gapi;
   simWork* posted; /* out: the eager plan's work, or NULL */
+  _Atomic int go;  /* nonblocking: the application thread returned from ncclGroupEnd */
 } launchArg;
 
 /* groupLaunch: connection setup, then the launch of the plan (the caller's
@@ -332,8 +334,12 @@ static void launch(launchArg* a) {
 }
 
 static void* asyncLaunchMain(void* arg) {
+  launchArg* a = arg;
   simTruthThreadBegin("async");
-  launch(arg);
+  /* NCCL's async job starts with groupLaunch's own work; its first event
+   * comes after the application's GroupApi stop (the usual order) */
+  while (!atomic_load_explicit(&a->go, memory_order_acquire)) sched_yield();
+  launch(a);
   simTruthThreadEnd();
   return NULL;
 }
@@ -396,12 +402,13 @@ int simRunGroup(simComm* c, simGroupSpec* g) {
     simStop(p, &gapi);
     return 0;
   }
-  launchArg la = {c, g, mask, &gapi, NULL};
+  launchArg la = {.c = c, .g = g, .mask = mask, .gapi = &gapi};
   if (c->nonblocking) {
     /* ncclGroupEnd returns ncclInProgress: GroupApi stops before the launch thread's events */
     pthread_t th;
     simThreadCreate(&th, asyncLaunchMain, &la);
     simStop(p, &gapi);
+    atomic_store_explicit(&la.go, 1, memory_order_release);
     simThreadJoin(th);
   } else {
     launch(&la);
