@@ -39,7 +39,7 @@ typedef struct {
   uint64_t commId;
   int rank, nranks, nNodes;
   char* name; /* NULL: the recording had null */
-  int pid;
+  int pid, initTid;
   int64_t initTs, finiTs; /* finiTs < 0: the recording has no finalize */
   /* run time */
   const simPlugin* plugin;

@@ -199,10 +199,32 @@ static void addCall(loader* L, int pid, int tid, int64_t ts, int kind, int index
   t->calls[t->n++] = (rpCall){ts, kind, index, order};
 }
 
-static int commOf(const rpRecording* r, uint64_t commId, int rank, int pid) {
-  for (int i = 0; i < r->ncomms; i++)
-    if (r->comms[i].commId == commId && r->comms[i].rank == rank && r->comms[i].pid == pid) return i;
-  return -1;
+/* The communicator of an event. Recordings through ncclProfiler_v1..v3 know
+ * no comm id or rank (NCCL passes none at init): several communicators of a
+ * process then look alike, and the one initialised on the event's thread, else
+ * the earliest one alive at the event's time, is taken. */
+static int commOf(const rpRecording* r, uint64_t commId, int rank, int pid, int tid, int64_t ts) {
+  int first = -1, alive = -1;
+  for (int i = 0; i < r->ncomms; i++) {
+    const rpComm* c = &r->comms[i];
+    if (c->commId != commId || c->rank != rank || c->pid != pid) continue;
+    if (c->initTid == tid && ts >= c->initTs && (c->finiTs < 0 || ts <= c->finiTs)) return i;
+    if (first < 0) first = i;
+    if (alive < 0 && ts >= c->initTs && (c->finiTs < 0 || ts <= c->finiTs)) alive = i;
+  }
+  return alive >= 0 ? alive : first;
+}
+
+/* The init record a finalize closes: same identity, not yet finalized, on the same thread if one is. */
+static int openCommOf(const rpRecording* r, uint64_t commId, int rank, int pid, int tid) {
+  int any = -1;
+  for (int i = 0; i < r->ncomms; i++) {
+    const rpComm* c = &r->comms[i];
+    if (c->commId != commId || c->rank != rank || c->pid != pid || c->finiTs >= 0) continue;
+    if (c->initTid == tid) return i;
+    if (any < 0) any = i;
+  }
+  return any;
 }
 
 static int typeIndexOf(const char* name) {
@@ -235,13 +257,9 @@ static void lifecycle(loader* L, json_object* o) {
   int rank = getInt(o, "rank", -1);
   json_object* det = get(o, "details");
   if (!strcmp(func, "ProfilerInit")) {
-    if (commOf(r, commId, rank, pid) >= 0) { /* a second init of the same rank in the same process */
-      r->skipped[RP_SKIP_BAD_FIELDS]++;
-      return;
-    }
     r->comms = grow(r->comms, &L->capComms, r->ncomms + 1, sizeof *r->comms);
     rpComm* c = &r->comms[r->ncomms];
-    c->commId = commId, c->rank = rank, c->pid = pid, c->initTs = ts, c->finiTs = -1;
+    c->commId = commId, c->rank = rank, c->pid = pid, c->initTs = ts, c->finiTs = -1, c->initTid = tid;
     c->nranks = getInt(det, "nranks", -1);
     c->nNodes = getInt(det, "nNodes", -1);
     const char* name = getStr(L, det, "commName");
@@ -249,7 +267,7 @@ static void lifecycle(loader* L, json_object* o) {
     addCall(L, pid, tid, ts, RP_INIT, r->ncomms, L->fileOrder++);
     r->ncomms++;
   } else if (!strcmp(func, "ProfilerFinalize")) {
-    int c = commOf(r, commId, rank, pid);
+    int c = openCommOf(r, commId, rank, pid, tid);
     if (c < 0 || r->comms[c].finiTs >= 0) {
       r->skipped[RP_SKIP_NO_COMM]++;
       return;
@@ -413,7 +431,7 @@ static void event(loader* L, json_object* o) {
   int rank = getInt(o, "rank", -1);
   int comm = -1;
   if (!pxn) {
-    comm = commOf(r, commId, rank, pid);
+    comm = commOf(r, commId, rank, pid, tid, ts);
     if (comm < 0) {
       r->skipped[RP_SKIP_NO_COMM]++;
       return;
@@ -578,8 +596,11 @@ static void resolve(loader* L) {
       }
     }
     /* a Coll/P2p's parentGroup travels in the descriptor as event index + 1
-     * (0: none) until run time maps it to the plugin's Group handle */
-    intptr_t group = lookupAddr(L, L->refs[i].group) + 1;
+     * (0: none) until run time maps it to the plugin's Group handle; a
+     * recording through v1..v4 has the Group as the parent itself */
+    int g = lookupAddr(L, L->refs[i].group);
+    if (g < 0 && e->parent >= 0 && r->events[e->parent].type == 0) g = e->parent;
+    intptr_t group = g + 1;
     if (e->type == 1) e->d.coll.parentGroup = (void*)group;
     if (e->type == 2) e->d.p2p.parentGroup = (void*)group;
     free(L->refs[i].parent);

@@ -482,11 +482,39 @@ def t_cli_errors():
         check(word in p.stderr, f"ncclscope-sim {' '.join(args)} says why", p.stderr[-300:], word)
 
 
+RULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nccl_rules.py")
+NATIVE = {"2.23": 1, "2.24": 2, "2.25": 2, "2.26": 3, "2.27": 4, "2.28": 5, "2.29": 6, "2.30": 6, "ideal": 6}
+
+
+def rules(kind, path, label):
+    p = subprocess.run([sys.executable, RULES, kind, path], capture_output=True, text=True, timeout=100)
+    print(f"{label}:\n{p.stdout.strip()}")
+    eq(p.returncode, 0, f"{label}: NCCL's rules hold")
+    try:
+        return json.loads(p.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {}
+
+
+def t_rules(nccl):
+    """The rules NCCL guarantees hold for the release's call stream, for ncclscope's recording of it
+    exported, and for that export replayed: with the same counts."""
+    args = ["--nccl", nccl, "--iters", "1", "--scenario", "nocoll"]
+    recs, tr, p = run(lib(NATIVE[nccl]), args)
+    rules("spy", p.workdir, f"{nccl} call log")
+    tmp, rec = record(args)
+    exported = rules("export", rec, f"{nccl} recorded by ncclscope, exported")
+    recs, tr, p = run(lib(NATIVE[nccl]), ["--nccl", nccl, "--replay", rec])
+    replayed = rules("spy", p.workdir, f"{nccl} export replayed")
+    for rule in ("order", "types", "states", "kch_stop", "step_slots", "groupapi"):
+        eq(replayed.get(rule), exported.get(rule), f"{nccl}: rule {rule} [checked, failed] export vs its replay")
+
+
 TESTS = {"version": t_version, "mask_static": t_mask_static, "mask_runtime": t_mask_runtime, "v5_ce": t_v5_ce,
          "v6_ce": t_v6_ce, "pxn_procs": t_pxn_procs, "pxn_single": t_pxn_single, "dlclose": t_dlclose,
          "leak": t_leak, "graph": t_graph, "hang": t_hang, "none": t_none, "scenario": t_scenario,
          "nasty_null": t_nasty_null, "bench": t_bench, "help": t_help, "replay": t_replay,
-         "replay_bad": t_replay_bad, "cli_errors": t_cli_errors}
+         "replay_bad": t_replay_bad, "cli_errors": t_cli_errors, "rules": t_rules}
 
 if __name__ == "__main__":
     TESTS[sys.argv[2]](*sys.argv[3:])

@@ -176,7 +176,7 @@ def t_ptimer_drift():
 
 
 def t_ptimer_overrun():
-    args = ["--iters", "1", "--scenario", "overrun", "--kch-lag-ms", "30", "--nodes", "1"]
+    args = ["--iters", "2", "--scenario", "overrun", "--kch-lag-ms", "200", "--nodes", "1"]
     r = Run("2.30", args)
     bad, n = foreign_ptimers(r)
     check(bad > 0, "GPU 64 works ahead of a slow proxy: KernelCh with a later work's pTimer", bad, f"> 0 of {n}")
