@@ -133,10 +133,18 @@ void simDevicePlan(simProxy* px, simWork* w) {
 
 static uint64_t lagNs(simComm* c) { return simPollLagNs(&c->rng); }
 
+static void updateQuiet(struct simDevice* d) {
+  /* release: pairs with the application's acquire in simDeviceQuiet */
+  atomic_store_explicit(&d->quiet, d->pendingPolls == 0 && !d->streamBusy && !d->waitHead, memory_order_release);
+}
+
 static void schedulePoll(simProxy* px, struct simDevice* d, int ch, int conn, uint64_t at) {
-  (void)d;
+  d->pendingPolls++;
+  updateQuiet(d);
   simHeapPushPoll(&px->H, at, d, ch, conn);
 }
+
+bool simDeviceQuiet(struct simDevice* d) { return atomic_load_explicit(&d->quiet, memory_order_acquire); }
 
 /* Profiler ops join their channel connection's FIFO when the work is appended. */
 static void queueOps(simProxy* px, simWork* w) {
@@ -168,6 +176,7 @@ void simDeviceEnqueue(simProxy* px, simWork* w) {
     d->waitHead = w;
   d->waitTail = w;
   if (!d->streamBusy) startKernelNow(px, d->waitHead, simNowNs());
+  updateQuiet(d);
 }
 
 /* The head of the stream's queue gets the GPU: schedule its kernel start. */
@@ -177,6 +186,7 @@ static void startKernelNow(simProxy* px, simWork* w, uint64_t now) {
   d->waitHead = w->next;
   if (!d->waitHead) d->waitTail = NULL;
   d->streamBusy = true;
+  updateQuiet(d);
   /* from its launch call (streams_app.c), or for a graph replay, whose kernel
    * waits for the host callback that posted it, from now; never before the
    * stream's previous kernel ended; a straggler's later */
@@ -250,6 +260,7 @@ static void channelEnded(simProxy* px, simWork* w, int k, uint64_t t) {
     d->streamFree = end > t ? end : t;
     d->streamBusy = false;
     if (d->waitHead) startKernelNow(px, d->waitHead, d->streamFree);
+    updateQuiet(d);
     simProxyWorkDone(px, w);
   }
 }
@@ -373,7 +384,9 @@ void simDeviceAction(simProxy* px, const simAction* x) {
     channelEnded(px, x->w, x->a, x->t);
     break;
   case A_KCH_POLL:
+    x->dev->pendingPolls--;
     poll(px, x->dev, x->a, x->b, x->t);
+    updateQuiet(x->dev);
     break;
   default:
     break;

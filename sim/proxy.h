@@ -188,6 +188,11 @@ struct simDevice {
   uint64_t streamFree; /* the stream's previous kernel ended then */
   bool streamBusy;
   simWork *waitHead, *waitTail; /* works whose kernel waits for the stream */
+  int pendingPolls;    /* KernelCh polls scheduled and not yet made */
+  /* Written by the proxy thread, read by the application thread (acquire):
+   * no kernel runs or waits and no poll is due, so KernelCh ops still waiting
+   * for their ring slot will wait for good (until more work is posted). */
+  _Atomic int quiet;
 };
 
 void simDeviceFree(struct simDevice* d); /* its works; the struct itself is the caller's */

@@ -80,6 +80,12 @@ typedef struct {
 } rpState;
 
 typedef struct {
+  char name[160];
+  int64_t tsNs, durNs; /* as the trace has them (its own clock) */
+  int device, stream;
+} rpGpuKernel;
+
+typedef struct {
   rpComm* comms;
   int ncomms;
   rpEvent* events;
@@ -93,6 +99,8 @@ typedef struct {
   /* what could not be replayed, by reason (printed and written to the truth) */
   uint64_t skipped[16];
   uint64_t lines, badLines;
+  rpGpuKernel* gpuTruth; /* NCCL kernels of a CUPTI trace beside the recording */
+  size_t ngpuTruth;
 } rpRecording;
 
 enum {

@@ -532,6 +532,35 @@ static int loadFile(loader* L, int pass, const char* path) {
 
 static int byName(const void* a, const void* b) { return strcmp(*(char* const*)a, *(char* const*)b); }
 
+/* GPU ground truth next to a recording: a Chrome trace (the PyTorch
+ * profiler's, from CUPTI) whose kernel events of NCCL kernels become truth
+ * `gpu_kernel` lines, times as the trace has them. */
+static void gpuTruthFile(rpRecording* r, const char* path) {
+  json_object* o = json_object_from_file(path);
+  json_object* evs = o ? get(o, "traceEvents") : NULL;
+  if (!evs || json_object_get_type(evs) != json_type_array) {
+    if (o) json_object_put(o);
+    return;
+  }
+  size_t n = json_object_array_length(evs);
+  for (size_t i = 0; i < n; i++) {
+    json_object* e = json_object_array_get_idx(evs, i);
+    const char* cat = json_object_get_string(get(e, "cat"));
+    const char* name = json_object_get_string(get(e, "name"));
+    if (!cat || !name || strcmp(cat, "kernel") || !strcasestr(name, "nccl")) continue;
+    int64_t ts, dur;
+    if (!getTsNs(e, "ts", &ts) || !getTsNs(e, "dur", &dur)) continue;
+    json_object* args = get(e, "args");
+    r->gpuTruth = realloc(r->gpuTruth, (r->ngpuTruth + 1) * sizeof *r->gpuTruth);
+    rpGpuKernel* k = &r->gpuTruth[r->ngpuTruth++];
+    snprintf(k->name, sizeof k->name, "%s", name);
+    k->tsNs = ts, k->durNs = dur;
+    k->device = getInt(args, "device", -1);
+    k->stream = getInt(args, "stream", -1);
+  }
+  json_object_put(o);
+}
+
 static int loadPath(loader* L, const char* path) {
   struct stat st;
   if (stat(path, &st) != 0) {
@@ -548,6 +577,12 @@ static int loadPath(loader* L, const char* path) {
   size_t n = 0, cap = 0;
   for (struct dirent* de; (de = readdir(d));) {
     size_t l = strlen(de->d_name);
+    if (l > 5 && !strcmp(de->d_name + l - 5, ".json")) {
+      char full[4096];
+      snprintf(full, sizeof full, "%s/%s", path, de->d_name);
+      gpuTruthFile(L->r, full);
+      continue;
+    }
     if (l < 7 || strcmp(de->d_name + l - 6, ".jsonl")) continue;
     if (n == cap) names = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *names);
     names[n++] = strdup(de->d_name);
@@ -665,6 +700,7 @@ void rpFree(rpRecording* r) {
   free(r->events);
   free(r->states);
   free(r->comms);
+  free(r->gpuTruth);
   if (r->strings) lh_table_free(r->strings);
   memset(r, 0, sizeof *r);
 }

@@ -333,10 +333,24 @@ int simRunReplay(const char* path) {
     }
     shm->recPid[shm->nprocs++] = pid;
   }
+  char source[1024];
+  snprintf(source, sizeof source, "%s", path);
+  for (char* q = source; *q; q++)
+    if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20) *q = '_'; /* a JSON string as is */
   simTruthf("\"kind\":\"replay\",\"source\":\"%s\",\"lines\":%llu,\"comms\":%d,\"events\":%d,\"states\":%d,"
             "\"threads\":%d,\"procs\":%d,\"speed\":%.3f,\"skipped\":{%s}",
-            path, (unsigned long long)rec.lines, rec.ncomms, rec.nevents, rec.nstates, rec.nthreads, shm->nprocs,
+            source, (unsigned long long)rec.lines, rec.ncomms, rec.nevents, rec.nstates, rec.nthreads, shm->nprocs,
             simOpt.replaySpeed, skipJson);
+  for (size_t i = 0; i < rec.ngpuTruth; i++) {
+    const rpGpuKernel* k = &rec.gpuTruth[i];
+    char name[sizeof k->name];
+    snprintf(name, sizeof name, "%s", k->name);
+    for (char* q = name; *q; q++)
+      if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20) *q = '_';
+    simTruthf("\"kind\":\"gpu_kernel\",\"name\":\"%s\",\"ts_ns\":%lld,\"dur_ns\":%lld,\"device\":%d,\"stream\":%d,"
+              "\"source\":\"cupti\"",
+              name, (long long)k->tsNs, (long long)k->durNs, k->device, k->stream);
+  }
   fflush(NULL);
   shm->startAt = simNowNs() + 50000000ull; /* 50 ms for every process to be forked and ready */
   int rc = simRunProcesses(shm->nprocs, replayProcess);

@@ -173,6 +173,7 @@ int simTypeGate(int typeIndex);
 struct simProxy;
 struct simDevice;
 struct simDevice* simDeviceNew(void); /* a GPU model; freed by the proxy that last used it */
+bool simDeviceQuiet(struct simDevice* d); /* nothing runs and no KernelCh poll is due (any thread) */
 typedef struct simShared simShared; /* MAP_SHARED area across forked processes */
 typedef struct simComm {
   uint64_t commId;

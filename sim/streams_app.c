@@ -257,10 +257,17 @@ int simCommDrain(simComm* c) {
     simWorkRelease(old);
   }
   /* KernelCh events come in after the GPU finished, on the proxy's polling:
-   * wait for them, boundedly (an op whose ring slot never matches is
-   * abandoned by the proxy when it is destroyed) */
-  uint64_t deadline = simNowNs() + 2000000000ull + (uint64_t)(simOpt.kchLagMs * 2e6);
-  while (atomic_load_explicit(&c->unsettled, memory_order_acquire) > 0 && simNowNs() < deadline) usleep(200);
+   * wait for them, until the device is quiet (an op still waiting for its
+   * ring slot then waits for good: the proxy abandons it when destroyed), or
+   * a bound as a safety net */
+  uint64_t deadline = simNowNs() + 10000000000ull + (uint64_t)(simOpt.kchLagMs * 2e6);
+  while (atomic_load_explicit(&c->unsettled, memory_order_acquire) > 0 && simNowNs() < deadline) {
+    if (simDeviceQuiet(c->dev)) {
+      usleep(1000); /* quiet twice, 1 ms apart: no poll was in flight between the loads */
+      if (simDeviceQuiet(c->dev)) break;
+    }
+    usleep(200);
+  }
   c->outTail = NULL;
   c->nOut = 0;
   return aborted;

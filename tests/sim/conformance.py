@@ -470,6 +470,26 @@ def t_replay_bad():
         check("nothing to replay" in p.stderr, f"and says so ({why})", p.stderr[-300:], "nothing to replay")
 
 
+def t_replay_gpu_truth():
+    """A CUPTI trace (PyTorch profiler, Chrome JSON) beside the recording: its NCCL kernels go to the truth."""
+    tmp, rec = record(["--iters", "1", "--fast"])
+    d = os.path.join(tmp, "recording")
+    os.makedirs(d)
+    os.rename(rec, os.path.join(d, "rec.jsonl"))
+    kernels = [{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 7,
+                "ts": 1795452499384635.5, "dur": 12.25, "args": {"device": 0, "stream": 7}},
+               {"ph": "X", "cat": "kernel", "name": "vectorized_elementwise_kernel", "ts": 1.0, "dur": 2.0},
+               {"ph": "X", "cat": "cpu_op", "name": "nccl:all_reduce", "ts": 3.0, "dur": 4.0}]
+    with open(os.path.join(d, "profile.json"), "w") as f:
+        json.dump({"traceEvents": kernels}, f)
+    recs, tr, p = run(lib(6), ["--replay", d])
+    g = [t for t in tr if t["kind"] == "gpu_kernel"]
+    eq([(t["name"], t["ts_ns"], t["dur_ns"], t["device"]) for t in g],
+       [("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 1795452499384635500, 12250, 0)],
+       "the NCCL kernel of the CUPTI trace, exact to the ns, and nothing else")
+    check(sum(r["ev"] == "start" for ls in recs.values() for r in ls) > 0, "the recording is replayed too", 0, "> 0")
+
+
 def t_cli_errors():
     """Bad options and unloadable plugins stop the run with a reason, never a silent pass."""
     cases = [(["--iters", "abc"], 2, "--iters"), (["--seed", "12x"], 2, "--seed"), (["--channels", "65"], 2, "--channels"),
@@ -514,7 +534,7 @@ TESTS = {"version": t_version, "mask_static": t_mask_static, "mask_runtime": t_m
          "v6_ce": t_v6_ce, "pxn_procs": t_pxn_procs, "pxn_single": t_pxn_single, "dlclose": t_dlclose,
          "leak": t_leak, "graph": t_graph, "hang": t_hang, "none": t_none, "scenario": t_scenario,
          "nasty_null": t_nasty_null, "bench": t_bench, "help": t_help, "replay": t_replay,
-         "replay_bad": t_replay_bad, "cli_errors": t_cli_errors, "rules": t_rules}
+         "replay_bad": t_replay_bad, "cli_errors": t_cli_errors, "rules": t_rules, "replay_gpu_truth": t_replay_gpu_truth}
 
 if __name__ == "__main__":
     TESTS[sys.argv[2]](*sys.argv[3:])
