@@ -250,6 +250,7 @@ void simNetPlan(simProxy* px, simWork* w);         /* subs of the work (network 
 void simNetAppend(simProxy* px, simWork* w);       /* ProxyOp starts at append (2.27+) */
 void simNetBegin(simProxy* px, simWork* w);        /* after the barrier: schedule the steps */
 void simNetAbort(simProxy* px, simWork* w);        /* a hung collective: stop what runs */
+void simNetQuiesce(simWork* w);                     /* its requests handed to the helper are done */
 void simNetAction(simProxy* px, const simAction* x);
 void simNetWriteStats(simProxy* px);
 

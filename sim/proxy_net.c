@@ -169,6 +169,9 @@ static bool netInline(const subState* s) {
 static void netStart(simProxy* px, const simComm* c, int mask, subState* s, int st, size_t b) {
   int slot = st % SIM_STEPS;
   netReq* r = &s->nets[slot];
+  /* the previous request of this slot may still sit in the helper's queue
+   * (its stop races the step's): it must be done before the slot is reused */
+  if (s->netState[slot] == NET_STOPPED && !netInline(s)) simNetWait(r);
   memset(r, 0, sizeof *r);
   s->netState[slot] = NET_NONE;
   if (!s->plugin || !(mask & ncclProfileNetPlugin) || s->silent || simNcclCur.nativeAbi < 3) return;
@@ -346,6 +349,12 @@ void simNetBegin(simProxy* px, simWork* w) {
 static void opStopped(simProxy* px, simWork* w) {
   w->pendingSubs--;
   simProxyWorkDone(px, w);
+}
+
+void simNetQuiesce(simWork* w) {
+  for (int k = 0; k < w->nsub; k++)
+    for (int q = 0; q < SIM_STEPS; q++)
+      if (w->subs[k].netState[q] != NET_NONE && !netInline(&w->subs[k])) simNetWait(&w->subs[k].nets[q]);
 }
 
 void simNetAbort(simProxy* px, simWork* w) {
@@ -562,7 +571,8 @@ void simNetAction(simProxy* px, const simAction* x) {
     if (s->stopped) break;
     s->stopped = true;
     for (int q = 0; q < SIM_STEPS; q++) {
-      if (s->netState[q] == NET_STARTED) netFinish(px, s, q);
+      /* every NetPlugin request of the op is done, also a stop still queued on the helper */
+      netFinish(px, s, q);
       if (s->steps[q].h) simStop(p, &s->steps[q]), s->steps[q].h = NULL;
     }
     simStop(p, &s->op);

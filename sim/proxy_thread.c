@@ -351,6 +351,7 @@ static void* proxyMain(void* arg) {
                 (unsigned long long)w->kops[k].tGpuStart, (unsigned long long)w->kops[k].tGpuStop, w->pendingKch, w->completed);
     px->activeHead = w->activeNext;
     simDeviceAbandon(px, w);
+    simNetQuiesce(w); /* the helper thread no longer holds its requests */
     w->released = true;
     if (!w->completed) signalPoster(w, 1);
     atomic_fetch_sub_explicit(&w->c->unsettled, 1, memory_order_release);
