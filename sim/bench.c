@@ -111,6 +111,7 @@ static double clockPairNs(void) {
 
 int simRunBench(void) {
   if (simOpt.benchMicro) return simRunBenchMicro();
+  if (simOpt.benchCadence) return simRunBenchCadence();
   char exe[4096], emptyPath[4200];
   ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
   exe[k > 0 ? k : 0] = 0;

@@ -122,6 +122,9 @@ static void usage(FILE* f) {
           "  --bench-batches N     --bench-micro: batches per sequence kind and repetition [16]\n"
           "  --bench-settle-ms MS  --bench-micro: untimed pause between repetitions [20]\n"
           "  --bench-seq NAME      --bench-micro: only step_pair, step_3states or coll_pair [all]\n"
+          "  --bench-cadence       NCCL's sequences (networked and single-node collectives, a P2P pair), one per\n"
+          "                        collective, with cache-evicting work between them: ns inside the plugin calls\n"
+          "  --bench-gaps LIST     --bench-cadence: gaps between collectives, us [1,10,100,1000]\n"
           "  -v, --verbose         progress on stderr\n"
           "  -h, --help            this text\n");
 }
@@ -186,6 +189,7 @@ int main(int argc, char** argv) {
       {"gpu-offset-s", required_argument, 0, 1008}, {"timeslice-us", required_argument, 0, 1009},
       {"copy-proxy", no_argument, 0, 1010},        {"socket-threads", no_argument, 0, 1011},
       {"peer-wait-us", required_argument, 0, 1012}, {"exit", required_argument, 0, 1013},
+      {"bench-cadence", no_argument, 0, 1014},     {"bench-gaps", required_argument, 0, 1015},
       {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
   int o;
   const char* quirkSpec = NULL;
@@ -246,6 +250,8 @@ int main(int argc, char** argv) {
       }
       simOpt.exitMode = optarg;
       break;
+    case 1014: simOpt.benchCadence = simOpt.bench = true; break;
+    case 1015: simOpt.benchGaps = optarg; break;
     case 'v': simOpt.verbose++; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;

@@ -45,6 +45,8 @@ typedef struct {
   int benchBatches;    /* --bench-batches: batches per sequence kind and repetition */
   int benchSettleMs;   /* --bench-settle-ms: untimed pause between micro repetitions */
   unsigned benchSeqMask; /* --bench-seq: micro sequences to run (bit per sequence) */
+  bool benchCadence;     /* --bench-cadence: NCCL's sequences with cache-evicting gaps (bench_cadence.c) */
+  const char* benchGaps; /* --bench-gaps: gaps between collectives, us, comma-separated */
   int channels;        /* max channels per collective */
   int timerGranNs;     /* GPU timer quantum */
   int hangTimeoutMs;
@@ -275,6 +277,8 @@ int simRunScenario(const char* name);
 void simScenarioPresets(const char* name); /* options a scenario implies, before the run starts */
 /* bench.c */
 int simRunBench(void);
+/* bench_cadence.c */
+int simRunBenchCadence(void);
 /* bench_micro.c */
 int simRunBenchMicro(void);
 unsigned simBenchSeqMask(const char* name);
