@@ -27,7 +27,7 @@ PARTS=("$@")
 [ ${#PARTS[@]} -eq 0 ] && PARTS=(asan tsan fuzz valgrind)
 SIM_ITERS=${SIM_ITERS:-20}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-SCENARIOS=(default pxn graph ce churn straggler hang reuse threads nasty)
+SCENARIOS=(default pxn graph ce churn straggler hang reuse threads nasty batch nocoll overrun leaks split)
 # Tests left out of the sanitizer ctest runs, each for its reason: real-time bounds
 # that a sanitizer's uneven slowdown of the simulator's threads (5-15x) breaks.
 #  e2e.exec_end      each execution end recorded within 20 ms of when it was due

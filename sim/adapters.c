@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "sim.h"
+#include <pthread.h>
 
 /* NCCL's logger as a plugin sees it: with NCCL_DEBUG=WARN (or INFO) the
  * plugin's warnings (and infos) are printed on stderr as "NCCL WARN ...". */
@@ -48,8 +49,10 @@ const char* simTypeName(int t) {
   return t >= 0 && t < SIM_NTYPES ? names[t] : "?";
 }
 
-ncclResult_t simAdaptInit(const simPlugin* p, void** ctx, uint64_t commId, int* mask, const char* commName, int nNodes,
-                          int nranks, int rank) {
+static void ctxNote(void* ctx, uint64_t commId, const char* name);
+
+static ncclResult_t initByVersion(const simPlugin* p, void** ctx, uint64_t commId, int* mask, const char* commName,
+                                  int nNodes, int nranks, int rank) {
   ncclResult_t r;
   switch (p->version) {
   case 6:
@@ -67,6 +70,13 @@ ncclResult_t simAdaptInit(const simPlugin* p, void** ctx, uint64_t commId, int* 
   default:
     return ((const ncclProfiler_v1_t*)p->api)->init(ctx, mask);
   }
+}
+
+ncclResult_t simAdaptInit(const simPlugin* p, void** ctx, uint64_t commId, int* mask, const char* commName, int nNodes,
+                          int nranks, int rank) {
+  ncclResult_t r = initByVersion(p, ctx, commId, mask, commName, nNodes, nranks, rank);
+  if (r == ncclSuccess) ctxNote(*ctx, commId, commName);
+  return r;
 }
 
 /* v1 codes. NCCL's own mapping compares against the strings it passes;
@@ -103,182 +113,73 @@ static uint8_t v1Dtype(const char* s) {
   return ncclFloat64_v1;
 }
 
-/* Fields common to v1..v3 descriptors for ProxyOp/ProxyStep (same layout). */
-#define COPY_PROXY(dst, src)                              \
-  do {                                                    \
-    (dst).proxyOp.pid = (src)->proxyOp.pid;               \
-    (dst).proxyOp.channelId = (src)->proxyOp.channelId;   \
-    (dst).proxyOp.peer = (src)->proxyOp.peer;             \
-    (dst).proxyOp.nSteps = (src)->proxyOp.nSteps;         \
-    (dst).proxyOp.chunkSize = (src)->proxyOp.chunkSize;   \
-    (dst).proxyOp.isSend = (src)->proxyOp.isSend;         \
-  } while (0)
+/* What a fill needs besides the v6 descriptor: the communicator's name and
+ * hash, which v1..v3 Coll/P2p descriptors carry (NCCL fills them natively;
+ * its 2.27+ shims leave them NULL/0), and the v4 shim's garbage. */
+typedef struct {
+  const ncclProfilerEventDescr_v6_t* d;
+  const char* commName;
+  uint64_t commHash;
+  bool garbageP2pChannels;
+} simFillIn;
 
-static bool startV1(const ncclProfiler_v1_t* api, void* ctx, void** h, const ncclProfilerEventDescr_v6_t* d) {
-  ncclProfilerEventDescr_v1_t e;
-  memset(&e, 0, sizeof e);
-  e.type = (uint8_t)d->type;
-  e.parentObj = d->parentObj;
-  e.rank = d->rank;
-  switch (d->type) {
-  case ncclProfileGroup:
-  case ncclProfileProxyCtrl:
-    break;
-  case ncclProfileColl:
-    e.parentObj = d->coll.parentGroup;
-    e.coll.seqNumber = d->coll.seqNumber;
-    e.coll.func = v1Func(d->coll.func);
-    e.coll.sendBuff = d->coll.sendBuff;
-    e.coll.recvBuff = d->coll.recvBuff;
-    e.coll.count = d->coll.count;
-    e.coll.root = d->coll.root;
-    e.coll.datatype = v1Dtype(d->coll.datatype);
-    e.coll.nMaxChannels = d->coll.nChannels;
-    e.coll.nWarps = d->coll.nWarps;
-    e.coll.algo = v1Algo(d->coll.algo);
-    e.coll.proto = v1Proto(d->coll.proto);
-    break;
-  case ncclProfileP2p:
-    e.parentObj = d->p2p.parentGroup;
-    e.p2p.func = v1Func(d->p2p.func);
-    e.p2p.buff = d->p2p.buff;
-    e.p2p.count = d->p2p.count;
-    e.p2p.datatype = v1Dtype(d->p2p.datatype);
-    e.p2p.peer = d->p2p.peer;
-    break;
-  case ncclProfileProxyOp:
-    COPY_PROXY(e, d);
-    break;
-  case ncclProfileProxyStep:
-    e.proxyStep.step = d->proxyStep.step;
-    break;
-  default:
-    return false;
-  }
-  api->startEvent(ctx, h, &e);
-  return true;
+#define AF_V 1
+#define AF_NUMERIC 1
+#define AF_NAMEHASH 1
+#define AF_KCH_NET 0
+#define AF_CHANNELS 0
+#include "adapter_fill.h"
+#define AF_V 2
+#define AF_NUMERIC 0
+#define AF_NAMEHASH 1
+#define AF_KCH_NET 0
+#define AF_CHANNELS 0
+#include "adapter_fill.h"
+#define AF_V 3
+#define AF_NUMERIC 0
+#define AF_NAMEHASH 1
+#define AF_KCH_NET 1
+#define AF_CHANNELS 0
+#include "adapter_fill.h"
+#define AF_V 4
+#define AF_NUMERIC 0
+#define AF_NAMEHASH 0
+#define AF_KCH_NET 1
+#define AF_CHANNELS 1
+#include "adapter_fill.h"
+
+/* The communicators' names and ids by context, for v1..v3 descriptors. */
+#define CTX_TABLE 1024
+static struct {
+  void* ctx;
+  uint64_t commId;
+  const char* name;
+} ctxTable[CTX_TABLE];
+static pthread_mutex_t ctxLock = PTHREAD_MUTEX_INITIALIZER;
+
+static void ctxNote(void* ctx, uint64_t commId, const char* name) {
+  if (!ctx) return;
+  pthread_mutex_lock(&ctxLock);
+  size_t i = ((uintptr_t)ctx >> 4) % CTX_TABLE;
+  ctxTable[i].ctx = ctx, ctxTable[i].commId = commId, ctxTable[i].name = name;
+  pthread_mutex_unlock(&ctxLock);
 }
 
-/* v2 and v3 share the string-typed layout except KernelCh/NetPlugin. */
-#define FILL_V23(e, d)                                    \
-  do {                                                    \
-    switch ((d)->type) {                                  \
-    case ncclProfileColl:                                 \
-      (e).parentObj = (d)->coll.parentGroup;              \
-      (e).coll.seqNumber = (d)->coll.seqNumber;           \
-      (e).coll.func = (d)->coll.func;                     \
-      (e).coll.sendBuff = (d)->coll.sendBuff;             \
-      (e).coll.recvBuff = (d)->coll.recvBuff;             \
-      (e).coll.count = (d)->coll.count;                   \
-      (e).coll.root = (d)->coll.root;                     \
-      (e).coll.datatype = (d)->coll.datatype;             \
-      (e).coll.nMaxChannels = (d)->coll.nChannels;        \
-      (e).coll.nWarps = (d)->coll.nWarps;                 \
-      (e).coll.algo = (d)->coll.algo;                     \
-      (e).coll.proto = (d)->coll.proto;                   \
-      break;                                              \
-    case ncclProfileP2p:                                  \
-      (e).parentObj = (d)->p2p.parentGroup;               \
-      (e).p2p.func = (d)->p2p.func;                       \
-      (e).p2p.buff = (d)->p2p.buff;                       \
-      (e).p2p.count = (d)->p2p.count;                     \
-      (e).p2p.datatype = (d)->p2p.datatype;               \
-      (e).p2p.peer = (d)->p2p.peer;                       \
-      break;                                              \
-    case ncclProfileProxyOp:                              \
-      COPY_PROXY(e, d);                                   \
-      break;                                              \
-    case ncclProfileProxyStep:                            \
-      (e).proxyStep.step = (d)->proxyStep.step;           \
-      break;                                              \
-    default:                                              \
-      break;                                              \
-    }                                                     \
-  } while (0)
-
-static bool startV2(const ncclProfiler_v2_t* api, void* ctx, void** h, const ncclProfilerEventDescr_v6_t* d) {
-  ncclProfilerEventDescr_v2_t e;
-  memset(&e, 0, sizeof e);
-  if (d->type > ncclProfileProxyCtrl) return false;
-  e.type = (uint8_t)d->type;
-  e.parentObj = d->parentObj;
-  e.rank = d->rank;
-  FILL_V23(e, d);
-  api->startEvent(ctx, h, &e);
-  return true;
+static void ctxLookup(void* ctx, simFillIn* in) {
+  pthread_mutex_lock(&ctxLock);
+  size_t i = ((uintptr_t)ctx >> 4) % CTX_TABLE;
+  if (ctx && ctxTable[i].ctx == ctx) in->commHash = ctxTable[i].commId, in->commName = ctxTable[i].name;
+  pthread_mutex_unlock(&ctxLock);
 }
 
-static bool startV3(const ncclProfiler_v3_t* api, void* ctx, void** h, const ncclProfilerEventDescr_v6_t* d) {
-  ncclProfilerEventDescr_v3_t e;
-  memset(&e, 0, sizeof e);
-  if (d->type > ncclProfileNetPlugin) return false;
-  e.type = (uint8_t)d->type;
-  e.parentObj = d->parentObj;
-  e.rank = d->rank;
-  FILL_V23(e, d);
-  if (d->type == ncclProfileKernelCh) e.kernelCh.channelId = d->kernelCh.channelId;
-  if (d->type == ncclProfileNetPlugin) {
-    e.netPlugin.id = d->netPlugin.id;
-    e.netPlugin.data = d->netPlugin.data;
-  }
-  api->startEvent(ctx, h, &e);
-  return true;
-}
-
-static bool startV4(const ncclProfiler_v4_t* api, void* ctx, void** h, const ncclProfilerEventDescr_v6_t* d) {
-  ncclProfilerEventDescr_v4_t e;
-  memset(&e, 0, sizeof e);
-  if (d->type > ncclProfileNetPlugin) return false;
-  e.type = (uint8_t)d->type;
-  e.parentObj = d->parentObj;
-  e.rank = d->rank;
-  switch (d->type) {
-  case ncclProfileColl:
-    e.parentObj = d->coll.parentGroup;
-    e.coll.seqNumber = d->coll.seqNumber;
-    e.coll.func = d->coll.func;
-    e.coll.sendBuff = d->coll.sendBuff;
-    e.coll.recvBuff = d->coll.recvBuff;
-    e.coll.count = d->coll.count;
-    e.coll.root = d->coll.root;
-    e.coll.datatype = d->coll.datatype;
-    e.coll.nChannels = d->coll.nChannels;
-    e.coll.nWarps = d->coll.nWarps;
-    e.coll.algo = d->coll.algo;
-    e.coll.proto = d->coll.proto;
-    break;
-  case ncclProfileP2p:
-    e.parentObj = d->p2p.parentGroup;
-    e.p2p.func = d->p2p.func;
-    e.p2p.buff = d->p2p.buff;
-    e.p2p.count = d->p2p.count;
-    e.p2p.datatype = d->p2p.datatype;
-    e.p2p.peer = d->p2p.peer;
-    e.p2p.nChannels = d->p2p.nChannels;
-    break;
-  case ncclProfileProxyOp:
-    COPY_PROXY(e, d);
-    break;
-  case ncclProfileProxyStep:
-    e.proxyStep.step = d->proxyStep.step;
-    break;
-  case ncclProfileKernelCh:
-    e.kernelCh.channelId = d->kernelCh.channelId;
-    e.kernelCh.pTimer = d->kernelCh.pTimer;
-    break;
-  case ncclProfileNetPlugin:
-    e.netPlugin.id = d->netPlugin.id;
-    e.netPlugin.data = d->netPlugin.data;
-    break;
-  default:
-    break;
-  }
-  api->startEvent(ctx, h, &e);
-  return true;
-}
+/* Is NCCL serving this plugin through a shim (an older version than it speaks)? */
+static bool shimmed(const simPlugin* p) { return p->version < simNcclCur.nativeAbi; }
 
 bool simAdaptStart(const simPlugin* p, void* ctx, void** h, ncclProfilerEventDescr_v6_t* d) {
   *h = NULL;
+  simFillIn in = {.d = d};
+  /* 2.27+ shims pass no name and hash; a release speaking v1..v3 natively does */
+  if (p->version <= 3 && !shimmed(p)) ctxLookup(ctx, &in);
   switch (p->version) {
   case 6:
     ((const ncclProfiler_v6_t*)p->api)->startEvent(ctx, h, d);
@@ -288,14 +189,31 @@ bool simAdaptStart(const simPlugin* p, void* ctx, void** h, ncclProfilerEventDes
     /* v5 and v6 descriptors share the layout of every non-CE member */
     ((const ncclProfiler_v5_t*)p->api)->startEvent(ctx, h, (ncclProfilerEventDescr_v5_t*)(void*)d);
     return true;
-  case 4:
-    return startV4(p->api, ctx, h, d);
-  case 3:
-    return startV3(p->api, ctx, h, d);
-  case 2:
-    return startV2(p->api, ctx, h, d);
-  default:
-    return startV1(p->api, ctx, h, d);
+  case 4: {
+    ncclProfilerEventDescr_v4_t e;
+    in.garbageP2pChannels = shimmed(p) && simQuirk(Q_V4_SHIM_GARBAGE);
+    if (!fillV4(&in, &e)) return false;
+    ((const ncclProfiler_v4_t*)p->api)->startEvent(ctx, h, &e);
+    return true;
+  }
+  case 3: {
+    ncclProfilerEventDescr_v3_t e;
+    if (!fillV3(&in, &e)) return false;
+    ((const ncclProfiler_v3_t*)p->api)->startEvent(ctx, h, &e);
+    return true;
+  }
+  case 2: {
+    ncclProfilerEventDescr_v2_t e;
+    if (!fillV2(&in, &e)) return false;
+    ((const ncclProfiler_v2_t*)p->api)->startEvent(ctx, h, &e);
+    return true;
+  }
+  default: {
+    ncclProfilerEventDescr_v1_t e;
+    if (!fillV1(&in, &e)) return false;
+    ((const ncclProfiler_v1_t*)p->api)->startEvent(ctx, h, &e);
+    return true;
+  }
   }
 }
 
@@ -305,47 +223,82 @@ bool simAdaptStop(const simPlugin* p, void* h) {
   return true;
 }
 
-static bool oldStateKept(int s) {
-  return (s >= ncclProfilerProxyCtrlIdle && s <= ncclProfilerProxyCtrlAppendEnd) ||
-         (s >= ncclProfilerProxyStepSendGPUWait && s <= ncclProfilerProxyStepRecvGPUWait);
+/* A pointer to a struct NCCL never initialised: what a shim passes for
+ * states without args. The bytes are not zero, so a plugin that reads them
+ * gets garbage, as with NCCL. */
+static void* garbageArgs(void) {
+  /* never written at run time: shared by every thread without a race */
+  static union {
+    ncclProfilerEventStateArgs_v6_t a;
+    unsigned char b[8];
+  } g = {.b = {0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5}};
+  _Static_assert(sizeof g == 8, "the state args are one 8-byte union");
+  return &g;
 }
 
-bool simAdaptRecord(const simPlugin* p, void* h, int s, ncclProfilerEventStateArgs_v6_t* a) {
+static bool proxyStepState(int s) {
+  return (s >= ncclProfilerProxyStepSendGPUWait && s <= ncclProfilerProxyStepRecvGPUWait) ||
+         s == ncclProfilerProxyStepSendPeerWait_v4;
+}
+static bool proxyCtrlState(int s) { return s >= ncclProfilerProxyCtrlIdle && s <= ncclProfilerProxyCtrlAppendEnd; }
+static bool proxyOpOldState(int s) { return s >= ncclProfilerProxyOpSendPosted && s <= ncclProfilerProxyOpRecvDone; }
+
+/* v1..v3 plugins. Natively (2.23-2.26) NCCL passes ProxyOp states 0-7 with
+ * {transSize, steps}, ProxyStep states with the args it has (NULL before
+ * 2.27) and ProxyCtrl states; its 2.27+ shims send only 8-12 (zeroed args)
+ * and 13-18. */
+static bool recordOld(const simPlugin* p, void* h, int s, ncclProfilerEventStateArgs_v6_t* a, int opSteps) {
+  ncclProfilerEventStateArgs_v1_t b; /* v1..v3 args share one layout */
+  memset(&b, 0, sizeof b);
+  ncclProfilerEventStateArgs_v1_t* args = &b;
+  if (proxyCtrlState(s)) {
+    b.proxyCtrl.appendedProxyOps = a ? a->proxyCtrl.appendedProxyOps : 0;
+  } else if (proxyOpOldState(s)) {
+    if (shimmed(p) && simNcclCur.minor >= 27) return false;
+    b.proxyOp.transSize = a ? a->proxyStep.transSize : 0;
+    b.proxyOp.steps = opSteps;
+  } else if (s >= ncclProfilerProxyStepSendGPUWait && s <= ncclProfilerProxyStepRecvGPUWait) {
+    if (!a && !(shimmed(p) && simNcclCur.minor >= 27)) args = NULL; /* as generated (NULL before 2.27) */
+  } else {
+    return false;
+  }
+  ((const ncclProfiler_v1_t*)p->api)->recordEventState(h, (ncclProfilerEventState_t)s, args);
+  return true;
+}
+
+bool simAdaptRecord(const simPlugin* p, void* h, int s, ncclProfilerEventStateArgs_v6_t* a, int opSteps) {
   if (p->version == 6) {
     ((const ncclProfiler_v6_t*)p->api)->recordEventState(h, (ncclProfilerEventState_t)s, a);
     return true;
   }
-  if (p->version >= 4) {
-    ncclProfilerEventStateArgs_v4_t b;
-    memset(&b, 0, sizeof b);
-    bool isApi = s == ncclProfilerGroupStartApiStop || s == ncclProfilerGroupEndApiStart;
-    if ((s >= ncclProfilerProxyStepSendGPUWait && s <= ncclProfilerProxyStepRecvGPUWait) ||
-        s == ncclProfilerProxyStepSendPeerWait_v4)
-      b.proxyStep.transSize = a ? a->proxyStep.transSize : 0;
-    else if (s >= ncclProfilerProxyCtrlIdle && s <= ncclProfilerProxyCtrlAppendEnd)
-      b.proxyCtrl.appendedProxyOps = a ? a->proxyCtrl.appendedProxyOps : 0;
-    else if (s == ncclProfilerNetPluginUpdate)
-      b.netPlugin.data = a ? a->netPlugin.data : NULL;
-    else if (s == ncclProfilerKernelChStop)
-      b.kernelCh.pTimer = a ? a->kernelCh.pTimer : 0;
-    else if (s == ncclProfilerProxyOpInProgress_v4 || (isApi && p->version == 5)) {
-      /* no args */
-    } else
-      return false;
-    if (p->version == 5)
-      /* NCCL's v5 adapter passes a (non-NULL, uninitialized) args struct even
-       * for the GroupApi states; we pass a zeroed one. */
-      ((const ncclProfiler_v5_t*)p->api)->recordEventState(h, (ncclProfilerEventState_t)s,
-                                                           (ncclProfilerEventStateArgs_v5_t*)(void*)&b);
-    else
-      ((const ncclProfiler_v4_t*)p->api)->recordEventState(h, (ncclProfilerEventState_t)s, &b);
-    return true;
-  }
-  if (!oldStateKept(s)) return false;
-  ncclProfilerEventStateArgs_v1_t b; /* v1..v3 args share one layout */
+  if (p->version <= 3) return recordOld(p, h, s, a, opSteps);
+  bool isApi = s == ncclProfilerGroupStartApiStop || s == ncclProfilerGroupEndApiStart;
+  if (s >= 25 || proxyOpOldState(s)) return false; /* CE states; ProxyOp states v4+ never get */
+  if (isApi && p->version == 4) return false;
+  ncclProfilerEventStateArgs_v4_t b; /* v4 and v5 args share one layout */
   memset(&b, 0, sizeof b);
-  if (s >= ncclProfilerProxyCtrlIdle) b.proxyCtrl.appendedProxyOps = a ? a->proxyCtrl.appendedProxyOps : 0;
-  ((const ncclProfiler_v1_t*)p->api)->recordEventState(h, (ncclProfilerEventState_t)s, &b);
+  void* args = &b;
+  if (proxyStepState(s))
+    b.proxyStep.transSize = a ? a->proxyStep.transSize : 0;
+  else if (proxyCtrlState(s))
+    b.proxyCtrl.appendedProxyOps = a ? a->proxyCtrl.appendedProxyOps : 0;
+  else if (s == ncclProfilerNetPluginUpdate)
+    b.netPlugin.data = a ? a->netPlugin.data : NULL;
+  else if (s == ncclProfilerKernelChStop)
+    b.kernelCh.pTimer = a ? a->kernelCh.pTimer : 0;
+  else if (s == ncclProfilerProxyOpInProgress_v4 || isApi)
+    /* no args: natively NULL for the GroupApi states (2.28's v5); the 2.29+
+     * v5 shim and 2.28+ v4 shim pass an uninitialised struct instead */
+    args = !shimmed(p) && isApi ? NULL
+           : shimmed(p) && simQuirk(p->version == 5 ? Q_V5_SHIM_GARBAGE : Q_V4_SHIM_GARBAGE) ? garbageArgs()
+                                                                                          : (void*)&b;
+  else
+    return false;
+  if (a == NULL && proxyStepState(s) && !shimmed(p)) args = NULL;
+  if (p->version == 5)
+    ((const ncclProfiler_v5_t*)p->api)->recordEventState(h, (ncclProfilerEventState_t)s, args);
+  else
+    ((const ncclProfiler_v4_t*)p->api)->recordEventState(h, (ncclProfilerEventState_t)s, args);
   return true;
 }
 

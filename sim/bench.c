@@ -40,7 +40,7 @@ static void* benchApp(void* arg) {
   benchArg* a = arg;
   simTruthThreadBegin("app");
   simComm c;
-  simCommInit(&c, 0xbe9c4, "bench", 60, a->n, a->rank, 2, NULL);
+  simCommInit(&c, 0xbe9c4, "bench", 60, a->n, a->rank, 2, a->rank, NULL);
   uint64_t t0 = simNowNs();
   int iters = simOpt.iters > 0 ? simOpt.iters * 100 : 100;
   for (int i = 0; i < iters; i++) {
@@ -111,6 +111,7 @@ static double clockPairNs(void) {
 
 int simRunBench(void) {
   if (simOpt.benchMicro) return simRunBenchMicro();
+  if (simOpt.benchCadence) return simRunBenchCadence();
   char exe[4096], emptyPath[4200];
   ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
   exe[k > 0 ? k : 0] = 0;

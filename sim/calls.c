@@ -77,6 +77,24 @@ void simBenchTake(simBenchAcc out[5]) {
   pthread_mutex_unlock(&benchLock);
 }
 
+int simTypeGate(int t) {
+  const int net = ncclProfileNetPlugin, step = ncclProfileProxyStep | net, op = ncclProfileProxyOp | step,
+            task = op | ncclProfileKernelCh;
+  switch (t) {
+  case 0: return ncclProfileGroup | ncclProfileColl | ncclProfileP2p | task;
+  case 1: return ncclProfileColl | task;
+  case 2: return ncclProfileP2p | task;
+  case 3: return op;
+  case 4: return step;
+  case 8: return ncclProfileGroupApi | ncclProfileCollApi | ncclProfileP2pApi | ncclProfileKernelLaunch |
+                 ncclProfileGroup | ncclProfileColl | ncclProfileP2p | task | NCCL_PROFILE_CE_MASK;
+  case 9: return ncclProfileCollApi | ncclProfileColl | task | NCCL_PROFILE_CE_MASK;
+  case 10: return ncclProfileP2pApi | ncclProfileP2p | task;
+  case 12: return NCCL_PROFILE_CE_MASK;
+  default: return t >= 0 && t < SIM_NTYPES ? 1 << t : 0;
+  }
+}
+
 void simReuseCheckEnable(void) { __atomic_store_n(&liveOn, true, __ATOMIC_RELAXED); }
 
 static size_t bucketOf(void* h) { return ((uintptr_t)h >> 4) % LIVE_BUCKETS; }
@@ -119,7 +137,7 @@ void simStart(const simPlugin* p, void* ctx, simEvent* ev, const simEvent* paren
   ev->h = NULL;
   ev->type = simTypeIndex(d->type);
   ev->serial = atomic_fetch_add_explicit(&nextSerial, 1, memory_order_relaxed);
-  if (!p) return;
+  if (!p || !simPluginLive(p)) return;
   uint64_t t0 = simBenchOn ? simNowNs() : 0;
   bool called = simAdaptStart(p, ctx, &ev->h, d);
   if (simBenchOn && called) benchAdd(0, t0);
@@ -144,7 +162,7 @@ void simStart(const simPlugin* p, void* ctx, simEvent* ev, const simEvent* paren
 }
 
 void simStop(const simPlugin* p, simEvent* ev) {
-  if (!p || !ev->serial) return;
+  if (!p || !ev->serial || !simPluginLive(p)) return;
   if (!ev->h) {
     simTruthCountStop(ev->type, false);
     return;
@@ -156,18 +174,36 @@ void simStop(const simPlugin* p, simEvent* ev) {
   simTruthCountStop(ev->type, true);
 }
 
-void simRecord(const simPlugin* p, simEvent* ev, int state, ncclProfilerEventStateArgs_v6_t* a) {
-  if (!p || !ev->h) return;
+static void record(const simPlugin* p, simEvent* ev, int state, ncclProfilerEventStateArgs_v6_t* a, int opSteps) {
+  if (!p || !ev->h || !simPluginLive(p)) return;
   uint64_t t0 = simBenchOn ? simNowNs() : 0;
-  bool called = simAdaptRecord(p, ev->h, state, a);
+  bool called = simAdaptRecord(p, ev->h, state, a, opSteps);
   if (simBenchOn && called) benchAdd(2, t0);
   simTruthCountRecord(ev->type, state, called);
+}
+
+void simRecord(const simPlugin* p, simEvent* ev, int state, ncclProfilerEventStateArgs_v6_t* a) {
+  record(p, ev, state, a, 0);
+}
+
+void simRecordOp(const simPlugin* p, simEvent* ev, int state, size_t transSize, int steps) {
+  ncclProfilerEventStateArgs_v6_t a;
+  memset(&a, 0, sizeof a);
+  a.proxyStep.transSize = transSize; /* the v1 layout's {transSize, steps} is rebuilt by the adapter */
+  record(p, ev, state, &a, steps);
+}
+
+void simStopNull(const simPlugin* p, int type) {
+  if (!p || !simPluginLive(p)) return;
+  simAdaptStop(p, NULL);
+  simTruthCountStop(type, true);
+  simTruthf("\"kind\":\"null_stop\",\"type\":\"%s\"", simTypeName(type));
 }
 
 void simNullHandleCalls(const simPlugin* p) {
   if (!p) return;
   ncclProfilerEventStateArgs_v6_t a = {0};
-  bool called = simAdaptRecord(p, NULL, ncclProfilerNetPluginUpdate, &a);
+  bool called = simAdaptRecord(p, NULL, ncclProfilerNetPluginUpdate, &a, 0);
   simTruthCountRecord(simTypeIndex(ncclProfileNetPlugin), ncclProfilerNetPluginUpdate, called);
   simAdaptStop(p, NULL);
   simTruthCountStop(simTypeIndex(ncclProfileNetPlugin), true);

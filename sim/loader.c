@@ -11,6 +11,7 @@
  * rest of the process: later communicators do not retry.
  */
 #include <dirent.h>
+#include <stdatomic.h>
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,11 @@ static int baseFds;
 static int errors;
 static int loads;
 static const char* forcedSpec;
+static _Thread_local bool lastHeld; /* the calling thread's last acquire took a reference */
+/* NCCL 2.23-2.27 after a failed init: the global plugin pointer is NULL,
+ * nothing is profiled any more, and the last unload dereferences it. */
+static bool globalNull;
+static _Atomic int deadCalls; /* calls NCCL would make into an unloaded plugin */
 
 /* Which threads are the plugin's. Every simulator thread registers its
  * kernel tid before simThreadCreate returns and is unregistered once joined;
@@ -187,20 +193,42 @@ static void* openByNcclRules(void) {
   if (spec == NULL) return dlopen("libnccl-profiler.so", RTLD_NOW | RTLD_LOCAL);
   void* h = dlopen(spec, RTLD_NOW | RTLD_LOCAL);
   if (h) return h;
+  if (simNcclCur.minor <= 25) {
+    /* 2.23-2.25 retry the same name: no libnccl-profiler-<value>.so */
+    SIM_ERR("cannot load profiler plugin '%s': %s", spec, dlerror());
+    errors++;
+    return NULL;
+  }
+  char first[512];
+  snprintf(first, sizeof first, "%s", dlerror());
   char name[1024];
   snprintf(name, sizeof name, "libnccl-profiler-%s.so", spec);
   h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-  if (!h) SIM_INFO("could not load profiler plugin '%s': %s", spec, dlerror());
+  if (!h) {
+    /* NCCL would go on without a profiler; a test bench asked for a plugin
+     * must not pass silently when it cannot load it (a typo in a CI script) */
+    SIM_ERR("cannot load profiler plugin '%s': %s", spec, first);
+    errors++;
+  }
   return h;
 }
 
 const simPlugin* simPluginAcquire(void) {
   const simPlugin* ret = NULL;
   pthread_mutex_lock(&loadLock);
+  lastHeld = false;
   if (loadFailed) goto out;
+  if (refCount < 0) {
+    /* after NCCL 2.30's double unload the count is one short: this load only
+     * brings it back to 0 and nothing is loaded for this communicator */
+    refCount++;
+    lastHeld = true;
+    goto out;
+  }
   if (refCount > 0) {
     refCount++;
-    ret = &plugin;
+    lastHeld = true;
+    ret = globalNull ? NULL : &plugin;
     goto out;
   }
   recordBaseline();
@@ -210,9 +238,10 @@ const simPlugin* simPluginAcquire(void) {
     loadFailed = 1;
     goto out;
   }
+  /* the newest version this release knows first: 2.23 looks up only v1 */
   static const char* syms[] = {"ncclProfiler_v6", "ncclProfiler_v5", "ncclProfiler_v4",
                                "ncclProfiler_v3", "ncclProfiler_v2", "ncclProfiler_v1"};
-  for (int i = 0; i < 6; i++) {
+  for (int i = 6 - simNcclCur.nativeAbi; i < 6; i++) {
     void* s = dlsym(lib, syms[i]);
     if (s) {
       plugin.version = 6 - i;
@@ -223,7 +252,10 @@ const simPlugin* simPluginAcquire(void) {
     }
   }
   if (!plugin.api) {
-    SIM_ERR("profiler plugin exports no ncclProfiler_v6..v1 symbol");
+    SIM_ERR("profiler plugin %s exports no ncclProfiler_v%d..v1 symbol (NCCL %s looks up no newer one)",
+            forcedSpec ? forcedSpec : simOpt.plugin ? simOpt.plugin : "libnccl-profiler.so", simNcclCur.nativeAbi,
+            simNcclCur.name);
+    errors++;
     dlclose(lib);
     lib = NULL;
     loadFailed = 1;
@@ -231,6 +263,7 @@ const simPlugin* simPluginAcquire(void) {
   }
   loads++;
   refCount = 1;
+  lastHeld = true;
   ret = &plugin;
   SIM_INFO("loaded profiler plugin %s (v%d)", plugin.name ? plugin.name : "(null)", plugin.version);
 out:
@@ -238,9 +271,45 @@ out:
   return ret;
 }
 
+bool simPluginHeld(void) { return lastHeld; }
+void simPluginCrash(void) {
+  pthread_mutex_lock(&loadLock);
+  errors++;
+  pthread_mutex_unlock(&loadLock);
+}
+
+void simPluginMarkGlobalNull(void) {
+  pthread_mutex_lock(&loadLock);
+  globalNull = true;
+  pthread_mutex_unlock(&loadLock);
+}
+
+bool simPluginLive(const simPlugin* p) {
+  if (p && __atomic_load_n(&p->api, __ATOMIC_ACQUIRE)) return true;
+  if (p) atomic_fetch_add_explicit(&deadCalls, 1, memory_order_relaxed);
+  return false;
+}
+
+int simPluginDeadCalls(void) { return atomic_load(&deadCalls); }
+
 void simPluginRelease(void) {
   pthread_mutex_lock(&loadLock);
-  if (refCount > 0 && --refCount == 0) {
+  if (refCount <= 0) {
+    /* NCCL 2.30 after a failed init: it unloaded at once and unloads again at finalize */
+    SIM_ERR("plugin reference count underflow: NCCL %s unloads the plugin twice for a communicator whose init "
+            "failed (the library may be closed under other communicators)", simNcclCur.name);
+    errors++;
+    refCount--;
+    pthread_mutex_unlock(&loadLock);
+    return;
+  }
+  if (--refCount == 0 && globalNull) {
+    SIM_ERR("NCCL %s would crash here: after a failed init its global plugin pointer is NULL and the last "
+            "unload dereferences it", simNcclCur.name);
+    errors++;
+    globalNull = false;
+  }
+  if (refCount == 0) {
     /* A thread the plugin joined may still be listed for a moment: the
      * count is retried for up to 1 s before the plugin is blamed. The first
      * wait comes before dlclose, so that a leaked thread that had not run yet
@@ -250,7 +319,10 @@ void simPluginRelease(void) {
     settledExtraThreads();
     dlclose(lib);
     lib = NULL;
-    memset(&plugin, 0, sizeof plugin);
+    /* release: a thread that still holds a pointer to this struct sees api NULL (simPluginLive) */
+    __atomic_store_n(&plugin.api, NULL, __ATOMIC_RELEASE);
+    plugin.version = 0;
+    plugin.name = NULL;
     int extra = settledExtraThreads();
     int fds = openFds() - baseFds;
     if (extra > 0) {

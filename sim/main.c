@@ -5,6 +5,7 @@
  * loads the plugin itself, runs the scenario for its ranks and writes its
  * part of the truth; the parent merges the parts into the one --truth file.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,13 +33,35 @@ simOptions simOpt = {
     .timerGranNs = 2048,
     .hangTimeoutMs = 1000,
     .stragglerUs = 3000,
+    .replaySpeed = 1.0,
+    .profConnectUs = 25,
+    .gpuDriftPpm = 5.0,
+    .gpuOffsetS = 40.0,
 };
 int simProcIndex;
 
 static void usage(FILE* f) {
   fprintf(f,
           "usage: ncclscope-sim [options]\n"
-          "Drives an NCCL profiler plugin (ncclProfiler_v1..v6) exactly as NCCL 2.29/2.30 does, without GPU or NCCL.\n"
+          "Drives an NCCL profiler plugin (ncclProfiler_v1..v6) as a chosen NCCL release does, without GPU or NCCL.\n"
+          "\n"
+          "NCCL release (docs/simulator.md, \"NCCL personalities\"):\n"
+          "  --nccl VERSION        2.23 .. 2.30 (or e.g. 2.28.9), or ideal (2.30 without its quirks) [2.30]\n"
+          "  --quirk [+|-]NAME,..  turn single behaviours of the release on or off (an unknown name lists them)\n"
+          "\n"
+          "Timing and configuration:\n"
+          "  --connect-ms MS       a communicator's first launch waits MS for connection setup [0]\n"
+          "  --profiler-connect-us US  each of the 128 profiler proxy connections (KernelCh on, 2.26+) [25]\n"
+          "  --nonblocking         nonblocking communicators: launch on an async thread, GroupApi stops first\n"
+          "  --async-depth N       groups in flight before the app waits for the oldest (0: wait each) [0]\n"
+          "  --kch-lag-ms MAX      the proxy sees GPU ring writes after a log-uniform lag, 2 us .. MAX\n"
+          "  --gpu-offset-s S      each GPU clock is off realtime by up to +-S [40]\n"
+          "  --gpu-drift-ppm P     each GPU clock drifts by up to +-P ppm [5]\n"
+          "  --timeslice-us US     a process's ranks share one GPU (one clock), kernels delayed up to US\n"
+          "  --copy-proxy          intra-node peers through a copy proxy (ProxyOps without steps)\n"
+          "  --socket-threads      the socket net plugin uses helper threads\n"
+          "  --peer-wait-us N      senders wait up to N more proxy passes for their receivers\n"
+          "  --exit MODE           finalize (default), exit (no destroy), sigterm, abort (ncclCommAbort)\n"
           "\n"
           "Plugin selection (NCCL's rules):\n"
           "  NCCL_PROFILER_PLUGIN unset      dlopen(\"libnccl-profiler.so\")\n"
@@ -74,6 +97,18 @@ static void usage(FILE* f) {
           "  reuse      many short events; reports plugins that hand out a live handle twice\n"
           "  threads    4 app threads per rank, one communicator each, all at once\n"
           "  nasty      NULL strings and commName, huge counts, channels 0..63, unknown states, NULL stops\n"
+          "  batch      grouped same-size AllReduces and all-to-alls (coalesced kernel batches)\n"
+          "  nocoll     symmetric, AllGatherV Broadcast, CE and self send/recv operations between AllReduces\n"
+          "  overrun    small AllReduces back to back, the app never waits (the GPU runs ahead of the proxy)\n"
+          "  leaks      copy-proxy peers, receive step restarts, waiting senders (use --ranks-per-proc 4)\n"
+          "  split      a split communicator outlives the world communicator that created the proxy\n"
+          "\n"
+          "Replay (instead of a scenario):\n"
+          "  --replay FILE|DIR     drive the plugin with a recording in the JSON Lines export contract\n"
+          "                        (ncclscope export --format jsonl; a directory: every *.jsonl in it): one\n"
+          "                        process per recorded pid, one thread per recorded thread, recorded handles\n"
+          "                        mapped to the plugin's, states, pTimers and sizes as recorded\n"
+          "  --speed X             recorded time / replay time [1]; 0: no pacing (as fast as possible)\n"
           "\n"
           "Output:\n"
           "  --truth FILE          ground truth as JSON Lines (see docs/simulator.md)\n"
@@ -87,8 +122,48 @@ static void usage(FILE* f) {
           "  --bench-batches N     --bench-micro: batches per sequence kind and repetition [16]\n"
           "  --bench-settle-ms MS  --bench-micro: untimed pause between repetitions [20]\n"
           "  --bench-seq NAME      --bench-micro: only step_pair, step_3states or coll_pair [all]\n"
+          "  --bench-cadence       NCCL's sequences (networked and single-node collectives, a P2P pair), one per\n"
+          "                        collective, with cache-evicting work between them: ns inside the plugin calls\n"
+          "  --bench-gaps LIST     --bench-cadence: gaps between collectives, us [1,10,100,1000]\n"
           "  -v, --verbose         progress on stderr\n"
           "  -h, --help            this text\n");
+}
+
+/* Strict numbers: the whole argument must be a number in range, or the run
+ * stops with a reason (a typo must not silently become 0). */
+static void badNumber(const char* opt, const char* arg, const char* what) {
+  SIM_ERR("--%s: '%s' is not %s", opt, arg, what);
+  exit(2);
+}
+static int intArg(const char* opt, const char* arg, long lo, long hi) {
+  char* end;
+  errno = 0;
+  long v = strtol(arg, &end, 0);
+  char what[96];
+  snprintf(what, sizeof what, "a whole number from %ld to %ld", lo, hi);
+  if (errno || end == arg || *end || v < lo || v > hi) badNumber(opt, arg, what);
+  return (int)v;
+}
+static uint64_t u64Arg(const char* opt, const char* arg) {
+  char* end;
+  errno = 0;
+  unsigned long long v = strtoull(arg, &end, 0);
+  if (errno || end == arg || *end || *arg == '-') badNumber(opt, arg, "a non-negative whole number");
+  return v;
+}
+static double realArg(const char* opt, const char* arg, double lo, double hi) {
+  char* end;
+  errno = 0;
+  double v = strtod(arg, &end);
+  char what[96];
+  snprintf(what, sizeof what, "a number from %g to %g", lo, hi);
+  if (errno || end == arg || *end || !(v >= lo && v <= hi)) badNumber(opt, arg, what);
+  return v;
+}
+
+static int scenarioProcess(int procIndex) {
+  simProcIndex = procIndex;
+  return simRunScenario(simOpt.scenario);
 }
 
 int main(int argc, char** argv) {
@@ -106,33 +181,44 @@ int main(int argc, char** argv) {
       {"bench-shared-comm", no_argument, 0, 'C'},  {"bench-batch", required_argument, 0, 'n'},
       {"bench-batches", required_argument, 0, 'k'}, {"bench-settle-ms", required_argument, 0, 'z'},
       {"bench-seq", required_argument, 0, 'q'},
+      {"replay", required_argument, 0, 'y'},       {"speed", required_argument, 0, 'Y'},
+      {"nccl", required_argument, 0, 1000},        {"quirk", required_argument, 0, 1001},
+      {"connect-ms", required_argument, 0, 1002},  {"profiler-connect-us", required_argument, 0, 1003},
+      {"nonblocking", no_argument, 0, 1004},       {"async-depth", required_argument, 0, 1005},
+      {"kch-lag-ms", required_argument, 0, 1006},  {"gpu-drift-ppm", required_argument, 0, 1007},
+      {"gpu-offset-s", required_argument, 0, 1008}, {"timeslice-us", required_argument, 0, 1009},
+      {"copy-proxy", no_argument, 0, 1010},        {"socket-threads", no_argument, 0, 1011},
+      {"peer-wait-us", required_argument, 0, 1012}, {"exit", required_argument, 0, 1013},
+      {"bench-cadence", no_argument, 0, 1014},     {"bench-gaps", required_argument, 0, 1015},
       {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
   int o;
+  const char* quirkSpec = NULL;
+  simNcclSelect("2.30"); /* the newest release, unless --nccl says otherwise */
   while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
     switch (o) {
     case 'p': simOpt.plugin = optarg; break;
     case 's': simOpt.scenario = optarg; break;
-    case 'S': simOpt.seed = strtoull(optarg, NULL, 0); break;
-    case 'i': simOpt.iters = atoi(optarg); break;
-    case 'P': simOpt.procs = atoi(optarg); break;
-    case 'R': simOpt.ranksPerProc = atoi(optarg); break;
-    case 'N': simOpt.nodes = atoi(optarg); break;
-    case 'l': simOpt.netLatUs = atof(optarg); break;
-    case 'g': simOpt.netGbps = atof(optarg); break;
+    case 'S': simOpt.seed = u64Arg("seed", optarg); break;
+    case 'i': simOpt.iters = intArg("iters", optarg, 0, 100000000); break;
+    case 'P': simOpt.procs = intArg("procs", optarg, 1, SIM_MAX_RANKS / 4); break;
+    case 'R': simOpt.ranksPerProc = intArg("ranks-per-proc", optarg, 1, SIM_MAX_RANKS / 4); break;
+    case 'N': simOpt.nodes = intArg("nodes", optarg, 1, SIM_MAX_RANKS); break;
+    case 'l': simOpt.netLatUs = realArg("net-lat-us", optarg, 0, 1e6); break;
+    case 'g': simOpt.netGbps = realArg("net-gbps", optarg, 1e-3, 1e6); break;
     case 'f': simOpt.fast = true; break;
     case 't': simOpt.truthPath = optarg; break;
     case 'b': simOpt.bench = true; break;
-    case 'B': simOpt.benchThreads = atoi(optarg); break;
-    case 'c': simOpt.channels = atoi(optarg); break;
-    case 'G': simOpt.timerGranNs = atoi(optarg); break;
-    case 'H': simOpt.hangTimeoutMs = atoi(optarg); break;
-    case 'D': simOpt.stragglerUs = atoi(optarg); break;
-    case 'r': simOpt.benchReps = atoi(optarg); break;
+    case 'B': simOpt.benchThreads = intArg("bench-threads", optarg, 1, 256); break;
+    case 'c': simOpt.channels = intArg("channels", optarg, 1, 64); break;
+    case 'G': simOpt.timerGranNs = intArg("timer-gran-ns", optarg, 1, 1000000000); break;
+    case 'H': simOpt.hangTimeoutMs = intArg("hang-timeout-ms", optarg, 1, 3600000); break;
+    case 'D': simOpt.stragglerUs = intArg("straggler-us", optarg, 0, 60000000); break;
+    case 'r': simOpt.benchReps = intArg("bench-reps", optarg, 1, 10000); break;
     case 'm': simOpt.benchMicro = simOpt.bench = true; break;
     case 'C': simOpt.benchShared = true; break;
-    case 'n': simOpt.benchBatch = atoi(optarg); break;
-    case 'k': simOpt.benchBatches = atoi(optarg); break;
-    case 'z': simOpt.benchSettleMs = atoi(optarg); break;
+    case 'n': simOpt.benchBatch = intArg("bench-batch", optarg, 1, 1000000); break;
+    case 'k': simOpt.benchBatches = intArg("bench-batches", optarg, 1, 1000000); break;
+    case 'z': simOpt.benchSettleMs = intArg("bench-settle-ms", optarg, 0, 600000); break;
     case 'q':
       simOpt.benchSeqMask = simBenchSeqMask(optarg);
       if (!simOpt.benchSeqMask) {
@@ -140,6 +226,32 @@ int main(int argc, char** argv) {
         return 2;
       }
       break;
+    case 'y': simOpt.replayPath = optarg; break;
+    case 'Y': simOpt.replaySpeed = realArg("speed", optarg, 0, 1e6); break;
+    case 1000:
+      if (!simNcclSelect(optarg)) return 2;
+      break;
+    case 1001: quirkSpec = optarg; break;
+    case 1002: simOpt.connectMs = intArg("connect-ms", optarg, 0, 600000); break;
+    case 1003: simOpt.profConnectUs = intArg("profiler-connect-us", optarg, 0, 1000000); break;
+    case 1004: simOpt.nonblocking = true; break;
+    case 1005: simOpt.asyncDepth = intArg("async-depth", optarg, 0, 100000); break;
+    case 1006: simOpt.kchLagMs = realArg("kch-lag-ms", optarg, 0, 600000); break;
+    case 1007: simOpt.gpuDriftPpm = realArg("gpu-drift-ppm", optarg, 0, 1000); break;
+    case 1008: simOpt.gpuOffsetS = realArg("gpu-offset-s", optarg, 0, 1e6); break;
+    case 1009: simOpt.timesliceUs = intArg("timeslice-us", optarg, 0, 10000000); break;
+    case 1010: simOpt.copyProxy = true; break;
+    case 1011: simOpt.socketThreads = true; break;
+    case 1012: simOpt.peerWaitUs = intArg("peer-wait-us", optarg, 0, 10000000); break;
+    case 1013:
+      if (strcmp(optarg, "finalize") && strcmp(optarg, "exit") && strcmp(optarg, "sigterm") && strcmp(optarg, "abort")) {
+        SIM_ERR("--exit: '%s' is not one of finalize, exit, sigterm, abort", optarg);
+        return 2;
+      }
+      simOpt.exitMode = optarg;
+      break;
+    case 1014: simOpt.benchCadence = simOpt.bench = true; break;
+    case 1015: simOpt.benchGaps = optarg; break;
     case 'v': simOpt.verbose++; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
@@ -154,6 +266,8 @@ int main(int argc, char** argv) {
             SIM_MAX_RANKS / 4);
     return 2;
   }
+  if (quirkSpec && !simNcclQuirks(quirkSpec)) return 2;
+  simScenarioPresets(simOpt.scenario);
   if (simOpt.nodes > simOpt.procs * simOpt.ranksPerProc) simOpt.nodes = simOpt.procs * simOpt.ranksPerProc;
   if (simOpt.bench) {
     simOpt.fast = true;
@@ -170,50 +284,23 @@ int main(int argc, char** argv) {
   simTruthInit();
   simSharedInit(simOpt.procs);
   simTruthThreadBegin("main");
+  char quirkList[1024];
+  size_t ql = 0;
+  quirkList[0] = 0;
+  for (int q = 0; q < Q_COUNT; q++)
+    if (simQuirk(q)) ql += (size_t)snprintf(quirkList + ql, sizeof quirkList - ql, "%s\"%s\"", ql ? "," : "", simQuirkName(q));
   simTruthf("\"kind\":\"run\",\"scenario\":\"%s\",\"seed\":%llu,\"iters\":%d,\"procs\":%d,\"ranks_per_proc\":%d,"
-            "\"nodes\":%d,\"fast\":%s,\"channels\":%d,\"hang_timeout_ms\":%d,\"t0\":%llu",
+            "\"nodes\":%d,\"fast\":%s,\"channels\":%d,\"hang_timeout_ms\":%d,\"t0\":%llu,\"nccl\":\"%s\","
+            "\"native_abi\":%d,\"quirks\":[%s],\"connect_ms\":%d,\"kch_lag_ms\":%.3f,\"async_depth\":%d,"
+            "\"nonblocking\":%s,\"exit\":\"%s\"",
             simOpt.scenario, (unsigned long long)simOpt.seed, simOpt.iters, simOpt.procs, simOpt.ranksPerProc,
             simOpt.nodes, simOpt.fast ? "true" : "false", simOpt.channels, simOpt.hangTimeoutMs,
-            (unsigned long long)simNowNs());
+            (unsigned long long)simNowNs(), simNcclCur.name, simNcclCur.nativeAbi, quirkList, simOpt.connectMs,
+            simOpt.kchLagMs, simOpt.asyncDepth, simOpt.nonblocking ? "true" : "false",
+            simOpt.exitMode ? simOpt.exitMode : "finalize");
   simTruthf("\"kind\":\"link\",\"lat_us\":%.3f,\"gbps\":%.3f,\"model\":\"step_ns = lat_us*1000 + bytes*8/gbps\"",
             simOpt.netLatUs, simOpt.netGbps);
   fflush(NULL);
-  pid_t kids[SIM_MAX_RANKS];
-  int nk = 0;
-  for (int i = 1; i < simOpt.procs; i++) {
-    pid_t k = fork();
-    if (k < 0) {
-      SIM_ERR("fork failed");
-      return 2;
-    }
-    if (k == 0) {
-      simProcIndex = i;
-      simTruthForkChild();
-      int rc = simRunScenario(simOpt.scenario);
-      simTruthf("\"kind\":\"process\",\"proc\":%d,\"plugin_loads\":%d,\"plugin_errors\":%d,\"rc\":%d", i,
-                simPluginLoads(), simPluginErrors(), rc);
-      simTruthWrite(simOpt.truthPath, true);
-      fflush(NULL);
-      _exit(rc ? rc : simPluginErrors() ? 1 : 0);
-    }
-    kids[nk++] = k;
-  }
-  int rc = simRunScenario(simOpt.scenario);
-  simTruthf("\"kind\":\"process\",\"proc\":0,\"plugin_loads\":%d,\"plugin_errors\":%d,\"rc\":%d", simPluginLoads(),
-            simPluginErrors(), rc);
-  if (simPluginErrors()) rc = 1;
-  for (int i = 0; i < nk; i++) {
-    int st = 0;
-    waitpid(kids[i], &st, 0);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-      SIM_ERR("process %d (pid %d) failed: %s %d", i + 1, (int)kids[i], WIFEXITED(st) ? "exit" : "signal",
-              WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-      rc = 1;
-    }
-  }
-  if (simOpt.truthPath) {
-    simTruthWrite(simOpt.truthPath, false);
-    simTruthMerge(simOpt.truthPath, kids, nk);
-  }
-  return rc;
+  if (simOpt.replayPath) return simRunReplay(simOpt.replayPath);
+  return simRunProcesses(simOpt.procs, scenarioProcess);
 }

@@ -62,12 +62,12 @@ static int64_t epochOffsetNs(void) {
   return o;
 }
 
-void simGpuClockInit(simGpuClock* g, int rank, uint64_t seed) {
+void simGpuClockInit(simGpuClock* g, int gpu, uint64_t seed) {
   simRng r;
-  simRngSeed(&r, seed * 1315423911ull + (uint64_t)rank * 2654435761ull + 7);
-  /* per-rank error of -40 s .. +40 s relative to realtime, drift -5 .. +5 ppm */
-  g->offsetNs = epochOffsetNs() + (int64_t)((simRngUniform(&r) * 80.0 - 40.0) * 1e9);
-  g->driftPpm = simRngUniform(&r) * 10.0 - 5.0;
+  simRngSeed(&r, seed * 1315423911ull + (uint64_t)gpu * 2654435761ull + 7);
+  /* per-GPU error of +-gpu-offset-s (40 s) relative to realtime, drift +-gpu-drift-ppm (5) */
+  g->offsetNs = epochOffsetNs() + (int64_t)((simRngUniform(&r) * 2.0 - 1.0) * simOpt.gpuOffsetS * 1e9);
+  g->driftPpm = (simRngUniform(&r) * 2.0 - 1.0) * simOpt.gpuDriftPpm;
   g->granNs = simOpt.timerGranNs > 0 ? simOpt.timerGranNs : 1;
   g->skewNs = (int64_t)(simRngUniform(&r) * 20000.0); /* up to 20 us of earlier work on the stream */
 }
@@ -82,6 +82,12 @@ uint64_t simGpuTime(const simGpuClock* g, uint64_t monoNs) {
 }
 
 uint64_t simPollLagNs(simRng* r) {
+  if (simOpt.kchLagMs > 0) {
+    /* heavy-tailed: log-uniform from 2 us to --kch-lag-ms (every decade as likely) */
+    double hi = simOpt.kchLagMs * 1e6;
+    if (hi <= 2000.0) return (uint64_t)hi;
+    return (uint64_t)(2000.0 * pow(hi / 2000.0, simRngUniform(r)));
+  }
   double u = simRngUniform(r);
   if (u < 0.005) return 1000000ull + (uint64_t)(simRngUniform(r) * 2000000.0); /* stall: 1..3 ms */
   /* typical: 2 us .. ~40 us, skewed low */

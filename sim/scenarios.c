@@ -81,8 +81,24 @@ static int runSendRecv(simComm* c, size_t bytes) {
 static const size_t sweep[] = {1024, 65536, 1 << 20, 4 << 20};
 #define NSWEEP (sizeof sweep / sizeof sweep[0])
 
+/* The GPU a rank's kernels run on: its own, or with --timeslice-us one per process, shared by its ranks. */
+static int gpuOf(const appArg* a) { return simOpt.timesliceUs > 0 ? simProcIndex : a->rank; }
+
 static void commWorld(simComm* c, appArg* a, const char* name) {
-  simCommInit(c, commIdFor(0), name, 0, nRanks(), a->rank, simOpt.nodes, NULL);
+  simCommInit(c, commIdFor(0), name, 0, nRanks(), a->rank, simOpt.nodes, gpuOf(a), NULL);
+}
+
+/* How a scenario's communicator ends (--exit): destroyed (default), aborted
+ * with work in flight, or left alive for the process to exit without
+ * destroying it (exit, sigterm: processes.c ends the process). */
+static void endComm(simComm* c) {
+  const char* m = simOpt.exitMode ? simOpt.exitMode : "finalize";
+  if (!strcmp(m, "abort"))
+    simCommAbort(c);
+  else if (!strcmp(m, "finalize"))
+    simCommFinalize(c);
+  else
+    simCommDrain(c);
 }
 
 static int doDefault(appArg* a, bool pxn) {
@@ -91,7 +107,8 @@ static int doDefault(appArg* a, bool pxn) {
   int n = nRanks();
   bool haveSplit = n >= 2 && n % 2 == 0 && !pxn;
   if (haveSplit)
-    simCommInit(&split, commIdFor(1 + a->rank % 2), NULL, 1 + a->rank % 2, n / 2, a->rank / 2, simOpt.nodes, &world);
+    simCommInit(&split, commIdFor(1 + a->rank % 2), NULL, 1 + a->rank % 2, n / 2, a->rank / 2, simOpt.nodes,
+                gpuOf(a), &world);
   static const int funcs[] = {SIM_FUNC_ALLREDUCE, SIM_FUNC_ALLGATHER, SIM_FUNC_REDUCESCATTER, SIM_FUNC_BROADCAST,
                               SIM_FUNC_REDUCE};
   int rc = 0;
@@ -103,8 +120,8 @@ static int doDefault(appArg* a, bool pxn) {
       if (!rc) rc = runSendRecv(&world, sweep[s]);
       if (!rc && haveSplit) rc = runColl(&split, SIM_FUNC_ALLREDUCE, sweep[s], false);
     }
-  if (haveSplit) simCommFinalize(&split);
-  simCommFinalize(&world);
+  if (haveSplit) endComm(&split);
+  endComm(&world);
   return 0;
 }
 
@@ -118,7 +135,7 @@ static int doGraph(appArg* a) {
     simGroupSpec g = {.nTasks = 2, .tasks = t, .graphCaptured = true, .replays = 4};
     if (simRunGroup(&world, &g)) break;
   }
-  simCommFinalize(&world);
+  endComm(&world);
   return 0;
 }
 
@@ -135,7 +152,7 @@ static int doCe(appArg* a) {
       simRunGroup(&world, &g);
       runColl(&world, SIM_FUNC_ALLREDUCE, sweep[s], false); /* kernel path in between */
     }
-  simCommFinalize(&world);
+  endComm(&world);
   return 0;
 }
 
@@ -145,8 +162,7 @@ static int doChurn(appArg* a) {
   int slot = 8 + (a->rank % 48);
   for (int it = 0; it < simOpt.iters; it++) {
     simComm c;
-    simCommInit(&c, commIdFor(100 + it), it % 3 ? "churn" : NULL, slot, 1, 0, 1, NULL);
-    c.barrierBase = atomic_load(&simShm->arrived[slot]);
+    simCommInit(&c, commIdFor(100 + it), it % 3 ? "churn" : NULL, slot, 1, 0, 1, gpuOf(a), NULL);
     if (it % 4 == 0) runColl(&c, SIM_FUNC_ALLREDUCE, 4096, false);
     simCommFinalize(&c);
   }
@@ -164,7 +180,7 @@ static int doStraggler(appArg* a) {
   }
   for (int it = 0; it < simOpt.iters; it++)
     for (size_t s = 0; s < NSWEEP; s++) runColl(&world, SIM_FUNC_ALLREDUCE, sweep[s], false);
-  simCommFinalize(&world);
+  endComm(&world);
   return 0;
 }
 
@@ -183,7 +199,7 @@ static int doHang(appArg* a) {
     }
     if (runColl(&world, SIM_FUNC_ALLREDUCE, 65536, false)) break; /* the others give up after the timeout */
   }
-  simCommFinalize(&world);
+  endComm(&world);
   return 0;
 }
 
@@ -195,7 +211,7 @@ static int doReuse(appArg* a) {
     runColl(&world, it % 2 ? SIM_FUNC_ALLGATHER : SIM_FUNC_ALLREDUCE, (size_t)(64 << (it % 8)), false);
     if (it % 5 == 0) runSendRecv(&world, 128);
   }
-  simCommFinalize(&world);
+  endComm(&world);
   return 0;
 }
 
@@ -203,18 +219,18 @@ static int doThreads(appArg* a) {
   simComm c;
   /* app thread `thread` of every rank joins communicator #thread */
   int slot = 16 + a->thread;
-  simCommInit(&c, commIdFor(200 + a->thread), "threads", slot, nRanks(), a->rank, simOpt.nodes, NULL);
+  simCommInit(&c, commIdFor(200 + a->thread), "threads", slot, nRanks(), a->rank, simOpt.nodes, gpuOf(a), NULL);
   for (int it = 0; it < simOpt.iters * 4; it++) {
     runColl(&c, SIM_FUNC_ALLREDUCE, (size_t)(1024 << (it % 6)), false);
     runSendRecv(&c, 4096);
   }
-  simCommFinalize(&c);
+  endComm(&c);
   return 0;
 }
 
 static int doNasty(appArg* a) {
   simComm world;
-  simCommInit(&world, commIdFor(0), NULL, 0, nRanks(), a->rank, simOpt.nodes, NULL);
+  simCommInit(&world, commIdFor(0), NULL, 0, nRanks(), a->rank, simOpt.nodes, gpuOf(a), NULL);
   for (int it = 0; it < simOpt.iters; it++) {
     /* NULL strings (func, datatype, algo, proto) */
     simTask t;
@@ -242,7 +258,103 @@ static int doNasty(appArg* a) {
     }
     simNullHandleCalls(p);
   }
-  simCommFinalize(&world);
+  endComm(&world);
+  return 0;
+}
+
+/* Grouped work that NCCL (2.27+) coalesces into one kernel batch: four
+ * AllReduces of one size in a group, and an all-to-all's P2ps. */
+static int doBatch(appArg* a) {
+  simComm world;
+  commWorld(&world, a, "batch");
+  for (int it = 0; it < simOpt.iters * 4; it++) {
+    simTask t[4];
+    size_t bytes = (size_t)(65536 << (it % 4));
+    for (int i = 0; i < 4; i++) initTask(&t[i], SIM_FUNC_ALLREDUCE, bytes, -1, 0);
+    simGroupSpec g = {.nTasks = 4, .tasks = t};
+    if (simRunGroup(&world, &g)) break;
+    if (runAllToAll(&world, bytes)) break;
+  }
+  endComm(&world);
+  return 0;
+}
+
+/* Operations that emit no Coll: symmetric-memory AllReduces (2.28+),
+ * Broadcasts run as AllGatherV (2.29+), copy-engine AllGathers, and an
+ * all-to-all that includes a self send/recv; ordinary AllReduces between
+ * them show what the others did to the KernelCh counters. */
+static int doNoColl(appArg* a) {
+  simComm world;
+  commWorld(&world, a, "nocoll");
+  int n = nRanks();
+  uint64_t ceSeq = 0;
+  for (int it = 0; it < simOpt.iters * 2; it++) {
+    simTask t;
+    initTask(&t, SIM_FUNC_ALLREDUCE, 1 << 20, -1, 0);
+    t.sym = true;
+    simGroupSpec g = {.nTasks = 1, .tasks = &t};
+    if (simRunGroup(&world, &g)) break;
+    runColl(&world, SIM_FUNC_ALLREDUCE, 1 << 20, false);
+    runColl(&world, SIM_FUNC_BROADCAST, 1 << 20, false);
+    runColl(&world, SIM_FUNC_ALLREDUCE, 1 << 20, false);
+    initTask(&t, SIM_FUNC_ALLGATHER, 1 << 20, -1, 0);
+    t.ceSeq = ceSeq, ceSeq += 2;
+    g = (simGroupSpec){.nTasks = 1, .tasks = &t, .ce = true};
+    simRunGroup(&world, &g);
+    /* all-to-all with the self pair, as PyTorch's all_to_all_single posts it */
+    simTask p2p[2 * SIM_MAX_RANKS / 4];
+    int k = 0;
+    for (int i = 0; i < n && k + 2 <= (int)(sizeof p2p / sizeof p2p[0]); i++) {
+      initTask(&p2p[k++], SIM_FUNC_SEND, 65536, (world.rank + i) % n, (2 * i) % simOpt.channels);
+      initTask(&p2p[k++], SIM_FUNC_RECV, 65536, (world.rank - i + n) % n, (2 * i + 1) % simOpt.channels);
+    }
+    g = (simGroupSpec){.nTasks = k, .tasks = p2p};
+    simRunGroup(&world, &g);
+    runColl(&world, SIM_FUNC_ALLREDUCE, 1 << 20, false);
+  }
+  endComm(&world);
+  return 0;
+}
+
+/* Many small collectives launched back to back (the app does not wait):
+ * with a slow proxy the GPU runs 64 works ahead of the KernelCh ring. */
+static int doOverrun(appArg* a) {
+  simComm world;
+  commWorld(&world, a, "overrun");
+  for (int it = 0; it < simOpt.iters * 100; it++)
+    if (runColl(&world, SIM_FUNC_ALLREDUCE, 4096, false)) break;
+  endComm(&world);
+  return 0;
+}
+
+/* What leaks events: intra-node peers through a copy proxy (ProxyOps NCCL
+ * 2.27+ never stops), receive steps started again until their post
+ * succeeds, senders waiting for their receivers. */
+static int doLeaks(appArg* a) {
+  simComm world;
+  commWorld(&world, a, "leaks");
+  for (int it = 0; it < simOpt.iters * 4; it++)
+    for (size_t s = 0; s < NSWEEP; s++) {
+      runColl(&world, SIM_FUNC_ALLREDUCE, sweep[s], false);
+      runSendRecv(&world, sweep[s]);
+    }
+  endComm(&world);
+  return 0;
+}
+
+/* A split communicator shares the world's proxy and outlives it: the world
+ * is finalized first, the proxy goes on serving the split (its ProxyCtrl
+ * events keep the world's finalized context). */
+static int doSplit(appArg* a) {
+  simComm world, split;
+  commWorld(&world, a, "split-world");
+  int n = nRanks();
+  simCommInit(&split, commIdFor(1 + a->rank % 2), "split", 1 + a->rank % 2, n > 1 ? n / 2 : 1, a->rank / 2,
+              simOpt.nodes, gpuOf(a), &world);
+  for (int it = 0; it < simOpt.iters; it++) runColl(&world, SIM_FUNC_ALLREDUCE, 65536, false);
+  endComm(&world);
+  for (int it = 0; it < simOpt.iters * 4; it++) runColl(&split, SIM_FUNC_ALLREDUCE, 65536, false);
+  endComm(&split);
   return 0;
 }
 
@@ -262,12 +374,23 @@ static void* appMain(void* arg) {
   else if (!strcmp(s, "reuse")) a->rc = doReuse(a);
   else if (!strcmp(s, "threads")) a->rc = doThreads(a);
   else if (!strcmp(s, "nasty")) a->rc = doNasty(a);
+  else if (!strcmp(s, "batch")) a->rc = doBatch(a);
+  else if (!strcmp(s, "nocoll")) a->rc = doNoColl(a);
+  else if (!strcmp(s, "overrun")) a->rc = doOverrun(a);
+  else if (!strcmp(s, "leaks")) a->rc = doLeaks(a);
+  else if (!strcmp(s, "split")) a->rc = doSplit(a);
   simTruthThreadEnd();
   return NULL;
 }
 
+void simScenarioPresets(const char* name) {
+  if (!strcmp(name, "overrun") && simOpt.asyncDepth == 0) simOpt.asyncDepth = 256; /* the app does not wait */
+  if (!strcmp(name, "leaks")) simOpt.copyProxy = true; /* intra-node peers through a copy proxy */
+}
+
 int simRunScenario(const char* name) {
-  static const char* known[] = {"default", "pxn", "graph", "ce", "churn", "straggler", "hang", "reuse", "threads", "nasty"};
+  static const char* known[] = {"default", "pxn",  "graph",  "ce",      "churn", "straggler", "hang",
+                                "reuse",   "threads", "nasty", "batch", "nocoll", "overrun", "leaks", "split"};
   bool ok = false;
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) ok = ok || !strcmp(name, known[i]);
   if (!ok) {
@@ -286,11 +409,12 @@ int simRunScenario(const char* name) {
     int n = nRanks();
     if (args[i].local == 0 || 1) {
       simGpuClock g;
-      simGpuClockInit(&g, args[i].rank, simOpt.seed);
+      int gpu = gpuOf(&args[i]);
+      simGpuClockInit(&g, gpu, simOpt.seed);
       if (args[i].thread == 0)
-        simTruthf("\"kind\":\"gpu_clock\",\"rank\":%d,\"offset_ns\":%lld,\"drift_ppm\":%.6f,\"gran_ns\":%d,"
-                  "\"skew_ns\":%lld,\"node\":%d",
-                  args[i].rank, (long long)g.offsetNs, g.driftPpm, g.granNs, (long long)g.skewNs,
+        simTruthf("\"kind\":\"gpu_clock\",\"rank\":%d,\"gpu\":%d,\"offset_ns\":%lld,\"drift_ppm\":%.6f,"
+                  "\"gran_ns\":%d,\"skew_ns\":%lld,\"node\":%d",
+                  args[i].rank, gpu, (long long)g.offsetNs, g.driftPpm, g.granNs, (long long)g.skewNs,
                   args[i].rank / ((n + simOpt.nodes - 1) / simOpt.nodes));
     }
     simThreadCreate(&th[i], appMain, &args[i]);

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "abi/nccl_profiler.h"
+#include "nccl_version.h"
 
 #define SIM_MAX_CHANNELS 64
 #define SIM_STEPS 8 /* NCCL_STEPS: ProxyStep handle slots per ProxyOp */
@@ -44,11 +45,28 @@ typedef struct {
   int benchBatches;    /* --bench-batches: batches per sequence kind and repetition */
   int benchSettleMs;   /* --bench-settle-ms: untimed pause between micro repetitions */
   unsigned benchSeqMask; /* --bench-seq: micro sequences to run (bit per sequence) */
+  bool benchCadence;     /* --bench-cadence: NCCL's sequences with cache-evicting gaps (bench_cadence.c) */
+  const char* benchGaps; /* --bench-gaps: gaps between collectives, us, comma-separated */
   int channels;        /* max channels per collective */
   int timerGranNs;     /* GPU timer quantum */
   int hangTimeoutMs;
   int stragglerUs;
   int verbose;
+  const char* replayPath; /* --replay FILE_OR_DIR */
+  double replaySpeed;     /* --speed: recorded time / replay time; 0: no pacing */
+  /* real NCCL timing and configuration (docs/simulator.md, "Timing and configuration") */
+  int connectMs;          /* --connect-ms: a communicator's first launch waits for connection setup */
+  int profConnectUs;      /* --profiler-connect-us: per profiler proxy connection (128) on the first op with KernelCh */
+  bool nonblocking;       /* --nonblocking: the launch runs on an async thread, GroupApi stops at once */
+  int asyncDepth;         /* --async-depth: groups in flight before the app waits for the oldest [1] */
+  double kchLagMs;        /* --kch-lag-ms: heavy-tailed KernelCh observation lag up to this (0: the default model) */
+  double gpuDriftPpm;     /* --gpu-drift-ppm: each GPU clock drifts within +-this [5] */
+  double gpuOffsetS;      /* --gpu-offset-s: each GPU clock is off realtime by up to +-this [40] */
+  int timesliceUs;        /* --timeslice-us: ranks share one GPU: one clock, kernels delayed up to this */
+  bool copyProxy;         /* --copy-proxy: intra-node peers go through a copy proxy (SHM/P2P copy engine) */
+  bool socketThreads;     /* --socket-threads: the socket plugin uses helper threads (NCCL_SOCKET_NTHREADS>0) */
+  int peerWaitUs;         /* --peer-wait-us: extra proxy passes a send waits for its receiver */
+  const char* exitMode;   /* --exit: "finalize" (default), "exit" (no destroy), "sigterm", "abort" */
 } simOptions;
 extern simOptions simOpt;
 
@@ -68,9 +86,9 @@ typedef struct {
   int granNs;
   int64_t skewNs;    /* compute skew of this rank before its kernel starts */
 } simGpuClock;
-void simGpuClockInit(simGpuClock* g, int rank, uint64_t seed);
+void simGpuClockInit(simGpuClock* g, int gpu, uint64_t seed);
 uint64_t simGpuTime(const simGpuClock* g, uint64_t monoNs);
-uint64_t simPollLagNs(simRng* r); /* proxy polling lag, occasional ms stalls */
+uint64_t simPollLagNs(simRng* r); /* proxy polling lag, occasional ms stalls (or --kch-lag-ms's heavy tail) */
 uint64_t simLaunchCallNs(simRng* r); /* CPU time of one kernel launch call */
 /* When a kernel launched by a call that began at tLaunch starts on the GPU (CLOCK_MONOTONIC) */
 uint64_t simKernelStartNs(simRng* r, const simGpuClock* g, uint64_t tLaunch);
@@ -85,7 +103,14 @@ typedef struct {
 extern int simEventMask; /* the one global mask, written by init, read relaxed */
 const simPlugin* simPluginAcquire(void); /* NULL: no plugin */
 void simPluginRelease(void);
-int simPluginErrors(void); /* leaked threads/fds detected after dlclose */
+int simPluginErrors(void); /* leaked threads/fds detected after dlclose, crashes NCCL would have */
+void simPluginMarkGlobalNull(void); /* 2.23-2.27 after a failed init */
+bool simPluginHeld(void);           /* the last acquire took a reference (the plugin may be NULL) */
+void simPluginCrash(void);          /* NCCL would crash here: counted as an error */
+/* Is the plugin still loaded? NCCL would call into unmapped code otherwise
+ * (counted, reported at the end): callers skip the call. */
+bool simPluginLive(const simPlugin* p);
+int simPluginDeadCalls(void);
 void simThreadCreate(pthread_t* t, void* (*fn)(void*), void* arg);
 void simThreadJoin(pthread_t t);
 void simLoaderForceSpec(const char* spec); /* bench: override the load spec ("none" allowed) */
@@ -97,7 +122,8 @@ ncclResult_t simAdaptInit(const simPlugin* p, void** ctx, uint64_t commId, int* 
                           int nranks, int rank);
 bool simAdaptStart(const simPlugin* p, void* ctx, void** h, ncclProfilerEventDescr_v6_t* d);
 bool simAdaptStop(const simPlugin* p, void* h);
-bool simAdaptRecord(const simPlugin* p, void* h, int state, ncclProfilerEventStateArgs_v6_t* a);
+/* opSteps: the steps argument of the 2.23-2.26 ProxyOp states (0-7) */
+bool simAdaptRecord(const simPlugin* p, void* h, int state, ncclProfilerEventStateArgs_v6_t* a, int opSteps);
 void simAdaptFinalize(const simPlugin* p, void* ctx);
 int simTypeIndex(uint64_t typeBit);
 const char* simTypeName(int typeIndex);
@@ -134,12 +160,22 @@ void simStart(const simPlugin* p, void* ctx, simEvent* ev, const simEvent* paren
               bool pxn, pid_t originPid, const char* keyJson);
 void simStop(const simPlugin* p, simEvent* ev);
 void simRecord(const simPlugin* p, simEvent* ev, int state, ncclProfilerEventStateArgs_v6_t* a);
+/* 2.23-2.26 ProxyOp states 0-7, whose args are {transSize, steps} */
+void simRecordOp(const simPlugin* p, simEvent* ev, int state, size_t transSize, int steps);
+/* what NCCL's net callback does with a slot it never started: stopEvent(NULL) */
+void simStopNull(const simPlugin* p, int type);
 /* nasty: what NCCL's net callback does when the NetPlugin start was masked: stop/update a NULL handle */
 void simNullHandleCalls(const simPlugin* p);
 void simReuseCheckEnable(void);
+/* The type bits for which NCCL calls startEvent of type index t: its own
+ * and its descendants' (NCCL delivers ancestors of enabled types). */
+int simTypeGate(int typeIndex);
 
 /* ---- comm.c / streams: communicators, ranks, proxy threads ---- */
 struct simProxy;
+struct simDevice;
+struct simDevice* simDeviceNew(void); /* a GPU model; freed by the proxy that last used it */
+bool simDeviceQuiet(struct simDevice* d); /* nothing runs and no KernelCh poll is due (any thread) */
 typedef struct simShared simShared; /* MAP_SHARED area across forked processes */
 typedef struct simComm {
   uint64_t commId;
@@ -158,14 +194,33 @@ typedef struct simComm {
   simRng launchRng; /* the thread that launches kernels (app, cuda_cb) */
   int hangAtOp;            /* this rank never posts op #hangAtOp (-1: never) */
   int64_t straggleNs;
-  uint64_t barrierBase; /* arrivals on the slot before this comm existed (single-rank reuse) */
+  struct simDevice* dev;   /* the GPU model of this rank's communicator (proxy thread) */
+  bool holdsRef;           /* holds a plugin load reference (even when not profiled) */
+  bool nonblocking;
+  bool connected;          /* the first launch paid connection setup */
+  bool profConnected;      /* the profiler proxy channels are connected */
+  struct simWork* outHead; /* app thread: works posted and not yet waited for, oldest first */
+  struct simWork* outTail;
+  int nOut;
+  _Atomic int unsettled;   /* works the proxy has not reported completely (KernelCh included) */
 } simComm;
 
 extern simShared* simShm;
 void simSharedInit(int procs);
-int simCommInit(simComm* c, uint64_t commId, const char* name, int slot, int nranks, int rank, int nNodes,
+/* gpu: the GPU (world rank) whose clock the communicator's kernels use */
+int simCommInit(simComm* c, uint64_t commId, const char* name, int slot, int nranks, int rank, int nNodes, int gpu,
                 simComm* shareProxyWith);
 void simCommFinalize(simComm* c);
+/* ncclCommAbort: work in flight is abandoned (no stops), then the plugin's finalize */
+void simCommAbort(simComm* c);
+/* the app waits for every work it posted on c */
+int simCommDrain(simComm* c);
+/* NCCL's part of communicator init and finalize: take / drop a plugin
+ * reference and call the plugin, noted in the truth. Init returns NULL (and
+ * *ctx NULL) when the communicator is not profiled. */
+const simPlugin* simProfilerInit(void** ctx, uint64_t commId, const char* name, int nNodes, int nranks, int rank,
+                                 bool* holdsRef);
+void simProfilerFinalize(const simPlugin* p, void* ctx, uint64_t commId, int rank, bool holdsRef);
 
 /* one network or p2p operation handed from the app thread to the proxy */
 enum { SIM_FUNC_BROADCAST, SIM_FUNC_REDUCE, SIM_FUNC_ALLGATHER, SIM_FUNC_REDUCESCATTER, SIM_FUNC_ALLREDUCE,
@@ -180,6 +235,7 @@ typedef struct simTask {
   const char* dtype;
   int nChannels;
   int chanBase;
+  bool sym;      /* a symmetric-memory collective (2.28+: its own kernel, API events only) */
   simEvent api;  /* CollApi / P2pApi */
   simEvent task; /* Coll / P2p */
   uint64_t seq;
@@ -200,17 +256,29 @@ typedef struct simGroupSpec {
 int simRunGroup(simComm* c, simGroupSpec* g);
 /* streams_proxy.c */
 struct simProxy* simProxyCreate(simComm* owner);
-void simProxyDestroy(struct simProxy* p);
+void simProxyShare(struct simProxy* p);
+/* the last user destroys it (and every device given to it); abandon: ncclCommAbort */
+void simProxyRelease(struct simProxy* p, struct simDevice* dev, bool abandon);
 typedef struct simWork simWork;
 void simProxyPost(struct simProxy* p, simWork* w);
 int simWorkWait(simWork* w); /* returns 1 if aborted (hang) */
 simWork* simWorkNew(simComm* c, simGroupSpec* g, int mask, uint64_t opIndex, bool replay);
-void simWorkFree(simWork* w);
+void simWorkSetDeviceOnly(simWork* w);
+void simWorkLink(simWork* w, simWork* next); /* the poster's list (simComm.outHead) */
+simWork* simWorkNextOut(simWork* w);
+void simWorkRelease(simWork* w); /* the poster's reference; the proxy holds its own */
 
+/* processes.c: run(0) here and run(1..n-1) in forked processes; merges the truth parts */
+int simRunProcesses(int n, int (*run)(int procIndex));
+/* replay_run.c */
+int simRunReplay(const char* path);
 /* scenarios.c */
 int simRunScenario(const char* name);
+void simScenarioPresets(const char* name); /* options a scenario implies, before the run starts */
 /* bench.c */
 int simRunBench(void);
+/* bench_cadence.c */
+int simRunBenchCadence(void);
 /* bench_micro.c */
 int simRunBenchMicro(void);
 unsigned simBenchSeqMask(const char* name);

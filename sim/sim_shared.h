@@ -17,12 +17,10 @@ typedef struct {
 } simPxnPub;
 
 struct simShared {
-  _Atomic uint64_t arrived[SIM_MAX_COMMS]; /* barrier: arrivals so far on the slot */
-  _Atomic int abortedOp[SIM_MAX_COMMS];    /* op index + 1 of a collective given up as hung */
+  /* barrier: per communicator slot and rank, the index + 1 of the last op whose kernel started */
+  _Atomic uint64_t arrivedOp[SIM_MAX_COMMS][SIM_MAX_RANKS / 4];
+  _Atomic int abortedOp[SIM_MAX_COMMS]; /* op index + 1 of a collective given up as hung */
   simPxnPub pxn[SIM_MAX_COMMS][SIM_MAX_RANKS / 4];
 };
-
-/* Wait for every rank of the slot to arrive at op `opIndex`. Returns 1 on timeout. */
-int simBarrier(simComm* c, uint64_t opIndex);
 
 #endif

@@ -109,7 +109,8 @@ static int run_sim(const char* sim, const char* plugin, const char* scenario, co
       close(fd);
     }
     setenv("NCCLSCOPE_DUMP_DIR", dump, 1);
-    char* const args[] = {(char*)sim, "--plugin", (char*)plugin, "--scenario", (char*)scenario,
+    /* the ideal NCCL until the plugin copes with every real release's quirks */
+    char* const args[] = {(char*)sim, "--plugin", (char*)plugin, "--nccl", "ideal", "--scenario", (char*)scenario,
                           "--procs", (char*)procs, NULL};
     execv(sim, args);
     fprintf(stderr, "ncclscope demo: cannot run %s: %s\n", sim, strerror(errno));

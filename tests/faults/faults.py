@@ -54,7 +54,7 @@ def env_with(**kw):
 def sim(args, preexec=None, with_truth=True, **env):
     tmp = tempfile.mkdtemp(prefix="nsfault")
     truth = os.path.join(tmp, "truth.jsonl")
-    cmd = [SIM, "--plugin", PLUGIN] + (["--truth", truth] if with_truth else []) + args
+    cmd = [SIM, "--plugin", PLUGIN, "--nccl", "ideal"] + (["--truth", truth] if with_truth else []) + args
     p = subprocess.run(cmd, env=env_with(**env), capture_output=True, text=True, timeout=240, preexec_fn=preexec)
     tr = [json.loads(l) for l in open(truth)] if os.path.exists(truth) else []
     return p, tr
@@ -159,7 +159,7 @@ def deleted(remove_dir):
     dump = tempfile.mkdtemp(prefix="nsfault")
     tmp = tempfile.mkdtemp(prefix="nsfault")
     truth = os.path.join(tmp, "truth.jsonl")
-    cmd = [SIM, "--plugin", PLUGIN, "--truth", truth, "--iters", "15"]
+    cmd = [SIM, "--plugin", PLUGIN, "--nccl", "ideal", "--truth", truth, "--iters", "15"]
     p = subprocess.Popen(cmd, env=env_with(NCCLSCOPE_DUMP_DIR=dump, NCCLSCOPE_FLUSH_MS=20),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60
@@ -190,7 +190,7 @@ def t_dir_deleted():
 # ---- SIGKILL mid-run: readable up to the last flush, export says what was cut ----
 def t_sigkill():
     dump = tempfile.mkdtemp(prefix="nsfault")
-    cmd = [SIM, "--plugin", PLUGIN, "--iters", "400"]
+    cmd = [SIM, "--plugin", PLUGIN, "--nccl", "ideal", "--iters", "400"]
     p = subprocess.Popen(cmd, env=env_with(NCCLSCOPE_DUMP_DIR=dump, NCCLSCOPE_FLUSH_MS=20),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.time() + 60

@@ -17,12 +17,14 @@
 #include "ncclscope/trace_reader.h"
 
 /* ---- truth ---- */
-typedef struct { long long rank, offset; double drift; } gclock;
-typedef struct { long long pid, tid, rank, nranks; unsigned long long comm; } tinit;
+typedef struct { long long gpu, offset; double drift; } gclock;
+typedef struct { long long pid, tid, rank, nranks, gpu; unsigned long long comm; } tinit;
 static gclock clocks[64];
 static int nclocks;
 static tinit inits[512];
 static int ninits;
+static tinit commGpus[512];
+static int ncomms;
 static char funcs[16][64];
 static int nfuncs;
 
@@ -35,7 +37,7 @@ static void load_truth(const char* path) {
     if (!jstr(line, "kind", kind, sizeof kind)) continue;
     if (!strcmp(kind, "gpu_clock") && nclocks < 64) {
       gclock* g = &clocks[nclocks++];
-      jint(line, "rank", &g->rank);
+      jint(line, "gpu", &g->gpu);
       jint(line, "offset_ns", &g->offset);
       jdbl(line, "drift_ppm", &g->drift);
     } else if (!strcmp(kind, "init") && ninits < 512) {
@@ -44,6 +46,11 @@ static void load_truth(const char* path) {
       jint(line, "tid", &t->tid);
       jint(line, "rank", &t->rank);
       jint(line, "nranks", &t->nranks);
+      if (jstr(line, "comm", s, sizeof s)) t->comm = strtoull(s, NULL, 16);
+    } else if (!strcmp(kind, "comm") && ncomms < 512) {
+      tinit* t = &commGpus[ncomms++]; /* the GPU a communicator rank runs on */
+      jint(line, "rank", &t->rank);
+      jint(line, "gpu", &t->gpu);
       if (jstr(line, "comm", s, sizeof s)) t->comm = strtoull(s, NULL, 16);
     } else if (!strcmp(kind, "start") && jstr(line, "func", s, sizeof s)) {
       int k = 0;
@@ -54,17 +61,18 @@ static void load_truth(const char* path) {
   fclose(f);
 }
 
-/* The GPU clock of a communicator. The simulator seeds each communicator's
- * GPU clock with the communicator's rank (sim/comm.c), so the truth's
- * gpu_clock line with that rank describes it (for a split communicator that
- * is not the thread's world rank). The init line must match commId/rank. */
+/* The GPU clock of a communicator: its truth `comm` line names the GPU it
+ * runs on (a split communicator shares its rank's GPU), whose gpu_clock
+ * line describes the clock. The init line must match commId/rank. */
 static const gclock* gpu_of(long long pid, long long tid, unsigned long long comm, long long rank) {
-  int matched = 0;
+  const tinit* found = NULL;
   for (int i = 0; i < ninits; i++)
-    if (inits[i].pid == pid && inits[i].tid == tid && inits[i].comm == comm && inits[i].rank == rank) matched = 1;
-  CHECK_TRUE(matched);
-  for (int i = 0; i < nclocks; i++)
-    if (clocks[i].rank == rank) return &clocks[i];
+    if (inits[i].pid == pid && inits[i].tid == tid && inits[i].comm == comm && inits[i].rank == rank) found = &inits[i];
+  CHECK_TRUE(found != NULL);
+  for (int c = 0; c < ncomms; c++)
+    if (commGpus[c].comm == comm && commGpus[c].rank == rank)
+      for (int i = 0; i < nclocks; i++)
+        if (clocks[i].gpu == commGpus[c].gpu) return &clocks[i];
   return NULL;
 }
 

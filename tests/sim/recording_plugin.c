@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "abi/nccl_profiler.h"
@@ -57,6 +58,12 @@ static recHandle* newHandle(unsigned magic) {
 }
 
 static int tid(void) { return (int)syscall(SYS_gettid); }
+/* CLOCK_MONOTONIC ns of the call (taken before the output lock) */
+static unsigned long long now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
+}
 
 static void emit(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 static void emit(const char* fmt, ...) {
@@ -155,9 +162,9 @@ static void fields(char* b, size_t n, const DESCR* d) {
              d->coll.nMaxChannels, d->coll.count);
 #elif REC_V <= 3
     snprintf(b, n, ",\"seq\":%llu,\"func\":\"%s\",\"dtype\":\"%s\",\"algo\":\"%s\",\"proto\":\"%s\",\"nch\":%d,"
-             "\"count\":%zu",
+             "\"count\":%zu,\"commHash\":\"0x%016llx\"",
              (unsigned long long)d->coll.seqNumber, s(d->coll.func), s(d->coll.datatype), s(d->coll.algo),
-             s(d->coll.proto), d->coll.nMaxChannels, d->coll.count);
+             s(d->coll.proto), d->coll.nMaxChannels, d->coll.count, (unsigned long long)d->coll.commHash);
 #else
     snprintf(b, n, ",\"seq\":%llu,\"func\":\"%s\",\"dtype\":\"%s\",\"algo\":\"%s\",\"proto\":\"%s\",\"nch\":%d,"
              "\"count\":%zu",
@@ -168,8 +175,11 @@ static void fields(char* b, size_t n, const DESCR* d) {
   case ncclProfileP2p:
 #if REC_V == 1
     snprintf(b, n, ",\"func\":%d,\"peer\":%d,\"count\":%zu", d->p2p.func, d->p2p.peer, d->p2p.count);
-#else
+#elif REC_V <= 3
     snprintf(b, n, ",\"func\":\"%s\",\"peer\":%d,\"count\":%zu", s(d->p2p.func), d->p2p.peer, d->p2p.count);
+#else
+    snprintf(b, n, ",\"func\":\"%s\",\"peer\":%d,\"count\":%zu,\"nch\":%d", s(d->p2p.func), d->p2p.peer,
+             d->p2p.count, d->p2p.nChannels);
 #endif
     break;
   case ncclProfileProxyOp:
@@ -218,6 +228,7 @@ static void fields(char* b, size_t n, const DESCR* d) {
 }
 
 static ncclResult_t recStart(void* ctx, void** h, DESCR* d) {
+  unsigned long long ts = now();
   char f[512];
   fields(f, sizeof f, d);
   pthread_mutex_lock(&lock);
@@ -227,9 +238,9 @@ static ncclResult_t recStart(void* ctx, void** h, DESCR* d) {
     r = newHandle(0xE0E0);
   }
   *h = r;
-  emit("{\"ev\":\"start\",\"tid\":%d,\"h\":\"%p\",\"ctx\":\"%p\",\"type\":%llu,\"parent\":\"%p\",\"rank\":%d,"
-       "\"mask\":%d%s}",
-       tid(), (void*)r, ctx, (unsigned long long)d->type, d->parentObj, d->rank, maskPtr ? __atomic_load_n(maskPtr, __ATOMIC_RELAXED) : -1, f);
+  emit("{\"ev\":\"start\",\"tid\":%d,\"ts\":%llu,\"h\":\"%p\",\"ctx\":\"%p\",\"type\":%llu,\"parent\":\"%p\","
+       "\"rank\":%d,\"mask\":%d%s}",
+       tid(), ts, (void*)r, ctx, (unsigned long long)d->type, d->parentObj, d->rank, maskPtr ? __atomic_load_n(maskPtr, __ATOMIC_RELAXED) : -1, f);
   if (maskAfter >= 0 && starts == maskAfter && maskPtr) {
     __atomic_store_n(maskPtr, mask2, __ATOMIC_RELAXED);
     emit("{\"ev\":\"mask_change\",\"tid\":%d,\"mask\":%d}", tid(), mask2);
@@ -239,13 +250,15 @@ static ncclResult_t recStart(void* ctx, void** h, DESCR* d) {
 }
 
 static ncclResult_t recStop(void* h) {
+  unsigned long long ts = now();
   pthread_mutex_lock(&lock);
-  emit("{\"ev\":\"stop\",\"tid\":%d,\"h\":\"%p\"}", tid(), h);
+  emit("{\"ev\":\"stop\",\"tid\":%d,\"ts\":%llu,\"h\":\"%p\"}", tid(), ts, h);
   pthread_mutex_unlock(&lock);
   return ncclSuccess;
 }
 
 static ncclResult_t recRecord(void* h, ncclProfilerEventState_t st, SARGS* a) {
+  unsigned long long ts = now();
   char f[256] = "";
 #if REC_V >= 4
   if (a && (st == ncclProfilerKernelChStop))
@@ -264,8 +277,8 @@ static ncclResult_t recRecord(void* h, ncclProfilerEventState_t st, SARGS* a) {
     snprintf(f, sizeof f, ",\"transSize\":%zu,\"steps\":%d", a->proxyOp.transSize, a->proxyOp.steps);
 #endif
   pthread_mutex_lock(&lock);
-  emit("{\"ev\":\"state\",\"tid\":%d,\"h\":\"%p\",\"state\":%d,\"args_null\":%s%s}", tid(), h, (int)st,
-       a ? "false" : "true", f);
+  emit("{\"ev\":\"state\",\"tid\":%d,\"ts\":%llu,\"h\":\"%p\",\"state\":%d,\"args_null\":%s%s}", tid(), ts, h,
+       (int)st, a ? "false" : "true", f);
   pthread_mutex_unlock(&lock);
   return ncclSuccess;
 }

@@ -135,7 +135,7 @@ process_counters)
 e2e_counters)
   # Real drops: the plugin with 4 KiB rings under the simulator's threads scenario.
   NCCLSCOPE_DUMP_DIR="$work/dump" NCCLSCOPE_NO_CUDA=1 NCCLSCOPE_RING_KB=4 NCCLSCOPE_EVENT_MASK=0x7FFF NCCLSCOPE_POLL_MS=50 \
-    "$SIM" --plugin "$PLUGIN" --fast --iters 3 --scenario threads >sim.txt 2>&1 || { tail -20 sim.txt; fail "simulator"; }
+    "$SIM" --plugin "$PLUGIN" --nccl ideal --fast --iters 3 --scenario threads >sim.txt 2>&1 || { tail -20 sim.txt; fail "simulator"; }
   expect_rc 0 "$NCCLSCOPE" export dump -o run.jsonl
   expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o run.json
   if [ -n "${TRACE_STATS:-}" ]; then
@@ -149,14 +149,14 @@ e2e_counters)
   ;;
 e2e)
   # The simulator's default scenario with the real plugin, exported and checked.
-  NCCLSCOPE_DUMP_DIR="$work/dump" "$SIM" --plugin "$PLUGIN" --procs 2 >sim.txt 2>&1 || { tail -20 sim.txt; fail "simulator"; }
+  NCCLSCOPE_DUMP_DIR="$work/dump" "$SIM" --plugin "$PLUGIN" --nccl ideal --procs 2 >sim.txt 2>&1 || { tail -20 sim.txt; fail "simulator"; }
   expect_rc 0 "$NCCLSCOPE" export dump -o run.jsonl
   "$PYTHON" "$SRC/check_jsonl.py" run.jsonl --no-incomplete --max-dropped 0 || fail "e2e schema"
   expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o run.json
   "$PYTHON" "$SRC/check_chrome.py" run.json --jsonl run.jsonl || fail "e2e chrome"
   # Many short events: more Coll/P2p in flight per thread than the 32 lanes the exporter once had.
   mkdir -p reuse
-  NCCLSCOPE_DUMP_DIR="$work/reuse" "$SIM" --plugin "$PLUGIN" --scenario reuse --fast --iters 3 >sim-reuse.txt 2>&1 ||
+  NCCLSCOPE_DUMP_DIR="$work/reuse" "$SIM" --plugin "$PLUGIN" --nccl ideal --scenario reuse --fast --iters 3 >sim-reuse.txt 2>&1 ||
     { tail -20 sim-reuse.txt; fail "simulator (reuse)"; }
   expect_rc 0 "$NCCLSCOPE" export reuse --format chrome -o reuse.json
   expect_rc 0 "$NCCLSCOPE" export reuse -o reuse.jsonl

@@ -1,0 +1,458 @@
+/* ncclscope-sim: the GPU of a communicator rank, its profiler ring and the
+ * KernelCh events NCCL's proxy derives from it.
+ *
+ * Runs on the proxy thread. Modelled on NCCL 2.27+ (device/common.h,
+ * transport/profiler.cc, proxy.cc):
+ *  - Kernels of one communicator run in stream order; a kernel's channels
+ *    process their work batches. With coalescing, every work of a batch gets
+ *    the batch's start and end time.
+ *  - Per channel the device keeps a work counter (every work, profiled or
+ *    not) and a 64-slot ring {counter, globaltimer} for started and for
+ *    completed works; only works whose task has KernelCh write it.
+ *  - The host numbers the works it has a profiler op for (its own counter).
+ *    A profiler op waits, FIFO per channel connection, until the ring slot
+ *    base % 64 holds a counter >= base, and takes the time found there: the
+ *    time of another work when the counters drifted apart (a self send/recv
+ *    or an AllGatherV Broadcast is device work without a profiler op) or when
+ *    the GPU ran 64 works ahead of the proxy. Start and stop come from two
+ *    different proxy passes.
+ * Without the ptimer-ring quirk each op takes its own work's times (the ideal
+ * model); NCCL 2.26 passes no pTimer at all.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proxy.h"
+
+#define PASS_NS 2000ull /* one proxy progress pass while ops are outstanding */
+
+struct simDevice* simDeviceNew(void) {
+  struct simDevice* d = calloc(1, sizeof *d);
+  if (!d) {
+    SIM_ERR("out of memory (device)");
+    exit(2);
+  }
+  return d;
+}
+
+void simDeviceFree(struct simDevice* d) {
+  for (int c = 0; c < SIM_MAX_CHANNELS; c++) free(d->ch[c].works);
+}
+
+static bool isP2p(int f) { return f == SIM_FUNC_SEND || f == SIM_FUNC_RECV; }
+
+/* Tasks that are no kernel work of the channels (their own kernel, or host copies). */
+static bool noChannelWork(const simWork* w, const simTask* t) {
+  return (t->sym && simQuirk(Q_SYMMETRIC)) || w->g.ce;
+}
+
+static simDevWork* devWork(simDevChannel* ch, uint64_t counter) {
+  if (counter < ch->firstCounter || counter >= ch->firstCounter + ch->n) return NULL;
+  return &ch->works[counter - ch->firstCounter];
+}
+
+static uint64_t appendDevWork(simDevChannel* ch, bool enabled, uint64_t opIndex, int task) {
+  if (ch->n == ch->cap) {
+    /* keep the newest 4096 once there are 8192: the ring only ever shows the latest 64 */
+    if (ch->n >= 8192) {
+      memmove(ch->works, ch->works + 4096, (ch->n - 4096) * sizeof *ch->works);
+      ch->n -= 4096;
+      ch->firstCounter += 4096;
+    } else {
+      ch->cap = ch->cap ? ch->cap * 2 : 64;
+      ch->works = realloc(ch->works, ch->cap * sizeof *ch->works);
+      if (!ch->works) {
+        SIM_ERR("out of memory (device works)");
+        exit(2);
+      }
+    }
+  }
+  if (ch->n == 0) ch->firstCounter = ch->devCtr + 1;
+  uint64_t counter = ++ch->devCtr;
+  ch->works[ch->n++] = (simDevWork){.counter = counter, .enabled = enabled, .opIndex = opIndex, .task = task};
+  return counter;
+}
+
+/* Batches: consecutive collectives of one function (NCCL also needs the
+ * same type, op, algorithm and protocol: same in the simulator's groups) or
+ * up to 8 P2p works share a batch. Without coalescing, every task is its own. */
+static void planBatches(simWork* w) {
+  int b = -1, inBatch = 0;
+  for (int i = 0; i < w->g.nTasks; i++) {
+    const simTask* t = &w->g.tasks[i];
+    const simTask* prev = i ? &w->g.tasks[i - 1] : NULL;
+    bool join = simQuirk(Q_COALESCE) && prev && !noChannelWork(w, prev) && !noChannelWork(w, t) &&
+                (isP2p(t->func) ? isP2p(prev->func) && inBatch < 8 : prev->func == t->func && t->bytes == prev->bytes);
+    if (!join) b++, inBatch = 0;
+    w->batchOf[i] = b;
+    inBatch++;
+  }
+}
+
+void simDevicePlan(simProxy* px, simWork* w) {
+  (void)px;
+  simComm* c = w->c;
+  struct simDevice* d = c->dev;
+  const simPlugin* p = w->plugin;
+  w->batchOf = calloc((size_t)(w->g.nTasks ? w->g.nTasks : 1), sizeof *w->batchOf);
+  planBatches(w);
+  int n = 0;
+  for (int i = 0; i < w->g.nTasks; i++)
+    if (!noChannelWork(w, &w->g.tasks[i])) n += w->g.tasks[i].nChannels;
+  w->kops = calloc((size_t)(n ? n : 1), sizeof *w->kops);
+  for (int i = 0; i < w->g.nTasks; i++) {
+    const simTask* t = &w->g.tasks[i];
+    if (noChannelWork(w, t)) continue;
+    bool self = isP2p(t->func) && t->peer == c->rank;
+    bool agv = t->func == SIM_FUNC_BROADCAST && simQuirk(Q_AGV_BCAST);
+    bool kchInMask = p && (w->mask & ncclProfileKernelCh) && simNcclCur.nativeAbi >= 3;
+    /* the device writes the ring for a work whose task has KernelCh; an AllGatherV
+     * Broadcast's work is read with another layout: its flag is off */
+    bool enabled = kchInMask && !agv && !w->deviceOnly;
+    /* NCCL adds a profiler op per channel of every profiled work, except for a
+     * self send/recv (no proxy op at all) and the AllGatherV Broadcast */
+    bool hasOp = kchInMask && !agv && !w->deviceOnly && !(self && simQuirk(Q_SELF_P2P_DRIFT));
+    for (int j = 0; j < t->nChannels; j++) {
+      int chIdx = (t->chanBase + j) % SIM_MAX_CHANNELS;
+      simDevChannel* ch = &d->ch[chIdx];
+      kchOp* k = &w->kops[w->nk++];
+      k->w = w, k->task = i, k->ch = chIdx, k->batch = w->batchOf[i];
+      k->recvConn = t->func == SIM_FUNC_RECV;
+      k->devIndex = (int64_t)appendDevWork(ch, enabled, w->opIndex, i);
+      k->hasOp = hasOp;
+      if (hasOp) {
+        k->base = ++ch->hostCtr;
+        if (!simQuirk(Q_PTIMER)) k->base = (uint64_t)k->devIndex; /* ideal: always its own work */
+        w->pendingKch++;
+      }
+    }
+  }
+  w->pendingChannels = w->nk;
+}
+
+static uint64_t lagNs(simComm* c) { return simPollLagNs(&c->rng); }
+
+static void updateQuiet(struct simDevice* d) {
+  /* release: pairs with the application's acquire in simDeviceQuiet */
+  atomic_store_explicit(&d->quiet, d->pendingPolls == 0 && !d->streamBusy && !d->waitHead, memory_order_release);
+}
+
+static void schedulePoll(simProxy* px, struct simDevice* d, int ch, int conn, uint64_t at) {
+  d->pendingPolls++;
+  updateQuiet(d);
+  simHeapPushPoll(&px->H, at, d, ch, conn);
+}
+
+bool simDeviceQuiet(struct simDevice* d) { return atomic_load_explicit(&d->quiet, memory_order_acquire); }
+
+/* Profiler ops join their channel connection's FIFO when the work is appended. */
+static void queueOps(simProxy* px, simWork* w) {
+  struct simDevice* d = w->c->dev;
+  for (int k = 0; k < w->nk; k++) {
+    kchOp* op = &w->kops[k];
+    if (!op->hasOp) continue;
+    simDevChannel* ch = &d->ch[op->ch];
+    int conn = op->recvConn;
+    op->next = NULL;
+    if (ch->tail[conn])
+      ch->tail[conn]->next = op;
+    else
+      ch->head[conn] = op;
+    ch->tail[conn] = op;
+    if (ch->head[conn] == op) schedulePoll(px, d, op->ch, conn, simNowNs() + lagNs(w->c));
+  }
+}
+
+static void startKernelNow(simProxy* px, simWork* w, uint64_t now);
+
+void simDeviceEnqueue(simProxy* px, simWork* w) {
+  struct simDevice* d = w->c->dev;
+  queueOps(px, w);
+  w->next = NULL;
+  if (d->waitTail)
+    d->waitTail->next = w;
+  else
+    d->waitHead = w;
+  d->waitTail = w;
+  if (!d->streamBusy) startKernelNow(px, d->waitHead, simNowNs());
+  updateQuiet(d);
+}
+
+/* The head of the stream's queue gets the GPU: schedule its kernel start. */
+static void startKernelNow(simProxy* px, simWork* w, uint64_t now) {
+  simComm* c = w->c;
+  struct simDevice* d = c->dev;
+  d->waitHead = w->next;
+  if (!d->waitHead) d->waitTail = NULL;
+  d->streamBusy = true;
+  updateQuiet(d);
+  /* from its launch call (streams_app.c), or for a graph replay, whose kernel
+   * waits for the host callback that posted it, from now; never before the
+   * stream's previous kernel ended; a straggler's later */
+  uint64_t t = w->g.tKernel ? w->g.tKernel : simKernelStartNs(&c->rng, &c->gpu, now);
+  if (d->streamFree && t < d->streamFree + 1000) t = d->streamFree + 1000;
+  t += (uint64_t)c->straggleNs;
+  if (simOpt.timesliceUs > 0) t += (uint64_t)(simRngUniform(&c->rng) * simOpt.timesliceUs * 1000.0);
+  simHeapPush(&px->H, t, A_KERNEL_START, w, 0, 0);
+}
+
+/* Ring writes of one batch-channel at time t (start or end). */
+static void ringWrite(simProxy* px, simWork* w, int k, bool end, uint64_t t) {
+  simComm* c = w->c;
+  struct simDevice* d = c->dev;
+  kchOp* op = &w->kops[k];
+  simDevChannel* ch = &d->ch[op->ch];
+  simDevWork* dw = devWork(ch, (uint64_t)op->devIndex);
+  /* the proxy sees a new value in the ring only after its polling lag (a
+   * busy or descheduled proxy: milliseconds now and then, --kch-lag-ms) */
+  uint64_t seen = t + lagNs(c);
+  if (dw) {
+    if (end)
+      dw->tEnd = t, dw->tsEnd = simGpuTime(&c->gpu, t), dw->seenEnd = seen;
+    else
+      dw->tStart = t, dw->tsStart = simGpuTime(&c->gpu, t), dw->seenStart = seen;
+  }
+  for (int conn = 0; conn < 2; conn++)
+    if (ch->head[conn]) schedulePoll(px, d, op->ch, conn, seen);
+}
+
+static void kernelStart(simProxy* px, simWork* w, uint64_t t) {
+  w->tK = t;
+  w->kernelStarted = true;
+  /* channels begin together (100 ns apart); every work of a batch at the batch's start */
+  int chanSeen[SIM_MAX_CHANNELS];
+  int nSeen = 0;
+  for (int k = 0; k < w->nk; k++) {
+    kchOp* op = &w->kops[k];
+    int idx = -1;
+    for (int q = 0; q < nSeen; q++)
+      if (chanSeen[q] == op->ch) idx = q;
+    if (idx < 0) idx = nSeen, chanSeen[nSeen++] = op->ch;
+    op->tGpuStart = t + (uint64_t)idx * 100 + (uint64_t)op->batch * 100;
+    op->e0 = op->tGpuStart + 3000 + simXferNs(w->g.tasks[op->task].bytes / 64 + 1) / 8;
+    ringWrite(px, w, k, false, op->tGpuStart);
+  }
+}
+
+/* A batch-channel is over once every work of the batch on that channel is:
+ * all of them get the batch's end. */
+static void channelEnded(simProxy* px, simWork* w, int k, uint64_t t) {
+  kchOp* op = &w->kops[k];
+  if (op->ownEnd) return; /* already ended (an abort after the end) */
+  op->ownEnd = t;
+  uint64_t end = 0;
+  for (int q = 0; q < w->nk; q++) {
+    kchOp* o = &w->kops[q];
+    if (o->ch != op->ch || o->batch != op->batch) continue;
+    if (!o->ownEnd) return; /* a work of the batch still runs */
+    if (o->ownEnd > end) end = o->ownEnd;
+  }
+  for (int q = 0; q < w->nk; q++) {
+    kchOp* o = &w->kops[q];
+    if (o->ch != op->ch || o->batch != op->batch) continue;
+    o->tGpuStop = end;
+    ringWrite(px, w, q, true, end);
+    w->pendingChannels--;
+  }
+  if (w->pendingChannels == 0) {
+    struct simDevice* d = w->c->dev;
+    d->streamFree = end > t ? end : t;
+    d->streamBusy = false;
+    if (d->waitHead) startKernelNow(px, d->waitHead, d->streamFree);
+    updateQuiet(d);
+    simProxyWorkDone(px, w);
+  }
+}
+
+void simDeviceChannelDone(simProxy* px, simWork* w, int k, uint64_t at) {
+  kchOp* op = &w->kops[k];
+  uint64_t e = op->e0 > at + 1000 ? op->e0 : at + 1000;
+  simHeapPush(&px->H, e, A_CH_END, w, k, 0);
+}
+
+void simDeviceAbort(simProxy* px, simWork* w) {
+  uint64_t now = simNowNs();
+  for (int k = 0; k < w->nk; k++)
+    if (!w->kops[k].ownEnd) simHeapPush(&px->H, now, A_CH_END, w, k, 0);
+}
+
+/* The ring slot `base % 64` as the proxy sees it at time t: the latest
+ * profiled write it can see by then (the highest counter: a later work
+ * overwrites the slot). */
+static const simDevWork* slotAt(const simDevChannel* ch, uint64_t base, bool end, uint64_t t) {
+  if (!ch->n) return NULL;
+  /* only works[i] with counter (firstCounter + i) == base mod 64 write this slot */
+  uint64_t last = ch->firstCounter + ch->n - 1;
+  uint64_t back = (last - base % 64 + 64 * 64) % 64; /* last - back == base (mod 64) */
+  for (int64_t i = (int64_t)(ch->n - 1 - back); i >= 0; i -= 64) {
+    const simDevWork* dw = &ch->works[i];
+    if (!dw->enabled) continue;
+    uint64_t wt = end ? dw->seenEnd : dw->seenStart;
+    if (wt && wt <= t) return dw;
+  }
+  return NULL;
+}
+
+/* Does op's start (end) show at time t, and with which device work's time? */
+static const simDevWork* visible(const simDevChannel* ch, const kchOp* op, bool end, uint64_t t) {
+  if (!simQuirk(Q_PTIMER)) {
+    const simDevWork* dw = devWork((simDevChannel*)ch, (uint64_t)op->devIndex);
+    uint64_t wt = dw ? (end ? dw->seenEnd : dw->seenStart) : 0;
+    return wt && wt <= t ? dw : NULL;
+  }
+  const simDevWork* dw = slotAt(ch, op->base, end, t);
+  return dw && dw->counter >= op->base ? dw : NULL;
+}
+
+static void kchTruth(const kchOp* op) {
+  const simWork* w = op->w;
+  const simComm* c = w->c;
+  const simTask* t = &w->g.tasks[op->task];
+  simTruthf("\"kind\":\"kernel\",\"comm\":\"0x%016llx\",\"rank\":%d,\"func\":\"%s\",\"seq\":%llu,\"peer\":%d,"
+            "\"op\":%llu,\"channel\":%d,\"batch\":%d,\"gpu_start\":%llu,\"gpu_stop\":%llu,\"ptimer_start\":%llu,"
+            "\"ptimer_stop\":%llu,\"own_start\":%s,\"own_stop\":%s,\"cb_start\":%llu,\"cb_stop\":%llu,\"replay\":%s",
+            (unsigned long long)c->commId, c->rank, simFuncName(t->func), (unsigned long long)t->seq, t->peer,
+            (unsigned long long)w->opIndex, op->ch, op->batch, (unsigned long long)op->tGpuStart,
+            (unsigned long long)op->tGpuStop, (unsigned long long)op->pStart, (unsigned long long)op->pStop,
+            op->fromStart == (uint64_t)op->devIndex ? "true" : "false",
+            op->fromStop == (uint64_t)op->devIndex ? "true" : "false", (unsigned long long)op->cbStart,
+            (unsigned long long)op->cbStop, w->replay ? "true" : "false");
+}
+
+static void opFinished(simProxy* px, kchOp* op) {
+  simWork* w = op->w;
+  w->pendingKch--;
+  simProxyWorkDone(px, w);
+}
+
+/* One pass of the proxy over a channel connection: its FIFO's head moves at most one state. */
+static void poll(simProxy* px, struct simDevice* d, int chIdx, int conn, uint64_t t) {
+  simDevChannel* ch = &d->ch[chIdx];
+  kchOp* op = ch->head[conn];
+  if (!op) return;
+  simWork* w = op->w;
+  simComm* c = w->c;
+  const simPlugin* p = w->plugin;
+  const simDevWork* dw = visible(ch, op, op->state == 1, t);
+  if (!dw) return; /* a later ring write schedules the next look */
+  char key[192];
+  if (op->state == 0) {
+    op->pStart = simNcclCur.nativeAbi >= 4 ? dw->tsStart : 0;
+    op->fromStart = dw->counter;
+    op->cbStart = simNowNs();
+    ncclProfilerEventDescr_v6_t desc;
+    memset(&desc, 0, sizeof desc);
+    desc.type = ncclProfileKernelCh;
+    desc.rank = simQuirk(Q_EVENT_RANK_ZERO) ? 0 : c->rank;
+    const simEvent* par = &w->g.tasks[op->task].task;
+    desc.parentObj = par->h;
+    desc.kernelCh.channelId = (uint8_t)op->ch;
+    desc.kernelCh.pTimer = op->pStart;
+    snprintf(key, sizeof key, "\"channel\":%d,\"ptimer\":%llu,\"op\":%llu", op->ch, (unsigned long long)op->pStart,
+             (unsigned long long)w->opIndex);
+    simStart(p, w->ctx, &op->ev, par->serial ? par : NULL, &desc, false, getpid(), key);
+    op->state = 1;
+    schedulePoll(px, d, chIdx, conn, t + PASS_NS); /* the stop is looked for on a later pass */
+    return;
+  }
+  op->pStop = simNcclCur.nativeAbi >= 4 ? dw->tsEnd : 0;
+  op->fromStop = dw->counter;
+  op->cbStop = simNowNs();
+  if (op->ev.h && simNcclCur.nativeAbi >= 4) {
+    ncclProfilerEventStateArgs_v6_t sa;
+    memset(&sa, 0, sizeof sa);
+    sa.kernelCh.pTimer = op->pStop;
+    simRecord(p, &op->ev, ncclProfilerKernelChStop, &sa);
+  }
+  simStop(p, &op->ev);
+  op->state = 2;
+  kchTruth(op);
+  ch->head[conn] = op->next;
+  if (!ch->head[conn]) ch->tail[conn] = NULL;
+  if (ch->head[conn]) schedulePoll(px, d, chIdx, conn, t + PASS_NS);
+  opFinished(px, op);
+}
+
+void simDeviceAction(simProxy* px, const simAction* x) {
+  switch (x->kind) {
+  case A_KERNEL_START:
+    kernelStart(px, x->w, x->t);
+    simHeapPush(&px->H, x->t, A_BARRIER, x->w, 0, 0);
+    break;
+  case A_CH_END:
+    channelEnded(px, x->w, x->a, x->t);
+    break;
+  case A_KCH_POLL:
+    x->dev->pendingPolls--;
+    poll(px, x->dev, x->a, x->b, x->t);
+    updateQuiet(x->dev);
+    break;
+  default:
+    break;
+  }
+}
+
+void simDeviceAbandon(simProxy* px, simWork* w) {
+  (void)px;
+  struct simDevice* d = w->c->dev;
+  for (int k = 0; k < w->nk; k++) {
+    kchOp* op = &w->kops[k];
+    if (!op->hasOp || op->state >= 2) continue;
+    /* unlink from its FIFO (NCCL's destroy drops the op; its event is never stopped) */
+    simDevChannel* ch = &d->ch[op->ch];
+    int conn = op->recvConn;
+    kchOp** pp = &ch->head[conn];
+    kchOp* prev = NULL;
+    while (*pp && *pp != op) prev = *pp, pp = &(*pp)->next;
+    if (*pp) {
+      *pp = op->next;
+      if (ch->tail[conn] == op) ch->tail[conn] = prev;
+    }
+    /* the truth of an op NCCL drops: never started (its ring slot never
+     * matched: a stall) or started and never stopped */
+    const simTask* t = &w->g.tasks[op->task];
+    simTruthf("\"kind\":\"kernel_abandoned\",\"comm\":\"0x%016llx\",\"rank\":%d,\"func\":\"%s\",\"seq\":%llu,"
+              "\"op\":%llu,\"channel\":%d,\"started\":%s,\"base\":%llu,\"device_counter\":%lld",
+              (unsigned long long)w->c->commId, w->c->rank, simFuncName(t->func), (unsigned long long)t->seq,
+              (unsigned long long)w->opIndex, op->ch, op->state == 1 ? "true" : "false", (unsigned long long)op->base,
+              (long long)op->devIndex);
+    op->state = 3;
+    w->pendingKch--;
+  }
+}
+
+void simDeviceWriteTruth(simWork* w) {
+  const simComm* c = w->c;
+  int nb = w->g.nTasks ? w->batchOf[w->g.nTasks - 1] + 1 : 0;
+  for (int b = 0; b < nb; b++) {
+    uint64_t s = UINT64_MAX, e = 0;
+    size_t bytes = 0;
+    int tasks = 0, nch = 0;
+    char seqs[512];
+    size_t sl = 0;
+    seqs[0] = 0;
+    for (int i = 0; i < w->g.nTasks; i++) {
+      if (w->batchOf[i] != b) continue;
+      tasks++;
+      bytes += w->g.tasks[i].bytes;
+      sl += (size_t)snprintf(seqs + sl, sl < sizeof seqs ? sizeof seqs - sl : 0, "%s%llu", sl ? "," : "",
+                             (unsigned long long)w->g.tasks[i].seq);
+    }
+    for (int k = 0; k < w->nk; k++) {
+      const kchOp* op = &w->kops[k];
+      if (op->batch != b) continue;
+      if (op->tGpuStart < s) s = op->tGpuStart;
+      if (op->tGpuStop > e) e = op->tGpuStop;
+      nch++;
+    }
+    if (!tasks || !nch) continue;
+    const simTask* t0 = NULL;
+    for (int i = 0; i < w->g.nTasks && !t0; i++)
+      if (w->batchOf[i] == b) t0 = &w->g.tasks[i];
+    simTruthf("\"kind\":\"batch\",\"comm\":\"0x%016llx\",\"rank\":%d,\"op\":%llu,\"batch\":%d,\"func\":\"%s\","
+              "\"tasks\":%d,\"seqs\":[%s],\"bytes\":%zu,\"t_start\":%llu,\"t_end\":%llu,\"replay\":%s",
+              (unsigned long long)c->commId, c->rank, (unsigned long long)w->opIndex, b, simFuncName(t0->func),
+              tasks, seqs, bytes, (unsigned long long)s, (unsigned long long)e, w->replay ? "true" : "false");
+  }
+}

@@ -1,0 +1,125 @@
+/* ncclscope-sim --replay: drive a profiler plugin with a recorded event stream.
+ *
+ * A recording is JSON Lines in the ncclscope export contract (the format of
+ * `ncclscope export --format jsonl`, docs/jsonl-contract.md): lifecycle
+ * records (init/finalize), event records (start and stop call, type fields)
+ * and state records. replay_load.c turns it into per-thread call lists;
+ * replay_run.c forks one process per recorded pid and replays every recorded
+ * thread on a thread of its own, paced in real time, mapping recorded event
+ * ids to the handles the plugin under test returns.
+ */
+#ifndef NCCLSCOPE_SIM_REPLAY_H
+#define NCCLSCOPE_SIM_REPLAY_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim.h"
+
+enum { RP_INIT, RP_START, RP_STATE, RP_STOP, RP_FINI };
+
+/* One call a recorded thread made, in the order it made them. */
+typedef struct {
+  int64_t ts;  /* ns on the recording's clock */
+  int kind;    /* RP_* */
+  int index;   /* into comms, events or states */
+  int order;   /* tie-break: kind-specific causal rank, then file order */
+} rpCall;
+
+typedef struct {
+  int pid, tid;   /* as recorded */
+  rpCall* calls;
+  int n, cap;
+  /* run time */
+  _Atomic int64_t nextTs; /* ts of the call this thread is about to make; INT64_MAX when done */
+} rpThread;
+
+typedef struct {
+  uint64_t commId;
+  int rank, nranks, nNodes;
+  char* name; /* NULL: the recording had null */
+  int pid, initTid;
+  int64_t initTs, finiTs; /* finiTs < 0: the recording has no finalize */
+  /* run time */
+  const simPlugin* plugin;
+  void* ctx;
+  bool holdsRef;
+  _Atomic int state; /* 0 not yet, 1 initialized, 2 not profiled (init failed or no plugin), 3 finalized */
+} rpComm;
+
+typedef union {
+  ncclProfilerNetIbDescr_v1_t ib;
+  ncclProfilerNetSockDescr_v1_t sock;
+} rpNetData;
+
+typedef struct {
+  int type;        /* type index 0..14 */
+  int parent;      /* event index; -1 none; -2 a raw foreign pointer (PXN) */
+  uint64_t rawParent;
+  int comm;        /* comms index; -1 for PXN events (the originator's context) */
+  int pid, startTid, stopTid;
+  int64_t startTs, stopTs; /* stopTs < 0: never stopped */
+  bool pxn;
+  int originPid;
+  int rank;
+  ncclProfilerEventDescr_v6_t d; /* strings point into the recording's interned strings */
+  rpNetData* net;                /* NetPlugin descriptor, or NULL */
+  /* run time */
+  simEvent ev;
+  _Atomic int started; /* 0 not yet, 1 started (ev valid), 2 skipped */
+} rpEvent;
+
+typedef struct {
+  int event;
+  int state;
+  int64_t ts;
+  int pid, tid;
+  bool hasArg;
+  uint64_t arg;
+} rpState;
+
+typedef struct {
+  char name[160];
+  int64_t tsNs, durNs; /* as the trace has them (its own clock) */
+  int device, stream;
+} rpGpuKernel;
+
+typedef struct {
+  rpComm* comms;
+  int ncomms;
+  rpEvent* events;
+  int nevents;
+  rpState* states;
+  int nstates;
+  rpThread* threads;
+  int nthreads;
+  int64_t t0; /* earliest call */
+  struct lh_table* strings; /* interned descriptor strings (json-c's hash table) */
+  /* what could not be replayed, by reason (printed and written to the truth) */
+  uint64_t skipped[16];
+  uint64_t lines, badLines;
+  rpGpuKernel* gpuTruth; /* NCCL kernels of a CUPTI trace beside the recording */
+  size_t ngpuTruth;
+} rpRecording;
+
+enum {
+  RP_SKIP_BAD_JSON,      /* a line that is not a JSON object (a torn last line) */
+  RP_SKIP_UNKNOWN_RECORD,/* recordType not event/state/lifecycle */
+  RP_SKIP_UNKNOWN_TYPE,  /* event type not one of the 15 */
+  RP_SKIP_BAD_FIELDS,    /* missing eventAddr, start or ids */
+  RP_SKIP_NO_COMM,       /* event of a communicator with no init record */
+  RP_SKIP_DUP_ADDR,      /* a second event with the same eventAddr */
+  RP_SKIP_ORPHAN_STATE,  /* state of an event that is not in the recording */
+  RP_PARENT_MISSING,     /* parent not in the recording: replayed with no parent */
+  RP_SKIP_NREASONS
+};
+const char* rpSkipName(int reason);
+
+/* replay_load.c: reads FILE, or every *.jsonl of a directory. Returns 0 on
+ * success (even if some lines were skipped), -1 if nothing could be read. */
+int rpLoad(const char* path, rpRecording* r);
+void rpFree(rpRecording* r);
+
+
+#endif

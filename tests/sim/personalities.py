@@ -1,0 +1,449 @@
+#!/usr/bin/env python3
+"""NCCL personalities: each behaviour of the facts page, seen in the call log.
+
+Usage: personalities.py BUILD_DIR TEST. Each test runs ncclscope-sim with the
+recording plugin (tests/sim/recording_plugin.c, the version NCCL speaks
+natively unless the test is about a shim) under the release that has the
+behaviour, checks that the plugin's call log shows it, and runs again with the
+behaviour switched off (--quirk -NAME) or under a release without it, where
+the same check must fail: every test can fail. Failures print both sides.
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BUILD = sys.argv[1]
+SIM = os.path.join(BUILD, "ncclscope-sim")
+FAILS = []
+NATIVE = {"2.23": 1, "2.24": 2, "2.25": 2, "2.26": 3, "2.27": 4, "2.28": 5, "2.29": 6, "2.30": 6, "ideal": 6}
+T = {"Group": 1, "Coll": 2, "P2p": 4, "ProxyOp": 8, "ProxyStep": 16, "ProxyCtrl": 32, "KernelCh": 64,
+     "NetPlugin": 128, "GroupApi": 256, "CollApi": 512, "P2pApi": 1024, "KernelLaunch": 2048, "CeColl": 4096,
+     "CeSync": 8192, "CeBatch": 16384}
+ALL_BUT_KCH = 0x7FFF & ~T["KernelCh"]
+
+
+def check(cond, what, got=None, want=None):
+    if not cond:
+        FAILS.append(f"FAIL {what}: got {got!r} want {want!r}")
+        print(FAILS[-1])
+    return cond
+
+
+class Run:
+    """One simulator run: the recording plugin's call log per process, the truth, the exit status."""
+
+    def __init__(self, nccl, args, env=None, version=None, expect_rc=0):
+        self.tmp = tempfile.mkdtemp(prefix="simpers")
+        e = dict(os.environ)
+        e.pop("NCCL_PROFILER_PLUGIN", None)
+        e["NCCLSCOPE_REC_OUT"] = os.path.join(self.tmp, "rec")
+        e.update(env or {})
+        self.version = version or NATIVE[nccl]
+        truth = os.path.join(self.tmp, "truth.jsonl")
+        plugin = os.path.join(BUILD, f"libnccl-profiler-recv{self.version}.so")
+        cmd = [SIM, "--plugin", plugin, "--nccl", nccl, "--truth", truth] + args
+        self.p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=120)
+        if expect_rc is not None:
+            check(self.p.returncode == expect_rc, f"exit status of {' '.join(cmd[3:])} (stderr {self.p.stderr[-300:]!r})",
+                  self.p.returncode, expect_rc)
+        self.recs = {}
+        for f in glob.glob(os.path.join(self.tmp, "rec.*")):
+            self.recs[int(f.rsplit(".", 1)[1])] = [json.loads(l) for l in open(f)]
+        self.truth = [json.loads(l) for l in open(truth)] if os.path.exists(truth) else []
+        self.lines = [r for ls in self.recs.values() for r in ls]
+
+    def starts(self, type_name=None):
+        return [r for r in self.lines if r["ev"] == "start" and (type_name is None or r["type"] == T[type_name])]
+
+    def by_handle(self):
+        return {r["h"]: r for r in self.lines if r["ev"] == "start" and r["h"] != "(nil)"}
+
+    def stops(self):
+        c = {}
+        for r in self.lines:
+            if r["ev"] == "stop":
+                c[r["h"]] = c.get(r["h"], 0) + 1
+        return c
+
+    def states(self, state=None):
+        return [r for r in self.lines if r["ev"] == "state" and (state is None or r["state"] == state)]
+
+    def kind(self, k):
+        return [t for t in self.truth if t.get("kind") == k]
+
+
+# ---- 1. parents stop long before children start ----
+def t_lifetimes():
+    r = Run("2.28", ["--iters", "1", "--connect-ms", "300", "--nonblocking"])
+    byh = r.by_handle()
+    colls = r.starts("Coll")
+    first = min(colls, key=lambda c: c["ts"])
+    api = byh[first["parent"]]
+    api_stop = next(x["ts"] for x in r.lines if x["ev"] == "stop" and x["h"] == api["h"])
+    check(first["ts"] - api_stop >= 300e6, "a first collective starts >= 300 ms after its CollApi stopped (ns)",
+          first["ts"] - api_stop, ">= 3e8")
+    # nonblocking: GroupApi stops before its KernelLaunch starts, which runs on another thread
+    kls = r.starts("KernelLaunch")
+    early = [k for k in kls if k["ts"] > next(x["ts"] for x in r.lines if x["ev"] == "stop" and x["h"] == k["parent"])]
+    check(len(early) == len(kls) > 0, "nonblocking: every GroupApi stopped before its KernelLaunch started",
+          len(early), len(kls))
+    check(all(k["tid"] != byh[k["parent"]]["tid"] for k in kls), "nonblocking: KernelLaunch on the async thread",
+          [(k["tid"], byh[k["parent"]]["tid"]) for k in kls[:2]], "different tids")
+    r2 = Run("2.28", ["--iters", "1"])
+    kls2 = r2.starts("KernelLaunch")
+    byh2 = r2.by_handle()
+    check(all(k["tid"] == byh2[k["parent"]]["tid"] for k in kls2), "blocking: KernelLaunch on the app thread",
+          len(kls2), "same tids")
+    first2 = min(r2.starts("Coll"), key=lambda c: c["ts"])
+    stop2 = next(x["ts"] for x in r2.lines if x["ev"] == "stop" and x["h"] == first2["parent"])
+    check(first2["ts"] - stop2 < 300e6, "without connection setup the gap is short (ns)", first2["ts"] - stop2, "< 3e8")
+
+
+def t_graph_capture():
+    """A captured plan without proxy ops (one node, KernelCh off): Group/Coll once at capture from
+    2.27, never before; with KernelCh the plan has profiler ops and replays emit them."""
+    single = ["--iters", "1", "--scenario", "graph", "--nodes", "1"]
+    r27 = Run("2.27", single, {"REC_MASK": str(ALL_BUT_KCH)})
+    check(len(r27.starts("Coll")) == 2 * 2, "2.27: Colls once at capture (2 ranks x 2 collectives)",
+          len(r27.starts("Coll")), 4)
+    r26 = Run("2.26", single, {"REC_MASK": str(ALL_BUT_KCH)})
+    check(len(r26.starts("Coll")) == 0, "2.26: a plan without proxy ops never emits Coll", len(r26.starts("Coll")), 0)
+    rk = Run("2.27", single)
+    check(len(rk.starts("Coll")) == 2 * 2 * 4, "2.27 with KernelCh: Colls at each of 4 replays", len(rk.starts("Coll")),
+          16)
+
+
+# ---- 2. coalesced work shares one KernelCh interval ----
+def kch_groups(r):
+    """KernelCh starts grouped by (pid, rank tid, channel, group of Coll parents started together)."""
+    byh = r.by_handle()
+    stop_pt = {x["h"]: x.get("ptimer") for x in r.lines if x["ev"] == "state" and x["state"] == 22}
+    out = {}
+    for k in r.starts("KernelCh"):
+        coll = byh.get(k["parent"])
+        if not coll or coll["type"] != T["Coll"]:
+            continue
+        grp = coll["parent"]  # CollApi -> its GroupApi
+        gapi = byh.get(grp, {}).get("parent")
+        out.setdefault((gapi, k["channel"]), []).append((k["ptimer"], stop_pt.get(k["h"]), coll["seq"]))
+    return out
+
+
+def t_coalesce():
+    r = Run("2.28", ["--iters", "1", "--scenario", "batch"])
+    groups = [v for v in kch_groups(r).values() if len({s for _, _, s in v}) == 4]
+    shared = [v for v in groups if len({(a, b) for a, b, _ in v}) == 1]
+    check(groups and len(shared) == len(groups), "four AllReduces of a group: one KernelCh interval per channel",
+          f"{len(shared)} of {len(groups)}", "all")
+    r2 = Run("2.28", ["--iters", "1", "--scenario", "batch", "--quirk", "-coalesce"])
+    groups2 = [v for v in kch_groups(r2).values() if len({s for _, _, s in v}) == 4]
+    shared2 = [v for v in groups2 if len({(a, b) for a, b, _ in v}) == 1]
+    check(groups2 and not shared2, "without coalescing each work has its own interval", len(shared2), 0)
+
+
+# ---- 3. a pTimer can belong to another work ----
+def foreign_ptimers(r):
+    k = r.kind("kernel")
+    own = [x for x in k if x["own_start"] and x["own_stop"]]
+    # the call log carries exactly the values the truth says were passed
+    spy = {x["ptimer"] for x in r.starts("KernelCh")}
+    check(all(x["ptimer_start"] in spy for x in k), "KernelCh pTimers in the call log are the truth's", len(k), "all")
+    return len(k) - len(own), len(k)
+
+
+def t_ptimer_drift():
+    args = ["--iters", "1", "--scenario", "nocoll"]
+    # a self send/recv is profiled device work without a host op: the next op on its channel
+    # takes its times
+    r = Run("2.29", args + ["--quirk", "-agv-bcast"])
+    bad, n = foreign_ptimers(r)
+    check(bad > 0, "2.29 self send/recv: KernelCh with another work's pTimer", bad, f"> 0 of {n}")
+    # an AllGatherV Broadcast is device work that writes no ring slot: the next op waits for a
+    # slot that only 64 works later fills, and blocks its channel's FIFO (NCCL frees it at destroy)
+    r = Run("2.29", args + ["--quirk", "-self-p2p-drift"])
+    stalled = r.kind("kernel_abandoned")
+    check(stalled, "2.29 AllGatherV Broadcast: KernelCh ops stall behind it", len(stalled), "> 0")
+    kch = r.starts("KernelCh")
+    started = len(r.kind("kernel")) + len([a for a in stalled if a["started"]])
+    check(len(kch) == started, "an op that never matched its slot never reaches the plugin", len(kch), started)
+    r2 = Run("2.29", args + ["--quirk", "-self-p2p-drift,-agv-bcast"])
+    bad2, n2 = foreign_ptimers(r2)
+    check(bad2 == 0 and not r2.kind("kernel_abandoned"), "no drift source: every pTimer is the op's own, no stall",
+          (bad2, len(r2.kind("kernel_abandoned"))), (0, 0))
+
+
+def t_ptimer_overrun():
+    args = ["--iters", "2", "--scenario", "overrun", "--kch-lag-ms", "200", "--nodes", "1"]
+    r = Run("2.30", args)
+    bad, n = foreign_ptimers(r)
+    check(bad > 0, "GPU 64 works ahead of a slow proxy: KernelCh with a later work's pTimer", bad, f"> 0 of {n}")
+    r2 = Run("2.30", args + ["--quirk", "-ptimer-ring"])
+    bad2, _ = foreign_ptimers(r2)
+    check(bad2 == 0, "without the ring every pTimer is the op's own", bad2, 0)
+
+
+# ---- 4. receive ProxySteps leak ----
+def leaked_steps(r):
+    stops = r.stops()
+    steps = [s for s in r.starts("ProxyStep") if s["h"] != "(nil)"]
+    return [s for s in steps if not stops.get(s["h"])]
+
+
+def t_recv_step_leak():
+    r = Run("2.23", ["--iters", "1"])
+    leaked = leaked_steps(r)
+    byh = r.by_handle()
+    later = {(s["parent"], s["step"]) for s in r.starts("ProxyStep") if r.stops().get(s["h"])}
+    check(leaked and all((s["parent"], s["step"]) in later for s in leaked),
+          "2.23: receive steps started again; only the last start of a step is stopped", len(leaked), "> 0")
+    check(all(byh[s["parent"]]["send"] == 0 for s in leaked if s["parent"] in byh), "only receive steps leak",
+          [byh[s["parent"]]["send"] for s in leaked if s["parent"] in byh][:5], "all 0")
+    r2 = Run("2.30", ["--iters", "1", "--quirk", "-recv-step-leak"])
+    check(not leaked_steps(r2), "without the quirk every step is stopped", len(leaked_steps(r2)), 0)
+
+
+# ---- 5. SendPeerWait repeats ----
+def repeats(r, state, type_name):
+    byh = r.by_handle()
+    last, n = {}, 0
+    for x in r.lines:
+        if x["ev"] != "state" or byh.get(x["h"], {}).get("type") != T[type_name]:
+            continue
+        if x["state"] == state and last.get(x["h"]) == state:
+            n += 1
+        last[x["h"]] = x["state"]
+    return n
+
+
+def t_send_peer_repeat():
+    r = Run("2.27", ["--iters", "1"])
+    check(repeats(r, 20, "ProxyStep") > 0, "2.27: SendPeerWait recorded again on the same step", repeats(r, 20, "ProxyStep"), "> 0")
+    r26 = Run("2.26", ["--iters", "1"])
+    check(repeats(r26, 1, "ProxyOp") > 0, "2.26: ProxyOp SendRemFifoWait (1) repeated", repeats(r26, 1, "ProxyOp"), "> 0")
+    r2 = Run("2.27", ["--iters", "1", "--quirk", "-send-peer-repeat"])
+    check(repeats(r2, 20, "ProxyStep") == 0, "without the quirk: once per step", repeats(r2, 20, "ProxyStep"), 0)
+
+
+# ---- 6. ProxyOps of copy transports never stop ----
+def unstopped_copy_ops(r):
+    stops = r.stops()
+    return [o for o in r.starts("ProxyOp") if o["h"] != "(nil)" and o["nsteps"] == 0 and not stops.get(o["h"])]
+
+
+def t_proxyop_unstopped():
+    args = ["--iters", "1", "--scenario", "leaks", "--ranks-per-proc", "4"]  # two ranks per node
+    r = Run("2.27", args)
+    u = unstopped_copy_ops(r)
+    check(u and all(o["send"] == 0 for o in u), "2.27: copy-transport ProxyOps (isSend 0) never stopped", len(u), "> 0")
+    r2 = Run("2.27", args + ["--quirk", "-proxyop-unstopped"])
+    check(not unstopped_copy_ops(r2) and [o for o in r2.starts("ProxyOp") if o["nsteps"] == 0],
+          "without the quirk they stop", len(unstopped_copy_ops(r2)), 0)
+    r26 = Run("2.26", args)
+    check(not [o for o in r26.starts("ProxyOp") if o["nsteps"] == 0], "2.26: only net ProxyOps exist",
+          len([o for o in r26.starts("ProxyOp") if o["nsteps"] == 0]), 0)
+
+
+# ---- 7. not every collective emits a Coll ----
+def t_no_coll():
+    r = Run("2.29", ["--iters", "1", "--scenario", "nocoll"])
+    byh = r.by_handle()
+    children = {}
+    for s in r.starts():
+        children.setdefault(s["parent"], []).append(s["type"])
+    bapi = [a for a in r.starts("CollApi") if a["func"] == "Broadcast"]
+    check(bapi and all(T["Coll"] not in children.get(a["h"], []) for a in bapi),
+          "2.29: a Broadcast (AllGatherV) has a CollApi and no Coll", len(bapi), "> 0, no Coll")
+    ar_api = [a for a in r.starts("CollApi") if a["func"] == "AllReduce"]
+    sym = [a for a in ar_api if not children.get(a["h"])]
+    check(sym, "symmetric AllReduces: CollApi without any child", len(sym), "> 0")
+    ce = r.starts("CeColl")
+    check(ce and all(byh[c["parent"]]["type"] == T["CollApi"] for c in ce), "CE collectives: CeColl under CollApi",
+          len(ce), "> 0")
+    selfp = [p for p in r.starts("P2p") if p["peer"] == p["rank"]]
+    check(selfp and all(not children.get(p["h"]) for p in selfp),
+          "a self send/recv announces channels and gets no ProxyOp or KernelCh", len(selfp), "> 0, no children")
+    r28 = Run("2.28", ["--iters", "1", "--scenario", "nocoll"])
+    check(not r28.starts("CeColl") and any(a["func"] == "AllGather" for a in r28.starts("CollApi")),
+          "2.28: CE collectives emit CollApi only", len(r28.starts("CeColl")), 0)
+    bcoll = [c for c in r28.starts("Coll") if c["func"] == "Broadcast"]
+    check(bcoll, "2.28: a Broadcast is an ordinary Coll", len(bcoll), "> 0")
+
+
+# ---- 8. what ProxyStep states carry ----
+def t_step_args():
+    r26 = Run("2.26", ["--iters", "1"])
+    st = [x for x in r26.states() if 8 <= x["state"] <= 12]
+    check(st and all(x["args_null"] for x in st), "2.26: ProxyStep states with NULL args", st[:1], "args_null")
+    ops = [x for x in r26.states() if x["state"] <= 7]
+    check({x["state"] for x in ops} == set(range(8)), "2.26: ProxyOp states 0-7", sorted({x["state"] for x in ops}),
+          list(range(8)))
+    check(any(x["steps"] > 0 and x["transSize"] > 0 for x in ops), "2.26: ProxyOp states carry steps and transSize",
+          ops[:1], "steps, transSize > 0")
+    r27 = Run("2.27", ["--iters", "1"])
+    by = {}
+    for x in r27.states():
+        by.setdefault(x["h"], []).append(x)
+    stale = sum(1 for xs in by.values() for x in xs if x["state"] == 8 and x.get("transSize", 0) > 0)
+    check(stale > 0, "2.27: SendGPUWait carries an earlier step's size", stale, "> 0")
+    r2 = Run("2.27", ["--iters", "1", "--quirk", "-stale-transsize"])
+    s2 = [x for x in r2.states(8) if x.get("transSize", 0) > 0]
+    check(not s2, "without the quirk SendGPUWait carries none", len(s2), 0)
+
+
+# ---- 9. NetPlugin events ----
+def t_netplugin():
+    r = Run("2.30", ["--iters", "1"])
+    stops = r.stops()
+    nets = [n for n in r.starts("NetPlugin") if n["h"] != "(nil)"]
+    twice = [n for n in nets if stops.get(n["h"], 0) >= 2]
+    check(twice, "IB: a QP event stopped twice", len(twice), "> 0")
+    check(stops.get("(nil)", 0) > 0, "stopEvent(NULL) for a slot never started", stops.get("(nil)", 0), "> 0")
+    check(not r.states(21), "built-in net plugins send no NetPluginUpdate", len(r.states(21)), 0)
+    byh = r.by_handle()
+    sock = [n for n in nets if n["id"] == (2 << 16 | 1)]
+    check(sock and all(n["tid"] == byh[n["parent"]]["tid"] for n in sock if n["parent"] in byh),
+          "socket plugin without helper threads: calls on the proxy thread", len(sock), "> 0, same tid")
+    rh = Run("2.30", ["--iters", "1", "--socket-threads"])
+    byh = rh.by_handle()
+    sock = [n for n in rh.starts("NetPlugin") if n["id"] == (2 << 16 | 1) and n["parent"] in byh]
+    # the parent of a helper thread's event is the step that last used the request slot: stopped before
+    stop_at = {}
+    for i, x in enumerate(rh.lines):
+        if x["ev"] == "stop":
+            stop_at.setdefault(x["h"], i)
+    start_at = {x["h"]: i for i, x in enumerate(rh.lines) if x["ev"] == "start"}
+    stale = [n for n in sock if stop_at.get(n["parent"], 1 << 60) < start_at[n["h"]]]
+    check(stale, "socket helper threads: the parent is a step stopped before", len(stale), "> 0")
+    ri = Run("ideal", ["--iters", "1"])
+    check(ri.states(21) and not ri.stops().get("(nil)"), "ideal: NetPluginUpdate, no NULL stops", len(ri.states(21)),
+          "> 0")
+
+
+# ---- 10. finalize is not guaranteed ----
+def t_exit():
+    r = Run("2.30", ["--iters", "1", "--exit", "exit"])
+    check(not [x for x in r.lines if x["ev"] == "finalize"], "--exit exit: no finalize", "finalize seen", "none")
+    check(r.starts("Coll"), "the workload ran", len(r.starts("Coll")), "> 0")
+    r = Run("2.30", ["--iters", "1", "--exit", "sigterm"], expect_rc=None)
+    check(r.p.returncode == -15, "--exit sigterm: the process ends by SIGTERM", r.p.returncode, -15)
+    check(r.truth and not [x for x in r.lines if x["ev"] == "finalize"], "truth written, no finalize", len(r.truth), "> 0")
+    r = Run("2.30", ["--iters", "1", "--exit", "abort", "--async-depth", "16", "--quirk", "-recv-step-leak"])
+    check([x for x in r.lines if x["ev"] == "finalize"], "--exit abort: finalize after the abort", 0, "> 0")
+    stops = r.stops()
+    open_ = [s for s in r.starts() if s["h"] != "(nil)" and not stops.get(s["h"]) and s["type"] in
+             (T["ProxyOp"], T["ProxyStep"], T["KernelCh"])]
+    check(open_, "abort: in-flight ProxyOp/ProxyStep/KernelCh never stopped", len(open_), "> 0")
+    r = Run("2.30", ["--iters", "1", "--scenario", "split"])
+    fin = [i for i, x in enumerate(r.lines) if x["ev"] == "finalize"]
+    ctrl = [i for i, x in enumerate(r.lines) if x["ev"] == "start" and x["type"] == T["ProxyCtrl"]]
+    first_fin_ctx = {x["ctx"] for x in r.lines if x["ev"] == "finalize"}
+    late = [i for i in ctrl if fin and i > fin[0] and r.lines[i]["ctx"] in first_fin_ctx]
+    check(late, "split: ProxyCtrl events with the finalized creator's context", len(late), "> 0")
+
+
+# ---- 11. the mask changes what NCCL does ----
+def launch_gap(r):
+    """ns between a rank's first CollApi stop and its first KernelLaunch start."""
+    api = min(r.starts("CollApi"), key=lambda x: x["ts"])
+    stop = next(x["ts"] for x in r.lines if x["ev"] == "stop" and x["h"] == api["h"])
+    kl = min((k for k in r.starts("KernelLaunch") if k["tid"] == api["tid"]), key=lambda x: x["ts"])
+    return kl["ts"] - stop
+
+
+def t_mask_cost():
+    on = Run("2.30", ["--iters", "1", "--profiler-connect-us", "100"])
+    check(launch_gap(on) >= 128 * 100e3, "KernelCh on: the first launch connects 128 profiler channels (ns)",
+          launch_gap(on), ">= 12.8e6")
+    off = Run("2.30", ["--iters", "1", "--profiler-connect-us", "100"], {"REC_MASK": str(ALL_BUT_KCH)})
+    check(launch_gap(off) < 128 * 100e3, "KernelCh off: no profiler connections (ns)", launch_gap(off), "< 12.8e6")
+
+
+# ---- 12. a failed init, release by release ----
+def t_init_fail():
+    fail = {"REC_INIT_FAIL": "1"}
+    r = Run("2.27", ["--iters", "1"], fail, expect_rc=1)
+    check("would crash" in r.p.stderr, "2.27: NULL dereference at the last unload", r.p.stderr[-200:], "would crash")
+    check(not r.starts(), "2.27: nothing is profiled after a failed init", len(r.starts()), 0)
+    r = Run("2.24", ["--iters", "1"], fail, version=1)
+    check(r.starts("Coll"), "2.24 + v1 plugin: the shim ignores the error", len(r.starts("Coll")), "> 0")
+    r = Run("2.28", ["--iters", "1"], fail)
+    check(r.starts("Coll") and [x for x in r.lines if x["ev"] == "finalize"],
+          "2.28: the comm keeps its context, gets events and a finalize", len(r.starts("Coll")), "> 0")
+    r = Run("2.29", ["--iters", "1"], fail, version=5, expect_rc=1)
+    check("would crash at the first event" in r.p.stderr, "2.29 + v5 (shim): NULL functions after the first init",
+          r.p.stderr[-200:], "would crash at the first event")
+    r = Run("2.30", ["--iters", "1"], fail, expect_rc=1)
+    check("underflow" in r.p.stderr, "2.30: unloaded twice", r.p.stderr[-200:], "underflow")
+    r = Run("ideal", ["--iters", "1"], fail)
+    check(not r.starts(), "ideal: the comm is not profiled", len(r.starts()), 0)
+
+
+# ---- 13. NCCL's shims for older plugins ----
+def t_shims():
+    r = Run("2.29", ["--iters", "1"], version=5)
+    g = [x for x in r.states() if x["state"] in (23, 24)]
+    check(g and not any(x["args_null"] for x in g), "2.29 v5 shim: GroupApi states with a (garbage) args pointer",
+          g[:1], "args_null false")
+    r = Run("2.28", ["--iters", "1"], version=5)
+    g = [x for x in r.states() if x["state"] in (23, 24)]
+    check(g and all(x["args_null"] for x in g), "2.28 native v5: GroupApi states with NULL args", g[:1], "args_null")
+    r = Run("2.28", ["--iters", "1"], version=4)
+    check({p["nch"] for p in r.starts("P2p")} == {0xA5}, "2.28 v4 shim: P2p nChannels uninitialised",
+          {p["nch"] for p in r.starts("P2p")}, {0xA5})
+    r = Run("2.27", ["--iters", "1"], version=4)
+    check(0xA5 not in {p["nch"] for p in r.starts("P2p")}, "2.27 native v4: P2p nChannels set",
+          {p["nch"] for p in r.starts("P2p")}, "real")
+    r = Run("2.27", ["--iters", "1"], version=3)
+    sts = {x["state"] for x in r.states()}
+    check(not sts & (set(range(8)) | {19, 20, 21, 22}), "2.27 v3 shim: no ProxyOp states, no 20-22", sorted(sts), "8-18")
+    step = [x for x in r.states() if 8 <= x["state"] <= 12]
+    check(step and all(not x["args_null"] and x["transSize"] == 0 for x in step), "2.27 v3 shim: zeroed step args",
+          step[:1], "args_null false, transSize 0")
+    check(all(c["commHash"] == "0x0000000000000000" for c in r.starts("Coll")), "2.27 v3 shim: Coll commHash 0",
+          {c["commHash"] for c in r.starts("Coll")}, "0")
+    r = Run("2.26", ["--iters", "1"], version=3)
+    check(all(c["commHash"] != "0x0000000000000000" for c in r.starts("Coll")), "2.26 native v3: Coll commHash set",
+          {c["commHash"] for c in r.starts("Coll")}, "non-zero")
+
+
+# ---- 14. call order details: rank 0 in some descriptors ----
+def t_rank_zero():
+    r = Run("2.28", ["--iters", "1"])
+    rank1 = {c["tid"] for c in r.starts("Coll") if c["rank"] == 1}
+    api = [a for a in r.starts("CollApi") if a["tid"] in rank1]
+    check(api and all(a["rank"] == 0 for a in api), "2.28: CollApi descriptors of rank 1 carry rank 0", api[:1], 0)
+    kch = r.starts("KernelCh")
+    check(kch and all(k["rank"] == 0 for k in kch), "KernelCh descriptors carry rank 0", {k["rank"] for k in kch}, {0})
+    r2 = Run("2.28", ["--iters", "1", "--quirk", "-rank-zero"])
+    check(any(k["rank"] == 1 for k in r2.starts("KernelCh")), "without the quirk the rank is set", 0, 1)
+
+
+# ---- 15. seqNumber ----
+def dup_seqs(r):
+    seen, dup = set(), 0
+    for c in r.starts("Coll"):
+        k = (c["tid"], c["func"], c["seq"])
+        dup += k in seen
+        seen.add(k)
+    return dup
+
+
+def t_seq():
+    args = ["--iters", "2", "--scenario", "graph"]
+    r25 = Run("2.25", args, {"REC_MASK": str(ALL_BUT_KCH)})
+    check(r25.starts("Coll") and dup_seqs(r25) == 0, "2.25: replays get their own seqNumber", dup_seqs(r25), 0)
+    r26 = Run("2.26", args, {"REC_MASK": str(ALL_BUT_KCH)})
+    check(dup_seqs(r26) > 0, "2.26 without KernelCh: replays repeat the seqNumber", dup_seqs(r26), "> 0")
+
+
+TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
+
+if __name__ == "__main__":
+    TESTS[sys.argv[2]]()
+    if FAILS:
+        print(f"{len(FAILS)} check(s) failed")
+        sys.exit(1)
+    print("ok")
