@@ -64,7 +64,7 @@ const char* ns_v1_dtype_name(unsigned code) {
 void ns_fill_net_plugin(ns_start_args* a, int64_t id, void* data) {
   uint64_t* n = a->num;
   const char** s = a->str;
-  for (unsigned i = 0; i < ns_type_layouts[NS_EV_NET_PLUGIN].nums; i++) n[i] = 0; /* KIND 0: nothing decoded */
+  memset(n, 0, sizeof a->num); /* KIND 0: nothing decoded */
   ns_set_NET_PLUGIN_ID(n, s, id);
   ns_set_NET_PLUGIN_DATA(n, s, data);
   uint64_t uid = (uint64_t)id;
