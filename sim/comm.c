@@ -48,6 +48,7 @@ static const simPlugin* initFailed(const simPlugin* p, void** ctx, bool* holdsRe
     }
     return p; /* the communicator keeps the context the plugin wrote and gets every event */
   case SIM_INITFAIL_DOUBLE_UNLOAD:
+    simPluginDeferClose();
     simPluginRelease(); /* unloaded at once; events go on with the left-over context */
     return p;
   default:
@@ -103,7 +104,7 @@ int simCommInit(simComm* c, uint64_t commId, const char* name, int slot, int nra
   if (shareProxyWith) {
     c->proxy = shareProxyWith->proxy;
     c->ownsProxy = false;
-    simProxyShare(c->proxy);
+    simProxyShare(c->proxy, c->dev);
   } else {
     c->proxy = simProxyCreate(c);
     c->ownsProxy = true;
@@ -116,7 +117,7 @@ int simCommInit(simComm* c, uint64_t commId, const char* name, int slot, int nra
  * unload. The device model stays with the proxy until it is gone. */
 static void commEnd(simComm* c, bool abandon) {
   if (!abandon) simCommDrain(c);
-  simProxyRelease(c->proxy, c->dev, abandon);
+  simProxyRelease(c->proxy, abandon);
   if (abandon) simCommDrain(c); /* the proxy gave up every work in flight */
   c->proxy = NULL;
   c->dev = NULL;

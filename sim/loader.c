@@ -35,6 +35,12 @@ static _Thread_local bool lastHeld; /* the calling thread's last acquire took a 
 /* NCCL 2.23-2.27 after a failed init: the global plugin pointer is NULL,
  * nothing is profiled any more, and the last unload dereferences it. */
 static bool globalNull;
+/* NCCL 2.30 after a failed init: the count can reach 0 while contexts are
+ * live and NCCL would go on calling into the closed library. The simulator
+ * then only marks the plugin unloaded (calls are counted, not made: they
+ * would crash) and closes it at process end. */
+static bool deferClose;
+static _Atomic int unloaded;
 static _Atomic int deadCalls; /* calls NCCL would make into an unloaded plugin */
 
 /* Which threads are the plugin's. Every simulator thread registers its
@@ -245,7 +251,7 @@ const simPlugin* simPluginAcquire(void) {
     void* s = dlsym(lib, syms[i]);
     if (s) {
       plugin.version = 6 - i;
-      plugin.api = s;
+      __atomic_store_n(&plugin.api, s, __ATOMIC_RELEASE);
       /* name is the first member of every version's struct */
       plugin.name = *(const char* const*)s;
       break;
@@ -284,8 +290,15 @@ void simPluginMarkGlobalNull(void) {
   pthread_mutex_unlock(&loadLock);
 }
 
+void simPluginDeferClose(void) {
+  pthread_mutex_lock(&loadLock);
+  deferClose = true;
+  pthread_mutex_unlock(&loadLock);
+}
+
 bool simPluginLive(const simPlugin* p) {
-  if (p && __atomic_load_n(&p->api, __ATOMIC_ACQUIRE)) return true;
+  if (p && !atomic_load_explicit(&unloaded, memory_order_acquire) && __atomic_load_n(&p->api, __ATOMIC_ACQUIRE))
+    return true;
   if (p) atomic_fetch_add_explicit(&deadCalls, 1, memory_order_relaxed);
   return false;
 }
@@ -309,6 +322,11 @@ void simPluginRelease(void) {
     errors++;
     globalNull = false;
   }
+  if (refCount == 0 && deferClose) {
+    atomic_store_explicit(&unloaded, 1, memory_order_release);
+    pthread_mutex_unlock(&loadLock);
+    return;
+  }
   if (refCount == 0) {
     /* A thread the plugin joined may still be listed for a moment: the
      * count is retried for up to 1 s before the plugin is blamed. The first
@@ -321,8 +339,6 @@ void simPluginRelease(void) {
     lib = NULL;
     /* release: a thread that still holds a pointer to this struct sees api NULL (simPluginLive) */
     __atomic_store_n(&plugin.api, NULL, __ATOMIC_RELEASE);
-    plugin.version = 0;
-    plugin.name = NULL;
     int extra = settledExtraThreads();
     int fds = openFds() - baseFds;
     if (extra > 0) {

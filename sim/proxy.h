@@ -229,8 +229,9 @@ typedef struct simProxy {
   simActionHeap H;
   int active; /* works taken from the inbox and not yet released */
   simWork* activeHead;
-  struct simDevice** devs; /* device models of the users that left (freed with the proxy) */
+  struct simDevice** devs; /* device models of its users (freed with the proxy) */
   int ndevs, capdevs;
+  struct simProxy* nextProxy; /* every live proxy (proxy_thread.c) */
   int lastIdle;
   xferStat* xstats;
   int nxstats;

@@ -362,6 +362,21 @@ static void* proxyMain(void* arg) {
   return NULL;
 }
 
+/* Every live proxy, so that one a process exits without destroying (--exit
+ * exit) stays reachable: the process is meant to end with it alive. */
+static pthread_mutex_t proxiesLock = PTHREAD_MUTEX_INITIALIZER;
+static simProxy* proxies;
+
+static void addDevice(simProxy* px, struct simDevice* dev) {
+  pthread_mutex_lock(&px->m);
+  if (px->ndevs == px->capdevs) {
+    px->capdevs = px->capdevs ? px->capdevs * 2 : 4;
+    px->devs = realloc(px->devs, (size_t)px->capdevs * sizeof *px->devs);
+  }
+  px->devs[px->ndevs++] = dev;
+  pthread_mutex_unlock(&px->m);
+}
+
 simProxy* simProxyCreate(simComm* owner) {
   simProxy* px = calloc(1, sizeof *px);
   px->owner = owner;
@@ -372,29 +387,29 @@ simProxy* simProxyCreate(simComm* owner) {
   px->xstats = calloc(SIM_XFER_STATS, sizeof *px->xstats);
   pthread_mutex_init(&px->m, NULL);
   pthread_cond_init(&px->cv, NULL);
+  addDevice(px, owner->dev);
+  pthread_mutex_lock(&proxiesLock);
+  px->nextProxy = proxies;
+  proxies = px;
+  pthread_mutex_unlock(&proxiesLock);
   simNetHelperStart(px);
   simThreadCreate(&px->th, proxyMain, px);
   return px;
 }
 
-void simProxyShare(simProxy* px) { atomic_fetch_add_explicit(&px->users, 1, memory_order_relaxed); }
+void simProxyShare(simProxy* px, struct simDevice* dev) {
+  atomic_fetch_add_explicit(&px->users, 1, memory_order_relaxed);
+  addDevice(px, dev);
+}
 
-/* The last user destroys it: the thread finishes what can finish, drops what
- * waits for ring writes that never come (no stop: NCCL frees such ops), and
- * is joined. With abandon (ncclCommAbort) it stops at once: every ProxyOp,
- * ProxyStep and KernelCh in flight is left without a stop. A user that is
- * not the last hands over its device model, which the proxy may still use
- * (an abort is then an ordinary destroy: the others still use the proxy). */
-void simProxyRelease(simProxy* px, struct simDevice* dev, bool abandon) {
-  pthread_mutex_lock(&px->m);
-  if (dev) {
-    if (px->ndevs == px->capdevs) {
-      px->capdevs = px->capdevs ? px->capdevs * 2 : 4;
-      px->devs = realloc(px->devs, (size_t)px->capdevs * sizeof *px->devs);
-    }
-    px->devs[px->ndevs++] = dev;
-  }
-  pthread_mutex_unlock(&px->m);
+/* The last user destroys it, with every device model given to it (a user
+ * that leaves first leaves its device: the proxy may still use it): the
+ * thread finishes what can finish, drops what waits for ring writes that
+ * never come (no stop: NCCL frees such ops), and is joined. With abandon
+ * (ncclCommAbort) it stops at once: every ProxyOp, ProxyStep and KernelCh in
+ * flight is left without a stop (an abort of one of several users is an
+ * ordinary destroy: the others still use the proxy). */
+void simProxyRelease(simProxy* px, bool abandon) {
   if (atomic_fetch_sub_explicit(&px->users, 1, memory_order_acq_rel) != 1) return;
   pthread_mutex_lock(&px->m);
   px->stop = true;
@@ -403,6 +418,13 @@ void simProxyRelease(simProxy* px, struct simDevice* dev, bool abandon) {
   pthread_mutex_unlock(&px->m);
   simThreadJoin(px->th);
   simNetHelperStop(px);
+  pthread_mutex_lock(&proxiesLock);
+  for (simProxy** pp = &proxies; *pp; pp = &(*pp)->nextProxy)
+    if (*pp == px) {
+      *pp = px->nextProxy;
+      break;
+    }
+  pthread_mutex_unlock(&proxiesLock);
   for (int i = 0; i < px->ndevs; i++) {
     simDeviceFree(px->devs[i]);
     free(px->devs[i]);

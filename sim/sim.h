@@ -107,6 +107,7 @@ int simPluginErrors(void); /* leaked threads/fds detected after dlclose, crashes
 void simPluginMarkGlobalNull(void); /* 2.23-2.27 after a failed init */
 bool simPluginHeld(void);           /* the last acquire took a reference (the plugin may be NULL) */
 void simPluginCrash(void);          /* NCCL would crash here: counted as an error */
+void simPluginDeferClose(void);     /* 2.30 double unload: never really close under live contexts */
 /* Is the plugin still loaded? NCCL would call into unmapped code otherwise
  * (counted, reported at the end): callers skip the call. */
 bool simPluginLive(const simPlugin* p);
@@ -256,9 +257,9 @@ typedef struct simGroupSpec {
 int simRunGroup(simComm* c, simGroupSpec* g);
 /* streams_proxy.c */
 struct simProxy* simProxyCreate(simComm* owner);
-void simProxyShare(struct simProxy* p);
-/* the last user destroys it (and every device given to it); abandon: ncclCommAbort */
-void simProxyRelease(struct simProxy* p, struct simDevice* dev, bool abandon);
+void simProxyShare(struct simProxy* p, struct simDevice* dev);
+/* the last user destroys it (and every user's device); abandon: ncclCommAbort */
+void simProxyRelease(struct simProxy* p, bool abandon);
 typedef struct simWork simWork;
 void simProxyPost(struct simProxy* p, simWork* w);
 int simWorkWait(simWork* w); /* returns 1 if aborted (hang) */
