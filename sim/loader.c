@@ -117,6 +117,33 @@ static int countDir(const char* path) {
 /* opendir itself holds one descriptor while counting. */
 static int openFds(void) { return countDir("/proc/self/fd") - 1; }
 
+/* Descriptors beyond the baseline, retried for up to 1 s: another thread
+ * of the simulator may hold one for a moment (glibc's malloc reads
+ * /proc/sys/vm/overcommit_memory when a thread's heap shrinks). */
+static int settledExtraFds(void) {
+  int extra = 0;
+  for (int i = 0; i < 100; i++) {
+    extra = openFds() - baseFds;
+    if (extra <= 0) return 0;
+    usleep(10000);
+  }
+  return extra;
+}
+
+static void listFds(void) {
+  DIR* d = opendir("/proc/self/fd");
+  if (!d) return;
+  for (struct dirent* e; (e = readdir(d));) {
+    if (e->d_name[0] == '.') continue;
+    char p[300], t[512];
+    snprintf(p, sizeof p, "/proc/self/fd/%s", e->d_name);
+    ssize_t n = readlink(p, t, sizeof t - 1);
+    t[n > 0 ? n : 0] = 0;
+    fprintf(stderr, "ncclscope-sim:   fd %s -> %s\n", e->d_name, t);
+  }
+  closedir(d);
+}
+
 static bool isSimTid(pid_t tid) {
   for (size_t i = 0; i < nSimTids; i++)
     if (simTids[i].tid == tid) return true;
@@ -340,13 +367,14 @@ void simPluginRelease(void) {
     /* release: a thread that still holds a pointer to this struct sees api NULL (simPluginLive) */
     __atomic_store_n(&plugin.api, NULL, __ATOMIC_RELEASE);
     int extra = settledExtraThreads();
-    int fds = openFds() - baseFds;
+    int fds = settledExtraFds();
     if (extra > 0) {
       SIM_ERR("plugin left %d thread(s) running after its last finalize and dlclose (NCCL would crash here)", extra);
       errors++;
     }
     if (fds > 0) {
       SIM_ERR("plugin left %d file descriptor(s) open after its last finalize and dlclose", fds);
+      listFds();
       errors++;
     }
   }
