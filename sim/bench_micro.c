@@ -31,13 +31,14 @@
 
 enum { SEQ_STEP, SEQ_STEP3, SEQ_COLL, SEQ_N };
 static const char* const seqNames[SEQ_N] = {"step_pair", "step_3states", "coll_pair"};
-#define MICRO_CFGS 2
+#define MICRO_CFGS SIM_BENCH_MAX_PLUGINS
 
 typedef simBenchPlugin microPlugin;
 
 typedef struct {
   int index;
   int nthreads;
+  int ncfg; /* 2, or 3 with --bench-baseline */
   microPlugin* cfg;
   pthread_barrier_t* bar;
   double* samples[MICRO_CFGS][SEQ_N]; /* ns per sequence, one per batch */
@@ -116,12 +117,13 @@ static uint64_t microBatch(const ncclProfiler_v6_t* api, void* ctx, int seq, int
 static void* microWorker(void* arg) {
   microThread* t = arg;
   int batch = simOpt.benchBatch, batches = simOpt.benchBatches;
-  void* ctx[MICRO_CFGS];
-  for (int c = 0; c < MICRO_CFGS; c++)
+  void* ctx[MICRO_CFGS] = {0};
+  int ncfg = t->ncfg;
+  for (int c = 0; c < ncfg; c++)
     ctx[c] = simOpt.benchShared ? t->cfg[c].sharedCtx : microInit(&t->cfg[c], t->index, t->nthreads);
   for (int rep = 0; rep < simOpt.benchReps; rep++) {
-    for (int k = 0; k < MICRO_CFGS; k++) {
-      int c = (rep & 1) ? MICRO_CFGS - 1 - k : k; /* alternate the order: no config always runs first */
+    for (int k = 0; k < ncfg; k++) {
+      int c = (rep & 1) ? ncfg - 1 - k : k; /* alternate the order: no config always runs first */
       const ncclProfiler_v6_t* api = t->cfg[c].api;
       ncclProfilerEventDescr_v6_t d;
       memset(&d, 0, sizeof d);
@@ -156,7 +158,7 @@ static void* microWorker(void* arg) {
     }
   }
   if (!simOpt.benchShared)
-    for (int c = 0; c < MICRO_CFGS; c++)
+    for (int c = 0; c < ncfg; c++)
       if (ctx[c]) t->cfg[c].api->finalize(ctx[c]);
   return NULL;
 }
@@ -171,19 +173,20 @@ unsigned simBenchSeqMask(const char* name) {
 
 int simRunBenchMicro(void) {
   microPlugin cfg[MICRO_CFGS];
-  int rc = simBenchOpenPlugins("--bench-micro", cfg);
+  int ncfg = 0;
+  int rc = simBenchOpenPlugins("--bench-micro", cfg, &ncfg);
   if (rc) return rc;
   int n = simOpt.benchThreads < 1 ? 1 : simOpt.benchThreads;
   if (simOpt.benchShared)
-    for (int c = 0; c < MICRO_CFGS; c++) cfg[c].sharedCtx = microInit(&cfg[c], 0, 1);
+    for (int c = 0; c < ncfg; c++) cfg[c].sharedCtx = microInit(&cfg[c], 0, 1);
   pthread_barrier_t bar;
   pthread_barrier_init(&bar, NULL, (unsigned)n);
   microThread* th = calloc((size_t)n, sizeof *th);
   pthread_t* tid = calloc((size_t)n, sizeof *tid);
   size_t per = (size_t)simOpt.benchReps * (size_t)simOpt.benchBatches;
   for (int i = 0; i < n; i++) {
-    th[i].index = i, th[i].nthreads = n, th[i].cfg = cfg, th[i].bar = &bar;
-    for (int c = 0; c < MICRO_CFGS; c++)
+    th[i].index = i, th[i].nthreads = n, th[i].ncfg = ncfg, th[i].cfg = cfg, th[i].bar = &bar;
+    for (int c = 0; c < ncfg; c++)
       for (int s = 0; s < SEQ_N; s++) th[i].samples[c][s] = calloc(per, sizeof(double));
   }
   for (int i = 0; i < n; i++) pthread_create(&tid[i], NULL, microWorker, &th[i]);
@@ -191,10 +194,10 @@ int simRunBenchMicro(void) {
   pthread_barrier_destroy(&bar);
 
   /* Medians over every batch of every thread and repetition. */
-  double med[MICRO_CFGS][SEQ_N], p10[MICRO_CFGS][SEQ_N], p90[MICRO_CFGS][SEQ_N];
+  double med[MICRO_CFGS][SEQ_N] = {{0}}, p10[MICRO_CFGS][SEQ_N] = {{0}}, p90[MICRO_CFGS][SEQ_N] = {{0}};
   double* all = calloc(per * (size_t)n, sizeof(double));
   uint64_t nulls[MICRO_CFGS] = {0}, handles[MICRO_CFGS] = {0};
-  for (int c = 0; c < MICRO_CFGS; c++) {
+  for (int c = 0; c < ncfg; c++) {
     for (int i = 0; i < n; i++) nulls[c] += th[i].nullHandles[c], handles[c] += th[i].handles[c];
     for (int s = 0; s < SEQ_N; s++) {
       size_t m = 0;
@@ -211,7 +214,9 @@ int simRunBenchMicro(void) {
   printf("micro: %d thread(s), %s communicator%s, %d reps x %d batches x %d sequences, ns per sequence\n", n,
          simOpt.benchShared ? "one shared" : "own", simOpt.benchShared ? "" : " each", simOpt.benchReps,
          simOpt.benchBatches, simOpt.benchBatch);
-  printf("%-14s %10s %10s %10s %10s %10s %8s\n", "sequence", "empty", "plugin", "added", "p10", "p90", "ratio");
+  printf("%-14s %10s %10s %10s %10s %10s %8s", "sequence", "empty", "plugin", "added", "p10", "p90", "ratio");
+  if (ncfg == 3) printf(" %10s %10s %12s", "baseline", "base_added", "added/base");
+  printf("\n");
   char json[4096];
   size_t jl = (size_t)snprintf(json, sizeof json,
                                "{\"threads\":%d,\"shared_comm\":%s,\"reps\":%d,\"batches\":%d,\"batch\":%d,"
@@ -220,13 +225,16 @@ int simRunBenchMicro(void) {
                                simOpt.benchBatch, (unsigned long long)nulls[1], (unsigned long long)handles[1]);
   for (int s = 0; s < SEQ_N; s++) {
     double added = med[1][s] - med[0][s], ratio = med[0][s] > 0 ? med[1][s] / med[0][s] : 0;
-    printf("%-14s %10.1f %10.1f %10.1f %10.1f %10.1f %8.2f\n", seqNames[s], med[0][s], med[1][s], added, p10[1][s],
+    printf("%-14s %10.1f %10.1f %10.1f %10.1f %10.1f %8.2f", seqNames[s], med[0][s], med[1][s], added, p10[1][s],
            p90[1][s], ratio);
+    double base_added = med[2][s] - med[0][s];
+    if (ncfg == 3) printf(" %10.1f %10.1f %12.2f", med[2][s], base_added, base_added > 0 ? added / base_added : 0);
+    printf("\n");
     jl += (size_t)snprintf(json + jl, sizeof json - jl,
                            "%s\"%s\":{\"empty_ns\":%.2f,\"plugin_ns\":%.2f,\"added_ns\":%.2f,\"plugin_p10_ns\":%.2f,"
-                           "\"plugin_p90_ns\":%.2f,\"empty_p10_ns\":%.2f,\"empty_p90_ns\":%.2f}",
+                           "\"plugin_p90_ns\":%.2f,\"empty_p10_ns\":%.2f,\"empty_p90_ns\":%.2f,\"baseline_ns\":%.2f}",
                            s ? "," : "", seqNames[s], med[0][s], med[1][s], added, p10[1][s], p90[1][s], p10[0][s],
-                           p90[0][s]);
+                           p90[0][s], ncfg == 3 ? med[2][s] : 0.0);
   }
   snprintf(json + jl, sizeof json - jl, "}}");
   if (nulls[1])
@@ -235,11 +243,11 @@ int simRunBenchMicro(void) {
   printf("BENCH_MICRO %s\n", json);
   fflush(stdout);
 
-  for (int c = 0; c < MICRO_CFGS; c++)
+  for (int c = 0; c < ncfg; c++)
     if (cfg[c].sharedCtx) cfg[c].api->finalize(cfg[c].sharedCtx);
   simBenchClosePlugins(cfg);
   for (int i = 0; i < n; i++)
-    for (int c = 0; c < MICRO_CFGS; c++)
+    for (int c = 0; c < ncfg; c++)
       for (int s = 0; s < SEQ_N; s++) free(th[i].samples[c][s]);
   free(all);
   free(th);

@@ -1,6 +1,6 @@
-/* ncclscope-sim: what --bench-micro and --bench-cadence share: the two
- * plugins they compare (the empty one beside the simulator binary, and the
- * chosen one, both through ncclProfiler_v6, dlopened directly: the load rules
+/* ncclscope-sim: what --bench-micro and --bench-cadence share: the plugins
+ * they compare (the empty one beside the simulator binary, the chosen one,
+ * and optionally --bench-baseline's, all through ncclProfiler_v6, dlopened directly: the load rules
  * are not what is measured) and the median helpers. Main thread only.
  */
 #include <dlfcn.h>
@@ -27,8 +27,9 @@ static int openOne(simBenchPlugin* p, const char* mode, const char* name, const 
   return 0;
 }
 
-int simBenchOpenPlugins(const char* mode, simBenchPlugin out[2]) {
-  memset(out, 0, 2 * sizeof *out);
+int simBenchOpenPlugins(const char* mode, simBenchPlugin out[SIM_BENCH_MAX_PLUGINS], int* n) {
+  memset(out, 0, SIM_BENCH_MAX_PLUGINS * sizeof *out);
+  *n = simOpt.benchBaseline ? 3 : 2;
   char exe[4096], emptyPath[4200];
   ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
   exe[k > 0 ? k : 0] = 0;
@@ -38,11 +39,14 @@ int simBenchOpenPlugins(const char* mode, simBenchPlugin out[2]) {
     SIM_ERR("%s needs --plugin PATH", mode);
     return 2;
   }
-  return openOne(&out[0], mode, "empty", emptyPath) || openOne(&out[1], mode, "plugin", chosen) ? 1 : 0;
+  if (openOne(&out[0], mode, "empty", emptyPath) || openOne(&out[1], mode, "plugin", chosen)) return 1;
+  /* RTLD_LOCAL: a second build of the same plugin keeps its own globals and symbols */
+  if (simOpt.benchBaseline && openOne(&out[2], mode, "baseline", simOpt.benchBaseline)) return 1;
+  return 0;
 }
 
-void simBenchClosePlugins(simBenchPlugin p[2]) {
-  for (int c = 0; c < 2; c++)
+void simBenchClosePlugins(simBenchPlugin p[SIM_BENCH_MAX_PLUGINS]) {
+  for (int c = 0; c < SIM_BENCH_MAX_PLUGINS; c++)
     if (p[c].lib) dlclose(p[c].lib);
 }
 

@@ -159,7 +159,9 @@ static void close_slab(uint32_t k, unsigned reason, ns_close_fn on_close, void* 
   for (uint32_t i = 0; i < sl->nlive; i++) {
     ns_slot* s = &sl->slots[sl->live[i]];
     if (!s->w_start_ns) continue;
-    if (on_close) on_close(user, s->w_id, s->w_type & 0xFF, k, reason);
+    /* a copy transport's ProxyOp would not have stopped later either: say so */
+    unsigned why = never_stopped(s, k, 0, 0) ? NS_CLOSE_NEVER_STOPPED : reason;
+    if (on_close) on_close(user, s->w_id, s->w_type & 0xFF, k, why);
     s->w_start_ns = 0;
     s->w_type = 0;
   }

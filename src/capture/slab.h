@@ -65,14 +65,16 @@ typedef struct ns_slab {
   uint32_t n;                 /* slots (power of two) */
   _Atomic uint32_t active;    /* 1 while a context owns it; W init/writer, R hot path relaxed */
   _Atomic uint32_t fresh;     /* never-used slots handed out so far (S1) */
-  char pad0[36];
+  /* activations so far (W: writer at release, R: hot path relaxed, S4); on
+   * the line the hot path reads `active` from */
+  _Atomic uint32_t epoch;
+  char pad0[32];
   _Atomic uint64_t q_head;    /* consumers (allocating threads) CAS, S1 */
   char pad1[56];
   _Atomic uint64_t q_tail;    /* writer (only producer) release, S1 */
   /* Writer only: slots whose start it saw, in start order. */
   uint32_t* live;
   uint32_t nlive;
-  _Atomic uint32_t epoch;  /* activations so far (W: writer at release, R: hot path relaxed, S4) */
   /* Slots [0, populated) are faulted in (set by activate before the context
    * is published, then advanced by the writer only; ns_slab_prefault). */
   uint32_t populated;
