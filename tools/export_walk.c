@@ -186,6 +186,7 @@ static void on_item(ns_walk* w, const ns_item* it) {
       c->info = *it->comm;
       if (c->info.ts > w->f->max_ts) w->f->max_ts = c->info.ts;
       ns_asm_comm(w->as, c->info.comm, c->info.event_mask, c->info.abi_version);
+      ns_asm_comm_rank(w->as, c->info.comm, c->info.rank);
       if (w->sink.comm_init) w->sink.comm_init(w->sink.self, w->f, c);
       break;
     }

@@ -198,6 +198,8 @@ ns_asm* ns_asm_new(const ns_asm_config* cfg); /* NULL when out of memory */
 void ns_asm_free(ns_asm* a);
 /* What a communicator records (COMM_INIT): decides which children an op waits for. */
 void ns_asm_comm(ns_asm* a, uint32_t comm, uint64_t event_mask, uint32_t abi_version);
+/* The communicator's rank (after ns_asm_comm): a P2p to itself waits for no children (ABI v4+). */
+void ns_asm_comm_rank(ns_asm* a, uint32_t comm, int64_t rank);
 /* One record. */
 void ns_asm_record(ns_asm* a, const ns_record* r);
 /* Trace time moved to now_ns without a record: releases what is due. */

@@ -44,6 +44,7 @@ void ns_analysis_comm(ns_analysis* a, const ns_comm_info* ci) {
     s->name[len] = '\0';
   }
   ns_asm_comm(a->as, ci->comm, ci->event_mask, ci->abi_version);
+  ns_asm_comm_rank(a->as, ci->comm, ci->rank);
 }
 
 /* ---- clock queries ---- */

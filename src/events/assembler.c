@@ -32,9 +32,10 @@ typedef struct {
 } evq;
 
 typedef struct {
-  uint8_t known;
+  uint8_t known, has_rank;
   uint32_t abi;
   uint64_t mask;
+  int64_t rank;
 } comm_rec;
 
 struct ns_asm {
@@ -184,6 +185,11 @@ static int children_done(const ns_asm* a, const ns_event* op) {
   int want_kch = (mask & (1ull << NS_EV_KERNEL_CH)) && (abi == 0 || abi >= 3);
   int want_pop = (mask & (1ull << NS_EV_PROXY_OP)) != 0;
   if (!want_kch && !want_pop) return 1;
+  /* A send/recv to itself is a device copy without a proxy op: since NCCL
+   * 2.26 (ABI v4+) it gets no KernelCh and no ProxyOp at all. */
+  if (op->start.type == NS_EV_P2P && c && c->has_rank && abi >= 4 && !op->children_seen &&
+      (int64_t)op->start.num[NS_P2P_PEER] == c->rank)
+    return 1;
   uint64_t nch = op->start.num[op->start.type == NS_EV_COLL ? NS_COLL_CHANNELS : NS_P2P_CHANNELS];
   if (want_kch && nch > 0) return op->n_kernel_ch >= nch;
   return op->children_seen > 0;
@@ -304,7 +310,14 @@ void ns_asm_comm(ns_asm* a, uint32_t comm, uint64_t event_mask, uint32_t abi_ver
     a->comms = c;
     a->ncomms = n;
   }
-  a->comms[comm] = (comm_rec){.known = 1, .abi = abi_version, .mask = event_mask};
+  comm_rec* c = &a->comms[comm];
+  *c = (comm_rec){.known = 1, .abi = abi_version, .mask = event_mask, .has_rank = c->has_rank, .rank = c->rank};
+}
+
+void ns_asm_comm_rank(ns_asm* a, uint32_t comm, int64_t rank) {
+  if (comm == 0 || comm >= a->ncomms || !a->comms[comm].known) return;
+  a->comms[comm].has_rank = 1;
+  a->comms[comm].rank = rank;
 }
 
 /* The parent op of a starting ProxyOp/KernelCh, created unstarted when its START has not come. */

@@ -183,7 +183,74 @@ static void test_pxn(void) {
   ns_asm_free(a);
 }
 
+static void own_state(ns_asm* a, uint8_t type, uint64_t ts, uint64_t id, int state, uint64_t arg) {
+  ns_record r = ns_record_make(NS_REC_STATE, type, 1, ts, id, 0);
+  r.state = state;
+  r.arg = arg;
+  r.flags = NS_RF_HAS_ARG;
+  ns_asm_record(a, &r);
+}
+
+/* The plugin's own records: a ProxyStep it closed (restarted) is released
+ * at once, incomplete with its reason; a REPEATED record adds its count to
+ * the event's last state; a CLOSED ProxyOp child stops its op waiting. */
+static void test_closed_and_repeated(void) {
+  ns_asm* a = make(0, NS_ASM_WAIT_NS, 0, 0);
+  ns_asm_comm(a, 1, (1u << NS_EV_PROXY_OP) | (1u << NS_EV_P2P), 6); /* ProxyOps, no KernelCh */
+  rec(a, NS_REC_START, NS_EV_PROXY_STEP, 100, 31, 0);
+  own_state(a, NS_EV_PROXY_STEP, 150, 31, NS_ST_CLOSED, NS_CLOSE_RESTARTED);
+  int c = done_at(31);
+  CHECK_TRUE(c >= 0);
+  if (c >= 0) CHECK_U64(done.stopped[c], 0);
+  rec(a, NS_REC_START, NS_EV_PROXY_STEP, 160, 32, 0);
+  ns_record st = ns_record_make(NS_REC_STATE, NS_EV_PROXY_STEP, 1, 170, 32, 0);
+  st.state = NS_ST_PROXY_STEP_SEND_PEER_WAIT;
+  ns_asm_record(a, &st);
+  own_state(a, NS_EV_PROXY_STEP, 190, 32, NS_ST_REPEATED, 7);
+  ns_event* e = ns_asm_find(a, 32);
+  CHECK_TRUE(e && e->repeats == 7 && e->last_state == NS_ST_PROXY_STEP_SEND_PEER_WAIT);
+  /* a P2p whose only ProxyOp is closed (never stopped): the op is released, its child lost */
+  rec(a, NS_REC_START, NS_EV_P2P, 200, 40, 0);
+  rec(a, NS_REC_STOP, NS_EV_P2P, 210, 40, 0);
+  rec(a, NS_REC_START, NS_EV_PROXY_OP, 220, 41, 40);
+  CHECK_U64(done_at(40), -1);
+  own_state(a, NS_EV_PROXY_OP, 300, 41, NS_ST_CLOSED, NS_CLOSE_NEVER_STOPPED);
+  int op = done_at(40);
+  CHECK_TRUE(op >= 0);
+  if (op >= 0) CHECK_TRUE(done.flags[op] & NS_EVF_CHILD_LOST);
+  ns_asm_stats sts;
+  ns_asm_get_stats(a, &sts);
+  CHECK_U64(sts.closed[NS_CLOSE_RESTARTED], 1);
+  CHECK_U64(sts.closed[NS_CLOSE_NEVER_STOPPED], 1);
+  CHECK_U64(sts.repeats, 7);
+  ns_asm_free(a);
+}
+
+/* A send to itself on ABI v4+: no ProxyOp or KernelCh will come, so it is
+ * released at its stop; a send to a peer waits for its children. */
+static void test_self_p2p(void) {
+  ns_asm* a = make(0, NS_ASM_WAIT_NS, 0, 0);
+  ns_asm_comm_rank(a, 1, 3);
+  ns_record r = ns_record_make(NS_REC_START, NS_EV_P2P, 1, 100, 50, 0);
+  r.num[NS_P2P_PEER] = 3;
+  r.num[NS_P2P_CHANNELS] = 2;
+  ns_asm_record(a, &r);
+  r = ns_record_make(NS_REC_START, NS_EV_P2P, 1, 100, 51, 0);
+  r.num[NS_P2P_PEER] = 4;
+  r.num[NS_P2P_CHANNELS] = 2;
+  ns_asm_record(a, &r);
+  rec(a, NS_REC_STOP, NS_EV_P2P, 110, 50, 0);
+  rec(a, NS_REC_STOP, NS_EV_P2P, 110, 51, 0);
+  int self = done_at(50);
+  CHECK_TRUE(self >= 0);
+  if (self >= 0) CHECK_U64(done.flags[self], 0);
+  CHECK_U64(done_at(51), -1);
+  ns_asm_free(a);
+}
+
 int main(void) {
+  test_closed_and_repeated();
+  test_self_p2p();
   test_children_first();
   test_stop_first();
   test_queues();
