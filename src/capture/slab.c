@@ -123,7 +123,11 @@ ns_slot* ns_slab_alloc(uint32_t k) {
     /* S1: relaxed RMW: it only hands out distinct indices; a fresh slot has
      * no previous user whose writes we must see. */
     uint32_t i = atomic_fetch_add_explicit(&s->fresh, 1, memory_order_relaxed);
-    if (i < s->n) return &s->slots[i];
+    if (i < s->n) {
+      /* the slot after it is most likely this thread's next: fetch it for writing now */
+      if (i + 1 < s->n) __builtin_prefetch(&s->slots[i + 1], 1, 3);
+      return &s->slots[i];
+    }
   }
   uint64_t head = atomic_load_explicit(&s->q_head, memory_order_relaxed);
   for (;;) {
@@ -135,8 +139,14 @@ ns_slot* ns_slab_alloc(uint32_t k) {
     /* A stale `head` makes the CAS fail, and the value read is discarded:
      * the writer can only overwrite position `head` after it was consumed. */
     if (atomic_compare_exchange_weak_explicit(&s->q_head, &head, head + 1, memory_order_acquire,
-                                              memory_order_relaxed))
+                                              memory_order_relaxed)) {
+      /* The next allocation's slot, from the queue line just read: the
+       * writer wrote it when it recycled it, so fetch it for writing now.
+       * Possibly not yet produced (a stale index): a hint, bounds-checked. */
+      uint32_t next = atomic_load_explicit(&s->queue[(head + 1) & (s->n - 1)], memory_order_relaxed);
+      if (next < s->n) __builtin_prefetch(&s->slots[next], 1, 3);
       return idx < s->n ? &s->slots[idx] : NULL;
+    }
   }
 }
 

@@ -17,17 +17,26 @@
 #include "plugin_open.h"
 #include "trace_load.h"
 
-static void churn(ncclProfiler_v6_t* p, void* ctx, int events) {
+#define ADDR(h) ((uintptr_t)(h) & ((UINT64_C(1) << 48) - 1)) /* a handle's slot address */
+
+/* Events until one of them reuses the slots of every handle in `olds`
+ * (their events were recycled: the writer drained their STOPs), at least
+ * `events` of them; 0 if that never happened. */
+static int churn(ncclProfiler_v6_t* p, void* ctx, int events, void* const* olds, int nolds) {
   ncclProfilerEventDescr_v6_t d;
-  for (int i = 0; i < events; i++) {
+  int reused = 0, seen[8] = {0};
+  for (int i = 0; i < events || (reused < nolds && i < 100 * events); i++) {
     memset(&d, 0, sizeof d);
     d.type = ncclProfileProxyStep;
     d.proxyStep.step = i;
     void* h = NULL;
     p->startEvent(ctx, &h, &d);
+    for (int k = 0; k < nolds; k++)
+      if (h && !seen[k] && ADDR(h) == ADDR(olds[k])) seen[k] = 1, reused++;
     p->stopEvent(h);
     if (i % 16 == 15) usleep(3000); /* the writer drains and recycles (POLL_MS=1, HOLD_MS=0) */
   }
+  return reused == nolds;
 }
 
 static void* start_api(ncclProfiler_v6_t* p, void* ctx, uint64_t type, void* parent, int captured) {
@@ -88,9 +97,11 @@ int main(void) {
   void* e_api = start_api(p, ctx, ncclProfileCollApi, NULL, 0);
   p->stopEvent(e_api);
 
-  /* Replays, each after the 64-slot slab has turned over many times. */
+  /* Replays, each after the 64-slot slab has turned over many times and
+   * both API slots were reused by other events. */
+  void* const olds[2] = {c_api, e_api};
   for (int r = 0; r < 3; r++) {
-    churn(p, ctx, 40 * 64);
+    CHECK_TRUE(churn(p, ctx, 40 * 64, olds, 2));
     replay_coll(p, ctx, c_api, (uint64_t)r);
   }
   replay_coll(p, ctx, e_api, 99);
@@ -122,8 +133,8 @@ int main(void) {
   }
   CHECK_U64(replays, 3);
   CHECK_TRUE(eager_ok);
-  /* All four parents were found by handle: their slots had been recycled
-   * (else the churn proves nothing), and no Coll got a slot's new event. */
+  /* All four parents were found by handle (their slots had been reused
+   * before each replay), and no Coll got a slot's new event. */
   CHECK_TRUE(t.have_counters);
   CHECK_U64(t.have_counters ? (t.counters.has[NS_P_PARENTS_LATE] ? t.counters.u[NS_P_PARENTS_LATE] : 0) : 0, 4);
   tl_free(&t);
