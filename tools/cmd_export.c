@@ -11,6 +11,7 @@
 #include "export.h"
 #include "export_metrics.h"
 #include "trace_dir.h"
+#include "util/safefile.h"
 
 static void usage(FILE* out) {
   fprintf(out,
@@ -85,18 +86,13 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
     return 1;
   }
 
-  int to_stdout = !out_path || strcmp(out_path, "-") == 0;
-  char tmp[4096] = "";
-  FILE* out = stdout;
-  if (!to_stdout) {
-    snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
-    out = fopen(tmp, "w");
-    if (!out) {
-      fprintf(stderr, "ncclscope: cannot write %s: %s\n", tmp, strerror(errno));
-      ns_trace_list_free(&list);
-      return 1;
-    }
+  ns_out o;
+  if (ns_out_open(&o, out_path ? out_path : "-", ns_cli_file_mode(), err, sizeof err) != 0) {
+    fprintf(stderr, "ncclscope: cannot write %s\n", err);
+    ns_trace_list_free(&list);
+    return NS_EXIT_FAIL;
   }
+  FILE* out = o.f;
   int rc = 1;
   ns_export_metrics* metrics = NULL;
   ns_sink sink;
@@ -140,7 +136,7 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
   state = NULL;
   if (finish_rc) fprintf(stderr, "ncclscope: error while finishing the output\n");
   if (ferror(out)) {
-    fprintf(stderr, "ncclscope: write error on %s\n", to_stdout ? "standard output" : tmp);
+    fprintf(stderr, "ncclscope: write error on %s\n", o.is_stdout ? "standard output" : o.shown);
     goto close_out;
   }
   rc = totals->files_read ? 0 : 1;
@@ -153,18 +149,11 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
 close_out:
   ns_export_metrics_free(metrics);
   if (state) fmt->finish(state);
-  if (!to_stdout) {
-    if (fclose(out) != 0 && !rc) {
-      fprintf(stderr, "ncclscope: cannot write %s: %s\n", tmp, strerror(errno));
-      rc = 1;
-    }
-    if (!rc && rename(tmp, out_path) != 0) {
-      fprintf(stderr, "ncclscope: cannot rename %s to %s: %s\n", tmp, out_path, strerror(errno));
-      rc = 1;
-    }
-    if (rc) remove(tmp);
-  } else {
-    fflush(stdout);
+  if (rc == NS_EXIT_FAIL) {
+    ns_out_abort(&o);
+  } else if (ns_out_commit(&o, err, sizeof err) != 0) {
+    fprintf(stderr, "ncclscope: cannot write %s\n", err);
+    rc = NS_EXIT_FAIL;
   }
   ns_trace_list_free(&list);
   return rc;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "ncclscope/trace_format.h"
+#include "util/safefile.h"
 
 static int by_name(const void* a, const void* b) { return strcmp(*(char* const*)a, *(char* const*)b); }
 
@@ -57,4 +58,17 @@ void ns_trace_list_free(ns_trace_list* l) {
   for (size_t i = 0; i < l->n; i++) free(l->paths[i]);
   free(l->paths);
   memset(l, 0, sizeof *l);
+}
+
+unsigned ns_cli_file_mode(void) {
+  static int warned;
+  unsigned mode = NS_FILE_MODE_DEFAULT;
+  const char* s = getenv("NCCLSCOPE_FILE_MODE");
+  if (s && *s && ns_file_mode_parse(s, &mode) != 0) {
+    mode = NS_FILE_MODE_DEFAULT;
+    if (!warned++)
+      fprintf(stderr, "ncclscope: warning: NCCLSCOPE_FILE_MODE is not an octal mode <= 0777 with owner read and "
+                      "write; using 0%o\n", NS_FILE_MODE_DEFAULT);
+  }
+  return mode;
 }

@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@
 #include "clock/clock.h"
 #include "log/log.h"
 #include "ring/ring.h"
+#include "util/safefile.h"
 
 #define NS_VERSION_STRING "0.1.0"
 #define FLUSH_BYTES (1u << 20)
@@ -57,6 +59,8 @@ static struct {
   int stop;
   ctl *inits, **inits_tail, *finis, **finis_tail;
   int fd;
+  int dirfd, dirfd_open; /* the dump directory, opened once */
+  char name[NAME_MAX + 1]; /* the trace file's name in it */
   ns_buf out, ev, sb;
   ns_strtab* strs;
   uint64_t seq;
@@ -78,50 +82,49 @@ static struct {
 
 /* ---- file ---- */
 
-static int mkdir_p(const char* path) {
-  char buf[1024];
-  if (strlen(path) >= sizeof buf) return -1;
-  strcpy(buf, path);
-  for (char* p = buf + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = 0;
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-    *p = '/';
-  }
-  if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-  struct stat st;
-  if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    errno = ENOTDIR;
-    return -1;
-  }
-  return 0;
-}
-
-int ns_writer_open(void) {
+/* The dump directory is opened once (O_DIRECTORY|O_NOFOLLOW: a symlink
+ * planted there is refused) and every file of the session is made in it with
+ * openat, so nothing swapped in after the check is followed. */
+int ns_writer_open(char* why, size_t whylen) {
   const char* dir = ns_sess.cfg.dump_dir;
-  if (mkdir_p(dir) != 0) {
-    ns_log_warn("cannot create the dump directory %s: %s; profiling disabled for this communicator", dir,
-                strerror(errno));
+  unsigned fmode = ns_sess.cfg.file_mode ? ns_sess.cfg.file_mode : NS_FILE_MODE_DEFAULT;
+  int dirfd = ns_dir_open(dir, ns_dir_mode_for(fmode), 1);
+  if (dirfd < 0) {
+    snprintf(why, whylen, "cannot create the dump directory %s: %s", dir,
+             errno == ELOOP ? "it is a symbolic link (refused: it could point anywhere)" : strerror(errno));
     return -1;
   }
-  char path[sizeof ns_sess.trace_path];
-  snprintf(path, sizeof path, "%s/ncclscope-%s-%u%s", dir, ns_sess.hostname, ns_sess.pid, NS_TRACE_FILE_SUFFIX);
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  char name[NAME_MAX + 1];
+  snprintf(name, sizeof name, "ncclscope-%.64s-%u%s", ns_sess.hostname, ns_sess.pid, NS_TRACE_FILE_SUFFIX);
+  /* O_EXCL|O_NOFOLLOW: never an existing file, never through a link. */
+  int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = openat(dirfd, name, flags, fmode);
   /* A reload of the plugin in the same process: a new file, never an overwrite. */
   for (int tries = 0; fd < 0 && errno == EEXIST && tries < 100; tries++) {
-    snprintf(path, sizeof path, "%s/ncclscope-%s-%u-%llu%s", dir, ns_sess.hostname, ns_sess.pid,
+    snprintf(name, sizeof name, "ncclscope-%.64s-%u-%llu%s", ns_sess.hostname, ns_sess.pid,
              (unsigned long long)ns_mono_ns() + (unsigned)tries, NS_TRACE_FILE_SUFFIX);
-    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    fd = openat(dirfd, name, flags, fmode);
   }
+  int len = snprintf(ns_sess.trace_path, sizeof ns_sess.trace_path, "%s/%s", dir, name);
+  if (len < 0 || (size_t)len >= sizeof ns_sess.trace_path) snprintf(ns_sess.trace_path, sizeof ns_sess.trace_path, "%s", name);
   if (fd < 0) {
-    ns_log_warn("cannot create the trace file %s: %s; profiling disabled for this communicator", path,
-                strerror(errno));
+    snprintf(why, whylen, "cannot create the trace file %s: %s", ns_sess.trace_path, strerror(errno));
+    close(dirfd);
     return -1;
   }
   memset(&W, 0, sizeof W);
   W.fd = fd;
-  snprintf(ns_sess.trace_path, sizeof ns_sess.trace_path, "%s", path);
+  W.dirfd = dirfd;
+  W.dirfd_open = 1;
+  snprintf(W.name, sizeof W.name, "%s", name);
   return 0;
+}
+
+int ns_writer_dump_dirfd(void) { return W.dirfd_open ? W.dirfd : -1; }
+
+void ns_writer_discard(void) {
+  if (W.dirfd_open && W.name[0]) unlinkat(W.dirfd, W.name, 0);
+  ns_writer_stop();
 }
 
 static void flush_out(void) {
@@ -512,6 +515,7 @@ void ns_writer_stop(void) {
     l = n;
   }
   if (W.fd > 0) close(W.fd);
+  if (W.dirfd_open) close(W.dirfd);
   ns_buf_free(&W.out);
   ns_buf_free(&W.ev);
   ns_buf_free(&W.sb);

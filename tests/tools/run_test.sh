@@ -102,6 +102,11 @@ cli_errors)
   expect_rc 0 "$NCCLSCOPE" export dump
   "$PYTHON" "$SRC/check_jsonl.py" out.txt --processes 1 || fail "stdout export"
   ;;
+safe_output)
+  # Planted links and FIFOs, -o naming a FIFO, a device or a link, `-`, modes.
+  "$GEN_TRACE" dump 2 || fail "gen_trace"
+  "$PYTHON" "$SRC/check_safe_output.py" "$NCCLSCOPE" "$work/dump" "$work/cases" || fail "safe output"
+  ;;
 open_cap)
   # The cap on open events (--max-open): warning, oldest first, bounded memory.
   "$PYTHON" "$SRC/check_open_cap.py" "$NCCLSCOPE" "$GEN_TRACE" "$work" || fail "open cap"
