@@ -40,14 +40,9 @@ static const ns_format* format_named(const char* name) {
   return NULL;
 }
 
-static void report_file(const char* path, const ns_walk_result* r, size_t max_open) {
-  const ns_reader_stats* s = &r->reader;
-  if (s->bytes_cut)
-    fprintf(stderr, "ncclscope: warning: %s: %" PRIu64 " of %" PRIu64 " bytes cut (%s); exported what precedes\n",
-            path, s->bytes_cut, s->file_size, s->stop_reason);
-  else if (!s->clean_end)
-    fprintf(stderr, "ncclscope: note: %s: no end marker (the process did not finalize cleanly)\n", path);
-  if (s->seq_gaps) fprintf(stderr, "ncclscope: warning: %s: %" PRIu64 " block(s) missing\n", path, s->seq_gaps);
+/* Per-file warnings; 1 when the file yielded nothing. */
+static int report_file(const char* path, const ns_walk_result* r, size_t max_open) {
+  int nothing = ns_file_health_print("ncclscope", path, &r->health);
   if (r->events_incomplete)
     fprintf(stderr, "ncclscope: note: %s: %" PRIu64 " event(s) never stopped (exported with \"incomplete\":true)\n",
             path, r->events_incomplete);
@@ -60,6 +55,7 @@ static void report_file(const char* path, const ns_walk_result* r, size_t max_op
   if (r->orphan_stops || r->orphan_states)
     fprintf(stderr, "ncclscope: note: %s: %" PRIu64 " stop(s) and %" PRIu64 " state(s) of events whose start is missing\n",
             path, r->orphan_stops, r->orphan_states);
+  return nothing;
 }
 
 /* Counts COMM_INIT items: the number of (process, rank) pairs. */
@@ -77,13 +73,13 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
   ns_trace_list list;
   if (ns_trace_dir_list(dir, &list, err, sizeof err)) {
     fprintf(stderr, "ncclscope: cannot read the dump directory %s\n", err);
-    return 1;
+    return NS_EXIT_FAIL;
   }
   totals->files_found = (int)list.n;
   if (list.n == 0) {
     fprintf(stderr, "ncclscope: no trace files (*.nstrace) in %s\n", dir);
     ns_trace_list_free(&list);
-    return 1;
+    return NS_EXIT_FAIL;
   }
 
   ns_out o;
@@ -93,7 +89,7 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
     return NS_EXIT_FAIL;
   }
   FILE* out = o.f;
-  int rc = 1;
+  int rc = NS_EXIT_FAIL;
   ns_export_metrics* metrics = NULL;
   ns_sink sink;
   void* state = fmt->make(out, &sink);
@@ -116,18 +112,20 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
   }
   if (extra) ns_walk_add_ext(w, extra);
 
+  int empty = 0; /* files that yielded nothing: unreadable, or no record and no communicator */
   for (size_t i = 0; i < list.n; i++) {
     ns_walk_result res;
     if (ns_walk_file(w, (int)i, list.paths[i], &res, err, sizeof err)) {
       fprintf(stderr, "ncclscope: warning: skipped %s\n", err);
+      empty++;
       continue;
     }
     totals->files_read++;
-    if (res.reader.bytes_cut || res.reader.seq_gaps) totals->files_damaged++;
+    if (res.reader.damaged || res.reader.seq_gaps || res.reader.blocks_duplicate) totals->files_damaged++;
     totals->events += res.events_done;
     totals->incomplete += res.events_incomplete + res.evicted_open;
     for (int t = 0; t < NS_EV_COUNT; t++) totals->events_by_type[t] += res.events_by_type[t];
-    report_file(list.paths[i], &res, ns_walk_max_open(w));
+    empty += report_file(list.paths[i], &res, ns_walk_max_open(w));
   }
   ns_walk_free(w);
   ns_export_metrics_free(metrics);
@@ -139,12 +137,14 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
     fprintf(stderr, "ncclscope: write error on %s\n", o.is_stdout ? "standard output" : o.shown);
     goto close_out;
   }
-  rc = totals->files_read ? 0 : 1;
-  if (!rc && totals->files_damaged)
-    fprintf(stderr, "ncclscope: warning: %d of %d trace file(s) damaged; see above\n", totals->files_damaged,
-            totals->files_found);
-  if (!totals->files_read) fprintf(stderr, "ncclscope: none of the %d trace file(s) in %s is readable\n",
-                                   totals->files_found, dir);
+  if (empty == (int)list.n) {
+    fprintf(stderr, "ncclscope: none of the %zu trace file(s) in %s yielded anything\n", list.n, dir);
+    goto close_out;
+  }
+  rc = empty ? NS_EXIT_PARTIAL : NS_EXIT_OK;
+  if (totals->files_damaged || empty)
+    fprintf(stderr, "ncclscope: warning: %d of %zu trace file(s) damaged, %d yielded nothing; see above%s\n",
+            totals->files_damaged, list.n, empty, empty ? " (exit status 3)" : "");
 
 close_out:
   ns_export_metrics_free(metrics);
@@ -173,18 +173,18 @@ int ns_cmd_export(int argc, char** argv) {
       const char* v = a[1] == '-' && a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
       if (!v) {
         fprintf(stderr, "ncclscope export: %s needs a value (jsonl or chrome)\n", a);
-        return 2;
+        return NS_EXIT_USAGE;
       }
       fmt = format_named(v);
       if (!fmt) {
         fprintf(stderr, "ncclscope export: unknown format '%s' (use jsonl or chrome)\n", v);
-        return 2;
+        return NS_EXIT_USAGE;
       }
     } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strncmp(a, "--output=", 9) == 0) {
       const char* v = a[1] == '-' && a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
       if (!v) {
         fprintf(stderr, "ncclscope export: %s needs a file name\n", a);
-        return 2;
+        return NS_EXIT_USAGE;
       }
       out = v;
     } else if (strcmp(a, "--max-open") == 0 || strncmp(a, "--max-open=", 11) == 0) {
@@ -193,24 +193,24 @@ int ns_cmd_export(int argc, char** argv) {
       unsigned long long n = v ? strtoull(v, &end, 10) : 0;
       if (!v || end == v || *end || n < 1 || n > (1ull << 40) || v[0] == '-') {
         fprintf(stderr, "ncclscope export: --max-open wants a number of events >= 1, not '%s'\n", v ? v : "");
-        return 2;
+        return NS_EXIT_USAGE;
       }
       opts.max_open = (size_t)n;
     } else if (a[0] == '-' && a[1] != '\0') {
       fprintf(stderr, "ncclscope export: unknown option '%s'\n", a);
       usage(stderr);
-      return 2;
+      return NS_EXIT_USAGE;
     } else if (!dir) {
       dir = a;
     } else {
       fprintf(stderr, "ncclscope export: one directory only ('%s' and '%s')\n", dir, a);
-      return 2;
+      return NS_EXIT_USAGE;
     }
   }
   if (!dir) {
     fprintf(stderr, "ncclscope export: missing the dump directory\n");
     usage(stderr);
-    return 2;
+    return NS_EXIT_USAGE;
   }
   return ns_export_dir(dir, fmt, out, NULL, &opts, NULL);
 }

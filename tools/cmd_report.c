@@ -217,12 +217,12 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   ns_trace_list list;
   if (ns_trace_dir_list(dir, &list, err, sizeof err)) {
     fprintf(stderr, "ncclscope report: cannot read the dump directory %s\n", err);
-    return 1;
+    return NS_EXIT_FAIL;
   }
   if (list.n == 0) {
     fprintf(stderr, "ncclscope report: no trace files (*.nstrace) in %s\n", dir);
     ns_trace_list_free(&list);
-    return 1;
+    return NS_EXIT_FAIL;
   }
   int rc = 1;
   static char hosts[MAX_HOSTS][256];
@@ -243,14 +243,17 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   ns_analysis_config_from_env(&cfg);
   cfg.on_op = on_op;
   cfg.user = &ctx;
+  int empty = 0; /* files that yielded nothing */
   for (size_t i = 0; i < list.n; i++) {
     ctx.host = host_index(list.paths[i], hosts, &nhosts, &fl[nfl]);
-    ns_reader_stats st;
-    ns_analysis* a = ns_analyze_file(list.paths[i], &cfg, &st, err, sizeof err);
+    ns_file_health health;
+    ns_analysis* a = ns_analyze_file(list.paths[i], &cfg, &health, err, sizeof err);
     if (!a) {
       fprintf(stderr, "ncclscope report: warning: skipped %s\n", err);
+      empty++;
       continue;
     }
+    empty += ns_file_health_print("ncclscope report", list.paths[i], &health);
     ns_trace_scan scan;
     if (ns_reader_scan(list.paths[i], &scan, err, sizeof err) == 0 && scan.has_counters) {
       fl[nfl].has = 1;
@@ -260,13 +263,10 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     ns_asm_stats one;
     ns_analysis_event_stats(a, &one);
     ns_events_add(&events, &one);
-    if (st.bytes_cut)
-      fprintf(stderr, "ncclscope report: warning: %s: %llu bytes cut (%s); analysed what precedes\n", list.paths[i],
-              (unsigned long long)st.bytes_cut, st.stop_reason);
     an[nan++] = a;
   }
-  if (nan == 0) {
-    fprintf(stderr, "ncclscope report: none of the %zu trace file(s) in %s is readable\n", list.n, dir);
+  if (nan == 0 || empty == (int)list.n) {
+    fprintf(stderr, "ncclscope report: none of the %zu trace file(s) in %s yielded anything\n", list.n, dir);
     goto free_an;
   }
   if (ctx.strag) ns_strag_finish(ctx.strag);
@@ -279,6 +279,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   if (write_file(o->text_path, dirfd, dir, "summary.txt", write_text, &data, &opt)) rc = NS_EXIT_FAIL;
   if (write_file(o->json_path, dirfd, dir, "summary.json", write_json, &data, &opt)) rc = NS_EXIT_FAIL;
   if (dirfd >= 0) close(dirfd);
+  if (rc == NS_EXIT_OK && empty) rc = NS_EXIT_PARTIAL;
   if (o->print) {
     FILE* out = o->print;
     ns_summary_options popt = opt;
@@ -313,7 +314,7 @@ int ns_cmd_report(int argc, char** argv) {
     } else if (strcmp(a, "--json") == 0 || strcmp(a, "--text") == 0 || strcmp(a, "--links") == 0) {
       if (i + 1 >= argc) {
         fprintf(stderr, "ncclscope report: %s needs a value\n", a);
-        return 2;
+        return NS_EXIT_USAGE;
       }
       const char* v = argv[++i];
       if (a[2] == 'j') {
@@ -325,25 +326,25 @@ int ns_cmd_report(int argc, char** argv) {
         long n = strtol(v, &end, 10);
         if (end == v || *end || n < 1 || n > 100000) {
           fprintf(stderr, "ncclscope report: --links wants a number 1..100000, not '%s'\n", v);
-          return 2;
+          return NS_EXIT_USAGE;
         }
         o.max_links = (size_t)n;
       }
     } else if (a[0] == '-' && a[1] != '\0') {
       fprintf(stderr, "ncclscope report: unknown option '%s'\n", a);
       usage(stderr);
-      return 2;
+      return NS_EXIT_USAGE;
     } else if (!dir) {
       dir = a;
     } else {
       fprintf(stderr, "ncclscope report: one directory only ('%s' and '%s')\n", dir, a);
-      return 2;
+      return NS_EXIT_USAGE;
     }
   }
   if (!dir) {
     fprintf(stderr, "ncclscope report: missing the dump directory\n");
     usage(stderr);
-    return 2;
+    return NS_EXIT_USAGE;
   }
   if (o.text_path && strcmp(o.text_path, "-") == 0) o.print = NULL; /* the text goes there once */
   return ns_report_dir(dir, &o);

@@ -261,6 +261,7 @@ int ns_walk_file(ns_walk* w, int index, const char* path, ns_walk_result* res, c
   ns_asm_get_stats(w->as, &st);
   fill_result(res, &st);
   ns_reader_get_stats(r, &res->reader);
+  ns_file_health_take(r, &res->health);
   ns_reader_close(r);
   ns_asm_free(w->as);
   w->as = NULL;

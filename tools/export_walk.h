@@ -21,6 +21,7 @@
 
 #include "json_writer.h"
 #include "ncclscope/events.h"
+#include "trace_dir.h"
 #include "ncclscope/trace_reader.h"
 
 #define NS_XEV_MAX_STATES 8     /* states kept per event for sinks that draw them */
@@ -110,6 +111,7 @@ typedef struct {
   uint64_t peak_live;         /* most events in memory at once */
   uint64_t evicted_open;      /* open events written unfinished because more than max_open were open */
   ns_asm_stats assembled;     /* everything the assembler counted */
+  ns_file_health health;      /* the reader's stats (= reader) and damaged ranges */
 } ns_walk_result;
 
 typedef struct ns_walk ns_walk;

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,4 +72,46 @@ unsigned ns_cli_file_mode(void) {
                       "write; using 0%o\n", NS_FILE_MODE_DEFAULT);
   }
   return mode;
+}
+
+void ns_file_health_take(const ns_reader* r, ns_file_health* h) {
+  ns_reader_get_stats(r, &h->st);
+  const ns_reader_damage* d;
+  size_t n = ns_reader_damage_list(r, &d);
+  h->n = n < NS_HEALTH_RANGES ? n : NS_HEALTH_RANGES;
+  memcpy(h->d, d, h->n * sizeof *d);
+}
+
+int ns_file_health_print(const char* tool, const char* path, const ns_file_health* h) {
+  const ns_reader_stats* s = &h->st;
+  for (size_t i = 0; i < h->n; i++) {
+    const ns_reader_damage* d = &h->d[i];
+    char blocks[96];
+    if (d->tail)
+      snprintf(blocks, sizeof blocks, "the blocks from seq %" PRIu64 " on", d->seq_first);
+    else if (d->seq_next > d->seq_first)
+      snprintf(blocks, sizeof blocks, "blocks seq %" PRIu64 "..%" PRIu64 " (%" PRIu64 ")", d->seq_first,
+               d->seq_next - 1, d->seq_next - d->seq_first);
+    else
+      snprintf(blocks, sizeof blocks, "no whole block");
+    fprintf(stderr, "%s: warning: %s: bytes %" PRIu64 "..%" PRIu64 " (%" PRIu64 ") %s (%s): lost %s%s\n", tool, path,
+            d->offset, d->offset + d->length, d->length, d->tail ? "cut at the end" : "damaged", d->why, blocks,
+            d->tail ? "" : "; read on from the next valid block");
+  }
+  if (s->damaged > h->n)
+    fprintf(stderr, "%s: warning: %s: %" PRIu64 " more damaged range(s)\n", tool, path, s->damaged - h->n);
+  if (s->damaged)
+    fprintf(stderr, "%s: warning: %s: %" PRIu64 " of %" PRIu64 " bytes damaged or cut; every valid block was read (%" PRIu64
+            " records)\n", tool, path, s->bytes_skipped + s->bytes_cut, s->file_size, s->records);
+  if (s->blocks_duplicate)
+    fprintf(stderr, "%s: warning: %s: %" PRIu64 " duplicate block(s) (%" PRIu64 " bytes) dropped\n", tool, path,
+            s->blocks_duplicate, s->bytes_duplicate);
+  if (s->seq_gaps) fprintf(stderr, "%s: warning: %s: %" PRIu64 " block(s) missing in all\n", tool, path, s->seq_gaps);
+  if (!s->clean_end && !s->bytes_cut)
+    fprintf(stderr, "%s: note: %s: no end marker (the process did not finalize cleanly)\n", tool, path);
+  if (s->records + s->comm_inits == 0) {
+    fprintf(stderr, "%s: warning: %s: nothing recovered (no record, no communicator)\n", tool, path);
+    return 1;
+  }
+  return 0;
 }

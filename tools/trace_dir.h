@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "ncclscope/trace_reader.h"
+
 typedef struct {
   char** paths; /* DIR/name, sorted by name */
   size_t n;
@@ -22,6 +24,20 @@ enum {
   NS_EXIT_USAGE = 2,   /* bad arguments */
   NS_EXIT_PARTIAL = 3, /* output written, but at least one trace file yielded nothing (unreadable, no record) */
 };
+
+/* What a reader met in one file: its stats and the first damaged ranges. */
+#define NS_HEALTH_RANGES 16
+typedef struct {
+  ns_reader_stats st;
+  ns_reader_damage d[NS_HEALTH_RANGES];
+  size_t n;
+} ns_file_health;
+void ns_file_health_take(const ns_reader* r, ns_file_health* h);
+/* Warnings on stderr, prefixed by `tool`: each damaged range (bytes, blocks
+ * lost, why), duplicates dropped, blocks missing, the cut tail, a missing
+ * end marker. Returns 1 when the file yielded nothing (no record and no
+ * communicator), else 0. */
+int ns_file_health_print(const char* tool, const char* path, const ns_file_health* h);
 
 /* The mode of files the CLI creates: NCCLSCOPE_FILE_MODE (octal), else
  * 0640; a bad value is reported once on stderr. */

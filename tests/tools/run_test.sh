@@ -69,7 +69,7 @@ truncated)
     rm -f dump/*
     "$GEN_TRACE" dump 2 "$cut" || fail "gen_trace"
     expect_rc 0 "$NCCLSCOPE" export dump -o cut.jsonl
-    grep -q 'bytes cut' err.txt || { cat err.txt; fail "no cut warning for a $cut-byte cut"; }
+    grep -q 'cut at the end' err.txt || { cat err.txt; fail "no cut warning for a $cut-byte cut"; }
     grep -q 'ncclscope-node1-4002.nstrace' err.txt || fail "warning does not name the file"
     "$PYTHON" "$SRC/check_jsonl.py" cut.jsonl --processes 2 --allow-dangling || fail "cut export invalid"
     expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o cut.json
@@ -101,6 +101,10 @@ cli_errors)
   "$GEN_TRACE" dump 1 || fail "gen_trace"
   expect_rc 0 "$NCCLSCOPE" export dump
   "$PYTHON" "$SRC/check_jsonl.py" out.txt --processes 1 || fail "stdout export"
+  ;;
+damaged)
+  # A damaged block costs that block only; duplicates dropped; files that yield nothing: exit 3 / 1.
+  "$PYTHON" "$SRC/check_damaged.py" "$NCCLSCOPE" "$GEN_TRACE" "$work/cases" || fail "damaged traces"
   ;;
 safe_output)
   # Planted links and FIFOs, -o naming a FIFO, a device or a link, `-`, modes.
