@@ -102,6 +102,20 @@ cli_errors)
   expect_rc 0 "$NCCLSCOPE" export dump
   "$PYTHON" "$SRC/check_jsonl.py" out.txt --processes 1 || fail "stdout export"
   ;;
+jsonl_contract)
+  # docs/jsonl-contract.md's field lists against an export of every event type (synthetic) and,
+  # when the simulator is built, of a simulated run with every type recorded and PXN.
+  "$GEN_TRACE" dump 2 || fail "gen_trace"
+  expect_rc 0 "$NCCLSCOPE" export dump -o synth.jsonl
+  set -- synth.jsonl
+  if [ -n "${SIM:-}" ]; then
+    NCCLSCOPE_NO_CUDA=1 NCCLSCOPE_EVENT_MASK=all NCCLSCOPE_DUMP_DIR="$work/sim" \
+      "$SIM" --plugin "$PLUGIN" --fast --iters 2 --scenario pxn --procs 2 >sim.log 2>&1 || fail "simulator"
+    expect_rc 0 "$NCCLSCOPE" export sim -o sim.jsonl
+    set -- "$@" sim.jsonl
+  fi
+  "$PYTHON" "$SRC/check_contract.py" "$SRC/../../docs/jsonl-contract.md" "$@" --require-types || fail "contract"
+  ;;
 damaged)
   # A damaged block costs that block only; duplicates dropped; files that yield nothing: exit 3 / 1.
   "$PYTHON" "$SRC/check_damaged.py" "$NCCLSCOPE" "$GEN_TRACE" "$work/cases" || fail "damaged traces"
