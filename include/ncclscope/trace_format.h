@@ -99,6 +99,7 @@ typedef enum {
   NS_P_BYTES_WRITTEN = 56,
   NS_P_WRITE_ERRORS = 57,
   NS_P_PARENT_LOST = 58,
+  NS_P_BYTES_LOST = 59,     /* trace bytes the writer could not write (disk full beyond what it holds) */
   NS_P_TYPE_EVENTS_BASE = 100,  /* + ns_event_type: events of that type */
   NS_P_TYPE_DROPPED_BASE = 120, /* + ns_event_type */
   /* CLOCKFIT */

@@ -66,8 +66,8 @@ void ns_summary_out(struct ns_analysis* a, int dirfd, const char* dir, const cha
   for (int i = 0; i < 2; i++) {
     snprintf(name, sizeof name, "summary-%s-%u.%s", host, pid, ext[i]);
     if (write_file(dirfd, name, name, mode, fns[i], a, &opt, why, sizeof why) != 0) {
-      ns_log_warn("cannot write the summary in %s (%s); the trace is unaffected, `ncclscope report %s` makes one",
-                  dir, why, dir);
+      ns_log_warn("cannot write the summary in %s (%s); `ncclscope report %s` makes one from the trace", dir, why,
+                  dir);
       return;
     }
   }

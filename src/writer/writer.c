@@ -42,6 +42,7 @@
 
 #define NS_VERSION_STRING "0.1.0"
 #define FLUSH_BYTES (1u << 20)
+#define NS_PENDING_MAX (4u << 20) /* bytes held while the file takes none */
 
 typedef struct ctl {
   struct ctl* next;
@@ -71,8 +72,10 @@ static struct {
   uint64_t ctx_fit_samples[NS_MAX_CONTEXTS]; /* samples of the last CLOCKFIT written */
   uint64_t events[NS_EV_COUNT];
   uint64_t pxn_events, parent_lost, recycled, forced;
-  uint64_t bytes_written, write_errors, bytes_lost;
-  int write_failed;
+  uint64_t bytes_written, write_errors, bytes_lost, blocks_dropped;
+  ns_buf pending;    /* bytes the file did not take yet (disk full): written first at the next flush */
+  int write_failing; /* the last write failed (one warning per episode) */
+  int oom_warned;
   uint64_t last_flush_ns;
   /* drain state */
   ns_event_encoder enc;
@@ -127,30 +130,62 @@ void ns_writer_discard(void) {
   ns_writer_stop();
 }
 
-static void flush_out(void) {
-  const uint8_t* p = W.out.data;
-  size_t n = W.out.len;
-  if (W.out.failed) {
-    W.bytes_lost += n;
-    n = 0;
-    if (!W.write_failed) ns_log_warn("out of memory encoding the trace; data lost");
-    W.write_failed = 1;
-  }
-  while (n > 0 && !W.write_failed) {
-    ssize_t k = write(W.fd, p, n);
+/* Writes as much of [p, p + n) as the file takes. Returns the bytes written;
+ * *err is the errno of a failed write (0: all written). */
+static size_t write_some(const uint8_t* p, size_t n, int* err) {
+  size_t done = 0;
+  *err = 0;
+  while (done < n) {
+    ssize_t k = write(W.fd, p + done, n - done);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) {
-      W.write_errors++;
-      W.write_failed = 1;
-      ns_log_warn("writing %s failed: %s; tracing goes on without writing", ns_sess.trace_path,
-                  k < 0 ? strerror(errno) : "no progress");
+      *err = k < 0 ? errno : ENOSPC;
       break;
     }
-    W.bytes_written += (uint64_t)k;
-    p += k;
-    n -= (size_t)k;
+    done += (size_t)k;
   }
-  if (W.write_failed) W.bytes_lost += n;
+  W.bytes_written += done;
+  return done;
+}
+
+/* The batch goes to the file with one write. When the file does not take
+ * it (a full disk or quota, EFBIG, EIO) what was not written waits in
+ * W.pending, at most NS_PENDING_MAX bytes, and is written first at the next
+ * flush: once space returns the trace goes on where it stopped, block
+ * boundaries intact. A batch that does not fit in the pending buffer is
+ * dropped whole (whole blocks: the reader sees a sequence gap) and counted
+ * in bytes_lost, which the COUNTERS block and the last warning report. */
+static void flush_out(void) {
+  int err = 0;
+  if (W.out.failed) {
+    W.bytes_lost += W.out.len;
+    if (!W.oom_warned) ns_log_warn("out of memory encoding the trace; data lost (counted)");
+    W.oom_warned = 1;
+  } else if (W.pending.len == 0) {
+    size_t done = write_some(W.out.data, W.out.len, &err);
+    if (err) ns_buf_put(&W.pending, W.out.data + done, W.out.len - done);
+  } else {
+    if (W.pending.len + W.out.len <= NS_PENDING_MAX) ns_buf_put(&W.pending, W.out.data, W.out.len);
+    else W.bytes_lost += W.out.len, W.blocks_dropped++;
+    size_t done = write_some(W.pending.data, W.pending.len, &err);
+    memmove(W.pending.data, W.pending.data + done, W.pending.len - done);
+    W.pending.len -= done;
+  }
+  if (W.pending.failed) { /* no memory to hold it: lost */
+    W.bytes_lost += W.pending.len;
+    ns_buf_free(&W.pending);
+    memset(&W.pending, 0, sizeof W.pending);
+  }
+  if (err && !W.write_failing) {
+    W.write_failing = 1;
+    W.write_errors++;
+    ns_log_warn("writing %s failed: %s; up to %u KiB are held and written when the file takes them again, "
+                "the rest is dropped and counted", ns_sess.trace_path, strerror(err), NS_PENDING_MAX / 1024);
+  } else if (!err && W.write_failing) {
+    W.write_failing = 0;
+    ns_log_warn("writing %s works again; %llu bytes were lost meanwhile (counted in the trace)", ns_sess.trace_path,
+                (unsigned long long)W.bytes_lost);
+  }
   ns_buf_reset(&W.out);
   W.last_flush_ns = ns_mono_ns();
   W.lifecycle_pending = 0;
@@ -278,7 +313,8 @@ static void emit_counters(void) {
   ns_props_u64(&W.out, NS_P_PXN_EVENTS, W.pxn_events);
   ns_props_u64(&W.out, NS_P_PARENT_LOST, W.parent_lost);
   ns_props_u64(&W.out, NS_P_WRITE_ERRORS, W.write_errors);
-  ns_props_u64(&W.out, NS_P_BYTES_WRITTEN, W.bytes_written + W.out.len);
+  ns_props_u64(&W.out, NS_P_BYTES_WRITTEN, W.bytes_written + W.pending.len + W.out.len);
+  ns_props_u64(&W.out, NS_P_BYTES_LOST, W.bytes_lost);
   ns_block_end(&W.out, at, NS_BLOCK_COUNTERS, W.seq++);
 }
 
@@ -442,6 +478,11 @@ static void* writer_main(void* arg) {
   size_t at = ns_block_begin(&W.out);
   ns_block_end(&W.out, at, NS_BLOCK_END, W.seq++);
   flush_out();
+  if (W.pending.len || W.bytes_lost)
+    ns_log_warn("the trace %s is incomplete: %llu bytes could not be written%s", ns_sess.trace_path,
+                (unsigned long long)(W.bytes_lost + W.pending.len),
+                W.pending.len ? " (the file still takes nothing: its counters and end marker are among them)"
+                              : " (counted in its COUNTERS block)");
   /* The trace is complete on disk before the summary, which may fail. */
   double cpu_trace = thread_cpu_ms();
   int analysed = ns_feed_enabled();
@@ -517,6 +558,7 @@ void ns_writer_stop(void) {
   if (W.fd > 0) close(W.fd);
   if (W.dirfd_open) close(W.dirfd);
   ns_buf_free(&W.out);
+  ns_buf_free(&W.pending);
   ns_buf_free(&W.ev);
   ns_buf_free(&W.sb);
   ns_strtab_free(W.strs);

@@ -250,6 +250,10 @@ def full_disk_expectations(p, dump, limit):
     eq(p.returncode, 0, "simulator exit status stderr=%s" % p.stderr[-300:])
     warns = [l for l in p.stderr.splitlines() if "failed" in l and "NCCLSCOPE" in l]
     eq(len(warns), 1, "exactly one write-failure warning (%s)" % warns)
+    ends = [l for l in p.stderr.splitlines() if "NCCLSCOPE" in l and "is incomplete" in l]
+    eq(len(ends), 1, "the last warning says the trace is incomplete (%s)" % ends)
+    check("complete" not in " ".join(l.replace("incomplete", "") for l in p.stderr.splitlines()),
+          "nothing says the trace is complete", p.stderr[-400:], "no 'complete'")
     files = traces(dump)
     eq(len(files), 1, "one trace file")
     if files:
@@ -275,6 +279,52 @@ def t_disk_full_rlimit():
     p, tr = sim(["--fast", "--iters", "10"], preexec=pre, with_truth=False, NCCLSCOPE_DUMP_DIR=dump,
                 NCCLSCOPE_FLUSH_MS=10)
     full_disk_expectations(p, dump, limit)
+
+
+def t_disk_full_recovers():
+    """The disk fills, then space returns (RLIMIT_FSIZE raised from outside with prlimit): the writer
+    held what the file refused, writes it once it can, and the trace ends complete with every event."""
+    dump = tempfile.mkdtemp(prefix="nsfault")
+    limit = 96 * 1024
+
+    def pre():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    tmp = tempfile.mkdtemp(prefix="nsfault")
+    truth = os.path.join(tmp, "truth.jsonl")
+    cmd = [SIM, "--plugin", PLUGIN, "--nccl", "ideal", "--iters", "40"]
+    # the truth file is written at the end, after the limit is lifted
+    p = subprocess.Popen(cmd + ["--truth", truth], env=env_with(NCCLSCOPE_DUMP_DIR=dump, NCCLSCOPE_FLUSH_MS=10),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=pre)
+    seen = []
+    for line in p.stderr:
+        seen.append(line)
+        if "NCCLSCOPE" in line and "failed" in line:
+            time.sleep(0.3)  # the disk stays full for a while
+            resource.prlimit(p.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+            break
+    rest = p.communicate(timeout=200)[1]
+    err = "".join(seen) + rest
+    eq(p.returncode, 0, "simulator exit status (stderr=%s)" % err[-300:])
+    check(any("failed" in l for l in seen), "the disk filled", err[-300:], "a write-failure warning")
+    check("works again" in err, "the writer says writing works again", err[-400:], "works again")
+    check("is incomplete" not in err, "no incomplete-trace warning", err[-400:], "none")
+    f = traces(dump)
+    eq(len(f), 1, "one trace file")
+    if not f:
+        return
+    s = stats(f[0])
+    eq(s.get("clean_end"), 1, "the trace ends with its END block")
+    eq(s.get("bytes_cut", 0) + s.get("bytes_skipped", 0), 0, "no damage in it")
+    eq(s.get("seq_gaps"), 0, "no block missing")
+    check(s.get("write_errors", 0) >= 1, "COUNTERS counts the write error", s.get("write_errors"), ">= 1")
+    eq(s.get("bytes_lost"), 0, "nothing lost (the outage fit in the held buffer)")
+    tr = [json.loads(l) for l in open(truth)] if os.path.exists(truth) else []
+    calls = truth_calls_by_type(tr)
+    for i, name in enumerate(TYPES):
+        made = calls.get(name, 0)
+        eq(s["records_by_type"][i] + s["type_dropped"][i], made, "%s: recorded + dropped = calls made" % name)
 
 
 def t_disk_full_tmpfs():
