@@ -45,6 +45,10 @@ chrome_structure)
   "$GEN_TRACE" dump 2 || fail "gen_trace"
   expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o run.json
   "$PYTHON" "$SRC/check_chrome.py" run.json --ranks 2 --min-flows 10 || fail "chrome structure"
+  # 64-bit communicator ids are strings in args (JSON numbers are exact only up to 2^53).
+  n=$(grep -c '"commId":"0xc0ffee0001"' run.json)
+  [ "$n" -eq 4 ] || fail "$n lifecycle args with commId as a string, want 4"
+  ! grep -q '"commId":[0-9]' run.json || fail "a numeric commId in the Chrome args"
   ;;
 chrome_nesting)
   # Slices that overlap without nesting (gen_trace --case misnest): every
