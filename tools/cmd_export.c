@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "export.h"
 #include "export_metrics.h"
@@ -16,6 +19,7 @@
 static void usage(FILE* out) {
   fprintf(out,
           "usage: ncclscope export DIR [--format jsonl|chrome] [-o FILE] [--max-open N]\n"
+          "                        [--types LIST] [--ranks LIST] [--comm IDS] [--from US] [--to US]\n"
           "\n"
           "Converts every *.nstrace file of the dump directory DIR (one per process)\n"
           "into one output file.\n"
@@ -27,11 +31,15 @@ static void usage(FILE* out) {
           "  --max-open N         most events open (started, not stopped) at once per\n"
           "                       trace; beyond it the oldest are written unfinished\n"
           "                       (\"incomplete\":true). About 600 bytes each [2000000]\n"
+          "  --types LIST         only these event types (Coll,ProxyOp,... as NCCLSCOPE_EVENT_MASK)\n"
+          "  --ranks LIST         only these ranks (0,2-5; -1: PXN work for other processes)\n"
+          "  --comm IDS           only these communicator ids (0x... or decimal, comma-separated)\n"
+          "  --from US, --to US   only events that start in [US, US] (microseconds, as `ts`)\n"
           "  -h, --help           this text\n"
           "\n"
-          "Damaged traces (a process killed mid-run) are exported up to the last\n"
-          "complete block; the cut is reported on stderr. Exit status: 0 if at least\n"
-          "one trace was readable, 1 if none was, 2 on bad arguments.\n");
+          "Damaged traces are exported block by block around the damage, which is\n"
+          "reported on stderr. Exit status: 0 done, 1 nothing exported, 2 bad\n"
+          "arguments, 3 a trace file yielded nothing (docs/cli.md).\n");
 }
 
 static const ns_format* format_named(const char* name) {
@@ -56,6 +64,29 @@ static int report_file(const char* path, const ns_walk_result* r, size_t max_ope
     fprintf(stderr, "ncclscope: note: %s: %" PRIu64 " stop(s) and %" PRIu64 " state(s) of events whose start is missing\n",
             path, r->orphan_stops, r->orphan_states);
   return nothing;
+}
+
+/* A progress line on stderr (a terminal only) once an export has run a second. */
+typedef struct {
+  const ns_trace_list* list;
+  double t0, last;
+  int shown;
+} progress;
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void show_progress(void* user, int index, uint64_t offset) {
+  progress* p = user;
+  double now = now_s();
+  if (now - p->t0 < 1.0 || now - p->last < 0.25) return;
+  p->last = now;
+  p->shown = 1;
+  fprintf(stderr, "\rncclscope: file %d of %zu, %.1f MB read, %.0f s   ", index + 1, p->list->n, (double)offset / 1e6,
+          now - p->t0);
 }
 
 /* Counts COMM_INIT items: the number of (process, rank) pairs. */
@@ -100,6 +131,9 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
   }
   *(ns_walk**)state = w;
   if (opts) ns_walk_set_max_open(w, opts->max_open);
+  if (opts) ns_walk_set_filter(w, &opts->filter);
+  progress pr = {.list = &list, .t0 = now_s()};
+  if (isatty(2)) ns_walk_set_progress(w, show_progress, &pr);
   ns_export_ext counter = {.self = totals, .item = count_comm};
   ns_walk_add_ext(w, &counter);
   metrics = ns_export_metrics_new(ns_walk_max_open(w));
@@ -127,6 +161,7 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
     for (int t = 0; t < NS_EV_COUNT; t++) totals->events_by_type[t] += res.events_by_type[t];
     empty += report_file(list.paths[i], &res, ns_walk_max_open(w));
   }
+  if (pr.shown) fputs("\n", stderr);
   ns_walk_free(w);
   ns_export_metrics_free(metrics);
   metrics = NULL;
@@ -157,6 +192,68 @@ close_out:
   }
   ns_trace_list_free(&list);
   return rc;
+}
+
+/* "0,2-5" -> ranks; 0 or -1. */
+static int parse_ranks(const char* v, ns_export_filter* f) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", v);
+  char* save = NULL;
+  for (char* t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char* end;
+    long a = strtol(t, &end, 10), b = a;
+    if (end == t) return -1;
+    if (*end == '-' && end != t) {
+      char* e2;
+      b = strtol(end + 1, &e2, 10);
+      if (e2 == end + 1 || *e2) return -1;
+    } else if (*end) {
+      return -1;
+    }
+    if (a < -1 || b < a || b > 1 << 20) return -1;
+    for (long r = a; r <= b; r++) {
+      if (f->nranks == NS_FILTER_MAX) return -1;
+      f->ranks[f->nranks++] = (int32_t)r;
+    }
+  }
+  return f->nranks ? 0 : -1;
+}
+
+static int parse_comms(const char* v, ns_export_filter* f) {
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", v);
+  char* save = NULL;
+  for (char* t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char* end;
+    errno = 0;
+    unsigned long long id = strtoull(t, &end, 0);
+    if (errno || end == t || *end || *t == '-' || f->ncomms == NS_FILTER_MAX) return -1;
+    f->comms[f->ncomms++] = id;
+  }
+  return f->ncomms ? 0 : -1;
+}
+
+static int parse_types(const char* v, ns_export_filter* f) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", v);
+  char* save = NULL;
+  for (char* t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    if (strncmp(t, "ncclProfile", 11) == 0) t += 11;
+    unsigned k = 0;
+    while (k < NS_EV_COUNT && strcasecmp(t, ns_event_short_name(k)) != 0) k++;
+    if (k == NS_EV_COUNT) return -1;
+    f->types |= 1u << k;
+  }
+  return f->types ? 0 : -1;
+}
+
+/* Microseconds (the export's `ts`) -> ns. */
+static int parse_us(const char* v, uint64_t* ns) {
+  char* end;
+  double us = strtod(v, &end);
+  if (end == v || *end || !(us >= 0) || us > 1.8e13) return -1;
+  *ns = (uint64_t)(us * 1000.0 + 0.5);
+  return 0;
 }
 
 int ns_cmd_export(int argc, char** argv) {
@@ -196,6 +293,19 @@ int ns_cmd_export(int argc, char** argv) {
         return NS_EXIT_USAGE;
       }
       opts.max_open = (size_t)n;
+    } else if (!strcmp(a, "--types") || !strcmp(a, "--ranks") || !strcmp(a, "--comm") || !strcmp(a, "--from") ||
+               !strcmp(a, "--to")) {
+      const char* v = i + 1 < argc ? argv[++i] : NULL;
+      int bad = !v;
+      if (!bad && a[2] == 't' && a[3] == 'y') bad = parse_types(v, &opts.filter) != 0;
+      else if (!bad && a[2] == 'r') bad = parse_ranks(v, &opts.filter) != 0;
+      else if (!bad && a[2] == 'c') bad = parse_comms(v, &opts.filter) != 0;
+      else if (!bad && a[2] == 'f') bad = parse_us(v, &opts.filter.from_ns) != 0, opts.filter.has_from = 1;
+      else if (!bad) bad = parse_us(v, &opts.filter.to_ns) != 0, opts.filter.has_to = 1;
+      if (bad) {
+        fprintf(stderr, "ncclscope export: bad value for %s: '%s' (see --help)\n", a, v ? v : "");
+        return NS_EXIT_USAGE;
+      }
     } else if (a[0] == '-' && a[1] != '\0') {
       fprintf(stderr, "ncclscope export: unknown option '%s'\n", a);
       usage(stderr);

@@ -120,6 +120,10 @@ jsonl_contract)
   fi
   "$PYTHON" "$SRC/check_contract.py" "$SRC/../../docs/jsonl-contract.md" "$@" --require-types || fail "contract"
   ;;
+filters)
+  "$GEN_TRACE" dump 2 || fail "gen_trace"
+  "$PYTHON" "$SRC/check_filters.py" "$NCCLSCOPE" "$work/dump" "$work/out" || fail "filters"
+  ;;
 damaged)
   # A damaged block costs that block only; duplicates dropped; files that yield nothing: exit 3 / 1.
   "$PYTHON" "$SRC/check_damaged.py" "$NCCLSCOPE" "$GEN_TRACE" "$work/cases" || fail "damaged traces"
