@@ -194,57 +194,55 @@ close_out:
   return rc;
 }
 
-/* "0,2-5" -> ranks; 0 or -1. */
-static int parse_ranks(const char* v, ns_export_filter* f) {
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s", v);
-  char* save = NULL;
-  for (char* t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    char* end;
-    long a = strtol(t, &end, 10), b = a;
-    if (end == t) return -1;
-    if (*end == '-' && end != t) {
-      char* e2;
-      b = strtol(end + 1, &e2, 10);
-      if (e2 == end + 1 || *e2) return -1;
-    } else if (*end) {
-      return -1;
-    }
-    if (a < -1 || b < a || b > 1 << 20) return -1;
-    for (long r = a; r <= b; r++) {
-      if (f->nranks == NS_FILTER_MAX) return -1;
-      f->ranks[f->nranks++] = (int32_t)r;
-    }
-  }
-  return f->nranks ? 0 : -1;
-}
-
-static int parse_comms(const char* v, ns_export_filter* f) {
+/* Calls fn on every comma-separated item of v; 0, or -1 at the first bad one. */
+static int each_item(const char* v, int (*fn)(char* item, ns_export_filter* f), ns_export_filter* f) {
   char buf[1024];
-  snprintf(buf, sizeof buf, "%s", v);
+  if (strlen(v) >= sizeof buf) return -1;
+  strcpy(buf, v);
+  int n = 0;
   char* save = NULL;
-  for (char* t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    char* end;
-    errno = 0;
-    unsigned long long id = strtoull(t, &end, 0);
-    if (errno || end == t || *end || *t == '-' || f->ncomms == NS_FILTER_MAX) return -1;
-    f->comms[f->ncomms++] = id;
-  }
-  return f->ncomms ? 0 : -1;
+  for (char* t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save), n++)
+    if (fn(t, f) != 0) return -1;
+  return n ? 0 : -1;
 }
 
-static int parse_types(const char* v, ns_export_filter* f) {
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s", v);
-  char* save = NULL;
-  for (char* t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    if (strncmp(t, "ncclProfile", 11) == 0) t += 11;
-    unsigned k = 0;
-    while (k < NS_EV_COUNT && strcasecmp(t, ns_event_short_name(k)) != 0) k++;
-    if (k == NS_EV_COUNT) return -1;
-    f->types |= 1u << k;
+/* "3" or "2-5"; -1 names PXN work for other processes. */
+static int rank_item(char* t, ns_export_filter* f) {
+  char* end;
+  long a = strtol(t, &end, 10), b = a;
+  if (end == t) return -1;
+  if (*end == '-') {
+    char* e2;
+    b = strtol(end + 1, &e2, 10);
+    if (e2 == end + 1 || *e2) return -1;
+  } else if (*end) {
+    return -1;
   }
-  return f->types ? 0 : -1;
+  if (a < -1 || b < a || b > 1 << 20) return -1;
+  for (long r = a; r <= b; r++) {
+    if (f->nranks == NS_FILTER_MAX) return -1;
+    f->ranks[f->nranks++] = (int32_t)r;
+  }
+  return 0;
+}
+
+static int comm_item(char* t, ns_export_filter* f) {
+  char* end;
+  errno = 0;
+  unsigned long long id = strtoull(t, &end, 0);
+  if (errno || end == t || *end || *t == '-' || f->ncomms == NS_FILTER_MAX) return -1;
+  f->comms[f->ncomms++] = id;
+  return 0;
+}
+
+static int type_item(char* t, ns_export_filter* f) {
+  if (strncmp(t, "ncclProfile", 11) == 0) t += 11;
+  for (unsigned k = 0; k < NS_EV_COUNT; k++)
+    if (strcasecmp(t, ns_event_short_name(k)) == 0) {
+      f->types |= 1u << k;
+      return 0;
+    }
+  return -1;
 }
 
 /* Microseconds (the export's `ts`) -> ns. */
@@ -297,9 +295,9 @@ int ns_cmd_export(int argc, char** argv) {
                !strcmp(a, "--to")) {
       const char* v = i + 1 < argc ? argv[++i] : NULL;
       int bad = !v;
-      if (!bad && a[2] == 't' && a[3] == 'y') bad = parse_types(v, &opts.filter) != 0;
-      else if (!bad && a[2] == 'r') bad = parse_ranks(v, &opts.filter) != 0;
-      else if (!bad && a[2] == 'c') bad = parse_comms(v, &opts.filter) != 0;
+      if (!bad && a[2] == 't' && a[3] == 'y') bad = each_item(v, type_item, &opts.filter) != 0;
+      else if (!bad && a[2] == 'r') bad = each_item(v, rank_item, &opts.filter) != 0;
+      else if (!bad && a[2] == 'c') bad = each_item(v, comm_item, &opts.filter) != 0;
       else if (!bad && a[2] == 'f') bad = parse_us(v, &opts.filter.from_ns) != 0, opts.filter.has_from = 1;
       else if (!bad) bad = parse_us(v, &opts.filter.to_ns) != 0, opts.filter.has_to = 1;
       if (bad) {
