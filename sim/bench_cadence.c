@@ -39,11 +39,7 @@ static const int csEvents[CS_N] = {12, 13, 37, 15};
 #define CAD_MAX_GAPS 8
 #define EVICT_BYTES (8u << 20) /* more than this machine's L2 and its share of L3 */
 
-typedef struct {
-  const char* name;
-  void* lib;
-  const ncclProfiler_v6_t* api;
-} cadPlugin;
+typedef simBenchPlugin cadPlugin;
 
 typedef struct {
   int index;
@@ -220,39 +216,10 @@ static void* cadWorker(void* arg) {
   return NULL;
 }
 
-static int cadOpen(cadPlugin* p, const char* name, const char* path) {
-  p->name = name;
-  p->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!p->lib) {
-    SIM_ERR("--bench-cadence: cannot load %s: %s", path, dlerror());
-    return -1;
-  }
-  p->api = dlsym(p->lib, "ncclProfiler_v6");
-  if (!p->api) {
-    SIM_ERR("--bench-cadence: %s does not export ncclProfiler_v6", path);
-    return -1;
-  }
-  return 0;
-}
-
-static int cmpDouble(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
 int simRunBenchCadence(void) {
-  char exe[4096], emptyPath[4200];
-  ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  exe[k > 0 ? k : 0] = 0;
-  snprintf(emptyPath, sizeof emptyPath, "%s/libnccl-profiler-empty.so", dirname(exe));
-  const char* chosen = simOpt.plugin ? simOpt.plugin : getenv("NCCL_PROFILER_PLUGIN");
-  if (!chosen || !strcasecmp(chosen, "none")) {
-    SIM_ERR("--bench-cadence needs --plugin PATH");
-    return 2;
-  }
   cadPlugin cfg[CAD_CFGS];
-  memset(cfg, 0, sizeof cfg);
-  if (cadOpen(&cfg[0], "empty", emptyPath) || cadOpen(&cfg[1], "plugin", chosen)) return 1;
+  int rc = simBenchOpenPlugins("--bench-cadence", cfg);
+  if (rc) return rc;
   int gaps[CAD_MAX_GAPS], ngaps = 0;
   char* spec = strdup(simOpt.benchGaps ? simOpt.benchGaps : "1,10,100,1000");
   for (char* tok = strtok(spec, ","); tok && ngaps < CAD_MAX_GAPS; tok = strtok(NULL, ",")) gaps[ngaps++] = atoi(tok);
@@ -291,7 +258,7 @@ int simRunBenchCadence(void) {
           memcpy(all + m, th[i].samples[c][g][s], th[i].n[c][g][s] * sizeof(double));
           m += th[i].n[c][g][s];
         }
-        qsort(all, m, sizeof(double), cmpDouble);
+        simBenchSort(all, m);
         med[c] = m ? all[m / 2] : 0;
         p90[c] = m ? all[m * 9 / 10] : 0;
       }
@@ -307,7 +274,7 @@ int simRunBenchCadence(void) {
   snprintf(json + jl, sizeof json - jl, "]}");
   printf("BENCH_CADENCE %s\n", json);
   fflush(stdout);
-  for (int c = 0; c < CAD_CFGS; c++) dlclose(cfg[c].lib);
+  simBenchClosePlugins(cfg);
   for (int i = 0; i < n; i++)
     for (int c = 0; c < CAD_CFGS; c++)
       for (int g = 0; g < ngaps; g++)

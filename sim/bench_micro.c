@@ -33,12 +33,7 @@ enum { SEQ_STEP, SEQ_STEP3, SEQ_COLL, SEQ_N };
 static const char* const seqNames[SEQ_N] = {"step_pair", "step_3states", "coll_pair"};
 #define MICRO_CFGS 2
 
-typedef struct {
-  const char* name;
-  void* lib;
-  const ncclProfiler_v6_t* api;
-  void* sharedCtx;
-} microPlugin;
+typedef simBenchPlugin microPlugin;
 
 typedef struct {
   int index;
@@ -69,11 +64,6 @@ static void* microInit(const microPlugin* p, int rank, int nranks) {
   if (p->api->init(&ctx, 0x6d6963726fULL + (uint64_t)rank, &mask, name, 1, nranks, rank, microLog) != ncclSuccess)
     return NULL;
   return ctx;
-}
-
-static int cmpDouble(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
 }
 
 /* One batch of n sequences of kind `seq`; returns elapsed ns. */
@@ -171,21 +161,6 @@ static void* microWorker(void* arg) {
   return NULL;
 }
 
-static int microOpen(microPlugin* p, const char* name, const char* path) {
-  p->name = name;
-  p->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!p->lib) {
-    SIM_ERR("--bench-micro: cannot load %s: %s", path, dlerror());
-    return -1;
-  }
-  p->api = dlsym(p->lib, "ncclProfiler_v6");
-  if (!p->api) {
-    SIM_ERR("--bench-micro: %s does not export ncclProfiler_v6", path);
-    return -1;
-  }
-  return 0;
-}
-
 /* --bench-seq: "all" or one sequence name; 0 if unknown. */
 unsigned simBenchSeqMask(const char* name) {
   if (!strcmp(name, "all")) return (1u << SEQ_N) - 1;
@@ -195,18 +170,9 @@ unsigned simBenchSeqMask(const char* name) {
 }
 
 int simRunBenchMicro(void) {
-  char exe[4096], emptyPath[4200];
-  ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  exe[k > 0 ? k : 0] = 0;
-  snprintf(emptyPath, sizeof emptyPath, "%s/libnccl-profiler-empty.so", dirname(exe));
-  const char* chosen = simOpt.plugin ? simOpt.plugin : getenv("NCCL_PROFILER_PLUGIN");
-  if (!chosen || !strcasecmp(chosen, "none")) {
-    SIM_ERR("--bench-micro needs --plugin PATH");
-    return 2;
-  }
   microPlugin cfg[MICRO_CFGS];
-  memset(cfg, 0, sizeof cfg);
-  if (microOpen(&cfg[0], "empty", emptyPath) || microOpen(&cfg[1], "plugin", chosen)) return 1;
+  int rc = simBenchOpenPlugins("--bench-micro", cfg);
+  if (rc) return rc;
   int n = simOpt.benchThreads < 1 ? 1 : simOpt.benchThreads;
   if (simOpt.benchShared)
     for (int c = 0; c < MICRO_CFGS; c++) cfg[c].sharedCtx = microInit(&cfg[c], 0, 1);
@@ -236,7 +202,7 @@ int simRunBenchMicro(void) {
         memcpy(all + m, th[i].samples[c][s], th[i].nsamples[c][s] * sizeof(double));
         m += th[i].nsamples[c][s];
       }
-      qsort(all, m, sizeof(double), cmpDouble);
+      simBenchSort(all, m);
       med[c][s] = m ? all[m / 2] : 0;
       p10[c][s] = m ? all[m / 10] : 0;
       p90[c][s] = m ? all[m * 9 / 10] : 0;
@@ -271,7 +237,7 @@ int simRunBenchMicro(void) {
 
   for (int c = 0; c < MICRO_CFGS; c++)
     if (cfg[c].sharedCtx) cfg[c].api->finalize(cfg[c].sharedCtx);
-  for (int c = 0; c < MICRO_CFGS; c++) dlclose(cfg[c].lib);
+  simBenchClosePlugins(cfg);
   for (int i = 0; i < n; i++)
     for (int c = 0; c < MICRO_CFGS; c++)
       for (int s = 0; s < SEQ_N; s++) free(th[i].samples[c][s]);

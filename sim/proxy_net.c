@@ -175,7 +175,8 @@ static void netStart(simProxy* px, const simComm* c, int mask, subState* s, int 
   memset(r, 0, sizeof *r);
   s->netState[slot] = NET_NONE;
   if (!s->plugin || !(mask & ncclProfileNetPlugin) || s->silent || simNcclCur.nativeAbi < 3) return;
-  r->kind = 0, r->p = s->plugin, r->ctx = s->ctx, r->parent = &s->steps[slot], r->rank = s->rank;
+  /* the helper thread reads only the request: the parent goes in by value */
+  r->kind = 0, r->p = s->plugin, r->ctx = s->ctx, r->parent = s->steps[slot], r->rank = s->rank;
   r->pxn = s->foreign, r->originPid = s->pid;
   r->update = !simQuirk(Q_NET_NO_UPDATE);
   if (s->ib) {
@@ -197,8 +198,8 @@ static void netStart(simProxy* px, const simComm* c, int mask, subState* s, int 
     if (simOpt.socketThreads && simQuirk(Q_SOCKET_PROXY_THREAD)) {
       /* a helper thread keeps the parent of the request slot that created it:
        * the step that last used that slot, long stopped */
-      simEvent* stale = &px->poolStaleStep[slot];
-      if (stale->serial) r->parent = stale;
+      const simEvent* stale = &px->poolStaleStep[slot];
+      if (stale->serial) r->parent = *stale;
     }
   }
   snprintf(r->key, sizeof r->key, "\"channel\":%d,\"step\":%d,\"send\":%d,\"net\":\"%s\"", s->ch, st, s->isSend,

@@ -278,6 +278,16 @@ int simRunScenario(const char* name);
 void simScenarioPresets(const char* name); /* options a scenario implies, before the run starts */
 /* bench.c */
 int simRunBench(void);
+/* bench_plugins.c: the empty plugin and the chosen one (ncclProfiler_v6) for the micro benchmarks */
+typedef struct {
+  const char* name;
+  void* lib;
+  const ncclProfiler_v6_t* api;
+  void* sharedCtx;
+} simBenchPlugin;
+int simBenchOpenPlugins(const char* mode, simBenchPlugin out[2]); /* 0, or the exit status */
+void simBenchClosePlugins(simBenchPlugin p[2]);
+void simBenchSort(double* v, size_t n);
 /* bench_cadence.c */
 int simRunBenchCadence(void);
 /* bench_micro.c */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "capture/slab.h"
@@ -32,6 +33,7 @@ enum { WARNED_CONFIG = 1, WARNED_NO_SESSION = 2, WARNED_NO_SLOT = 4 };
 /* The context of a communicator that is not traced: not in the context
  * table, so the hot path drops whatever comes with it. */
 static char g_untraced;
+static int g_exited;          /* the process ended the session without finalize (exit.c) */
 static uint32_t g_next_serial;
 static uint32_t g_ctx_cursor; /* round-robin: a finalized entry is reused late */
 
@@ -67,6 +69,7 @@ static int session_start(char* why, size_t whylen) {
   if (ns_slab_activate(NS_PXN_SLAB) != 0) goto fail_rings;
   if (ns_ring_pool_create(ns_sess.cfg.max_threads, ns_sess.cfg.ring_kb * 1024u) != 0) goto fail_rings;
   if (ns_writer_start() != 0) goto fail_writer;
+  ns_exit_hooks_install();
   char mb[200];
   ns_log_info("tracing to %s; event mask 0x%x (%s); clock %s; rings %u x %u KiB; %u slots per communicator",
               ns_sess.trace_path, ns_sess.cfg.event_mask, mask_names(ns_sess.cfg.event_mask, mb, sizeof mb),
@@ -84,7 +87,8 @@ fail_region:
 }
 
 static void session_stop(void) {
-  ns_writer_stop();
+  ns_exit_hooks_remove();
+  ns_writer_stop(NS_END_FINALIZE);
   ns_ring_pool_destroy();
   ns_region_destroy();
   memset(ns_ctx_table, 0, sizeof ns_ctx_table);
@@ -128,6 +132,11 @@ void ns_runtime_init(void** context, const ns_init_args* a) {
   if (!context) return;
   *context = &g_untraced;
   pthread_mutex_lock(&g_lock);
+  if (g_exited) { /* the process is ending: nothing is traced any more (the untraced context, mask 0) */
+    if (a->mask) __atomic_store_n(a->mask, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&g_lock);
+    return;
+  }
   ns_log_set_sink(a->log);
   if (g_refs == 0) {
     char why[PATH_MAX + 200];
@@ -204,7 +213,7 @@ void ns_runtime_finalize(void* context) {
     atomic_store_explicit(&c->state, NS_CTX_CLOSING, memory_order_relaxed);
     ns_writer_post_fini(c->index, ns_clock_ticks(), (uint32_t)syscall(SYS_gettid));
   }
-  if (g_refs > 0 && --g_refs == 0) {
+  if (g_refs > 0 && --g_refs == 0 && !g_exited) {
     if (g_disabled) {
       g_disabled = 0;
       ns_log_reset();
@@ -212,6 +221,22 @@ void ns_runtime_finalize(void* context) {
       ns_log_info("last communicator finalized; trace %s closed", ns_sess.trace_path);
       session_stop();
     }
+  }
+  pthread_mutex_unlock(&g_lock);
+}
+
+void ns_runtime_process_exit(void) {
+  /* Bounded: a thread stuck inside init or finalize must not hang exit. */
+  struct timespec dl;
+  clock_gettime(CLOCK_REALTIME, &dl);
+  dl.tv_sec += 2;
+  if (pthread_mutex_timedlock(&g_lock, &dl) != 0) return;
+  if (g_refs > 0 && !g_exited && !g_disabled) {
+    g_exited = 1;
+    ns_exit_hooks_remove();
+    ns_log_info("process ending with %d communicator(s) not finalized; trace %s closed", g_refs, ns_sess.trace_path);
+    /* The rings and slots stay: other threads may call in until the end. */
+    ns_writer_stop(NS_END_EXIT);
   }
   pthread_mutex_unlock(&g_lock);
 }
