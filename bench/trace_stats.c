@@ -26,6 +26,7 @@ typedef struct {
   uint64_t pxn_starts_by_type[NS_EV_COUNT];
   uint64_t counters_seen, closed, repeated;
   uint64_t events, dropped, dropped_ring, dropped_handles, bad_handles, write_errors, pxn_events, parent_lost;
+  uint64_t bytes_lost, bytes_skipped;
   uint64_t type_events[NS_EV_COUNT], type_dropped[NS_EV_COUNT];
   uint64_t comms, finis;
   char stop_reason[300];
@@ -73,7 +74,7 @@ static void readOne(const char* path, totals* t) {
         t->counters_seen++;
         t->events += prop(p, 50), t->dropped += prop(p, 51), t->dropped_ring += prop(p, 52);
         t->dropped_handles += prop(p, 53), t->bad_handles += prop(p, 54), t->pxn_events += prop(p, 55);
-        t->write_errors += prop(p, 57), t->parent_lost += prop(p, 58);
+        t->write_errors += prop(p, 57), t->parent_lost += prop(p, 58), t->bytes_lost += prop(p, 59);
         for (unsigned k = 0; k < NS_EV_COUNT; k++) {
           t->type_events[k] += prop(p, 100 + k);
           t->type_dropped[k] += prop(p, 120 + k);
@@ -86,6 +87,7 @@ static void readOne(const char* path, totals* t) {
   ns_reader_stats s;
   ns_reader_get_stats(r, &s);
   t->file_size += s.file_size, t->bytes_ok += s.bytes_ok, t->bytes_cut += s.bytes_cut;
+  t->bytes_skipped += s.bytes_skipped;
   t->blocks += s.blocks, t->records += s.records, t->seq_gaps += s.seq_gaps, t->clean += s.clean_end != 0;
   if (s.stop_reason[0]) snprintf(t->stop_reason, sizeof t->stop_reason, "%s", s.stop_reason);
   ns_reader_close(r);
@@ -129,7 +131,8 @@ int main(int argc, char** argv) {
          "\"bytes_cut\":%llu,\"blocks\":%llu,\"records\":%llu,\"starts\":%llu,\"stops\":%llu,\"states\":%llu,"
          "\"seq_gaps\":%llu,\"comms\":%llu,\"finis\":%llu,\"counters_blocks\":%llu,\"events\":%llu,\"dropped\":%llu,"
          "\"dropped_ring\":%llu,\"dropped_handles\":%llu,\"bad_handles\":%llu,\"write_errors\":%llu,"
-         "\"pxn_events\":%llu,\"parent_lost\":%llu,\"closed\":%llu,\"repeated\":%llu,\"stop_reason\":\"%s\"",
+         "\"pxn_events\":%llu,\"parent_lost\":%llu,\"closed\":%llu,\"repeated\":%llu,\"bytes_lost\":%llu,"
+         "\"bytes_skipped\":%llu,\"stop_reason\":\"%s\"",
          (unsigned long long)t.files, (unsigned long long)t.unreadable, (unsigned long long)t.clean,
          (unsigned long long)t.file_size, (unsigned long long)t.bytes_ok, (unsigned long long)t.bytes_cut,
          (unsigned long long)t.blocks, (unsigned long long)t.records, (unsigned long long)t.kind[NS_REC_START],
@@ -139,7 +142,7 @@ int main(int argc, char** argv) {
          (unsigned long long)t.dropped_ring, (unsigned long long)t.dropped_handles,
          (unsigned long long)t.bad_handles, (unsigned long long)t.write_errors, (unsigned long long)t.pxn_events,
          (unsigned long long)t.parent_lost, (unsigned long long)t.closed, (unsigned long long)t.repeated,
-         t.stop_reason);
+         (unsigned long long)t.bytes_lost, (unsigned long long)t.bytes_skipped, t.stop_reason);
   printArray("starts_by_type", t.starts_by_type);
   printArray("records_by_type", t.records_by_type);
   printArray("pxn_starts_by_type", t.pxn_starts_by_type);

@@ -7,14 +7,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "export.h"
 #include "export_metrics.h"
 #include "trace_dir.h"
+#include "util/safefile.h"
 
 static void usage(FILE* out) {
   fprintf(out,
           "usage: ncclscope export DIR [--format jsonl|chrome] [-o FILE] [--max-open N]\n"
+          "                        [--types LIST] [--ranks LIST] [--comm IDS] [--from US] [--to US]\n"
           "\n"
           "Converts every *.nstrace file of the dump directory DIR (one per process)\n"
           "into one output file.\n"
@@ -26,11 +31,15 @@ static void usage(FILE* out) {
           "  --max-open N         most events open (started, not stopped) at once per\n"
           "                       trace; beyond it the oldest are written unfinished\n"
           "                       (\"incomplete\":true). About 600 bytes each [2000000]\n"
+          "  --types LIST         only these event types (Coll,ProxyOp,... as NCCLSCOPE_EVENT_MASK)\n"
+          "  --ranks LIST         only these ranks (0,2-5; -1: PXN work for other processes)\n"
+          "  --comm IDS           only these communicator ids (0x... or decimal, comma-separated)\n"
+          "  --from US, --to US   only events that start in [US, US] (microseconds, as `ts`)\n"
           "  -h, --help           this text\n"
           "\n"
-          "Damaged traces (a process killed mid-run) are exported up to the last\n"
-          "complete block; the cut is reported on stderr. Exit status: 0 if at least\n"
-          "one trace was readable, 1 if none was, 2 on bad arguments.\n");
+          "Damaged traces are exported block by block around the damage, which is\n"
+          "reported on stderr. Exit status: 0 done, 1 nothing exported, 2 bad\n"
+          "arguments, 3 a trace file yielded nothing (docs/cli.md).\n");
 }
 
 static const ns_format* format_named(const char* name) {
@@ -39,20 +48,9 @@ static const ns_format* format_named(const char* name) {
   return NULL;
 }
 
-static void report_file(const char* path, const ns_walk_result* r, size_t max_open) {
-  const ns_reader_stats* s = &r->reader;
-  if (s->bytes_cut)
-    fprintf(stderr, "ncclscope: warning: %s: %" PRIu64 " of %" PRIu64 " bytes cut (%s); exported what precedes\n",
-            path, s->bytes_cut, s->file_size, s->stop_reason);
-  else if (!s->clean_end)
-    fprintf(stderr, "ncclscope: note: %s: no end marker (the process was killed, or is still running)\n", path);
-  else if (s->end_how == NS_END_EXIT)
-    fprintf(stderr, "ncclscope: note: %s: the process exited without finalizing its communicators; the trace was "
-                    "ended at exit\n", path);
-  else if (s->end_how == NS_END_SIGNAL)
-    fprintf(stderr, "ncclscope: note: %s: the process was ended by signal %d; the trace was ended in its handler\n",
-            path, s->end_signal);
-  if (s->seq_gaps) fprintf(stderr, "ncclscope: warning: %s: %" PRIu64 " block(s) missing\n", path, s->seq_gaps);
+/* Per-file warnings; 1 when the file yielded nothing. */
+static int report_file(const char* path, const ns_walk_result* r, size_t max_open) {
+  int nothing = ns_file_health_print("ncclscope", path, &r->health);
   if (r->events_incomplete)
     fprintf(stderr, "ncclscope: note: %s: %" PRIu64 " event(s) never stopped (exported with \"incomplete\":true)\n",
             path, r->events_incomplete);
@@ -65,6 +63,30 @@ static void report_file(const char* path, const ns_walk_result* r, size_t max_op
   if (r->orphan_stops || r->orphan_states)
     fprintf(stderr, "ncclscope: note: %s: %" PRIu64 " stop(s) and %" PRIu64 " state(s) of events whose start is missing\n",
             path, r->orphan_stops, r->orphan_states);
+  return nothing;
+}
+
+/* A progress line on stderr (a terminal only) once an export has run a second. */
+typedef struct {
+  const ns_trace_list* list;
+  double t0, last;
+  int shown;
+} progress;
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void show_progress(void* user, int index, uint64_t offset) {
+  progress* p = user;
+  double now = now_s();
+  if (now - p->t0 < 1.0 || now - p->last < 0.25) return;
+  p->last = now;
+  p->shown = 1;
+  fprintf(stderr, "\rncclscope: file %d of %zu, %.1f MB read, %.0f s   ", index + 1, p->list->n, (double)offset / 1e6,
+          now - p->t0);
 }
 
 /* Counts COMM_INIT items: the number of (process, rank) pairs. */
@@ -82,28 +104,23 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
   ns_trace_list list;
   if (ns_trace_dir_list(dir, &list, err, sizeof err)) {
     fprintf(stderr, "ncclscope: cannot read the dump directory %s\n", err);
-    return 1;
+    return NS_EXIT_FAIL;
   }
   totals->files_found = (int)list.n;
   if (list.n == 0) {
     fprintf(stderr, "ncclscope: no trace files (*.nstrace) in %s\n", dir);
     ns_trace_list_free(&list);
-    return 1;
+    return NS_EXIT_FAIL;
   }
 
-  int to_stdout = !out_path || strcmp(out_path, "-") == 0;
-  char tmp[4096] = "";
-  FILE* out = stdout;
-  if (!to_stdout) {
-    snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
-    out = fopen(tmp, "w");
-    if (!out) {
-      fprintf(stderr, "ncclscope: cannot write %s: %s\n", tmp, strerror(errno));
-      ns_trace_list_free(&list);
-      return 1;
-    }
+  ns_out o;
+  if (ns_out_open(&o, out_path ? out_path : "-", ns_cli_file_mode(), err, sizeof err) != 0) {
+    fprintf(stderr, "ncclscope: cannot write %s\n", err);
+    ns_trace_list_free(&list);
+    return NS_EXIT_FAIL;
   }
-  int rc = 1;
+  FILE* out = o.f;
+  int rc = NS_EXIT_FAIL;
   ns_export_metrics* metrics = NULL;
   ns_sink sink;
   void* state = fmt->make(out, &sink);
@@ -114,6 +131,9 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
   }
   *(ns_walk**)state = w;
   if (opts) ns_walk_set_max_open(w, opts->max_open);
+  if (opts) ns_walk_set_filter(w, &opts->filter);
+  progress pr = {.list = &list, .t0 = now_s()};
+  if (isatty(2)) ns_walk_set_progress(w, show_progress, &pr);
   ns_export_ext counter = {.self = totals, .item = count_comm};
   ns_walk_add_ext(w, &counter);
   metrics = ns_export_metrics_new(ns_walk_max_open(w));
@@ -126,19 +146,22 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
   }
   if (extra) ns_walk_add_ext(w, extra);
 
+  int empty = 0; /* files that yielded nothing: unreadable, or no record and no communicator */
   for (size_t i = 0; i < list.n; i++) {
     ns_walk_result res;
     if (ns_walk_file(w, (int)i, list.paths[i], &res, err, sizeof err)) {
       fprintf(stderr, "ncclscope: warning: skipped %s\n", err);
+      empty++;
       continue;
     }
     totals->files_read++;
-    if (res.reader.bytes_cut || res.reader.seq_gaps) totals->files_damaged++;
+    if (res.reader.damaged || res.reader.seq_gaps || res.reader.blocks_duplicate) totals->files_damaged++;
     totals->events += res.events_done;
     totals->incomplete += res.events_incomplete + res.evicted_open;
     for (int t = 0; t < NS_EV_COUNT; t++) totals->events_by_type[t] += res.events_by_type[t];
-    report_file(list.paths[i], &res, ns_walk_max_open(w));
+    empty += report_file(list.paths[i], &res, ns_walk_max_open(w));
   }
+  if (pr.shown) fputs("\n", stderr);
   ns_walk_free(w);
   ns_export_metrics_free(metrics);
   metrics = NULL;
@@ -146,34 +169,89 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
   state = NULL;
   if (finish_rc) fprintf(stderr, "ncclscope: error while finishing the output\n");
   if (ferror(out)) {
-    fprintf(stderr, "ncclscope: write error on %s\n", to_stdout ? "standard output" : tmp);
+    fprintf(stderr, "ncclscope: write error on %s\n", o.is_stdout ? "standard output" : o.shown);
     goto close_out;
   }
-  rc = totals->files_read ? 0 : 1;
-  if (!rc && totals->files_damaged)
-    fprintf(stderr, "ncclscope: warning: %d of %d trace file(s) damaged; see above\n", totals->files_damaged,
-            totals->files_found);
-  if (!totals->files_read) fprintf(stderr, "ncclscope: none of the %d trace file(s) in %s is readable\n",
-                                   totals->files_found, dir);
+  if (empty == (int)list.n) {
+    fprintf(stderr, "ncclscope: none of the %zu trace file(s) in %s yielded anything\n", list.n, dir);
+    goto close_out;
+  }
+  rc = empty ? NS_EXIT_PARTIAL : NS_EXIT_OK;
+  if (totals->files_damaged || empty)
+    fprintf(stderr, "ncclscope: warning: %d of %zu trace file(s) damaged, %d yielded nothing; see above%s\n",
+            totals->files_damaged, list.n, empty, empty ? " (exit status 3)" : "");
 
 close_out:
   ns_export_metrics_free(metrics);
   if (state) fmt->finish(state);
-  if (!to_stdout) {
-    if (fclose(out) != 0 && !rc) {
-      fprintf(stderr, "ncclscope: cannot write %s: %s\n", tmp, strerror(errno));
-      rc = 1;
-    }
-    if (!rc && rename(tmp, out_path) != 0) {
-      fprintf(stderr, "ncclscope: cannot rename %s to %s: %s\n", tmp, out_path, strerror(errno));
-      rc = 1;
-    }
-    if (rc) remove(tmp);
-  } else {
-    fflush(stdout);
+  if (rc == NS_EXIT_FAIL) {
+    ns_out_abort(&o);
+  } else if (ns_out_commit(&o, err, sizeof err) != 0) {
+    fprintf(stderr, "ncclscope: cannot write %s\n", err);
+    rc = NS_EXIT_FAIL;
   }
   ns_trace_list_free(&list);
   return rc;
+}
+
+/* Calls fn on every comma-separated item of v; 0, or -1 at the first bad one. */
+static int each_item(const char* v, int (*fn)(char* item, ns_export_filter* f), ns_export_filter* f) {
+  char buf[1024];
+  if (strlen(v) >= sizeof buf) return -1;
+  strcpy(buf, v);
+  int n = 0;
+  char* save = NULL;
+  for (char* t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save), n++)
+    if (fn(t, f) != 0) return -1;
+  return n ? 0 : -1;
+}
+
+/* "3" or "2-5"; -1 names PXN work for other processes. */
+static int rank_item(char* t, ns_export_filter* f) {
+  char* end;
+  long a = strtol(t, &end, 10), b = a;
+  if (end == t) return -1;
+  if (*end == '-') {
+    char* e2;
+    b = strtol(end + 1, &e2, 10);
+    if (e2 == end + 1 || *e2) return -1;
+  } else if (*end) {
+    return -1;
+  }
+  if (a < -1 || b < a || b > 1 << 20) return -1;
+  for (long r = a; r <= b; r++) {
+    if (f->nranks == NS_FILTER_MAX) return -1;
+    f->ranks[f->nranks++] = (int32_t)r;
+  }
+  return 0;
+}
+
+static int comm_item(char* t, ns_export_filter* f) {
+  char* end;
+  errno = 0;
+  unsigned long long id = strtoull(t, &end, 0);
+  if (errno || end == t || *end || *t == '-' || f->ncomms == NS_FILTER_MAX) return -1;
+  f->comms[f->ncomms++] = id;
+  return 0;
+}
+
+static int type_item(char* t, ns_export_filter* f) {
+  if (strncmp(t, "ncclProfile", 11) == 0) t += 11;
+  for (unsigned k = 0; k < NS_EV_COUNT; k++)
+    if (strcasecmp(t, ns_event_short_name(k)) == 0) {
+      f->types |= 1u << k;
+      return 0;
+    }
+  return -1;
+}
+
+/* Microseconds (the export's `ts`) -> ns. */
+static int parse_us(const char* v, uint64_t* ns) {
+  char* end;
+  double us = strtod(v, &end);
+  if (end == v || *end || !(us >= 0) || us > 1.8e13) return -1;
+  *ns = (uint64_t)(us * 1000.0 + 0.5);
+  return 0;
 }
 
 int ns_cmd_export(int argc, char** argv) {
@@ -190,18 +268,18 @@ int ns_cmd_export(int argc, char** argv) {
       const char* v = a[1] == '-' && a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
       if (!v) {
         fprintf(stderr, "ncclscope export: %s needs a value (jsonl or chrome)\n", a);
-        return 2;
+        return NS_EXIT_USAGE;
       }
       fmt = format_named(v);
       if (!fmt) {
         fprintf(stderr, "ncclscope export: unknown format '%s' (use jsonl or chrome)\n", v);
-        return 2;
+        return NS_EXIT_USAGE;
       }
     } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strncmp(a, "--output=", 9) == 0) {
       const char* v = a[1] == '-' && a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
       if (!v) {
         fprintf(stderr, "ncclscope export: %s needs a file name\n", a);
-        return 2;
+        return NS_EXIT_USAGE;
       }
       out = v;
     } else if (strcmp(a, "--max-open") == 0 || strncmp(a, "--max-open=", 11) == 0) {
@@ -210,24 +288,37 @@ int ns_cmd_export(int argc, char** argv) {
       unsigned long long n = v ? strtoull(v, &end, 10) : 0;
       if (!v || end == v || *end || n < 1 || n > (1ull << 40) || v[0] == '-') {
         fprintf(stderr, "ncclscope export: --max-open wants a number of events >= 1, not '%s'\n", v ? v : "");
-        return 2;
+        return NS_EXIT_USAGE;
       }
       opts.max_open = (size_t)n;
+    } else if (!strcmp(a, "--types") || !strcmp(a, "--ranks") || !strcmp(a, "--comm") || !strcmp(a, "--from") ||
+               !strcmp(a, "--to")) {
+      const char* v = i + 1 < argc ? argv[++i] : NULL;
+      int bad = !v;
+      if (!bad && a[2] == 't' && a[3] == 'y') bad = each_item(v, type_item, &opts.filter) != 0;
+      else if (!bad && a[2] == 'r') bad = each_item(v, rank_item, &opts.filter) != 0;
+      else if (!bad && a[2] == 'c') bad = each_item(v, comm_item, &opts.filter) != 0;
+      else if (!bad && a[2] == 'f') bad = parse_us(v, &opts.filter.from_ns) != 0, opts.filter.has_from = 1;
+      else if (!bad) bad = parse_us(v, &opts.filter.to_ns) != 0, opts.filter.has_to = 1;
+      if (bad) {
+        fprintf(stderr, "ncclscope export: bad value for %s: '%s' (see --help)\n", a, v ? v : "");
+        return NS_EXIT_USAGE;
+      }
     } else if (a[0] == '-' && a[1] != '\0') {
       fprintf(stderr, "ncclscope export: unknown option '%s'\n", a);
       usage(stderr);
-      return 2;
+      return NS_EXIT_USAGE;
     } else if (!dir) {
       dir = a;
     } else {
       fprintf(stderr, "ncclscope export: one directory only ('%s' and '%s')\n", dir, a);
-      return 2;
+      return NS_EXIT_USAGE;
     }
   }
   if (!dir) {
     fprintf(stderr, "ncclscope export: missing the dump directory\n");
     usage(stderr);
-    return 2;
+    return NS_EXIT_USAGE;
   }
   return ns_export_dir(dir, fmt, out, NULL, &opts, NULL);
 }

@@ -5,10 +5,14 @@
  * nccl-tests style table per collective, the slowest links, the GPU clock
  * fits, and the cross-rank arrival view (report_straggler.c). The text goes
  * to standard output and, like the JSON, into DIR/summary.txt and
- * DIR/summary.json unless other files are named. Files are written to
- * FILE.tmp and renamed. Memory: one analysis per file (bounded, see
+ * DIR/summary.json unless other files are named ("-": standard output).
+ * Files are written to an unpredictable temporary name beside them and
+ * renamed (safefile.h). Memory: one analysis per file (bounded, see
  * docs/metrics.md) plus the straggler table. Single-threaded. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +25,7 @@
 #include "report_straggler.h"
 #include "trace_analysis.h"
 #include "trace_dir.h"
+#include "util/safefile.h"
 
 #define MAX_HOSTS 256
 #define NS_REPORT_LOSSES 0x100u /* sections bit (beside NS_SUMMARY_*): the recording losses table */
@@ -176,22 +181,35 @@ static int write_json(const report_data* d, const ns_summary_options* opt, FILE*
 
 typedef int (*writer_fn)(const report_data*, const ns_summary_options*, FILE*);
 
-static int write_file(const char* path, writer_fn fn, const report_data* d, const ns_summary_options* opt) {
-  char tmp[4096 + 32];
-  snprintf(tmp, sizeof tmp, "%.4096s.tmp", path);
-  FILE* f = fopen(tmp, "w");
-  if (!f) {
-    fprintf(stderr, "ncclscope report: cannot write %s: %s\n", tmp, strerror(errno));
+/* An output named by the user (`-`: standard output) when path is set,
+ * else NAME in the dump directory dirfd: a temporary file beside it renamed
+ * over it, so a link planted at DIR/NAME is replaced, never followed. */
+static int write_file(const char* path, int dirfd, const char* dir, const char* name, writer_fn fn,
+                      const report_data* d, const ns_summary_options* opt) {
+  char err[PATH_MAX + 256], shown[PATH_MAX + 64];
+  ns_out o;
+  int rc;
+  if (path) {
+    rc = ns_out_open(&o, path, ns_cli_file_mode(), err, sizeof err);
+  } else {
+    snprintf(shown, sizeof shown, "%s/%s", dir, name);
+    rc = dirfd < 0 ? (snprintf(err, sizeof err, "%s: cannot open the directory", shown), -1)
+                   : ns_out_open_at(&o, dirfd, name, shown, ns_cli_file_mode(), err, sizeof err);
+  }
+  if (rc != 0) {
+    fprintf(stderr, "ncclscope report: cannot write %s\n", err);
     return -1;
   }
-  int rc = fn(d, opt, f);
-  if (fclose(f) != 0) rc = -1;
-  if (!rc && rename(tmp, path) != 0) rc = -1;
-  if (rc) {
-    fprintf(stderr, "ncclscope report: cannot write %s: %s\n", path, strerror(errno));
-    remove(tmp);
+  if (fn(d, opt, o.f) != 0) {
+    fprintf(stderr, "ncclscope report: cannot write %s: %s\n", o.shown, strerror(errno));
+    ns_out_abort(&o);
+    return -1;
   }
-  return rc;
+  if (ns_out_commit(&o, err, sizeof err) != 0) {
+    fprintf(stderr, "ncclscope report: cannot write %s\n", err);
+    return -1;
+  }
+  return 0;
 }
 
 int ns_report_dir(const char* dir, const ns_report_options* o) {
@@ -199,12 +217,12 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   ns_trace_list list;
   if (ns_trace_dir_list(dir, &list, err, sizeof err)) {
     fprintf(stderr, "ncclscope report: cannot read the dump directory %s\n", err);
-    return 1;
+    return NS_EXIT_FAIL;
   }
   if (list.n == 0) {
     fprintf(stderr, "ncclscope report: no trace files (*.nstrace) in %s\n", dir);
     ns_trace_list_free(&list);
-    return 1;
+    return NS_EXIT_FAIL;
   }
   int rc = 1;
   static char hosts[MAX_HOSTS][256];
@@ -225,14 +243,17 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   ns_analysis_config_from_env(&cfg);
   cfg.on_op = on_op;
   cfg.user = &ctx;
+  int empty = 0; /* files that yielded nothing */
   for (size_t i = 0; i < list.n; i++) {
     ctx.host = host_index(list.paths[i], hosts, &nhosts, &fl[nfl]);
-    ns_reader_stats st;
-    ns_analysis* a = ns_analyze_file(list.paths[i], &cfg, &st, err, sizeof err);
+    ns_file_health health;
+    ns_analysis* a = ns_analyze_file(list.paths[i], &cfg, &health, err, sizeof err);
     if (!a) {
       fprintf(stderr, "ncclscope report: warning: skipped %s\n", err);
+      empty++;
       continue;
     }
+    empty += ns_file_health_print("ncclscope report", list.paths[i], &health);
     ns_trace_scan scan;
     if (ns_reader_scan(list.paths[i], &scan, err, sizeof err) == 0 && scan.has_counters) {
       fl[nfl].has = 1;
@@ -242,25 +263,23 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     ns_asm_stats one;
     ns_analysis_event_stats(a, &one);
     ns_events_add(&events, &one);
-    if (st.bytes_cut)
-      fprintf(stderr, "ncclscope report: warning: %s: %llu bytes cut (%s); analysed what precedes\n", list.paths[i],
-              (unsigned long long)st.bytes_cut, st.stop_reason);
     an[nan++] = a;
   }
-  if (nan == 0) {
-    fprintf(stderr, "ncclscope report: none of the %zu trace file(s) in %s is readable\n", list.n, dir);
+  if (nan == 0 || empty == (int)list.n) {
+    fprintf(stderr, "ncclscope report: none of the %zu trace file(s) in %s yielded anything\n", list.n, dir);
     goto free_an;
   }
   if (ctx.strag) ns_strag_finish(ctx.strag);
 
   ns_summary_options opt = {.max_links = o->max_links};
   report_data data = {.list = an, .n = nan, .strag = ctx.strag, .losses = fl, .nlosses = nfl, .events = &events};
-  char text_path[4096 + 16], json_path[4096 + 16];
-  snprintf(text_path, sizeof text_path, "%.4096s/summary.txt", dir);
-  snprintf(json_path, sizeof json_path, "%.4096s/summary.json", dir);
-  rc = 0;
-  if (write_file(o->text_path ? o->text_path : text_path, write_text, &data, &opt)) rc = 1;
-  if (write_file(o->json_path ? o->json_path : json_path, write_json, &data, &opt)) rc = 1;
+  rc = NS_EXIT_OK;
+  int dirfd = -1;
+  if (!o->text_path || !o->json_path) dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (write_file(o->text_path, dirfd, dir, "summary.txt", write_text, &data, &opt)) rc = NS_EXIT_FAIL;
+  if (write_file(o->json_path, dirfd, dir, "summary.json", write_json, &data, &opt)) rc = NS_EXIT_FAIL;
+  if (dirfd >= 0) close(dirfd);
+  if (rc == NS_EXIT_OK && empty) rc = NS_EXIT_PARTIAL;
   if (o->print) {
     FILE* out = o->print;
     ns_summary_options popt = opt;
@@ -295,7 +314,7 @@ int ns_cmd_report(int argc, char** argv) {
     } else if (strcmp(a, "--json") == 0 || strcmp(a, "--text") == 0 || strcmp(a, "--links") == 0) {
       if (i + 1 >= argc) {
         fprintf(stderr, "ncclscope report: %s needs a value\n", a);
-        return 2;
+        return NS_EXIT_USAGE;
       }
       const char* v = argv[++i];
       if (a[2] == 'j') {
@@ -307,25 +326,26 @@ int ns_cmd_report(int argc, char** argv) {
         long n = strtol(v, &end, 10);
         if (end == v || *end || n < 1 || n > 100000) {
           fprintf(stderr, "ncclscope report: --links wants a number 1..100000, not '%s'\n", v);
-          return 2;
+          return NS_EXIT_USAGE;
         }
         o.max_links = (size_t)n;
       }
     } else if (a[0] == '-' && a[1] != '\0') {
       fprintf(stderr, "ncclscope report: unknown option '%s'\n", a);
       usage(stderr);
-      return 2;
+      return NS_EXIT_USAGE;
     } else if (!dir) {
       dir = a;
     } else {
       fprintf(stderr, "ncclscope report: one directory only ('%s' and '%s')\n", dir, a);
-      return 2;
+      return NS_EXIT_USAGE;
     }
   }
   if (!dir) {
     fprintf(stderr, "ncclscope report: missing the dump directory\n");
     usage(stderr);
-    return 2;
+    return NS_EXIT_USAGE;
   }
+  if (o.text_path && strcmp(o.text_path, "-") == 0) o.print = NULL; /* the text goes there once */
   return ns_report_dir(dir, &o);
 }

@@ -91,7 +91,7 @@ static const struct {
 } counter_names[] = {
     {NS_P_DROPPED_RING, "droppedRing"},   {NS_P_DROPPED_HANDLES, "droppedHandles"},
     {NS_P_BAD_HANDLES, "badHandles"},     {NS_P_PXN_EVENTS, "pxnEvents"},
-    {NS_P_BYTES_WRITTEN, "bytesWritten"}, {NS_P_WRITE_ERRORS, "writeErrors"},
+    {NS_P_BYTES_WRITTEN, "bytesWritten"}, {NS_P_WRITE_ERRORS, "writeErrors"}, {NS_P_BYTES_LOST, "bytesLost"},
     {NS_P_PARENT_LOST, "parentLost"},     {NS_P_PARENTS_LATE, "parentsFoundLate"},
     {NS_P_STALE_HANDLES, "staleHandles"}, {NS_P_DOUBLE_STOPS, "doubleStops"},
     {NS_P_LATE_STATES, "lateStates"},     {NS_P_STATE_REPEATS, "stateRepeats"},

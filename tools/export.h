@@ -35,6 +35,7 @@ typedef struct {
 /* Export settings; zero means the default. */
 typedef struct {
   size_t max_open; /* most events open at once per file (NS_OPEN_MAX) */
+  ns_export_filter filter; /* what the output keeps (export_walk.h) */
 } ns_export_options;
 
 /* Exports every *.nstrace of dir into out_path ("-" = stdout). Extra

@@ -463,7 +463,7 @@ static void lifecycle_instant(chrome_state* s, ns_wfile* f, ns_wcomm* c, const c
   nsj_ku64(j, "tid", tid);
   nsj_key(j, "args");
   nsj_obj_begin(j);
-  nsj_ku64(j, "commId", c->info.comm_id);
+  nsj_khex(j, "commId", c->info.comm_id); /* a string: JSON numbers are exact only up to 2^53 */
   nsj_ki64(j, "rank", c->info.rank);
   if (!fini) {
     nsj_ku64(j, "nranks", c->info.nranks);

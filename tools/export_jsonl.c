@@ -1,4 +1,4 @@
-/* ncclscope CLI: JSON Lines exporter, exactly per shared/docs/jsonl-contract.md.
+/* ncclscope CLI: JSON Lines exporter, exactly per docs/jsonl-contract.md.
  *
  * Lines are written as the walker finishes things: a state when it is
  * recorded, an event at its stop (Coll/P2p once their children are done),

@@ -18,7 +18,47 @@ struct ns_walk {
   ns_asm* as;         /* of the file being walked */
   ns_trace_scan scan; /* of the file being walked */
   ns_wfile* f;
+  ns_export_filter filter;
+  int filtering;
+  void (*progress)(void* user, int index, uint64_t offset);
+  void* progress_user;
+  uint64_t items;
 };
+
+void ns_walk_set_filter(ns_walk* w, const ns_export_filter* filter) {
+  w->filter = *filter;
+  w->filtering = filter->types || filter->nranks || filter->ncomms || filter->has_from || filter->has_to;
+}
+
+void ns_walk_set_progress(ns_walk* w, void (*fn)(void* user, int index, uint64_t offset), void* user) {
+  w->progress = fn;
+  w->progress_user = user;
+}
+
+/* The rank and communicator filters for the communicator `serial` of the file. */
+static int comm_selected(const ns_walk* w, uint32_t serial) {
+  const ns_export_filter* fl = &w->filter;
+  if (!fl->nranks && !fl->ncomms) return 1;
+  const ns_wcomm* c = ns_wfile_comm(w->f, serial);
+  int32_t rank = c ? c->info.rank : -1;
+  uint64_t id = c ? c->info.comm_id : 0;
+  int ok = !fl->nranks;
+  for (size_t i = 0; i < fl->nranks && !ok; i++) ok = fl->ranks[i] == rank;
+  if (!ok) return 0;
+  ok = !fl->ncomms;
+  for (size_t i = 0; i < fl->ncomms && !ok; i++) ok = fl->comms[i] == id;
+  return ok;
+}
+
+static int selected(const ns_walk* w, const ns_event* ev) {
+  if (!w->filtering) return 1;
+  const ns_export_filter* fl = &w->filter;
+  if (!ev->started) return 0;
+  if (fl->types && !(fl->types & (1u << ev->type))) return 0;
+  if (fl->has_from && ev->start.ts < fl->from_ns) return 0;
+  if (fl->has_to && ev->start.ts > fl->to_ns) return 0;
+  return comm_selected(w, (ev->start.flags & NS_RF_PXN) ? 0 : ev->start.comm);
+}
 
 ns_walk* ns_walk_new(const ns_sink* sink) {
   ns_walk* w = calloc(1, sizeof *w);
@@ -119,17 +159,17 @@ static void add_thread(ns_wfile* f, const ns_thread_info* t) {
 
 static void on_started(void* self, ns_event* ev) {
   ns_walk* w = self;
-  if (w->sink.event_start) w->sink.event_start(w->sink.self, w->f, ev);
+  if (w->sink.event_start && selected(w, ev)) w->sink.event_start(w->sink.self, w->f, ev);
 }
 
 static void on_state(void* self, ns_event* ev, const ns_record* st) {
   ns_walk* w = self;
-  if (w->sink.state) w->sink.state(w->sink.self, w->f, ev, st);
+  if (w->sink.state && selected(w, ev)) w->sink.state(w->sink.self, w->f, ev, st);
 }
 
 static void on_stopped(void* self, ns_event* ev) {
   ns_walk* w = self;
-  if (w->sink.event_stop) w->sink.event_stop(w->sink.self, w->f, ev);
+  if (w->sink.event_stop && selected(w, ev)) w->sink.event_stop(w->sink.self, w->f, ev);
 }
 
 static void on_done(void* self, ns_event* ev) {
@@ -137,7 +177,7 @@ static void on_done(void* self, ns_event* ev) {
   if (!ev->started) return; /* a parent whose START never came: counted by the assembler */
   for (int i = 0; i < w->next; i++)
     if (w->ext[i].event) w->ext[i].event(w->ext[i].self, w->f, ev);
-  if (w->sink.event_done) w->sink.event_done(w->sink.self, w->f, ev);
+  if (w->sink.event_done && selected(w, ev)) w->sink.event_done(w->sink.self, w->f, ev);
 }
 
 /* ---- items ---- */
@@ -162,11 +202,16 @@ static void on_props(ns_walk* w, const ns_item* it) {
       c->info.rank = -1;
       ns_asm_comm(w->as, p->comm, 0, 0);
     }
-    if (w->sink.comm_fini) w->sink.comm_fini(w->sink.self, w->f, c, p);
+    if (w->sink.comm_fini && (!w->filtering || comm_selected(w, p->comm))) w->sink.comm_fini(w->sink.self, w->f, c, p);
   }
 }
 
 static void on_item(ns_walk* w, const ns_item* it) {
+  if (w->progress && (++w->items & 0xFFFF) == 0) {
+    uint64_t offset, seq;
+    ns_reader_block_pos(w->f->reader, &offset, &seq);
+    w->progress(w->progress_user, w->f->index, offset);
+  }
   for (int i = 0; i < w->next; i++)
     if (w->ext[i].item) w->ext[i].item(w->ext[i].self, w->f, it);
   switch (it->kind) {
@@ -187,7 +232,8 @@ static void on_item(ns_walk* w, const ns_item* it) {
       if (c->info.ts > w->f->max_ts) w->f->max_ts = c->info.ts;
       ns_asm_comm(w->as, c->info.comm, c->info.event_mask, c->info.abi_version);
       ns_asm_comm_rank(w->as, c->info.comm, c->info.rank);
-      if (w->sink.comm_init) w->sink.comm_init(w->sink.self, w->f, c);
+      if (w->sink.comm_init && (!w->filtering || comm_selected(w, c->info.comm)))
+        w->sink.comm_init(w->sink.self, w->f, c);
       break;
     }
     case NS_ITEM_COMM_FINI:
@@ -262,6 +308,7 @@ int ns_walk_file(ns_walk* w, int index, const char* path, ns_walk_result* res, c
   ns_asm_get_stats(w->as, &st);
   fill_result(res, &st);
   ns_reader_get_stats(r, &res->reader);
+  ns_file_health_take(r, &res->health);
   ns_reader_close(r);
   ns_asm_free(w->as);
   w->as = NULL;

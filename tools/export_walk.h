@@ -21,6 +21,7 @@
 
 #include "json_writer.h"
 #include "ncclscope/events.h"
+#include "trace_dir.h"
 #include "ncclscope/trace_reader.h"
 
 #define NS_XEV_MAX_STATES 8     /* states kept per event for sinks that draw them */
@@ -110,6 +111,7 @@ typedef struct {
   uint64_t peak_live;         /* most events in memory at once */
   uint64_t evicted_open;      /* open events written unfinished because more than max_open were open */
   ns_asm_stats assembled;     /* everything the assembler counted */
+  ns_file_health health;      /* the reader's stats (= reader) and damaged ranges */
 } ns_walk_result;
 
 typedef struct ns_walk ns_walk;
@@ -120,6 +122,23 @@ int ns_walk_add_ext(ns_walk* w, const ns_export_ext* ext);
 /* Most events open (started, not stopped) at once; 0 restores NS_OPEN_MAX. */
 void ns_walk_set_max_open(ns_walk* w, size_t max_open);
 size_t ns_walk_max_open(const ns_walk* w);
+/* What the sink is given (every export format; extensions still see
+ * everything, so derived fields and clock fits use the whole file). Zero
+ * fields select everything. */
+#define NS_FILTER_MAX 64
+typedef struct {
+  uint32_t types;                 /* event type bits (1 << ns_event_type); 0: all */
+  size_t nranks, ncomms;
+  int32_t ranks[NS_FILTER_MAX];   /* events and lifecycle records of these ranks (-1: PXN work for others) */
+  uint64_t comms[NS_FILTER_MAX];  /* ... of these communicator ids (0: PXN work for others) */
+  int has_from, has_to;
+  uint64_t from_ns, to_ns;        /* events that start in [from, to] (the file's clock) */
+} ns_export_filter;
+void ns_walk_set_filter(ns_walk* w, const ns_export_filter* filter);
+/* Called about every 64 Ki reader items with the file index and the file
+ * offset reached (progress lines). */
+void ns_walk_set_progress(ns_walk* w, void (*fn)(void* user, int index, uint64_t offset), void* user);
+
 /* Walks one file. 0: read (possibly damaged, see res->reader); -1: not
  * readable at all (message in err). */
 int ns_walk_file(ns_walk* w, int index, const char* path, ns_walk_result* res, char* err, size_t errlen);

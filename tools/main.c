@@ -30,7 +30,7 @@ static void usage(FILE* out) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     usage(stderr);
-    return 2;
+    return NS_EXIT_USAGE;
   }
   const char* cmd = argv[1];
   if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
@@ -46,5 +46,5 @@ int main(int argc, char** argv) {
   if (strcmp(cmd, "demo") == 0) return ns_cmd_demo(argc - 1, argv + 1);
   fprintf(stderr, "ncclscope: unknown command '%s'\n\n", cmd);
   usage(stderr);
-  return 2;
+  return NS_EXIT_USAGE;
 }

@@ -8,7 +8,7 @@
 /* Strings live as long as the reader, which outlives the flush below. */
 static const char* reader_string(void* user, uint32_t id) { return ns_reader_string(user, id); }
 
-ns_analysis* ns_analyze_file(const char* path, const ns_analysis_config* cfg, ns_reader_stats* stats, char* err,
+ns_analysis* ns_analyze_file(const char* path, const ns_analysis_config* cfg, ns_file_health* health, char* err,
                              size_t errlen) {
   ns_reader* r = ns_reader_open(path, err, errlen);
   if (!r) return NULL;
@@ -34,7 +34,7 @@ ns_analysis* ns_analyze_file(const char* path, const ns_analysis_config* cfg, ns
     }
   }
   ns_analysis_flush(a);
-  if (stats) ns_reader_get_stats(r, stats);
+  if (health) ns_file_health_take(r, health);
   ns_reader_close(r);
   return a;
 }

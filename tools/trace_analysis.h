@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "ncclscope/analysis.h"
+#include "trace_dir.h"
 #include "ncclscope/trace_reader.h"
 
 /* Feeds every COMM_INIT and RECORD of the file at path into a new analysis
@@ -15,7 +16,7 @@
  * caller destroys it), or NULL with a message in err when the file cannot be
  * read at all or memory runs out. Reader statistics go to *stats if not NULL
  * (a damaged tail is not an error: what precedes it is analysed). */
-ns_analysis* ns_analyze_file(const char* path, const ns_analysis_config* cfg, ns_reader_stats* stats, char* err,
+ns_analysis* ns_analyze_file(const char* path, const ns_analysis_config* cfg, ns_file_health* health, char* err,
                              size_t errlen);
 
 #endif

@@ -3,12 +3,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "ncclscope/trace_format.h"
+#include "util/safefile.h"
 
 static int by_name(const void* a, const void* b) { return strcmp(*(char* const*)a, *(char* const*)b); }
 
@@ -57,4 +59,65 @@ void ns_trace_list_free(ns_trace_list* l) {
   for (size_t i = 0; i < l->n; i++) free(l->paths[i]);
   free(l->paths);
   memset(l, 0, sizeof *l);
+}
+
+unsigned ns_cli_file_mode(void) {
+  static int warned;
+  unsigned mode = NS_FILE_MODE_DEFAULT;
+  const char* s = getenv("NCCLSCOPE_FILE_MODE");
+  if (s && *s && ns_file_mode_parse(s, &mode) != 0) {
+    mode = NS_FILE_MODE_DEFAULT;
+    if (!warned++)
+      fprintf(stderr, "ncclscope: warning: NCCLSCOPE_FILE_MODE is not an octal mode <= 0777 with owner read and "
+                      "write; using 0%o\n", NS_FILE_MODE_DEFAULT);
+  }
+  return mode;
+}
+
+void ns_file_health_take(const ns_reader* r, ns_file_health* h) {
+  ns_reader_get_stats(r, &h->st);
+  const ns_reader_damage* d;
+  size_t n = ns_reader_damage_list(r, &d);
+  h->n = n < NS_HEALTH_RANGES ? n : NS_HEALTH_RANGES;
+  memcpy(h->d, d, h->n * sizeof *d);
+}
+
+int ns_file_health_print(const char* tool, const char* path, const ns_file_health* h) {
+  const ns_reader_stats* s = &h->st;
+  for (size_t i = 0; i < h->n; i++) {
+    const ns_reader_damage* d = &h->d[i];
+    char blocks[96];
+    if (d->tail)
+      snprintf(blocks, sizeof blocks, "the blocks from seq %" PRIu64 " on", d->seq_first);
+    else if (d->seq_next > d->seq_first)
+      snprintf(blocks, sizeof blocks, "blocks seq %" PRIu64 "..%" PRIu64 " (%" PRIu64 ")", d->seq_first,
+               d->seq_next - 1, d->seq_next - d->seq_first);
+    else
+      snprintf(blocks, sizeof blocks, "no whole block");
+    fprintf(stderr, "%s: warning: %s: bytes %" PRIu64 "..%" PRIu64 " (%" PRIu64 ") %s (%s): lost %s%s\n", tool, path,
+            d->offset, d->offset + d->length, d->length, d->tail ? "cut at the end" : "damaged", d->why, blocks,
+            d->tail ? "" : "; read on from the next valid block");
+  }
+  if (s->damaged > h->n)
+    fprintf(stderr, "%s: warning: %s: %" PRIu64 " more damaged range(s)\n", tool, path, s->damaged - h->n);
+  if (s->damaged)
+    fprintf(stderr, "%s: warning: %s: %" PRIu64 " of %" PRIu64 " bytes damaged or cut; every valid block was read (%" PRIu64
+            " records)\n", tool, path, s->bytes_skipped + s->bytes_cut, s->file_size, s->records);
+  if (s->blocks_duplicate)
+    fprintf(stderr, "%s: warning: %s: %" PRIu64 " duplicate block(s) (%" PRIu64 " bytes) dropped\n", tool, path,
+            s->blocks_duplicate, s->bytes_duplicate);
+  if (s->seq_gaps) fprintf(stderr, "%s: warning: %s: %" PRIu64 " block(s) missing in all\n", tool, path, s->seq_gaps);
+  if (!s->clean_end && !s->bytes_cut)
+    fprintf(stderr, "%s: note: %s: no end marker (the process was killed, or is still running)\n", tool, path);
+  else if (s->clean_end && s->end_how == NS_END_EXIT)
+    fprintf(stderr, "%s: note: %s: the process exited without finalizing its communicators; the trace was ended at "
+                    "exit\n", tool, path);
+  else if (s->clean_end && s->end_how == NS_END_SIGNAL)
+    fprintf(stderr, "%s: note: %s: the process was ended by signal %d; the trace was ended in its handler\n", tool,
+            path, s->end_signal);
+  if (s->records + s->comm_inits == 0) {
+    fprintf(stderr, "%s: warning: %s: nothing recovered (no record, no communicator)\n", tool, path);
+    return 1;
+  }
+  return 0;
 }

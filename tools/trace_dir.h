@@ -1,8 +1,11 @@
-/* ncclscope CLI: finding the trace files of a dump directory. */
+/* ncclscope CLI: finding the trace files of a dump directory, the mode of
+ * the files the CLI writes, and the exit codes every command shares. */
 #ifndef NCCLSCOPE_TOOLS_TRACE_DIR_H
 #define NCCLSCOPE_TOOLS_TRACE_DIR_H
 
 #include <stddef.h>
+
+#include "ncclscope/trace_reader.h"
 
 typedef struct {
   char** paths; /* DIR/name, sorted by name */
@@ -13,5 +16,31 @@ typedef struct {
  * -1 if the directory cannot be read (message in err). */
 int ns_trace_dir_list(const char* dir, ns_trace_list* out, char* err, size_t errlen);
 void ns_trace_list_free(ns_trace_list* l);
+
+/* Exit codes of every command (docs/cli.md). */
+enum {
+  NS_EXIT_OK = 0,      /* done; damaged traces were recovered as far as they could be (warnings say how) */
+  NS_EXIT_FAIL = 1,    /* nothing done: no readable trace, an output that cannot be written, a failed simulator */
+  NS_EXIT_USAGE = 2,   /* bad arguments */
+  NS_EXIT_PARTIAL = 3, /* output written, but at least one trace file yielded nothing (unreadable, no record) */
+};
+
+/* What a reader met in one file: its stats and the first damaged ranges. */
+#define NS_HEALTH_RANGES 16
+typedef struct {
+  ns_reader_stats st;
+  ns_reader_damage d[NS_HEALTH_RANGES];
+  size_t n;
+} ns_file_health;
+void ns_file_health_take(const ns_reader* r, ns_file_health* h);
+/* Warnings on stderr, prefixed by `tool`: each damaged range (bytes, blocks
+ * lost, why), duplicates dropped, blocks missing, the cut tail, a missing
+ * end marker. Returns 1 when the file yielded nothing (no record and no
+ * communicator), else 0. */
+int ns_file_health_print(const char* tool, const char* path, const ns_file_health* h);
+
+/* The mode of files the CLI creates: NCCLSCOPE_FILE_MODE (octal), else
+ * 0640; a bad value is reported once on stderr. */
+unsigned ns_cli_file_mode(void);
 
 #endif

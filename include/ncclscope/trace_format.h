@@ -104,6 +104,7 @@ typedef enum {
   NS_P_BYTES_WRITTEN = 56,
   NS_P_WRITE_ERRORS = 57,
   NS_P_PARENT_LOST = 58,
+  NS_P_BYTES_LOST = 59,     /* trace bytes the writer could not write (disk full beyond what it holds) */
   /* COUNTERS: how NCCL used the handles, and what the plugin closed */
   NS_P_STALE_HANDLES = 140, /* stop/state on a handle whose event was already over and its slot reused */
   NS_P_DOUBLE_STOPS = 141,  /* a second stop of one event */

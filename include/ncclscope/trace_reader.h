@@ -1,8 +1,13 @@
 /* ncclscope: streaming reader of one trace file (format: docs/trace-format.md).
  *
  * Memory does not grow with the length of the trace: the reader holds one
- * block and the string table. Damaged input never crashes it: a bad block
- * ends the stream and is described by ns_reader_stats. Single-threaded.
+ * block, the string table and the first NS_READER_MAX_DAMAGE damaged ranges.
+ * Damaged input never crashes it: after a bad block (torn write, flipped
+ * bit, overwritten bytes) it resynchronises on the next valid block (magic,
+ * plausible size, CRC), so every intact block after the damage is read; a
+ * block whose sequence number was already read (a duplicate) is dropped.
+ * ns_reader_stats and ns_reader_damage_list say what was lost, where.
+ * Single-threaded.
  */
 #ifndef NCCLSCOPE_TRACE_READER_H
 #define NCCLSCOPE_TRACE_READER_H
@@ -91,17 +96,39 @@ const char* ns_reader_string(const ns_reader* r, uint32_t id);
 const ns_process_info* ns_reader_process(const ns_reader* r);
 
 typedef struct {
-  uint64_t file_size;
-  uint64_t bytes_ok;       /* header + every valid block */
-  uint64_t bytes_cut;      /* trailing bytes not part of a valid block */
+  uint64_t file_size;      /* = bytes_ok + bytes_skipped + bytes_duplicate + bytes_cut once the stream ended */
+  uint64_t bytes_ok;       /* header + every valid block read */
+  uint64_t bytes_cut;      /* trailing bytes after the last valid block (a killed writer's torn tail) */
+  uint64_t bytes_skipped;  /* damaged bytes between valid blocks, skipped */
+  uint64_t bytes_duplicate; /* valid blocks dropped as duplicates */
   uint64_t blocks;
+  uint64_t blocks_duplicate; /* valid blocks whose seq was already read: dropped */
   uint64_t records;
-  uint64_t seq_gaps;       /* blocks missing between valid ones */
+  uint64_t comm_inits;     /* COMM_INIT blocks read */
+  uint64_t seq_gaps;       /* block sequence numbers missing between valid blocks */
+  uint64_t damaged;        /* damaged ranges inside the file (each one resynchronised) */
   int clean_end;           /* END block seen */
   unsigned end_how;        /* NS_END_*: how the traced process ended the file (0: no END) */
   int end_signal;          /* NS_END_SIGNAL: the signal */
-  char stop_reason[128];   /* why reading stopped early, "" if it did not */
+  char stop_reason[128];   /* why the tail was cut, "" if it was not */
 } ns_reader_stats;
+
+/* One damaged range: bytes [offset, offset + length) were not a valid block.
+ * Blocks seq_first .. seq_next - 1 were lost in it (none when seq_next <=
+ * seq_first; seq_next is 0 for a cut tail: how many were lost is unknown). */
+#define NS_READER_MAX_DAMAGE 64
+typedef struct {
+  uint64_t offset, length;
+  uint64_t seq_first, seq_next;
+  int tail; /* the range runs to the end of the file */
+  char why[48];
+} ns_reader_damage;
+
+/* The first NS_READER_MAX_DAMAGE damaged ranges in file order (stats.damaged
+ * counts all; the cut tail, if any, is the last). */
+size_t ns_reader_damage_list(const ns_reader* r, const ns_reader_damage** out);
+/* The file offset and sequence number of the block the last item came from. */
+void ns_reader_block_pos(const ns_reader* r, uint64_t* offset, uint64_t* seq);
 
 void ns_reader_get_stats(const ns_reader* r, ns_reader_stats* out);
 void ns_reader_close(ns_reader* r);

@@ -10,17 +10,16 @@ ncclResult_t ns_abi_stop(void* eHandle) {
   return ncclSuccess;
 }
 
-static ncclResult_t nccl_result(ns_runtime_status st) {
-  switch (st) {
-    case NS_RUNTIME_OK: return ncclSuccess;
-    case NS_RUNTIME_NO_TRACE: return ncclSystemError;
-    default: return ncclInternalError;
-  }
+/* Both always succeed: NCCL must never see a failed init (runtime.h). */
+ncclResult_t ns_abi_init(void** context, const ns_init_args* a) {
+  ns_runtime_init(context, a);
+  return ncclSuccess;
 }
 
-ncclResult_t ns_abi_init(void** context, const ns_init_args* a) { return nccl_result(ns_runtime_init(context, a)); }
-
-ncclResult_t ns_abi_finalize(void* context) { return nccl_result(ns_runtime_finalize(context)); }
+ncclResult_t ns_abi_finalize(void* context) {
+  ns_runtime_finalize(context);
+  return ncclSuccess;
+}
 
 /* NCCL's logger, set by init (under the runtime's lifecycle mutex, before
  * the sink that reads it is installed); relaxed: it names NCCL's function,

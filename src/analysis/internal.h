@@ -85,15 +85,32 @@ typedef struct {
   ns_aggr ag;
 } ns_win;
 
-/* summary table row: one (func, nranks, bytes, dtype) */
+/* summary table row: one (communicator rank, func, nranks, bytes, dtype,
+ * algo, proto) of this analysis. Warm-up: the durations of the first
+ * NS_WARMUP_MAX calls are held in `first`, outside pct and dur_ns_sum; the
+ * summary decides how many of them were warm-up (ns_warmup_calls) once the
+ * number of calls is known, and folds the others back. */
+#define NS_WARMUP_MAX 5
 typedef struct {
   int func;
-  char func_name[NS_STR_LEN], dtype[NS_STR_LEN];
+  char func_name[NS_STR_LEN], dtype[NS_STR_LEN], algo[NS_STR_LEN], proto[NS_STR_LEN];
+  uint32_t comm; /* comm serial: one rank of one communicator */
+  uint64_t comm_id;
+  int32_t rank;
   uint32_t nranks;
-  uint64_t bytes, count_elems, calls, dur_ns_sum;
+  uint64_t bytes, count_elems, calls, dur_ns_sum; /* dur_ns_sum, pct: calls after the first NS_WARMUP_MAX */
   int basis_min, basis_max;
+  uint64_t first[NS_WARMUP_MAX];
   ns_pct pct;
+  /* merged rows (summary.c): ranks seen, calls per rank, warm-up calls excluded */
+  uint32_t ranks;
+  uint64_t calls_min, calls_max, warmup;
 } ns_row_acc;
+
+/* Warm-up calls of a row of `calls` calls of one rank: min(NS_WARMUP_MAX, calls / 4). */
+static inline uint64_t ns_warmup_calls(uint64_t calls) {
+  return calls / 4 < NS_WARMUP_MAX ? calls / 4 : NS_WARMUP_MAX;
+}
 
 struct ns_analysis {
   ns_analysis_config cfg;

@@ -19,11 +19,23 @@ static int row_cmp(const void* pa, const void* pb) {
   const ns_row_acc *a = &((const sum_row*)pa)->row, *b = &((const sum_row*)pb)->row;
   int c = strcmp(a->func_name, b->func_name);
   if (c) return c;
+  if (a->comm_id != b->comm_id) return a->comm_id < b->comm_id ? -1 : 1;
   if (a->nranks != b->nranks) return a->nranks < b->nranks ? -1 : 1;
   if (a->bytes != b->bytes) return a->bytes < b->bytes ? -1 : 1;
-  return strcmp(a->dtype, b->dtype);
+  if ((c = strcmp(a->dtype, b->dtype))) return c;
+  if ((c = strcmp(a->algo, b->algo))) return c;
+  return strcmp(a->proto, b->proto);
 }
 
+static int same_row(const ns_row_acc* x, const ns_row_acc* s) {
+  return x->comm_id == s->comm_id && x->nranks == s->nranks && x->bytes == s->bytes &&
+         !strcmp(x->func_name, s->func_name) && !strcmp(x->dtype, s->dtype) && !strcmp(x->algo, s->algo) &&
+         !strcmp(x->proto, s->proto);
+}
+
+/* One row per (communicator, func, nranks, size, type, algo, proto) over
+ * every rank of every analysis. Each rank's warm-up calls are dropped here
+ * (ns_warmup_calls), its other held first calls folded back. */
 static sum_row* merge_rows(ns_analysis* const* list, size_t n, size_t* out_n) {
   size_t cap = 0, cnt = 0;
   for (size_t i = 0; i < n; i++) cap += list[i]->nrows;
@@ -33,22 +45,30 @@ static sum_row* merge_rows(ns_analysis* const* list, size_t n, size_t* out_n) {
     for (size_t j = 0; j < list[i]->nrows; j++) {
       const ns_row_acc* s = &list[i]->rows[j];
       sum_row* d = NULL;
-      for (size_t k = 0; k < cnt; k++) {
-        ns_row_acc* x = &rows[k].row;
-        if (x->nranks == s->nranks && x->bytes == s->bytes && !strcmp(x->func_name, s->func_name) &&
-            !strcmp(x->dtype, s->dtype)) {
+      for (size_t k = 0; k < cnt; k++)
+        if (same_row(&rows[k].row, s)) {
           d = &rows[k];
           break;
         }
-      }
       if (!d) {
         d = &rows[cnt++];
         d->row = *s;
         ns_pct_init(&d->row.pct);
-        d->row.calls = 0;
-        d->row.dur_ns_sum = 0;
+        d->row.calls = d->row.dur_ns_sum = d->row.warmup = 0;
+        d->row.ranks = 0;
+        d->row.calls_min = UINT64_MAX;
+        d->row.calls_max = 0;
       }
+      uint64_t warm = ns_warmup_calls(s->calls), held = s->calls < NS_WARMUP_MAX ? s->calls : NS_WARMUP_MAX;
+      for (uint64_t k = warm; k < held; k++) {
+        d->row.dur_ns_sum += s->first[k];
+        ns_pct_add(&d->row.pct, s->first[k]);
+      }
+      d->row.ranks++;
       d->row.calls += s->calls;
+      d->row.warmup += warm;
+      if (s->calls < d->row.calls_min) d->row.calls_min = s->calls;
+      if (s->calls > d->row.calls_max) d->row.calls_max = s->calls;
       d->row.dur_ns_sum += s->dur_ns_sum;
       if (s->basis_min < d->row.basis_min) d->row.basis_min = s->basis_min;
       if (s->basis_max > d->row.basis_max) d->row.basis_max = s->basis_max;
@@ -58,6 +78,25 @@ static sum_row* merge_rows(ns_analysis* const* list, size_t n, size_t* out_n) {
   qsort(rows, cnt, sizeof *rows, row_cmp);
   *out_n = cnt;
   return rows;
+}
+
+/* Figures of a merged row: timed calls exclude warm-up; bandwidth as nccl-tests computes it. */
+typedef struct {
+  double mean_ns, p50_ns, p99_ns, algbw, busbw, busbw_p50, busbw_p99;
+} row_figures;
+
+static row_figures figures(ns_row_acc* r) {
+  row_figures f;
+  uint64_t timed = r->calls - r->warmup;
+  double factor = ns_busbw_factor(r->func, r->nranks);
+  f.mean_ns = timed ? (double)r->dur_ns_sum / (double)timed : 0;
+  f.p50_ns = timed ? ns_pct_get(&r->pct, 0.5) : 0;
+  f.p99_ns = timed ? ns_pct_get(&r->pct, 0.99) : 0;
+  f.algbw = f.mean_ns > 0 ? (double)r->bytes / f.mean_ns : 0;
+  f.busbw = f.algbw * factor;
+  f.busbw_p50 = f.p50_ns > 0 ? (double)r->bytes / f.p50_ns * factor : 0;
+  f.busbw_p99 = f.p99_ns > 0 ? (double)r->bytes / f.p99_ns * factor : 0;
+  return f;
 }
 
 static void free_rows(sum_row* rows, size_t n) {
@@ -124,25 +163,35 @@ static const char* basis_name(int b) {
 static void text_collectives(ns_analysis* const* list, size_t n, FILE* out) {
   size_t nr = 0;
   sum_row* rows = merge_rows(list, n, &nr);
-  fprintf(out, "# ncclscope summary: collectives (time = mean per call; bandwidth as nccl-tests computes it)\n");
-  fprintf(out, "# %-14s %6s %14s %13s %9s %8s %11s %11s %11s %10s %10s  %s\n", "collective", "nranks", "size(B)",
-          "count(elems)", "type", "calls", "time(us)", "p50(us)", "p99(us)", "algbw", "busbw", "basis");
-  fprintf(out, "# %-14s %6s %14s %13s %9s %8s %11s %11s %11s %10s %10s\n", "", "", "", "", "", "", "", "", "",
-          "(GB/s)", "(GB/s)");
+  fprintf(out, "# ncclscope summary: collectives (one row per communicator, size, algorithm and protocol;\n"
+               "# time over timed calls: each rank's first min(5, calls/4) calls are warm-up, left out;\n"
+               "# bandwidth as nccl-tests computes it: busbw from the mean time, busbw.p50 and busbw.p99 from\n"
+               "# the median and the 99th-percentile time)\n");
+  fprintf(out, "# %-14s %-18s %6s %14s %13s %9s %-8s %-6s %5s %11s %6s %11s %11s %11s %10s %10s %10s %10s  %s\n",
+          "collective", "commId", "nranks", "size(B)", "count(elems)", "type", "algo", "proto", "ranks", "calls/rank",
+          "warmup", "time(us)", "p50(us)", "p99(us)", "algbw", "busbw", "busbw.p50", "busbw.p99", "basis");
+  fprintf(out, "# %-14s %-18s %6s %14s %13s %9s %-8s %-6s %5s %11s %6s %11s %11s %11s %10s %10s %10s %10s\n", "", "",
+          "", "", "", "", "", "", "", "", "", "", "", "", "(GB/s)", "(GB/s)", "(GB/s)", "(GB/s)");
   for (size_t i = 0; rows && i < nr; i++) {
     ns_row_acc* r = &rows[i].row;
-    double mean_ns = r->calls ? (double)r->dur_ns_sum / (double)r->calls : 0;
-    double alg = mean_ns > 0 ? (double)r->bytes / mean_ns : 0;
-    double bus = alg * ns_busbw_factor(r->func, r->nranks);
-    char basis[24];
+    row_figures f = figures(r);
+    char basis[24], calls[32], comm[24];
     if (r->basis_min == r->basis_max)
       snprintf(basis, sizeof basis, "%s", basis_name(r->basis_min));
     else
       snprintf(basis, sizeof basis, "%s..%s", basis_name(r->basis_min), basis_name(r->basis_max));
-    fprintf(out, "  %-14s %6u %14llu %13llu %9s %8llu %11.2f %11.2f %11.2f %10.2f %10.2f  %s\n",
-            r->func_name[0] ? r->func_name : "?", r->nranks, (unsigned long long)r->bytes,
-            (unsigned long long)r->count_elems, ns_dtype_short(r->dtype), (unsigned long long)r->calls, mean_ns / 1e3,
-            ns_pct_get(&r->pct, 0.5) / 1e3, ns_pct_get(&r->pct, 0.99) / 1e3, alg, bus, basis);
+    if (r->calls_min == r->calls_max)
+      snprintf(calls, sizeof calls, "%llu", (unsigned long long)r->calls_min);
+    else
+      snprintf(calls, sizeof calls, "%llu..%llu", (unsigned long long)r->calls_min, (unsigned long long)r->calls_max);
+    snprintf(comm, sizeof comm, "0x%016llx", (unsigned long long)r->comm_id);
+    fprintf(out,
+            "  %-14s %-18s %6u %14llu %13llu %9s %-8s %-6s %5u %11s %6llu %11.2f %11.2f %11.2f %10.2f %10.2f %10.2f "
+            "%10.2f  %s\n",
+            r->func_name[0] ? r->func_name : "?", comm, r->nranks, (unsigned long long)r->bytes,
+            (unsigned long long)r->count_elems, ns_dtype_short(r->dtype), r->algo[0] ? r->algo : "-",
+            r->proto[0] ? r->proto : "-", r->ranks, calls, (unsigned long long)(r->ranks ? r->warmup / r->ranks : 0),
+            f.mean_ns / 1e3, f.p50_ns / 1e3, f.p99_ns / 1e3, f.algbw, f.busbw, f.busbw_p50, f.busbw_p99, basis);
   }
   free_rows(rows, nr);
 }
@@ -238,27 +287,38 @@ int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summar
   fputs("{\"collectives\":[", out);
   for (size_t i = 0; rows && i < nr; i++) {
     ns_row_acc* r = &rows[i].row;
-    double mean_ns = r->calls ? (double)r->dur_ns_sum / (double)r->calls : 0;
-    double alg = mean_ns > 0 ? (double)r->bytes / mean_ns : 0;
+    row_figures f = figures(r);
     fputs(i ? ",{\"func\":" : "{\"func\":", out);
     json_str(out, r->func_name);
-    fprintf(out, ",\"nranks\":%u,\"bytes\":%llu,\"count\":%llu,\"dtype\":", r->nranks, (unsigned long long)r->bytes,
-            (unsigned long long)r->count_elems);
+    fprintf(out, ",\"nranks\":%u,\"bytes\":%llu,\"count\":%llu,\"dtype\":", r->nranks,
+            (unsigned long long)r->bytes, (unsigned long long)r->count_elems);
     json_str(out, r->dtype);
-    fprintf(out, ",\"calls\":%llu,\"timeUs\":", (unsigned long long)r->calls);
-    json_num(out, mean_ns / 1e3);
+    fprintf(out, ",\"commId\":\"0x%llx\"", (unsigned long long)r->comm_id);
+    fputs(",\"algo\":", out);
+    json_str(out, r->algo);
+    fputs(",\"proto\":", out);
+    json_str(out, r->proto);
+    fprintf(out, ",\"ranks\":%u,\"calls\":%llu,\"callsPerRankMin\":%llu,\"callsPerRankMax\":%llu,"
+                 "\"warmupCalls\":%llu,\"timedCalls\":%llu,\"timeUs\":",
+            r->ranks, (unsigned long long)r->calls, (unsigned long long)r->calls_min, (unsigned long long)r->calls_max,
+            (unsigned long long)r->warmup, (unsigned long long)(r->calls - r->warmup));
+    json_num(out, f.mean_ns / 1e3);
     fputs(",\"p50Us\":", out);
-    json_num(out, ns_pct_get(&r->pct, 0.5) / 1e3);
+    json_num(out, f.p50_ns / 1e3);
     fputs(",\"p90Us\":", out);
-    json_num(out, ns_pct_get(&r->pct, 0.9) / 1e3);
+    json_num(out, r->calls > r->warmup ? ns_pct_get(&r->pct, 0.9) / 1e3 : 0);
     fputs(",\"p99Us\":", out);
-    json_num(out, ns_pct_get(&r->pct, 0.99) / 1e3);
+    json_num(out, f.p99_ns / 1e3);
     fputs(",\"maxUs\":", out);
     json_num(out, (double)r->pct.max / 1e3);
     fputs(",\"algbwGBs\":", out);
-    json_num(out, alg);
+    json_num(out, f.algbw);
     fputs(",\"busbwGBs\":", out);
-    json_num(out, alg * ns_busbw_factor(r->func, r->nranks));
+    json_num(out, f.busbw);
+    fputs(",\"busbwP50GBs\":", out);
+    json_num(out, f.busbw_p50);
+    fputs(",\"busbwP99GBs\":", out);
+    json_num(out, f.busbw_p99);
     fprintf(out, ",\"basis\":\"%s\"}", basis_name(r->basis_max));
   }
   free_rows(rows, nr);

@@ -8,6 +8,7 @@
  * grace_ns after its end so late-arriving starts still find it.
  * Totals for the summary are merged from the same accumulators.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,12 +158,19 @@ void ns_aggr_free(ns_aggr* g) {
 
 static uint64_t pow2_floor(uint64_t v) { return v ? 1ull << (63 - __builtin_clzll(v)) : 0; }
 
+static void copy_name(char* dst, const char* src) {
+  snprintf(dst, NS_STR_LEN, "%s", src ? src : "");
+}
+
 static void row_add(ns_analysis* a, const ns_op_result* r) {
   ns_row_acc* row = NULL;
+  const char* algo = r->algo ? r->algo : "";
+  const char* proto = r->proto ? r->proto : "";
   for (size_t i = 0; i < a->nrows; i++) {
     ns_row_acc* x = &a->rows[i];
-    if (x->nranks == r->nranks && x->bytes == r->bytes && strcmp(x->func_name, r->func_name) == 0 &&
-        strcmp(x->dtype, r->dtype) == 0) {
+    if (x->comm == r->comm && x->nranks == r->nranks && x->bytes == r->bytes &&
+        strcmp(x->func_name, r->func_name) == 0 && strcmp(x->dtype, r->dtype) == 0 &&
+        strncmp(x->algo, algo, NS_STR_LEN - 1) == 0 && strncmp(x->proto, proto, NS_STR_LEN - 1) == 0) {
       row = x;
       break;
     }
@@ -180,17 +188,26 @@ static void row_add(ns_analysis* a, const ns_op_result* r) {
     row->func = r->func;
     memcpy(row->func_name, r->func_name, NS_STR_LEN);
     memcpy(row->dtype, r->dtype, NS_STR_LEN);
+    copy_name(row->algo, algo);
+    copy_name(row->proto, proto);
+    row->comm = r->comm;
+    row->comm_id = r->comm_id;
+    row->rank = r->rank;
     row->nranks = r->nranks;
     row->bytes = r->bytes;
     row->count_elems = r->count;
     row->basis_min = row->basis_max = r->basis;
     ns_pct_init(&row->pct);
   }
+  if (row->calls < NS_WARMUP_MAX) {
+    row->first[row->calls] = r->dur_ns;
+  } else {
+    row->dur_ns_sum += r->dur_ns;
+    ns_pct_add(&row->pct, r->dur_ns);
+  }
   row->calls++;
-  row->dur_ns_sum += r->dur_ns;
   if (r->basis < row->basis_min) row->basis_min = r->basis;
   if (r->basis > row->basis_max) row->basis_max = r->basis;
-  ns_pct_add(&row->pct, r->dur_ns);
 }
 
 void ns_win_op_done(ns_analysis* a, const ns_op_result* r) {

@@ -9,6 +9,7 @@
 #ifndef NCCLSCOPE_CAPTURE_CONTEXT_H
 #define NCCLSCOPE_CAPTURE_CONTEXT_H
 
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -56,7 +57,7 @@ typedef struct {
   ns_clock clock;
   uint32_t pid;
   char hostname[256];
-  char trace_path[1200];
+  char trace_path[PATH_MAX + 320]; /* dump dir + "/" + file name, for messages */
 } ns_session;
 extern ns_session ns_sess;
 

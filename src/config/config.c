@@ -13,6 +13,7 @@
 #include <stdarg.h>
 
 #include "ncclscope/record.h"
+#include "util/safefile.h"
 
 /* One warning line to the caller's sink (the runtime logs it). */
 static void warnf(ns_config_warn_fn warn, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -36,7 +37,7 @@ int ns_config_parse_mask(const char* s, uint32_t* out) {
     while (isspace((unsigned char)*end)) end++;
     if (errno || *end || v > 0xFFFFFFFFull) return -1;
     *out = (uint32_t)v & 0x7FFFu;
-    return 0;
+    return v > 0x7FFFu ? -2 : 0;
   }
   uint32_t m = 0;
   char buf[256];
@@ -57,6 +58,39 @@ int ns_config_parse_mask(const char* s, uint32_t* out) {
   return 0;
 }
 
+void ns_config_escape(const char* s, char* out, size_t cap) {
+  static const char hex[] = "0123456789abcdef";
+  size_t at = 0, i = 0;
+  if (!cap) return;
+  for (; s[i] && i < 80; i++) {
+    unsigned char c = (unsigned char)s[i];
+    char e[5];
+    size_t n = 0;
+    if (c == '"' || c == '\\') e[n++] = '\\', e[n++] = (char)c;
+    else if (c >= 0x20 && c < 0x7f) e[n++] = (char)c;
+    else e[n++] = '\\', e[n++] = 'x', e[n++] = hex[c >> 4], e[n++] = hex[c & 15];
+    if (at + n + 4 >= cap) break;
+    memcpy(out + at, e, n);
+    at += n;
+  }
+  if (s[i] && at + 3 < cap) memcpy(out + at, "...", 3), at += 3;
+  out[at] = '\0';
+}
+
+/* One line: `NAME="value" why; using what`. */
+static void bad_value(ns_config_warn_fn warn, const char* name, const char* value, const char* why,
+                      const char* used_fmt, ...) __attribute__((format(printf, 5, 6)));
+static void bad_value(ns_config_warn_fn warn, const char* name, const char* value, const char* why,
+                      const char* used_fmt, ...) {
+  char esc[400], used[PATH_MAX + 64];
+  ns_config_escape(value, esc, sizeof esc);
+  va_list ap;
+  va_start(ap, used_fmt);
+  vsnprintf(used, sizeof used, used_fmt, ap);
+  va_end(ap);
+  warnf(warn, "%s=\"%s\" %s; using %s", name, esc, why, used);
+}
+
 static void load_u32(ns_config_warn_fn warn, const char* name, uint32_t* out, uint32_t def, uint32_t lo, uint32_t hi) {
   *out = def;
   const char* s = getenv(name);
@@ -66,10 +100,26 @@ static void load_u32(ns_config_warn_fn warn, const char* name, uint32_t* out, ui
   unsigned long long v = strtoull(s, &end, 0);
   while (isspace((unsigned char)*end)) end++;
   if (errno || *end || end == s || *s == '-' || v < lo || v > hi) {
-    warnf(warn, "%s=\"%s\" is not a number in [%u, %u]; using the default %u", name, s, lo, hi, def);
+    char why[64];
+    snprintf(why, sizeof why, "is not a number in [%u, %u]", lo, hi);
+    bad_value(warn, name, s, why, "the default %u", def);
     return;
   }
   *out = (uint32_t)v;
+}
+
+/* 1/0, true/false, yes/no, on/off (any case). */
+static void load_bool(ns_config_warn_fn warn, const char* name, int* out, int def) {
+  static const char* const yes[] = {"1", "true", "yes", "on"};
+  static const char* const no[] = {"0", "false", "no", "off"};
+  *out = def;
+  const char* s = getenv(name);
+  if (!s || !*s) return;
+  for (int i = 0; i < 4; i++) {
+    if (!strcasecmp(s, yes[i])) return (void)(*out = 1);
+    if (!strcasecmp(s, no[i])) return (void)(*out = 0);
+  }
+  bad_value(warn, name, s, "is not 1/0, true/false, yes/no or on/off", "the default %d", def);
 }
 
 /* The process start time, so every load of the plugin in one process (NCCL
@@ -128,17 +178,22 @@ void ns_config_load(ns_config* c, ns_config_warn_fn warn) {
     name = "NCCL_PROFILE_EVENT_MASK";
     s = getenv(name);
   }
-  if (s && *s && ns_config_parse_mask(s, &c->event_mask) != 0) {
-    c->event_mask = NS_DEFAULT_EVENT_MASK;
-    warnf(warn, "%s=\"%s\" is neither a number nor a list of event names; using the default 0x%x", name, s,
+  if (s && *s) {
+    int rc = ns_config_parse_mask(s, &c->event_mask);
+    if (rc == -2) {
+      bad_value(warn, name, s, "sets bits above 0x7FFF, which name no event type", "0x%x", c->event_mask);
+    } else if (rc != 0) {
+      c->event_mask = NS_DEFAULT_EVENT_MASK;
+      bad_value(warn, name, s, "is neither a number nor a list of event names", "the default 0x%x",
                 NS_DEFAULT_EVENT_MASK);
+    }
   }
   s = getenv("NCCLSCOPE_DUMP_DIR");
-  if (s && *s && strlen(s) < sizeof c->dump_dir - 64) {
-    snprintf(c->dump_dir, sizeof c->dump_dir, "%s", s);
+  if (s && *s && strlen(s) < sizeof c->dump_dir) {
+    memcpy(c->dump_dir, s, strlen(s) + 1);
   } else {
     default_dump_dir(c->dump_dir, sizeof c->dump_dir);
-    if (s && *s) warnf(warn, "NCCLSCOPE_DUMP_DIR is too long; using the default %s", c->dump_dir);
+    if (s && *s) bad_value(warn, "NCCLSCOPE_DUMP_DIR", s, "is longer than PATH_MAX", "the default %s", c->dump_dir);
   }
   load_u32(warn, "NCCLSCOPE_RING_KB", &c->ring_kb, 1024, 4, 1u << 20);
   load_u32(warn, "NCCLSCOPE_MAX_THREADS", &c->max_threads, 128, 1, 4096);
@@ -152,12 +207,32 @@ void ns_config_load(ns_config* c, ns_config_warn_fn warn) {
                 c->hold_ms);
     c->max_age_ms = c->hold_ms;
   }
-  s = getenv("NCCLSCOPE_NO_CUDA");
-  c->no_cuda = s && *s && strcmp(s, "0") != 0;
+  load_bool(warn, "NCCLSCOPE_NO_CUDA", &c->no_cuda, 0);
+  load_bool(warn, "NCCLSCOPE_ANALYSIS", &c->analysis, 1);
   s = getenv("NCCLSCOPE_CLOCK");
   if (s && *s) {
     if (!strcasecmp(s, "monotonic")) c->force_mono = 1;
     else if (strcasecmp(s, "tsc") != 0 && strcasecmp(s, "auto") != 0)
-      warnf(warn, "NCCLSCOPE_CLOCK=\"%s\" is not auto, tsc or monotonic; using the default auto", s);
+      bad_value(warn, "NCCLSCOPE_CLOCK", s, "is not auto, tsc or monotonic", "the default auto");
   }
+  c->window_sec = 5.0;
+  s = getenv("NCCLSCOPE_WINDOW_SEC");
+  if (s && *s) {
+    char* end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    while (end && isspace((unsigned char)*end)) end++;
+    if (errno || end == s || *end || !(v >= 0.001 && v <= 86400))
+      bad_value(warn, "NCCLSCOPE_WINDOW_SEC", s, "is not a number of seconds in [0.001, 86400]", "the default 5");
+    else
+      c->window_sec = v;
+  }
+  uint32_t ops;
+  load_u32(warn, "NCCLSCOPE_WINDOW_OPS", &ops, 0, 0, 1u << 30);
+  c->window_ops = ops;
+  c->file_mode = NS_FILE_MODE_DEFAULT;
+  s = getenv("NCCLSCOPE_FILE_MODE");
+  if (s && *s && ns_file_mode_parse(s, &c->file_mode) != 0)
+    bad_value(warn, "NCCLSCOPE_FILE_MODE", s, "is not an octal mode <= 0777 with owner read and write",
+              "the default 0%o", NS_FILE_MODE_DEFAULT);
 }

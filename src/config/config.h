@@ -1,9 +1,12 @@
 /* ncclscope: configuration from the environment, read once per session by
  * the first init. Every variable is validated; a bad value gives one warning
- * (to the caller's sink) naming the variable and the default used. */
+ * line (to the caller's sink) naming the variable, the value as found
+ * (escaped: no control character reaches a log) and the value used. */
 #ifndef NCCLSCOPE_CONFIG_H
 #define NCCLSCOPE_CONFIG_H
 
+#include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Default mask: every type except ProxyCtrl (proxy-thread sleep/wake
@@ -13,7 +16,7 @@
 
 typedef struct {
   uint32_t event_mask;
-  char dump_dir[1024];
+  char dump_dir[PATH_MAX];
   uint32_t ring_kb;     /* per-thread ring */
   uint32_t max_threads; /* rings in the pool */
   uint32_t slab_events; /* slots per communicator */
@@ -23,12 +26,19 @@ typedef struct {
   uint32_t max_age_ms;  /* a stopped event's slot is recycled after this even with children missing */
   int no_cuda;          /* do not look for the GPU UUID */
   int force_mono;       /* NCCLSCOPE_CLOCK=monotonic: never use the TSC */
+  int analysis;         /* NCCLSCOPE_ANALYSIS: run the in-plugin analysis */
+  double window_sec;    /* NCCLSCOPE_WINDOW_SEC: metrics aggregation window */
+  uint64_t window_ops;  /* NCCLSCOPE_WINDOW_OPS: 0 = by time only */
+  unsigned file_mode;   /* NCCLSCOPE_FILE_MODE: trace and summary files (directories: x where r) */
 } ns_config;
 
 /* Receives one line per rejected value (the runtime logs it); may be NULL. */
 typedef void (*ns_config_warn_fn)(const char* line);
 
 void ns_config_load(ns_config* c, ns_config_warn_fn warn);
+/* Writes `s` for a log line: printable ASCII as is, '"' and '\\' escaped,
+ * every other byte as \xNN; at most 80 source bytes, then "...". */
+void ns_config_escape(const char* s, char* out, size_t cap);
 /* Parses a mask: a number (decimal, 0x hex) or names ("Coll,ProxyOp", "all",
  * "default", "none"). 0 on success. */
 int ns_config_parse_mask(const char* s, uint32_t* out);

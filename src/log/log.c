@@ -19,6 +19,10 @@ void ns_log_reset(void) { atomic_store_explicit(&g_sink, NULL, memory_order_rela
 static void log_v(int warn, const char* fmt, va_list ap) {
   char msg[512];
   vsnprintf(msg, sizeof msg, fmt, ap);
+  /* One call, one line: a control character from a value we quote (an
+   * environment variable, a path) never splits or forges a log line. */
+  for (char* p = msg; *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
   ns_log_sink_fn fn = atomic_load_explicit(&g_sink, memory_order_relaxed);
   if (fn)
     fn(warn, msg);

@@ -6,6 +6,7 @@
  * writer drains and flushes everything and is joined, every resource is
  * released and every static reset, because NCCL dlcloses us right after.
  */
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,7 +24,15 @@
 #include "writer/writer.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static int g_refs;            /* successful inits not yet finalized */
+static int g_refs;            /* inits answered (traced or not) and not yet finalized */
+static int g_disabled;        /* the current session could not start: nothing is traced */
+/* Warnings already given by this loaded instance: never reset by session_stop,
+ * so a job whose communicators come and go one after another warns once. */
+static unsigned g_warned;
+enum { WARNED_CONFIG = 1, WARNED_NO_SESSION = 2, WARNED_NO_SLOT = 4 };
+/* The context of a communicator that is not traced: not in the context
+ * table, so the hot path drops whatever comes with it. */
+static char g_untraced;
 static int g_exited;          /* the process ended the session without finalize (exit.c) */
 static uint32_t g_next_serial;
 static uint32_t g_ctx_cursor; /* round-robin: a finalized entry is reused late */
@@ -40,18 +49,22 @@ static const char* mask_names(uint32_t m, char* buf, size_t len) {
   return buf;
 }
 
-static void config_warning(const char* msg) { ns_log_warn("%s", msg); }
+static void config_warning(const char* msg) {
+  if (!(g_warned & WARNED_CONFIG)) ns_log_warn("%s", msg);
+}
 
-static int session_start(void) {
+/* 0, or -1 with the cause in why. */
+static int session_start(char* why, size_t whylen) {
   memset(&ns_sess, 0, sizeof ns_sess);
   memset(&ns_cnt, 0, sizeof ns_cnt);
   ns_config_load(&ns_sess.cfg, config_warning);
+  g_warned |= WARNED_CONFIG;
   ns_sess.pid = (uint32_t)getpid();
   if (gethostname(ns_sess.hostname, sizeof ns_sess.hostname - 1) != 0) strcpy(ns_sess.hostname, "unknown");
   for (char* p = ns_sess.hostname; *p; p++)
     if (*p == '/') *p = '_';
   ns_clock_init(&ns_sess.clock, ns_sess.cfg.force_mono, 1000); /* refined by the writer */
-  if (ns_writer_open() != 0) return -1;
+  if (ns_writer_open(why, whylen) != 0) return -1;
   if (ns_region_create(ns_sess.cfg.slab_events) != 0) goto fail_region;
   if (ns_slab_activate(NS_PXN_SLAB) != 0) goto fail_rings;
   if (ns_ring_pool_create(ns_sess.cfg.max_threads, ns_sess.cfg.ring_kb * 1024u) != 0) goto fail_rings;
@@ -68,9 +81,8 @@ fail_writer:
 fail_rings:
   ns_region_destroy();
 fail_region:
-  ns_log_warn("cannot reserve memory for tracing; profiling disabled for this communicator");
-  ns_writer_stop(NS_END_FINALIZE);
-  unlink(ns_sess.trace_path);
+  snprintf(why, whylen, "cannot reserve memory for tracing");
+  ns_writer_discard();
   return -1;
 }
 
@@ -109,19 +121,41 @@ static uint32_t version_types(int version) {
   return 0x7FFF;                   /* + CE */
 }
 
-ns_runtime_status ns_runtime_init(void** context, const ns_init_args* a) {
-  if (context) *context = NULL;
+/* Logs, once per loaded instance, why nothing is traced. */
+static void warn_once(unsigned what, const char* line) {
+  if (g_warned & what) return;
+  g_warned |= what;
+  ns_log_warn("%s", line);
+}
+
+void ns_runtime_init(void** context, const ns_init_args* a) {
+  if (!context) return;
+  *context = &g_untraced;
   pthread_mutex_lock(&g_lock);
-  if (g_exited) { /* the process is ending: nothing is traced any more */
+  if (g_exited) { /* the process is ending: nothing is traced any more (the untraced context, mask 0) */
+    if (a->mask) __atomic_store_n(a->mask, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&g_lock);
-    return NS_RUNTIME_NO_TRACE;
+    return;
   }
   ns_log_set_sink(a->log);
-  if (g_refs == 0 && session_start() != 0) {
-    pthread_mutex_unlock(&g_lock);
-    return NS_RUNTIME_NO_TRACE;
+  if (g_refs == 0) {
+    char why[PATH_MAX + 200];
+    g_disabled = session_start(why, sizeof why) != 0;
+    if (g_disabled) {
+      char line[sizeof why + 100];
+      snprintf(line, sizeof line, "%s; nothing is traced in this process until its communicators are destroyed "
+               "(NCCL runs normally)", why);
+      warn_once(WARNED_NO_SESSION, line);
+    }
   }
   g_refs++;
+  if (g_disabled) {
+    /* NCCL's mask is one int for every communicator: 0 means it never calls
+     * startEvent, and every communicator of a disabled session is untraced. */
+    if (a->mask) __atomic_store_n(a->mask, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&g_lock);
+    return;
+  }
   uint32_t mask = ns_sess.cfg.event_mask & version_types(a->version);
   /* NCCL's one global mask: NCCL reads it with relaxed atomics on other
    * threads, so we store it the same way (a plain int: GCC builtin). */
@@ -155,36 +189,40 @@ ns_runtime_status ns_runtime_init(void** context, const ns_init_args* a) {
     }
   }
   if (!c) {
-    /* Refuse with an error: NCCL then profiles nothing for this communicator
-     * and never calls finalize for it, so it must not hold a session
-     * reference (a reference never dropped would leave the writer thread
-     * running after NCCL's dlclose). */
-    ns_log_warn("no free communicator slot (at most %d at once) or no memory; this communicator is not traced",
-                NS_MAX_CONTEXTS);
-    if (--g_refs == 0) session_stop();
+    /* Success all the same, with the untraced context: NCCL calls finalize
+     * for it, which drops the session reference taken above. Its events are
+     * dropped by the hot path (not a context of ours) and counted. */
+    char line[200];
+    snprintf(line, sizeof line,
+             "no free communicator slot (at most %d at once) or no memory; such communicators are not traced",
+             NS_MAX_CONTEXTS);
+    warn_once(WARNED_NO_SLOT, line);
     pthread_mutex_unlock(&g_lock);
-    return NS_RUNTIME_NO_SLOT;
+    return;
   }
   ns_log_info("communicator %u (commId 0x%llx, rank %d of %d) traced through ncclProfiler_v%d", c->serial,
               (unsigned long long)c->comm_id, c->rank, c->nranks, a->version);
   pthread_mutex_unlock(&g_lock);
-  if (context) *context = c;
-  return NS_RUNTIME_OK;
+  *context = c;
 }
 
-ns_runtime_status ns_runtime_finalize(void* context) {
+void ns_runtime_finalize(void* context) {
   pthread_mutex_lock(&g_lock);
-  ns_context* c = ns_ctx_from_ptr(context);
+  ns_context* c = g_disabled ? NULL : ns_ctx_from_ptr(context);
   if (c) {
     atomic_store_explicit(&c->state, NS_CTX_CLOSING, memory_order_relaxed);
     ns_writer_post_fini(c->index, ns_clock_ticks(), (uint32_t)syscall(SYS_gettid));
   }
   if (g_refs > 0 && --g_refs == 0 && !g_exited) {
-    ns_log_info("last communicator finalized; trace %s closed", ns_sess.trace_path);
-    session_stop();
+    if (g_disabled) {
+      g_disabled = 0;
+      ns_log_reset();
+    } else {
+      ns_log_info("last communicator finalized; trace %s closed", ns_sess.trace_path);
+      session_stop();
+    }
   }
   pthread_mutex_unlock(&g_lock);
-  return NS_RUNTIME_OK;
 }
 
 void ns_runtime_process_exit(void) {
@@ -193,7 +231,7 @@ void ns_runtime_process_exit(void) {
   clock_gettime(CLOCK_REALTIME, &dl);
   dl.tv_sec += 2;
   if (pthread_mutex_timedlock(&g_lock, &dl) != 0) return;
-  if (g_refs > 0 && !g_exited) {
+  if (g_refs > 0 && !g_exited && !g_disabled) {
     g_exited = 1;
     ns_exit_hooks_remove();
     ns_log_info("process ending with %d communicator(s) not finalized; trace %s closed", g_refs, ns_sess.trace_path);

@@ -17,14 +17,14 @@ typedef struct {
   ns_log_sink_fn log;     /* NCCL's logger behind the ABI layer's sink; NULL before v4 */
 } ns_init_args;
 
-typedef enum {
-  NS_RUNTIME_OK = 0,
-  NS_RUNTIME_NO_TRACE = 1, /* the dump directory or trace file cannot be created (NCCL: system error) */
-  NS_RUNTIME_NO_SLOT = 2,  /* no free communicator slot or no memory (NCCL: internal error) */
-} ns_runtime_status;
-
-ns_runtime_status ns_runtime_init(void** context, const ns_init_args* a);
-ns_runtime_status ns_runtime_finalize(void* context);
+/* Never fails (NCCL must never see a failed init: a failed init crashes
+ * NCCL 2.23-2.27 at teardown, and 2.30 unloads the library under live
+ * contexts). On any trouble (dump directory, trace file, memory, a full
+ * context table) *context is a context that records nothing, and one
+ * warning per loaded instance names the cause. */
+void ns_runtime_init(void** context, const ns_init_args* a);
+/* Accepts every context init handed out, the recording-nothing one too. */
+void ns_runtime_finalize(void* context);
 
 /* exit.c: the atexit handler, the destructor and the termination signals
  * (installed when a session starts, removed when it ends). */

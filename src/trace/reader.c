@@ -3,9 +3,14 @@
  * Used by the CLI only (single-threaded). The reader holds the current block
  * payload (one buffer, grown to the largest block seen) and the string table;
  * nothing else grows with the trace. Every length read from the file is
- * checked against what is left of the file before it is used, every block's
- * CRC is checked before its payload is decoded, and the first damaged block
- * ends the stream: what follows it is counted in bytes_cut.
+ * checked against what is left of the file before it is used, and every
+ * block's CRC is checked before its payload is decoded. After a damaged
+ * block the reader looks for the next "NSB1" whose header is plausible and
+ * whose payload's CRC matches, and goes on from there (resynchronisation):
+ * each block is self-contained apart from the string ids, so every intact
+ * block after the damage is read. A block whose sequence number was already
+ * read is a duplicate and is dropped. Damage with no valid block after it
+ * is the cut tail (a killed writer's torn last write).
  */
 #include "ncclscope/trace_reader.h"
 
@@ -44,6 +49,18 @@ struct ns_reader {
   ns_props_info props;
   ns_record record;
   ns_reader_stats stats;
+  uint64_t block_at, block_seq; /* the block the current item came from */
+  /* Sequence bookkeeping. The header is not under the CRC, so a damaged seq
+   * must not discard good data: a block is dropped only when it repeats one
+   * of the last DUP_RING blocks exactly (seq, size, CRC); a jump forward that
+   * the next block contradicts (it resumes the old sequence) is undone. */
+#define DUP_RING 1024
+  struct { uint64_t seq; uint32_t size, crc; } recent[DUP_RING];
+  uint32_t nrecent;
+  uint64_t jump_from, jump_gap; /* the last forward jump: next_seq before it, gaps it added */
+  int jump_pending;
+  ns_reader_damage damage[NS_READER_MAX_DAMAGE];
+  size_t ndamage;
 };
 
 /* ---- CRC-32: the writer's (slicing by 8, src/trace/crc32.c) ---- */
@@ -138,12 +155,35 @@ const ns_process_info* ns_reader_process(const ns_reader* r) { return r->have_pr
 
 void ns_reader_get_stats(const ns_reader* r, ns_reader_stats* out) { *out = r->stats; }
 
-/* Ends the stream at the block starting at `at`: everything from there on is cut. */
+size_t ns_reader_damage_list(const ns_reader* r, const ns_reader_damage** out) {
+  *out = r->damage;
+  return r->ndamage;
+}
+
+void ns_reader_block_pos(const ns_reader* r, uint64_t* offset, uint64_t* seq) {
+  *offset = r->block_at;
+  *seq = r->block_seq;
+}
+
+/* Records the damaged range [at, at + len); seq_next: the seq of the valid block after it (0: none). */
+static void note_damage(ns_reader* r, uint64_t at, uint64_t len, uint64_t seq_next, int tail, const char* why) {
+  r->stats.damaged++;
+  if (r->ndamage == NS_READER_MAX_DAMAGE) return;
+  ns_reader_damage* d = &r->damage[r->ndamage++];
+  d->offset = at;
+  d->length = len;
+  d->seq_first = r->have_seq ? r->next_seq : 0;
+  d->seq_next = seq_next;
+  d->tail = tail;
+  snprintf(d->why, sizeof d->why, "%s", why);
+}
+
+/* Ends the stream at `at`: no valid block follows, everything from there on is cut. */
 static int stop_at(ns_reader* r, uint64_t at, const char* why) {
   r->done = 1;
   r->in_events = 0;
-  r->stats.bytes_ok = at;
   r->stats.bytes_cut = r->stats.file_size > at ? r->stats.file_size - at : 0;
+  if (r->stats.bytes_cut) note_damage(r, at, r->stats.bytes_cut, 0, 1, why);
   snprintf(r->stats.stop_reason, sizeof r->stats.stop_reason, "%s at offset %" PRIu64, why, at);
   return 0;
 }
@@ -259,56 +299,155 @@ static int load_strings(ns_reader* r, const uint8_t* p, size_t n) {
 
 /* ---- blocks ---- */
 
-/* Reads and checks the header of the block at r->offset (not its payload).
- * 1: *h describes a block that fits in the file; 0: the stream ends there. */
-static int read_header(ns_reader* r, ns_block_header* h) {
-  uint64_t at = r->offset;
-  uint64_t left = r->stats.file_size > at ? r->stats.file_size - at : 0;
-  if (left == 0) {
-    r->done = 1;
-    return 0;
-  }
-  if (left < sizeof *h) return stop_at(r, at, "partial block header");
-  if (fseeko(r->f, (off_t)at, SEEK_SET) != 0 || fread(h, 1, sizeof *h, r->f) != sizeof *h)
-    return stop_at(r, at, "read error");
-  if (h->magic != NS_BLOCK_MAGIC) return stop_at(r, at, "bad block magic");
-  if (h->payload_size > left - sizeof *h) return stop_at(r, at, "partial block");
-  if (h->payload_size > NS_READER_MAX_PAYLOAD) return stop_at(r, at, "implausible block size");
-  return 1;
-}
-
-/* Reads the payload of the block whose header read_header just read into
- * r->payload and checks its CRC. 1: read; 0: the stream ends at the block. */
-static int read_payload(ns_reader* r, const ns_block_header* h) {
-  uint64_t at = r->offset;
+/* Reads the payload of a block whose header is *h at `at` into r->payload. 1, or 0 with *why. */
+static int read_payload(ns_reader* r, uint64_t at, const ns_block_header* h, const char** why) {
   if (h->payload_size > r->payload_cap) {
     size_t cap = r->payload_cap ? r->payload_cap : 65536;
     while (cap < h->payload_size) cap *= 2;
     uint8_t* np = realloc(r->payload, cap);
-    if (!np) return stop_at(r, at, "out of memory");
+    if (!np) return *why = "out of memory", 0;
     r->payload = np;
     r->payload_cap = cap;
   }
-  if (h->payload_size && fread(r->payload, 1, h->payload_size, r->f) != h->payload_size)
-    return stop_at(r, at, "read error");
-  if (ns_reader_crc32(r->payload, h->payload_size) != h->payload_crc32) return stop_at(r, at, "CRC mismatch");
+  if (h->payload_size && (fseeko(r->f, (off_t)(at + sizeof *h), SEEK_SET) != 0 ||
+                          fread(r->payload, 1, h->payload_size, r->f) != h->payload_size))
+    return *why = "read error", 0;
+  if (ns_reader_crc32(r->payload, h->payload_size) != h->payload_crc32) return *why = "CRC mismatch", 0;
   return 1;
 }
 
-/* Reads the next block whose CRC checks into r->payload. 1: read; 0: stream ended. */
-static int read_block(ns_reader* r, ns_block_header* h) {
-  uint64_t at = r->offset;
-  if (!read_header(r, h) || !read_payload(r, h)) return 0;
-  if (r->have_seq && h->seq != r->next_seq) {
-    if (h->seq > r->next_seq) r->stats.seq_gaps += h->seq - r->next_seq;
-    else r->stats.seq_gaps++; /* out of order: counted, the data is still used */
+/* Checks the block at `at`: its header fits in the file and is plausible,
+ * and (with_payload) its payload, read into r->payload, matches its CRC.
+ * 1, or 0 with the reason in *why. */
+static int block_at(ns_reader* r, uint64_t at, ns_block_header* h, int with_payload, const char** why) {
+  uint64_t left = r->stats.file_size > at ? r->stats.file_size - at : 0;
+  if (left < sizeof *h) return *why = "partial block header", 0;
+  if (fseeko(r->f, (off_t)at, SEEK_SET) != 0 || fread(h, 1, sizeof *h, r->f) != sizeof *h)
+    return *why = "read error", 0;
+  if (h->magic != NS_BLOCK_MAGIC) return *why = "bad block magic", 0;
+  if (h->payload_size > left - sizeof *h) return *why = "partial block", 0;
+  if (h->payload_size > NS_READER_MAX_PAYLOAD) return *why = "implausible block size", 0;
+  return with_payload ? read_payload(r, at, h, why) : 1;
+}
+
+/* Resynchronisation: the first valid block (payload CRC checked, read into
+ * r->payload) at or after `from`. 1 with *h and *found, or 0 when none. */
+static int find_block(ns_reader* r, uint64_t from, ns_block_header* h, uint64_t* found) {
+  static const uint8_t magic[4] = {'N', 'S', 'B', '1'}; /* NS_BLOCK_MAGIC, little-endian */
+  uint8_t buf[65536];
+  uint64_t pos = from;
+  while (pos + sizeof *h <= r->stats.file_size) {
+    uint64_t left = r->stats.file_size - pos;
+    size_t want = left < sizeof buf ? (size_t)left : sizeof buf;
+    if (fseeko(r->f, (off_t)pos, SEEK_SET) != 0) return 0;
+    size_t got = fread(buf, 1, want, r->f);
+    if (got < sizeof magic) return 0;
+    for (size_t i = 0; i + sizeof magic <= got; i++) {
+      const uint8_t* m = memchr(buf + i, magic[0], got - sizeof magic + 1 - i);
+      if (!m) break;
+      i = (size_t)(m - buf);
+      if (memcmp(m, magic, sizeof magic) != 0) continue;
+      const char* why;
+      if (block_at(r, pos + i, h, 1, &why)) {
+        *found = pos + i;
+        return 1;
+      }
+    }
+    if (got < want) return 0;
+    pos += got - (sizeof magic - 1); /* a magic across the chunk boundary is seen in the next one */
   }
-  r->have_seq = 1;
-  r->next_seq = h->seq + 1;
-  r->offset = at + sizeof *h + h->payload_size;
-  r->stats.bytes_ok = r->offset;
-  r->stats.blocks++;
-  return 1;
+  return 0;
+}
+
+static int is_duplicate(const ns_reader* r, const ns_block_header* h) {
+  uint32_t n = r->nrecent < DUP_RING ? r->nrecent : DUP_RING;
+  for (uint32_t i = 0; i < n; i++)
+    if (r->recent[i].seq == h->seq && r->recent[i].size == h->payload_size && r->recent[i].crc == h->payload_crc32)
+      return 1;
+  return 0;
+}
+
+static void remember(ns_reader* r, const ns_block_header* h) {
+  uint32_t i = r->nrecent++ % DUP_RING;
+  r->recent[i].seq = h->seq;
+  r->recent[i].size = h->payload_size;
+  r->recent[i].crc = h->payload_crc32;
+}
+
+/* Counts missing sequence numbers; see the struct for why a jump is tentative. */
+static void account_seq(ns_reader* r, const ns_block_header* h) {
+  if (!r->have_seq) {
+    r->have_seq = 1;
+    r->next_seq = h->seq + 1;
+    return;
+  }
+  if (r->jump_pending && h->seq == r->jump_from + 1) {
+    /* The block before had a damaged seq: the sequence goes on from there. */
+    r->stats.seq_gaps -= r->jump_gap;
+    r->next_seq = r->jump_from + 1;
+  }
+  r->jump_pending = 0;
+  if (h->seq > r->next_seq) {
+    r->jump_pending = 1;
+    r->jump_from = r->next_seq;
+    r->jump_gap = h->seq - r->next_seq;
+    r->stats.seq_gaps += r->jump_gap;
+  }
+  if (h->seq >= r->next_seq) r->next_seq = h->seq + 1;
+  /* lower and not a duplicate: a damaged seq or a block out of order; its data is kept */
+}
+
+/* Reads the next new valid block into r->payload, resynchronising after
+ * damage and dropping duplicates. 1: read; 0: the stream ended. */
+static int read_block(ns_reader* r, ns_block_header* h) {
+  for (;;) {
+    uint64_t at = r->offset;
+    if (at >= r->stats.file_size) {
+      r->done = 1;
+      return 0;
+    }
+    const char* why;
+    if (!block_at(r, at, h, 1, &why)) {
+      uint64_t next;
+      if (!find_block(r, at + 1, h, &next)) return stop_at(r, at, why);
+      note_damage(r, at, next - at, h->seq, 0, why);
+      r->stats.bytes_skipped += next - at;
+      at = r->offset = next;
+    }
+    uint64_t size = sizeof *h + h->payload_size;
+    r->offset = at + size;
+    if (r->have_seq && h->seq < r->next_seq && is_duplicate(r, h)) {
+      r->stats.blocks_duplicate++;
+      r->stats.bytes_duplicate += size;
+      continue;
+    }
+    account_seq(r, h);
+    remember(r, h);
+    r->block_at = at;
+    r->block_seq = h->seq;
+    r->stats.bytes_ok += size;
+    r->stats.blocks++;
+    return 1;
+  }
+}
+
+/* A block whose CRC matched but whose payload does not decode (a writer
+ * bug, not a torn write): counted as damage and skipped. */
+static void malformed(ns_reader* r, const char* why) {
+  uint64_t size = r->offset - r->block_at;
+  r->stats.bytes_ok -= size;
+  r->stats.bytes_skipped += size;
+  r->stats.damaged++;
+  if (r->ndamage < NS_READER_MAX_DAMAGE) {
+    ns_reader_damage* d = &r->damage[r->ndamage++];
+    d->offset = r->block_at;
+    d->length = size;
+    d->seq_first = r->block_seq;
+    d->seq_next = r->block_seq + 1;
+    d->tail = 0;
+    snprintf(d->why, sizeof d->why, "%s", why);
+  }
+  r->in_events = 0;
 }
 
 int ns_reader_scan(const char* path, ns_trace_scan* out, char* err, size_t errlen) {
@@ -317,20 +456,29 @@ int ns_reader_scan(const char* path, ns_trace_scan* out, char* err, size_t errle
   if (!r) return -1;
   uint64_t finis = 0;
   ns_block_header h;
-  while (read_header(r, &h)) {
+  for (;;) {
+    uint64_t at = r->offset;
+    if (at >= r->stats.file_size) break;
+    const char* why;
+    int ok = block_at(r, at, &h, 0, &why);
+    if (ok && h.kind == NS_BLOCK_COUNTERS) ok = read_payload(r, at, &h, &why);
+    if (!ok && !find_block(r, at + 1, &h, &at)) break;
+    r->offset = at + sizeof h + h.payload_size;
+    if (r->have_seq && h.seq < r->next_seq) continue; /* a duplicate */
+    r->have_seq = 1;
+    r->next_seq = h.seq + 1;
     if (h.kind == NS_BLOCK_COUNTERS) {
-      if (!read_payload(r, &h)) break;
       static const uint8_t no_payload[1];
       const uint8_t* p = r->payload ? r->payload : no_payload;
-      if (parse_props(r, p, h.payload_size ? p + h.payload_size : p) < 0) break;
-      out->has_counters = 1;
-      out->counters = r->props;
-      out->finis_before_counters = finis;
+      if (parse_props(r, p, h.payload_size ? p + h.payload_size : p) >= 0) {
+        out->has_counters = 1;
+        out->counters = r->props;
+        out->finis_before_counters = finis;
+      }
     } else if (h.kind == NS_BLOCK_COMM_FINI) {
       finis++;
     }
     out->blocks++;
-    r->offset += sizeof h + h.payload_size;
   }
   ns_reader_close(r);
   return 0;
@@ -348,15 +496,11 @@ int ns_reader_next(ns_reader* r, ns_item* item) {
         return 1;
       }
       r->in_events = 0;
-      if (rc < 0) {
-        /* The CRC matched, so this is a writer bug, not a torn write: stop
-         * here rather than guess where the next record starts. */
-        uint64_t block_at = r->offset - (uint64_t)(r->dec.end - r->payload) - sizeof(ns_block_header);
-        return stop_at(r, block_at, "malformed EVENTS block");
-      }
+      /* The CRC matched, so this is a writer bug, not a torn write: the rest
+       * of the block is skipped rather than guessed at. */
+      if (rc < 0) malformed(r, "malformed EVENTS block");
     }
     if (r->done) return 0;
-    uint64_t at = r->offset;
     ns_block_header h;
     if (!read_block(r, &h)) return 0;
     /* An empty payload may leave r->payload NULL: NULL + 0 is still undefined in C. */
@@ -365,31 +509,47 @@ int ns_reader_next(ns_reader* r, ns_item* item) {
     const uint8_t* end = h.payload_size ? p + h.payload_size : p;
     switch (h.kind) {
       case NS_BLOCK_PROCESS:
-        if (parse_process(r, p, end) < 0) return stop_at(r, at, "malformed PROCESS block");
+        if (parse_process(r, p, end) < 0) {
+          malformed(r, "malformed PROCESS block");
+          continue;
+        }
         item->kind = NS_ITEM_PROCESS;
         item->process = &r->process;
         return 1;
       case NS_BLOCK_STRINGS:
-        if (load_strings(r, p, h.payload_size) < 0) return stop_at(r, at, "malformed STRINGS block");
+        if (load_strings(r, p, h.payload_size) < 0) malformed(r, "malformed STRINGS block");
         continue;
       case NS_BLOCK_THREAD:
-        if (parse_thread(r, p, end) < 0) return stop_at(r, at, "malformed THREAD block");
+        if (parse_thread(r, p, end) < 0) {
+          malformed(r, "malformed THREAD block");
+          continue;
+        }
         item->kind = NS_ITEM_THREAD;
         item->thread = &r->thread;
         return 1;
       case NS_BLOCK_COMM_INIT:
-        if (parse_comm_init(r, p, end) < 0) return stop_at(r, at, "malformed COMM_INIT block");
+        if (parse_comm_init(r, p, end) < 0) {
+          malformed(r, "malformed COMM_INIT block");
+          continue;
+        }
+        r->stats.comm_inits++;
         item->kind = NS_ITEM_COMM_INIT;
         item->comm = &r->comm;
         return 1;
       case NS_BLOCK_EVENTS:
-        if (ns_events_open(&r->dec, p, h.payload_size) < 0) return stop_at(r, at, "malformed EVENTS block");
+        if (ns_events_open(&r->dec, p, h.payload_size) < 0) {
+          malformed(r, "malformed EVENTS block");
+          continue;
+        }
         r->in_events = 1;
         continue;
       case NS_BLOCK_COMM_FINI:
       case NS_BLOCK_COUNTERS:
       case NS_BLOCK_CLOCKFIT:
-        if (parse_props(r, p, end) < 0) return stop_at(r, at, "malformed props block");
+        if (parse_props(r, p, end) < 0) {
+          malformed(r, "malformed props block");
+          continue;
+        }
         item->kind = h.kind == NS_BLOCK_COMM_FINI ? NS_ITEM_COMM_FINI
                      : h.kind == NS_BLOCK_COUNTERS ? NS_ITEM_COUNTERS
                                                    : NS_ITEM_CLOCKFIT;
@@ -397,7 +557,10 @@ int ns_reader_next(ns_reader* r, ns_item* item) {
         return 1;
       case NS_BLOCK_END:
         /* props since format 1.0's writer said how it ended; an empty END is a finalize */
-        if (parse_props(r, p, end) < 0) return stop_at(r, at, "malformed END block");
+        if (parse_props(r, p, end) < 0) {
+          malformed(r, "malformed END block");
+          continue;
+        }
         r->stats.clean_end = 1;
         r->stats.end_how = r->props.has[NS_P_END_HOW] ? (unsigned)r->props.u[NS_P_END_HOW] : NS_END_FINALIZE;
         r->stats.end_signal = r->props.has[NS_P_END_SIGNAL] ? (int)r->props.u[NS_P_END_SIGNAL] : 0;

@@ -20,11 +20,11 @@ static const char* strtab_string(void* user, uint32_t id) { return ns_strtab_str
 
 void ns_feed_open(const ns_strtab* strings) {
   g_a = NULL;
-  const char* e = getenv("NCCLSCOPE_ANALYSIS");
-  if (e && (strcmp(e, "0") == 0 || strcmp(e, "off") == 0 || strcmp(e, "no") == 0)) return;
+  if (!ns_sess.cfg.analysis) return;
   ns_analysis_config cfg;
   ns_analysis_config_default(&cfg);
-  ns_analysis_config_from_env(&cfg);
+  cfg.window_sec = ns_sess.cfg.window_sec; /* validated by src/config */
+  cfg.window_ops = ns_sess.cfg.window_ops;
   cfg.string = strtab_string;
   cfg.string_user = (void*)(uintptr_t)strings;
   g_a = ns_analysis_create(&cfg);
@@ -86,7 +86,8 @@ int ns_feed_clockfit(ns_buf* out, uint64_t* seq, uint32_t comm, int force, uint6
 void ns_feed_finish(void) {
   if (!g_a) return;
   ns_analysis_flush(g_a);
-  ns_summary_out(g_a, ns_sess.cfg.dump_dir, ns_sess.hostname, ns_sess.pid);
+  ns_summary_out(g_a, ns_writer_dump_dirfd(), ns_sess.cfg.dump_dir, ns_sess.hostname, ns_sess.pid,
+                 ns_sess.cfg.file_mode);
   ns_feed_close();
 }
 

@@ -33,7 +33,9 @@ void ns_feed_close(void);
 /* ---- summary_out.c ---- */
 struct ns_analysis;
 /* Logs the text summary line by line (INFO) and writes
- * DIR/summary-<host>-<pid>.txt and .json. Errors: one warning, never fatal. */
-void ns_summary_out(struct ns_analysis* a, const char* dir, const char* host, uint32_t pid);
+ * summary-<host>-<pid>.txt and .json in the dump directory dirfd (named
+ * `dir` in messages; none when dirfd < 0). Errors: one warning, never fatal. */
+void ns_summary_out(struct ns_analysis* a, int dirfd, const char* dir, const char* host, uint32_t pid,
+                    unsigned mode);
 
 #endif

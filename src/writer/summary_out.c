@@ -3,16 +3,20 @@
  * The text summary goes to NCCL's log at INFO, one line per call, and both
  * forms go to the dump dir as summary-<host>-<pid>.txt / .json: several
  * processes share a dump dir, and `ncclscope report DIR` merges every
- * trace into DIR/summary.txt / summary.json. Files are written to a
- * temporary name and renamed, so a reader never sees half a summary.
+ * trace into DIR/summary.txt / summary.json. Files are written to an
+ * unpredictable temporary name in the dump directory (opened once, used with
+ * openat) and renamed, so a reader never sees half a summary and nothing
+ * planted in the directory is followed.
  * Nothing here fails NCCL: an error is one warning. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ncclscope/analysis.h"
 #include "log/log.h"
+#include "util/safefile.h"
 #include "writer/analysis_feed.h"
 
 static void log_lines(const char* text, size_t len) {
@@ -28,34 +32,22 @@ static void log_lines(const char* text, size_t len) {
 
 typedef int (*summary_fn)(ns_analysis* const*, size_t, const ns_summary_options*, FILE*);
 
-/* 0 or -1 with errno-ish reason in why. */
-static int write_file(const char* path, summary_fn fn, ns_analysis* a, const ns_summary_options* opt,
-                      char* why, size_t whylen) {
-  char tmp[1400];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE* f = fopen(tmp, "w");
-  if (!f) {
-    snprintf(why, whylen, "%s: %s", tmp, strerror(errno));
+/* Temporary file (unpredictable name, O_EXCL|O_NOFOLLOW) in the dump
+ * directory, renamed over NAME. 0 or -1 with the reason in why. */
+static int write_file(int dirfd, const char* name, const char* shown, unsigned mode, summary_fn fn, ns_analysis* a,
+                      const ns_summary_options* opt, char* why, size_t whylen) {
+  ns_out o;
+  if (ns_out_open_at(&o, dirfd, name, shown, mode, why, whylen) != 0) return -1;
+  if (fn(&a, 1, opt, o.f) != 0) {
+    snprintf(why, whylen, "%s: %s", shown, strerror(errno));
+    ns_out_abort(&o);
     return -1;
   }
-  int rc = fn(&a, 1, opt, f);
-  int err = errno;
-  if (fclose(f) != 0 && rc == 0) {
-    rc = -1;
-    err = errno;
-  }
-  if (rc == 0 && rename(tmp, path) != 0) {
-    rc = -1;
-    err = errno;
-  }
-  if (rc != 0) {
-    snprintf(why, whylen, "%s: %s", path, strerror(err));
-    remove(tmp);
-  }
-  return rc;
+  return ns_out_commit(&o, why, whylen);
 }
 
-void ns_summary_out(struct ns_analysis* a, const char* dir, const char* host, uint32_t pid) {
+void ns_summary_out(struct ns_analysis* a, int dirfd, const char* dir, const char* host, uint32_t pid,
+                    unsigned mode) {
   ns_summary_options opt = {.max_links = 10};
   char* text = NULL;
   size_t len = 0;
@@ -65,16 +57,19 @@ void ns_summary_out(struct ns_analysis* a, const char* dir, const char* host, ui
     if (fclose(mem) == 0 && rc == 0 && text) log_lines(text, len);
   }
   free(text);
+  if (dirfd < 0) return;
 
-  char path[1300], why[1500];
-  int failed = 0;
+  char name[NAME_MAX + 1], why[PATH_MAX + 200];
   why[0] = 0;
-  snprintf(path, sizeof path, "%s/summary-%s-%u.txt", dir, host, pid);
-  if (write_file(path, ns_analysis_summary_text, a, &opt, why, sizeof why) != 0) failed = 1;
-  snprintf(path, sizeof path, "%s/summary-%s-%u.json", dir, host, pid);
-  if (!failed && write_file(path, ns_analysis_summary_json, a, &opt, why, sizeof why) != 0) failed = 1;
-  if (failed)
-    ns_log_warn("cannot write the summary (%s); the trace is complete, run `ncclscope report %s`", why, dir);
-  else
-    ns_log_info("summary written to %s/summary-%s-%u.{txt,json}", dir, host, pid);
+  static const char* const ext[] = {"txt", "json"};
+  static const summary_fn fns[] = {ns_analysis_summary_text, ns_analysis_summary_json};
+  for (int i = 0; i < 2; i++) {
+    snprintf(name, sizeof name, "summary-%s-%u.%s", host, pid, ext[i]);
+    if (write_file(dirfd, name, name, mode, fns[i], a, &opt, why, sizeof why) != 0) {
+      ns_log_warn("cannot write the summary in %s (%s); `ncclscope report %s` makes one from the trace", dir, why,
+                  dir);
+      return;
+    }
+  }
+  ns_log_info("summary written to %s/summary-%s-%u.{txt,json}", dir, host, pid);
 }

@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,9 +39,11 @@
 #include "clock/clock.h"
 #include "log/log.h"
 #include "ring/ring.h"
+#include "util/safefile.h"
 
 #define NS_VERSION_STRING "0.1.0"
 #define FLUSH_BYTES (1u << 20)
+#define NS_PENDING_MAX (4u << 20) /* bytes held while the file takes none */
 
 typedef struct ctl {
   struct ctl* next;
@@ -60,6 +63,8 @@ static struct {
   int end_signal;
   ctl *inits, **inits_tail, *finis, **finis_tail;
   int fd;
+  int dirfd, dirfd_open; /* the dump directory, opened once */
+  char name[NAME_MAX + 1]; /* the trace file's name in it */
   ns_buf out, ev, sb;
   ns_strtab* strs;
   uint64_t seq;
@@ -71,8 +76,10 @@ static struct {
   uint64_t events[NS_EV_COUNT];
   uint64_t pxn_events, parent_lost, parents_late, state_repeats;
   uint64_t closed[NS_CLOSE_REASONS];
-  uint64_t bytes_written, write_errors, bytes_lost;
-  int write_failed;
+  uint64_t bytes_written, write_errors, bytes_lost, blocks_dropped;
+  ns_buf pending;    /* bytes the file did not take yet (disk full): written first at the next flush */
+  int write_failing; /* the last write failed (one warning per episode) */
+  int oom_warned;
   uint64_t last_flush_ns;
   /* drain state */
   ns_event_encoder enc;
@@ -87,76 +94,107 @@ static struct {
 
 /* ---- file ---- */
 
-static int mkdir_p(const char* path) {
-  char buf[1024];
-  if (strlen(path) >= sizeof buf) return -1;
-  strcpy(buf, path);
-  for (char* p = buf + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = 0;
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-    *p = '/';
-  }
-  if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-  struct stat st;
-  if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    errno = ENOTDIR;
-    return -1;
-  }
-  return 0;
-}
-
-int ns_writer_open(void) {
+/* The dump directory is opened once (O_DIRECTORY|O_NOFOLLOW: a symlink
+ * planted there is refused) and every file of the session is made in it with
+ * openat, so nothing swapped in after the check is followed. */
+int ns_writer_open(char* why, size_t whylen) {
   const char* dir = ns_sess.cfg.dump_dir;
-  if (mkdir_p(dir) != 0) {
-    ns_log_warn("cannot create the dump directory %s: %s; profiling disabled for this communicator", dir,
-                strerror(errno));
+  unsigned fmode = ns_sess.cfg.file_mode ? ns_sess.cfg.file_mode : NS_FILE_MODE_DEFAULT;
+  int dirfd = ns_dir_open(dir, ns_dir_mode_for(fmode), 1);
+  if (dirfd < 0) {
+    snprintf(why, whylen, "cannot create the dump directory %s: %s", dir,
+             errno == ELOOP ? "it is a symbolic link (refused: it could point anywhere)" : strerror(errno));
     return -1;
   }
-  char path[sizeof ns_sess.trace_path];
-  snprintf(path, sizeof path, "%s/ncclscope-%s-%u%s", dir, ns_sess.hostname, ns_sess.pid, NS_TRACE_FILE_SUFFIX);
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  char name[NAME_MAX + 1];
+  snprintf(name, sizeof name, "ncclscope-%.64s-%u%s", ns_sess.hostname, ns_sess.pid, NS_TRACE_FILE_SUFFIX);
+  /* O_EXCL|O_NOFOLLOW: never an existing file, never through a link. */
+  int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = openat(dirfd, name, flags, fmode);
   /* A reload of the plugin in the same process: a new file, never an overwrite. */
   for (int tries = 0; fd < 0 && errno == EEXIST && tries < 100; tries++) {
-    snprintf(path, sizeof path, "%s/ncclscope-%s-%u-%llu%s", dir, ns_sess.hostname, ns_sess.pid,
+    snprintf(name, sizeof name, "ncclscope-%.64s-%u-%llu%s", ns_sess.hostname, ns_sess.pid,
              (unsigned long long)ns_mono_ns() + (unsigned)tries, NS_TRACE_FILE_SUFFIX);
-    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    fd = openat(dirfd, name, flags, fmode);
   }
+  int len = snprintf(ns_sess.trace_path, sizeof ns_sess.trace_path, "%s/%s", dir, name);
+  if (len < 0 || (size_t)len >= sizeof ns_sess.trace_path) snprintf(ns_sess.trace_path, sizeof ns_sess.trace_path, "%s", name);
   if (fd < 0) {
-    ns_log_warn("cannot create the trace file %s: %s; profiling disabled for this communicator", path,
-                strerror(errno));
+    snprintf(why, whylen, "cannot create the trace file %s: %s", ns_sess.trace_path, strerror(errno));
+    close(dirfd);
     return -1;
   }
   memset(&W, 0, sizeof W);
   W.fd = fd;
-  snprintf(ns_sess.trace_path, sizeof ns_sess.trace_path, "%s", path);
+  W.dirfd = dirfd;
+  W.dirfd_open = 1;
+  snprintf(W.name, sizeof W.name, "%s", name);
   return 0;
 }
 
-static void flush_out(void) {
-  const uint8_t* p = W.out.data;
-  size_t n = W.out.len;
-  if (W.out.failed) {
-    W.bytes_lost += n;
-    n = 0;
-    if (!W.write_failed) ns_log_warn("out of memory encoding the trace; data lost");
-    W.write_failed = 1;
-  }
-  while (n > 0 && !W.write_failed) {
-    ssize_t k = write(W.fd, p, n);
+int ns_writer_dump_dirfd(void) { return W.dirfd_open ? W.dirfd : -1; }
+
+void ns_writer_discard(void) {
+  if (W.dirfd_open && W.name[0]) unlinkat(W.dirfd, W.name, 0);
+  ns_writer_stop(NS_END_FINALIZE);
+}
+
+/* Writes as much of [p, p + n) as the file takes. Returns the bytes written;
+ * *err is the errno of a failed write (0: all written). */
+static size_t write_some(const uint8_t* p, size_t n, int* err) {
+  size_t done = 0;
+  *err = 0;
+  while (done < n) {
+    ssize_t k = write(W.fd, p + done, n - done);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) {
-      W.write_errors++;
-      W.write_failed = 1;
-      ns_log_warn("writing %s failed: %s; tracing goes on without writing", ns_sess.trace_path,
-                  k < 0 ? strerror(errno) : "no progress");
+      *err = k < 0 ? errno : ENOSPC;
       break;
     }
-    W.bytes_written += (uint64_t)k;
-    p += k;
-    n -= (size_t)k;
+    done += (size_t)k;
   }
-  if (W.write_failed) W.bytes_lost += n;
+  W.bytes_written += done;
+  return done;
+}
+
+/* The batch goes to the file with one write. When the file does not take
+ * it (a full disk or quota, EFBIG, EIO) what was not written waits in
+ * W.pending, at most NS_PENDING_MAX bytes, and is written first at the next
+ * flush: once space returns the trace goes on where it stopped, block
+ * boundaries intact. A batch that does not fit in the pending buffer is
+ * dropped whole (whole blocks: the reader sees a sequence gap) and counted
+ * in bytes_lost, which the COUNTERS block and the last warning report. */
+static void flush_out(void) {
+  int err = 0;
+  if (W.out.failed) {
+    W.bytes_lost += W.out.len;
+    if (!W.oom_warned) ns_log_warn("out of memory encoding the trace; data lost (counted)");
+    W.oom_warned = 1;
+  } else if (W.pending.len == 0) {
+    size_t done = write_some(W.out.data, W.out.len, &err);
+    if (err) ns_buf_put(&W.pending, W.out.data + done, W.out.len - done);
+  } else {
+    if (W.pending.len + W.out.len <= NS_PENDING_MAX) ns_buf_put(&W.pending, W.out.data, W.out.len);
+    else W.bytes_lost += W.out.len, W.blocks_dropped++;
+    size_t done = write_some(W.pending.data, W.pending.len, &err);
+    memmove(W.pending.data, W.pending.data + done, W.pending.len - done);
+    W.pending.len -= done;
+  }
+  if (W.pending.failed) { /* no memory to hold it: lost */
+    W.bytes_lost += W.pending.len;
+    ns_buf_free(&W.pending);
+    memset(&W.pending, 0, sizeof W.pending);
+  }
+  if (err && !W.write_failing) {
+    W.write_failing = 1;
+    W.write_errors++;
+    ns_log_warn("writing %s failed: %s; up to %u KiB are held and written when the file takes them again, "
+                "the rest is dropped and counted", ns_sess.trace_path, strerror(err), NS_PENDING_MAX / 1024);
+  } else if (!err && W.write_failing) {
+    W.write_failing = 0;
+    ns_log_warn("writing %s works again; %llu bytes were lost meanwhile (counted in the trace)", ns_sess.trace_path,
+                (unsigned long long)W.bytes_lost);
+  }
   ns_buf_reset(&W.out);
   W.last_flush_ns = ns_mono_ns();
   W.lifecycle_pending = 0;
@@ -296,7 +334,8 @@ static void emit_counters(void) {
   for (unsigned r = 1; r < NS_CLOSE_REASONS; r++)
     if (W.closed[r]) ns_props_u64(&W.out, NS_P_CLOSED_BASE + r, W.closed[r]);
   ns_props_u64(&W.out, NS_P_WRITE_ERRORS, W.write_errors);
-  ns_props_u64(&W.out, NS_P_BYTES_WRITTEN, W.bytes_written + W.out.len);
+  ns_props_u64(&W.out, NS_P_BYTES_WRITTEN, W.bytes_written + W.pending.len + W.out.len);
+  ns_props_u64(&W.out, NS_P_BYTES_LOST, W.bytes_lost);
   ns_block_end(&W.out, at, NS_BLOCK_COUNTERS, W.seq++);
 }
 
@@ -550,7 +589,12 @@ static void finish(void) {
   if (how == NS_END_SIGNAL) ns_props_u64(&W.out, NS_P_END_SIGNAL, (uint64_t)W.end_signal);
   ns_block_end(&W.out, at, NS_BLOCK_END, W.seq++);
   flush_out();
-  /* The trace is complete on disk before the summary, which may fail. */
+  if (W.pending.len || W.bytes_lost)
+    ns_log_warn("the trace %s is incomplete: %llu bytes could not be written%s", ns_sess.trace_path,
+                (unsigned long long)(W.bytes_lost + W.pending.len),
+                W.pending.len ? " (the file still takes nothing: its counters and end marker are among them)"
+                              : " (counted in its COUNTERS block)");
+  /* The trace is on disk (as far as the file took it) before the summary, which may fail. */
   double cpu_trace = thread_cpu_ms();
   int analysed = ns_feed_enabled();
   ns_feed_finish();
@@ -681,7 +725,9 @@ void ns_writer_stop(unsigned how) {
     l = n;
   }
   if (W.fd > 0) close(W.fd);
+  if (W.dirfd_open) close(W.dirfd);
   ns_buf_free(&W.out);
+  ns_buf_free(&W.pending);
   ns_buf_free(&W.ev);
   ns_buf_free(&W.sb);
   ns_buf_free(&W.own);

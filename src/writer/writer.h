@@ -5,12 +5,18 @@
 #ifndef NCCLSCOPE_WRITER_H
 #define NCCLSCOPE_WRITER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "trace/codec.h"
 
-/* Creates the dump dir and the trace file, writes nothing yet. 0 or -1 (logged). */
-int ns_writer_open(void);
+/* Opens (creating) the dump dir and creates the trace file in it, writes
+ * nothing yet. 0, or -1 with the cause in why. */
+int ns_writer_open(char* why, size_t whylen);
+/* The dump directory opened by ns_writer_open, -1 when none. */
+int ns_writer_dump_dirfd(void);
+/* A session that could not start: removes the trace file, then as ns_writer_stop. */
+void ns_writer_discard(void);
 /* Starts the thread. 0 or -1. */
 int ns_writer_start(void);
 /* Final drain and flush, END block (how: NS_END_FINALIZE or NS_END_EXIT),

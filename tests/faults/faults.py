@@ -80,16 +80,31 @@ def traces(d):
     return sorted(glob.glob(os.path.join(d, "*.nstrace")))
 
 
-# ---- dump directory cannot be created ----
-def unwritable(dump):
-    p, tr = sim(["--fast", "--iters", "1"], NCCLSCOPE_DUMP_DIR=dump)
-    eq(p.returncode, 0, "simulator exit status (NCCL goes on; no thread or fd left) stderr=%s" % p.stderr[-300:])
-    inits = [l for l in tr if l["kind"] == "init"]
-    check(len(inits) > 0, "init calls", len(inits), "> 0")
-    check(all(l["result"] != 0 for l in inits), "every init fails (NCCL disables the plugin for it)",
-          [l["result"] for l in inits], "all != 0")
-    check(dump in p.stderr, "a warning names the directory", p.stderr[-300:], dump)
-    eq(len([l for l in tr if l["kind"] == "start"]), 0, "no events offered after failed inits")
+# ---- dump directory cannot be created: init never fails ----
+RELEASES = ["2.23", "2.26", "2.27", "2.28", "2.29", "2.30"]
+
+
+def unwritable(dump, expect_in_warning=None):
+    """Every NCCL release: init answers success with a context that records nothing (a failed
+    init crashes 2.23-2.27 at teardown and makes 2.30 unload the library under live contexts);
+    one warning names the cause; the run exits 0 with no 'would crash'."""
+    for rel in RELEASES:
+        tmp = tempfile.mkdtemp(prefix="nsfault")
+        truth = os.path.join(tmp, "truth.jsonl")
+        cmd = [SIM, "--plugin", PLUGIN, "--nccl", rel, "--truth", truth, "--fast", "--iters", "1"]
+        p = subprocess.run(cmd, env=env_with(NCCLSCOPE_DUMP_DIR=dump), capture_output=True, text=True, timeout=240)
+        tr = [json.loads(l) for l in open(truth)] if os.path.exists(truth) else []
+        eq(p.returncode, 0, "%s: simulator exit status (stderr=%s)" % (rel, p.stderr[-300:]))
+        check("would crash" not in p.stderr and "underflow" not in p.stderr, "%s: no crash foreseen" % rel,
+              p.stderr[-300:], "none")
+        inits = [l for l in tr if l["kind"] == "init"]
+        check(len(inits) > 1, "%s: init calls" % rel, len(inits), "> 1")
+        eq([l["result"] for l in inits if l["result"] != 0], [], "%s: every init succeeds" % rel)
+        warns = [l for l in p.stderr.splitlines() if "NCCLSCOPE" in l and "WARN" in l]
+        eq(len(warns), 1, "%s: one warning for the process (%s)" % (rel, warns))
+        check(warns and (expect_in_warning or dump) in warns[0], "%s: the warning names the cause" % rel,
+              warns[:1], expect_in_warning or dump)
+        eq(len([l for l in tr if l["kind"] == "start"]), 0, "%s: NCCL offers no event (mask 0)" % rel)
 
 
 def t_dir_unwritable():
@@ -103,11 +118,142 @@ def t_dir_dev_full():
     unwritable("/dev/full")
 
 
+def t_dir_symlink():
+    """A symlink planted as the dump directory is refused, not followed."""
+    tmp = tempfile.mkdtemp(prefix="nsfault")
+    target = os.path.join(tmp, "elsewhere")
+    os.mkdir(target)
+    link = os.path.join(tmp, "dump")
+    os.symlink(target, link)
+    unwritable(link, "symbolic link")
+    eq(os.listdir(target), [], "nothing written through the link")
+
+
+def host_name():
+    return socket.gethostname().replace("/", "_")[:64]
+
+
+def plant(dump, make):
+    """preexec for the simulator: plants files named after its own pid before it runs."""
+    def pre():
+        make(dump, host_name(), os.getpid())
+    return pre
+
+
+def t_summary_planted():
+    """Links and FIFOs planted at the summary files' old temporary names: never followed, never waited on."""
+    dump = tempfile.mkdtemp(prefix="nsfault")
+    victim = os.path.join(tempfile.mkdtemp(prefix="nsfault"), "victim")
+    with open(victim, "w") as f:
+        f.write("precious\n")
+
+    def make(d, host, pid):
+        os.symlink(victim, os.path.join(d, "summary-%s-%d.txt.tmp" % (host, pid)))
+        os.mkfifo(os.path.join(d, "summary-%s-%d.json.tmp" % (host, pid)))
+        os.symlink(victim, os.path.join(d, "summary-%s-%d.txt" % (host, pid)))
+
+    cmd = [SIM, "--plugin", PLUGIN, "--nccl", "ideal", "--fast", "--iters", "1"]
+    try:
+        p = subprocess.run(cmd, env=env_with(NCCLSCOPE_DUMP_DIR=dump), capture_output=True, text=True, timeout=60,
+                           preexec_fn=plant(dump, make))
+    except subprocess.TimeoutExpired:
+        check(False, "the run finishes (no hang on the planted FIFO)", "timeout", "finished")
+        return
+    eq(p.returncode, 0, "simulator exit status (stderr=%s)" % p.stderr[-300:])
+    eq(open(victim).read(), "precious\n", "the planted links' target is untouched")
+    txt = [n for n in os.listdir(dump) if n.startswith("summary-") and n.endswith(".txt")]
+    eq(len(txt), 1, "one text summary")
+    if txt:
+        path = os.path.join(dump, txt[0])
+        check(os.path.isfile(path) and not os.path.islink(path), "the summary replaced the planted link", path,
+              "a regular file")
+    check(any(n.endswith(".json") for n in os.listdir(dump)), "the JSON summary is written", os.listdir(dump),
+          "summary-*.json")
+
+
+def t_modes():
+    """umask 000: traces and summaries 0640, directories 0750; NCCLSCOPE_FILE_MODE chooses."""
+    for env_mode, fmode, dmode in ((None, 0o640, 0o750), ("0600", 0o600, 0o700), ("0644", 0o644, 0o755)):
+        root = tempfile.mkdtemp(prefix="nsfault")
+        dump = os.path.join(root, "a", "b")
+        env = {"NCCLSCOPE_DUMP_DIR": dump}
+        if env_mode:
+            env["NCCLSCOPE_FILE_MODE"] = env_mode
+        p, tr = sim(["--fast", "--iters", "1"], preexec=lambda: os.umask(0), **env)
+        eq(p.returncode, 0, "simulator exit status (stderr=%s)" % p.stderr[-300:])
+        for d in (os.path.join(root, "a"), dump):
+            eq(oct(os.stat(d).st_mode & 0o777), oct(dmode), "directory %s (FILE_MODE=%s)" % (d, env_mode))
+        files = os.listdir(dump)
+        check(len(files) >= 3, "trace and summaries", files, ">= 3 files")
+        for n in files:
+            eq(oct(os.stat(os.path.join(dump, n)).st_mode & 0o777), oct(fmode), "%s (FILE_MODE=%s)" % (n, env_mode))
+
+
+def t_long_dump_dir():
+    """A dump directory path of 964 characters (well under PATH_MAX) is used, not replaced by the default."""
+    root = tempfile.mkdtemp(prefix="nsfault")
+    dump = root
+    while len(dump) < 964:
+        dump = os.path.join(dump, "d" * min(200, 963 - len(dump)))
+    dump = dump[:964]
+    cwd = tempfile.mkdtemp(prefix="nsfault")
+    cmd = [SIM, "--plugin", PLUGIN, "--nccl", "ideal", "--fast", "--iters", "1"]
+    p = subprocess.run(cmd, env=env_with(NCCLSCOPE_DUMP_DIR=dump), capture_output=True, text=True, timeout=120,
+                       cwd=cwd)
+    eq(p.returncode, 0, "simulator exit status (stderr=%s)" % p.stderr[-300:])
+    eq(len(dump), 964, "path length")
+    eq(len(traces(dump)), 1, "the trace is in the long directory")
+    eq(os.listdir(cwd), [], "nothing in the current directory")
+
+
+def t_config_warnings():
+    """Every variable validated; one warning per bad variable for the whole process (however many
+    communicators), naming it, the value escaped and the value used; a newline cannot forge a line."""
+    dump = tempfile.mkdtemp(prefix="nsfault")
+    bad = {
+        "NCCLSCOPE_WINDOW_SEC": ("abc", "using the default 5"),
+        "NCCLSCOPE_ANALYSIS": ("2", "using the default 1"),
+        "NCCLSCOPE_NO_CUDA": ("maybe", "using the default 0"),
+        "NCCLSCOPE_EVENT_MASK": ("0x17FFF", "using 0x7fff"),
+        "NCCLSCOPE_RING_KB": ("12\nNCCL WARN forged line", "using the default 1024"),
+        "NCCLSCOPE_CLOCK": ("fast", "using the default auto"),
+        "NCCLSCOPE_FILE_MODE": ("0400", "using the default 0640"),
+    }
+    env = {k: v for k, (v, _) in bad.items()}
+    env["NCCLSCOPE_DUMP_DIR"] = dump
+    # the default scenario's communicators come and go: sessions start and stop several times
+    p, tr = sim(["--fast", "--iters", "2", "--procs", "1"], **env)
+    eq(p.returncode, 0, "simulator exit status (stderr=%s)" % p.stderr[-300:])
+    sessions = len([l for l in tr if l["kind"] == "init"])
+    check(sessions > 1, "several communicators", sessions, "> 1")
+    lines = p.stderr.splitlines()
+    check(not any(l.startswith("NCCL WARN forged") for l in lines), "no forged log line", lines[-5:], "none")
+    for name, (value, used) in bad.items():
+        mine = [l for l in lines if name + "=" in l]
+        eq(len(mine), 1, "%s: one warning (%s)" % (name, mine))
+        if mine:
+            check(used in mine[0], "%s: names the value used" % name, mine[0], used)
+            shown = value.replace("\n", "\\x0a")
+            check('"%s"' % shown in mine[0], "%s: quotes the value, escaped" % name, mine[0], shown)
+    # and they took effect as said: the default ring, the analysis on (a summary), monotonic
+    check(any(n.startswith("summary-") for n in os.listdir(dump)), "NCCLSCOPE_ANALYSIS=2 -> on (summary written)",
+          os.listdir(dump), "summary-*")
+    # values that are valid are taken without a word
+    p, tr = sim(["--fast", "--iters", "1"], NCCLSCOPE_DUMP_DIR=tempfile.mkdtemp(prefix="nsfault"),
+                NCCLSCOPE_ANALYSIS="false", NCCLSCOPE_NO_CUDA="no", NCCLSCOPE_WINDOW_SEC="0.5")
+    warns = [l for l in p.stderr.splitlines() if "NCCLSCOPE" in l and "WARN" in l]
+    eq(warns, [], "valid values: no warning")
+
+
 # ---- the disk fills up during the run ----
 def full_disk_expectations(p, dump, limit):
     eq(p.returncode, 0, "simulator exit status stderr=%s" % p.stderr[-300:])
     warns = [l for l in p.stderr.splitlines() if "failed" in l and "NCCLSCOPE" in l]
     eq(len(warns), 1, "exactly one write-failure warning (%s)" % warns)
+    ends = [l for l in p.stderr.splitlines() if "NCCLSCOPE" in l and "is incomplete" in l]
+    eq(len(ends), 1, "the last warning says the trace is incomplete (%s)" % ends)
+    check("complete" not in " ".join(l.replace("incomplete", "") for l in p.stderr.splitlines()),
+          "nothing says the trace is complete", p.stderr[-400:], "no 'complete'")
     files = traces(dump)
     eq(len(files), 1, "one trace file")
     if files:
@@ -133,6 +279,52 @@ def t_disk_full_rlimit():
     p, tr = sim(["--fast", "--iters", "10"], preexec=pre, with_truth=False, NCCLSCOPE_DUMP_DIR=dump,
                 NCCLSCOPE_FLUSH_MS=10)
     full_disk_expectations(p, dump, limit)
+
+
+def t_disk_full_recovers():
+    """The disk fills, then space returns (RLIMIT_FSIZE raised from outside with prlimit): the writer
+    held what the file refused, writes it once it can, and the trace ends complete with every event."""
+    dump = tempfile.mkdtemp(prefix="nsfault")
+    limit = 96 * 1024
+
+    def pre():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    tmp = tempfile.mkdtemp(prefix="nsfault")
+    truth = os.path.join(tmp, "truth.jsonl")
+    cmd = [SIM, "--plugin", PLUGIN, "--nccl", "ideal", "--iters", "40"]
+    # the truth file is written at the end, after the limit is lifted
+    p = subprocess.Popen(cmd + ["--truth", truth], env=env_with(NCCLSCOPE_DUMP_DIR=dump, NCCLSCOPE_FLUSH_MS=10),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=pre)
+    seen = []
+    for line in p.stderr:
+        seen.append(line)
+        if "NCCLSCOPE" in line and "failed" in line:
+            time.sleep(0.3)  # the disk stays full for a while
+            resource.prlimit(p.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+            break
+    rest = p.communicate(timeout=200)[1]
+    err = "".join(seen) + rest
+    eq(p.returncode, 0, "simulator exit status (stderr=%s)" % err[-300:])
+    check(any("failed" in l for l in seen), "the disk filled", err[-300:], "a write-failure warning")
+    check("works again" in err, "the writer says writing works again", err[-400:], "works again")
+    check("is incomplete" not in err, "no incomplete-trace warning", err[-400:], "none")
+    f = traces(dump)
+    eq(len(f), 1, "one trace file")
+    if not f:
+        return
+    s = stats(f[0])
+    eq(s.get("clean_end"), 1, "the trace ends with its END block")
+    eq(s.get("bytes_cut", 0) + s.get("bytes_skipped", 0), 0, "no damage in it")
+    eq(s.get("seq_gaps"), 0, "no block missing")
+    check(s.get("write_errors", 0) >= 1, "COUNTERS counts the write error", s.get("write_errors"), ">= 1")
+    eq(s.get("bytes_lost"), 0, "nothing lost (the outage fit in the held buffer)")
+    tr = [json.loads(l) for l in open(truth)] if os.path.exists(truth) else []
+    calls = truth_calls_by_type(tr)
+    for i, name in enumerate(TYPES):
+        made = calls.get(name, 0)
+        eq(s["records_by_type"][i] + s["type_dropped"][i], made, "%s: recorded + dropped = calls made" % name)
 
 
 def t_disk_full_tmpfs():

@@ -116,14 +116,24 @@ int main(void) {
   }
   CHECK_U64(count_traces(dir), CYCLES);
 
-  /* A dump dir that cannot be created: init fails, nothing leaks. */
+  /* A dump dir that cannot be created: init succeeds all the same (NCCL
+   * must never see a failed init) with a context that records nothing and
+   * NCCL's mask 0; finalize succeeds; nothing leaks. */
   setenv("NCCLSCOPE_DUMP_DIR", "/proc/ncclscope-cannot-exist/x", 1);
   void* so = dlopen(NS_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
   api = dlsym(so, "ncclProfiler_v6");
-  void* ctx = (void*)1;
-  int mask = 0;
-  CHECK_U64(api->init(&ctx, 1, &mask, NULL, 1, 1, 0, NULL), ncclSystemError);
-  CHECK_TRUE(ctx == NULL);
+  void* ctx = NULL;
+  int mask = -1;
+  CHECK_U64(api->init(&ctx, 1, &mask, NULL, 1, 1, 0, NULL), ncclSuccess);
+  CHECK_TRUE(ctx != NULL);
+  CHECK_U64(mask, 0);
+  ncclProfilerEventDescr_v6_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileColl;
+  void* h = (void*)1;
+  CHECK_U64(api->startEvent(ctx, &h, &d), ncclSuccess);
+  CHECK_TRUE(h == NULL);
+  CHECK_U64(api->finalize(ctx), ncclSuccess);
   dlclose(so);
   CHECK_U64(ns_plugin_threads_left(), 0);
   CHECK_U64(count_dir("/proc/self/fd"), fds0);

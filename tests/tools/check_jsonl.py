@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks an `ncclscope export --format jsonl` file against
-shared/docs/jsonl-contract.md (python3 stdlib only).
+docs/jsonl-contract.md (python3 stdlib only).
 
 usage: check_jsonl.py FILE [--all-types] [--processes N] [--allow-dangling]
                           [--no-incomplete] [--max-dropped N]

@@ -45,6 +45,10 @@ chrome_structure)
   "$GEN_TRACE" dump 2 || fail "gen_trace"
   expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o run.json
   "$PYTHON" "$SRC/check_chrome.py" run.json --ranks 2 --min-flows 10 || fail "chrome structure"
+  # 64-bit communicator ids are strings in args (JSON numbers are exact only up to 2^53).
+  n=$(grep -c '"commId":"0xc0ffee0001"' run.json)
+  [ "$n" -eq 4 ] || fail "$n lifecycle args with commId as a string, want 4"
+  ! grep -q '"commId":[0-9]' run.json || fail "a numeric commId in the Chrome args"
   ;;
 chrome_nesting)
   # Slices that overlap without nesting (gen_trace --case misnest): every
@@ -69,7 +73,7 @@ truncated)
     rm -f dump/*
     "$GEN_TRACE" dump 2 "$cut" || fail "gen_trace"
     expect_rc 0 "$NCCLSCOPE" export dump -o cut.jsonl
-    grep -q 'bytes cut' err.txt || { cat err.txt; fail "no cut warning for a $cut-byte cut"; }
+    grep -q 'cut at the end' err.txt || { cat err.txt; fail "no cut warning for a $cut-byte cut"; }
     grep -q 'ncclscope-node1-4002.nstrace' err.txt || fail "warning does not name the file"
     "$PYTHON" "$SRC/check_jsonl.py" cut.jsonl --processes 2 --allow-dangling || fail "cut export invalid"
     expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o cut.json
@@ -101,6 +105,33 @@ cli_errors)
   "$GEN_TRACE" dump 1 || fail "gen_trace"
   expect_rc 0 "$NCCLSCOPE" export dump
   "$PYTHON" "$SRC/check_jsonl.py" out.txt --processes 1 || fail "stdout export"
+  ;;
+jsonl_contract)
+  # docs/jsonl-contract.md's field lists against an export of every event type (synthetic) and,
+  # when the simulator is built, of a simulated run with every type recorded and PXN.
+  "$GEN_TRACE" dump 2 || fail "gen_trace"
+  expect_rc 0 "$NCCLSCOPE" export dump -o synth.jsonl
+  set -- synth.jsonl
+  if [ -n "${SIM:-}" ]; then
+    NCCLSCOPE_NO_CUDA=1 NCCLSCOPE_EVENT_MASK=all NCCLSCOPE_DUMP_DIR="$work/sim" \
+      "$SIM" --plugin "$PLUGIN" --fast --iters 2 --scenario pxn --procs 2 >sim.log 2>&1 || fail "simulator"
+    expect_rc 0 "$NCCLSCOPE" export sim -o sim.jsonl
+    set -- "$@" sim.jsonl
+  fi
+  "$PYTHON" "$SRC/check_contract.py" "$SRC/../../docs/jsonl-contract.md" "$@" --require-types || fail "contract"
+  ;;
+filters)
+  "$GEN_TRACE" dump 2 || fail "gen_trace"
+  "$PYTHON" "$SRC/check_filters.py" "$NCCLSCOPE" "$work/dump" "$work/out" || fail "filters"
+  ;;
+damaged)
+  # A damaged block costs that block only; duplicates dropped; files that yield nothing: exit 3 / 1.
+  "$PYTHON" "$SRC/check_damaged.py" "$NCCLSCOPE" "$GEN_TRACE" "$work/cases" || fail "damaged traces"
+  ;;
+safe_output)
+  # Planted links and FIFOs, -o naming a FIFO, a device or a link, `-`, modes.
+  "$GEN_TRACE" dump 2 || fail "gen_trace"
+  "$PYTHON" "$SRC/check_safe_output.py" "$NCCLSCOPE" "$work/dump" "$work/cases" || fail "safe output"
   ;;
 open_cap)
   # The cap on open events (--max-open): warning, oldest first, bounded memory.

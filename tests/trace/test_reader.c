@@ -157,7 +157,7 @@ static void test_truncation_everywhere(void) {
     }
     EXPECT_U64("cut file opens", opened, 1);
     EXPECT_U64("file size", st.file_size, keep);
-    EXPECT_U64("ok + cut = size", st.bytes_ok + st.bytes_cut, keep);
+    EXPECT_U64("ok + skipped + cut = size", st.bytes_ok + st.bytes_skipped + st.bytes_cut, keep);
     EXPECT_TRUE("records never grow as the file shrinks", keep == size || t.records <= prev_records);
     prev_records = t.records;
     if (keep == size) continue;
@@ -188,19 +188,53 @@ static void test_corrupt_crc(void) {
   int opened;
   ns_reader_stats st = read_all(path, &t, &opened);
   EXPECT_U64("opened", opened, 1);
-  EXPECT_U64("records before the bad block", t.records, 2);
-  EXPECT_U64("bytes ok", st.bytes_ok, bad_at);
-  EXPECT_U64("bytes cut", st.bytes_cut, f.buf.len - bad_at);
-  EXPECT_TRUE("reason names the CRC", strstr(st.stop_reason, "CRC") != NULL);
-  EXPECT_U64("no clean end", st.clean_end, 0);
+  /* The damaged block is skipped, the reader resynchronises on END. */
+  uint64_t bad_len = f.buf.len - sizeof(ns_block_header) - bad_at;
+  EXPECT_U64("records of the intact block", t.records, 2);
+  EXPECT_U64("bytes ok", st.bytes_ok, f.buf.len - bad_len);
+  EXPECT_U64("bytes skipped", st.bytes_skipped, bad_len);
+  EXPECT_U64("bytes cut", st.bytes_cut, 0);
+  EXPECT_U64("one damaged range", st.damaged, 1);
+  EXPECT_U64("the END after it is read", st.clean_end, 1);
+  EXPECT_U64("the lost block shows as a gap", st.seq_gaps, 1);
+  ns_reader* r = ns_reader_open(path, NULL, 0);
+  ns_item it;
+  while (r && ns_reader_next(r, &it)) {}
+  const ns_reader_damage* d = NULL;
+  EXPECT_U64("damage list", r ? ns_reader_damage_list(r, &d) : 0, 1);
+  if (d) {
+    EXPECT_U64("damage offset", d[0].offset, bad_at);
+    EXPECT_U64("damage length", d[0].length, bad_len);
+    EXPECT_U64("lost seq", d[0].seq_first, 2);
+    EXPECT_U64("next seq", d[0].seq_next, 3);
+    EXPECT_TRUE("reason names the CRC", strstr(d[0].why, "CRC") != NULL);
+  }
+  ns_reader_close(r);
 
-  /* A bad block magic is also cut, not decoded. */
+  /* A bad block magic: skipped the same way. */
   f.buf.data[bad_at + sizeof(ns_block_header) + 3] ^= 0x40;
   f.buf.data[bad_at] ^= 0xFF;
   EXPECT_U64("write", tb_write(&f, path, SIZE_MAX), 0);
   st = read_all(path, &t, &opened);
-  EXPECT_U64("records before bad magic", t.records, 2);
-  EXPECT_TRUE("reason names the magic", strstr(st.stop_reason, "magic") != NULL);
+  EXPECT_U64("records around bad magic", t.records, 2);
+  EXPECT_U64("clean end after bad magic", st.clean_end, 1);
+
+  /* A duplicated block is read once. */
+  f.buf.data[bad_at] ^= 0xFF;
+  size_t len = f.buf.len, end_len = sizeof(ns_block_header);
+  uint8_t* copy = malloc(len + bad_len);
+  memcpy(copy, f.buf.data, len - end_len);
+  memcpy(copy + len - end_len, f.buf.data + bad_at, bad_len); /* the second EVENTS block again */
+  memcpy(copy + len - end_len + bad_len, f.buf.data + len - end_len, end_len);
+  FILE* out = fopen(path, "wb");
+  fwrite(copy, 1, len + bad_len, out);
+  fclose(out);
+  free(copy);
+  st = read_all(path, &t, &opened);
+  EXPECT_U64("records with a duplicate", t.records, 4);
+  EXPECT_U64("duplicate dropped", st.blocks_duplicate, 1);
+  EXPECT_U64("no gap", st.seq_gaps, 0);
+  EXPECT_U64("ok + duplicate = size", st.bytes_ok + st.bytes_duplicate, len + bad_len);
   tb_free(&f);
 }
 

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Damaged traces through the CLI: a block damaged mid-file costs that block
+only (the export reads on from the next valid block and names the byte range
+and block sequence numbers lost), a duplicated block is exported once, a file
+that yields nothing makes the exit status 3 (1 when no file yields anything),
+for `export` and `report` alike.
+
+Usage: check_damaged.py NCCLSCOPE GEN_TRACE WORK_DIR
+"""
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+CLI, GEN, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
+FAILS = []
+HDR = struct.Struct("<IHHIIQ")  # magic, kind, reserved, payload size, crc, seq
+EVENTS = 5
+
+
+def check(cond, what, got=None, want=None):
+    if not cond:
+        FAILS.append("FAIL %s: got %r want %r" % (what, got, want))
+        print(FAILS[-1])
+
+
+def blocks(data):
+    out, at = [], 32
+    while at + HDR.size <= len(data):
+        magic, kind, _, size, _, seq = HDR.unpack_from(data, at)
+        out.append((at, HDR.size + size, kind, seq))
+        at += HDR.size + size
+    return out
+
+
+def run(*args):
+    return subprocess.run([CLI] + list(args), capture_output=True, text=True, timeout=60)
+
+
+def fresh_dump(name):
+    d = os.path.join(WORK, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    subprocess.run([GEN, d, "2"], check=True)
+    files = sorted(os.path.join(d, n) for n in os.listdir(d) if n.endswith(".nstrace"))
+    return d, files
+
+
+def lines(path):
+    with open(path) as f:
+        return f.read().splitlines()
+
+
+def main():
+    os.makedirs(WORK, exist_ok=True)
+    ref_dir, ref_files = fresh_dump("ref")
+    p = run("export", ref_dir, "-o", os.path.join(WORK, "ref.jsonl"))
+    check(p.returncode == 0, "reference export", p.returncode, 0)
+    ref = lines(os.path.join(WORK, "ref.jsonl"))
+
+    # 1. one flipped byte inside an EVENTS block in the middle of the first file
+    d, files = fresh_dump("flip")
+    data = bytearray(open(files[0], "rb").read())
+    evs = [b for b in blocks(data) if b[2] == EVENTS]
+    check(len(evs) >= 3, "the synthetic trace has several EVENTS blocks", len(evs), ">= 3")
+    at, size, _, seq = evs[len(evs) // 2]
+    data[at + HDR.size + size // 2 - HDR.size // 2] ^= 0x10
+    open(files[0], "wb").write(bytes(data))
+    out = os.path.join(WORK, "flip.jsonl")
+    p = run("export", d, "-o", out)
+    check(p.returncode == 0, "export of a damaged file: exit 0", p.returncode, 0)
+    want = "bytes %d..%d (%d) damaged (CRC mismatch): lost blocks seq %d..%d (1)" % (at, at + size, size, seq, seq)
+    check(want in p.stderr, "names the range and the block lost", p.stderr[-600:], want)
+    got = lines(out)
+    after = [b for b in blocks(data) if b[0] > at]
+    check(len(got) < len(ref) and len(got) > len(ref) * 0.6, "only the damaged block's events are lost",
+          (len(got), len(ref)), "a little fewer")
+    # every record whose block came after the damage is there: the last lines of the file's export
+    ref_last = [l for l in ref if '"myPid":4001' in l and '"ProfilerFinalize"' in l]
+    got_last = [l for l in got if '"myPid":4001' in l and '"ProfilerFinalize"' in l]
+    check(ref_last and ref_last == got_last, "the finalize after the damage is exported", len(got_last),
+          len(ref_last))
+    check(len(after) > 1, "blocks after the damage", len(after), "> 1")
+    p = run("report", d, "-q")
+    check(p.returncode == 0 and want in p.stderr, "report: exit 0, names the range", (p.returncode, p.stderr[-300:]),
+          want)
+
+    # 2. a duplicated block: exported once, output identical to the undamaged one
+    d, files = fresh_dump("dup")
+    data = open(files[0], "rb").read()
+    at, size, _, seq = [b for b in blocks(data) if b[2] == EVENTS][1]
+    dup = data[:at + size] + data[at:at + size] + data[at + size:]
+    open(files[0], "wb").write(dup)
+    out = os.path.join(WORK, "dup.jsonl")
+    p = run("export", d, "-o", out)
+    check(p.returncode == 0, "export with a duplicate: exit 0", p.returncode, 0)
+    check("1 duplicate block(s) (%d bytes) dropped" % size in p.stderr, "says the duplicate was dropped",
+          p.stderr[-300:], "duplicate dropped")
+    check("missing" not in p.stderr, "no block reported missing", p.stderr[-300:], "no 'missing'")
+    check(lines(out) == ref, "the export equals the undamaged one", len(lines(out)), len(ref))
+
+    # 3. a file that yields nothing (a valid header, then garbage): exit 3, the other file exported
+    d, files = fresh_dump("empty")
+    data = open(files[0], "rb").read()
+    open(files[0], "wb").write(data[:32] + b"\xAB" * 4000)
+    for cmd in (["export", d, "-o", os.path.join(WORK, "empty.jsonl")], ["report", d, "-q"]):
+        p = run(*cmd)
+        check(p.returncode == 3, "%s: a file that yields nothing: exit 3" % cmd[0], (p.returncode, p.stderr[-300:]), 3)
+        check("nothing recovered" in p.stderr, "%s: says so" % cmd[0], p.stderr[-300:], "nothing recovered")
+    check(any('"myPid":4002' in l for l in lines(os.path.join(WORK, "empty.jsonl"))), "the good file is exported",
+          None, "records of 4002")
+
+    # 4. every file yields nothing: exit 1, no output left behind
+    open(files[1], "wb").write(open(files[1], "rb").read()[:32] + b"\x00" * 100)
+    out = os.path.join(WORK, "none.jsonl")
+    for cmd in (["export", d, "-o", out], ["report", d, "-q"]):
+        p = run(*cmd)
+        check(p.returncode == 1, "%s: nothing at all: exit 1" % cmd[0], (p.returncode, p.stderr[-300:]), 1)
+    check(not os.path.exists(out), "no output left behind", os.path.exists(out), False)
+
+    if FAILS:
+        print("%d check(s) failed" % len(FAILS))
+        sys.exit(1)
+    print("ok")
+
+
+main()
