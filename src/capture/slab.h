@@ -60,18 +60,24 @@ static inline uint64_t ns_slot_meta(unsigned type, unsigned flags, unsigned ctx,
 #define NS_META_COMM(m) ((uint32_t)((m) >> 32))
 
 typedef struct ns_slab {
+  /* Read by every hot-path call, written only at (de)activation: stays
+   * shared in every core's cache. */
   ns_slot* slots;
   _Atomic uint32_t* queue;    /* free slot indices, FIFO */
   uint32_t n;                 /* slots (power of two) */
   _Atomic uint32_t active;    /* 1 while a context owns it; W init/writer, R hot path relaxed */
-  _Atomic uint32_t fresh;     /* never-used slots handed out so far (S1) */
-  /* activations so far (W: writer at release, R: hot path relaxed, S4); on
-   * the line the hot path reads `active` from */
+  /* activations so far (W: writer at release, R: hot path relaxed, S4) */
   _Atomic uint32_t epoch;
-  char pad0[32];
+  char pad0[36];
+  /* Written by the allocating threads (a start each): their own line, so
+   * that a start on one thread does not evict the line above from another
+   * thread's cache. */
+  _Atomic uint32_t fresh;     /* never-used slots handed out so far (S1) */
+  char pad1[4];
   _Atomic uint64_t q_head;    /* consumers (allocating threads) CAS, S1 */
-  char pad1[56];
+  char pad2[48];
   _Atomic uint64_t q_tail;    /* writer (only producer) release, S1 */
+  char pad3[56];
   /* Writer only: slots whose start it saw, in start order. */
   uint32_t* live;
   uint32_t nlive;
@@ -79,6 +85,7 @@ typedef struct ns_slab {
    * is published, then advanced by the writer only; ns_slab_prefault). */
   uint32_t populated;
 } ns_slab;
+_Static_assert(offsetof(ns_slab, fresh) == 64 && offsetof(ns_slab, q_tail) == 128, "ns_slab: one line per writer");
 
 typedef struct {
   uint8_t* base;   /* slots of every slab, slab k at base + k * slab_bytes */
