@@ -146,5 +146,6 @@ void* ns_capture_start(void* context, const ns_start_args* a) {
     sp += slen[i];
   }
   ns_ring_commit(ring);
+  ns_ring_prefetch_next(ring);
   return handle;
 }

@@ -119,6 +119,7 @@ ns_ring* ns_ring_claim_slow(void) {
     r->next_id = 0;
     r->cached_tail = atomic_load_explicit(&r->tail, memory_order_relaxed); /* ordered by the CAS above */
     r->pending_head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    r->prefetched = r->pending_head;
     r->tid = (uint32_t)syscall(SYS_gettid);
     memset(r->name, 0, sizeof r->name);
     prctl(PR_GET_NAME, r->name, 0, 0, 0);

@@ -65,7 +65,7 @@ typedef struct ns_ring {
   uint64_t* words;
   uint64_t mask;          /* capacity in words - 1 (power of two) */
   uint64_t id_base;       /* serial << 40 */
-  char pad0[8];
+  uint64_t prefetched;    /* producer only: words up to here were asked for (ns_ring_commit) */
   /* Consumer cacheline. */
   _Atomic uint64_t tail;  /* words consumed; W writer (release, R3), R producer (acquire, R4) */
   char pad1[56];
@@ -108,12 +108,21 @@ static inline void ns_ring_commit(ns_ring* r) {
   /* R1: release publishes the entry's words (and, on the first entry, the
    * ring's serial/tid) to the writer's acquire of head (R2). */
   atomic_store_explicit(&r->head, r->pending_head, memory_order_release);
-  /* The lines the next entry will write were last read by the writer a lap
-   * ago: ask for them now, for writing, so that the next call does not wait
-   * for them (NCCL calls in bursts with microseconds between them). A hint
-   * only: no fault, no effect on what is published. */
-  __builtin_prefetch(&r->words[(r->pending_head + 8) & r->mask], 1, 3);
-  __builtin_prefetch(&r->words[(r->pending_head + 16) & r->mask], 1, 3);
+}
+
+/* After a START (the largest entries, the first of a burst): the lines the
+ * next entries will write were last read by the writer a lap ago; ask for
+ * them now, for writing, so that the next calls do not wait for them (NCCL
+ * calls in bursts, microseconds apart). A hint only: no fault, nothing
+ * published. Not after states and stops: in a tight loop that keeps the
+ * ring nearly full it takes lines from under the draining writer. */
+static inline void ns_ring_prefetch_next(ns_ring* r) {
+  uint64_t ahead = r->pending_head + 16;
+  if (ahead > r->prefetched) { /* once per line */
+    __builtin_prefetch(&r->words[(r->pending_head + 8) & r->mask], 1, 3);
+    __builtin_prefetch(&r->words[ahead & r->mask], 1, 3);
+    r->prefetched = (ahead | 7) + 1;
+  }
 }
 
 static inline uint64_t ns_ring_next_id(ns_ring* r) { return r->id_base | ++r->next_id; }
