@@ -131,7 +131,9 @@ static void op_fields(ns_export_metrics* m, ns_wfile* f, const ns_event* ev, ns_
   double err = INFINITY;
   if (m->a && ev->has_ptimer_min && ev->has_ptimer_max && ev->ptimer_max >= ev->ptimer_min &&
       convert_pair(m->a, r->comm, ev->ptimer_min, ev->ptimer_max, &g0, &g1, &err)) {
-    tm.has_gpu = 1;
+    /* pTimers that may be another work's give no bound and no GPU duration */
+    tm.has_gpu = ns_analysis_ptimers_own(m->a, r->comm, ev->id);
+    if (!tm.has_gpu) err = INFINITY;
     nsj_kus(j, "gpuStart", (int64_t)g0);
     nsj_kus(j, "gpuStop", (int64_t)g1);
     key_err_us(j, "gpuErrorUs", err);
@@ -158,6 +160,7 @@ static void kernel_fields(ns_export_metrics* m, const ns_event* ev, ns_json* j) 
     nsj_kus(j, "gpuStop", (int64_t)t1);
     e0 = fmax(e0, e1);
   }
+  if (!ns_analysis_ptimers_own(m->a, ev->start.comm, ev->op)) e0 = INFINITY; /* another work's time, maybe */
   key_err_us(j, "gpuErrorUs", e0);
 }
 

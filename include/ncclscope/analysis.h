@@ -114,6 +114,7 @@ enum { NS_BASIS_NONE = 0, NS_BASIS_ENQUEUE = 1, NS_BASIS_EXEC = 2, NS_BASIS_GPU 
 #define NS_OPF_INCOMPLETE 0x1u   /* never stopped, or a child never stopped */
 #define NS_OPF_NO_START 0x2u     /* children seen but the Coll/P2p start never came */
 #define NS_OPF_GPU_UNBOUNDED 0x4u /* gpuStart/gpuStop converted without a two-sided clock bound */
+#define NS_OPF_PTIMER_FOREIGN 0x8u /* its KernelCh pTimers may be another work's: no GPU interval (ptimers.c) */
 
 struct ns_op_result {
   uint64_t id;    /* event id of the Coll / P2p */
@@ -164,10 +165,13 @@ typedef struct {
   uint64_t ref_cpu_ns;  /* reference point of the line (trace clock) */
   int64_t offset_ns;    /* gpu - cpu at ref_cpu_ns */
   double drift_ppm;     /* gpu(t) = t + offset_ns + drift_ppm*1e-6*(t - ref_cpu_ns) */
+  double drift_err_ppm; /* half the range of drifts the samples allow; INFINITY if unbounded */
   double error_ns;      /* bound on the line's error over [first_ns, last_ns]; INFINITY if unbounded */
   uint64_t first_ns, last_ns; /* CPU time span of the samples in use */
   uint64_t samples;     /* samples seen */
   uint64_t resets;      /* times contradictory samples forced a restart */
+  uint64_t rejected;    /* "before" samples dropped for contradicting the callbacks */
+  uint64_t ops_foreign; /* this comm's ops whose pTimers may be another work's (NS_OPF_PTIMER_FOREIGN) */
 } ns_clock_fit;
 
 /* 0 if the comm is unknown or has no sample. */
@@ -175,6 +179,14 @@ int ns_analysis_clock_fit(ns_analysis* a, uint32_t comm, ns_clock_fit* out);
 /* Converts a raw pTimer of comm into the trace clock with the tightest bound
  * at that point. 0 if no fit yet. err_ns is INFINITY when one-sided. */
 int ns_analysis_gpu_to_cpu(ns_analysis* a, uint32_t comm, uint64_t ptimer, uint64_t* cpu_ns, double* err_ns);
+
+/* Whether the KernelCh pTimers of op op_id (a Coll/P2p of comm) were judged
+ * its own: 0 when they may be another work's (counter drift, ring overrun,
+ * a time before its launch; docs/metrics.md) or when the op was never
+ * judged. For tools that convert pTimers after the analysis saw the whole
+ * trace (`ncclscope export`): a pTimer of an op that does not own it
+ * converts into another work's time, and has no bound. */
+int ns_analysis_ptimers_own(ns_analysis* a, uint32_t comm, uint64_t op_id);
 
 /* ---- links (regression of ProxyStep transfer time over size) ---- */
 typedef struct {

@@ -78,12 +78,7 @@ void ns_analysis_destroy(ns_analysis* a) {
   if (!a) return;
   ns_asm_free(a->as);
   ns_launch_free(a);
-  for (size_t i = 0; i < a->ncomms; i++) {
-    if (!a->comms[i]) continue;
-    ns_cf_free(&a->comms[i]->clock);
-    free(a->comms[i]);
-  }
-  free(a->comms);
+  ns_an_comms_free(a);
   for (size_t i = 0; i < a->nwins; i++) ns_aggr_free(&a->wins[i].ag);
   free(a->wins);
   ns_aggr_free(&a->total);
@@ -114,6 +109,7 @@ static void scan(ns_analysis* a) {
   a->last_scan = a->now;
   a->records_since_scan = 0;
   ns_launch_scan(a, 0);
+  ns_pt_scan(a, 0);
   ns_win_scan(a, 0);
 }
 
@@ -132,6 +128,7 @@ void ns_analysis_tick(ns_analysis* a, uint64_t now_ns) {
 }
 
 void ns_analysis_flush(ns_analysis* a) {
+  ns_pt_scan(a, 1); /* Broadcasts still without a Coll are drift sources for the ops flushed now */
   ns_asm_flush(a->as);
   ns_launch_scan(a, 1);
   ns_win_scan(a, 1);

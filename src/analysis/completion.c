@@ -65,16 +65,22 @@ static void on_started(void* user, ns_event* ev) {
        * recycled, resolving to some newer event) only for a graph replay, and a
        * replay's Coll start does precede its kernel. */
       x->graph = (uint8_t)ns_launch_graph(a, api_id);
+      ns_comm_state* cs = ns_an_comm(a, r->comm, 1);
+      if (cs) ns_pt_op_started(a, cs, ev, x->launch_ts);
       return;
     }
     case NS_EV_KERNEL_CH: {
       uint64_t ptimer = r->num[NS_KERNEL_CH_PTIMER];
       ns_comm_state* cs = ns_an_comm(a, r->comm, 1);
-      if (cs && ptimer) ns_cf_add_after(&cs->clock, r->ts, ptimer);
+      ns_clockfit* clock = cs && ptimer ? ns_an_clock_at_kch(a, cs, r->id >> 40) : NULL;
+      if (clock) ns_cf_add_after(clock, r->ts, ptimer); /* whichever work's time it is, it precedes the callback */
       break;
     }
-    case NS_EV_GROUP_API:
     case NS_EV_COLL_API:
+      ns_pt_api_started(a, ev);
+      ns_launch_started(a, ev);
+      break;
+    case NS_EV_GROUP_API:
     case NS_EV_P2P_API:
     case NS_EV_KERNEL_LAUNCH:
       ns_launch_started(a, ev);
@@ -101,7 +107,8 @@ static void on_state(void* user, ns_event* ev, const ns_record* r) {
     if ((r->flags & NS_RF_HAS_ARG) && r->arg) x->size = r->arg; /* transSize, last seen */
   } else if (ev->type == NS_EV_KERNEL_CH && r->state == NS_ST_KERNEL_CH_STOP && r->arg) {
     ns_comm_state* cs = ns_an_comm(a, ev->start.comm, 1);
-    if (cs) ns_cf_add_after(&cs->clock, r->ts, r->arg);
+    ns_clockfit* clock = cs ? ns_an_clock_at_kch(a, cs, ev->start.id >> 40) : NULL;
+    if (clock) ns_cf_add_after(clock, r->ts, r->arg);
   }
 }
 
@@ -137,25 +144,32 @@ static void copy_str(char* dst, const char* src) {
   dst[len] = '\0';
 }
 
-/* The clock samples from the op's "before" sides, then its GPU interval. */
+/* The op's GPU interval. Its pTimers are judged first (ptimers.c): only an
+ * op that owns them gives "before" samples (a pTimer of an earlier work
+ * would claim a GPU time after the launch that it does not have) and a
+ * published interval. */
 static void gpu_interval(ns_analysis* a, const ns_event* ev, ns_comm_state* cs, const char* proto, ns_op_result* r) {
   ns_an_event* x = an(ev);
+  ns_clockfit* clock = ns_an_clock(a, cs);
+  if (!clock) return;
   /* its kernel began after this: the other side of the clock bound. A
    * launch after the op's own start names the wrong group (a stale parent
    * handle of a graph replay) or a host-callback plan: no bound from it. */
   if (!x->launch_ts)
     x->launch_ts = ns_launch_for(a, (ev->start.flags & NS_RF_PARENT_RAW) ? 0 : ev->start.parent, ev->start.comm);
-  if (x->graph)
-    ns_cf_add_before(&cs->clock, ev->start.ts, ev->ptimer_min);
-  else if (x->launch_ts && x->launch_ts <= ev->start.ts)
-    ns_cf_add_before(&cs->clock, x->launch_ts, ev->ptimer_min);
+  uint64_t lower = x->graph ? ev->start.ts : x->launch_ts && x->launch_ts <= ev->start.ts ? x->launch_ts : 0;
+  if (ns_pt_judge(a, cs, ev, lower, clock) != NS_PT_OWN) {
+    r->flags |= NS_OPF_PTIMER_FOREIGN;
+    return;
+  }
+  if (lower) ns_cf_add_before(clock, lower, ev->ptimer_min);
   uint32_t nch = r->nchannels;
   if (x->recv_ready_ts && nch > 0 && ev->n_kch_timed >= nch && ev->type == NS_EV_COLL && is_simple_proto(proto))
-    ns_cf_add_before(&cs->clock, x->recv_ready_ts, ev->ptimer_max);
+    ns_cf_add_before(clock, x->recv_ready_ts, ev->ptimer_max);
   double e1 = INFINITY, e2 = INFINITY;
   uint64_t t1 = 0, t2 = 0;
-  int ok1 = ns_cf_convert(&cs->clock, ev->ptimer_min, &t1, &e1);
-  int ok2 = ev->has_ptimer_max && ns_cf_convert(&cs->clock, ev->ptimer_max, &t2, &e2);
+  int ok1 = ns_cf_convert(clock, ev->ptimer_min, &t1, &e1);
+  int ok2 = ev->has_ptimer_max && ns_cf_convert(clock, ev->ptimer_max, &t2, &e2);
   if (ok1 && ok2 && ev->ptimer_max >= ev->ptimer_min) {
     r->gpu_start_ns = t1;
     r->gpu_stop_ns = t2;

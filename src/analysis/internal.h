@@ -15,6 +15,15 @@
 
 #define NS_STR_LEN 24
 
+/* Why an op's pTimers are not taken as its own (ptimers.c). */
+enum {
+  NS_PT_OWN = 0,
+  NS_PT_DRIFT,   /* after a work without a profiler op on its comm (self send/recv, AllGatherV Broadcast) */
+  NS_PT_OVERRUN, /* so many later launches before its callbacks that the 64-slot ring may have wrapped */
+  NS_PT_CAUSAL,  /* its converted start precedes its own launch: another, earlier work's time */
+  NS_PT_REASONS
+};
+
 /* What the analysis keeps per event, in the assembler's consumer area
  * (ns_event_user): a Coll/P2p's window and the two "before" sides of its
  * GPU clock bound; a ProxyStep's transfer. */
@@ -48,6 +57,41 @@ typedef struct {
   ns_group_state grp; /* GroupApi */
 } ns_launch_link;
 
+/* One GPU's clock (comms.c). A communicator's kernels run on one GPU, and
+ * communicators on one GPU share its clock: split communicators, or any
+ * with the same GPU UUID. Without a UUID (no CUDA lookup), communicators
+ * whose KernelCh come from one proxy thread share a GPU (NCCL runs a proxy
+ * thread per device; split communicators that share resources share it);
+ * others get a fit of their own, which is sound, only less tight. */
+typedef struct {
+  char uuid[48];  /* the GPU UUID, "" when keyed by the proxy thread */
+  uint64_t ring;  /* without a UUID: the ring serial of its proxy thread (event id >> 40) */
+  ns_clockfit clock;
+} ns_gpu_state;
+
+/* The ids of a communicator's operations whose pTimers were judged its own
+ * (ptimers.c), as sorted ranges: consecutive judgments extend a range. */
+typedef struct {
+  uint64_t lo, hi;
+} ns_id_range;
+
+/* Which pTimers of a communicator's operations are their own (ptimers.c):
+ * the sources of work-counter drift, the recent launches, the verdicts. */
+#define NS_PT_LAUNCH_LOG 256
+#define NS_PT_PENDING_BCAST 64
+typedef struct {
+  uint64_t drift_since;  /* ops started at or after this may carry another work's pTimers; 0: no drift seen */
+  uint64_t bcast_id[NS_PT_PENDING_BCAST], bcast_ts[NS_PT_PENDING_BCAST]; /* Broadcast CollApis without a Coll yet */
+  uint32_t nbcast;
+  uint64_t launch_log[NS_PT_LAUNCH_LOG]; /* launch (else start) times of the latest ops, a ring */
+  uint32_t nlaunch;                      /* entries written (the ring holds the last NS_PT_LAUNCH_LOG) */
+  ns_id_range* own;                      /* ops whose pTimers were judged their own */
+  size_t nown, capown;
+  uint64_t last_judged;
+  int last_own;
+  uint64_t verdicts[NS_PT_REASONS];      /* ops judged, by verdict (NS_PT_OWN or the reason not) */
+} ns_pt_comm;
+
 typedef struct {
   uint32_t comm;
   int known;      /* ns_analysis_comm was called */
@@ -55,7 +99,9 @@ typedef struct {
   int32_t rank;
   uint32_t nranks;
   char name[64];
-  ns_clockfit clock;
+  char uuid[48];  /* its GPU's UUID from COMM_INIT, "" if unknown */
+  int gpu;        /* index in ns_analysis.gpus, -1 until its first KernelCh */
+  ns_pt_comm pt;
 } ns_comm_state;
 
 /* ---- aggregates (windows.c) ---- */
@@ -105,6 +151,8 @@ struct ns_analysis {
   /* comms: indexed by serial, grown on demand */
   ns_comm_state** comms;
   size_t ncomms;
+  ns_gpu_state** gpus;
+  size_t ngpus;
   uint64_t now, last_scan;
   uint64_t records_since_scan;
   /* windows */
@@ -122,6 +170,19 @@ struct ns_analysis {
 
 /* comms.c */
 ns_comm_state* ns_an_comm(ns_analysis* a, uint32_t comm, int create);
+/* The clock of the comm's GPU; NULL until its first KernelCh (or out of memory). */
+ns_clockfit* ns_an_clock(ns_analysis* a, const ns_comm_state* cs);
+/* The comm's GPU, assigned at its first KernelCh (from proxy ring `ring`); NULL if out of memory. */
+ns_clockfit* ns_an_clock_at_kch(ns_analysis* a, ns_comm_state* cs, uint64_t ring);
+void ns_an_comms_free(ns_analysis* a);
+
+/* ptimers.c: whose times an op's KernelCh pTimers are */
+void ns_pt_op_started(ns_analysis* a, ns_comm_state* cs, const ns_event* op, uint64_t launch_ts);
+void ns_pt_api_started(ns_analysis* a, const ns_event* api);
+/* NS_PT_OWN, or the reason the op's pTimers may be another work's; recorded for ns_analysis_ptimers_own. */
+int ns_pt_judge(ns_analysis* a, ns_comm_state* cs, const ns_event* op, uint64_t launch_ts, const ns_clockfit* clock);
+void ns_pt_scan(ns_analysis* a, int flush);
+void ns_pt_free(ns_pt_comm* pt);
 
 /* The string of a record's string id through cfg.string; NULL for none. */
 static inline const char* ns_an_string(const ns_analysis* a, uint32_t id) {

@@ -176,7 +176,9 @@ static int next_fit(ns_analysis* const* list, size_t n, fit_iter* it) {
     while (it->c < list[it->a]->ncomms) {
       const ns_comm_state* cs = list[it->a]->comms[it->c++];
       if (!cs) continue;
-      ns_cf_get(&cs->clock, &it->fit);
+      const ns_clockfit* cf = ns_an_clock(list[it->a], cs);
+      if (!cf) continue;
+      ns_cf_get(cf, &it->fit);
       if (!it->fit.valid) continue;
       it->cs = cs;
       return 1;
