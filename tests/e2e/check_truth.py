@@ -19,6 +19,9 @@ compares with the simulator's --truth file (docs/simulator.md):
   links         MIN-mode send-side link latency/bandwidth from `report` vs the injected link model
   clock_fields  finalize gpuClockOffsetUs/DriftPpm/ErrorUs vs truth
   straggler     `report` names the late rank of the straggler scenario
+  clock_real_*  under real releases (--nccl 2.27..2.30: pTimers of other works, drift sources, overrun,
+                late polls, GPU drift, shared GPUs), every bounded KernelCh/Coll/P2p gpuStart/gpuStop
+                contains the op's own true time; median error within 5 us where launches are prompt
 
 Failures print both sides. Exit 0 pass, 1 fail, 77 skip. Stdlib only.
 """
@@ -482,8 +485,124 @@ def check_straggler(work):
               "mean gap %.1f us, true %.1f us" % (c["meanGapUs"], true_gap))
 
 
+# ---- real NCCL personalities (issue 12): a pTimer can be another work's time ----
+
+REAL_SEEDS = (1, 2)
+# (nccl, scenario, options, prompt): prompt = launches and proxy polls on time, where the bounded conversions'
+# median error must stay within SETTLED_ERR_US
+REAL_CASES = {
+    "clock_real_default": [("2.30", "default", [], True), ("2.28", "default", [], True),
+                           ("2.27", "default", [], True)],
+    "clock_real_nocoll": [("2.29", "nocoll", ["--iters", "10"], False)],
+    "clock_real_overrun": [("2.30", "overrun", ["--nodes", "1", "--kch-lag-ms", "200"], False),
+                           ("2.30", "default", ["--async-depth", "8"], True)],
+    "clock_real_timing": [("2.30", "default", ["--kch-lag-ms", "1000"], False),
+                          ("2.30", "default", ["--gpu-drift-ppm", "50"], False),
+                          ("2.30", "default", ["--timeslice-us", "200"], False)],
+}
+
+
+def own_kernels(truth):
+    """Truth kernel records by kernel_truth's key, as lists: when pTimers are another work's, two records may
+    share one key. Also every record of one task (comm, rank, op index, func, seq | peer)."""
+    by_key, by_task = collections.defaultdict(list), collections.defaultdict(list)
+    for k in truth["kernel"]:
+        which = k["peer"] if k["func"] in ("Send", "Recv") else k["seq"]
+        by_key[(int(k["comm"], 16), k["rank"], k["channel"], k["ptimer_start"], k["ptimer_stop"], k["func"],
+                which)].append(k)
+        by_task[(k["comm"], k["rank"], k["op"], k["func"], which)].append(k)
+    return by_key, by_task
+
+
+def containment(truth, recs):
+    """Every bounded gpuStart/gpuStop of the export (KernelCh, Coll, P2p) against the op's own true times
+    (truth kernel records: gpu_start/gpu_stop are the op's own work's). Returns counters and the errors."""
+    by_key, by_task = own_kernels(truth)
+    ops = {r["eventAddr"]: r for r in events(recs, "ncclProfileColl") + events(recs, "ncclProfileP2p")}
+    st = collections.Counter()
+    errs, outside = [], []
+    task_of = {}
+    for e in events(recs, "ncclProfileKernelCh"):
+        d = e["details"]
+        cand = by_key.get(kernel_key(e, ops), [])
+        if len(cand) != 1:
+            st["kch_unmatched" if not cand else "kch_ambiguous"] += 1
+            continue
+        t = cand[0]
+        which = t["peer"] if t["func"] in ("Send", "Recv") else t["seq"]
+        task_of[e["parentObj"]] = (t["comm"], t["rank"], t["op"], t["func"], which)
+        own = t["own_start"] and t["own_stop"]
+        st["kch"] += 1
+        st["kch_own" if own else "kch_foreign"] += 1
+        if "gpuStart" not in d or d.get("gpuErrorUs") is None:
+            st["kch_unbounded"] += 1
+            continue
+        st["kch_bounded"] += 1
+        if not own:
+            st["kch_foreign_bounded"] += 1
+        for side, true_ns in (("gpuStart", t["gpu_start"]), ("gpuStop", t["gpu_stop"])):
+            if side not in d:
+                continue
+            err = abs(ns(d[side]) - true_ns) / 1e3
+            errs.append(err)
+            if not true_ns or err > d["gpuErrorUs"] + 0.001:
+                outside.append("KernelCh %s off by %.3f us, bound %.3f us:\n    export %s\n    truth  %s" %
+                               (side, err, d["gpuErrorUs"], json.dumps(e), json.dumps(t)))
+    for addr, e in ops.items():
+        d = e["details"]
+        if "gpuStart" not in d:
+            continue
+        ks = by_task.get(task_of.get(addr), [])
+        if not ks:
+            st["op_unmatched"] += 1
+            continue
+        st["op"] += 1
+        if d.get("gpuErrorUs") is None:
+            st["op_unbounded"] += 1
+            continue
+        st["op_bounded"] += 1
+        for side, true_ns in (("gpuStart", min(k["gpu_start"] for k in ks)),
+                              ("gpuStop", max(k["gpu_stop"] for k in ks) if all(k["gpu_stop"] for k in ks) else 0)):
+            err = abs(ns(d[side]) - true_ns) / 1e3
+            errs.append(err)
+            if not true_ns or err > d["gpuErrorUs"] + 0.001:
+                outside.append("%s %s off by %.3f us, bound %.3f us:\n    export %s\n    truth  %s" %
+                               (e["type"], side, err, d["gpuErrorUs"], json.dumps(e), json.dumps(ks)))
+    return st, errs, outside
+
+
+def check_clock_real(name, work):
+    """Under NCCL releases whose pTimers can be another work's (2.27+: the 64-slot ring; 2.29+: AllGatherV
+    Broadcasts; self send/recv; a GPU ahead of the proxy; late polls, drift, shared GPUs), every published
+    conversion must contain the op's own true time, or be unbounded. Where launches and polls are prompt, the
+    bounded ones stay within a few us (median)."""
+    failures = []
+    for nccl, scenario, opts, prompt in REAL_CASES[name]:
+        for seed in REAL_SEEDS:
+            args = ["--nccl", nccl, "--scenario", scenario, "--iters", "3", "--seed", str(seed)] + opts
+            truth, recs, _ = simulate(os.path.join(work, "%s-%s-%d" % (nccl, scenario, seed)), args)
+            st, errs, outside = containment(truth, recs)
+            conv = st["kch_bounded"] + st["op_bounded"]
+            med = pct(errs, .5) if errs else float("nan")
+            print("%s: KernelCh %d (%d of another work's), bounded %d, unbounded %d; ops %d, bounded %d; "
+                  "outside their bound: %d of %d; error median %.2f us, p99 %.2f us%s" %
+                  (" ".join(args), st["kch"], st["kch_foreign"], st["kch_bounded"], st["kch_unbounded"], st["op"],
+                   st["op_bounded"], len(outside), conv, med, pct(errs, .99) if errs else float("nan"),
+                   "; unmatched %d ambiguous %d" % (st["kch_unmatched"], st["kch_ambiguous"])
+                   if st["kch_unmatched"] or st["kch_ambiguous"] else ""))
+            for o in outside[:3]:
+                print("  " + o)
+            check(st["kch"] > 0, "no KernelCh matched the truth (%s)" % dict(st))
+            if outside:
+                failures.append("%s: %d of %d conversions outside their bound" % (" ".join(args), len(outside), conv))
+            if prompt and errs and med > SETTLED_ERR_US:
+                failures.append("%s: median error %.2f us > %.1f us" % (" ".join(args), med, SETTLED_ERR_US))
+    check(not failures, "; ".join(failures))
+
+
 CHECKS = {"exec_end": check_exec_end, "gpu_clock": check_gpu_clock, "gpu_clock_v4": check_gpu_clock_v4, "busbw": check_busbw, "links": check_links,
           "clock_fields": check_clock_fields, "straggler": check_straggler}
+CHECKS.update({name: (lambda work, name=name: check_clock_real(name, work)) for name in REAL_CASES})
 
 
 def main():
