@@ -140,7 +140,20 @@ static void op_fields(ns_export_metrics* m, ns_wfile* f, const ns_event* ev, ns_
   }
   uint64_t dur = 0;
   int basis = ns_op_duration(&tm, &dur);
-  if (dur > 0 && bytes > 0) {
+  ns_batch_info b;
+  int batched = basis == NS_BASIS_GPU ? ns_analysis_batch_of(m->a, ev->id, &b) : 0;
+  if (batched) { /* its GPU interval is its kernel batch's: the bandwidth is the batch's, never its own */
+    if (batched > 0) {
+      char addr[NS_EVENT_ADDR_MAX];
+      ns_event_addr(addr, sizeof addr, f->index, b.first_op);
+      nsj_kstr(j, "bwBasis", "batch");
+      nsj_kstr(j, "batch", addr);
+      nsj_ku64(j, "batchOps", b.ops);
+      nsj_ku64(j, "batchBytes", b.bytes);
+      nsj_kf64(j, "batchAlgbwGBs", b.algbw_gbs);
+      nsj_kf64(j, "batchBusbwGBs", b.busbw_gbs);
+    }
+  } else if (dur > 0 && bytes > 0) {
     double alg = ns_algbw_gbs(bytes, dur);
     nsj_kf64(j, "algbwGBs", alg);
     nsj_kf64(j, "busbwGBs", alg * ns_busbw_factor(func, nranks));

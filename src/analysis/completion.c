@@ -65,6 +65,11 @@ static void on_started(void* user, ns_event* ev) {
        * recycled, resolving to some newer event) only for a graph replay, and a
        * replay's Coll start does precede its kernel. */
       x->graph = (uint8_t)ns_launch_graph(a, api_id);
+      /* its plan: the legacy Group every op of its kernel shares (v5+ name it in
+       * parentGroup; before v5 it is their parent) */
+      x->plan = r->num[r->type == NS_EV_COLL ? NS_COLL_PARENT_GROUP : NS_P2P_PARENT_GROUP];
+      const ns_event* p = x->plan || !api_id ? NULL : ns_asm_find(a->as, api_id);
+      if (p && p->type == NS_EV_GROUP) x->plan = api_id;
       ns_comm_state* cs = ns_an_comm(a, r->comm, 1);
       if (cs) ns_pt_op_started(a, cs, ev, x->launch_ts);
       return;
@@ -138,12 +143,6 @@ static void on_stopped(void* user, ns_event* ev) {
   ns_win_step(a, win, &key, x->size, (double)(ev->stop_ts - x->wait_ts) / 1000.0);
 }
 
-static void copy_str(char* dst, const char* src) {
-  size_t len = src ? strnlen(src, NS_STR_LEN - 1) : 0;
-  if (len) memcpy(dst, src, len);
-  dst[len] = '\0';
-}
-
 /* The op's GPU interval. Its pTimers are judged first (ptimers.c): only an
  * op that owns them gives "before" samples (a pTimer of an earlier work
  * would claim a GPU time after the launch that it does not have) and a
@@ -184,10 +183,10 @@ static void finalize_op(ns_analysis* a, ns_event* ev) {
   ns_comm_state* cs = ns_an_comm(a, s->comm, 0);
   char func[NS_STR_LEN], dtype[NS_STR_LEN], algo[NS_STR_LEN], proto[NS_STR_LEN];
   const char* fname = ns_an_string(a, s->str[coll ? NS_COLL_FUNC : NS_P2P_FUNC]);
-  copy_str(func, fname);
-  copy_str(dtype, ns_an_string(a, s->str[coll ? NS_COLL_DTYPE : NS_P2P_DTYPE]));
-  copy_str(algo, coll ? ns_an_string(a, s->str[NS_COLL_ALGO]) : NULL);
-  copy_str(proto, coll ? ns_an_string(a, s->str[NS_COLL_PROTO]) : NULL);
+  ns_an_copy_str(func, fname);
+  ns_an_copy_str(dtype, ns_an_string(a, s->str[coll ? NS_COLL_DTYPE : NS_P2P_DTYPE]));
+  ns_an_copy_str(algo, coll ? ns_an_string(a, s->str[NS_COLL_ALGO]) : NULL);
+  ns_an_copy_str(proto, coll ? ns_an_string(a, s->str[NS_COLL_PROTO]) : NULL);
   ns_op_result r;
   memset(&r, 0, sizeof r);
   r.id = ev->id;
@@ -232,10 +231,7 @@ static void finalize_op(ns_analysis* a, ns_event* ev) {
     r.algbw_gbs = ns_algbw_gbs(r.bytes, r.dur_ns);
     r.busbw_gbs = r.algbw_gbs * ns_busbw_factor(r.func, r.nranks);
   }
-  a->st.ops++;
-  if (r.flags & NS_OPF_INCOMPLETE) a->st.ops_incomplete++;
-  if (a->cfg.on_op) a->cfg.on_op(a->cfg.user, &r);
-  ns_win_op_done(a, &r);
+  ns_batch_op(a, &r, an(ev)->plan, ev->ptimer_min, ev->ptimer_max);
 }
 
 static int is_child_type(unsigned t) { return t == NS_EV_PROXY_OP || t == NS_EV_PROXY_STEP || t == NS_EV_KERNEL_CH; }

@@ -5,6 +5,7 @@
 #define NCCLSCOPE_ANALYSIS_INTERNAL_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "ncclscope/analysis.h"
 #include "analysis/clockfit.h"
@@ -31,6 +32,7 @@ typedef struct {
   uint64_t window;        /* op: the window it started in (has_window) */
   uint64_t launch_ts;     /* op: earliest KernelLaunch start of its group on this comm, 0 if not known (yet) */
   uint64_t recv_ready_ts; /* op: latest RecvGPUWait of its own network receives, 0 if none */
+  uint64_t plan;          /* op: its plan's legacy Group (parentGroup, or the parent before v5), 0 unknown */
   uint64_t wait_ts, size; /* ProxyStep: SendWait/RecvWait time, last non-zero transSize */
   uint8_t has_window;
   uint8_t graph;    /* op: its CollApi/P2pApi was graph-captured: the Coll start precedes the kernel */
@@ -104,9 +106,27 @@ typedef struct {
   ns_pt_comm pt;
 } ns_comm_state;
 
+/* ---- kernel batches (batches.c) ---- */
+/* An op with a GPU interval of its own, held until its batch is known. */
+typedef struct {
+  ns_op_result r; /* its strings point into the fields below */
+  char func[NS_STR_LEN], dtype[NS_STR_LEN], algo[NS_STR_LEN], proto[NS_STR_LEN];
+  uint64_t p0, p1; /* raw pTimers: its channels' earliest start, latest stop */
+} ns_held_op;
+
+/* Ops of one plan that began together on the GPU: the batch being formed. */
+typedef struct {
+  uint32_t comm;
+  uint64_t plan;   /* their Group (the plan's legacy group event), 0 if unknown */
+  uint64_t p0, p1; /* earliest start, latest stop (raw pTimers) */
+  uint64_t last_join;
+  ns_held_op* ops;
+  size_t n, cap;
+} ns_batch_open;
+
 /* ---- aggregates (windows.c) ---- */
 typedef struct {
-  ns_bucket_stats key; /* identity fields; stats filled when published */
+  ns_bucket_stats key; /* identity fields (batch_ops too); stats filled when published */
   uint32_t nranks;
   uint64_t count, bytes, dur_ns_sum;
   ns_pct pct;
@@ -137,6 +157,7 @@ typedef struct {
   char func_name[NS_STR_LEN], dtype[NS_STR_LEN];
   uint32_t nranks;
   uint64_t bytes, count_elems, calls, dur_ns_sum;
+  uint32_t batch_ops; /* ops per kernel batch (a call is then a batch); 0: not batched */
   int basis_min, basis_max;
   ns_pct pct;
 } ns_row_acc;
@@ -161,6 +182,13 @@ struct ns_analysis {
   uint64_t next_win_index;
   int have_origin;
   uint64_t origin;
+  /* kernel batches being formed, and what became of closed ones (for ns_analysis_batch_of) */
+  ns_batch_open* open_batches;
+  size_t nopen_batches, capopen_batches;
+  ns_idmap batch_of;       /* op id -> index + 1 in `batches` */
+  ns_batch_info* batches;
+  size_t nbatches, capbatches;
+  int batch_store_full;
   /* totals for the summary */
   ns_aggr total;
   ns_row_acc* rows;
@@ -189,6 +217,13 @@ static inline const char* ns_an_string(const ns_analysis* a, uint32_t id) {
   return id && a->cfg.string ? a->cfg.string(a->cfg.string_user, id) : NULL;
 }
 
+/* Copies a string into a NS_STR_LEN buffer (truncated; NULL -> ""). */
+static inline void ns_an_copy_str(char* dst, const char* src) {
+  size_t len = src ? strnlen(src, NS_STR_LEN - 1) : 0;
+  if (len) memcpy(dst, src, len);
+  dst[len] = '\0';
+}
+
 /* completion.c: the assembler's callbacks */
 void ns_an_sink(ns_analysis* a, ns_asm_sink* sink);
 
@@ -202,9 +237,19 @@ int ns_launch_graph(ns_analysis* a, uint64_t api_id);
 void ns_launch_scan(ns_analysis* a, int flush);
 void ns_launch_free(ns_analysis* a);
 
+/* batches.c */
+/* A final op: published at once, or held (with its raw pTimers and plan) until its batch closes. */
+void ns_batch_op(ns_analysis* a, const ns_op_result* r, uint64_t plan, uint64_t p0, uint64_t p1);
+void ns_batch_scan(ns_analysis* a, int flush);
+void ns_batch_free(ns_analysis* a);
+/* The op goes out: callback, window, summary. */
+void ns_an_publish(ns_analysis* a, const ns_op_result* r);
+
 /* windows.c */
 uint64_t ns_win_attach(ns_analysis* a, uint64_t ts); /* window index for an op starting at ts (inflight++) */
 void ns_win_op_done(ns_analysis* a, const ns_op_result* r);
+/* A closed batch of 2+ ops, as one call (func, bytes, dur_ns, basis, batch_ops): its window and summary row. */
+void ns_win_batch_done(ns_analysis* a, const ns_op_result* batch);
 void ns_win_op_dropped(ns_analysis* a, uint64_t window);
 void ns_win_step(ns_analysis* a, uint64_t window, const ns_link_stats* key, uint64_t size, double time_us);
 void ns_win_scan(ns_analysis* a, int flush);

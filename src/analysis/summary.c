@@ -21,6 +21,7 @@ static int row_cmp(const void* pa, const void* pb) {
   if (c) return c;
   if (a->nranks != b->nranks) return a->nranks < b->nranks ? -1 : 1;
   if (a->bytes != b->bytes) return a->bytes < b->bytes ? -1 : 1;
+  if (a->batch_ops != b->batch_ops) return a->batch_ops < b->batch_ops ? -1 : 1;
   return strcmp(a->dtype, b->dtype);
 }
 
@@ -35,8 +36,8 @@ static sum_row* merge_rows(ns_analysis* const* list, size_t n, size_t* out_n) {
       sum_row* d = NULL;
       for (size_t k = 0; k < cnt; k++) {
         ns_row_acc* x = &rows[k].row;
-        if (x->nranks == s->nranks && x->bytes == s->bytes && !strcmp(x->func_name, s->func_name) &&
-            !strcmp(x->dtype, s->dtype)) {
+        if (x->nranks == s->nranks && x->bytes == s->bytes && x->batch_ops == s->batch_ops &&
+            !strcmp(x->func_name, s->func_name) && !strcmp(x->dtype, s->dtype)) {
           d = &rows[k];
           break;
         }
@@ -117,16 +118,18 @@ static sum_link* merge_links(ns_analysis* const* list, size_t n, size_t* out_n) 
 }
 
 static const char* basis_name(int b) {
-  static const char* const names[] = {"none", "enqueue", "exec", "gpu"};
-  return b >= 0 && b <= 3 ? names[b] : "?";
+  static const char* const names[] = {"none", "enqueue", "exec", "gpu", "batch"};
+  return b >= 0 && b <= NS_BASIS_BATCH ? names[b] : "?";
 }
 
 static void text_collectives(ns_analysis* const* list, size_t n, FILE* out) {
   size_t nr = 0;
   sum_row* rows = merge_rows(list, n, &nr);
   fprintf(out, "# ncclscope summary: collectives (time = mean per call; bandwidth as nccl-tests computes it)\n");
-  fprintf(out, "# %-14s %6s %14s %13s %9s %8s %11s %11s %11s %10s %10s  %s\n", "collective", "nranks", "size(B)",
-          "count(elems)", "type", "calls", "time(us)", "p50(us)", "p99(us)", "algbw", "busbw", "basis");
+  fprintf(out, "# rows with a batch: ops that shared one kernel batch, whose only GPU time is the batch's; a call\n");
+  fprintf(out, "# is then one batch, its size the sum of its ops' (NCCL gives every work of a batch one interval)\n");
+  fprintf(out, "# %-14s %6s %14s %13s %9s %8s %11s %11s %11s %10s %10s  %-8s %s\n", "collective", "nranks", "size(B)",
+          "count(elems)", "type", "calls", "time(us)", "p50(us)", "p99(us)", "algbw", "busbw", "basis", "batch");
   fprintf(out, "# %-14s %6s %14s %13s %9s %8s %11s %11s %11s %10s %10s\n", "", "", "", "", "", "", "", "", "",
           "(GB/s)", "(GB/s)");
   for (size_t i = 0; rows && i < nr; i++) {
@@ -139,10 +142,12 @@ static void text_collectives(ns_analysis* const* list, size_t n, FILE* out) {
       snprintf(basis, sizeof basis, "%s", basis_name(r->basis_min));
     else
       snprintf(basis, sizeof basis, "%s..%s", basis_name(r->basis_min), basis_name(r->basis_max));
-    fprintf(out, "  %-14s %6u %14llu %13llu %9s %8llu %11.2f %11.2f %11.2f %10.2f %10.2f  %s\n",
+    char batch[24] = "-";
+    if (r->batch_ops) snprintf(batch, sizeof batch, "%u ops", r->batch_ops);
+    fprintf(out, "  %-14s %6u %14llu %13llu %9s %8llu %11.2f %11.2f %11.2f %10.2f %10.2f  %-8s %s\n",
             r->func_name[0] ? r->func_name : "?", r->nranks, (unsigned long long)r->bytes,
             (unsigned long long)r->count_elems, ns_dtype_short(r->dtype), (unsigned long long)r->calls, mean_ns / 1e3,
-            ns_pct_get(&r->pct, 0.5) / 1e3, ns_pct_get(&r->pct, 0.99) / 1e3, alg, bus, basis);
+            ns_pct_get(&r->pct, 0.5) / 1e3, ns_pct_get(&r->pct, 0.99) / 1e3, alg, bus, basis, batch);
   }
   free_rows(rows, nr);
 }
@@ -261,7 +266,7 @@ int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summar
     json_num(out, alg);
     fputs(",\"busbwGBs\":", out);
     json_num(out, alg * ns_busbw_factor(r->func, r->nranks));
-    fprintf(out, ",\"basis\":\"%s\"}", basis_name(r->basis_max));
+    fprintf(out, ",\"basis\":\"%s\",\"batchOps\":%u}", basis_name(r->basis_max), r->batch_ops);
   }
   free_rows(rows, nr);
   fputs("],\"slowestLinks\":[", out);

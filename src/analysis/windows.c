@@ -92,8 +92,8 @@ uint64_t ns_win_attach(ns_analysis* a, uint64_t ts) {
 static ns_bucket_acc* bucket_for(ns_aggr* g, const ns_op_result* r, uint64_t sb) {
   for (size_t i = 0; i < g->nb; i++) {
     ns_bucket_stats* k = &g->b[i].key;
-    if (k->comm == r->comm && k->func == r->func && k->size_bucket == sb && strcmp(k->func_name, r->func_name) == 0 &&
-        strcmp(k->algo, r->algo) == 0 && strcmp(k->proto, r->proto) == 0)
+    if (k->comm == r->comm && k->func == r->func && k->size_bucket == sb && k->batch_ops == r->batch_ops &&
+        strcmp(k->func_name, r->func_name) == 0 && strcmp(k->algo, r->algo) == 0 && strcmp(k->proto, r->proto) == 0)
       return &g->b[i];
   }
   if (g->nb == g->capb) {
@@ -108,6 +108,7 @@ static ns_bucket_acc* bucket_for(ns_aggr* g, const ns_op_result* r, uint64_t sb)
   b->key.comm = r->comm;
   b->key.func = r->func;
   b->key.size_bucket = sb;
+  b->key.batch_ops = r->batch_ops;
   memcpy(b->key.func_name, r->func_name, NS_STR_LEN);
   memcpy(b->key.algo, r->algo, NS_STR_LEN);
   memcpy(b->key.proto, r->proto, NS_STR_LEN);
@@ -161,8 +162,8 @@ static void row_add(ns_analysis* a, const ns_op_result* r) {
   ns_row_acc* row = NULL;
   for (size_t i = 0; i < a->nrows; i++) {
     ns_row_acc* x = &a->rows[i];
-    if (x->nranks == r->nranks && x->bytes == r->bytes && strcmp(x->func_name, r->func_name) == 0 &&
-        strcmp(x->dtype, r->dtype) == 0) {
+    if (x->nranks == r->nranks && x->bytes == r->bytes && x->batch_ops == r->batch_ops &&
+        strcmp(x->func_name, r->func_name) == 0 && strcmp(x->dtype, r->dtype) == 0) {
       row = x;
       break;
     }
@@ -183,6 +184,7 @@ static void row_add(ns_analysis* a, const ns_op_result* r) {
     row->nranks = r->nranks;
     row->bytes = r->bytes;
     row->count_elems = r->count;
+    row->batch_ops = r->batch_ops;
     row->basis_min = row->basis_max = r->basis;
     ns_pct_init(&row->pct);
   }
@@ -193,11 +195,9 @@ static void row_add(ns_analysis* a, const ns_op_result* r) {
   ns_pct_add(&row->pct, r->dur_ns);
 }
 
-void ns_win_op_done(ns_analysis* a, const ns_op_result* r) {
-  ns_win* w = find_window(a, r->window);
-  if (w && w->inflight > 0) w->inflight--;
+/* One call into its window's bucket and the summary row. */
+static void aggregate(ns_analysis* a, ns_win* w, const ns_op_result* r) {
   if (!w && a->nwins) w = &a->wins[a->nwins - 1]; /* its window was force-closed */
-  if (r->basis == NS_BASIS_NONE) return;
   if (w) {
     ns_bucket_acc* b = bucket_for(&w->ag, r, pow2_floor(r->bytes));
     if (b) {
@@ -209,6 +209,15 @@ void ns_win_op_done(ns_analysis* a, const ns_op_result* r) {
   }
   row_add(a, r);
 }
+
+void ns_win_op_done(ns_analysis* a, const ns_op_result* r) {
+  ns_win* w = find_window(a, r->window);
+  if (w && w->inflight > 0) w->inflight--;
+  /* a batched op counts in its batch's call (ns_win_batch_done), not on its own */
+  if (r->basis != NS_BASIS_NONE && !(r->flags & NS_OPF_BATCHED)) aggregate(a, w, r);
+}
+
+void ns_win_batch_done(ns_analysis* a, const ns_op_result* batch) { aggregate(a, find_window(a, batch->window), batch); }
 
 void ns_win_op_dropped(ns_analysis* a, uint64_t window) {
   ns_win* w = find_window(a, window);

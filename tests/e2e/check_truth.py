@@ -19,6 +19,7 @@ compares with the simulator's --truth file (docs/simulator.md):
   links         MIN-mode send-side link latency/bandwidth from `report` vs the injected link model
   clock_fields  finalize gpuClockOffsetUs/DriftPpm/ErrorUs vs truth
   straggler     `report` names the late rank of the straggler scenario
+  batch         ops of one kernel batch (2.27+) reported as the batch: the truth's batch figure within 2 %
   clock_real_*  under real releases (--nccl 2.27..2.30: pTimers of other works, drift sources, overrun,
                 late polls, GPU drift, shared GPUs), every bounded KernelCh/Coll/P2p gpuStart/gpuStop
                 contains the op's own true time; median error within 5 us where launches are prompt
@@ -28,6 +29,7 @@ Failures print both sides. Exit 0 pass, 1 fail, 77 skip. Stdlib only.
 import collections
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -302,6 +304,7 @@ def check_busbw(work):
     for e in events(recs, "ncclProfileKernelCh"):
         kids[e["parentObj"]].append(e)
     n_checked = collections.Counter()
+    batches = collections.defaultdict(list)
     for e in events(recs, "ncclProfileColl") + events(recs, "ncclProfileP2p"):
         d = e["details"]
         n = nranks[(e["myPid"], e["commId"], e["rank"])]
@@ -309,6 +312,13 @@ def check_busbw(work):
         check(d.get("bytes") == size, "bytes %s, nccl-tests says %d: %s" % (d.get("bytes"), size, json.dumps(e)))
         basis = d.get("bwBasis")
         ch = kids[e["eventAddr"]]
+        if basis == "batch":
+            # its GPU interval is its kernel batch's: no bandwidth of its own, the batch's instead (below)
+            check("algbwGBs" not in d and "busbwGBs" not in d, "a batched op with a bandwidth of its own: %s" %
+                  json.dumps(e))
+            batches[(e["myPid"], d["batch"])].append((e, n, ch))
+            n_checked[(e["func"], basis)] += 1
+            continue
         if basis == "gpu":
             dur = max(k["details"]["pTimerStop"] for k in ch) - min(k["details"]["pTimer"] for k in ch)
         elif basis == "exec":
@@ -325,7 +335,22 @@ def check_busbw(work):
             check(abs(got - want) <= 1e-9 * max(1.0, abs(want)), "%s %r, nccl-tests formula %r (bytes %d, %s "
                   "duration %d ns, nranks %d): %s" % (key, got, want, size, basis, dur, n, json.dumps(e)))
         n_checked[(e["func"], basis)] += 1
-    print("checked: %s" % dict(n_checked))
+    for key, members in batches.items():
+        # the batch's bytes over its interval (every KernelCh of its ops: one batch interval), nccl-tests factor
+        d0 = members[0][0]["details"]
+        size = sum(e["details"]["bytes"] for e, _, _ in members)
+        ks = [k for _, _, ch in members for k in ch]
+        dur = max(k["details"]["pTimerStop"] for k in ks) - min(k["details"]["pTimer"] for k in ks)
+        funcs = {e["func"] for e, _, _ in members}
+        n = members[0][1]
+        alg = size / dur
+        bus = alg * (NCCL_TESTS_FACTOR.get(funcs.pop(), lambda _: 1.0)(n) if len(funcs) == 1 else 1.0)
+        check(all(e["details"]["batchOps"] == len(members) for e, _, _ in members) and d0["batchBytes"] == size,
+              "batch %s: %d ops exported, %s; bytes %d: %s" % (key, len(members), d0["batchOps"], size, json.dumps(d0)))
+        for k, want in (("batchAlgbwGBs", alg), ("batchBusbwGBs", bus)):
+            check(abs(d0[k] - want) <= 1e-9 * max(1.0, want), "%s %r, its ops' bytes %d over %d ns say %r" %
+                  (k, d0[k], size, dur, want))
+    print("checked: %s; %d kernel batches" % (dict(n_checked), len(batches)))
     check(sum(n_checked.values()) == len(truth["coll"]), "checked %d ops, truth has %d" %
           (sum(n_checked.values()), len(truth["coll"])))
 
@@ -600,8 +625,87 @@ def check_clock_real(name, work):
     check(not failures, "; ".join(failures))
 
 
+BATCH_TOL = 0.02  # issue 12: a batch's busbw within 2 % of the truth's figure
+
+
+def check_batch(work):
+    """Ops that shared one kernel batch (NCCL 2.27+ gives every work of a batch the batch's interval) are
+    reported as the batch: batchOps, batchBytes, and the batch's bandwidth = its bytes over its interval, which
+    must be the truth's batch figure (bytes / (t_end - t_start)) within 2 %, beyond the timer's quantum; never an
+    op's bytes over the batch's time. Ops alone in their batch are not batched. The report's batch rows too."""
+    failures = []
+    for nccl, scenario in (("2.30", "batch"), ("2.28", "batch"), ("2.28", "default")):
+        for seed in REAL_SEEDS:
+            args = ["--nccl", nccl, "--scenario", scenario, "--iters", "3", "--seed", str(seed)]
+            truth, recs, summary = simulate(os.path.join(work, "%s-%s-%d" % (nccl, scenario, seed)), args,
+                                            report=True)
+            gran = truth["gpu_clock"][0]["gran_ns"]
+            by_key, _ = own_kernels(truth)
+            tbatch = {(b["comm"], b["rank"], b["op"], b["batch"]): b for b in truth["batch"]}
+            ops = {r["eventAddr"]: r for r in events(recs, "ncclProfileColl") + events(recs, "ncclProfileP2p")}
+            seen, errs, st = set(), [], collections.Counter()
+            for e in events(recs, "ncclProfileKernelCh"):
+                op = ops.get(e["parentObj"])
+                cand = by_key.get(kernel_key(e, ops), [])
+                if not op or len(cand) != 1 or op["eventAddr"] in seen:
+                    continue
+                seen.add(op["eventAddr"])
+                k, d = cand[0], op["details"]
+                b = tbatch[(k["comm"], k["rank"], k["op"], k["batch"])]
+                if "gpuErrorUs" in d and d["gpuErrorUs"] is None:
+                    st["pTimers not its own"] += 1
+                    continue
+                if b["tasks"] < 2:
+                    st["alone"] += 1
+                    if d.get("bwBasis") == "batch":
+                        failures.append("%s: an op alone in its batch reported batched: %s" % (" ".join(args), json.dumps(op)))
+                    continue
+                st["batched"] += 1
+                if d.get("bwBasis") != "batch" or d.get("batchOps") != b["tasks"]:
+                    failures.append("%s: an op of a %d-op batch reported %s: %s\n  truth %s" %
+                                    (" ".join(args), b["tasks"], d.get("batchOps"), json.dumps(op), json.dumps(b)))
+                    continue
+                # the simulator's task bytes are not multiples of the datatype: count * size may be a few bytes short
+                check(abs(d["batchBytes"] - b["bytes"]) <= 4 * b["tasks"], "batch bytes %d, truth %d" %
+                      (d["batchBytes"], b["bytes"]))
+                want = b["bytes"] / (b["t_end"] - b["t_start"])
+                err = abs(d["batchAlgbwGBs"] / want - 1)
+                errs.append(err)
+                # the pTimers are readings of a timer that ticks every gran ns: each end is that much uncertain
+                if err > BATCH_TOL + 2.0 * gran / (b["t_end"] - b["t_start"]):
+                    failures.append("%s: batch bandwidth %.4f GB/s, truth %.4f (%.2f %%):\n  export %s\n  truth %s" %
+                                    (" ".join(args), d["batchAlgbwGBs"], want, 100 * err, json.dumps(op),
+                                     json.dumps(b)))
+            within = sum(1 for x in errs if x <= BATCH_TOL)
+            print("%s: %s; batch bandwidth error median %.2f %%, max %.2f %%, %d of %d within 2 %%" %
+                  (" ".join(args), dict(st), 100 * pct(errs, .5) if errs else 0, 100 * max(errs) if errs else 0,
+                   within, len(errs)))
+            if scenario == "batch":
+                check(st["batched"] > 0, "no batched op in the batch scenario")
+                if within < 0.95 * len(errs):
+                    failures.append("%s: only %d of %d batches within 2 %%" % (" ".join(args), within, len(errs)))
+            # the report: a batch row per (function, batch bytes, ops per batch), time = mean batch interval
+            rows = [r for r in summary["collectives"] if r.get("batchOps", 0) >= 2]
+            if scenario == "batch":
+                check(rows, "the report has no batch rows: %s" % summary["collectives"])
+            for r in rows:
+                want = [b["bytes"] / (b["t_end"] - b["t_start"]) for b in truth["batch"] if b["tasks"] == r["batchOps"]
+                        and abs(b["bytes"] - r["bytes"]) <= 4 * b["tasks"]]
+                ours = r["bytes"] / (r["timeUs"] * 1e3)
+                # the report's time is the mean batch interval: compare with the truth's mean interval
+                tmean = statistics.mean(b["t_end"] - b["t_start"] for b in truth["batch"] if b["tasks"] ==
+                                        r["batchOps"] and abs(b["bytes"] - r["bytes"]) <= 4 * b["tasks"])
+                err = abs(ours / (r["bytes"] / tmean) - 1) if want else float("inf")
+                print("  report: %s %d B, %d ops per batch, %d calls: algbw %.4f GB/s, truth %.4f (%.2f %%)" %
+                      (r["func"], r["bytes"], r["batchOps"], r["calls"], ours, r["bytes"] / tmean, 100 * err))
+                if err > BATCH_TOL + 2.0 * gran / tmean:
+                    failures.append("%s: report row %s: %.2f %% off" % (" ".join(args), json.dumps(r), 100 * err))
+    check(not failures, "\n".join(failures[:10]))
+
+
 CHECKS = {"exec_end": check_exec_end, "gpu_clock": check_gpu_clock, "gpu_clock_v4": check_gpu_clock_v4, "busbw": check_busbw, "links": check_links,
           "clock_fields": check_clock_fields, "straggler": check_straggler}
+CHECKS["batch"] = check_batch
 CHECKS.update({name: (lambda work, name=name: check_clock_real(name, work)) for name in REAL_CASES})
 
 
