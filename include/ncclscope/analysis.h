@@ -223,14 +223,39 @@ typedef struct {
   int ok;                 /* >= 2 distinct sizes and a positive slope */
 } ns_regression;
 
+/* Why a link has no fit (ns_link_stats.nofit). A fit needs NS_LINK_FIT_SIZES
+ * transfer sizes, each seen NS_LINK_MIN_SEEN times (the minimum of fewer is
+ * just a noisy sample), spanning NS_LINK_FIT_SPAN times; and it must give a
+ * positive latency and bandwidth. Fixed training bucket sizes give none. */
+enum {
+  NS_LINK_FIT = 0,
+  NS_LINK_FEW_SIZES = 1,  /* fewer than NS_LINK_FIT_SIZES sizes seen NS_LINK_MIN_SEEN times */
+  NS_LINK_NARROW = 2,     /* those sizes span less than NS_LINK_FIT_SPAN times */
+  NS_LINK_NOT_LINEAR = 3  /* the line through their fastest times has no positive slope or latency */
+};
+#define NS_LINK_FIT_SIZES 3
+#define NS_LINK_FIT_SPAN 4.0
+#define NS_LINK_MIN_SEEN 4
+#define NS_LINK_SIZES_SHOWN 8
+const char* ns_link_nofit_reason(int nofit); /* "" for NS_LINK_FIT */
+
+typedef struct {
+  uint64_t bytes; /* a transfer size (or the fastest point's size in a size class) */
+  double min_us;  /* its fastest transfer */
+  uint64_t n;     /* transfers of that size */
+} ns_link_size;
+
 typedef struct {
   uint32_t comm;
   int32_t rank, peer;
-  int is_send;
-  int channel;            /* -1: all channels of the link */
+  int is_send;            /* send: SendWait -> stop, the link's transfer; receive: RecvWait -> stop, a wait */
+  int channel;            /* -1: all channels of the peer (an aggregate of several connections) */
   uint64_t bytes, steps;
   double time_us_sum;
-  ns_regression avg, min; /* AVG: all points; MIN: fastest point per size */
+  ns_regression avg, min; /* AVG: all points; MIN: fastest point per size; ok only without nofit */
+  int nofit;              /* NS_LINK_FIT, or why there is no fit */
+  uint32_t nsizes;        /* distinct sizes (size classes beyond 256) seen */
+  ns_link_size sizes[NS_LINK_SIZES_SHOWN]; /* the most frequent of them, by size: the minimum time per size */
 } ns_link_stats;
 
 /* ---- windows ---- */

@@ -109,7 +109,12 @@ static void on_state(void* user, ns_event* ev, const ns_record* r) {
       x->has_wait = 1;
     }
     if (r->state == NS_ST_PROXY_STEP_RECV_GPU_WAIT) recv_handed_over(a, ev, r->ts);
-    if ((r->flags & NS_RF_HAS_ARG) && r->arg) x->size = r->arg; /* transSize, last seen */
+    /* transSize is this step's own only in SendWait (the isend's size) and
+     * RecvFlushWait (the size received); the other states carry the previous
+     * step's (NCCL 2.27+, net.cc). Before 2.27 steps carry no size at all. */
+    if ((r->state == NS_ST_PROXY_STEP_SEND_WAIT || r->state == NS_ST_PROXY_STEP_RECV_FLUSH_WAIT) &&
+        (r->flags & NS_RF_HAS_ARG) && r->arg)
+      x->size = r->arg;
   } else if (ev->type == NS_EV_KERNEL_CH && r->state == NS_ST_KERNEL_CH_STOP && r->arg) {
     ns_comm_state* cs = ns_an_comm(a, ev->start.comm, 1);
     ns_clockfit* clock = cs ? ns_an_clock_at_kch(a, cs, ev->start.id >> 40) : NULL;
@@ -140,7 +145,14 @@ static void on_stopped(void* user, ns_event* ev) {
   key.channel = (int32_t)pop->start.num[NS_PROXY_OP_CHANNEL];
   ns_event* op = ev->op ? ns_asm_find(a->as, ev->op) : NULL;
   uint64_t win = op && op->op_like && an(op)->has_window ? an(op)->window : UINT64_MAX;
-  ns_win_step(a, win, &key, x->size, (double)(ev->stop_ts - x->wait_ts) / 1000.0);
+  /* A send queued behind an earlier step of its connection still in flight
+   * (up to 8 are: facts item 8) measures that wait too, not the link: its
+   * steps complete in order, so it queued if the previous one stopped after
+   * its SendWait. Receives are waits anyway. */
+  ns_an_event* px = an(pop);
+  int queued = key.is_send && px->last_step_stop > x->wait_ts;
+  if (ev->stop_ts > px->last_step_stop) px->last_step_stop = ev->stop_ts;
+  ns_win_step(a, win, &key, x->size, (double)(ev->stop_ts - x->wait_ts) / 1000.0, queued);
 }
 
 /* The op's GPU interval. Its pTimers are judged first (ptimers.c): only an

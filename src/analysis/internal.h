@@ -33,7 +33,8 @@ typedef struct {
   uint64_t launch_ts;     /* op: earliest KernelLaunch start of its group on this comm, 0 if not known (yet) */
   uint64_t recv_ready_ts; /* op: latest RecvGPUWait of its own network receives, 0 if none */
   uint64_t plan;          /* op: its plan's legacy Group (parentGroup, or the parent before v5), 0 unknown */
-  uint64_t wait_ts, size; /* ProxyStep: SendWait/RecvWait time, last non-zero transSize */
+  uint64_t wait_ts, size; /* ProxyStep: SendWait/RecvWait time, its own transSize (SendWait/RecvFlushWait) */
+  uint64_t last_step_stop; /* ProxyOp: the latest stop of its steps so far */
   uint8_t has_window;
   uint8_t graph;    /* op: its CollApi/P2pApi was graph-captured: the Coll start precedes the kernel */
   uint8_t has_wait; /* ProxyStep */
@@ -251,7 +252,8 @@ void ns_win_op_done(ns_analysis* a, const ns_op_result* r);
 /* A closed batch of 2+ ops, as one call (func, bytes, dur_ns, basis, batch_ops): its window and summary row. */
 void ns_win_batch_done(ns_analysis* a, const ns_op_result* batch);
 void ns_win_op_dropped(ns_analysis* a, uint64_t window);
-void ns_win_step(ns_analysis* a, uint64_t window, const ns_link_stats* key, uint64_t size, double time_us);
+void ns_win_step(ns_analysis* a, uint64_t window, const ns_link_stats* key, uint64_t size, double time_us,
+                 int queued);
 void ns_win_scan(ns_analysis* a, int flush);
 void ns_aggr_free(ns_aggr* g);
 void ns_aggr_link_merge(ns_aggr* dst, const ns_link_acc* src);

@@ -71,30 +71,39 @@ typedef struct {
   uint64_t comm_id;
 } sum_link;
 
-static double link_rank_bw(const ns_link_stats* s) {
-  if (s->min.ok) return s->min.bandwidth_gbs;
-  if (s->avg.ok) return s->avg.bandwidth_gbs;
-  return INFINITY;
-}
+/* Ranked as a link: one channel's send connection with a fit (the send time
+ * SendWait -> stop is the link's transfer). Receive times are waits (the peer,
+ * the flush, the GPU), an all-channel row mixes connections, and a row
+ * without a fit has nothing to rank by. */
+static int ranked(const ns_link_stats* s) { return s->is_send && s->channel >= 0 && s->nofit == NS_LINK_FIT; }
 
 static int link_cmp(const void* pa, const void* pb) {
-  double x = link_rank_bw(&((const sum_link*)pa)->s), y = link_rank_bw(&((const sum_link*)pb)->s);
-  return x < y ? -1 : x > y;
+  const sum_link *a = pa, *b = pb;
+  int ra = ranked(&a->s), rb = ranked(&b->s);
+  if (ra != rb) return ra ? -1 : 1;
+  if (ra) {
+    double x = a->s.min.bandwidth_gbs, y = b->s.min.bandwidth_gbs;
+    if (x != y) return x < y ? -1 : 1;
+  }
+  if (a->comm_id != b->comm_id) return a->comm_id < b->comm_id ? -1 : 1;
+  if (a->s.rank != b->s.rank) return a->s.rank < b->s.rank ? -1 : 1;
+  if (a->s.peer != b->s.peer) return a->s.peer < b->s.peer ? -1 : 1;
+  if (a->s.is_send != b->s.is_send) return a->s.is_send ? -1 : 1;
+  return a->s.channel < b->s.channel ? -1 : a->s.channel > b->s.channel;
 }
 
-/* Links over all channels (channel -1), whole run (closed and open windows). */
-static sum_link* merge_links(ns_analysis* const* list, size_t n, size_t* out_n) {
+/* Every link row (per channel and all channels), whole run (closed and open
+ * windows): the ranked ones first, slowest first; *nranked of them. */
+static sum_link* merge_links(ns_analysis* const* list, size_t n, size_t* out_n, size_t* nranked) {
   size_t cnt = 0, cap = 0;
   sum_link* out = NULL;
   for (size_t i = 0; i < n; i++) {
     ns_aggr tmp;
     memset(&tmp, 0, sizeof tmp);
     const ns_analysis* a = list[i];
-    for (size_t k = 0; k < a->total.nl; k++)
-      if (a->total.l[k].key.channel == -1) ns_aggr_link_merge(&tmp, &a->total.l[k]);
+    for (size_t k = 0; k < a->total.nl; k++) ns_aggr_link_merge(&tmp, &a->total.l[k]);
     for (size_t w = 0; w < a->nwins; w++)
-      for (size_t k = 0; k < a->wins[w].ag.nl; k++)
-        if (a->wins[w].ag.l[k].key.channel == -1) ns_aggr_link_merge(&tmp, &a->wins[w].ag.l[k]);
+      for (size_t k = 0; k < a->wins[w].ag.nl; k++) ns_aggr_link_merge(&tmp, &a->wins[w].ag.l[k]);
     if (cnt + tmp.nl > cap) {
       cap = (cnt + tmp.nl) * 2;
       sum_link* no = realloc(out, cap * sizeof *no);
@@ -113,8 +122,16 @@ static sum_link* merge_links(ns_analysis* const* list, size_t n, size_t* out_n) 
     ns_aggr_free(&tmp);
   }
   if (out) qsort(out, cnt, sizeof *out, link_cmp);
+  *nranked = 0;
+  while (*nranked < cnt && ranked(&out[*nranked].s)) (*nranked)++;
   *out_n = cnt;
   return out;
+}
+
+/* What an unranked row is. */
+static const char* link_kind(const ns_link_stats* s) {
+  if (!s->is_send) return "receive wait";
+  return s->channel < 0 ? "all channels" : "no fit";
 }
 
 static const char* basis_name(int b) {
@@ -153,18 +170,47 @@ static void text_collectives(ns_analysis* const* list, size_t n, FILE* out) {
 }
 
 static void text_links(ns_analysis* const* list, size_t n, size_t max_links, FILE* out) {
-  size_t nl = 0;
-  sum_link* links = merge_links(list, n, &nl);
-  fprintf(out, "\n# slowest links (MIN-mode regression: time = latency + size / bandwidth)\n");
-  fprintf(out, "# %-18s %6s %6s %4s %10s %14s %10s %11s %6s %10s %11s %6s\n", "commId", "rank", "peer", "dir", "steps",
-          "bytes", "lat(us)", "bw(GB/s)", "R2", "avg lat", "avg bw", "avg R2");
-  for (size_t i = 0; links && i < nl && i < max_links; i++) {
+  size_t nl = 0, nr = 0;
+  sum_link* links = merge_links(list, n, &nl, &nr);
+  fprintf(out, "\n# slowest links: one channel's send connection, SendWait -> stop per step, fitted in MIN mode\n");
+  fprintf(out, "# (time = latency + size / bandwidth through the fastest time of each size) from >= %d sizes seen\n",
+          NS_LINK_FIT_SIZES);
+  fprintf(out, "# >= %d times spanning >= %gx; slowest first. Rows that measure no link are below, never ranked.\n",
+          NS_LINK_MIN_SEEN, NS_LINK_FIT_SPAN);
+  fprintf(out, "# %-18s %6s %6s %4s %10s %14s %10s %11s %6s %6s\n", "commId", "rank", "peer", "ch", "steps", "bytes",
+          "lat(us)", "bw(GB/s)", "R2", "sizes");
+  for (size_t i = 0; links && i < nr && i < max_links; i++) {
     const ns_link_stats* s = &links[i].s;
-    fprintf(out, "  0x%016llx %6d %6d %4s %10llu %14llu %10.2f %11.2f %6.3f %10.2f %11.2f %6.3f\n",
-            (unsigned long long)links[i].comm_id, s->rank, s->peer, s->is_send ? "send" : "recv",
-            (unsigned long long)s->steps, (unsigned long long)s->bytes, s->min.latency_us, s->min.bandwidth_gbs,
-            s->min.r2, s->avg.latency_us, s->avg.bandwidth_gbs, s->avg.r2);
+    fprintf(out, "  0x%016llx %6d %6d %4d %10llu %14llu %10.2f %11.2f %6.3f %6llu\n",
+            (unsigned long long)links[i].comm_id, s->rank, s->peer, s->channel, (unsigned long long)s->steps,
+            (unsigned long long)s->bytes, s->min.latency_us, s->min.bandwidth_gbs, s->min.r2,
+            (unsigned long long)s->min.n);
   }
+  if (nr > max_links) fprintf(out, "  (%zu more)\n", nr - max_links);
+  fprintf(out, "\n# not ranked: receive waits (RecvWait -> stop: the peer, the transfer, the flush and the GPU; no\n");
+  fprintf(out, "# link estimate), all channels of a peer together, and links without a fit (why, and the fastest\n");
+  fprintf(out, "# time per size instead: bytes:us, the most frequent sizes)\n");
+  fprintf(out, "# %-18s %6s %6s %4s %4s %10s %14s %-13s %10s %11s  %s\n", "commId", "rank", "peer", "dir", "ch", "steps",
+          "bytes", "what", "lat(us)", "bw(GB/s)", "fastest per size / why no fit");
+  size_t shown = 0;
+  for (size_t i = nr; links && i < nl && shown < max_links; i++, shown++) {
+    const ns_link_stats* s = &links[i].s;
+    char lat[16] = "-", bw[16] = "-", per[320];
+    if (s->nofit == NS_LINK_FIT) {
+      snprintf(lat, sizeof lat, "%.2f", s->min.latency_us);
+      snprintf(bw, sizeof bw, "%.2f", s->min.bandwidth_gbs);
+    }
+    size_t len = 0;
+    per[0] = '\0';
+    for (uint32_t k = 0; k < s->nsizes && k < NS_LINK_SIZES_SHOWN && len < sizeof per; k++)
+      len += (size_t)snprintf(per + len, sizeof per - len, "%s%llu:%.2f", k ? " " : "",
+                              (unsigned long long)s->sizes[k].bytes, s->sizes[k].min_us);
+    fprintf(out, "  0x%016llx %6d %6d %4s %4d %10llu %14llu %-13s %10s %11s  %s%s%s\n",
+            (unsigned long long)links[i].comm_id, s->rank, s->peer, s->is_send ? "send" : "recv", s->channel,
+            (unsigned long long)s->steps, (unsigned long long)s->bytes, link_kind(s), lat, bw, per,
+            s->nofit ? "; " : "", ns_link_nofit_reason(s->nofit));
+  }
+  if (nl - nr > shown) fprintf(out, "  (%zu more)\n", nl - nr - shown);
   free(links);
 }
 
@@ -238,6 +284,43 @@ static void json_num(FILE* out, double v) {
     fputs("null", out);
 }
 
+/* One link row; kind: NULL for a ranked link, else what the row is. */
+static void json_link(FILE* out, const sum_link* l, int comma, const char* kind) {
+  const ns_link_stats* s = &l->s;
+  fprintf(out, "%s{\"commId\":\"0x%llx\",\"rank\":%d,\"peer\":%d,\"isSend\":%s,\"channel\":%d,\"steps\":%llu,"
+          "\"bytes\":%llu", comma ? "," : "", (unsigned long long)l->comm_id, s->rank, s->peer,
+          s->is_send ? "true" : "false", s->channel, (unsigned long long)s->steps, (unsigned long long)s->bytes);
+  if (kind) {
+    fputs(",\"kind\":", out);
+    json_str(out, kind);
+  }
+  fputs(",\"noFit\":", out);
+  if (s->nofit)
+    json_str(out, ns_link_nofit_reason(s->nofit));
+  else
+    fputs("null", out);
+  fprintf(out, ",\"sizes\":%u,\"minPerSize\":[", s->nsizes);
+  for (uint32_t k = 0; k < s->nsizes && k < NS_LINK_SIZES_SHOWN; k++) {
+    fprintf(out, "%s{\"bytes\":%llu,\"minUs\":", k ? "," : "", (unsigned long long)s->sizes[k].bytes);
+    json_num(out, s->sizes[k].min_us);
+    fprintf(out, ",\"n\":%llu}", (unsigned long long)s->sizes[k].n);
+  }
+  fputc(']', out);
+  const ns_regression* m[2] = {&s->min, &s->avg};
+  const char* nm[2] = {"min", "avg"};
+  for (int k = 0; k < 2; k++) {
+    fprintf(out, ",\"%s\":{\"points\":%llu,\"ok\":%s,\"latencyUs\":", nm[k], (unsigned long long)m[k]->n,
+            m[k]->ok ? "true" : "false");
+    json_num(out, m[k]->latency_us);
+    fputs(",\"bandwidthGBs\":", out);
+    json_num(out, m[k]->bandwidth_gbs);
+    fputs(",\"r2\":", out);
+    json_num(out, m[k]->r2);
+    fputc('}', out);
+  }
+  fputc('}', out);
+}
+
 int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summary_options* opt, FILE* out) {
   size_t max_links = opt && opt->max_links ? opt->max_links : 10;
   size_t nr = 0, nl = 0;
@@ -269,27 +352,13 @@ int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summar
     fprintf(out, ",\"basis\":\"%s\",\"batchOps\":%u}", basis_name(r->basis_max), r->batch_ops);
   }
   free_rows(rows, nr);
+  size_t nranked = 0;
+  sum_link* links = merge_links(list, n, &nl, &nranked);
   fputs("],\"slowestLinks\":[", out);
-  sum_link* links = merge_links(list, n, &nl);
-  for (size_t i = 0; links && i < nl && i < max_links; i++) {
-    const ns_link_stats* s = &links[i].s;
-    fprintf(out, "%s{\"commId\":\"0x%llx\",\"rank\":%d,\"peer\":%d,\"isSend\":%s,\"steps\":%llu,\"bytes\":%llu",
-            i ? "," : "", (unsigned long long)links[i].comm_id, s->rank, s->peer, s->is_send ? "true" : "false",
-            (unsigned long long)s->steps, (unsigned long long)s->bytes);
-    const ns_regression* m[2] = {&s->min, &s->avg};
-    const char* nm[2] = {"min", "avg"};
-    for (int k = 0; k < 2; k++) {
-      fprintf(out, ",\"%s\":{\"points\":%llu,\"ok\":%s,\"latencyUs\":", nm[k], (unsigned long long)m[k]->n,
-              m[k]->ok ? "true" : "false");
-      json_num(out, m[k]->latency_us);
-      fputs(",\"bandwidthGBs\":", out);
-      json_num(out, m[k]->bandwidth_gbs);
-      fputs(",\"r2\":", out);
-      json_num(out, m[k]->r2);
-      fputc('}', out);
-    }
-    fputc('}', out);
-  }
+  for (size_t i = 0; links && i < nranked && i < max_links; i++) json_link(out, &links[i], i > 0, NULL);
+  fputs("],\"otherLinks\":[", out);
+  for (size_t i = nranked; links && i < nl && i - nranked < max_links; i++)
+    json_link(out, &links[i], i > nranked, link_kind(&links[i].s));
   free(links);
   fputs("],\"clocks\":[", out);
   int first = 1;

@@ -224,16 +224,17 @@ void ns_win_op_dropped(ns_analysis* a, uint64_t window) {
   if (w && w->inflight > 0) w->inflight--;
 }
 
-void ns_win_step(ns_analysis* a, uint64_t window, const ns_link_stats* key, uint64_t size, double time_us) {
+void ns_win_step(ns_analysis* a, uint64_t window, const ns_link_stats* key, uint64_t size, double time_us,
+                 int queued) {
   ns_win* w = window != UINT64_MAX ? find_window(a, window) : NULL;
   if (!w) w = a->nwins ? &a->wins[a->nwins - 1] : current(a, a->now);
   if (!w) return;
   ns_link_stats k = *key;
   ns_link_acc* l = link_for(&w->ag, &k);
-  if (l) ns_linkacc_add(&l->acc, size, time_us);
+  if (l) ns_linkacc_add(&l->acc, size, time_us, queued);
   k.channel = -1;
   l = link_for(&w->ag, &k);
-  if (l) ns_linkacc_add(&l->acc, size, time_us);
+  if (l) ns_linkacc_add(&l->acc, size, time_us, queued);
 }
 
 void ns_link_publish(const ns_link_acc* l, ns_link_stats* out) {
@@ -241,7 +242,8 @@ void ns_link_publish(const ns_link_acc* l, ns_link_stats* out) {
   out->bytes = l->acc.bytes;
   out->steps = l->acc.steps;
   out->time_us_sum = l->acc.time_us_sum;
-  ns_linkacc_fit(&l->acc, &out->avg, &out->min);
+  out->nofit = ns_linkacc_fit(&l->acc, &out->avg, &out->min);
+  out->nsizes = ns_linkacc_sizes(&l->acc, out->sizes, NS_LINK_SIZES_SHOWN);
 }
 
 static void publish(ns_analysis* a, ns_win* w) {

@@ -358,48 +358,71 @@ def check_busbw(work):
 def check_links(work):
     """Send side: a ProxyStep's SendWait -> stop is the link's transfer time (the sender records SendWait once the
     receiver's buffer was granted and the isend posted), so MIN mode must recover the injected latency and
-    bandwidth. Receive side: RecvWait is recorded when the irecv is posted, before the peer has the data, and the
-    stop comes after the flush and the GPU consumed it: that time is a receive wait, never shorter than the link's
-    transfer (checked), not a link estimate."""
+    bandwidth, for every channel's connection (each has a simulated link of its own) that has a fit. Only those
+    are ranked ("slowestLinks"): a fit needs 3 sizes seen 4 times spanning 4x. Receive side: RecvWait is recorded
+    when the irecv is posted, before the peer has the data, and the stop comes after the flush and after the GPU
+    consumed it: that time is a receive wait, never shorter than the link's transfer (checked), not a link
+    estimate; it is listed apart ("otherLinks") with the all-channel aggregates and the links without a fit."""
     # 20 iterations: the rarest step sizes (one per iteration) get 20 chances to run undisturbed
     truth, recs, summary = simulate(work, ["--iters", "20"], report=True)
     link = truth["link"][0]
     want_lat, want_bw = link["lat_us"], link["gbps"] / 8.0  # Gbit/s -> GB/s
-    rows = [l for l in summary["slowestLinks"]]
-    sends = [l for l in rows if l["isSend"]]
-    recvs = [l for l in rows if not l["isSend"]]
-    check(sends and recvs, "the report lists %d send and %d receive links" % (len(sends), len(recvs)))
+    ranked, other = summary["slowestLinks"], summary["otherLinks"]
+    for l in ranked:
+        check(l["isSend"] and l["channel"] >= 0 and l["min"]["ok"] and l["noFit"] is None and
+              l["min"]["points"] >= 3, "a ranked row that is no fitted send link: %s" % json.dumps(l))
+    check([r["min"]["bandwidthGBs"] for r in ranked] == sorted(r["min"]["bandwidthGBs"] for r in ranked),
+          "slowest links not ranked by bandwidth")
+    for l in other:
+        check(not l["isSend"] or l["channel"] < 0 or l["noFit"], "a fitted send link not ranked: %s" % json.dumps(l))
+        check(l["noFit"] or l["min"]["ok"], "a row without a fit and without a reason: %s" % json.dumps(l))
+        check(not l["noFit"] or l["minPerSize"], "a row without a fit shows no time per size: %s" % json.dumps(l))
+    recvs = [l for l in other if not l["isSend"]]
+    check(ranked and recvs, "the report ranks %d send links and lists %d receive rows" % (len(ranked), len(recvs)))
     # How well the simulator kept the link model, per (comm, rank, peer, step size): steps whose stop ran within
     # 150 ns of the model's completion time after a SendWait on a free link.
     xfer = collections.defaultdict(list)
     for x in truth["xfer"]:
         xfer[(int(x["comm"], 16), x["rank"], x["peer"])].append(x)
     bad, impossible = [], []
-    for l in sends:
+    for l in ranked:
         m = l["min"]
         lat, bw = m["latencyUs"], m["bandwidthGBs"]
-        ok = m["ok"] and abs(lat - want_lat) <= 0.05 * want_lat and abs(bw - want_bw) <= 0.05 * want_bw
-        print("rank %d -> %d send MIN lat %.4f us (%+.2f %%) bw %.4f GB/s (%+.2f %%) (R2 %s, %d sizes); injected "
-              "%.3f us %.3f GB/s %s" % (l["rank"], l["peer"], lat, 100 * (lat / want_lat - 1), bw,
-                                        100 * (bw / want_bw - 1), m["r2"], m["points"], want_lat, want_bw,
-                                        "ok" if ok else "OFF"))
+        ok = abs(lat - want_lat) <= 0.05 * want_lat and abs(bw - want_bw) <= 0.05 * want_bw
+        print("rank %d -> %d channel %d send MIN lat %.4f us (%+.2f %%) bw %.4f GB/s (%+.2f %%) (R2 %s, %d sizes); "
+              "injected %.3f us %.3f GB/s %s" % (l["rank"], l["peer"], l["channel"], lat, 100 * (lat / want_lat - 1),
+                                                bw, 100 * (bw / want_bw - 1), m["r2"], m["points"], want_lat, want_bw,
+                                                "ok" if ok else "OFF"))
         xs = sorted(xfer.get((int(l["commId"], 16), l["rank"], l["peer"]), []), key=lambda x: x["bytes"])
         check(xs, "no truth xfer records for rank %d -> %d" % (l["rank"], l["peer"]))
-        print("    simulator: " + ", ".join("%d B %d/%d on time" % (x["bytes"], x["on_time"], x["steps"]) for x in xs))
-        check(sum(x["steps"] for x in xs) == l["steps"], "the report counts %d send steps, the simulator timed %d" %
-              (l["steps"], sum(x["steps"] for x in xs)))
         if not ok:
             bad.append(l)
             # the MIN fit uses the sizes seen at least 4 times: one of them without a single on-time step
             # cannot give the model's time
             if any(x["steps"] >= 4 and x["on_time"] == 0 for x in xs):
                 impossible.append(l)
+    for key, xs in sorted(xfer.items()):
+        print("    simulator rank %d -> %d: " % key[1:] + ", ".join("%d B %d/%d on time" % (x["bytes"], x["on_time"],
+                                                                                         x["steps"]) for x in xs))
+        agg = [l for l in other if l["isSend"] and l["channel"] < 0 and (int(l["commId"], 16), l["rank"], l["peer"])
+               == key]
+        chans = [l for l in ranked + other if l["isSend"] and l["channel"] >= 0 and
+                 (int(l["commId"], 16), l["rank"], l["peer"]) == key]
+        steps = sum(x["steps"] for x in xs)
+        check(len(agg) == 1 and agg[0]["steps"] == steps, "rank %d -> %d: the all-channel row counts %s send steps, "
+              "the simulator timed %d" % (key[1], key[2], [a["steps"] for a in agg], steps))
+        check(sum(l["steps"] for l in chans) == steps, "rank %d -> %d: the channel rows count %d send steps, the "
+              "simulator timed %d" % (key[1], key[2], sum(l["steps"] for l in chans), steps))
     for l in recvs:
         m = l["min"]
-        print("rank %d <- %d recv MIN lat %.4f us bw %.4f GB/s (R2 %s, %d sizes): receive wait, not a link estimate" %
-              (l["rank"], l["peer"], m["latencyUs"], m["bandwidthGBs"], m["r2"], m["points"]))
-        check(m["latencyUs"] >= 0.95 * want_lat, "a receive (MIN latency %.3f us) faster than the link (%.3f us)" %
-              (m["latencyUs"], want_lat))
+        print("rank %d <- %d channel %d recv: %s" % (l["rank"], l["peer"], l["channel"], "MIN lat %.4f us bw %.4f GB/s "
+              "(R2 %s, %d sizes): receive wait, not a link estimate" % (m["latencyUs"], m["bandwidthGBs"], m["r2"],
+                                                                       m["points"]) if m["ok"] else l["noFit"]))
+        # every receive waits at least for the transfer: no size's fastest receive beats the link model
+        for p in l["minPerSize"]:
+            model_us = want_lat + p["bytes"] / (want_bw * 1e3)
+            check(p["minUs"] >= 0.95 * model_us, "rank %d <- %d channel %d: a %d B receive in %.3f us, faster than "
+                  "the link's %.3f us" % (l["rank"], l["peer"], l["channel"], p["bytes"], p["minUs"], model_us))
     if bad and len(impossible) == len(bad):
         print("SKIP: the simulator ran no step of some size on time for every link that was off (this machine "
               "could not keep a real-time schedule); see the on-time counts above")
