@@ -68,7 +68,7 @@ ns_clockfit* ns_an_clock(ns_analysis* a, const ns_comm_state* cs) {
   return cs && cs->gpu >= 0 && (size_t)cs->gpu < a->ngpus ? &a->gpus[cs->gpu]->clock : NULL;
 }
 
-ns_clockfit* ns_an_clock_at_kch(ns_analysis* a, ns_comm_state* cs, uint64_t ring) {
+ns_clockfit* ns_an_clock_at_kch(ns_analysis* a, ns_comm_state* cs, uint64_t ring, uint32_t tid) {
   if (cs->gpu >= 0) return ns_an_clock(a, cs);
   for (size_t i = 0; i < a->ngpus; i++) {
     const ns_gpu_state* g = a->gpus[i];
@@ -89,6 +89,7 @@ ns_clockfit* ns_an_clock_at_kch(ns_analysis* a, ns_comm_state* cs, uint64_t ring
   }
   memcpy(g->uuid, cs->uuid, sizeof g->uuid);
   g->ring = ring;
+  g->proxy_tid = tid;
   cs->gpu = (int)a->ngpus;
   a->gpus[a->ngpus++] = g;
   return &g->clock;

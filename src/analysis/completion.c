@@ -77,7 +77,7 @@ static void on_started(void* user, ns_event* ev) {
     case NS_EV_KERNEL_CH: {
       uint64_t ptimer = r->num[NS_KERNEL_CH_PTIMER];
       ns_comm_state* cs = ns_an_comm(a, r->comm, 1);
-      ns_clockfit* clock = cs && ptimer ? ns_an_clock_at_kch(a, cs, r->id >> 40) : NULL;
+      ns_clockfit* clock = cs && ptimer ? ns_an_clock_at_kch(a, cs, r->id >> 40, r->tid) : NULL;
       if (clock) ns_cf_add_after(clock, r->ts, ptimer); /* whichever work's time it is, it precedes the callback */
       break;
     }
@@ -117,7 +117,7 @@ static void on_state(void* user, ns_event* ev, const ns_record* r) {
       x->size = r->arg;
   } else if (ev->type == NS_EV_KERNEL_CH && r->state == NS_ST_KERNEL_CH_STOP && r->arg) {
     ns_comm_state* cs = ns_an_comm(a, ev->start.comm, 1);
-    ns_clockfit* clock = cs ? ns_an_clock_at_kch(a, cs, ev->start.id >> 40) : NULL;
+    ns_clockfit* clock = cs ? ns_an_clock_at_kch(a, cs, ev->start.id >> 40, ev->start.tid) : NULL;
     if (clock) ns_cf_add_after(clock, r->ts, r->arg);
   }
 }
@@ -146,12 +146,20 @@ static void on_stopped(void* user, ns_event* ev) {
   ns_event* op = ev->op ? ns_asm_find(a->as, ev->op) : NULL;
   uint64_t win = op && op->op_like && an(op)->has_window ? an(op)->window : UINT64_MAX;
   /* A send queued behind an earlier step of its connection still in flight
-   * (up to 8 are: facts item 8) measures that wait too, not the link: its
-   * steps complete in order, so it queued if the previous one stopped after
-   * its SendWait. Receives are waits anyway. */
-  ns_an_event* px = an(pop);
-  int queued = key.is_send && px->last_step_stop > x->wait_ts;
-  if (ev->stop_ts > px->last_step_stop) px->last_step_stop = ev->stop_ts;
+   * (up to 8 are, of its op or the one before: facts item 8) measures that
+   * wait too, not the link: steps complete in order, so it queued if the
+   * previous one stopped after its SendWait. Receives are waits anyway. */
+  int queued = 0;
+  if (key.is_send) {
+    uint64_t conn = ns_idmap_mix(((uint64_t)key.comm << 32) ^ ((uint64_t)(uint32_t)key.peer << 8) ^
+                                 (uint64_t)(uint8_t)key.channel) | 1;
+    int inserted;
+    uint64_t* last = ns_idmap_put(&a->conn_last_stop, conn, &inserted);
+    if (last) {
+      queued = *last > x->wait_ts;
+      if (ev->stop_ts > *last) *last = ev->stop_ts;
+    }
+  }
   ns_win_step(a, win, &key, x->size, (double)(ev->stop_ts - x->wait_ts) / 1000.0, queued);
 }
 

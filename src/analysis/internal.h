@@ -34,7 +34,6 @@ typedef struct {
   uint64_t recv_ready_ts; /* op: latest RecvGPUWait of its own network receives, 0 if none */
   uint64_t plan;          /* op: its plan's legacy Group (parentGroup, or the parent before v5), 0 unknown */
   uint64_t wait_ts, size; /* ProxyStep: SendWait/RecvWait time, its own transSize (SendWait/RecvFlushWait) */
-  uint64_t last_step_stop; /* ProxyOp: the latest stop of its steps so far */
   uint8_t has_window;
   uint8_t graph;    /* op: its CollApi/P2pApi was graph-captured: the Coll start precedes the kernel */
   uint8_t has_wait; /* ProxyStep */
@@ -69,6 +68,7 @@ typedef struct {
 typedef struct {
   char uuid[48];  /* the GPU UUID, "" when keyed by the proxy thread */
   uint64_t ring;  /* without a UUID: the ring serial of its proxy thread (event id >> 40) */
+  uint32_t proxy_tid; /* that thread (for the summary) */
   ns_clockfit clock;
 } ns_gpu_state;
 
@@ -183,6 +183,8 @@ struct ns_analysis {
   uint64_t next_win_index;
   int have_origin;
   uint64_t origin;
+  /* per send connection (comm, peer, channel): the latest step stop, to tell queued steps (completion.c) */
+  ns_idmap conn_last_stop;
   /* kernel batches being formed, and what became of closed ones (for ns_analysis_batch_of) */
   ns_batch_open* open_batches;
   size_t nopen_batches, capopen_batches;
@@ -202,7 +204,7 @@ ns_comm_state* ns_an_comm(ns_analysis* a, uint32_t comm, int create);
 /* The clock of the comm's GPU; NULL until its first KernelCh (or out of memory). */
 ns_clockfit* ns_an_clock(ns_analysis* a, const ns_comm_state* cs);
 /* The comm's GPU, assigned at its first KernelCh (from proxy ring `ring`); NULL if out of memory. */
-ns_clockfit* ns_an_clock_at_kch(ns_analysis* a, ns_comm_state* cs, uint64_t ring);
+ns_clockfit* ns_an_clock_at_kch(ns_analysis* a, ns_comm_state* cs, uint64_t ring, uint32_t tid);
 void ns_an_comms_free(ns_analysis* a);
 
 /* ptimers.c: whose times an op's KernelCh pTimers are */

@@ -215,10 +215,12 @@ static void text_links(ns_analysis* const* list, size_t n, size_t max_links, FIL
 }
 
 /* The communicators with a clock fit, over every analysis of the list:
- * for (fit_iter it = {0}; next_fit(list, n, &it);) uses it.cs and it.fit. */
+ * for (fit_iter it = {0}; next_fit(list, n, &it);) uses it.cs, it.fit and
+ * it.gpu (its GPU: communicators of one GPU share one fit). */
 typedef struct {
   size_t a, c;
   const ns_comm_state* cs;
+  const ns_gpu_state* gpu;
   ns_clock_fit fit;
 } fit_iter;
 
@@ -226,31 +228,54 @@ static int next_fit(ns_analysis* const* list, size_t n, fit_iter* it) {
   for (; it->a < n; it->a++, it->c = 0)
     while (it->c < list[it->a]->ncomms) {
       const ns_comm_state* cs = list[it->a]->comms[it->c++];
-      if (!cs) continue;
-      const ns_clockfit* cf = ns_an_clock(list[it->a], cs);
-      if (!cf) continue;
-      ns_cf_get(cf, &it->fit);
-      if (!it->fit.valid) continue;
+      if (!cs || !ns_analysis_clock_fit(list[it->a], cs->comm, &it->fit)) continue;
       it->cs = cs;
+      it->gpu = list[it->a]->gpus[cs->gpu];
       return 1;
     }
   return 0;
 }
 
+/* Which GPU a fit belongs to: its UUID, else the proxy thread its KernelCh came from. */
+static void gpu_name(const fit_iter* it, char* out, size_t n) {
+  if (it->gpu->uuid[0])
+    snprintf(out, n, "%.40s", it->gpu->uuid);
+  else
+    snprintf(out, n, "proxy tid %u", it->gpu->proxy_tid);
+}
+
+/* Whether the samples pin the drift down: GPU clocks drift by a few ppm, so
+ * a range wider than +-10 ppm (a span of samples too short) says nothing,
+ * and the drift is published as unknown. The fit's bounds hold either way. */
+#define DRIFT_KNOWN_PPM 10.0
+static int drift_known(const ns_clock_fit* f) { return f->bounded && f->drift_err_ppm <= DRIFT_KNOWN_PPM; }
+
 static void text_clocks(ns_analysis* const* list, size_t n, FILE* out) {
-  fprintf(out, "\n# GPU clock fit (gpu = t + offset + drift*(t - ref)); error = bound on |converted - true|\n");
-  fprintf(out, "# %-18s %6s %10s %24s %12s %12s %8s\n", "commId", "rank", "samples", "offset(us)", "drift(ppm)",
-          "error(us)", "resets");
+  fprintf(out, "\n# GPU clock fit per GPU (gpu = t + offset + drift*(t - ref)); error = bound on |converted - true|\n");
+  fprintf(out, "# over the samples' span. Samples: KernelCh callbacks (after the GPU time they carry) and launch\n");
+  fprintf(out, "# calls and receive handovers (before it) of ops whose pTimers are their own; rejected: those that\n");
+  fprintf(out, "# contradicted the callbacks. foreign: ops whose pTimers may be another work's (work-counter\n");
+  fprintf(out, "# drift / ring overrun / before their launch): their GPU times are published unbounded.\n");
+  fprintf(out, "# %-18s %6s %-22s %10s %24s %20s %12s %8s %6s %s\n", "commId", "rank", "gpu", "samples", "offset(us)",
+          "drift(ppm)", "error(us)", "rejected", "resets", "foreign (drift/overrun/causal)");
   for (fit_iter it = {0}; next_fit(list, n, &it);) {
     const ns_clock_fit* f = &it.fit;
-    char err[32];
+    const uint64_t* v = it.cs->pt.verdicts;
+    char err[32], drift[32], gpu[48];
     if (f->bounded)
       snprintf(err, sizeof err, "%.3f", f->error_ns / 1e3);
     else
       snprintf(err, sizeof err, "unbounded");
-    fprintf(out, "  0x%016llx %6d %10llu %24.3f %12.4f %12s %8llu\n", (unsigned long long)it.cs->comm_id,
-            it.cs->rank, (unsigned long long)f->samples, (double)f->offset_ns / 1e3, f->drift_ppm, err,
-            (unsigned long long)f->resets);
+    if (drift_known(f))
+      snprintf(drift, sizeof drift, "%.3f+-%.3f", f->drift_ppm, f->drift_err_ppm);
+    else
+      snprintf(drift, sizeof drift, "unknown");
+    gpu_name(&it, gpu, sizeof gpu);
+    fprintf(out, "  0x%016llx %6d %-22s %10llu %24.3f %20s %12s %8llu %6llu %llu (%llu/%llu/%llu)\n",
+            (unsigned long long)it.cs->comm_id, it.cs->rank, gpu, (unsigned long long)f->samples,
+            (double)f->offset_ns / 1e3, drift, err, (unsigned long long)f->rejected, (unsigned long long)f->resets,
+            (unsigned long long)f->ops_foreign, (unsigned long long)v[NS_PT_DRIFT],
+            (unsigned long long)v[NS_PT_OVERRUN], (unsigned long long)v[NS_PT_CAUSAL]);
   }
 }
 
@@ -364,18 +389,29 @@ int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summar
   int first = 1;
   for (fit_iter it = {0}; next_fit(list, n, &it);) {
     const ns_clock_fit* f = &it.fit;
+    const uint64_t* v = it.cs->pt.verdicts;
+    char gpu[48];
+    gpu_name(&it, gpu, sizeof gpu);
     /* exact µs with 3 decimals from integer ns; the sign is printed apart so
      * that offsets in (-1 µs, 0) keep it */
     unsigned long long mag = f->offset_ns < 0 ? 0ull - (unsigned long long)f->offset_ns : (unsigned long long)f->offset_ns;
-    fprintf(out, "%s{\"commId\":\"0x%llx\",\"rank\":%d,\"samples\":%llu,\"gpuClockOffsetUs\":%s%llu.%03llu",
-            first ? "" : ",", (unsigned long long)it.cs->comm_id, it.cs->rank, (unsigned long long)f->samples,
+    fprintf(out, "%s{\"commId\":\"0x%llx\",\"rank\":%d,\"gpu\":", first ? "" : ",",
+            (unsigned long long)it.cs->comm_id, it.cs->rank);
+    json_str(out, gpu);
+    fprintf(out, ",\"samples\":%llu,\"gpuClockOffsetUs\":%s%llu.%03llu", (unsigned long long)f->samples,
             f->offset_ns < 0 ? "-" : "", mag / 1000, mag % 1000);
+    int known = drift_known(f);
     fputs(",\"gpuClockDriftPpm\":", out);
-    json_num(out, f->drift_ppm);
+    json_num(out, known ? f->drift_ppm : NAN);
+    fputs(",\"gpuClockDriftErrPpm\":", out);
+    json_num(out, known ? f->drift_err_ppm : NAN);
     fputs(",\"gpuClockErrorUs\":", out);
     json_num(out, f->error_ns / 1e3);
-    fprintf(out, ",\"refUs\":%llu.%03llu,\"resets\":%llu}", (unsigned long long)(f->ref_cpu_ns / 1000),
-            (unsigned long long)(f->ref_cpu_ns % 1000), (unsigned long long)f->resets);
+    fprintf(out, ",\"refUs\":%llu.%03llu,\"resets\":%llu,\"rejectedSamples\":%llu", (unsigned long long)(f->ref_cpu_ns / 1000),
+            (unsigned long long)(f->ref_cpu_ns % 1000), (unsigned long long)f->resets, (unsigned long long)f->rejected);
+    fprintf(out, ",\"opsPtimerOwn\":%llu,\"opsPtimerForeign\":{\"drift\":%llu,\"overrun\":%llu,\"causal\":%llu}}",
+            (unsigned long long)v[NS_PT_OWN], (unsigned long long)v[NS_PT_DRIFT], (unsigned long long)v[NS_PT_OVERRUN],
+            (unsigned long long)v[NS_PT_CAUSAL]);
     first = 0;
   }
   fputs("]}\n", out);
