@@ -532,9 +532,14 @@ def check_straggler(work):
                ambiguous, true_gap, max(bounds) if bounds else -1))
         check(compared >= 40 and c["compared"] == compared, "report compared %d collectives, the truth has %d" %
               (c["compared"], compared))
-        # the simulator's threads run on a shared machine: its late rank is late most of the time, not always
-        check(truly_last >= 0.6 * compared, "the simulator made rank %d last in only %d of %d" %
-              (rank, truly_last, compared))
+        # the simulator's threads run on a shared machine: its late rank is late most of the time, not always;
+        # when the machine kept it from being late at all, there is no straggler to find
+        if truly_last < 0.6 * compared:
+            check(abs(reported - truly_last) <= ambiguous + 2, "rank %d last in %d collectives by the report, %d by "
+                  "the truth" % (rank, reported, truly_last))
+            print("SKIP: the simulator made rank %d last in only %d of %d (this machine could not keep its schedule)"
+                  % (rank, truly_last, compared))
+            sys.exit(77)
         check(c["lastRank"] == rank, "wrong straggler")
         # ambiguity is judged with the export's final bounds; the report converts a rank's first one or two
         # collectives before its first receive sample exists (a bound of delay / 2 then): 2 more may differ
