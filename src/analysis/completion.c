@@ -43,6 +43,13 @@ static void recv_handed_over(ns_analysis* a, const ns_event* step, uint64_t ts) 
 
 static int is_simple_proto(const char* proto) { return strcasecmp(proto, "Simple") == 0; }
 
+/* The largest pTimer a KernelCh of the op carried, start or stop: a start
+ * read from an overwritten slot can exceed every stop (ptimers.c). */
+static void note_ptimer(ns_analysis* a, const ns_event* kch, uint64_t ptimer) {
+  ns_event* op = kch->op ? ns_asm_find(a->as, kch->op) : NULL;
+  if (op && op->op_like && ptimer > an(op)->ptimer_last) an(op)->ptimer_last = ptimer;
+}
+
 /* ---- the assembler's callbacks ---- */
 
 static void on_created(void* user, ns_event* ev) {
@@ -79,6 +86,7 @@ static void on_started(void* user, ns_event* ev) {
       ns_comm_state* cs = ns_an_comm(a, r->comm, 1);
       ns_clockfit* clock = cs && ptimer ? ns_an_clock_at_kch(a, cs, r->id >> 40, r->tid) : NULL;
       if (clock) ns_cf_add_after(clock, r->ts, ptimer); /* whichever work's time it is, it precedes the callback */
+      note_ptimer(a, ev, ptimer);
       break;
     }
     case NS_EV_COLL_API:
@@ -119,6 +127,7 @@ static void on_state(void* user, ns_event* ev, const ns_record* r) {
     ns_comm_state* cs = ns_an_comm(a, ev->start.comm, 1);
     ns_clockfit* clock = cs ? ns_an_clock_at_kch(a, cs, ev->start.id >> 40, ev->start.tid) : NULL;
     if (clock) ns_cf_add_after(clock, r->ts, r->arg);
+    note_ptimer(a, ev, r->arg);
   }
 }
 
@@ -163,10 +172,10 @@ static void on_stopped(void* user, ns_event* ev) {
   ns_win_step(a, win, &key, x->size, (double)(ev->stop_ts - x->wait_ts) / 1000.0, queued);
 }
 
-/* The op's GPU interval. Its pTimers are judged first (ptimers.c): only an
- * op that owns them gives "before" samples (a pTimer of an earlier work
- * would claim a GPU time after the launch that it does not have) and a
- * published interval. */
+/* The op's GPU interval. Its pTimers are judged first (ptimers.c): a
+ * pTimer of an earlier work would claim a GPU time after the launch that it
+ * does not have, so an op that may carry one gives no "before" sample; only
+ * an op that owns its pTimers gets a published interval. */
 static void gpu_interval(ns_analysis* a, const ns_event* ev, ns_comm_state* cs, const char* proto, ns_op_result* r) {
   ns_an_event* x = an(ev);
   ns_clockfit* clock = ns_an_clock(a, cs);
@@ -177,14 +186,21 @@ static void gpu_interval(ns_analysis* a, const ns_event* ev, ns_comm_state* cs, 
   if (!x->launch_ts)
     x->launch_ts = ns_launch_for(a, (ev->start.flags & NS_RF_PARENT_RAW) ? 0 : ev->start.parent, ev->start.comm);
   uint64_t lower = x->graph ? ev->start.ts : x->launch_ts && x->launch_ts <= ev->start.ts ? x->launch_ts : 0;
-  if (ns_pt_judge(a, cs, ev, lower, clock) != NS_PT_OWN) {
+  int why = ns_pt_judge(a, cs, ev, lower, x->ptimer_last, clock);
+  /* Without drift, the slots an op reads hold its own work's time or a
+   * later work's (the counter passed its number), which began after its
+   * launch and ends after its receives: the "before" samples hold even for
+   * an op whose ring may have wrapped. */
+  if (why == NS_PT_OWN || why == NS_PT_OVERRUN) {
+    if (lower) ns_cf_add_before(clock, lower, ev->ptimer_min);
+    uint32_t nch = r->nchannels;
+    if (x->recv_ready_ts && nch > 0 && ev->n_kch_timed >= nch && ev->type == NS_EV_COLL && is_simple_proto(proto))
+      ns_cf_add_before(clock, x->recv_ready_ts, ev->ptimer_max);
+  }
+  if (why != NS_PT_OWN) {
     r->flags |= NS_OPF_PTIMER_FOREIGN;
     return;
   }
-  if (lower) ns_cf_add_before(clock, lower, ev->ptimer_min);
-  uint32_t nch = r->nchannels;
-  if (x->recv_ready_ts && nch > 0 && ev->n_kch_timed >= nch && ev->type == NS_EV_COLL && is_simple_proto(proto))
-    ns_cf_add_before(clock, x->recv_ready_ts, ev->ptimer_max);
   double e1 = INFINITY, e2 = INFINITY;
   uint64_t t1 = 0, t2 = 0;
   int ok1 = ns_cf_convert(clock, ev->ptimer_min, &t1, &e1);

@@ -33,6 +33,7 @@ typedef struct {
   uint64_t launch_ts;     /* op: earliest KernelLaunch start of its group on this comm, 0 if not known (yet) */
   uint64_t recv_ready_ts; /* op: latest RecvGPUWait of its own network receives, 0 if none */
   uint64_t plan;          /* op: its plan's legacy Group (parentGroup, or the parent before v5), 0 unknown */
+  uint64_t ptimer_last;   /* op: the largest pTimer (start or stop) of its KernelCh */
   uint64_t wait_ts, size; /* ProxyStep: SendWait/RecvWait time, its own transSize (SendWait/RecvFlushWait) */
   uint8_t has_window;
   uint8_t graph;    /* op: its CollApi/P2pApi was graph-captured: the Coll start precedes the kernel */
@@ -210,8 +211,10 @@ void ns_an_comms_free(ns_analysis* a);
 /* ptimers.c: whose times an op's KernelCh pTimers are */
 void ns_pt_op_started(ns_analysis* a, ns_comm_state* cs, const ns_event* op, uint64_t launch_ts);
 void ns_pt_api_started(ns_analysis* a, const ns_event* api);
-/* NS_PT_OWN, or the reason the op's pTimers may be another work's; recorded for ns_analysis_ptimers_own. */
-int ns_pt_judge(ns_analysis* a, ns_comm_state* cs, const ns_event* op, uint64_t launch_ts, const ns_clockfit* clock);
+/* NS_PT_OWN, or the reason the op's pTimers may be another work's; recorded for ns_analysis_ptimers_own.
+ * lower_ts: a time its kernel began after (its launch), 0 if none; ptimer_last: its largest pTimer. */
+int ns_pt_judge(ns_analysis* a, ns_comm_state* cs, const ns_event* op, uint64_t lower_ts, uint64_t ptimer_last,
+                const ns_clockfit* clock);
 void ns_pt_scan(ns_analysis* a, int flush);
 void ns_pt_free(ns_pt_comm* pt);
 

@@ -19,12 +19,14 @@
  *    ops after a pending one are judged as drifted; one still without a
  *    Coll after 5 grace periods is a drift source for good.
  *  - Overrun: NS_PT_OVERRUN_LAUNCHES or more ops of the communicator were
- *    launched between the op's own launch and its last callback. The slot
- *    is overwritten once the GPU started (finished) the work 64 numbers
- *    later; that work cannot start before its launch, and each op is at
- *    least one work, so with fewer launches the slot still held the op's
- *    own time. The margin (32, not 64) leaves room for works without an
- *    op of their own that the events do not show.
+ *    launched between the op's own launch and its last callback, or, when
+ *    the clock bounds it, the GPU time of its largest pTimer. The slot
+ *    holds the time of a work numbered b + 64k (k >= 0: the counter passed
+ *    b); one with k >= 1 started after its launch, which came after 64 more
+ *    works of the channel were numbered, and an op has at most one work per
+ *    channel: with fewer launches before the time read, k = 0. The margin
+ *    (32, not 64) leaves room for works without an op of their own that
+ *    the events do not show.
  *  - Causality: the op's converted start lies wholly before the start of
  *    its own launch call (a kernel cannot begin before it is launched): the
  *    time of an earlier work, whatever the reason (graph numbering, a stale
@@ -189,23 +191,33 @@ static uint32_t launches_between(const ns_pt_comm* pt, uint64_t after, uint64_t 
   return count;
 }
 
-int ns_pt_judge(ns_analysis* a, ns_comm_state* cs, const ns_event* op, uint64_t lower_ts, const ns_clockfit* clock) {
+int ns_pt_judge(ns_analysis* a, ns_comm_state* cs, const ns_event* op, uint64_t lower_ts, uint64_t ptimer_last,
+                const ns_clockfit* clock) {
   ns_pt_comm* pt = &cs->pt;
   uint64_t start = op->start.ts;
   int why = NS_PT_OWN;
   if (pt->drift_since && start >= pt->drift_since) why = NS_PT_DRIFT;
   for (uint32_t i = 0; why == NS_PT_OWN && i < pt->nbcast; i++)
     if (pt->bcast_ts[i] <= start) why = NS_PT_DRIFT;
-  if (why == NS_PT_OWN) {
-    uint64_t from = lower_ts ? lower_ts : start;
-    uint64_t until = op->has_exec_stop ? op->exec_stop : a->now;
-    if (launches_between(pt, from, until) >= NS_PT_OVERRUN_LAUNCHES) why = NS_PT_OVERRUN;
-  }
   if (why == NS_PT_OWN && lower_ts && clock) {
     uint64_t t = 0;
     double err = INFINITY;
     if (ns_cf_convert(clock, op->ptimer_min, &t, &err) && isfinite(err) && (double)t + err < (double)lower_ts)
       why = NS_PT_CAUSAL;
+  }
+  if (why == NS_PT_OWN) {
+    /* The works that could have overwritten its slots were launched after
+     * its own launch and before its last callback read them; better still,
+     * before the GPU time of its largest pTimer, when that is bounded: a
+     * later work's time lies after that work's launch. */
+    uint64_t from = lower_ts ? lower_ts : start;
+    uint64_t until = op->has_exec_stop ? op->exec_stop : a->now;
+    uint64_t t = 0;
+    double err = INFINITY;
+    if (clock && ptimer_last && ns_cf_convert(clock, ptimer_last, &t, &err) && isfinite(err) &&
+        (double)t + err < (double)until)
+      until = (uint64_t)((double)t + err) + 1;
+    if (launches_between(pt, from, until) >= NS_PT_OVERRUN_LAUNCHES) why = NS_PT_OVERRUN;
   }
   record_verdict(pt, op->id, why == NS_PT_OWN);
   pt->verdicts[why]++;
