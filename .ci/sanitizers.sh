@@ -37,9 +37,13 @@ SCENARIOS=(default pxn graph ce churn straggler hang reuse threads nasty batch n
 #                    (every conversion still inside its bound, 7.3 us median)
 #  e2e.clock_fields  the fit's offset within its published bound (a few us); failed
 #                    under TSan by 9 us vs a 6.8 us bound
+#  sim.replay.fixed  a replay's durations within 1 ms of the recording (p99); under
+#                    TSan 2.6 ms
+#  sim.nccl.ptimer_overrun  the GPU must run 64 works ahead of a late proxy: under
+#                    ASan the application posts too slowly for it
 # The other e2e tests (busbw, links) stay (links skips itself when the simulator
 # falls behind its schedule).
-SAN_CTEST_EXCLUDE='^(e2e\.exec_end|e2e\.straggler|e2e\.gpu_clock|e2e\.gpu_clock_v4|e2e\.clock_fields)$'
+SAN_CTEST_EXCLUDE='^(e2e\.exec_end|e2e\.straggler|e2e\.gpu_clock|e2e\.gpu_clock_v4|e2e\.clock_fields|sim\.replay\.fixed|sim\.nccl\.ptimer_overrun)$'
 # Run with a longer NCCLSCOPE_HOLD_MS, each for its reason:
 #  plugin.sim.graph  the plugin keeps a finished parent's handle for NCCLSCOPE_HOLD_MS
 #                 (100) for late children; graph replays start their collectives after

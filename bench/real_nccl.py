@@ -25,6 +25,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "e2e"))
+from truth_match import parents  # noqa: E402
+
 BUILD = next((a for a in sys.argv[1:] if not a.startswith("--")), "build")
 QUICK = "--quick" in sys.argv
 SIM = os.path.join(BUILD, "ncclscope-sim")
@@ -72,40 +75,6 @@ def case(nccl, scenario, extra):
     res.update(links(os.path.join(dump, "summary.json")))
     res["no_end"] = e.stderr.count("no end marker") + e.stderr.count("missing an end")
     return res
-
-
-def parents(truth, evs):
-    """Per (pid, tid): the k-th exported start is the truth's k-th start (the plugin records every
-    start it accepted, in call order); the exported parent must be the truth parent's event."""
-    tstarts = collections.defaultdict(list)
-    for t in truth["start"]:
-        if not t["handle_null"]:
-            tstarts[(t["pid"], t["tid"])].append(t)
-    estarts = collections.defaultdict(list)
-    for e in evs:
-        estarts[(e["start"]["pid"], e["start"]["tid"])].append(e)
-    addr_of = {}
-    pairs = []
-    for k, es in estarts.items():
-        es.sort(key=lambda e: e["start"]["ts"])
-        for e, t in zip(es, tstarts.get(k, [])):
-            addr_of[(t["pid"], t["serial"])] = e["eventAddr"]
-            pairs.append((e, t))
-    lost = wrong = ok = 0
-    for e, t in pairs:
-        if t["parent"] is None or t.get("pxn"):
-            continue
-        want = addr_of.get((t["pid"], t["parent"]))
-        if want is None:
-            continue  # the parent itself was not recorded
-        got = e.get("parentObj")
-        if got is None:
-            lost += 1
-        elif got != want:
-            wrong += 1
-        else:
-            ok += 1
-    return {"parent_ok": ok, "parent_lost": lost, "parent_wrong": wrong}
 
 
 def clock(truth, evs):

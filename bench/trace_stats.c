@@ -24,7 +24,7 @@ typedef struct {
   uint64_t starts_by_type[NS_EV_COUNT];
   uint64_t records_by_type[NS_EV_COUNT];
   uint64_t pxn_starts_by_type[NS_EV_COUNT];
-  uint64_t counters_seen;
+  uint64_t counters_seen, closed, repeated;
   uint64_t events, dropped, dropped_ring, dropped_handles, bad_handles, write_errors, pxn_events, parent_lost;
   uint64_t type_events[NS_EV_COUNT], type_dropped[NS_EV_COUNT];
   uint64_t comms, finis;
@@ -52,7 +52,15 @@ static void readOne(const char* path, totals* t) {
     switch (it.kind) {
       case NS_ITEM_RECORD:
         if (it.record->kind < 4) t->kind[it.record->kind]++;
-        if (it.record->type < NS_EV_COUNT) t->records_by_type[it.record->type]++;
+        /* records_by_type counts NCCL's calls: a REPEATED record stands for
+         * `arg` identical state calls; CLOSED is the plugin's, no call */
+        if (it.record->kind == NS_REC_STATE && it.record->state == NS_ST_CLOSED) {
+          t->closed++;
+        } else if (it.record->type < NS_EV_COUNT) {
+          int repeated = it.record->kind == NS_REC_STATE && it.record->state == NS_ST_REPEATED;
+          t->records_by_type[it.record->type] += repeated ? it.record->arg : 1;
+          if (repeated) t->repeated += it.record->arg;
+        }
         if (it.record->kind == NS_REC_START && it.record->type < NS_EV_COUNT) {
           t->starts_by_type[it.record->type]++;
           if (it.record->flags & NS_RF_PXN) t->pxn_starts_by_type[it.record->type]++;
@@ -121,7 +129,7 @@ int main(int argc, char** argv) {
          "\"bytes_cut\":%llu,\"blocks\":%llu,\"records\":%llu,\"starts\":%llu,\"stops\":%llu,\"states\":%llu,"
          "\"seq_gaps\":%llu,\"comms\":%llu,\"finis\":%llu,\"counters_blocks\":%llu,\"events\":%llu,\"dropped\":%llu,"
          "\"dropped_ring\":%llu,\"dropped_handles\":%llu,\"bad_handles\":%llu,\"write_errors\":%llu,"
-         "\"pxn_events\":%llu,\"parent_lost\":%llu,\"stop_reason\":\"%s\"",
+         "\"pxn_events\":%llu,\"parent_lost\":%llu,\"closed\":%llu,\"repeated\":%llu,\"stop_reason\":\"%s\"",
          (unsigned long long)t.files, (unsigned long long)t.unreadable, (unsigned long long)t.clean,
          (unsigned long long)t.file_size, (unsigned long long)t.bytes_ok, (unsigned long long)t.bytes_cut,
          (unsigned long long)t.blocks, (unsigned long long)t.records, (unsigned long long)t.kind[NS_REC_START],
@@ -130,7 +138,8 @@ int main(int argc, char** argv) {
          (unsigned long long)t.counters_seen, (unsigned long long)t.events, (unsigned long long)t.dropped,
          (unsigned long long)t.dropped_ring, (unsigned long long)t.dropped_handles,
          (unsigned long long)t.bad_handles, (unsigned long long)t.write_errors, (unsigned long long)t.pxn_events,
-         (unsigned long long)t.parent_lost, t.stop_reason);
+         (unsigned long long)t.parent_lost, (unsigned long long)t.closed, (unsigned long long)t.repeated,
+         t.stop_reason);
   printArray("starts_by_type", t.starts_by_type);
   printArray("records_by_type", t.records_by_type);
   printArray("pxn_starts_by_type", t.pxn_starts_by_type);

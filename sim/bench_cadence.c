@@ -35,17 +35,14 @@
 enum { CS_NET, CS_NODE8, CS_NODE32, CS_P2P, CS_N };
 static const char* const csNames[CS_N] = {"net_coll", "node_coll8", "node_coll32", "p2p_pair"};
 static const int csEvents[CS_N] = {12, 13, 37, 15};
-#define CAD_CFGS 2
+#define CAD_CFGS SIM_BENCH_MAX_PLUGINS
 #define CAD_MAX_GAPS 8
 #define EVICT_BYTES (8u << 20) /* more than this machine's L2 and its share of L3 */
 
-typedef struct {
-  const char* name;
-  void* lib;
-  const ncclProfiler_v6_t* api;
-} cadPlugin;
+typedef simBenchPlugin cadPlugin;
 
 typedef struct {
+  int ncfg; /* 2, or 3 with --bench-baseline */
   int index;
   cadPlugin* cfg;
   pthread_barrier_t* bar;
@@ -180,15 +177,16 @@ static void proxyBurst(const cadTarget* x, int seq, void** tasks, int ntasks) {
 static void* cadWorker(void* arg) {
   cadThread* t = arg;
   t->evict = calloc(EVICT_BYTES, 1);
-  void* ctx[CAD_CFGS];
-  for (int c = 0; c < CAD_CFGS; c++) {
+  void* ctx[CAD_CFGS] = {0};
+  int ncfg = t->ncfg;
+  for (int c = 0; c < ncfg; c++) {
     int mask = 0;
     ctx[c] = NULL;
     t->cfg[c].api->init(&ctx[c], 0xCADE0000ull + (uint64_t)t->index, &mask, "cadence", 2, 2, t->index % 2, cadLog);
   }
   for (int rep = 0; rep < simOpt.benchReps; rep++)
-    for (int k = 0; k < CAD_CFGS; k++) {
-      int c = (rep & 1) ? CAD_CFGS - 1 - k : k; /* alternate the order */
+    for (int k = 0; k < ncfg; k++) {
+      int c = (rep & 1) ? ncfg - 1 - k : k; /* alternate the order */
       cadTarget x = {t->cfg[c].api, ctx[c]};
       pthread_barrier_wait(t->bar);
       for (int g = 0; g < t->ngaps; g++)
@@ -214,45 +212,17 @@ static void* cadWorker(void* arg) {
         }
       pthread_barrier_wait(t->bar);
     }
-  for (int c = 0; c < CAD_CFGS; c++)
+  for (int c = 0; c < ncfg; c++)
     if (ctx[c]) t->cfg[c].api->finalize(ctx[c]);
   free(t->evict);
   return NULL;
 }
 
-static int cadOpen(cadPlugin* p, const char* name, const char* path) {
-  p->name = name;
-  p->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!p->lib) {
-    SIM_ERR("--bench-cadence: cannot load %s: %s", path, dlerror());
-    return -1;
-  }
-  p->api = dlsym(p->lib, "ncclProfiler_v6");
-  if (!p->api) {
-    SIM_ERR("--bench-cadence: %s does not export ncclProfiler_v6", path);
-    return -1;
-  }
-  return 0;
-}
-
-static int cmpDouble(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
 int simRunBenchCadence(void) {
-  char exe[4096], emptyPath[4200];
-  ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  exe[k > 0 ? k : 0] = 0;
-  snprintf(emptyPath, sizeof emptyPath, "%s/libnccl-profiler-empty.so", dirname(exe));
-  const char* chosen = simOpt.plugin ? simOpt.plugin : getenv("NCCL_PROFILER_PLUGIN");
-  if (!chosen || !strcasecmp(chosen, "none")) {
-    SIM_ERR("--bench-cadence needs --plugin PATH");
-    return 2;
-  }
   cadPlugin cfg[CAD_CFGS];
-  memset(cfg, 0, sizeof cfg);
-  if (cadOpen(&cfg[0], "empty", emptyPath) || cadOpen(&cfg[1], "plugin", chosen)) return 1;
+  int ncfg = 0;
+  int rc = simBenchOpenPlugins("--bench-cadence", cfg, &ncfg);
+  if (rc) return rc;
   int gaps[CAD_MAX_GAPS], ngaps = 0;
   char* spec = strdup(simOpt.benchGaps ? simOpt.benchGaps : "1,10,100,1000");
   for (char* tok = strtok(spec, ","); tok && ngaps < CAD_MAX_GAPS; tok = strtok(NULL, ",")) gaps[ngaps++] = atoi(tok);
@@ -264,9 +234,9 @@ int simRunBenchCadence(void) {
   pthread_t* tid = calloc((size_t)n, sizeof *tid);
   size_t per = (size_t)simOpt.benchReps * 4000;
   for (int i = 0; i < n; i++) {
-    th[i].index = i, th[i].cfg = cfg, th[i].bar = &bar, th[i].ngaps = ngaps;
+    th[i].index = i, th[i].ncfg = ncfg, th[i].cfg = cfg, th[i].bar = &bar, th[i].ngaps = ngaps;
     memcpy(th[i].gapsUs, gaps, sizeof gaps);
-    for (int c = 0; c < CAD_CFGS; c++)
+    for (int c = 0; c < ncfg; c++)
       for (int g = 0; g < ngaps; g++)
         for (int s = 0; s < CS_N; s++) th[i].samples[c][g][s] = calloc(per, sizeof(double));
   }
@@ -276,40 +246,45 @@ int simRunBenchCadence(void) {
 
   printf("cadence: %d thread(s), own communicators, %d reps; ns inside the plugin calls per collective "
          "(medians), gap of cache-evicting work between collectives\n", n, simOpt.benchReps);
-  printf("%-12s %8s %10s %10s %10s %12s %10s\n", "sequence", "gap_us", "empty", "plugin", "added", "added/event",
+  printf("%-12s %8s %10s %10s %10s %12s %10s", "sequence", "gap_us", "empty", "plugin", "added", "added/event",
          "p90_added");
+  if (ncfg == 3) printf(" %10s %14s", "baseline", "base_add/event");
+  printf("\n");
   char json[16384];
   size_t jl = (size_t)snprintf(json, sizeof json, "{\"threads\":%d,\"reps\":%d,\"rows\":[", n, simOpt.benchReps);
   double* all = calloc(per * (size_t)n, sizeof(double));
   int rows = 0;
   for (int g = 0; g < ngaps; g++)
     for (int s = 0; s < CS_N; s++) {
-      double med[CAD_CFGS], p90[CAD_CFGS];
-      for (int c = 0; c < CAD_CFGS; c++) {
+      double med[CAD_CFGS] = {0}, p90[CAD_CFGS] = {0};
+      for (int c = 0; c < ncfg; c++) {
         size_t m = 0;
         for (int i = 0; i < n; i++) {
           memcpy(all + m, th[i].samples[c][g][s], th[i].n[c][g][s] * sizeof(double));
           m += th[i].n[c][g][s];
         }
-        qsort(all, m, sizeof(double), cmpDouble);
+        simBenchSort(all, m);
         med[c] = m ? all[m / 2] : 0;
         p90[c] = m ? all[m * 9 / 10] : 0;
       }
       double added = med[1] - med[0];
-      printf("%-12s %8d %10.1f %10.1f %10.1f %12.1f %10.1f\n", csNames[s], gaps[g], med[0], med[1], added,
+      printf("%-12s %8d %10.1f %10.1f %10.1f %12.1f %10.1f", csNames[s], gaps[g], med[0], med[1], added,
              added / csEvents[s], p90[1] - p90[0]);
+      if (ncfg == 3) printf(" %10.1f %14.1f", med[2], (med[2] - med[0]) / csEvents[s]);
+      printf("\n");
       jl += (size_t)snprintf(json + jl, sizeof json - jl,
                              "%s{\"seq\":\"%s\",\"gap_us\":%d,\"events\":%d,\"empty_ns\":%.1f,\"plugin_ns\":%.1f,"
-                             "\"added_ns\":%.1f,\"added_per_event_ns\":%.2f,\"p90_added_ns\":%.1f}",
+                             "\"added_ns\":%.1f,\"added_per_event_ns\":%.2f,\"p90_added_ns\":%.1f,"
+                             "\"baseline_ns\":%.1f}",
                              rows++ ? "," : "", csNames[s], gaps[g], csEvents[s], med[0], med[1], added,
-                             added / csEvents[s], p90[1] - p90[0]);
+                             added / csEvents[s], p90[1] - p90[0], med[2]);
     }
   snprintf(json + jl, sizeof json - jl, "]}");
   printf("BENCH_CADENCE %s\n", json);
   fflush(stdout);
-  for (int c = 0; c < CAD_CFGS; c++) dlclose(cfg[c].lib);
+  simBenchClosePlugins(cfg);
   for (int i = 0; i < n; i++)
-    for (int c = 0; c < CAD_CFGS; c++)
+    for (int c = 0; c < ncfg; c++)
       for (int g = 0; g < ngaps; g++)
         for (int s = 0; s < CS_N; s++) free(th[i].samples[c][g][s]);
   free(all);

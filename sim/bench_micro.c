@@ -31,18 +31,14 @@
 
 enum { SEQ_STEP, SEQ_STEP3, SEQ_COLL, SEQ_N };
 static const char* const seqNames[SEQ_N] = {"step_pair", "step_3states", "coll_pair"};
-#define MICRO_CFGS 2
+#define MICRO_CFGS SIM_BENCH_MAX_PLUGINS
 
-typedef struct {
-  const char* name;
-  void* lib;
-  const ncclProfiler_v6_t* api;
-  void* sharedCtx;
-} microPlugin;
+typedef simBenchPlugin microPlugin;
 
 typedef struct {
   int index;
   int nthreads;
+  int ncfg; /* 2, or 3 with --bench-baseline */
   microPlugin* cfg;
   pthread_barrier_t* bar;
   double* samples[MICRO_CFGS][SEQ_N]; /* ns per sequence, one per batch */
@@ -69,11 +65,6 @@ static void* microInit(const microPlugin* p, int rank, int nranks) {
   if (p->api->init(&ctx, 0x6d6963726fULL + (uint64_t)rank, &mask, name, 1, nranks, rank, microLog) != ncclSuccess)
     return NULL;
   return ctx;
-}
-
-static int cmpDouble(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
 }
 
 /* One batch of n sequences of kind `seq`; returns elapsed ns. */
@@ -126,12 +117,13 @@ static uint64_t microBatch(const ncclProfiler_v6_t* api, void* ctx, int seq, int
 static void* microWorker(void* arg) {
   microThread* t = arg;
   int batch = simOpt.benchBatch, batches = simOpt.benchBatches;
-  void* ctx[MICRO_CFGS];
-  for (int c = 0; c < MICRO_CFGS; c++)
+  void* ctx[MICRO_CFGS] = {0};
+  int ncfg = t->ncfg;
+  for (int c = 0; c < ncfg; c++)
     ctx[c] = simOpt.benchShared ? t->cfg[c].sharedCtx : microInit(&t->cfg[c], t->index, t->nthreads);
   for (int rep = 0; rep < simOpt.benchReps; rep++) {
-    for (int k = 0; k < MICRO_CFGS; k++) {
-      int c = (rep & 1) ? MICRO_CFGS - 1 - k : k; /* alternate the order: no config always runs first */
+    for (int k = 0; k < ncfg; k++) {
+      int c = (rep & 1) ? ncfg - 1 - k : k; /* alternate the order: no config always runs first */
       const ncclProfiler_v6_t* api = t->cfg[c].api;
       ncclProfilerEventDescr_v6_t d;
       memset(&d, 0, sizeof d);
@@ -166,24 +158,9 @@ static void* microWorker(void* arg) {
     }
   }
   if (!simOpt.benchShared)
-    for (int c = 0; c < MICRO_CFGS; c++)
+    for (int c = 0; c < ncfg; c++)
       if (ctx[c]) t->cfg[c].api->finalize(ctx[c]);
   return NULL;
-}
-
-static int microOpen(microPlugin* p, const char* name, const char* path) {
-  p->name = name;
-  p->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!p->lib) {
-    SIM_ERR("--bench-micro: cannot load %s: %s", path, dlerror());
-    return -1;
-  }
-  p->api = dlsym(p->lib, "ncclProfiler_v6");
-  if (!p->api) {
-    SIM_ERR("--bench-micro: %s does not export ncclProfiler_v6", path);
-    return -1;
-  }
-  return 0;
 }
 
 /* --bench-seq: "all" or one sequence name; 0 if unknown. */
@@ -195,29 +172,21 @@ unsigned simBenchSeqMask(const char* name) {
 }
 
 int simRunBenchMicro(void) {
-  char exe[4096], emptyPath[4200];
-  ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  exe[k > 0 ? k : 0] = 0;
-  snprintf(emptyPath, sizeof emptyPath, "%s/libnccl-profiler-empty.so", dirname(exe));
-  const char* chosen = simOpt.plugin ? simOpt.plugin : getenv("NCCL_PROFILER_PLUGIN");
-  if (!chosen || !strcasecmp(chosen, "none")) {
-    SIM_ERR("--bench-micro needs --plugin PATH");
-    return 2;
-  }
   microPlugin cfg[MICRO_CFGS];
-  memset(cfg, 0, sizeof cfg);
-  if (microOpen(&cfg[0], "empty", emptyPath) || microOpen(&cfg[1], "plugin", chosen)) return 1;
+  int ncfg = 0;
+  int rc = simBenchOpenPlugins("--bench-micro", cfg, &ncfg);
+  if (rc) return rc;
   int n = simOpt.benchThreads < 1 ? 1 : simOpt.benchThreads;
   if (simOpt.benchShared)
-    for (int c = 0; c < MICRO_CFGS; c++) cfg[c].sharedCtx = microInit(&cfg[c], 0, 1);
+    for (int c = 0; c < ncfg; c++) cfg[c].sharedCtx = microInit(&cfg[c], 0, 1);
   pthread_barrier_t bar;
   pthread_barrier_init(&bar, NULL, (unsigned)n);
   microThread* th = calloc((size_t)n, sizeof *th);
   pthread_t* tid = calloc((size_t)n, sizeof *tid);
   size_t per = (size_t)simOpt.benchReps * (size_t)simOpt.benchBatches;
   for (int i = 0; i < n; i++) {
-    th[i].index = i, th[i].nthreads = n, th[i].cfg = cfg, th[i].bar = &bar;
-    for (int c = 0; c < MICRO_CFGS; c++)
+    th[i].index = i, th[i].nthreads = n, th[i].ncfg = ncfg, th[i].cfg = cfg, th[i].bar = &bar;
+    for (int c = 0; c < ncfg; c++)
       for (int s = 0; s < SEQ_N; s++) th[i].samples[c][s] = calloc(per, sizeof(double));
   }
   for (int i = 0; i < n; i++) pthread_create(&tid[i], NULL, microWorker, &th[i]);
@@ -225,10 +194,10 @@ int simRunBenchMicro(void) {
   pthread_barrier_destroy(&bar);
 
   /* Medians over every batch of every thread and repetition. */
-  double med[MICRO_CFGS][SEQ_N], p10[MICRO_CFGS][SEQ_N], p90[MICRO_CFGS][SEQ_N];
+  double med[MICRO_CFGS][SEQ_N] = {{0}}, p10[MICRO_CFGS][SEQ_N] = {{0}}, p90[MICRO_CFGS][SEQ_N] = {{0}};
   double* all = calloc(per * (size_t)n, sizeof(double));
   uint64_t nulls[MICRO_CFGS] = {0}, handles[MICRO_CFGS] = {0};
-  for (int c = 0; c < MICRO_CFGS; c++) {
+  for (int c = 0; c < ncfg; c++) {
     for (int i = 0; i < n; i++) nulls[c] += th[i].nullHandles[c], handles[c] += th[i].handles[c];
     for (int s = 0; s < SEQ_N; s++) {
       size_t m = 0;
@@ -236,7 +205,7 @@ int simRunBenchMicro(void) {
         memcpy(all + m, th[i].samples[c][s], th[i].nsamples[c][s] * sizeof(double));
         m += th[i].nsamples[c][s];
       }
-      qsort(all, m, sizeof(double), cmpDouble);
+      simBenchSort(all, m);
       med[c][s] = m ? all[m / 2] : 0;
       p10[c][s] = m ? all[m / 10] : 0;
       p90[c][s] = m ? all[m * 9 / 10] : 0;
@@ -245,7 +214,9 @@ int simRunBenchMicro(void) {
   printf("micro: %d thread(s), %s communicator%s, %d reps x %d batches x %d sequences, ns per sequence\n", n,
          simOpt.benchShared ? "one shared" : "own", simOpt.benchShared ? "" : " each", simOpt.benchReps,
          simOpt.benchBatches, simOpt.benchBatch);
-  printf("%-14s %10s %10s %10s %10s %10s %8s\n", "sequence", "empty", "plugin", "added", "p10", "p90", "ratio");
+  printf("%-14s %10s %10s %10s %10s %10s %8s", "sequence", "empty", "plugin", "added", "p10", "p90", "ratio");
+  if (ncfg == 3) printf(" %10s %10s %12s", "baseline", "base_added", "added/base");
+  printf("\n");
   char json[4096];
   size_t jl = (size_t)snprintf(json, sizeof json,
                                "{\"threads\":%d,\"shared_comm\":%s,\"reps\":%d,\"batches\":%d,\"batch\":%d,"
@@ -254,13 +225,16 @@ int simRunBenchMicro(void) {
                                simOpt.benchBatch, (unsigned long long)nulls[1], (unsigned long long)handles[1]);
   for (int s = 0; s < SEQ_N; s++) {
     double added = med[1][s] - med[0][s], ratio = med[0][s] > 0 ? med[1][s] / med[0][s] : 0;
-    printf("%-14s %10.1f %10.1f %10.1f %10.1f %10.1f %8.2f\n", seqNames[s], med[0][s], med[1][s], added, p10[1][s],
+    printf("%-14s %10.1f %10.1f %10.1f %10.1f %10.1f %8.2f", seqNames[s], med[0][s], med[1][s], added, p10[1][s],
            p90[1][s], ratio);
+    double base_added = med[2][s] - med[0][s];
+    if (ncfg == 3) printf(" %10.1f %10.1f %12.2f", med[2][s], base_added, base_added > 0 ? added / base_added : 0);
+    printf("\n");
     jl += (size_t)snprintf(json + jl, sizeof json - jl,
                            "%s\"%s\":{\"empty_ns\":%.2f,\"plugin_ns\":%.2f,\"added_ns\":%.2f,\"plugin_p10_ns\":%.2f,"
-                           "\"plugin_p90_ns\":%.2f,\"empty_p10_ns\":%.2f,\"empty_p90_ns\":%.2f}",
+                           "\"plugin_p90_ns\":%.2f,\"empty_p10_ns\":%.2f,\"empty_p90_ns\":%.2f,\"baseline_ns\":%.2f}",
                            s ? "," : "", seqNames[s], med[0][s], med[1][s], added, p10[1][s], p90[1][s], p10[0][s],
-                           p90[0][s]);
+                           p90[0][s], ncfg == 3 ? med[2][s] : 0.0);
   }
   snprintf(json + jl, sizeof json - jl, "}}");
   if (nulls[1])
@@ -269,11 +243,11 @@ int simRunBenchMicro(void) {
   printf("BENCH_MICRO %s\n", json);
   fflush(stdout);
 
-  for (int c = 0; c < MICRO_CFGS; c++)
+  for (int c = 0; c < ncfg; c++)
     if (cfg[c].sharedCtx) cfg[c].api->finalize(cfg[c].sharedCtx);
-  for (int c = 0; c < MICRO_CFGS; c++) dlclose(cfg[c].lib);
+  simBenchClosePlugins(cfg);
   for (int i = 0; i < n; i++)
-    for (int c = 0; c < MICRO_CFGS; c++)
+    for (int c = 0; c < ncfg; c++)
       for (int s = 0; s < SEQ_N; s++) free(th[i].samples[c][s]);
   free(all);
   free(th);

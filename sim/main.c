@@ -125,6 +125,8 @@ static void usage(FILE* f) {
           "  --bench-cadence       NCCL's sequences (networked and single-node collectives, a P2P pair), one per\n"
           "                        collective, with cache-evicting work between them: ns inside the plugin calls\n"
           "  --bench-gaps LIST     --bench-cadence: gaps between collectives, us [1,10,100,1000]\n"
+          "  --bench-baseline PATH --bench-micro, --bench-cadence: another build of the plugin, timed side by side\n"
+          "                        (interleaved) with --plugin's, e.g. the previous commit's\n"
           "  -v, --verbose         progress on stderr\n"
           "  -h, --help            this text\n");
 }
@@ -190,6 +192,7 @@ int main(int argc, char** argv) {
       {"copy-proxy", no_argument, 0, 1010},        {"socket-threads", no_argument, 0, 1011},
       {"peer-wait-us", required_argument, 0, 1012}, {"exit", required_argument, 0, 1013},
       {"bench-cadence", no_argument, 0, 1014},     {"bench-gaps", required_argument, 0, 1015},
+      {"bench-baseline", required_argument, 0, 1016},
       {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
   int o;
   const char* quirkSpec = NULL;
@@ -252,6 +255,7 @@ int main(int argc, char** argv) {
       break;
     case 1014: simOpt.benchCadence = simOpt.bench = true; break;
     case 1015: simOpt.benchGaps = optarg; break;
+    case 1016: simOpt.benchBaseline = optarg; break;
     case 'v': simOpt.verbose++; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;

@@ -35,11 +35,11 @@ void simNetDo(netReq* r) {
     ncclProfilerEventDescr_v6_t d;
     memset(&d, 0, sizeof d);
     d.type = ncclProfileNetPlugin;
-    d.parentObj = r->parent->h;
+    d.parentObj = r->parent.h;
     d.rank = r->rank;
     d.netPlugin.id = r->id;
     d.netPlugin.data = &r->data;
-    simStart(r->p, r->ctx, &r->net, r->parent, &d, r->pxn, r->originPid, r->key);
+    simStart(r->p, r->ctx, &r->net, &r->parent, &d, r->pxn, r->originPid, r->key);
   } else {
     if (r->update) {
       ncclProfilerEventStateArgs_v6_t a;

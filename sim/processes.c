@@ -27,8 +27,8 @@ static int afterRun(int rc) {
 static void endProcess(int rc, bool child) {
   fflush(NULL);
   if (simOpt.exitMode && !strcmp(simOpt.exitMode, "sigterm")) {
-    signal(SIGTERM, SIG_DFL);
-    /* the plugin's handler, if it chained one, runs here; then the default action kills us */
+    /* As a scheduler's kill: the handler in place runs (a plugin's, chained
+     * to the default action), else the default action kills us. */
     raise(SIGTERM);
   }
   if (child) {

@@ -64,7 +64,7 @@ typedef struct netReq {
   int kind; /* 0 start, 1 stop (+ update) */
   const simPlugin* p;
   void* ctx;
-  simEvent* parent; /* the step (or, socket helper: a stale step) */
+  simEvent parent;  /* a copy of the step (or, socket helper: a stale step) as of the request */
   simEvent net;
   int rank;
   int64_t id;

@@ -175,7 +175,8 @@ static void netStart(simProxy* px, const simComm* c, int mask, subState* s, int 
   memset(r, 0, sizeof *r);
   s->netState[slot] = NET_NONE;
   if (!s->plugin || !(mask & ncclProfileNetPlugin) || s->silent || simNcclCur.nativeAbi < 3) return;
-  r->kind = 0, r->p = s->plugin, r->ctx = s->ctx, r->parent = &s->steps[slot], r->rank = s->rank;
+  /* the helper thread reads only the request: the parent goes in by value */
+  r->kind = 0, r->p = s->plugin, r->ctx = s->ctx, r->parent = s->steps[slot], r->rank = s->rank;
   r->pxn = s->foreign, r->originPid = s->pid;
   r->update = !simQuirk(Q_NET_NO_UPDATE);
   if (s->ib) {
@@ -197,8 +198,8 @@ static void netStart(simProxy* px, const simComm* c, int mask, subState* s, int 
     if (simOpt.socketThreads && simQuirk(Q_SOCKET_PROXY_THREAD)) {
       /* a helper thread keeps the parent of the request slot that created it:
        * the step that last used that slot, long stopped */
-      simEvent* stale = &px->poolStaleStep[slot];
-      if (stale->serial) r->parent = stale;
+      const simEvent* stale = &px->poolStaleStep[slot];
+      if (stale->serial) r->parent = *stale;
     }
   }
   snprintf(r->key, sizeof r->key, "\"channel\":%d,\"step\":%d,\"send\":%d,\"net\":\"%s\"", s->ch, st, s->isSend,
@@ -290,7 +291,9 @@ static void startOp(simWork* w, subState* s) {
   snprintf(key, sizeof key, "\"channel\":%d,\"peer\":%d,\"send\":%d,\"nsteps\":%d,\"op\":%llu,\"copy\":%s", s->ch,
            s->peer, s->isSend, s->nSteps, (unsigned long long)w->opIndex, s->copy ? "true" : "false");
   simStart(p, s->ctx, &s->op, s->foreign ? NULL : (par->serial ? par : NULL), &d, s->foreign, s->pid, key);
-  if (!simQuirk(Q_OLD_PROXYOP_STATES))
+  /* InProgress comes from net.cc's progress at the op's Ready state: copy
+   * transports' progress functions call no profiler function at all */
+  if (!simQuirk(Q_OLD_PROXYOP_STATES) && !s->copy)
     simRecord(p, &s->op, ncclProfilerProxyOpInProgress_v4, &(ncclProfilerEventStateArgs_v6_t){0});
 }
 
@@ -425,7 +428,8 @@ static int repeats(simComm* c, int st) {
 #define ARG_COUNT(b) (((b) >> 16) & 0x3FFF)
 #define ARG_AGAIN(b) (((b) >> 30) & 1)
 
-/* leakLeft: -1 on the step's first start, else the starts still to come. */
+/* leakLeft: -1 on the step's first start, else the starts still to come
+ * (a start with starts still to come is leaked: truth "leaked":true). */
 static void stepStart(simProxy* px, simWork* w, subState* s, int st, int leakLeft) {
   simComm* c = w->c;
   int slot = st % SIM_STEPS;
@@ -433,6 +437,10 @@ static void stepStart(simProxy* px, simWork* w, subState* s, int st, int leakLef
   const simPlugin* p = s->plugin;
   if (st == 0 && leakLeft < 0 && simQuirk(Q_OLD_PROXYOP_STATES)) startOp(w, s);
   memset(step, 0, sizeof *step);
+  bool leaks = !s->isSend && simQuirk(Q_RECV_STEP_LEAK);
+  /* how many times this step is started again, decided before its first
+   * start so that the truth marks that one leaked too */
+  if (leaks && leakLeft < 0) leakLeft = repeats(c, st) / 2;
   bool stepOn = p && !s->silent && (w->mask & (ncclProfileProxyStep | ncclProfileNetPlugin)) &&
                 (s->op.h || !simQuirk(Q_STEP_NEEDS_OP));
   if (stepOn) {
@@ -447,10 +455,9 @@ static void stepStart(simProxy* px, simWork* w, subState* s, int st, int leakLef
              leakLeft > 0 ? ",\"leaked\":true" : "");
     simStart(p, s->ctx, step, &s->op, &d, s->foreign, s->pid, key);
   }
-  if (!s->isSend && simQuirk(Q_RECV_STEP_LEAK)) {
+  if (leaks) {
     /* irecv not ready yet (or the registered buffer not published): NCCL
      * starts the same step again on its next pass; this handle is never stopped */
-    if (leakLeft < 0) leakLeft = repeats(c, st) / 2;
     if (leakLeft > 0) {
       simHeapPush(&px->H, simNowNs() + PASS_NS, A_STEP_START, w, (int)(s - w->subs), STEP_ARG(st, leakLeft - 1, 1));
       return;

@@ -469,15 +469,24 @@ static void state(loader* L, json_object* o) {
     r->skipped[RP_SKIP_BAD_FIELDS]++;
     return;
   }
-  int i = r->nstates;
-  r->states = grow(r->states, &L->capStates, i + 1, sizeof *r->states);
-  L->stateAddr = grow(L->stateAddr, &L->capStateAddr, i + 1, sizeof *L->stateAddr);
-  rpState* s = &r->states[i];
-  s->event = -1, s->state = id, s->ts = ts, s->pid = pid, s->tid = tid;
-  static const char* argKeys[] = {"transSize", "appendedProxyOps", "pTimer", "data"};
-  for (size_t k = 0; k < sizeof argKeys / sizeof argKeys[0] && !s->hasArg; k++) s->hasArg = getU64(o, argKeys[k], &s->arg);
-  L->stateAddr[i] = strdup(addr);
-  r->nstates++;
+  /* "repeats": n: the plugin folded n more identical reports of this state
+   * into this line (they happened by ts); NCCL made each call: replay them. */
+  uint64_t repeats = 0;
+  if (!getU64(o, "repeats", &repeats)) repeats = 1;
+  if (repeats > 1000000) repeats = 1000000;
+  for (uint64_t k = 0; k < repeats; k++) {
+    int i = r->nstates;
+    r->states = grow(r->states, &L->capStates, i + 1, sizeof *r->states);
+    L->stateAddr = grow(L->stateAddr, &L->capStateAddr, i + 1, sizeof *L->stateAddr);
+    rpState* s = &r->states[i];
+    memset(s, 0, sizeof *s);
+    s->event = -1, s->state = id, s->ts = ts, s->pid = pid, s->tid = tid;
+    static const char* argKeys[] = {"transSize", "appendedProxyOps", "pTimer", "data"};
+    for (size_t a = 0; a < sizeof argKeys / sizeof argKeys[0] && !s->hasArg; a++)
+      s->hasArg = getU64(o, argKeys[a], &s->arg);
+    L->stateAddr[i] = strdup(addr);
+    r->nstates++;
+  }
 }
 
 /* Pass 1 reads the lifecycle records (communicators), pass 2 the events and

@@ -47,6 +47,7 @@ typedef struct {
   unsigned benchSeqMask; /* --bench-seq: micro sequences to run (bit per sequence) */
   bool benchCadence;     /* --bench-cadence: NCCL's sequences with cache-evicting gaps (bench_cadence.c) */
   const char* benchGaps; /* --bench-gaps: gaps between collectives, us, comma-separated */
+  const char* benchBaseline; /* --bench-baseline: another build of the plugin, timed beside --plugin's */
   int channels;        /* max channels per collective */
   int timerGranNs;     /* GPU timer quantum */
   int hangTimeoutMs;
@@ -278,6 +279,19 @@ int simRunScenario(const char* name);
 void simScenarioPresets(const char* name); /* options a scenario implies, before the run starts */
 /* bench.c */
 int simRunBench(void);
+/* bench_plugins.c: the empty plugin and the chosen one (ncclProfiler_v6) for the micro benchmarks */
+typedef struct {
+  const char* name;
+  void* lib;
+  const ncclProfiler_v6_t* api;
+  void* sharedCtx;
+} simBenchPlugin;
+/* out[0] the empty plugin, out[1] the chosen one, out[2] --bench-baseline's (another build of it,
+ * compared side by side) when given: *n is 2 or 3. 0, or the exit status. */
+#define SIM_BENCH_MAX_PLUGINS 3
+int simBenchOpenPlugins(const char* mode, simBenchPlugin out[SIM_BENCH_MAX_PLUGINS], int* n);
+void simBenchClosePlugins(simBenchPlugin p[SIM_BENCH_MAX_PLUGINS]);
+void simBenchSort(double* v, size_t n);
 /* bench_cadence.c */
 int simRunBenchCadence(void);
 /* bench_micro.c */

@@ -1,10 +1,13 @@
 /* ncclscope-sim: the ground-truth record (--truth FILE, JSON Lines).
  *
  * Every simulator thread owns a buffer (thread-local) and call counters; the
- * hot path only appends to its own buffer. At thread end the buffer and the
- * counters move to a process list under truthLock. The process writes its
- * list once at exit; with several processes each child writes FILE.<pid>.part
- * and the parent appends them to FILE after waitpid, so the result is one file.
+ * hot path only appends to its own buffer (under the buffer's own lock, which
+ * only the final write contends). At thread end the buffer and the counters
+ * move to a process list under truthLock. The process writes its list once
+ * at exit, and the buffers of threads still running then (a process that
+ * exits with its communicators alive); with several processes each child
+ * writes FILE.<pid>.part and the parent appends them to FILE after waitpid,
+ * so the result is one file.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -22,12 +25,14 @@ typedef struct simTls {
    * [4 + state]=records called */
   uint64_t counts[SIM_NTYPES][4 + SIM_NSTATES];
   uint64_t dropped[SIM_NTYPES][SIM_NSTATES];
-  struct simTls* next;
+  pthread_mutex_t lock; /* the owner's appends and counts vs. the final write */
+  struct simTls *next, *liveNext, *livePrev;
 } simTls;
 
 static _Thread_local simTls* tls;
 static pthread_mutex_t truthLock = PTHREAD_MUTEX_INITIALIZER;
 static simTls* done;
+static simTls* live; /* threads whose buffer has not moved to done, under truthLock */
 static bool enabled;
 
 void simTruthInit(void) { enabled = simOpt.truthPath != NULL; }
@@ -45,54 +50,83 @@ void simTruthThreadBegin(const char* role) {
   tls = calloc(1, sizeof *tls);
   tls->tid = simGettid();
   tls->role = role;
+  pthread_mutex_init(&tls->lock, NULL);
+  pthread_mutex_lock(&truthLock);
+  tls->liveNext = live;
+  if (live) live->livePrev = tls;
+  live = tls;
+  pthread_mutex_unlock(&truthLock);
 }
 
-static void appendRaw(const char* s, size_t n) {
-  if (!tls) simTruthThreadBegin("other");
-  if (tls->len + n + 1 > tls->cap) {
-    size_t nc = tls->cap ? tls->cap * 2 : 65536;
-    while (nc < tls->len + n + 1) nc *= 2;
-    tls->buf = realloc(tls->buf, nc);
-    tls->cap = nc;
+/* Appends to t's buffer; t->lock held. */
+static void appendRaw(simTls* t, const char* s, size_t n) {
+  if (t->len + n + 1 > t->cap) {
+    size_t nc = t->cap ? t->cap * 2 : 65536;
+    while (nc < t->len + n + 1) nc *= 2;
+    t->buf = realloc(t->buf, nc);
+    t->cap = nc;
   }
-  memcpy(tls->buf + tls->len, s, n);
-  tls->len += n;
+  memcpy(t->buf + t->len, s, n);
+  t->len += n;
 }
 
-void simTruthf(const char* fmt, ...) {
-  if (!enabled) return;
+/* One truth line into t's buffer; t->lock held. */
+static void vtruthTo(simTls* t, const char* fmt, va_list ap) {
   char line[2048];
-  int n = snprintf(line, sizeof line, "{\"pid\":%d,\"tid\":%d,", (int)getpid(), (int)(tls ? tls->tid : simGettid()));
-  va_list ap;
-  va_start(ap, fmt);
+  int n = snprintf(line, sizeof line, "{\"pid\":%d,\"tid\":%d,", (int)getpid(), (int)t->tid);
   int m = vsnprintf(line + n, sizeof line - (size_t)n - 2, fmt, ap);
-  va_end(ap);
   if (m < 0) return;
   if ((size_t)(n + m) > sizeof line - 3) m = (int)(sizeof line - 3 - (size_t)n);
   n += m;
   line[n++] = '}';
   line[n++] = '\n';
-  appendRaw(line, (size_t)n);
+  appendRaw(t, line, (size_t)n);
+}
+
+static void truthTo(simTls* t, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vtruthTo(t, fmt, ap);
+  va_end(ap);
+}
+
+void simTruthf(const char* fmt, ...) {
+  if (!enabled) return;
+  if (!tls) simTruthThreadBegin("other");
+  va_list ap;
+  va_start(ap, fmt);
+  pthread_mutex_lock(&tls->lock);
+  vtruthTo(tls, fmt, ap);
+  pthread_mutex_unlock(&tls->lock);
+  va_end(ap);
 }
 
 void simTruthCountStart(int type, bool called) {
   if (!tls) simTruthThreadBegin("other");
+  pthread_mutex_lock(&tls->lock);
   tls->counts[type][called ? 0 : 1]++;
+  pthread_mutex_unlock(&tls->lock);
 }
 void simTruthCountStop(int type, bool called) {
   if (!tls) simTruthThreadBegin("other");
+  pthread_mutex_lock(&tls->lock);
   tls->counts[type][called ? 2 : 3]++;
+  pthread_mutex_unlock(&tls->lock);
 }
 void simTruthCountRecord(int type, int state, bool called) {
   if (!tls) simTruthThreadBegin("other");
   if (state < 0 || state >= SIM_NSTATES) return;
+  pthread_mutex_lock(&tls->lock);
   if (called)
     tls->counts[type][4 + state]++;
   else
     tls->dropped[type][state]++;
+  pthread_mutex_unlock(&tls->lock);
 }
 
+/* The thread line and its counters, into t's own buffer; t->lock held. */
 static void flushCounts(simTls* t) {
+  truthTo(t, "\"kind\":\"thread\",\"role\":\"%s\"", t->role);
   for (int ty = 0; ty < SIM_NTYPES; ty++) {
     uint64_t* c = t->counts[ty];
     bool any = c[0] || c[1] || c[2] || c[3];
@@ -106,18 +140,27 @@ static void flushCounts(simTls* t) {
         b += (size_t)snprintf(dr + b, sizeof dr - b, "%s\"%d\":%llu", b ? "," : "", s,
                               (unsigned long long)t->dropped[ty][s]);
     }
-    simTruthf("\"kind\":\"counts\",\"role\":\"%s\",\"type\":\"%s\",\"starts\":%llu,\"starts_withheld\":%llu,"
+    truthTo(t, "\"kind\":\"counts\",\"role\":\"%s\",\"type\":\"%s\",\"starts\":%llu,\"starts_withheld\":%llu,"
               "\"stops\":%llu,\"stops_skipped\":%llu,\"states\":{%s},\"states_withheld\":{%s}",
               t->role, simTypeName(ty), (unsigned long long)c[0], (unsigned long long)c[1], (unsigned long long)c[2],
               (unsigned long long)c[3], st, dr);
   }
 }
 
+static void unlinkLive(simTls* t) {
+  if (t->livePrev) t->livePrev->liveNext = t->liveNext;
+  else if (live == t) live = t->liveNext;
+  if (t->liveNext) t->liveNext->livePrev = t->livePrev;
+  t->liveNext = t->livePrev = NULL;
+}
+
 void simTruthThreadEnd(void) {
   if (!tls) return;
-  simTruthf("\"kind\":\"thread\",\"role\":\"%s\"", tls->role);
+  pthread_mutex_lock(&tls->lock);
   flushCounts(tls);
+  pthread_mutex_unlock(&tls->lock);
   pthread_mutex_lock(&truthLock);
+  unlinkLive(tls);
   tls->next = done;
   done = tls;
   pthread_mutex_unlock(&truthLock);
@@ -125,9 +168,15 @@ void simTruthThreadEnd(void) {
 }
 
 void simTruthForkChild(void) {
-  /* the parent owns what was recorded before fork */
-  if (tls) tls->len = 0, memset(tls->counts, 0, sizeof tls->counts), memset(tls->dropped, 0, sizeof tls->dropped);
+  /* the parent owns what was recorded before fork; only the forking thread exists here */
+  if (tls) {
+    tls->len = 0, memset(tls->counts, 0, sizeof tls->counts), memset(tls->dropped, 0, sizeof tls->dropped);
+    pthread_mutex_init(&tls->lock, NULL);
+    tls->liveNext = tls->livePrev = NULL;
+  }
+  pthread_mutex_init(&truthLock, NULL);
   done = NULL;
+  live = tls;
 }
 
 void simTruthWrite(const char* path, bool childPart) {
@@ -143,6 +192,7 @@ void simTruthWrite(const char* path, bool childPart) {
     SIM_ERR("cannot write truth file %s", name);
     return;
   }
+  pthread_mutex_lock(&truthLock);
   /* oldest thread first: reverse the list */
   simTls* rev = NULL;
   while (done) {
@@ -154,10 +204,24 @@ void simTruthWrite(const char* path, bool childPart) {
   for (simTls* t = rev; t;) {
     if (t->len) fwrite(t->buf, 1, t->len, f);
     simTls* n = t->next;
+    pthread_mutex_destroy(&t->lock);
     free(t->buf);
     free(t);
     t = n;
   }
+  /* Threads still running (the process exits with its communicators
+   * alive): what they recorded so far, and their counters; they keep their
+   * buffers, emptied, for anything they record until the process is gone. */
+  for (simTls* t = live; t; t = t->liveNext) {
+    pthread_mutex_lock(&t->lock);
+    flushCounts(t);
+    if (t->len) fwrite(t->buf, 1, t->len, f);
+    t->len = 0;
+    memset(t->counts, 0, sizeof t->counts);
+    memset(t->dropped, 0, sizeof t->dropped);
+    pthread_mutex_unlock(&t->lock);
+  }
+  pthread_mutex_unlock(&truthLock);
   fclose(f);
 }
 

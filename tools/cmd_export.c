@@ -45,7 +45,13 @@ static void report_file(const char* path, const ns_walk_result* r, size_t max_op
     fprintf(stderr, "ncclscope: warning: %s: %" PRIu64 " of %" PRIu64 " bytes cut (%s); exported what precedes\n",
             path, s->bytes_cut, s->file_size, s->stop_reason);
   else if (!s->clean_end)
-    fprintf(stderr, "ncclscope: note: %s: no end marker (the process did not finalize cleanly)\n", path);
+    fprintf(stderr, "ncclscope: note: %s: no end marker (the process was killed, or is still running)\n", path);
+  else if (s->end_how == NS_END_EXIT)
+    fprintf(stderr, "ncclscope: note: %s: the process exited without finalizing its communicators; the trace was "
+                    "ended at exit\n", path);
+  else if (s->end_how == NS_END_SIGNAL)
+    fprintf(stderr, "ncclscope: note: %s: the process was ended by signal %d; the trace was ended in its handler\n",
+            path, s->end_signal);
   if (s->seq_gaps) fprintf(stderr, "ncclscope: warning: %s: %" PRIu64 " block(s) missing\n", path, s->seq_gaps);
   if (r->events_incomplete)
     fprintf(stderr, "ncclscope: note: %s: %" PRIu64 " event(s) never stopped (exported with \"incomplete\":true)\n",

@@ -66,6 +66,24 @@ void ns_write_state_arg(ns_json* j, uint8_t type, const ns_record* st) {
   write_word(j, d ? d->state_arg : "arg", d ? d->state_arg_json : NS_JSON_U64, st->arg);
 }
 
+void ns_write_incomplete(ns_json* j, const ns_event* ev) {
+  if (ev->stopped) return;
+  nsj_kbool(j, "incomplete", 1);
+  const char* why = ev->close_reason ? ns_close_reason_name(ev->close_reason)
+                    : (ev->flags & NS_EVF_EVICTED) ? "evicted"
+                                                   : "traceEnded";
+  nsj_kstr(j, "incompleteReason", why ? why : "closed");
+}
+
+ns_record ns_repeated_state(const ns_event* ev, const ns_record* st, uint64_t* n) {
+  ns_record r = *st;
+  r.state = ev->last_state;
+  r.flags = ev->last_flags;
+  r.arg = ev->last_arg;
+  *n = st->arg;
+  return r;
+}
+
 /* Counter names of COMM_FINI / COUNTERS props, in output order. */
 static const struct {
   uint32_t key;
@@ -74,7 +92,9 @@ static const struct {
     {NS_P_DROPPED_RING, "droppedRing"},   {NS_P_DROPPED_HANDLES, "droppedHandles"},
     {NS_P_BAD_HANDLES, "badHandles"},     {NS_P_PXN_EVENTS, "pxnEvents"},
     {NS_P_BYTES_WRITTEN, "bytesWritten"}, {NS_P_WRITE_ERRORS, "writeErrors"},
-    {NS_P_PARENT_LOST, "parentLost"},
+    {NS_P_PARENT_LOST, "parentLost"},     {NS_P_PARENTS_LATE, "parentsFoundLate"},
+    {NS_P_STALE_HANDLES, "staleHandles"}, {NS_P_DOUBLE_STOPS, "doubleStops"},
+    {NS_P_LATE_STATES, "lateStates"},     {NS_P_STATE_REPEATS, "stateRepeats"},
 };
 
 static void per_type(ns_json* j, const char* key, const ns_props_info* p, uint32_t base) {
@@ -95,6 +115,15 @@ void ns_write_counter_fields(ns_json* j, const ns_props_info* p) {
     if (p->has[counter_names[i].key]) nsj_ku64(j, counter_names[i].name, p->u[counter_names[i].key]);
   per_type(j, "eventsByType", p, NS_P_TYPE_EVENTS_BASE);
   per_type(j, "droppedByType", p, NS_P_TYPE_DROPPED_BASE);
+  int any = 0;
+  for (unsigned r = 1; r < NS_CLOSE_REASONS; r++) any |= p->has[NS_P_CLOSED_BASE + r];
+  if (any) {
+    nsj_key(j, "closedByReason");
+    nsj_obj_begin(j);
+    for (unsigned r = 1; r < NS_CLOSE_REASONS; r++)
+      if (p->has[NS_P_CLOSED_BASE + r]) nsj_ku64(j, ns_close_reason_name(r), p->u[NS_P_CLOSED_BASE + r]);
+    nsj_obj_end(j);
+  }
 }
 
 static const char* const net_kinds[] = {NULL, "ib", "socket"};

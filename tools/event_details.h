@@ -19,6 +19,13 @@ const char* ns_event_func(const ns_wfile* f, const ns_event* ev, int* has);
 const char* ns_state_label(int state, char* buf, size_t n);
 /* Writes the state's argument field, if the call carried one. */
 void ns_write_state_arg(ns_json* j, uint8_t type, const ns_record* st);
+/* For an event that never stopped: "incomplete": true and "incompleteReason"
+ * (the plugin's NS_CLOSE_* name, "evicted" when the exporter let it go
+ * running, "traceEnded" when the data ended first). Nothing if it stopped. */
+void ns_write_incomplete(ns_json* j, const ns_event* ev);
+/* An NS_ST_REPEATED record of ev as the state it repeats: that state's
+ * record (id, argument) for the caller to write, plus the count in *n. */
+ns_record ns_repeated_state(const ns_event* ev, const ns_record* st, uint64_t* n);
 
 /* The counters of a COMM_FINI or COUNTERS block as key/value pairs: `events`
  * and `dropped` always, then every other counter present (droppedRing,

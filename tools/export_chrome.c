@@ -605,10 +605,12 @@ static void chrome_event_start(void* self, ns_wfile* f, ns_event* ev) {
   }
 }
 
-static void state_args(ns_json* j, uint8_t type, const ns_record* st, const ns_event_state* xs) {
+static void state_args(ns_json* j, uint8_t type, const ns_record* st, const ns_event_state* xs, uint64_t repeats) {
   nsj_key(j, "args");
   nsj_obj_begin(j);
   nsj_ki64(j, "id", st ? st->state : xs->state);
+  if (!st && xs->repeats) repeats = xs->repeats;
+  if (repeats) nsj_ku64(j, "repeats", repeats);
   if (st) {
     ns_write_state_arg(j, type, st);
   } else if (xs->flags & NS_RF_HAS_ARG) {
@@ -626,6 +628,12 @@ static void chrome_state_rec(void* self, ns_wfile* f, ns_event* ev, const ns_rec
   chrome_state* s = self;
   see_ts(s, st->ts);
   if (ev && has_state_slices(ev->start.type) && ev->nstates <= NS_XEV_MAX_STATES) return; /* drawn at its stop */
+  uint64_t repeats = 0;
+  ns_record rep;
+  if (st->state == NS_ST_REPEATED) { /* the repeated state again, with its count */
+    rep = ns_repeated_state(ev, st, &repeats);
+    st = &rep;
+  }
   uint32_t pid, tid;
   if (ev) {
     pid = (uint32_t)cev(ev)->pid;
@@ -646,7 +654,7 @@ static void chrome_state_rec(void* self, ns_wfile* f, ns_event* ev, const ns_rec
   nsj_kus(j, "ts", (int64_t)st->ts);
   nsj_ku64(j, "pid", pid);
   nsj_ku64(j, "tid", tid);
-  state_args(j, ev ? ev->start.type : st->type, st, NULL);
+  state_args(j, ev ? ev->start.type : st->type, st, NULL, repeats);
   nsj_obj_end(j);
 }
 
@@ -756,7 +764,7 @@ static void event_args(chrome_state* s, ns_wfile* f, const ns_event* ev) {
   nsj_obj_begin(j);
   ns_write_event_ids(j, f, ev);
   if (r->flags & NS_RF_PXN) nsj_ku64(j, "originPid", r->origin_pid);
-  if (!ev->stopped) nsj_kbool(j, "incomplete", 1);
+  ns_write_incomplete(j, ev);
   ns_write_details(s->walk, f, ev, j);
   nsj_obj_end(j);
 }
@@ -859,7 +867,7 @@ static void chrome_event(void* self, ns_wfile* f, ns_event* ev) {
       prev = b;
       char buf[32];
       slice_head(j, ns_state_label(xs->state, buf, sizeof buf), "state", a, b - a, pid, draw_tid);
-      state_args(j, r->type, NULL, xs);
+      state_args(j, r->type, NULL, xs, 0);
       nsj_obj_end(j);
     }
   }

@@ -129,6 +129,14 @@ static void jsonl_state_rec(void* self, ns_wfile* f, ns_event* ev, const ns_reco
   jsonl_state* s = self;
   ns_json* j = &s->j;
   char addr[NS_EVENT_ADDR_MAX], buf[32];
+  /* A run of identical reports: one line for the state they repeat, with
+   * their count (the assembler hands NS_ST_REPEATED with its event only). */
+  uint64_t repeats = 0;
+  ns_record rep;
+  if (st->state == NS_ST_REPEATED) {
+    rep = ns_repeated_state(ev, st, &repeats);
+    st = &rep;
+  }
   size_t alen = ns_event_addr(addr, sizeof addr, f->index, st->id);
   nsj_obj_begin(j);
   nsj_kstr(j, "recordType", "state");
@@ -140,6 +148,7 @@ static void jsonl_state_rec(void* self, ns_wfile* f, ns_event* ev, const ns_reco
   nsj_ku64(j, "pid", file_pid(f));
   nsj_ku64(j, "tid", st->tid);
   ns_write_state_arg(j, ev ? ev->start.type : st->type, st);
+  if (repeats) nsj_ku64(j, "repeats", repeats);
   nsj_obj_end(j);
   nsj_line_end(j);
 }
@@ -168,7 +177,7 @@ static void jsonl_event(void* self, ns_wfile* f, ns_event* ev) {
     nsj_kbool(j, "isPxn", 1);
     nsj_ku64(j, "originPid", r->origin_pid);
   }
-  if (!ev->stopped) nsj_kbool(j, "incomplete", 1);
+  ns_write_incomplete(j, ev);
   if (r->flags & NS_RF_PARENT_LOST) nsj_kbool(j, "parentLost", 1);
   nsj_key(j, "details");
   nsj_obj_begin(j);

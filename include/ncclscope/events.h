@@ -30,6 +30,11 @@
  *    Then it waits grace_ns of quiet (0: none); an op whose expected
  *    children do not come is released expect_wait_ns after its last
  *    activity (NS_EVF_FORCED).
+ *  - Events the plugin closed (an NS_ST_CLOSED record: NCCL started the
+ *    same step again, never stops that kind, or the process ended):
+ *    released at once, never stopped, with close_reason.
+ *  - Repeated states (NS_ST_REPEATED): counted on the event's last state,
+ *    handed to the sink with the event (whose last_state says which).
  *  - Events that never stop. Released at the end of the data (flush), when
  *    more than max_open run at once (the oldest first), or max_age_ns after
  *    their start (0: never), flagged NS_EVF_EVICTED unless at the end; a
@@ -67,6 +72,7 @@ typedef struct {
   int32_t state;
   uint16_t flags;
   uint32_t tid;
+  uint32_t repeats; /* identical reports after this one, folded by the plugin (NS_ST_REPEATED) */
 } ns_event_state;
 
 typedef struct ns_event ns_event;
@@ -97,6 +103,15 @@ struct ns_event {
 
   uint32_t nstates;        /* states seen; the first keep_states are in states[] */
   ns_event_state* states;
+  /* The last NCCL state (an NS_ST_REPEATED record repeats it), and the
+   * identical reports the plugin folded, in all. */
+  int32_t last_state;
+  uint16_t last_flags;
+  uint64_t last_arg;
+  uint64_t repeats;
+  /* NS_CLOSE_* when the plugin closed the event (NS_ST_CLOSED) at close_ts; 0 otherwise. */
+  uint8_t close_reason;
+  uint64_t close_ts;
 
   /* The assembler's own (lists, timers); consumers do not touch these. */
   struct {
@@ -124,7 +139,9 @@ typedef struct {
   void (*created)(void* user, ns_event* ev);
   /* A START was applied (parent bookkeeping done). */
   void (*started)(void* user, ns_event* ev);
-  /* A STATE; ev is NULL when its event is unknown or not started. */
+  /* A STATE; ev is NULL when its event is unknown or not started. An
+   * NS_ST_REPEATED record comes with its event only (ev->last_state is
+   * the state repeated, st->arg the count); NS_ST_CLOSED never comes here. */
   void (*state)(void* user, ns_event* ev, const ns_record* st);
   /* A STOP was applied (before the event may be held for its children). */
   void (*stopped)(void* user, ns_event* ev);
@@ -163,6 +180,8 @@ typedef struct {
   uint64_t lost_parents;      /* entries named as a parent whose START never came */
   uint64_t orphan_stops;      /* STOPs whose START never came, or of an event already stopped or released */
   uint64_t orphan_states;     /* STATEs of an unknown or unstarted event */
+  uint64_t closed[NS_CLOSE_REASONS]; /* events the plugin closed, by reason (NS_ST_CLOSED) */
+  uint64_t repeats;           /* identical state reports folded (NS_ST_REPEATED) */
   uint64_t duplicate_starts;  /* STARTs of an id already started (ignored) */
   size_t live, peak_live;     /* entries in memory */
 } ns_asm_stats;

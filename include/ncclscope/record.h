@@ -36,6 +36,29 @@ typedef enum {
 #undef NS_STATE_ENUM
 } ns_state_id;
 
+/* ncclscope's own state records, which no NCCL call made (NCCL's ids are
+ * 0..30; one it passes at or above NS_ST_OWN_FIRST is recorded as
+ * NS_ST_OWN_FIRST - 1):
+ *  - REPEATED: the event's previous state was reported `arg` more times,
+ *    identically (state and argument), up to this record's time; the
+ *    plugin recorded it once and counted the rest.
+ *  - CLOSED: the plugin closed this event, which NCCL never stopped; `arg`
+ *    says why (NS_CLOSE_*). The event ends incomplete at this record. */
+#define NS_ST_OWN_FIRST 250
+#define NS_ST_REPEATED 254
+#define NS_ST_CLOSED 255
+
+/* Why the plugin closed an event NCCL did not stop (NS_ST_CLOSED's arg). */
+#define NS_CLOSE_RESTARTED 1     /* NCCL started the same ProxyStep again: its first start is never stopped */
+#define NS_CLOSE_MAX_AGE 2       /* still running after NCCLSCOPE_MAX_AGE_MS */
+#define NS_CLOSE_PRESSURE 3      /* its slab ran short of slots: the oldest open leak-prone events went first */
+#define NS_CLOSE_COMM_END 4      /* its communicator was finalized with it running */
+#define NS_CLOSE_EXIT 5          /* the process ended (exit, signal) with it running */
+#define NS_CLOSE_NEVER_STOPPED 6 /* a ProxyOp of a transport that never stops them (no state after NCCLSCOPE_HOLD_MS) */
+#define NS_CLOSE_REASONS 7
+/* "restarted" etc. (the JSON Lines incompleteReason); NULL if unknown. */
+const char* ns_close_reason_name(unsigned reason);
+
 typedef enum { NS_REC_START = 1, NS_REC_STOP = 2, NS_REC_STATE = 3 } ns_record_kind;
 
 /* Record flags. */

@@ -44,8 +44,13 @@ typedef enum {
   NS_BLOCK_COMM_FINI = 6, /* props: NS_P_COMM, NS_P_TS, NS_P_TID, counters */
   NS_BLOCK_COUNTERS = 7,  /* props: process counters (NS_P_EVENTS, NS_P_DROPPED, NS_P_TYPE_* ...) */
   NS_BLOCK_CLOCKFIT = 8,  /* props: NS_P_COMM, NS_P_TS (the reference time the offset holds at), NS_P_GPU_* */
-  NS_BLOCK_END = 9,       /* empty: the writer closed the file cleanly */
+  NS_BLOCK_END = 9,       /* props: NS_P_END_HOW [NS_P_END_SIGNAL]: the writer closed the file */
 } ns_block_kind;
+
+/* How a trace ended (END block). */
+#define NS_END_FINALIZE 1 /* the last communicator was finalized */
+#define NS_END_EXIT 2     /* the process exited (exit() or return from main) with communicators alive */
+#define NS_END_SIGNAL 3   /* a termination signal (SIGTERM, SIGINT...) reached the process */
 
 /* EVENTS payload: varint tid, varint ring, varint base_ts, varint base_id,
  * varint count, then `count` records. A record:
@@ -99,6 +104,16 @@ typedef enum {
   NS_P_BYTES_WRITTEN = 56,
   NS_P_WRITE_ERRORS = 57,
   NS_P_PARENT_LOST = 58,
+  /* COUNTERS: how NCCL used the handles, and what the plugin closed */
+  NS_P_STALE_HANDLES = 140, /* stop/state on a handle whose event was already over and its slot reused */
+  NS_P_DOUBLE_STOPS = 141,  /* a second stop of one event */
+  NS_P_LATE_STATES = 142,   /* a state of an event after its stop */
+  NS_P_STATE_REPEATS = 143, /* identical states counted, not recorded (NS_ST_REPEATED) */
+  NS_P_PARENTS_LATE = 144,  /* children whose parent was over, found by its handle */
+  NS_P_CLOSED_BASE = 150,   /* + NS_CLOSE_*: events the plugin closed for that reason */
+  /* END */
+  NS_P_END_HOW = 145,       /* NS_END_*: how the process ended its trace */
+  NS_P_END_SIGNAL = 146,    /* NS_END_SIGNAL: the signal */
   NS_P_TYPE_EVENTS_BASE = 100,  /* + ns_event_type: events of that type */
   NS_P_TYPE_DROPPED_BASE = 120, /* + ns_event_type */
   /* CLOCKFIT */

@@ -68,7 +68,7 @@ typedef enum {
   NS_ITEM_COUNTERS,
   NS_ITEM_CLOCKFIT,
   NS_ITEM_RECORD,
-  NS_ITEM_END, /* the writer closed the file cleanly */
+  NS_ITEM_END, /* the writer closed the file (props: NS_P_END_HOW, NS_P_END_SIGNAL) */
 } ns_item_kind;
 
 typedef struct {
@@ -98,6 +98,8 @@ typedef struct {
   uint64_t records;
   uint64_t seq_gaps;       /* blocks missing between valid ones */
   int clean_end;           /* END block seen */
+  unsigned end_how;        /* NS_END_*: how the traced process ended the file (0: no END) */
+  int end_signal;          /* NS_END_SIGNAL: the signal */
   char stop_reason[128];   /* why reading stopped early, "" if it did not */
 } ns_reader_stats;
 

@@ -20,7 +20,6 @@ static inline void ns_fill_head(ns_start_args* a, uint64_t type_bit, void* paren
   a->parent = parent;
   a->group = NULL;
   a->group_num = 0;
-  a->expect = 0;
 }
 
 /* Group, ProxyCtrl (no fields), and any bit this version does not describe. */
@@ -34,10 +33,9 @@ static inline void ns_fill_none(ns_start_args* a) {
 #define N a->num
 #define S a->str
 
-/* expect: KernelCh children to wait for (v4+: nChannels; 0 before v4). */
 static inline void ns_fill_coll(ns_start_args* a, uint64_t seq, uint64_t count, int root, const void* send,
                                 const void* recv, unsigned nch, unsigned nwarps, void* group, const char* func,
-                                const char* dtype, const char* algo, const char* proto, unsigned expect) {
+                                const char* dtype, const char* algo, const char* proto) {
   ns_set_COLL_SEQ(N, S, seq);
   ns_set_COLL_COUNT(N, S, count);
   ns_set_COLL_ROOT(N, S, root);
@@ -52,11 +50,10 @@ static inline void ns_fill_coll(ns_start_args* a, uint64_t seq, uint64_t count, 
   ns_set_COLL_DTYPE(N, S, dtype);
   ns_set_COLL_ALGO(N, S, algo);
   ns_set_COLL_PROTO(N, S, proto);
-  a->expect = expect;
 }
 
 static inline void ns_fill_p2p(ns_start_args* a, int peer, uint64_t count, const void* buff, unsigned nch,
-                               void* group, const char* func, const char* dtype, unsigned expect) {
+                               void* group, const char* func, const char* dtype) {
   ns_set_P2P_PEER(N, S, peer);
   ns_set_P2P_COUNT(N, S, count);
   ns_set_P2P_BUFF(N, S, buff);
@@ -66,7 +63,6 @@ static inline void ns_fill_p2p(ns_start_args* a, int peer, uint64_t count, const
   a->group_num = NS_P2P_PARENT_GROUP;
   ns_set_P2P_FUNC(N, S, func);
   ns_set_P2P_DTYPE(N, S, dtype);
-  a->expect = expect;
 }
 
 static inline void ns_fill_proxy_op(ns_start_args* a, int32_t pid, unsigned channel, int peer, int nsteps,

@@ -6,8 +6,7 @@
  *   NS_V               the version number (1..6)
  *   NS_V_NUMERIC_STRS  1: func/dtype/algo/proto are v1's numeric codes
  *   NS_V_KCH_NET       1: KernelCh and NetPlugin events (v3+)
- *   NS_V_CHANNELS      1: Coll/P2p nChannels (also the KernelCh children to
- *                      expect), KernelCh pTimer, v4 state args (v4+)
+ *   NS_V_CHANNELS      1: Coll/P2p nChannels, KernelCh pTimer, v4 state args (v4+)
  *   NS_V_API           1: GroupApi/CollApi/P2pApi/KernelLaunch events and
  *                      Coll/P2p parentGroup (v5+)
  *   NS_V_CE            1: copy-engine events (v6)
@@ -55,8 +54,6 @@
 #define NS_STATE_ARG ns_state_arg_v1
 #endif
 /* KernelCh children a Coll/P2p announces: only versions with pTimer KernelCh. */
-#define NS_D_COLL_EXPECT(d) (NS_V_CHANNELS ? (unsigned)NS_D_COLL_CHANNELS(d) : 0u)
-#define NS_D_P2P_EXPECT(d) (NS_V_CHANNELS ? (unsigned)NS_D_P2P_CHANNELS(d) : 0u)
 
 #if NS_V_API
 #define NS_D_COLL_GROUP(d) ((d)->coll.parentGroup)
@@ -95,11 +92,11 @@ NS_HOT static ncclResult_t NS_VNAME(start_v)(void* context, void** eHandle, NS_D
     case ncclProfileColl:
       ns_fill_coll(&a, d->coll.seqNumber, d->coll.count, d->coll.root, d->coll.sendBuff, d->coll.recvBuff,
                    NS_D_COLL_CHANNELS(d), d->coll.nWarps, NS_D_COLL_GROUP(d), NS_FUNC(d->coll.func),
-                   NS_DTYPE(d->coll.datatype), NS_ALGO(d->coll.algo), NS_PROTO(d->coll.proto), NS_D_COLL_EXPECT(d));
+                   NS_DTYPE(d->coll.datatype), NS_ALGO(d->coll.algo), NS_PROTO(d->coll.proto));
       break;
     case ncclProfileP2p:
       ns_fill_p2p(&a, d->p2p.peer, d->p2p.count, d->p2p.buff, NS_D_P2P_CHANNELS(d), NS_D_P2P_GROUP(d),
-                  NS_FUNC(d->p2p.func), NS_DTYPE(d->p2p.datatype), NS_D_P2P_EXPECT(d));
+                  NS_FUNC(d->p2p.func), NS_DTYPE(d->p2p.datatype));
       break;
     case ncclProfileProxyOp:
       ns_fill_proxy_op(&a, d->proxyOp.pid, d->proxyOp.channelId, d->proxyOp.peer, d->proxyOp.nSteps,

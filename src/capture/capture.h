@@ -18,7 +18,6 @@ typedef struct {
   void* parent;        /* NCCL's parentObj */
   void* group;         /* COLL/P2P: parentGroup handle (v5+), resolved to an id into num[group_num] */
   uint32_t group_num;
-  uint32_t expect;     /* expected KernelCh children (COLL/P2P, v4+: nChannels) */
   uint64_t num[NS_REC_NUMS]; /* record.h layout of the type */
   const char* str[NS_REC_STRS];
 } ns_start_args;

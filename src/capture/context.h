@@ -63,7 +63,10 @@ extern ns_session ns_sess;
 /* Process counters bumped on rare hot-path branches (relaxed RMW; read by
  * the writer for COUNTERS, exactly after the join). */
 typedef struct {
-  _Atomic uint64_t bad_handles;   /* stop/state on a handle that is not a live slot */
+  _Atomic uint64_t bad_handles;   /* stop/state on a handle that is not one of our slots */
+  _Atomic uint64_t stale_handles; /* stop/state on a handle whose event the writer already recycled */
+  _Atomic uint64_t double_stops;  /* a second stop of the same event */
+  _Atomic uint64_t late_states;   /* a state of an event after its stop */
   _Atomic uint64_t bad_contexts;  /* start with a context that is not ours (not PXN) */
   _Atomic uint64_t unknown_types; /* start with a type bit we do not know */
   _Atomic uint64_t dropped_handles[NS_EV_COUNT]; /* slab exhausted */

@@ -1,66 +1,200 @@
 /* ncclscope: recycling event slots (see recycle.h). Writer thread only. */
 #include "capture/recycle.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "capture/context.h"
+#include "util/idmap.h"
 
-void ns_recycle_release_context(uint32_t ctx_index) { ns_slab_release(ctx_index); }
+/* Handles of recycled events that can be parents, with their ids: a FIFO of
+ * NS_HISTORY entries (the oldest forgotten first) plus, apart, the pinned
+ * graph-captured API events of live communicators. */
+#define NS_HISTORY (1u << 18)
+static ns_idmap hist, pinned;
+static uint8_t progress_states[NS_MAX_SLABS]; /* ns_recycle_note_progress_states */
+static uint64_t* hist_fifo; /* keys, oldest first from hist_head */
+static uint32_t hist_head, hist_len;
 
-static uint64_t hold_ns(unsigned type) {
-  uint64_t h = (uint64_t)ns_sess.cfg.hold_ms * 1000000u;
+/* The writer-only type word: the type, whether the handle is pinned, and
+ * whether the slot is in its slab's live list (at most once: the list never
+ * outgrows the slab, however many events a slot holds between two runs). */
+#define W_PINNED 0x100u
+#define W_LISTED 0x200u
+
+static int parent_capable(unsigned type) {
   switch (type) {
     case NS_EV_GROUP_API: case NS_EV_COLL_API: case NS_EV_P2P_API: case NS_EV_GROUP:
-    case NS_EV_COLL: case NS_EV_P2P: case NS_EV_CE_COLL:
-      return h; /* children may start long after the stop */
-    case NS_EV_PROXY_OP: case NS_EV_PROXY_STEP:
-      return h / 10; /* children start while it runs; a little slack */
+    case NS_EV_COLL: case NS_EV_P2P: case NS_EV_PROXY_OP: case NS_EV_PROXY_STEP: case NS_EV_CE_COLL:
+      return 1;
     default:
       return 0;
   }
 }
 
-void ns_recycle_run(uint64_t now, uint64_t* recycled, uint64_t* forced) {
+static void remember(uint64_t handle, uint64_t id, int is_pinned) {
+  if (is_pinned) {
+    int ins;
+    uint64_t* v = ns_idmap_put(&pinned, handle, &ins);
+    if (v) *v = id;
+    return;
+  }
+  if (!hist_fifo && !(hist_fifo = calloc(NS_HISTORY, sizeof *hist_fifo))) return;
+  if (hist_len == NS_HISTORY) { /* forget the oldest */
+    ns_idmap_del(&hist, hist_fifo[hist_head]);
+    hist_head = (hist_head + 1) % NS_HISTORY;
+    hist_len--;
+  }
+  int ins;
+  uint64_t* v = ns_idmap_put(&hist, handle, &ins);
+  if (!v) return;
+  *v = id;
+  if (ins) hist_fifo[(hist_head + hist_len++) % NS_HISTORY] = handle;
+}
+
+uint64_t ns_recycle_parent_id(uint64_t handle) {
+  uint64_t* v = ns_idmap_get(&pinned, handle);
+  if (!v) v = ns_idmap_get(&hist, handle);
+  return v ? *v : 0;
+}
+
+void ns_recycle_started(uint64_t slot_addr, uint64_t id, unsigned type, uint64_t ts, int is_pinned) {
+  ns_slot* s = ns_slot_from_handle((void*)(uintptr_t)slot_addr);
+  if (!s) return;
+  ns_slab* sl = &ns_reg.slabs[ns_slot_slab(s)];
+  unsigned listed = s->w_type & W_LISTED;
+  if (!listed && sl->nlive < sl->n) {
+    sl->live[sl->nlive++] = (uint32_t)(s - sl->slots);
+    listed = W_LISTED;
+  }
+  s->w_id = id;
+  s->w_type = type | (is_pinned ? W_PINNED : 0) | listed;
+  s->w_start_ns = ts ? ts : 1;
+}
+
+/* S4: the event in s is over: its handle is remembered (parents), the slot
+ * leaves the live list at the next run and goes back to its slab now. */
+static void recycle(ns_slot* s) {
+  uint32_t k = ns_slot_slab(s);
+  if (parent_capable(s->w_type & 0xFF))
+    remember((uint64_t)(uintptr_t)ns_slot_handle(s), s->w_id, (s->w_type & W_PINNED) != 0);
+  s->w_id = 0;
+  s->w_start_ns = 0;
+  s->w_type &= W_LISTED;
+  ns_slab_free(k, s); /* generation + 1, running 0, S1 release */
+}
+
+void ns_recycle_stopped(uint64_t slot_addr, uint64_t id) {
+  ns_slot* s = ns_slot_from_handle((void*)(uintptr_t)slot_addr);
+  if (s && s->w_id == id && s->w_start_ns) recycle(s);
+}
+
+int ns_recycle_is_open(uint64_t slot_addr, uint64_t id) {
+  ns_slot* s = ns_slot_from_handle((void*)(uintptr_t)slot_addr);
+  return s && s->w_id == id && s->w_start_ns;
+}
+
+int ns_recycle_close(uint64_t slot_addr, uint64_t id) {
+  if (!ns_recycle_is_open(slot_addr, id)) return 0;
+  recycle(ns_slot_from_handle((void*)(uintptr_t)slot_addr));
+  return 1;
+}
+
+void ns_recycle_note_progress_states(uint32_t ctx_index) {
+  if (ctx_index < NS_MAX_SLABS) progress_states[ctx_index] = 1;
+}
+
+/* A ProxyOp of a communicator whose net ProxyOps record InProgress at once,
+ * that recorded no state in hold time: a copy transport's, which NCCL
+ * starts and never stops (2.27+; transport/net.cc alone stops them). The
+ * slot's last_state is written by the event's recording thread (relaxed:
+ * a state that races this check only delays the close by a run). */
+static int never_stopped(const ns_slot* s, uint32_t k, uint64_t age, uint64_t hold) {
+  return (s->w_type & 0xFF) == NS_EV_PROXY_OP && progress_states[k] && age >= hold &&
+         atomic_load_explicit(&s->last_state, memory_order_relaxed) == 0;
+}
+
+/* Types NCCL may leave running: closed first when a slab runs short. */
+static int leak_prone(unsigned type) {
+  return type == NS_EV_PROXY_OP || type == NS_EV_PROXY_STEP || type == NS_EV_KERNEL_CH ||
+         type == NS_EV_NET_PLUGIN || type == NS_EV_PROXY_CTRL;
+}
+
+void ns_recycle_run(uint64_t now, ns_close_fn on_close, void* user) {
   uint64_t max_age = (uint64_t)ns_sess.cfg.max_age_ms * 1000000u;
+  uint64_t hold = (uint64_t)ns_sess.cfg.hold_ms * 1000000u;
   for (uint32_t k = 0; k < NS_MAX_SLABS; k++) {
     ns_slab* sl = &ns_reg.slabs[k];
     /* Acquire: pairs with ns_slab_activate's release, so its `populated` is seen. */
     if (atomic_load_explicit(&sl->active, memory_order_acquire)) ns_slab_prefault(k);
     if (!sl->nlive) continue;
+    /* short of slots: the oldest open leak-prone events older than the hold time go */
     int pressure = ns_slab_free_count(k) < sl->n / 8;
     uint32_t keep = 0;
     for (uint32_t i = 0; i < sl->nlive; i++) {
       ns_slot* s = &sl->slots[sl->live[i]];
-      int freed = 0;
-      if (!atomic_load_explicit(&s->running, memory_order_relaxed)) {
-        /* S4: acquire pairs with the release decrements of stop: every
-         * stopper's use of the slot happens before we recycle it. */
-        int32_t r = atomic_load_explicit(&s->refs, memory_order_acquire);
-        unsigned type = NS_META_TYPE(atomic_load_explicit(&s->meta, memory_order_relaxed));
-        int pinned = s->w_start_ns == NS_SLOT_PINNED; /* never aged out (age stays 0 below) */
-        if (r == 0) {
-          if (!s->w_zero_ns) s->w_zero_ns = now;
-          if ((!pinned || pressure) && now - s->w_zero_ns >= hold_ns(type)) {
-            int32_t zero = 0;
-            freed = atomic_compare_exchange_strong_explicit(&s->refs, &zero, -1, memory_order_acq_rel,
-                                                            memory_order_relaxed);
-          }
-        } else {
-          s->w_zero_ns = 0;
-          uint64_t age = now > s->w_start_ns ? now - s->w_start_ns : 0;
-          if (age >= max_age || (pressure && age >= hold_ns(type))) {
-            /* Children that never came: bounded by age, or by slab pressure. */
-            atomic_exchange_explicit(&s->refs, -1, memory_order_acq_rel);
-            freed = 1;
-            (*forced)++;
-          }
-        }
+      if (!s->w_start_ns) { /* recycled since (its STOP was drained) */
+        s->w_type = 0;
+        continue;
       }
-      if (freed) {
-        ns_slab_free(k, s);
-        (*recycled)++;
-      } else {
-        sl->live[keep++] = sl->live[i];
+      uint64_t age = now > s->w_start_ns ? now - s->w_start_ns : 0;
+      unsigned type = s->w_type & 0xFF;
+      unsigned reason = age >= max_age && !(s->w_type & W_PINNED) ? NS_CLOSE_MAX_AGE
+                        : never_stopped(s, k, age, hold)                ? NS_CLOSE_NEVER_STOPPED
+                        : pressure && leak_prone(type) && age >= hold   ? NS_CLOSE_PRESSURE
+                                                                        : 0;
+      if (reason) {
+        if (on_close) on_close(user, s->w_id, type, k, reason);
+        recycle(s);
+        continue;
       }
+      sl->live[keep++] = sl->live[i];
     }
     sl->nlive = keep;
   }
+}
+
+static void close_slab(uint32_t k, unsigned reason, ns_close_fn on_close, void* user) {
+  ns_slab* sl = &ns_reg.slabs[k];
+  for (uint32_t i = 0; i < sl->nlive; i++) {
+    ns_slot* s = &sl->slots[sl->live[i]];
+    if (!s->w_start_ns) continue;
+    /* a copy transport's ProxyOp would not have stopped later either: say so */
+    unsigned why = never_stopped(s, k, 0, 0) ? NS_CLOSE_NEVER_STOPPED : reason;
+    if (on_close) on_close(user, s->w_id, s->w_type & 0xFF, k, why);
+    s->w_start_ns = 0;
+    s->w_type = 0;
+  }
+  sl->nlive = 0;
+}
+
+void ns_recycle_release_context(uint32_t ctx_index, ns_close_fn on_close, void* user) {
+  close_slab(ctx_index, NS_CLOSE_COMM_END, on_close, user);
+  progress_states[ctx_index] = 0;
+  /* the communicator's handles are gone with it: forget its pinned ones */
+  uintptr_t lo = (uintptr_t)ns_reg.base + (uintptr_t)ctx_index * ns_reg.slab_bytes, hi = lo + ns_reg.slab_bytes;
+  for (size_t pos = 0;;) {
+    uint64_t key, val;
+    if (!ns_idmap_next(&pinned, &pos, &key, &val)) break;
+    uintptr_t a = (uintptr_t)(key & NS_HANDLE_ADDR_MASK);
+    if (a >= lo && a < hi) {
+      ns_idmap_del(&pinned, key);
+      pos = 0; /* removal moves entries: start over (rare, cold) */
+    }
+  }
+  ns_slab_release(ctx_index);
+}
+
+void ns_recycle_close_all(unsigned reason, ns_close_fn on_close, void* user) {
+  for (uint32_t k = 0; k < NS_MAX_SLABS; k++)
+    if (ns_reg.slabs[k].nlive) close_slab(k, reason, on_close, user);
+}
+
+void ns_recycle_reset(void) {
+  ns_idmap_free(&hist);
+  ns_idmap_free(&pinned);
+  free(hist_fifo);
+  hist_fifo = NULL;
+  hist_head = hist_len = 0;
+  memset(progress_states, 0, sizeof progress_states);
 }

@@ -1,12 +1,18 @@
 /* ncclscope: recycling event slots, the writer thread's side of the slabs.
  *
  * The hot path takes slots (ns_capture_start) and never frees them; the
- * writer thread learns of each slot from the START entry it drains, drops
- * the references a STOP entry hands over (S7), and returns a slot to its
- * slab once nothing refers to it any more and its hold time passed (S4).
- * capture exposes this so that the writer never touches slab internals.
- * Writer thread only. Orderings: docs/memory-ordering.md (S1..S7); hold
- * times and graph pinning: docs/design.md ("Handles and the exact hierarchy").
+ * writer learns of each slot from the START entry it drains and recycles it
+ * as soon as the event is over: when it drains its STOP, or when it closes
+ * an event NCCL will never stop (a leak: a ProxyStep started again on the
+ * same step, an event older than NCCLSCOPE_MAX_AGE_MS, the oldest open ones
+ * when the slab runs short, every open one when its communicator ends).
+ * Recycling bumps the slot's generation, so NCCL's old handle stops naming
+ * it (a late child or stop is told apart by a compare, never attached to
+ * the slot's next event), and remembers the handle of a type that can be a
+ * parent, with its event id, for a child that starts later and names it
+ * (ns_recycle_parent_id): API events seconds before their launch, a Coll
+ * before its late KernelCh, a graph's CollApi minutes before a replay.
+ * Writer thread only. Orderings: docs/memory-ordering.md (S1, S4, S7).
  */
 #ifndef NCCLSCOPE_CAPTURE_RECYCLE_H
 #define NCCLSCOPE_CAPTURE_RECYCLE_H
@@ -14,34 +20,41 @@
 #include <stdint.h>
 
 #include "capture/slab.h"
+#include "ncclscope/record.h"
 
-/* A drained START entry: the slot it carries joins its slab's live list,
- * seen at trace time ts. pinned: a graph-captured API event, whose handle
- * NCCL names again at every replay (kept until its communicator ends, or
- * its slab runs short). Inline: once per START the writer drains. */
-static inline void ns_recycle_started(uint64_t slot_addr, uint64_t ts, int pinned) {
-  ns_slot* s = ns_slot_from_handle((void*)(uintptr_t)slot_addr);
-  if (!s) return;
-  ns_slab* sl = &ns_reg.slabs[ns_slot_slab(s)];
-  if (sl->nlive >= sl->n) return;
-  sl->live[sl->nlive++] = (uint32_t)(s - sl->slots);
-  s->w_start_ns = pinned ? NS_SLOT_PINNED : ts;
-  s->w_zero_ns = 0;
-}
+/* Why an event is closed: NS_CLOSE_* (ncclscope/record.h). */
 
-/* A drained STOP entry of event id: S7, the stopper handed its references
- * over. The slot still holds this event (its running reference is not
- * released yet): release it and the parent's now. */
-static inline void ns_recycle_stopped(uint64_t slot_addr, uint64_t id) {
-  ns_slot* s = ns_slot_from_handle((void*)(uintptr_t)slot_addr);
-  if (s && atomic_load_explicit(&s->id, memory_order_relaxed) == id) ns_slot_release(s);
-}
-/* Returns to their slabs the slots whose references are gone for their
- * hold time (or that are older than max age, or under slab pressure), and
- * faults in never-used slots ahead of the allocators. Adds to *recycled and
- * *forced (recycled with references left). */
-void ns_recycle_run(uint64_t now_ns, uint64_t* recycled, uint64_t* forced);
-/* After a communicator's COMM_FINI: its whole slab back, memory returned. */
-void ns_recycle_release_context(uint32_t ctx_index);
+/* An event the writer closed: the writer records it. */
+typedef void (*ns_close_fn)(void* user, uint64_t id, unsigned type, uint32_t ctx_index, unsigned reason);
+
+/* A drained START entry: the slot joins its slab's live list. pinned: a
+ * graph-captured API event, whose handle NCCL names again at every replay
+ * (remembered until its communicator ends). */
+void ns_recycle_started(uint64_t slot_addr, uint64_t id, unsigned type, uint64_t ts, int pinned);
+/* A drained STOP entry of event id: its slot is recycled now (a slot that
+ * no longer holds id was closed before: nothing to do). */
+void ns_recycle_stopped(uint64_t slot_addr, uint64_t id);
+/* Closes the open event id in slot_addr (a restarted ProxyStep). 1 if it was open. */
+int ns_recycle_close(uint64_t slot_addr, uint64_t id);
+/* Whether event id is still open in slot_addr (its STOP not drained, not closed). */
+int ns_recycle_is_open(uint64_t slot_addr, uint64_t id);
+/* Context ctx_index records ProxyOpInProgress (NCCL 2.27+, every net
+ * ProxyOp at its first progress pass): from now on its ProxyOps that record
+ * no state for NCCLSCOPE_HOLD_MS belong to a transport that never stops
+ * them (NS_CLOSE_NEVER_STOPPED). */
+void ns_recycle_note_progress_states(uint32_t ctx_index);
+/* The id of the recycled event a parent handle named, or 0. */
+uint64_t ns_recycle_parent_id(uint64_t handle);
+/* Closes events by age (max age), by kind (ProxyOps never stopped) and by
+ * slab pressure, calling on_close for each, and faults in never-used slots
+ * ahead of the allocators. */
+void ns_recycle_run(uint64_t now_ns, ns_close_fn on_close, void* user);
+/* After a communicator's COMM_FINI: its open events are closed (on_close,
+ * NS_CLOSE_COMM_END), its slab returned, its remembered handles forgotten. */
+void ns_recycle_release_context(uint32_t ctx_index, ns_close_fn on_close, void* user);
+/* The process ends without finalize: every open event is closed (NS_CLOSE_EXIT). */
+void ns_recycle_close_all(unsigned reason, ns_close_fn on_close, void* user);
+/* Session end: the remembered handles' memory. */
+void ns_recycle_reset(void);
 
 #endif

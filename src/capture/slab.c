@@ -86,6 +86,10 @@ void ns_slab_release(uint32_t k) {
   ns_slab* s = &ns_reg.slabs[k];
   atomic_store_explicit(&s->active, 0, memory_order_relaxed);
   s->nlive = 0;
+  /* the slots' generations restart at 0 with the zeroed pages: the next
+   * communicator's handles differ from this one's by the epoch */
+  atomic_store_explicit(&s->epoch, atomic_load_explicit(&s->epoch, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
   /* Zero pages (stale handles then read running == 0) and give the memory back. */
   madvise(s->slots, ns_reg.slab_bytes, MADV_DONTNEED);
   madvise((void*)s->queue, g_queue_bytes, MADV_DONTNEED);
@@ -138,6 +142,11 @@ ns_slot* ns_slab_alloc(uint32_t k) {
 
 void ns_slab_free(uint32_t k, ns_slot* slot) {
   ns_slab* s = &ns_reg.slabs[k];
+  /* S4: the handle out for this event is over: every later use of it fails
+   * its generation check (the release store of q_tail publishes this before
+   * the slot can be handed out again). Writer only: no RMW needed. */
+  atomic_store_explicit(&slot->gen, atomic_load_explicit(&slot->gen, memory_order_relaxed) + 1, memory_order_relaxed);
+  atomic_store_explicit(&slot->running, 0, memory_order_relaxed);
   uint64_t tail = atomic_load_explicit(&s->q_tail, memory_order_relaxed); /* writer's own */
   atomic_store_explicit(&s->queue[tail & (s->n - 1)], (uint32_t)(slot - s->slots), memory_order_relaxed);
   /* S1: release publishes the queue entry and our recycling of the slot. */

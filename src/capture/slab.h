@@ -21,27 +21,34 @@
 #define NS_PXN_SLAB NS_MAX_CONTEXTS
 #define NS_MAX_SLABS (NS_MAX_CONTEXTS + 1)
 
-/* One event. Fields children read are atomics (relaxed: the values are set
- * before NCCL publishes the handle to the child's thread, and a late reader
- * of a recycled slot must see a value, not undefined behaviour). */
+/* One event. A handle given to NCCL is the slot's address with the slot's
+ * generation in the top 16 bits (ns_handle): the writer bumps the generation
+ * when it recycles the slot, so a handle NCCL keeps after its event ended
+ * (a parent named seconds later, a late stop) is told apart from the event
+ * that reuses the slot, by a compare, never attached to it. Fields other
+ * threads read are atomics (orderings: docs/memory-ordering.md, S1..S6). */
 typedef struct ns_slot {
-  _Atomic uint64_t id;       /* event id; W: starter; R: stop/state/children */
+  _Atomic uint64_t id;       /* event id; W: starter, release (S3); R: children acquire (S5) */
   _Atomic uint64_t meta;     /* type | flags << 8 | ctx << 16 | comm << 32 (ns_slot_meta) */
-  _Atomic uint64_t parent;   /* parent slot address whose refs we hold, 0 if none */
-  _Atomic uint64_t parent_id;/* that parent's id, checked before releasing it */
-  _Atomic int32_t refs;      /* running + expected + live children; -1 = recycled (S2..S4) */
-  _Atomic int32_t expected;  /* expected KernelCh children not yet started (S5) */
-  _Atomic uint32_t running;  /* 1 from start to stop (S6) */
+  _Atomic uint32_t gen;      /* generation of the handle out now; W: the writer at recycling (S4) */
+  _Atomic uint32_t running;  /* ns_running_tag(handle's gen16) from start to stop, else 0 (S6) */
   _Atomic uint32_t origin_pid; /* PXN: the process the event runs for */
-  uint64_t w_zero_ns;        /* writer only: when refs was first seen at 0 */
-  uint64_t w_start_ns;       /* writer only: when the writer saw the start; NS_SLOT_PINNED */
+  _Atomic uint32_t last_state; /* state collapse: the last state recorded + 1 (0: none), its thread only */
+  _Atomic uint64_t last_arg;   /* and its argument */
+  _Atomic uint32_t repeats;    /* identical states since, not yet recorded */
+  uint32_t w_type;           /* writer only: the occupant's type (from its START) */
+  uint64_t w_start_ns;       /* writer only: when the writer saw the start (0: not yet) */
+  uint64_t w_id;             /* writer only: the occupant's id (from its START) */
 } ns_slot;
-/* w_start_ns of a graph-captured API event (GroupApi, CollApi, P2pApi with
- * graphCaptured): NCCL names its handle as the parent of the Coll/P2p it
- * re-emits at every replay of the graph, however late, so the writer keeps
- * the slot until its communicator ends (or the slab runs short of slots). */
-#define NS_SLOT_PINNED UINT64_MAX
 _Static_assert(sizeof(ns_slot) == 64, "a slot is one cacheline: handle checks use a mask");
+
+/* Handle <-> slot and generation. User-space addresses fit in 48 bits. */
+#define NS_HANDLE_GEN_SHIFT 48
+#define NS_HANDLE_ADDR_MASK ((UINT64_C(1) << NS_HANDLE_GEN_SHIFT) - 1)
+static inline void* ns_handle(const ns_slot* s, uint32_t gen) {
+  return (void*)((uintptr_t)s | (uintptr_t)(gen & 0xFFFFu) << NS_HANDLE_GEN_SHIFT);
+}
+static inline uint32_t ns_handle_gen(const void* h) { return (uint32_t)((uintptr_t)h >> NS_HANDLE_GEN_SHIFT); }
 
 static inline uint64_t ns_slot_meta(unsigned type, unsigned flags, unsigned ctx, uint32_t comm) {
   return (uint64_t)(type & 0xFF) | (uint64_t)(flags & 0xFF) << 8 | (uint64_t)(ctx & 0xFFFF) << 16 |
@@ -58,7 +65,10 @@ typedef struct ns_slab {
   uint32_t n;                 /* slots (power of two) */
   _Atomic uint32_t active;    /* 1 while a context owns it; W init/writer, R hot path relaxed */
   _Atomic uint32_t fresh;     /* never-used slots handed out so far (S1) */
-  char pad0[36];
+  /* activations so far (W: writer at release, R: hot path relaxed, S4); on
+   * the line the hot path reads `active` from */
+  _Atomic uint32_t epoch;
+  char pad0[32];
   _Atomic uint64_t q_head;    /* consumers (allocating threads) CAS, S1 */
   char pad1[56];
   _Atomic uint64_t q_tail;    /* writer (only producer) release, S1 */
@@ -89,29 +99,50 @@ int ns_slab_activate(uint32_t k);
 /* Writer: frees every slot of slab k and returns its memory (after COMM_FINI). */
 void ns_slab_release(uint32_t k);
 
-/* Hot path: the slot `h` names, or NULL if `h` is not a slot of an active slab. */
+/* Hot path: the slot `h` names, or NULL if `h` is not a slot of an active
+ * slab. Whether the slot still holds h's event is the generation's to say
+ * (ns_slot_current). */
 static inline ns_slot* ns_slot_from_handle(const void* h) {
-  uintptr_t off = (uintptr_t)h - (uintptr_t)ns_reg.base;
+  uintptr_t addr = (uintptr_t)h & NS_HANDLE_ADDR_MASK;
+  uintptr_t off = addr - (uintptr_t)ns_reg.base;
   if (off >= ns_reg.total || (off & (sizeof(ns_slot) - 1))) return NULL;
   /* An inactive slab may be PROT_NONE: never touch it. */
   if (!atomic_load_explicit(&ns_reg.slabs[off >> ns_reg.shift].active, memory_order_relaxed)) return NULL;
-  return (ns_slot*)h;
+  return (ns_slot*)addr;
 }
 static inline uint32_t ns_slot_slab(const ns_slot* s) {
   return (uint32_t)(((uintptr_t)s - (uintptr_t)ns_reg.base) >> ns_reg.shift);
 }
 
-/* Ends a stopped event's hold on slots: the parent's reference, if the
- * parent slot still holds the event we attached to (S4 may have
- * force-recycled it), then the event's own running reference. Called by the
- * writer when it drains the STOP entry (S7), or by the stopper itself when
- * that entry was dropped. Release decrements: S2. */
-static inline void ns_slot_release(ns_slot* s) {
-  ns_slot* p = (ns_slot*)(uintptr_t)atomic_load_explicit(&s->parent, memory_order_relaxed);
-  if (p && atomic_load_explicit(&p->id, memory_order_relaxed) ==
-               atomic_load_explicit(&s->parent_id, memory_order_relaxed))
-    atomic_fetch_sub_explicit(&p->refs, 1, memory_order_release);
-  atomic_fetch_sub_explicit(&s->refs, 1, memory_order_release);
+/* A handle's 16 generation bits: the slot's generation offset by its slab's
+ * activations, so that a handle of an earlier communicator in the same slab
+ * (whose slots were zeroed when it ended) does not match a new event. */
+static inline uint32_t ns_gen16(const ns_slot* s, uint32_t gen) {
+  uint32_t epoch = atomic_load_explicit(&ns_reg.slabs[ns_slot_slab(s)].epoch, memory_order_relaxed);
+  return (gen + epoch * 0x9E37u) & 0xFFFFu;
+}
+/* `running` while the event of the handle with these generation bits runs:
+ * one compare checks both that the slot still holds the handle's event and
+ * that it was not stopped (S6). Never 0. */
+static inline uint32_t ns_running_tag(uint32_t gen16) { return 0x10000u | gen16; }
+static inline void* ns_slot_handle(const ns_slot* s) {
+  return ns_handle(s, ns_gen16(s, atomic_load_explicit(&s->gen, memory_order_relaxed)));
+}
+
+/* Does slot s still hold the event of handle h (relaxed: a check of the
+ * hot path's own calls; see ns_slot_read_id for a parent's id)? */
+static inline int ns_slot_current(const ns_slot* s, const void* h) {
+  return ns_gen16(s, atomic_load_explicit(&s->gen, memory_order_relaxed)) == ns_handle_gen(h);
+}
+
+/* The id of the event handle h named, if slot s still holds it: a seqlock
+ * read (S5). 0 if the writer recycled the slot meanwhile. */
+static inline uint64_t ns_slot_read_id(const ns_slot* s, const void* h, uint64_t* meta) {
+  uint32_t g1 = atomic_load_explicit(&s->gen, memory_order_acquire);
+  uint64_t id = atomic_load_explicit(&s->id, memory_order_acquire);
+  *meta = atomic_load_explicit(&s->meta, memory_order_relaxed);
+  uint32_t g2 = atomic_load_explicit(&s->gen, memory_order_relaxed);
+  return g1 == g2 && ns_gen16(s, g1) == ns_handle_gen(h) ? id : 0;
 }
 
 /* Writer: faults in never-used slots of slab k ahead of the allocators, so
@@ -120,7 +151,7 @@ void ns_slab_prefault(uint32_t k);
 
 /* Hot path: a free slot of slab k or NULL (exhausted). */
 NS_HOT ns_slot* ns_slab_alloc(uint32_t k);
-/* Writer: returns slot `s` of slab k to the FIFO. */
+/* Writer: ends slot `s`'s current handle (generation + 1) and returns it to the FIFO of slab k. */
 void ns_slab_free(uint32_t k, ns_slot* s);
 /* Free slots left (approximate; writer's pressure check). */
 uint32_t ns_slab_free_count(uint32_t k);

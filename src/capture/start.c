@@ -6,7 +6,8 @@
  *     inherit PXN and the origin pid
  *  C  reserve ring space (full: drop, count, NULL handle)
  *  D  take a slot (exhausted: drop, count, NULL handle)
- *  E  take a reference on the parent (S2/S5) and copy its id
+ *  E  the parent's id, if its slot still holds it (S5: a seqlock read of the
+ *     generation); else the writer resolves the parent handle later
  *  F  fill the slot, write the START entry, publish it (R1)
  * C comes before D so a slot exists only if its START entry does: the
  * writer learns about every slot it must recycle from that entry.
@@ -19,28 +20,6 @@
 #include "clock/clock.h"
 #include "ring/ring.h"
 #include "capture/context.h"
-
-/* Hold a reference on parent `p` for a child of type `type`. 0 if the slot
- * was already recycled (the child then records the parent as lost). */
-static int parent_attach(ns_slot* p, uint32_t type) {
-  if (type == NS_EV_KERNEL_CH) {
-    /* S5: an expected KernelCh arrives: its reference was counted in refs
-     * at the parent's start; convert it (relaxed RMW: refs is unchanged). */
-    int32_t e = atomic_load_explicit(&p->expected, memory_order_relaxed);
-    while (e > 0)
-      if (atomic_compare_exchange_weak_explicit(&p->expected, &e, e - 1, memory_order_relaxed,
-                                                memory_order_relaxed))
-        return 1;
-  }
-  /* S2: relaxed RMW; refs < 0 means the writer recycled the slot (S4), and
-   * the modification order of refs decides between us and the writer. */
-  int32_t r = atomic_load_explicit(&p->refs, memory_order_relaxed);
-  do {
-    if (r < 0) return 0;
-  } while (!atomic_compare_exchange_weak_explicit(&p->refs, &r, r + 1, memory_order_relaxed,
-                                                  memory_order_relaxed));
-  return 1;
-}
 
 static void count_drop(ns_context* ctx, _Atomic uint64_t* global, uint32_t type) {
   atomic_fetch_add_explicit(global, 1, memory_order_relaxed);
@@ -71,7 +50,17 @@ void* ns_capture_start(void* context, const ns_start_args* a) {
     }
   } else {
     parent = a->parent ? ns_slot_from_handle(a->parent) : NULL;
-    uint64_t pmeta = parent ? atomic_load_explicit(&parent->meta, memory_order_relaxed) : 0;
+    uint64_t pmeta = 0;
+    /* E: the parent's id while its slot still holds it (S5); otherwise the
+     * writer finds the parent by its handle among the events it recycled */
+    uint64_t pid = parent ? ns_slot_read_id(parent, a->parent, &pmeta) : 0;
+    if (parent && pid) {
+      parent_code = pid;
+    } else if (parent) {
+      parent_code = (uint64_t)(uintptr_t)a->parent;
+      flags |= NS_ENTF_PARENT_HANDLE;
+      pmeta = 0;
+    }
     if (parent && (NS_META_FLAGS(pmeta) & NS_RF_PXN)) {
       /* A child of a PXN event: its context is foreign too; never touch it. */
       if (!(ns_sess.cfg.event_mask & (1u << type))) return NULL;
@@ -120,37 +109,22 @@ void* ns_capture_start(void* context, const ns_start_args* a) {
     return NULL; /* the reservation is abandoned: nothing was published */
   }
   uint64_t id = ns_ring_next_id(ring);
-  /* E */
-  uint64_t parent_id = 0;
-  if (parent) {
-    parent_id = atomic_load_explicit(&parent->id, memory_order_relaxed);
-    if (parent_attach(parent, type)) {
-      parent_code = parent_id;
-    } else {
-      parent = NULL;
-      parent_id = 0;
-      flags |= NS_RF_PARENT_LOST;
-    }
-  }
   /* F */
-  uint32_t expect = (ctx && (type == NS_EV_COLL || type == NS_EV_P2P) && (ctx->mask & (1u << NS_EV_KERNEL_CH)))
-                        ? (a->expect > 255 ? 255 : a->expect)
-                        : 0;
-  atomic_store_explicit(&s->id, id, memory_order_relaxed);
   atomic_store_explicit(&s->meta, ns_slot_meta(type, flags & NS_RF_PXN, ctx_index, comm), memory_order_relaxed);
-  atomic_store_explicit(&s->parent, (uint64_t)(uintptr_t)parent, memory_order_relaxed);
-  atomic_store_explicit(&s->parent_id, parent_id, memory_order_relaxed);
   atomic_store_explicit(&s->origin_pid, origin_pid, memory_order_relaxed);
-  atomic_store_explicit(&s->expected, (int32_t)expect, memory_order_relaxed);
-  atomic_store_explicit(&s->running, 1, memory_order_relaxed);
-  /* S3: the slot becomes live; NCCL publishes the handle to other threads
-   * with its own synchronization, after this store. */
-  atomic_store_explicit(&s->refs, (int32_t)(1 + expect), memory_order_relaxed);
+  atomic_store_explicit(&s->last_state, 0, memory_order_relaxed);
+  atomic_store_explicit(&s->repeats, 0, memory_order_relaxed);
+  void* handle = ns_slot_handle(s);
+  atomic_store_explicit(&s->running, ns_running_tag(ns_handle_gen(handle)), memory_order_relaxed);
+  /* S3: release: a child that reads this id (S5) also sees the fields
+   * above; NCCL hands the handle to other threads after this store. */
+  atomic_store_explicit(&s->id, id, memory_order_release);
 
   uint64_t group_id = 0;
   if (a->group) {
     ns_slot* g = ns_slot_from_handle(a->group);
-    if (g) group_id = atomic_load_explicit(&g->id, memory_order_relaxed);
+    uint64_t gmeta;
+    if (g) group_id = ns_slot_read_id(g, a->group, &gmeta);
   }
   w[0] = ns_ent_w0(NS_ENT_START, type, flags, ctx_index, nwords);
   w[1] = ns_clock_ticks();
@@ -172,5 +146,5 @@ void* ns_capture_start(void* context, const ns_start_args* a) {
     sp += slen[i];
   }
   ns_ring_commit(ring);
-  return s;
+  return handle;
 }

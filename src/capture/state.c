@@ -1,6 +1,12 @@
 /* ncclscope: recordEventState (hot path, NCCL threads). The handle is
- * range-checked and must be running; the STATE entry carries NCCL's state
- * id and the value its args held (the adapter picked it). */
+ * range-checked and must be its slot's current, running event; the STATE
+ * entry carries NCCL's state id and the value its args held (the adapter
+ * picked it). A state identical to the previous one of the same event
+ * (state and argument: NCCL 2.27+ records SendPeerWait once per proxy pass
+ * while the receiver is not ready) is only counted; the count travels with
+ * the event's next entry, and the writer records it as one repeat record.
+ * An event's states come from one thread (its proxy or application thread):
+ * the collapse fields are relaxed loads and stores. */
 #include "capture/capture.h"
 #include "capture/drops.h"
 #include "capture/slab.h"
@@ -11,8 +17,26 @@
 void ns_capture_state(void* handle, int state, int has_arg, uint64_t arg) {
   if (!handle) return;
   ns_slot* s = ns_slot_from_handle(handle);
-  if (!s || !atomic_load_explicit(&s->running, memory_order_relaxed)) {
+  if (!s) {
     atomic_fetch_add_explicit(&ns_cnt.bad_handles, 1, memory_order_relaxed);
+    return;
+  }
+  uint64_t id = atomic_load_explicit(&s->id, memory_order_acquire);
+  /* The slot holds this handle's event and it runs (S6). The id was read
+   * first: if the writer recycles the slot between the two loads, the tag
+   * no longer matches; if it closes the event after the check, the entry
+   * names the closed event by its id and the writer drops it. */
+  if (atomic_load_explicit(&s->running, memory_order_relaxed) != ns_running_tag(ns_handle_gen(handle))) {
+    atomic_fetch_add_explicit(ns_slot_current(s, handle) ? &ns_cnt.late_states : &ns_cnt.stale_handles, 1,
+                              memory_order_relaxed);
+    return;
+  }
+  if ((unsigned)state >= NS_ST_OWN_FIRST) state = NS_ST_OWN_FIRST - 1; /* ids above are ncclscope's own */
+  uint32_t key = (uint32_t)state + 1 + (has_arg ? 0x100u : 0);
+  if (atomic_load_explicit(&s->last_state, memory_order_relaxed) == key &&
+      atomic_load_explicit(&s->last_arg, memory_order_relaxed) == arg) {
+    atomic_store_explicit(&s->repeats, atomic_load_explicit(&s->repeats, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
     return;
   }
   uint64_t meta = atomic_load_explicit(&s->meta, memory_order_relaxed);
@@ -23,11 +47,16 @@ void ns_capture_state(void* handle, int state, int has_arg, uint64_t arg) {
     ns_count_dropped(ring, type);
     return;
   }
+  uint32_t repeats = atomic_load_explicit(&s->repeats, memory_order_relaxed);
   unsigned flags = NS_META_FLAGS(meta) | (has_arg ? NS_RF_HAS_ARG : 0);
   w[0] = ns_ent_w0(NS_ENT_STATE, type, flags, NS_META_CTX(meta), NS_ENT_HEAD_WORDS + 1);
   w[1] = ns_clock_ticks();
-  w[2] = atomic_load_explicit(&s->id, memory_order_relaxed);
-  w[3] = (uint64_t)NS_META_COMM(meta) | (uint64_t)(uint32_t)state << 32;
+  w[2] = id;
+  /* comm | state << 32 | repeats of the previous state << 40 */
+  w[3] = (uint64_t)NS_META_COMM(meta) | (uint64_t)(uint8_t)state << 32 | (uint64_t)(repeats < 0xFFFFFFu ? repeats : 0xFFFFFFu) << 40;
   w[4] = arg;
   ns_ring_commit(ring);
+  atomic_store_explicit(&s->last_state, key, memory_order_relaxed);
+  atomic_store_explicit(&s->last_arg, arg, memory_order_relaxed);
+  atomic_store_explicit(&s->repeats, 0, memory_order_relaxed);
 }

@@ -1,11 +1,14 @@
-/* ncclscope: stopEvent (hot path, NCCL threads). No atomic read-modify-write:
+/* ncclscope: stopEvent (hot path, NCCL threads).
  *
- *  A  range-check the handle; end it (running 1 -> 0, S6): a stop of a
- *     handle that is not running is counted, not recorded
- *  B  write the STOP entry with the slot address and publish it (R1); the
- *     writer releases the references when it drains the entry (S7)
- *  C  only if the entry was dropped (ring full, or no ring): count the drop
- *     and release the references here (ns_slot_release)
+ *  A  range-check the handle; end its event with one compare-and-swap of
+ *     the slot's running tag (S6), which holds the generation of the
+ *     running event: it fails if the writer recycled the slot since (a
+ *     stale handle: counted, never recorded against the slot's new event)
+ *     or if the event was stopped before (a double stop: counted)
+ *  B  write the STOP entry (id, slot, and the repeats of a collapsed state)
+ *     and publish it (R1); the writer recycles the slot when it drains it
+ *  C  only if the entry was dropped (ring full, or no ring): count the drop;
+ *     the writer recycles the slot by age
  */
 #include "capture/capture.h"
 #include "capture/drops.h"
@@ -18,13 +21,25 @@ void ns_capture_stop(void* handle) {
   if (!handle) return;
   /* A */
   ns_slot* s = ns_slot_from_handle(handle);
-  if (!s || !atomic_load_explicit(&s->running, memory_order_relaxed)) {
+  if (!s) {
     atomic_fetch_add_explicit(&ns_cnt.bad_handles, 1, memory_order_relaxed);
     return;
   }
-  /* S6: NCCL stops an event once, on one thread; a later second stop sees 0. */
-  atomic_store_explicit(&s->running, 0, memory_order_relaxed);
+  /* Read before the CAS: if the CAS succeeds, the slot held this handle's
+   * event from these loads to the CAS (a recycled slot's tag differs), so
+   * they are this event's. Acquire: had we read a later occupant's id, we
+   * would see its tag (S3, S4), and the CAS would fail. */
+  uint64_t id = atomic_load_explicit(&s->id, memory_order_acquire);
   uint64_t meta = atomic_load_explicit(&s->meta, memory_order_relaxed);
+  uint32_t repeats = atomic_load_explicit(&s->repeats, memory_order_relaxed);
+  uint32_t tag = ns_running_tag(ns_handle_gen(handle));
+  /* S6: exactly one stop of an event wins. Release keeps the loads above
+   * before it; nothing is published through the tag (the STOP entry is, R1). */
+  if (!atomic_compare_exchange_strong_explicit(&s->running, &tag, 0, memory_order_release, memory_order_relaxed)) {
+    atomic_fetch_add_explicit(ns_slot_current(s, handle) ? &ns_cnt.double_stops : &ns_cnt.stale_handles, 1,
+                              memory_order_relaxed);
+    return;
+  }
   uint32_t type = NS_META_TYPE(meta);
   /* B */
   ns_ring* ring = ns_ring_self();
@@ -32,13 +47,12 @@ void ns_capture_stop(void* handle) {
   if (w) {
     w[0] = ns_ent_w0(NS_ENT_STOP, type, NS_META_FLAGS(meta), NS_META_CTX(meta), NS_ENT_STOP_WORDS);
     w[1] = ns_clock_ticks();
-    w[2] = atomic_load_explicit(&s->id, memory_order_relaxed);
-    w[3] = NS_META_COMM(meta);
+    w[2] = id;
+    w[3] = NS_META_COMM(meta) | (uint64_t)repeats << 32;
     w[4] = (uint64_t)(uintptr_t)s;
-    ns_ring_commit(ring); /* S7: the writer now owns the release */
+    ns_ring_commit(ring); /* S7: the writer recycles the slot once it drained this */
     return;
   }
   /* C */
   ns_count_dropped(ring, type);
-  ns_slot_release(s);
 }

@@ -405,10 +405,42 @@ static void on_start(ns_asm* a, const ns_record* r) {
   if (stopped_first) apply_stop(a, e);
 }
 
+/* The plugin's own records (record.h): an event it closed, a run of
+ * identical states it folded. 1 if r was one. */
+static int own_state(ns_asm* a, ns_event* e, const ns_record* r) {
+  if (r->state == NS_ST_CLOSED) {
+    if (!e || !e->started || e->stopped) {
+      a->st.orphan_states++;
+      return 1;
+    }
+    e->close_reason = (uint8_t)(r->arg < NS_CLOSE_REASONS ? r->arg : 0);
+    e->close_ts = r->ts;
+    a->st.closed[e->close_reason]++;
+    release(a, e);
+    return 1;
+  }
+  if (r->state == NS_ST_REPEATED) {
+    if (!e || !e->started || !e->nstates) {
+      a->st.orphan_states++;
+      return 1;
+    }
+    e->repeats += r->arg;
+    a->st.repeats += r->arg;
+    if (e->nstates <= a->cfg.keep_states) e->states[e->nstates - 1].repeats += (uint32_t)r->arg;
+    if (a->cfg.sink.state) a->cfg.sink.state(a->cfg.sink.user, e, r);
+    return 1;
+  }
+  return 0;
+}
+
 static void on_state(ns_asm* a, const ns_record* r) {
   ns_event* e = ns_asm_find(a, r->id);
   a->st.states++;
+  if (r->state >= NS_ST_OWN_FIRST && own_state(a, e, r)) return;
   if (e && e->started) {
+    e->last_state = r->state;
+    e->last_flags = r->flags;
+    e->last_arg = r->arg;
     if (e->nstates < a->cfg.keep_states)
       e->states[e->nstates] =
           (ns_event_state){.ts = r->ts, .arg = r->arg, .state = r->state, .flags = r->flags, .tid = r->tid};

@@ -26,6 +26,10 @@ static inline uint64_t ns_ent_w0(unsigned kind, unsigned type, unsigned flags, u
   return (uint64_t)(kind & 0xF) | (uint64_t)(type & 0xF) << 4 | (uint64_t)(flags & 0xFF) << 8 |
          (uint64_t)(ctx & 0xFFFF) << 16 | (uint64_t)nwords << 32;
 }
+/* Entry-only flag (the record flags NS_RF_* use the low bits): a START's
+ * parent word is the parent's handle, whose slot was recycled before the
+ * start could read its id; the writer finds the id by the handle. */
+#define NS_ENTF_PARENT_HANDLE 0x80u
 #define NS_ENT_KIND(w0) ((unsigned)((w0)&0xF))
 #define NS_ENT_TYPE(w0) ((unsigned)(((w0) >> 4) & 0xF))
 #define NS_ENT_FLAGS(w0) ((unsigned)(((w0) >> 8) & 0xFF))

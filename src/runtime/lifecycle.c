@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "capture/slab.h"
@@ -23,6 +24,7 @@
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_refs;            /* successful inits not yet finalized */
+static int g_exited;          /* the process ended the session without finalize (exit.c) */
 static uint32_t g_next_serial;
 static uint32_t g_ctx_cursor; /* round-robin: a finalized entry is reused late */
 
@@ -54,6 +56,7 @@ static int session_start(void) {
   if (ns_slab_activate(NS_PXN_SLAB) != 0) goto fail_rings;
   if (ns_ring_pool_create(ns_sess.cfg.max_threads, ns_sess.cfg.ring_kb * 1024u) != 0) goto fail_rings;
   if (ns_writer_start() != 0) goto fail_writer;
+  ns_exit_hooks_install();
   char mb[200];
   ns_log_info("tracing to %s; event mask 0x%x (%s); clock %s; rings %u x %u KiB; %u slots per communicator",
               ns_sess.trace_path, ns_sess.cfg.event_mask, mask_names(ns_sess.cfg.event_mask, mb, sizeof mb),
@@ -66,13 +69,14 @@ fail_rings:
   ns_region_destroy();
 fail_region:
   ns_log_warn("cannot reserve memory for tracing; profiling disabled for this communicator");
-  ns_writer_stop();
+  ns_writer_stop(NS_END_FINALIZE);
   unlink(ns_sess.trace_path);
   return -1;
 }
 
 static void session_stop(void) {
-  ns_writer_stop();
+  ns_exit_hooks_remove();
+  ns_writer_stop(NS_END_FINALIZE);
   ns_ring_pool_destroy();
   ns_region_destroy();
   memset(ns_ctx_table, 0, sizeof ns_ctx_table);
@@ -108,6 +112,10 @@ static uint32_t version_types(int version) {
 ns_runtime_status ns_runtime_init(void** context, const ns_init_args* a) {
   if (context) *context = NULL;
   pthread_mutex_lock(&g_lock);
+  if (g_exited) { /* the process is ending: nothing is traced any more */
+    pthread_mutex_unlock(&g_lock);
+    return NS_RUNTIME_NO_TRACE;
+  }
   ns_log_set_sink(a->log);
   if (g_refs == 0 && session_start() != 0) {
     pthread_mutex_unlock(&g_lock);
@@ -171,10 +179,26 @@ ns_runtime_status ns_runtime_finalize(void* context) {
     atomic_store_explicit(&c->state, NS_CTX_CLOSING, memory_order_relaxed);
     ns_writer_post_fini(c->index, ns_clock_ticks(), (uint32_t)syscall(SYS_gettid));
   }
-  if (g_refs > 0 && --g_refs == 0) {
+  if (g_refs > 0 && --g_refs == 0 && !g_exited) {
     ns_log_info("last communicator finalized; trace %s closed", ns_sess.trace_path);
     session_stop();
   }
   pthread_mutex_unlock(&g_lock);
   return NS_RUNTIME_OK;
+}
+
+void ns_runtime_process_exit(void) {
+  /* Bounded: a thread stuck inside init or finalize must not hang exit. */
+  struct timespec dl;
+  clock_gettime(CLOCK_REALTIME, &dl);
+  dl.tv_sec += 2;
+  if (pthread_mutex_timedlock(&g_lock, &dl) != 0) return;
+  if (g_refs > 0 && !g_exited) {
+    g_exited = 1;
+    ns_exit_hooks_remove();
+    ns_log_info("process ending with %d communicator(s) not finalized; trace %s closed", g_refs, ns_sess.trace_path);
+    /* The rings and slots stay: other threads may call in until the end. */
+    ns_writer_stop(NS_END_EXIT);
+  }
+  pthread_mutex_unlock(&g_lock);
 }

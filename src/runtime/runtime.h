@@ -26,4 +26,13 @@ typedef enum {
 ns_runtime_status ns_runtime_init(void** context, const ns_init_args* a);
 ns_runtime_status ns_runtime_finalize(void* context);
 
+/* exit.c: the atexit handler, the destructor and the termination signals
+ * (installed when a session starts, removed when it ends). */
+void ns_exit_hooks_install(void);
+void ns_exit_hooks_remove(void);
+/* The process exits (or unloads us) with communicators alive: the writer
+ * ends the trace (NS_END_EXIT) and is joined; memory stays mapped. Later
+ * finalizes only drop their reference. */
+void ns_runtime_process_exit(void);
+
 #endif

@@ -75,7 +75,18 @@ static const char* const state_names[] = {
 #define NS_STATE_NAME(ID, value, name) [value] = name,
     NS_SCHEMA_STATES(NS_STATE_NAME)
 #undef NS_STATE_NAME
+    [NS_ST_REPEATED] = "ncclscopeRepeated",
+    [NS_ST_CLOSED] = "ncclscopeClosed",
 };
+
+const char* ns_close_reason_name(unsigned reason) {
+  static const char* const names[NS_CLOSE_REASONS] = {
+      [NS_CLOSE_RESTARTED] = "restarted",     [NS_CLOSE_MAX_AGE] = "maxAge",
+      [NS_CLOSE_PRESSURE] = "slotPressure",   [NS_CLOSE_COMM_END] = "commEnd",
+      [NS_CLOSE_EXIT] = "processExit",        [NS_CLOSE_NEVER_STOPPED] = "neverStopped",
+  };
+  return reason < NS_CLOSE_REASONS ? names[reason] : NULL;
+}
 
 const char* ns_state_name(int state) {
   return (state >= 0 && state < (int)(sizeof state_names / sizeof state_names[0])) ? state_names[state] : NULL;

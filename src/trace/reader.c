@@ -396,8 +396,13 @@ int ns_reader_next(ns_reader* r, ns_item* item) {
         item->props = &r->props;
         return 1;
       case NS_BLOCK_END:
+        /* props since format 1.0's writer said how it ended; an empty END is a finalize */
+        if (parse_props(r, p, end) < 0) return stop_at(r, at, "malformed END block");
         r->stats.clean_end = 1;
+        r->stats.end_how = r->props.has[NS_P_END_HOW] ? (unsigned)r->props.u[NS_P_END_HOW] : NS_END_FINALIZE;
+        r->stats.end_signal = r->props.has[NS_P_END_SIGNAL] ? (int)r->props.u[NS_P_END_SIGNAL] : 0;
         item->kind = NS_ITEM_END;
+        item->props = &r->props;
         return 1;
       default:
         continue; /* a newer minor's block kind: skipped */

@@ -19,6 +19,7 @@
 #include "writer/writer.h"
 
 #include "writer/analysis_feed.h"
+#include "writer/restarts.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -55,6 +56,8 @@ static struct {
   pthread_mutex_t lock; /* guards stop, inits, finis */
   pthread_cond_t cond;
   int stop;
+  unsigned end_how; /* NS_END_*: set with stop */
+  int end_signal;
   ctl *inits, **inits_tail, *finis, **finis_tail;
   int fd;
   ns_buf out, ev, sb;
@@ -66,7 +69,8 @@ static struct {
   uint64_t ctx_events[NS_MAX_CONTEXTS][NS_EV_COUNT];
   uint64_t ctx_fit_samples[NS_MAX_CONTEXTS]; /* samples of the last CLOCKFIT written */
   uint64_t events[NS_EV_COUNT];
-  uint64_t pxn_events, parent_lost, recycled, forced;
+  uint64_t pxn_events, parent_lost, parents_late, state_repeats;
+  uint64_t closed[NS_CLOSE_REASONS];
   uint64_t bytes_written, write_errors, bytes_lost;
   int write_failed;
   uint64_t last_flush_ns;
@@ -74,6 +78,11 @@ static struct {
   ns_event_encoder enc;
   ns_strings_encoder senc;
   int ev_open, st_open;
+  uint32_t ev_tid, ev_ring; /* the thread and ring of the block W.ev holds */
+  /* the writer's own records (events it closed), outside any ring's block */
+  ns_event_encoder own_enc;
+  ns_buf own;
+  int own_open;
 } W;
 
 /* ---- file ---- */
@@ -220,10 +229,16 @@ static void take_and_emit_inits(void) {
   emit_inits(l);
 }
 
+static void on_close(void* user, uint64_t id, unsigned type, uint32_t ctx_index, unsigned reason);
+static void own_flush(void);
+
 static void emit_finis(ctl* l) {
   while (l) {
     ctl* next = l->next;
     ns_context* c = &ns_ctx_table[l->ctx];
+    /* Its events still open end here, before its COMM_FINI; its slab goes back. */
+    ns_recycle_release_context(l->ctx, on_close, NULL);
+    own_flush();
     /* The exporter attaches the last CLOCKFIT seen before COMM_FINI. */
     ns_feed_clockfit(&W.out, &W.seq, c->serial, 1, &W.ctx_fit_samples[l->ctx]);
     size_t at = ns_block_begin(&W.out);
@@ -242,7 +257,6 @@ static void emit_finis(ctl* l) {
     ns_props_u64(&W.out, NS_P_DROPPED, dr);
     ns_block_end(&W.out, at, NS_BLOCK_COMM_FINI, W.seq++);
     W.lifecycle_pending = 1;
-    ns_recycle_release_context(l->ctx);
     W.ctx_serial[l->ctx] = 0;
     memset((void*)c->dropped, 0, sizeof c->dropped);
     /* C1: release: our reads of the entry happen before init reuses it. */
@@ -274,6 +288,13 @@ static void emit_counters(void) {
   ns_props_u64(&W.out, NS_P_BAD_HANDLES, atomic_load_explicit(&ns_cnt.bad_handles, memory_order_relaxed));
   ns_props_u64(&W.out, NS_P_PXN_EVENTS, W.pxn_events);
   ns_props_u64(&W.out, NS_P_PARENT_LOST, W.parent_lost);
+  ns_props_u64(&W.out, NS_P_PARENTS_LATE, W.parents_late);
+  ns_props_u64(&W.out, NS_P_STALE_HANDLES, atomic_load_explicit(&ns_cnt.stale_handles, memory_order_relaxed));
+  ns_props_u64(&W.out, NS_P_DOUBLE_STOPS, atomic_load_explicit(&ns_cnt.double_stops, memory_order_relaxed));
+  ns_props_u64(&W.out, NS_P_LATE_STATES, atomic_load_explicit(&ns_cnt.late_states, memory_order_relaxed));
+  ns_props_u64(&W.out, NS_P_STATE_REPEATS, W.state_repeats);
+  for (unsigned r = 1; r < NS_CLOSE_REASONS; r++)
+    if (W.closed[r]) ns_props_u64(&W.out, NS_P_CLOSED_BASE + r, W.closed[r]);
   ns_props_u64(&W.out, NS_P_WRITE_ERRORS, W.write_errors);
   ns_props_u64(&W.out, NS_P_BYTES_WRITTEN, W.bytes_written + W.out.len);
   ns_block_end(&W.out, at, NS_BLOCK_COUNTERS, W.seq++);
@@ -292,6 +313,96 @@ static int graph_captured_api(const ns_record* rec) {
   }
 }
 
+/* One record into the block of the ring being drained (opened on demand),
+ * and into the analysis. */
+static void put(const ns_record* rec) {
+  if (!W.ev_open) {
+    ns_events_begin(&W.enc, &W.ev, W.ev_tid, W.ev_ring, rec->ts, rec->id);
+    W.ev_open = 1;
+  }
+  ns_events_put(&W.enc, rec);
+  ns_feed_record(rec);
+}
+
+/* An NS_ST_REPEATED record: the event's previous state came `n` more times. */
+static ns_record repeated(const ns_record* at, uint64_t n) {
+  ns_record r = ns_record_make(NS_REC_STATE, at->type, at->comm, at->ts, at->id, 0);
+  r.tid = at->tid;
+  r.state = NS_ST_REPEATED;
+  r.flags = NS_RF_HAS_ARG;
+  r.arg = n;
+  W.state_repeats += n;
+  return r;
+}
+
+static ns_record closed(uint64_t id, unsigned type, uint32_t ctx_index, unsigned reason, uint64_t ts, uint32_t tid) {
+  ns_record r = ns_record_make(NS_REC_STATE, (uint8_t)type,
+                               ctx_index < NS_MAX_CONTEXTS ? W.ctx_serial[ctx_index] : 0, ts, id, 0);
+  r.tid = tid;
+  r.state = NS_ST_CLOSED;
+  r.flags = NS_RF_HAS_ARG;
+  r.arg = reason;
+  if (reason < NS_CLOSE_REASONS) W.closed[reason]++;
+  return r;
+}
+
+/* The writer's own block (events it closed by age, pressure, communicator
+ * end or exit): begun on the first close, written to the output by
+ * own_flush before anything that must follow those records. */
+static void own_flush(void) {
+  if (!W.own_open) return;
+  ns_events_end(&W.own_enc, W.seq++);
+  ns_buf_put(&W.out, W.own.data, W.own.len);
+  ns_buf_reset(&W.own);
+  W.own_open = 0;
+}
+
+static void on_close(void* user, uint64_t id, unsigned type, uint32_t ctx_index, unsigned reason) {
+  (void)user;
+  uint32_t tid = atomic_load_explicit(&W.tid, memory_order_relaxed);
+  ns_record r = closed(id, type, ctx_index, reason, ns_clock_to_ns(&ns_sess.clock, ns_clock_ticks()), tid);
+  if (!W.own_open) {
+    ns_events_begin(&W.own_enc, &W.own, tid, 0, r.ts, r.id);
+    W.own_open = 1;
+  }
+  ns_events_put(&W.own_enc, &r);
+  ns_feed_record(&r);
+}
+
+static int step_open(uint64_t slot, uint64_t id) { return ns_recycle_is_open(slot, id); }
+
+/* A START: the parent the hot path could not read (its slot recycled) is
+ * found by its handle; a ProxyStep started again closes the earlier one. */
+static void on_start_entry(ns_record* rec, const uint64_t* e, unsigned flags, unsigned ctxi) {
+  if (flags & NS_ENTF_PARENT_HANDLE) {
+    uint64_t pid = ns_recycle_parent_id(e[4]);
+    flags &= ~NS_ENTF_PARENT_HANDLE;
+    if (pid) {
+      W.parents_late++;
+    } else {
+      flags |= NS_RF_PARENT_LOST;
+    }
+    rec->parent = pid;
+  } else {
+    rec->parent = e[4];
+  }
+  rec->flags = (uint16_t)flags;
+  unsigned type = rec->type;
+  W.events[type]++;
+  if (ctxi < NS_MAX_CONTEXTS) W.ctx_events[ctxi][type]++;
+  if (flags & NS_RF_PXN) W.pxn_events++;
+  if (flags & NS_RF_PARENT_LOST) W.parent_lost++;
+  ns_recycle_started(e[5], rec->id, type, rec->ts, graph_captured_api(rec));
+  if (type == NS_EV_PROXY_STEP) {
+    uint64_t old_slot = 0;
+    uint64_t old = ns_restarts_start(rec->parent, rec->num[NS_PROXY_STEP_STEP], rec->id, e[5], &old_slot, step_open);
+    if (old && ns_recycle_close(old_slot, old)) {
+      ns_record c = closed(old, NS_EV_PROXY_STEP, ctxi, NS_CLOSE_RESTARTED, rec->ts, rec->tid);
+      put(&c);
+    }
+  }
+}
+
 static void on_entry(void* user, ns_ring* r, const uint64_t* e, uint32_t nwords) {
   (void)user;
   unsigned kind = NS_ENT_KIND(e[0]), type = NS_ENT_TYPE(e[0]), flags = NS_ENT_FLAGS(e[0]);
@@ -306,12 +417,11 @@ static void on_entry(void* user, ns_ring* r, const uint64_t* e, uint32_t nwords)
   rec.id = e[2];
   rec.comm = (uint32_t)e[3];
   if (ctxi < NS_MAX_CONTEXTS && rec.comm && W.ctx_serial[ctxi] != rec.comm) take_and_emit_inits();
+  uint64_t repeats = 0;
   if (kind == NS_ENT_START) {
     const ns_type_layout* lay = &ns_type_layouts[type];
     if (nwords < NS_ENT_HEAD_WORDS + 2u + lay->nums) return;
-    rec.flags = (uint16_t)flags;
     rec.origin_pid = (uint32_t)(e[3] >> 32);
-    rec.parent = e[4];
     for (unsigned i = 0; i < lay->nums; i++) rec.num[i] = e[6 + i];
     const uint8_t* sp = (const uint8_t*)&e[6 + lay->nums];
     const uint8_t* send = (const uint8_t*)&e[nwords];
@@ -322,28 +432,27 @@ static void on_entry(void* user, ns_ring* r, const uint64_t* e, uint32_t nwords)
       rec.str[i] = ns_strtab_intern(W.strs, (const char*)sp, len, &W.senc, &W.sb, &W.st_open);
       sp += len;
     }
-    W.events[type]++;
-    if (ctxi < NS_MAX_CONTEXTS) W.ctx_events[ctxi][type]++;
-    if (flags & NS_RF_PXN) W.pxn_events++;
-    if (flags & NS_RF_PARENT_LOST) W.parent_lost++;
-    ns_recycle_started(e[5], rec.ts, graph_captured_api(&rec));
+    on_start_entry(&rec, e, flags, ctxi);
   } else if (kind == NS_ENT_STATE) {
     if (nwords < NS_ENT_HEAD_WORDS + 1) return;
     rec.flags = (uint16_t)(flags & NS_RF_HAS_ARG);
-    rec.state = (int32_t)(uint32_t)(e[3] >> 32);
+    rec.state = (int32_t)((e[3] >> 32) & 0xFF);
+    repeats = e[3] >> 40;
     rec.arg = e[4];
+    if (type == NS_EV_PROXY_OP && rec.state == NS_ST_PROXY_OP_IN_PROGRESS) ns_recycle_note_progress_states(ctxi);
   } else if (kind == NS_ENT_STOP) {
-    /* S7: the stopper handed its references to us. */
-    if (nwords >= NS_ENT_STOP_WORDS) ns_recycle_stopped(e[4], rec.id);
+    if (nwords < NS_ENT_STOP_WORDS) return;
+    repeats = e[3] >> 32;
+    /* S7: the event is over; its slot goes back to its slab. */
+    ns_recycle_stopped(e[4], rec.id);
   } else {
     return;
   }
-  if (!W.ev_open) {
-    ns_events_begin(&W.enc, &W.ev, r->tid, r->serial, rec.ts, rec.id);
-    W.ev_open = 1;
+  if (repeats) {
+    ns_record rep = repeated(&rec, repeats);
+    put(&rep);
   }
-  ns_events_put(&W.enc, &rec);
-  ns_feed_record(&rec);
+  put(&rec);
 }
 
 static void drain_ring(ns_ring* r, uint32_t i) {
@@ -363,6 +472,8 @@ static void drain_ring(ns_ring* r, uint32_t i) {
     ns_buf_reset(&W.ev);
     ns_buf_reset(&W.sb);
     W.ev_open = W.st_open = 0;
+    W.ev_tid = r->tid;
+    W.ev_ring = r->serial;
     ns_ring_drain(r, on_entry, NULL);
     if (W.st_open) {
       ns_strings_end(&W.senc, W.seq++);
@@ -409,10 +520,43 @@ static void iteration(void) {
   uint64_t trace_now = ns_clock_to_ns(&ns_sess.clock, ns_clock_ticks());
   ns_feed_tick(trace_now);
   emit_finis(finis);
-  ns_recycle_run(trace_now, &W.recycled, &W.forced);
+  ns_recycle_run(trace_now, on_close, NULL);
+  own_flush();
   int timed = now - W.last_flush_ns >= (uint64_t)ns_sess.cfg.flush_ms * 1000000u;
   if (timed) emit_clockfits();
   if (W.lifecycle_pending || W.out.len >= FLUSH_BYTES || timed) flush_out();
+}
+
+/* A termination signal's request (ns_writer_signal_flush), outside W: the
+ * handler may run while W is reset. seq counts requests, done the ones the
+ * writer finished; final: the process dies after it (the trace ends). */
+static struct {
+  _Atomic uint32_t live; /* a writer thread runs and takes requests */
+  _Atomic uint32_t seq, done;
+  _Atomic int final_signal; /* 0: a checkpoint (the application's handler runs next) */
+} S;
+
+/* Final: every pending FINI and everything the rings hold, the events still
+ * open closed, the counters, END, then the summary. */
+static void finish(void) {
+  iteration();
+  /* After the last finalize only PXN events can be open; at exit, any. */
+  unsigned how = W.end_how ? W.end_how : NS_END_FINALIZE;
+  ns_recycle_close_all(how == NS_END_FINALIZE ? NS_CLOSE_COMM_END : NS_CLOSE_EXIT, on_close, NULL);
+  own_flush();
+  emit_counters();
+  size_t at = ns_block_begin(&W.out);
+  ns_props_u64(&W.out, NS_P_END_HOW, how);
+  if (how == NS_END_SIGNAL) ns_props_u64(&W.out, NS_P_END_SIGNAL, (uint64_t)W.end_signal);
+  ns_block_end(&W.out, at, NS_BLOCK_END, W.seq++);
+  flush_out();
+  /* The trace is complete on disk before the summary, which may fail. */
+  double cpu_trace = thread_cpu_ms();
+  int analysed = ns_feed_enabled();
+  ns_feed_finish();
+  double cpu_all = thread_cpu_ms();
+  ns_log_info("writer thread CPU %.1f ms (analysis %s; summary %.1f ms)", cpu_trace, analysed ? "on" : "off",
+              cpu_all - cpu_trace);
 }
 
 static void* writer_main(void* arg) {
@@ -429,24 +573,45 @@ static void* writer_main(void* arg) {
     pthread_cond_timedwait(&W.cond, &W.lock, &dl);
     if (W.stop) break;
     pthread_mutex_unlock(&W.lock);
-    iteration();
+    /* A signal handler waits (ns_writer_signal_flush); acquire pairs with its release. */
+    uint32_t req = atomic_load_explicit(&S.seq, memory_order_acquire);
+    if (req != atomic_load_explicit(&S.done, memory_order_relaxed)) {
+      int sig = atomic_load_explicit(&S.final_signal, memory_order_relaxed);
+      if (sig) {
+        /* The process dies when the handler returns: end the trace now and
+         * take no more work (no one joins this thread). */
+        W.end_how = NS_END_SIGNAL;
+        W.end_signal = sig;
+        atomic_store_explicit(&S.live, 0, memory_order_relaxed);
+        finish();
+        atomic_store_explicit(&S.done, req, memory_order_release);
+        return NULL;
+      }
+      iteration();
+      flush_out(); /* a checkpoint: everything so far is on disk */
+      atomic_store_explicit(&S.done, req, memory_order_release);
+    } else {
+      iteration();
+    }
     pthread_mutex_lock(&W.lock);
   }
   pthread_mutex_unlock(&W.lock);
-  /* Final: everything the rings hold, every pending FINI, the counters. */
-  iteration();
-  emit_counters();
-  size_t at = ns_block_begin(&W.out);
-  ns_block_end(&W.out, at, NS_BLOCK_END, W.seq++);
-  flush_out();
-  /* The trace is complete on disk before the summary, which may fail. */
-  double cpu_trace = thread_cpu_ms();
-  int analysed = ns_feed_enabled();
-  ns_feed_finish();
-  double cpu_all = thread_cpu_ms();
-  ns_log_info("writer thread CPU %.1f ms (analysis %s; summary %.1f ms)", cpu_trace, analysed ? "on" : "off",
-              cpu_all - cpu_trace);
+  atomic_store_explicit(&S.live, 0, memory_order_relaxed);
+  finish();
   return NULL;
+}
+
+int ns_writer_signal_flush(int sig, int final, uint64_t timeout_ns) {
+  if (!atomic_load_explicit(&S.live, memory_order_relaxed)) return 0;
+  if (final) atomic_store_explicit(&S.final_signal, sig, memory_order_relaxed);
+  /* Release: the writer that sees the new seq sees final_signal. */
+  uint32_t req = atomic_fetch_add_explicit(&S.seq, 1, memory_order_release) + 1;
+  for (uint64_t waited = 0; waited < timeout_ns; waited += 1000000u) {
+    if ((int32_t)(atomic_load_explicit(&S.done, memory_order_acquire) - req) >= 0) return 1;
+    struct timespec d = {0, 1000000}; /* nanosleep: async-signal-safe */
+    nanosleep(&d, NULL);
+  }
+  return 0;
 }
 
 int ns_writer_start(void) {
@@ -471,6 +636,9 @@ int ns_writer_start(void) {
   if (rc != 0) goto fail;
   pthread_setname_np(W.thread, "ncclscope-wr");
   W.started = 1;
+  atomic_store_explicit(&S.final_signal, 0, memory_order_relaxed);
+  atomic_store_explicit(&S.done, atomic_load_explicit(&S.seq, memory_order_relaxed), memory_order_relaxed);
+  atomic_store_explicit(&S.live, 1, memory_order_release);
   return 0;
 fail:
   ns_strtab_free(W.strs);
@@ -482,10 +650,11 @@ fail:
   return -1;
 }
 
-void ns_writer_stop(void) {
+void ns_writer_stop(unsigned how) {
   if (W.started) {
     pthread_mutex_lock(&W.lock);
     W.stop = 1;
+    W.end_how = how;
     pthread_cond_signal(&W.cond);
     pthread_mutex_unlock(&W.lock);
     pthread_join(W.thread, NULL);
@@ -515,7 +684,10 @@ void ns_writer_stop(void) {
   ns_buf_free(&W.out);
   ns_buf_free(&W.ev);
   ns_buf_free(&W.sb);
+  ns_buf_free(&W.own);
   ns_strtab_free(W.strs);
+  ns_restarts_reset();
+  ns_recycle_reset();
   free(W.ring_serial_seen);
   memset(&W, 0, sizeof W);
 }

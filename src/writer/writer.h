@@ -13,8 +13,14 @@
 int ns_writer_open(void);
 /* Starts the thread. 0 or -1. */
 int ns_writer_start(void);
-/* Final drain and flush, END block, join, close. */
-void ns_writer_stop(void);
+/* Final drain and flush, END block (how: NS_END_FINALIZE or NS_END_EXIT),
+ * join, close. */
+void ns_writer_stop(unsigned how);
+/* Async-signal-safe: asks the writer thread to write everything recorded so
+ * far and waits for it, at most timeout_ns. final: the process dies of
+ * signal sig next, so the writer ends the trace (END, counters, summary)
+ * and stops; else a checkpoint, and tracing goes on. 1 if done in time. */
+int ns_writer_signal_flush(int sig, int final, uint64_t timeout_ns);
 void ns_writer_post_init(uint32_t ctx_index);
 void ns_writer_post_fini(uint32_t ctx_index, uint64_t tick, uint32_t tid);
 

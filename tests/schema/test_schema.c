@@ -34,6 +34,11 @@ static void test_names(void) {
   CHECK_STR(ns_state_name(NS_ST_KERNEL_CH_STOP), "KernelChStop");
   CHECK_STR(ns_state_name(NS_ST_CE_BATCH_COMPLETE), "CeBatchComplete");
   CHECK_TRUE(ns_state_name(NS_ST_CE_BATCH_COMPLETE + 1) == NULL);
+  CHECK_TRUE(ns_state_name(NS_ST_OWN_FIRST - 1) == NULL);
+  CHECK_STR(ns_state_name(NS_ST_CLOSED), "ncclscopeClosed");
+  CHECK_STR(ns_close_reason_name(NS_CLOSE_RESTARTED), "restarted");
+  CHECK_TRUE(ns_close_reason_name(0) == NULL && ns_close_reason_name(NS_CLOSE_REASONS) == NULL);
+  CHECK_TRUE(ns_state_name(256) == NULL);
   CHECK_TRUE(ns_state_name(-1) == NULL);
   for (unsigned t = 0; t < NS_EV_COUNT; t++) {
     const ns_type_desc* d = ns_type_desc_of(t);

@@ -97,7 +97,9 @@ def from_export(path):
             if r.get("stop") and not r.get("incomplete"):
                 calls.append((r["stop"]["ts"], 2, r["stop"]["pid"], r["stop"]["tid"], "stop", eid, None))
         elif r.get("recordType") == "state":
-            calls.append((r["ts"], 1, r["pid"], r["tid"], "state", r["eventAddr"], r["id"]))
+            # "repeats": the plugin folded that many more identical reports into this line
+            for _ in range(int(r.get("repeats", 1))):
+                calls.append((r["ts"], 1, r["pid"], r["tid"], "state", r["eventAddr"], r["id"]))
     # time order; at equal times a start before a state before a stop
     calls.sort(key=lambda c: (float(c[0]), c[1]))
     for pos, (ts, _, pid, tid, kind, eid, state) in enumerate(calls, 1):

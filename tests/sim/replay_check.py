@@ -92,7 +92,10 @@ def load_recording(path):
     for s in states:
         if s["eventAddr"] not in events:
             continue
-        calls.setdefault((s["pid"], s["tid"]), []).append((ts_ns(s["ts"]), 40, s["_order"], "state", s["eventAddr"], s))
+        # "repeats": the plugin folded that many more identical reports into this line
+        for _ in range(int(s.get("repeats", 1))):
+            calls.setdefault((s["pid"], s["tid"]), []).append((ts_ns(s["ts"]), 40, s["_order"], "state",
+                                                               s["eventAddr"], s))
     for k in calls:
         calls[k].sort(key=lambda c: (c[0], c[1], c[2]))
     return events, calls

@@ -1,0 +1,30 @@
+/* ncclscope: ProxySteps NCCL starts again before stopping them.
+ *
+ * NCCL's receive progress (transport/net.cc, 2.23+) starts a step's
+ * ProxyStep event, and when the post cannot go out yet (a registered
+ * buffer the kernel has not published, a network that returns no request,
+ * a grouped receive out of depth) starts the same step of the same
+ * ProxyOp again on its next pass, overwriting the handle: every start but
+ * the last is never stopped. The writer sees each START in order and asks
+ * here whether the same (parent, step) is already open; the earlier event
+ * is then closed at once (NS_CLOSE_RESTARTED) instead of holding its slot
+ * until NCCLSCOPE_MAX_AGE_MS.
+ *
+ * Writer thread only. Memory: one entry per open ProxyStep, plus entries of
+ * steps that stopped since the last growth (dropped when the table grows).
+ */
+#ifndef NCCLSCOPE_WRITER_RESTARTS_H
+#define NCCLSCOPE_WRITER_RESTARTS_H
+
+#include <stdint.h>
+
+/* A ProxyStep START: parent (its ProxyOp's id, or raw pointer), its step
+ * number, its id and slot. Returns the id of the open event the same
+ * (parent, step) named before (the caller closes it; *old_slot is its
+ * slot), or 0. is_open(slot, id) says whether an event is still open. */
+uint64_t ns_restarts_start(uint64_t parent, uint64_t step, uint64_t id, uint64_t slot, uint64_t* old_slot,
+                           int (*is_open)(uint64_t slot, uint64_t id));
+/* Session end: frees the table. */
+void ns_restarts_reset(void);
+
+#endif
