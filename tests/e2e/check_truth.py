@@ -557,8 +557,9 @@ REAL_SEEDS = (1, 2)
 # (nccl, scenario, options, prompt): prompt = launches and proxy polls on time, where the bounded conversions'
 # median error must stay within SETTLED_ERR_US
 REAL_CASES = {
+    # 2.27 (v4): no launch events, receive samples only, 3-4 us median: not "prompt" in that sense
     "clock_real_default": [("2.30", "default", [], True), ("2.28", "default", [], True),
-                           ("2.27", "default", [], True)],
+                           ("2.27", "default", [], False)],
     "clock_real_nocoll": [("2.29", "nocoll", ["--iters", "10"], False)],
     "clock_real_overrun": [("2.30", "overrun", ["--nodes", "1", "--kch-lag-ms", "200"], False),
                            ("2.30", "default", ["--async-depth", "8"], True)],
