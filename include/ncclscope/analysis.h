@@ -220,7 +220,7 @@ typedef struct {
   double latency_us;      /* intercept */
   double bandwidth_gbs;   /* 1/slope; 0 if the slope is not positive */
   double r2;
-  int ok;                 /* >= 2 distinct sizes and a positive slope */
+  int ok;                 /* a fit: see ns_link_stats.nofit */
 } ns_regression;
 
 /* Why a link has no fit (ns_link_stats.nofit). A fit needs NS_LINK_FIT_SIZES

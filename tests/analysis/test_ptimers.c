@@ -202,24 +202,9 @@ static void on_op(void* user, const ns_op_result* r) {
 }
 
 static ns_analysis* analyse(void) {
-  for (size_t i = 0; i < S.n; i++) S.v[i].arrival = (S.v[i].r.ts / 2000000 + 1) * 2000000;
-  synth_order(&S);
-  ns_analysis_config cfg;
-  ns_analysis_config_default(&cfg);
-  cfg.on_op = on_op;
-  cfg.string = synth_string;
-  A = ns_analysis_create(&cfg);
-  for (uint32_t c = 1; c <= 2; c++) {
-    ns_comm_info ci;
-    memset(&ci, 0, sizeof ci);
-    ci.comm = c;
-    ci.comm_id = 0xc0 + c;
-    ci.rank = 0;
-    ci.nranks = 2;
-    ci.event_mask = 0x7FFF;
-    ci.abi_version = 6;
-    ns_analysis_comm(A, &ci);
-  }
+  synth_drain_every(&S, 2000000);
+  A = synth_analysis(on_op);
+  for (uint32_t c = 1; c <= 2; c++) synth_comm(A, c, 0xc0 + c, 0, 2);
   for (size_t i = 0; i < S.n; i++) {
     ns_record* r = &S.v[i].r;
     if (S.v[i].thread == 1) r->id |= 7ull << 40; /* KernelCh of both comms: one proxy thread's ring */
