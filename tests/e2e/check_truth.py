@@ -486,6 +486,19 @@ def check_clock_fields(work):
               "bound %.3f us" % (drift_err, drift_err * 1e-6 * span_us, span_us, bound))
         checked += 1
     check(checked >= 2, "only %d finalize records carry gpuClock fields" % checked)
+    # one fit per GPU: the split communicator shares its rank's GPU (truth `comm` records) and, in the default
+    # scenario, its proxy thread, so its last fit is its GPU's, the same as the world communicator's there
+    gpu_of = {(c["pid"], int(c["comm"], 16), c["rank"]): c["gpu"] for c in truth["comm"]}
+    refs = collections.defaultdict(set)  # (pid, GPU) -> the reference points of its communicators' fits
+    for r in fins:
+        if "gpuClockOffsetUs" in r["details"]:
+            refs[(r["myPid"], gpu_of.get((r["myPid"], r["commId"], r["rank"])))].add(r["details"].get("gpuClockRefUs"))
+    shared = [k for k in refs if sum(1 for r in fins if "gpuClockOffsetUs" in r["details"] and (r["myPid"], gpu_of.get(
+        (r["myPid"], r["commId"], r["rank"]))) == k) > 1]
+    for pid, gpu in shared:
+        check(len(refs[(pid, gpu)]) == 1, "GPU %s of pid %d: its communicators publish fits with references %s, "
+              "not one GPU's fit" % (gpu, pid, sorted(refs[(pid, gpu)])))
+    check(len(shared) >= 2, "no GPU with two communicators' fits (%d)" % len(shared))
 
 
 def check_straggler(work):
