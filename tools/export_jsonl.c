@@ -82,6 +82,7 @@ static void jsonl_comm_fini(void* self, ns_wfile* f, ns_wcomm* c, const ns_props
     nsj_kf64(j, "gpuClockDriftPpm", c->gpu_drift_ppm);
     nsj_kf64(j, "gpuClockErrorUs", c->gpu_error_ns / 1000.0);
     nsj_ku64(j, "gpuClockSamples", c->gpu_samples);
+    if (c->gpu_ref_ns) nsj_kus(j, "gpuClockRefUs", (int64_t)c->gpu_ref_ns); /* where the offset holds */
   }
   ns_walk_comm_details(s->walk, f, c, 1, j);
   const ns_props_info* pc = ns_wfile_counters_here(f);

@@ -131,14 +131,29 @@ static void op_fields(ns_export_metrics* m, ns_wfile* f, const ns_event* ev, ns_
   double err = INFINITY;
   if (m->a && ev->has_ptimer_min && ev->has_ptimer_max && ev->ptimer_max >= ev->ptimer_min &&
       convert_pair(m->a, r->comm, ev->ptimer_min, ev->ptimer_max, &g0, &g1, &err)) {
-    tm.has_gpu = 1;
+    /* pTimers that may be another work's give no bound and no GPU duration */
+    tm.has_gpu = ns_analysis_ptimers_own(m->a, r->comm, ev->id);
+    if (!tm.has_gpu) err = INFINITY;
     nsj_kus(j, "gpuStart", (int64_t)g0);
     nsj_kus(j, "gpuStop", (int64_t)g1);
     key_err_us(j, "gpuErrorUs", err);
   }
   uint64_t dur = 0;
   int basis = ns_op_duration(&tm, &dur);
-  if (dur > 0 && bytes > 0) {
+  ns_batch_info b;
+  int batched = basis == NS_BASIS_GPU ? ns_analysis_batch_of(m->a, ev->id, &b) : 0;
+  if (batched) { /* its GPU interval is its kernel batch's: the bandwidth is the batch's, never its own */
+    if (batched > 0) {
+      char addr[NS_EVENT_ADDR_MAX];
+      ns_event_addr(addr, sizeof addr, f->index, b.first_op);
+      nsj_kstr(j, "bwBasis", "batch");
+      nsj_kstr(j, "batch", addr);
+      nsj_ku64(j, "batchOps", b.ops);
+      nsj_ku64(j, "batchBytes", b.bytes);
+      nsj_kf64(j, "batchAlgbwGBs", b.algbw_gbs);
+      nsj_kf64(j, "batchBusbwGBs", b.busbw_gbs);
+    }
+  } else if (dur > 0 && bytes > 0) {
     double alg = ns_algbw_gbs(bytes, dur);
     nsj_kf64(j, "algbwGBs", alg);
     nsj_kf64(j, "busbwGBs", alg * ns_busbw_factor(func, nranks));
@@ -158,6 +173,7 @@ static void kernel_fields(ns_export_metrics* m, const ns_event* ev, ns_json* j) 
     nsj_kus(j, "gpuStop", (int64_t)t1);
     e0 = fmax(e0, e1);
   }
+  if (!ns_analysis_ptimers_own(m->a, ev->start.comm, ev->op)) e0 = INFINITY; /* another work's time, maybe */
   key_err_us(j, "gpuErrorUs", e0);
 }
 

@@ -189,6 +189,7 @@ static void on_props(ns_walk* w, const ns_item* it) {
     if (!c) return;
     c->has_clockfit = 1;
     c->gpu_offset_ns = p->f[NS_P_GPU_OFFSET_NS];
+    c->gpu_ref_ns = p->u[NS_P_TS];
     c->gpu_drift_ppm = p->f[NS_P_GPU_DRIFT_PPM];
     c->gpu_error_ns = p->f[NS_P_GPU_ERROR_NS];
     c->gpu_samples = p->u[NS_P_GPU_SAMPLES];

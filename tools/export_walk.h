@@ -32,6 +32,7 @@ typedef struct {
   ns_comm_info info;
   int has_clockfit;
   double gpu_offset_ns, gpu_drift_ppm, gpu_error_ns;
+  uint64_t gpu_ref_ns; /* the CLOCKFIT's reference point (TS): the offset is gpu - ts there */
   uint64_t gpu_samples;
   uint64_t sink_u[2]; /* private to the output sink */
 } ns_wcomm;

@@ -110,10 +110,15 @@ void ns_analysis_tick(ns_analysis* a, uint64_t now_ns);
 void ns_analysis_flush(ns_analysis* a);
 
 /* ---- completion ---- */
-enum { NS_BASIS_NONE = 0, NS_BASIS_ENQUEUE = 1, NS_BASIS_EXEC = 2, NS_BASIS_GPU = 3 };
+/* BATCH: the op ran in a kernel batch with others (NS_OPF_BATCHED): its GPU
+ * interval is the batch's, so dur_ns is the batch's and the op has no
+ * bandwidth of its own; see the batch_* fields. */
+enum { NS_BASIS_NONE = 0, NS_BASIS_ENQUEUE = 1, NS_BASIS_EXEC = 2, NS_BASIS_GPU = 3, NS_BASIS_BATCH = 4 };
 #define NS_OPF_INCOMPLETE 0x1u   /* never stopped, or a child never stopped */
 #define NS_OPF_NO_START 0x2u     /* children seen but the Coll/P2p start never came */
 #define NS_OPF_GPU_UNBOUNDED 0x4u /* gpuStart/gpuStop converted without a two-sided clock bound */
+#define NS_OPF_PTIMER_FOREIGN 0x8u /* its KernelCh pTimers may be another work's: no GPU interval (ptimers.c) */
+#define NS_OPF_BATCHED 0x10u /* it shared a kernel batch with other ops (batches.c): batch_* fields */
 
 struct ns_op_result {
   uint64_t id;    /* event id of the Coll / P2p */
@@ -140,6 +145,15 @@ struct ns_op_result {
   uint64_t dur_ns;            /* GPU: gpu_stop-gpu_start; EXEC: exec_stop-start; ENQUEUE: stop-start */
   double algbw_gbs, busbw_gbs; /* from dur_ns; 0 if no duration or bytes */
   uint32_t n_proxy_ops, n_kernel_ch, n_steps;
+  /* NS_OPF_BATCHED: the kernel batch it ran in. NCCL (2.27+) gives every work
+   * of a batch the batch's start and end, so only the batch has a duration:
+   * bytes = the sum over its ops, dur_ns = its GPU interval, bandwidth from
+   * those (the op's own algbw/busbw stay 0). */
+  uint32_t batch_ops;
+  int batch_func;               /* the ops' function, NS_FUNC_SENDRECV for sends and receives */
+  uint64_t batch_bytes, batch_dur_ns;
+  double batch_algbw_gbs, batch_busbw_gbs;
+  uint64_t batch_id;            /* the smallest op id of the batch */
   uint64_t window; /* index of the window the op started in */
   unsigned flags;  /* NS_OPF_* */
 };
@@ -164,10 +178,13 @@ typedef struct {
   uint64_t ref_cpu_ns;  /* reference point of the line (trace clock) */
   int64_t offset_ns;    /* gpu - cpu at ref_cpu_ns */
   double drift_ppm;     /* gpu(t) = t + offset_ns + drift_ppm*1e-6*(t - ref_cpu_ns) */
+  double drift_err_ppm; /* half the range of drifts the samples allow; INFINITY if unbounded */
   double error_ns;      /* bound on the line's error over [first_ns, last_ns]; INFINITY if unbounded */
   uint64_t first_ns, last_ns; /* CPU time span of the samples in use */
   uint64_t samples;     /* samples seen */
   uint64_t resets;      /* times contradictory samples forced a restart */
+  uint64_t rejected;    /* "before" samples dropped for contradicting the callbacks */
+  uint64_t ops_foreign; /* this comm's ops whose pTimers may be another work's (NS_OPF_PTIMER_FOREIGN) */
 } ns_clock_fit;
 
 /* 0 if the comm is unknown or has no sample. */
@@ -176,23 +193,69 @@ int ns_analysis_clock_fit(ns_analysis* a, uint32_t comm, ns_clock_fit* out);
  * at that point. 0 if no fit yet. err_ns is INFINITY when one-sided. */
 int ns_analysis_gpu_to_cpu(ns_analysis* a, uint32_t comm, uint64_t ptimer, uint64_t* cpu_ns, double* err_ns);
 
+/* Whether the KernelCh pTimers of op op_id (a Coll/P2p of comm) were judged
+ * its own: 0 when they may be another work's (counter drift, ring overrun,
+ * a time before its launch; docs/metrics.md) or when the op was never
+ * judged. For tools that convert pTimers after the analysis saw the whole
+ * trace (`ncclscope export`): a pTimer of an op that does not own it
+ * converts into another work's time, and has no bound. */
+int ns_analysis_ptimers_own(ns_analysis* a, uint32_t comm, uint64_t op_id);
+
+/* The kernel batch op_id ran in, for tools that compute bandwidth after the
+ * analysis saw the whole trace (`ncclscope export`): 1 and *out filled when
+ * it shared one with other ops, 0 when not, -1 when unknown (more batched
+ * ops than the analysis keeps: then do not divide its bytes by its GPU
+ * interval either). */
+typedef struct {
+  uint32_t ops;
+  int func;
+  uint64_t bytes, dur_ns, first_op;
+  double algbw_gbs, busbw_gbs;
+} ns_batch_info;
+int ns_analysis_batch_of(ns_analysis* a, uint64_t op_id, ns_batch_info* out);
+
 /* ---- links (regression of ProxyStep transfer time over size) ---- */
 typedef struct {
   uint64_t n;             /* points */
   double latency_us;      /* intercept */
   double bandwidth_gbs;   /* 1/slope; 0 if the slope is not positive */
   double r2;
-  int ok;                 /* >= 2 distinct sizes and a positive slope */
+  int ok;                 /* a fit: see ns_link_stats.nofit */
 } ns_regression;
+
+/* Why a link has no fit (ns_link_stats.nofit). A fit needs NS_LINK_FIT_SIZES
+ * transfer sizes, each seen NS_LINK_MIN_SEEN times (the minimum of fewer is
+ * just a noisy sample), spanning NS_LINK_FIT_SPAN times; and it must give a
+ * positive latency and bandwidth. Fixed training bucket sizes give none. */
+enum {
+  NS_LINK_FIT = 0,
+  NS_LINK_FEW_SIZES = 1,  /* fewer than NS_LINK_FIT_SIZES sizes seen NS_LINK_MIN_SEEN times */
+  NS_LINK_NARROW = 2,     /* those sizes span less than NS_LINK_FIT_SPAN times */
+  NS_LINK_NOT_LINEAR = 3  /* the line through their fastest times has no positive slope or latency */
+};
+#define NS_LINK_FIT_SIZES 3
+#define NS_LINK_FIT_SPAN 4.0
+#define NS_LINK_MIN_SEEN 4
+#define NS_LINK_SIZES_SHOWN 8
+const char* ns_link_nofit_reason(int nofit); /* "" for NS_LINK_FIT */
+
+typedef struct {
+  uint64_t bytes; /* a transfer size (or the fastest point's size in a size class) */
+  double min_us;  /* its fastest transfer */
+  uint64_t n;     /* transfers of that size */
+} ns_link_size;
 
 typedef struct {
   uint32_t comm;
   int32_t rank, peer;
-  int is_send;
-  int channel;            /* -1: all channels of the link */
+  int is_send;            /* send: SendWait -> stop, the link's transfer; receive: RecvWait -> stop, a wait */
+  int channel;            /* -1: all channels of the peer (an aggregate of several connections) */
   uint64_t bytes, steps;
   double time_us_sum;
-  ns_regression avg, min; /* AVG: all points; MIN: fastest point per size */
+  ns_regression avg, min; /* AVG: all points; MIN: fastest point per size; ok only without nofit */
+  int nofit;              /* NS_LINK_FIT, or why there is no fit */
+  uint32_t nsizes;        /* distinct sizes (size classes beyond 256) seen */
+  ns_link_size sizes[NS_LINK_SIZES_SHOWN]; /* the most frequent of them, by size: the minimum time per size */
 } ns_link_stats;
 
 /* ---- windows ---- */
@@ -201,6 +264,7 @@ typedef struct {
   int func;
   char func_name[24], algo[24], proto[24], dtype[24];
   uint64_t size_bucket;   /* bytes rounded down to a power of two (0 for 0) */
+  uint32_t batch_ops;     /* ops per kernel batch: a batch counts once, with its bytes and time; 0: not batched */
   uint64_t count, bytes;
   double p50_us, p90_us, p99_us, max_us, mean_us;
   int pct_exact;          /* 1: exact order statistics, 0: sketch (< 1 % relative) */
@@ -234,6 +298,7 @@ int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summar
 /* Counters for tests and the finalize record. */
 typedef struct {
   uint64_t records, ops, ops_incomplete, orphans_evicted, windows, steps, pxn_skipped;
+  uint64_t batches, ops_batched; /* kernel batches of 2+ ops, and their ops */
   size_t inflight, inflight_peak; /* the assembler's entries */
 } ns_analysis_stats;
 void ns_analysis_get_stats(const ns_analysis* a, ns_analysis_stats* out);

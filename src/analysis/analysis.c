@@ -66,6 +66,8 @@ ns_analysis* ns_analysis_create(const ns_analysis_config* cfg) {
   ac.user_bytes = sizeof(ns_an_event);
   ns_an_sink(a, &ac.sink);
   ns_idmap_init(&a->link_index);
+  ns_idmap_init(&a->batch_of);
+  ns_idmap_init(&a->conn_last_stop);
   a->as = ns_asm_new(&ac);
   if (!a->as) {
     free(a);
@@ -78,12 +80,9 @@ void ns_analysis_destroy(ns_analysis* a) {
   if (!a) return;
   ns_asm_free(a->as);
   ns_launch_free(a);
-  for (size_t i = 0; i < a->ncomms; i++) {
-    if (!a->comms[i]) continue;
-    ns_cf_free(&a->comms[i]->clock);
-    free(a->comms[i]);
-  }
-  free(a->comms);
+  ns_batch_free(a);
+  ns_idmap_free(&a->conn_last_stop);
+  ns_an_comms_free(a);
   for (size_t i = 0; i < a->nwins; i++) ns_aggr_free(&a->wins[i].ag);
   free(a->wins);
   ns_aggr_free(&a->total);
@@ -114,6 +113,8 @@ static void scan(ns_analysis* a) {
   a->last_scan = a->now;
   a->records_since_scan = 0;
   ns_launch_scan(a, 0);
+  ns_pt_scan(a, 0);
+  ns_batch_scan(a, 0);
   ns_win_scan(a, 0);
 }
 
@@ -132,7 +133,9 @@ void ns_analysis_tick(ns_analysis* a, uint64_t now_ns) {
 }
 
 void ns_analysis_flush(ns_analysis* a) {
+  ns_pt_scan(a, 1); /* Broadcasts still without a Coll are drift sources for the ops flushed now */
   ns_asm_flush(a->as);
+  ns_batch_scan(a, 1);
   ns_launch_scan(a, 1);
   ns_win_scan(a, 1);
 }

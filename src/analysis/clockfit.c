@@ -115,23 +115,31 @@ static int poly_clip(ns_clockfit* cf, double x, double h, double sgn) {
   return 1;
 }
 
-static int clip_bin(ns_clockfit* cf, const ns_cf_bin* b) {
-  if (b->has_after) {
+/* Rebuilds the polygon from bins[first..]. The "after" samples go first:
+ * a callback always follows the GPU time it carries, whichever work that
+ * time belongs to, so they are never wrong (short of a clock jump or a
+ * drift beyond the prior: then 0 is returned). A "before" sample that
+ * contradicts them, or them and the "before" samples already in, is
+ * dropped from its bin and counted in `rejected`: it claims a GPU time
+ * later than the callbacks allow (a pTimer of another, earlier work). */
+static int rebuild_from(ns_clockfit* cf, size_t first) {
+  poly_box(cf);
+  for (size_t i = first; i < cf->nbins; i++) {
+    const ns_cf_bin* b = &cf->bins[i];
+    if (!b->has_after) continue;
     if (!poly_clip(cf, b->after_x, b->after_z, -1.0)) return 0;
     cf->have_after = 1;
   }
-  if (b->has_before) {
-    if (!poly_clip(cf, b->before_x, b->before_z, 1.0)) return 0;
-    cf->have_before = 1;
+  for (size_t i = first; i < cf->nbins; i++) {
+    ns_cf_bin* b = &cf->bins[i];
+    if (!b->has_before) continue;
+    if (poly_clip(cf, b->before_x, b->before_z, 1.0)) {
+      cf->have_before = 1;
+    } else {
+      b->has_before = 0;
+      cf->rejected++;
+    }
   }
-  return 1;
-}
-
-/* Rebuilds the polygon from bins[first..]; 0 if they contradict each other. */
-static int rebuild_from(ns_clockfit* cf, size_t first) {
-  poly_box(cf);
-  for (size_t i = first; i < cf->nbins; i++)
-    if (!clip_bin(cf, &cf->bins[i])) return 0;
   return 1;
 }
 
@@ -146,10 +154,6 @@ static void recover(ns_clockfit* cf) {
   cf->resets++;
   while (cf->nbins > 1) {
     drop_oldest(cf, (cf->nbins + 1) / 2);
-    if (rebuild_from(cf, 0)) return;
-  }
-  if (cf->nbins == 1) {
-    cf->bins[0].has_before = 0; /* the newest "after" sample alone is always feasible */
     if (rebuild_from(cf, 0)) return;
   }
   cf->nbins = 0;
@@ -240,26 +244,30 @@ static void add_sample(ns_clockfit* cf, uint64_t cpu, uint64_t gpu, int before) 
   if (cf->max_age_ns && (int64_t)(cf->newest_cpu - cpu) > (int64_t)cf->max_age_ns) return; /* too old */
 
   if (cf->nv + 2 >= cf->vcap && !rebuild_from(cf, 0)) recover(cf); /* bins bound the vertex count */
-  ns_cf_bin* b = bin_for(cf, dx);
   if (before) {
+    /* checked against the polygon first: a contradicting sample is not kept */
+    if (!poly_clip(cf, x, z, 1.0)) {
+      cf->rejected++;
+      return;
+    }
+    cf->have_before = 1;
+    ns_cf_bin* b = bin_for(cf, dx);
     if (!b->has_before || z < b->before_z) {
       b->has_before = 1;
       b->before_x = x;
       b->before_z = z;
     }
-  } else if (!b->has_after || z > b->after_z) {
-    b->has_after = 1;
-    b->after_x = x;
-    b->after_z = z;
-  }
-  int ok = before ? poly_clip(cf, x, z, 1.0) : poly_clip(cf, x, z, -1.0);
-  if (ok) {
-    if (before)
-      cf->have_before = 1;
-    else
+  } else {
+    ns_cf_bin* b = bin_for(cf, dx);
+    if (!b->has_after || z > b->after_z) {
+      b->has_after = 1;
+      b->after_x = x;
+      b->after_z = z;
+    }
+    if (poly_clip(cf, x, z, -1.0))
       cf->have_after = 1;
-  } else if (!rebuild_from(cf, 0)) {
-    recover(cf);
+    else if (!rebuild_from(cf, 0)) /* a "before" sample in use was wrong: rebuild without it */
+      recover(cf);
   }
   expire(cf);
 }
@@ -305,6 +313,7 @@ void ns_cf_get(const ns_clockfit* cf, ns_clock_fit* out) {
   out->valid = 1;
   out->samples = cf->samples;
   out->resets = cf->resets;
+  out->rejected = cf->rejected;
   out->ref_cpu_ns = cf->ref_cpu;
   double x1 = INFINITY, x2 = -INFINITY;
   for (size_t i = 0; i < cf->nbins; i++) {
@@ -346,6 +355,9 @@ void ns_cf_get(const ns_clockfit* cf, ns_clock_fit* out) {
   double off = c - cf->quantum_ns / 2;
   out->offset_ns = (int64_t)(cf->ref_gpu - cf->ref_cpu) + (int64_t)llround(off);
   out->drift_ppm = d / 1000.0;
+  /* what the samples say about the drift: half the range of feasible drifts
+   * (the prior's whole range until samples far enough apart pin it down) */
+  out->drift_err_ppm = out->bounded ? (dhi - dlo) / 2 / 1000.0 : INFINITY;
   out->first_ns = cf->ref_cpu + (uint64_t)(int64_t)llround(x1 * 1e9);
   out->last_ns = cf->ref_cpu + (uint64_t)(int64_t)llround(x2 * 1e9);
 }

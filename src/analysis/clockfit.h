@@ -31,6 +31,7 @@ typedef struct {
   double* tmp;     /* clipping scratch (2 * vcap) */
   int have_after, have_before;
   uint64_t samples, resets;
+  uint64_t rejected; /* "before" samples dropped: they contradicted the callbacks (and the fit) */
   uint64_t newest_cpu;
 } ns_clockfit;
 

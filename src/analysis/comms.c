@@ -1,6 +1,6 @@
-/* ncclscope analysis: the communicators an analysis knows, by serial, with
- * their GPU clock fit, and the clock queries on them. Runs on the thread
- * that owns the ns_analysis. */
+/* ncclscope analysis: the communicators an analysis knows, by serial; the
+ * GPUs their kernels run on, each with one clock fit; and the clock queries.
+ * Runs on the thread that owns the ns_analysis. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,13 +22,26 @@ ns_comm_state* ns_an_comm(ns_analysis* a, uint32_t comm, int create) {
   if (!s) return NULL;
   s->comm = comm;
   s->rank = -1;
-  if (ns_cf_init(&s->clock, a->cfg.timer_quantum_ns, a->cfg.max_drift_ppm, a->cfg.clock_slack_ns,
-                 a->cfg.clock_max_age_sec) != 0) {
-    free(s);
-    return NULL;
-  }
+  s->gpu = -1;
   a->comms[comm] = s;
   return s;
+}
+
+void ns_an_comms_free(ns_analysis* a) {
+  for (size_t i = 0; i < a->ncomms; i++) {
+    if (!a->comms[i]) continue;
+    ns_pt_free(&a->comms[i]->pt);
+    free(a->comms[i]);
+  }
+  free(a->comms);
+  for (size_t i = 0; i < a->ngpus; i++) {
+    ns_cf_free(&a->gpus[i]->clock);
+    free(a->gpus[i]);
+  }
+  free(a->gpus);
+  a->comms = NULL;
+  a->gpus = NULL;
+  a->ncomms = a->ngpus = 0;
 }
 
 void ns_analysis_comm(ns_analysis* a, const ns_comm_info* ci) {
@@ -43,21 +56,58 @@ void ns_analysis_comm(ns_analysis* a, const ns_comm_info* ci) {
     memcpy(s->name, ci->comm_name, len);
     s->name[len] = '\0';
   }
+  size_t len = strnlen(ci->gpu_uuid, sizeof s->uuid - 1);
+  memcpy(s->uuid, ci->gpu_uuid, len);
+  s->uuid[len] = '\0';
   ns_asm_comm(a->as, ci->comm, ci->event_mask, ci->abi_version);
   ns_asm_comm_rank(a->as, ci->comm, ci->rank);
+}
+
+/* ---- GPUs ---- */
+
+ns_clockfit* ns_an_clock(ns_analysis* a, const ns_comm_state* cs) {
+  return cs && cs->gpu >= 0 && (size_t)cs->gpu < a->ngpus ? &a->gpus[cs->gpu]->clock : NULL;
+}
+
+ns_clockfit* ns_an_clock_at_kch(ns_analysis* a, ns_comm_state* cs, uint64_t ring, uint32_t tid) {
+  if (cs->gpu >= 0) return ns_an_clock(a, cs);
+  for (size_t i = 0; i < a->ngpus; i++) {
+    const ns_gpu_state* g = a->gpus[i];
+    if (cs->uuid[0] ? strcmp(g->uuid, cs->uuid) == 0 : !g->uuid[0] && g->ring == ring) {
+      cs->gpu = (int)i;
+      return &a->gpus[i]->clock;
+    }
+  }
+  ns_gpu_state** ng = realloc(a->gpus, (a->ngpus + 1) * sizeof *ng);
+  if (!ng) return NULL;
+  a->gpus = ng;
+  ns_gpu_state* g = calloc(1, sizeof *g);
+  if (!g) return NULL;
+  if (ns_cf_init(&g->clock, a->cfg.timer_quantum_ns, a->cfg.max_drift_ppm, a->cfg.clock_slack_ns,
+                 a->cfg.clock_max_age_sec) != 0) {
+    free(g);
+    return NULL;
+  }
+  memcpy(g->uuid, cs->uuid, sizeof g->uuid);
+  g->ring = ring;
+  g->proxy_tid = tid;
+  cs->gpu = (int)a->ngpus;
+  a->gpus[a->ngpus++] = g;
+  return &g->clock;
 }
 
 /* ---- clock queries ---- */
 int ns_analysis_clock_fit(ns_analysis* a, uint32_t comm, ns_clock_fit* out) {
   memset(out, 0, sizeof *out);
   ns_comm_state* s = ns_an_comm(a, comm, 0);
-  if (!s) return 0;
-  ns_cf_get(&s->clock, out);
+  const ns_clockfit* cf = ns_an_clock(a, s);
+  if (!cf) return 0;
+  ns_cf_get(cf, out);
+  for (int r = NS_PT_OWN + 1; r < NS_PT_REASONS; r++) out->ops_foreign += s->pt.verdicts[r];
   return out->valid;
 }
 
 int ns_analysis_gpu_to_cpu(ns_analysis* a, uint32_t comm, uint64_t ptimer, uint64_t* cpu_ns, double* err_ns) {
-  ns_comm_state* s = ns_an_comm(a, comm, 0);
-  if (!s) return 0;
-  return ns_cf_convert(&s->clock, ptimer, cpu_ns, err_ns);
+  const ns_clockfit* cf = ns_an_clock(a, ns_an_comm(a, comm, 0));
+  return cf ? ns_cf_convert(cf, ptimer, cpu_ns, err_ns) : 0;
 }

@@ -43,6 +43,13 @@ static void recv_handed_over(ns_analysis* a, const ns_event* step, uint64_t ts) 
 
 static int is_simple_proto(const char* proto) { return strcasecmp(proto, "Simple") == 0; }
 
+/* The largest pTimer a KernelCh of the op carried, start or stop: a start
+ * read from an overwritten slot can exceed every stop (ptimers.c). */
+static void note_ptimer(ns_analysis* a, const ns_event* kch, uint64_t ptimer) {
+  ns_event* op = kch->op ? ns_asm_find(a->as, kch->op) : NULL;
+  if (op && op->op_like && ptimer > an(op)->ptimer_last) an(op)->ptimer_last = ptimer;
+}
+
 /* ---- the assembler's callbacks ---- */
 
 static void on_created(void* user, ns_event* ev) {
@@ -65,16 +72,28 @@ static void on_started(void* user, ns_event* ev) {
        * recycled, resolving to some newer event) only for a graph replay, and a
        * replay's Coll start does precede its kernel. */
       x->graph = (uint8_t)ns_launch_graph(a, api_id);
+      /* its plan: the legacy Group every op of its kernel shares (v5+ name it in
+       * parentGroup; before v5 it is their parent) */
+      x->plan = r->num[r->type == NS_EV_COLL ? NS_COLL_PARENT_GROUP : NS_P2P_PARENT_GROUP];
+      const ns_event* p = x->plan || !api_id ? NULL : ns_asm_find(a->as, api_id);
+      if (p && p->type == NS_EV_GROUP) x->plan = api_id;
+      ns_comm_state* cs = ns_an_comm(a, r->comm, 1);
+      if (cs) ns_pt_op_started(a, cs, ev, x->launch_ts);
       return;
     }
     case NS_EV_KERNEL_CH: {
       uint64_t ptimer = r->num[NS_KERNEL_CH_PTIMER];
       ns_comm_state* cs = ns_an_comm(a, r->comm, 1);
-      if (cs && ptimer) ns_cf_add_after(&cs->clock, r->ts, ptimer);
+      ns_clockfit* clock = cs && ptimer ? ns_an_clock_at_kch(a, cs, r->id >> 40, r->tid) : NULL;
+      if (clock) ns_cf_add_after(clock, r->ts, ptimer); /* whichever work's time it is, it precedes the callback */
+      note_ptimer(a, ev, ptimer);
       break;
     }
-    case NS_EV_GROUP_API:
     case NS_EV_COLL_API:
+      ns_pt_api_started(a, ev);
+      ns_launch_started(a, ev);
+      break;
+    case NS_EV_GROUP_API:
     case NS_EV_P2P_API:
     case NS_EV_KERNEL_LAUNCH:
       ns_launch_started(a, ev);
@@ -98,10 +117,17 @@ static void on_state(void* user, ns_event* ev, const ns_record* r) {
       x->has_wait = 1;
     }
     if (r->state == NS_ST_PROXY_STEP_RECV_GPU_WAIT) recv_handed_over(a, ev, r->ts);
-    if ((r->flags & NS_RF_HAS_ARG) && r->arg) x->size = r->arg; /* transSize, last seen */
+    /* transSize is this step's own only in SendWait (the isend's size) and
+     * RecvFlushWait (the size received); the other states carry the previous
+     * step's (NCCL 2.27+, net.cc). Before 2.27 steps carry no size at all. */
+    if ((r->state == NS_ST_PROXY_STEP_SEND_WAIT || r->state == NS_ST_PROXY_STEP_RECV_FLUSH_WAIT) &&
+        (r->flags & NS_RF_HAS_ARG) && r->arg)
+      x->size = r->arg;
   } else if (ev->type == NS_EV_KERNEL_CH && r->state == NS_ST_KERNEL_CH_STOP && r->arg) {
     ns_comm_state* cs = ns_an_comm(a, ev->start.comm, 1);
-    if (cs) ns_cf_add_after(&cs->clock, r->ts, r->arg);
+    ns_clockfit* clock = cs ? ns_an_clock_at_kch(a, cs, ev->start.id >> 40, ev->start.tid) : NULL;
+    if (clock) ns_cf_add_after(clock, r->ts, r->arg);
+    note_ptimer(a, ev, r->arg);
   }
 }
 
@@ -128,34 +154,57 @@ static void on_stopped(void* user, ns_event* ev) {
   key.channel = (int32_t)pop->start.num[NS_PROXY_OP_CHANNEL];
   ns_event* op = ev->op ? ns_asm_find(a->as, ev->op) : NULL;
   uint64_t win = op && op->op_like && an(op)->has_window ? an(op)->window : UINT64_MAX;
-  ns_win_step(a, win, &key, x->size, (double)(ev->stop_ts - x->wait_ts) / 1000.0);
+  /* A send queued behind an earlier step of its connection still in flight
+   * (up to 8 are, of its op or the one before: facts item 8) measures that
+   * wait too, not the link: steps complete in order, so it queued if the
+   * previous one stopped after its SendWait. Receives are waits anyway. */
+  int queued = 0;
+  if (key.is_send) {
+    uint64_t conn = ns_idmap_mix(((uint64_t)key.comm << 32) ^ ((uint64_t)(uint32_t)key.peer << 8) ^
+                                 (uint64_t)(uint8_t)key.channel) | 1;
+    int inserted;
+    uint64_t* last = ns_idmap_put(&a->conn_last_stop, conn, &inserted);
+    if (last) {
+      queued = *last > x->wait_ts;
+      if (ev->stop_ts > *last) *last = ev->stop_ts;
+    }
+  }
+  ns_win_step(a, win, &key, x->size, (double)(ev->stop_ts - x->wait_ts) / 1000.0, queued);
 }
 
-static void copy_str(char* dst, const char* src) {
-  size_t len = src ? strnlen(src, NS_STR_LEN - 1) : 0;
-  if (len) memcpy(dst, src, len);
-  dst[len] = '\0';
-}
-
-/* The clock samples from the op's "before" sides, then its GPU interval. */
+/* The op's GPU interval. Its pTimers are judged first (ptimers.c): a
+ * pTimer of an earlier work would claim a GPU time after the launch that it
+ * does not have, so an op that may carry one gives no "before" sample; only
+ * an op that owns its pTimers gets a published interval. */
 static void gpu_interval(ns_analysis* a, const ns_event* ev, ns_comm_state* cs, const char* proto, ns_op_result* r) {
   ns_an_event* x = an(ev);
+  ns_clockfit* clock = ns_an_clock(a, cs);
+  if (!clock) return;
   /* its kernel began after this: the other side of the clock bound. A
    * launch after the op's own start names the wrong group (a stale parent
    * handle of a graph replay) or a host-callback plan: no bound from it. */
   if (!x->launch_ts)
     x->launch_ts = ns_launch_for(a, (ev->start.flags & NS_RF_PARENT_RAW) ? 0 : ev->start.parent, ev->start.comm);
-  if (x->graph)
-    ns_cf_add_before(&cs->clock, ev->start.ts, ev->ptimer_min);
-  else if (x->launch_ts && x->launch_ts <= ev->start.ts)
-    ns_cf_add_before(&cs->clock, x->launch_ts, ev->ptimer_min);
-  uint32_t nch = r->nchannels;
-  if (x->recv_ready_ts && nch > 0 && ev->n_kch_timed >= nch && ev->type == NS_EV_COLL && is_simple_proto(proto))
-    ns_cf_add_before(&cs->clock, x->recv_ready_ts, ev->ptimer_max);
+  uint64_t lower = x->graph ? ev->start.ts : x->launch_ts && x->launch_ts <= ev->start.ts ? x->launch_ts : 0;
+  int why = ns_pt_judge(a, cs, ev, lower, x->ptimer_last, clock);
+  /* Without drift, the slots an op reads hold its own work's time or a
+   * later work's (the counter passed its number), which began after its
+   * launch and ends after its receives: the "before" samples hold even for
+   * an op whose ring may have wrapped. */
+  if (why == NS_PT_OWN || why == NS_PT_OVERRUN) {
+    if (lower) ns_cf_add_before(clock, lower, ev->ptimer_min);
+    uint32_t nch = r->nchannels;
+    if (x->recv_ready_ts && nch > 0 && ev->n_kch_timed >= nch && ev->type == NS_EV_COLL && is_simple_proto(proto))
+      ns_cf_add_before(clock, x->recv_ready_ts, ev->ptimer_max);
+  }
+  if (why != NS_PT_OWN) {
+    r->flags |= NS_OPF_PTIMER_FOREIGN;
+    return;
+  }
   double e1 = INFINITY, e2 = INFINITY;
   uint64_t t1 = 0, t2 = 0;
-  int ok1 = ns_cf_convert(&cs->clock, ev->ptimer_min, &t1, &e1);
-  int ok2 = ev->has_ptimer_max && ns_cf_convert(&cs->clock, ev->ptimer_max, &t2, &e2);
+  int ok1 = ns_cf_convert(clock, ev->ptimer_min, &t1, &e1);
+  int ok2 = ev->has_ptimer_max && ns_cf_convert(clock, ev->ptimer_max, &t2, &e2);
   if (ok1 && ok2 && ev->ptimer_max >= ev->ptimer_min) {
     r->gpu_start_ns = t1;
     r->gpu_stop_ns = t2;
@@ -170,10 +219,10 @@ static void finalize_op(ns_analysis* a, ns_event* ev) {
   ns_comm_state* cs = ns_an_comm(a, s->comm, 0);
   char func[NS_STR_LEN], dtype[NS_STR_LEN], algo[NS_STR_LEN], proto[NS_STR_LEN];
   const char* fname = ns_an_string(a, s->str[coll ? NS_COLL_FUNC : NS_P2P_FUNC]);
-  copy_str(func, fname);
-  copy_str(dtype, ns_an_string(a, s->str[coll ? NS_COLL_DTYPE : NS_P2P_DTYPE]));
-  copy_str(algo, coll ? ns_an_string(a, s->str[NS_COLL_ALGO]) : NULL);
-  copy_str(proto, coll ? ns_an_string(a, s->str[NS_COLL_PROTO]) : NULL);
+  ns_an_copy_str(func, fname);
+  ns_an_copy_str(dtype, ns_an_string(a, s->str[coll ? NS_COLL_DTYPE : NS_P2P_DTYPE]));
+  ns_an_copy_str(algo, coll ? ns_an_string(a, s->str[NS_COLL_ALGO]) : NULL);
+  ns_an_copy_str(proto, coll ? ns_an_string(a, s->str[NS_COLL_PROTO]) : NULL);
   ns_op_result r;
   memset(&r, 0, sizeof r);
   r.id = ev->id;
@@ -218,10 +267,7 @@ static void finalize_op(ns_analysis* a, ns_event* ev) {
     r.algbw_gbs = ns_algbw_gbs(r.bytes, r.dur_ns);
     r.busbw_gbs = r.algbw_gbs * ns_busbw_factor(r.func, r.nranks);
   }
-  a->st.ops++;
-  if (r.flags & NS_OPF_INCOMPLETE) a->st.ops_incomplete++;
-  if (a->cfg.on_op) a->cfg.on_op(a->cfg.user, &r);
-  ns_win_op_done(a, &r);
+  ns_batch_op(a, &r, an(ev)->plan, ev->ptimer_min, ev->ptimer_max);
 }
 
 static int is_child_type(unsigned t) { return t == NS_EV_PROXY_OP || t == NS_EV_PROXY_STEP || t == NS_EV_KERNEL_CH; }

@@ -5,6 +5,7 @@
 #define NCCLSCOPE_ANALYSIS_INTERNAL_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "ncclscope/analysis.h"
 #include "analysis/clockfit.h"
@@ -15,6 +16,15 @@
 
 #define NS_STR_LEN 24
 
+/* Why an op's pTimers are not taken as its own (ptimers.c). */
+enum {
+  NS_PT_OWN = 0,
+  NS_PT_DRIFT,   /* after a work without a profiler op on its comm (self send/recv, AllGatherV Broadcast) */
+  NS_PT_OVERRUN, /* so many later launches before its callbacks that the 64-slot ring may have wrapped */
+  NS_PT_CAUSAL,  /* its converted start precedes its own launch: another, earlier work's time */
+  NS_PT_REASONS
+};
+
 /* What the analysis keeps per event, in the assembler's consumer area
  * (ns_event_user): a Coll/P2p's window and the two "before" sides of its
  * GPU clock bound; a ProxyStep's transfer. */
@@ -22,7 +32,9 @@ typedef struct {
   uint64_t window;        /* op: the window it started in (has_window) */
   uint64_t launch_ts;     /* op: earliest KernelLaunch start of its group on this comm, 0 if not known (yet) */
   uint64_t recv_ready_ts; /* op: latest RecvGPUWait of its own network receives, 0 if none */
-  uint64_t wait_ts, size; /* ProxyStep: SendWait/RecvWait time, last non-zero transSize */
+  uint64_t plan;          /* op: its plan's legacy Group (parentGroup, or the parent before v5), 0 unknown */
+  uint64_t ptimer_last;   /* op: the largest pTimer (start or stop) of its KernelCh */
+  uint64_t wait_ts, size; /* ProxyStep: SendWait/RecvWait time, its own transSize (SendWait/RecvFlushWait) */
   uint8_t has_window;
   uint8_t graph;    /* op: its CollApi/P2pApi was graph-captured: the Coll start precedes the kernel */
   uint8_t has_wait; /* ProxyStep */
@@ -48,6 +60,42 @@ typedef struct {
   ns_group_state grp; /* GroupApi */
 } ns_launch_link;
 
+/* One GPU's clock (comms.c). A communicator's kernels run on one GPU, and
+ * communicators on one GPU share its clock: split communicators, or any
+ * with the same GPU UUID. Without a UUID (no CUDA lookup), communicators
+ * whose KernelCh come from one proxy thread share a GPU (NCCL runs a proxy
+ * thread per device; split communicators that share resources share it);
+ * others get a fit of their own, which is sound, only less tight. */
+typedef struct {
+  char uuid[48];  /* the GPU UUID, "" when keyed by the proxy thread */
+  uint64_t ring;  /* without a UUID: the ring serial of its proxy thread (event id >> 40) */
+  uint32_t proxy_tid; /* that thread (for the summary) */
+  ns_clockfit clock;
+} ns_gpu_state;
+
+/* The ids of a communicator's operations whose pTimers were judged its own
+ * (ptimers.c), as sorted ranges: consecutive judgments extend a range. */
+typedef struct {
+  uint64_t lo, hi;
+} ns_id_range;
+
+/* Which pTimers of a communicator's operations are their own (ptimers.c):
+ * the sources of work-counter drift, the recent launches, the verdicts. */
+#define NS_PT_LAUNCH_LOG 256
+#define NS_PT_PENDING_BCAST 64
+typedef struct {
+  uint64_t drift_since;  /* ops started at or after this may carry another work's pTimers; 0: no drift seen */
+  uint64_t bcast_id[NS_PT_PENDING_BCAST], bcast_ts[NS_PT_PENDING_BCAST]; /* Broadcast CollApis without a Coll yet */
+  uint32_t nbcast;
+  uint64_t launch_log[NS_PT_LAUNCH_LOG]; /* launch (else start) times of the latest ops, a ring */
+  uint32_t nlaunch;                      /* entries written (the ring holds the last NS_PT_LAUNCH_LOG) */
+  ns_id_range* own;                      /* ops whose pTimers were judged their own */
+  size_t nown, capown;
+  uint64_t last_judged;
+  int last_own;
+  uint64_t verdicts[NS_PT_REASONS];      /* ops judged, by verdict (NS_PT_OWN or the reason not) */
+} ns_pt_comm;
+
 typedef struct {
   uint32_t comm;
   int known;      /* ns_analysis_comm was called */
@@ -55,12 +103,32 @@ typedef struct {
   int32_t rank;
   uint32_t nranks;
   char name[64];
-  ns_clockfit clock;
+  char uuid[48];  /* its GPU's UUID from COMM_INIT, "" if unknown */
+  int gpu;        /* index in ns_analysis.gpus, -1 until its first KernelCh */
+  ns_pt_comm pt;
 } ns_comm_state;
+
+/* ---- kernel batches (batches.c) ---- */
+/* An op with a GPU interval of its own, held until its batch is known. */
+typedef struct {
+  ns_op_result r; /* its strings point into the fields below */
+  char func[NS_STR_LEN], dtype[NS_STR_LEN], algo[NS_STR_LEN], proto[NS_STR_LEN];
+  uint64_t p0, p1; /* raw pTimers: its channels' earliest start, latest stop */
+} ns_held_op;
+
+/* Ops of one plan that began together on the GPU: the batch being formed. */
+typedef struct {
+  uint32_t comm;
+  uint64_t plan;   /* their Group (the plan's legacy group event), 0 if unknown */
+  uint64_t p0, p1; /* earliest start, latest stop (raw pTimers) */
+  uint64_t last_join;
+  ns_held_op* ops;
+  size_t n, cap;
+} ns_batch_open;
 
 /* ---- aggregates (windows.c) ---- */
 typedef struct {
-  ns_bucket_stats key; /* identity fields; stats filled when published */
+  ns_bucket_stats key; /* identity fields (batch_ops too); stats filled when published */
   uint32_t nranks;
   uint64_t count, bytes, dur_ns_sum;
   ns_pct pct;
@@ -99,6 +167,7 @@ typedef struct {
   int32_t rank;
   uint32_t nranks;
   uint64_t bytes, count_elems, calls, dur_ns_sum; /* dur_ns_sum, pct: calls after the first NS_WARMUP_MAX */
+  uint32_t batch_ops; /* ops per kernel batch (a call is then a batch); 0: not batched */
   int basis_min, basis_max;
   uint64_t first[NS_WARMUP_MAX];
   ns_pct pct;
@@ -122,6 +191,8 @@ struct ns_analysis {
   /* comms: indexed by serial, grown on demand */
   ns_comm_state** comms;
   size_t ncomms;
+  ns_gpu_state** gpus;
+  size_t ngpus;
   uint64_t now, last_scan;
   uint64_t records_since_scan;
   /* windows */
@@ -130,6 +201,15 @@ struct ns_analysis {
   uint64_t next_win_index;
   int have_origin;
   uint64_t origin;
+  /* per send connection (comm, peer, channel): the latest step stop, to tell queued steps (completion.c) */
+  ns_idmap conn_last_stop;
+  /* kernel batches being formed, and what became of closed ones (for ns_analysis_batch_of) */
+  ns_batch_open* open_batches;
+  size_t nopen_batches, capopen_batches;
+  ns_idmap batch_of;       /* op id -> index + 1 in `batches` */
+  ns_batch_info* batches;
+  size_t nbatches, capbatches;
+  int batch_store_full;
   /* totals for the summary */
   ns_aggr total;
   ns_row_acc* rows;
@@ -139,10 +219,32 @@ struct ns_analysis {
 
 /* comms.c */
 ns_comm_state* ns_an_comm(ns_analysis* a, uint32_t comm, int create);
+/* The clock of the comm's GPU; NULL until its first KernelCh (or out of memory). */
+ns_clockfit* ns_an_clock(ns_analysis* a, const ns_comm_state* cs);
+/* The comm's GPU, assigned at its first KernelCh (from proxy ring `ring`); NULL if out of memory. */
+ns_clockfit* ns_an_clock_at_kch(ns_analysis* a, ns_comm_state* cs, uint64_t ring, uint32_t tid);
+void ns_an_comms_free(ns_analysis* a);
+
+/* ptimers.c: whose times an op's KernelCh pTimers are */
+void ns_pt_op_started(ns_analysis* a, ns_comm_state* cs, const ns_event* op, uint64_t launch_ts);
+void ns_pt_api_started(ns_analysis* a, const ns_event* api);
+/* NS_PT_OWN, or the reason the op's pTimers may be another work's; recorded for ns_analysis_ptimers_own.
+ * lower_ts: a time its kernel began after (its launch), 0 if none; ptimer_last: its largest pTimer. */
+int ns_pt_judge(ns_analysis* a, ns_comm_state* cs, const ns_event* op, uint64_t lower_ts, uint64_t ptimer_last,
+                const ns_clockfit* clock);
+void ns_pt_scan(ns_analysis* a, int flush);
+void ns_pt_free(ns_pt_comm* pt);
 
 /* The string of a record's string id through cfg.string; NULL for none. */
 static inline const char* ns_an_string(const ns_analysis* a, uint32_t id) {
   return id && a->cfg.string ? a->cfg.string(a->cfg.string_user, id) : NULL;
+}
+
+/* Copies a string into a NS_STR_LEN buffer (truncated; NULL -> ""). */
+static inline void ns_an_copy_str(char* dst, const char* src) {
+  size_t len = src ? strnlen(src, NS_STR_LEN - 1) : 0;
+  if (len) memcpy(dst, src, len);
+  dst[len] = '\0';
 }
 
 /* completion.c: the assembler's callbacks */
@@ -158,11 +260,22 @@ int ns_launch_graph(ns_analysis* a, uint64_t api_id);
 void ns_launch_scan(ns_analysis* a, int flush);
 void ns_launch_free(ns_analysis* a);
 
+/* batches.c */
+/* A final op: published at once, or held (with its raw pTimers and plan) until its batch closes. */
+void ns_batch_op(ns_analysis* a, const ns_op_result* r, uint64_t plan, uint64_t p0, uint64_t p1);
+void ns_batch_scan(ns_analysis* a, int flush);
+void ns_batch_free(ns_analysis* a);
+/* The op goes out: callback, window, summary. */
+void ns_an_publish(ns_analysis* a, const ns_op_result* r);
+
 /* windows.c */
 uint64_t ns_win_attach(ns_analysis* a, uint64_t ts); /* window index for an op starting at ts (inflight++) */
 void ns_win_op_done(ns_analysis* a, const ns_op_result* r);
+/* A closed batch of 2+ ops, as one call (func, bytes, dur_ns, basis, batch_ops): its window and summary row. */
+void ns_win_batch_done(ns_analysis* a, const ns_op_result* batch);
 void ns_win_op_dropped(ns_analysis* a, uint64_t window);
-void ns_win_step(ns_analysis* a, uint64_t window, const ns_link_stats* key, uint64_t size, double time_us);
+void ns_win_step(ns_analysis* a, uint64_t window, const ns_link_stats* key, uint64_t size, double time_us,
+                 int queued);
 void ns_win_scan(ns_analysis* a, int flush);
 void ns_aggr_free(ns_aggr* g);
 void ns_aggr_link_merge(ns_aggr* dst, const ns_link_acc* src);

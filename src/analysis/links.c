@@ -111,9 +111,9 @@ static void min_add(ns_linkacc* l, uint64_t size, double x, double y, uint64_t n
   min_put(l, l->classed ? size_class(size) : size, x, y, n);
 }
 
-void ns_linkacc_add(ns_linkacc* l, uint64_t size, double time_us) {
+void ns_linkacc_add(ns_linkacc* l, uint64_t size, double time_us, int queued) {
   ns_moments_add(&l->all, (double)size, time_us);
-  min_add(l, size, (double)size, time_us, 1);
+  if (!queued) min_add(l, size, (double)size, time_us, 1);
   l->bytes += size;
   l->steps++;
   l->time_us_sum += time_us;
@@ -127,18 +127,74 @@ void ns_linkacc_merge(ns_linkacc* dst, const ns_linkacc* src) {
   dst->time_us_sum += src->time_us_sum;
 }
 
-void ns_linkacc_fit(const ns_linkacc* l, ns_regression* avg, ns_regression* min) {
+const char* ns_link_nofit_reason(int nofit) {
+  switch (nofit) {
+    case NS_LINK_FIT: return "";
+    case NS_LINK_FEW_SIZES: return "fewer than 3 sizes seen 4 times";
+    case NS_LINK_NARROW: return "sizes span less than 4x";
+    case NS_LINK_NOT_LINEAR: return "time does not grow with size from a positive latency";
+    default: return "?";
+  }
+}
+
+/* The sizes a fit may use: count, smallest, largest. */
+static size_t fit_sizes(const ns_linkacc* l, uint64_t need, double* lo, double* hi) {
+  size_t q = 0;
+  *lo = INFINITY;
+  *hi = 0;
+  for (size_t i = 0; i < l->nmins; i++) {
+    if (l->mins[i].n < need) continue;
+    q++;
+    *lo = fmin(*lo, l->mins[i].x);
+    *hi = fmax(*hi, l->mins[i].x);
+  }
+  return q;
+}
+
+static int valid(const ns_regression* r) { return r->ok && r->latency_us >= 0; }
+
+int ns_linkacc_fit(const ns_linkacc* l, ns_regression* avg, ns_regression* min) {
   ns_moments_fit(&l->all, avg, l->steps);
   ns_moments m;
   memset(&m, 0, sizeof m);
-  size_t q = 0;
-  for (size_t i = 0; i < l->nmins; i++) q += l->mins[i].n >= NS_LINK_MIN_SEEN;
-  uint64_t need = q >= 2 ? NS_LINK_MIN_SEEN : 0;
   uint64_t used = 0;
   for (size_t i = 0; i < l->nmins; i++) {
-    if (l->mins[i].n < need) continue;
+    if (l->mins[i].n < NS_LINK_MIN_SEEN) continue;
     ns_moments_add(&m, l->mins[i].x, l->mins[i].y);
     used++;
   }
   ns_moments_fit(&m, min, used);
+  double lo, hi, alo, ahi;
+  size_t q = fit_sizes(l, NS_LINK_MIN_SEEN, &lo, &hi);
+  size_t all = fit_sizes(l, 1, &alo, &ahi);
+  /* AVG needs the sizes too, though not repeated ones: it averages */
+  if (all < NS_LINK_FIT_SIZES || ahi < NS_LINK_FIT_SPAN * alo || !valid(avg)) avg->ok = 0;
+  int why = NS_LINK_FIT;
+  if (q < NS_LINK_FIT_SIZES)
+    why = NS_LINK_FEW_SIZES;
+  else if (hi < NS_LINK_FIT_SPAN * lo)
+    why = NS_LINK_NARROW;
+  else if (!valid(min))
+    why = NS_LINK_NOT_LINEAR;
+  if (why != NS_LINK_FIT) min->ok = avg->ok = 0;
+  return why;
+}
+
+uint32_t ns_linkacc_sizes(const ns_linkacc* l, ns_link_size* out, size_t max) {
+  /* the max most frequent, kept in size order (mins is sorted by key, i.e. by size) */
+  size_t k = 0;
+  for (size_t i = 0; i < l->nmins; i++) {
+    ns_link_size s = {(uint64_t)l->mins[i].x, l->mins[i].y, l->mins[i].n};
+    if (k < max) {
+      out[k++] = s;
+      continue;
+    }
+    size_t least = 0; /* replace the least frequent if this one is more frequent */
+    for (size_t j = 1; j < k; j++)
+      if (out[j].n < out[least].n) least = j;
+    if (s.n <= out[least].n) continue;
+    memmove(out + least, out + least + 1, (k - least - 1) * sizeof *out);
+    out[k - 1] = s;
+  }
+  return (uint32_t)l->nmins;
 }

@@ -4,9 +4,13 @@
  * co-moments (n, means, Sxx, Sxy, Syy; Chan et al. merge), so no point is
  * stored. MIN mode: the fastest time per distinct size (sizes beyond
  * NS_LINK_MAX_SIZES distinct values share log-spaced classes keeping the
- * fastest point), then least squares over the sizes seen at least
- * NS_LINK_MIN_SEEN times (a minimum of one sample is just a noisy sample;
- * all sizes are used if fewer than two qualify). Single-threaded.
+ * fastest point; only transfers that did not queue behind an earlier one
+ * of their connection), then least squares over the sizes seen at least
+ * NS_LINK_MIN_SEEN times (a minimum of one sample is just a noisy sample).
+ * No fit (ns_link_stats.nofit says why) from fewer than NS_LINK_FIT_SIZES
+ * such sizes, from sizes spanning less than NS_LINK_FIT_SPAN times, or when
+ * the line has no positive slope and latency: two sizes always give a line,
+ * close sizes a meaningless one. Single-threaded.
  */
 #ifndef NCCLSCOPE_ANALYSIS_LINKS_H
 #define NCCLSCOPE_ANALYSIS_LINKS_H
@@ -17,7 +21,6 @@
 #include "ncclscope/analysis.h"
 
 #define NS_LINK_MAX_SIZES 256
-#define NS_LINK_MIN_SEEN 4
 
 typedef struct {
   double n, mx, my, sxx, sxy, syy;
@@ -44,8 +47,13 @@ void ns_moments_fit(const ns_moments* m, ns_regression* out, uint64_t n);
 
 void ns_linkacc_init(ns_linkacc* l);
 void ns_linkacc_free(ns_linkacc* l);
-void ns_linkacc_add(ns_linkacc* l, uint64_t size, double time_us);
+/* queued: the transfer waited behind an earlier one of its connection (its
+ * time is not the link's): AVG only, not a MIN point. */
+void ns_linkacc_add(ns_linkacc* l, uint64_t size, double time_us, int queued);
 void ns_linkacc_merge(ns_linkacc* dst, const ns_linkacc* src);
-void ns_linkacc_fit(const ns_linkacc* l, ns_regression* avg, ns_regression* min);
+/* Both fits; returns NS_LINK_FIT or why there is none (then neither is ok). */
+int ns_linkacc_fit(const ns_linkacc* l, ns_regression* avg, ns_regression* min);
+/* The distinct sizes seen; fills out[] with the min(that, max) most frequent, by size. */
+uint32_t ns_linkacc_sizes(const ns_linkacc* l, ns_link_size* out, size_t max);
 
 #endif

@@ -22,13 +22,14 @@ static int row_cmp(const void* pa, const void* pb) {
   if (a->comm_id != b->comm_id) return a->comm_id < b->comm_id ? -1 : 1;
   if (a->nranks != b->nranks) return a->nranks < b->nranks ? -1 : 1;
   if (a->bytes != b->bytes) return a->bytes < b->bytes ? -1 : 1;
+  if (a->batch_ops != b->batch_ops) return a->batch_ops < b->batch_ops ? -1 : 1;
   if ((c = strcmp(a->dtype, b->dtype))) return c;
   if ((c = strcmp(a->algo, b->algo))) return c;
   return strcmp(a->proto, b->proto);
 }
 
 static int same_row(const ns_row_acc* x, const ns_row_acc* s) {
-  return x->comm_id == s->comm_id && x->nranks == s->nranks && x->bytes == s->bytes &&
+  return x->comm_id == s->comm_id && x->nranks == s->nranks && x->bytes == s->bytes && x->batch_ops == s->batch_ops &&
          !strcmp(x->func_name, s->func_name) && !strcmp(x->dtype, s->dtype) && !strcmp(x->algo, s->algo) &&
          !strcmp(x->proto, s->proto);
 }
@@ -109,30 +110,39 @@ typedef struct {
   uint64_t comm_id;
 } sum_link;
 
-static double link_rank_bw(const ns_link_stats* s) {
-  if (s->min.ok) return s->min.bandwidth_gbs;
-  if (s->avg.ok) return s->avg.bandwidth_gbs;
-  return INFINITY;
-}
+/* Ranked as a link: one channel's send connection with a fit (the send time
+ * SendWait -> stop is the link's transfer). Receive times are waits (the peer,
+ * the flush, the GPU), an all-channel row mixes connections, and a row
+ * without a fit has nothing to rank by. */
+static int ranked(const ns_link_stats* s) { return s->is_send && s->channel >= 0 && s->nofit == NS_LINK_FIT; }
 
 static int link_cmp(const void* pa, const void* pb) {
-  double x = link_rank_bw(&((const sum_link*)pa)->s), y = link_rank_bw(&((const sum_link*)pb)->s);
-  return x < y ? -1 : x > y;
+  const sum_link *a = pa, *b = pb;
+  int ra = ranked(&a->s), rb = ranked(&b->s);
+  if (ra != rb) return ra ? -1 : 1;
+  if (ra) {
+    double x = a->s.min.bandwidth_gbs, y = b->s.min.bandwidth_gbs;
+    if (x != y) return x < y ? -1 : 1;
+  }
+  if (a->comm_id != b->comm_id) return a->comm_id < b->comm_id ? -1 : 1;
+  if (a->s.rank != b->s.rank) return a->s.rank < b->s.rank ? -1 : 1;
+  if (a->s.peer != b->s.peer) return a->s.peer < b->s.peer ? -1 : 1;
+  if (a->s.is_send != b->s.is_send) return a->s.is_send ? -1 : 1;
+  return a->s.channel < b->s.channel ? -1 : a->s.channel > b->s.channel;
 }
 
-/* Links over all channels (channel -1), whole run (closed and open windows). */
-static sum_link* merge_links(ns_analysis* const* list, size_t n, size_t* out_n) {
+/* Every link row (per channel and all channels), whole run (closed and open
+ * windows): the ranked ones first, slowest first; *nranked of them. */
+static sum_link* merge_links(ns_analysis* const* list, size_t n, size_t* out_n, size_t* nranked) {
   size_t cnt = 0, cap = 0;
   sum_link* out = NULL;
   for (size_t i = 0; i < n; i++) {
     ns_aggr tmp;
     memset(&tmp, 0, sizeof tmp);
     const ns_analysis* a = list[i];
-    for (size_t k = 0; k < a->total.nl; k++)
-      if (a->total.l[k].key.channel == -1) ns_aggr_link_merge(&tmp, &a->total.l[k]);
+    for (size_t k = 0; k < a->total.nl; k++) ns_aggr_link_merge(&tmp, &a->total.l[k]);
     for (size_t w = 0; w < a->nwins; w++)
-      for (size_t k = 0; k < a->wins[w].ag.nl; k++)
-        if (a->wins[w].ag.l[k].key.channel == -1) ns_aggr_link_merge(&tmp, &a->wins[w].ag.l[k]);
+      for (size_t k = 0; k < a->wins[w].ag.nl; k++) ns_aggr_link_merge(&tmp, &a->wins[w].ag.l[k]);
     if (cnt + tmp.nl > cap) {
       cap = (cnt + tmp.nl) * 2;
       sum_link* no = realloc(out, cap * sizeof *no);
@@ -151,13 +161,21 @@ static sum_link* merge_links(ns_analysis* const* list, size_t n, size_t* out_n) 
     ns_aggr_free(&tmp);
   }
   if (out) qsort(out, cnt, sizeof *out, link_cmp);
+  *nranked = 0;
+  while (*nranked < cnt && ranked(&out[*nranked].s)) (*nranked)++;
   *out_n = cnt;
   return out;
 }
 
+/* What an unranked row is. */
+static const char* link_kind(const ns_link_stats* s) {
+  if (!s->is_send) return "receive wait";
+  return s->channel < 0 ? "all channels" : "no fit";
+}
+
 static const char* basis_name(int b) {
-  static const char* const names[] = {"none", "enqueue", "exec", "gpu"};
-  return b >= 0 && b <= 3 ? names[b] : "?";
+  static const char* const names[] = {"none", "enqueue", "exec", "gpu", "batch"};
+  return b >= 0 && b <= NS_BASIS_BATCH ? names[b] : "?";
 }
 
 static void text_collectives(ns_analysis* const* list, size_t n, FILE* out) {
@@ -166,10 +184,12 @@ static void text_collectives(ns_analysis* const* list, size_t n, FILE* out) {
   fprintf(out, "# ncclscope summary: collectives (one row per communicator, size, algorithm and protocol;\n"
                "# time over timed calls: each rank's first min(5, calls/4) calls are warm-up, left out;\n"
                "# bandwidth as nccl-tests computes it: busbw from the mean time, busbw.p50 and busbw.p99 from\n"
-               "# the median and the 99th-percentile time)\n");
-  fprintf(out, "# %-14s %-18s %6s %14s %13s %9s %-8s %-6s %5s %11s %6s %11s %11s %11s %10s %10s %10s %10s  %s\n",
+               "# the median and the 99th-percentile time)\n"
+               "# rows with a batch: ops that shared one kernel batch, whose only GPU time is the batch's; a call\n"
+               "# is then one batch, its size the sum of its ops' (NCCL gives every work of a batch one interval)\n");
+  fprintf(out, "# %-14s %-18s %6s %14s %13s %9s %-8s %-6s %5s %11s %6s %11s %11s %11s %10s %10s %10s %10s  %-8s %s\n",
           "collective", "commId", "nranks", "size(B)", "count(elems)", "type", "algo", "proto", "ranks", "calls/rank",
-          "warmup", "time(us)", "p50(us)", "p99(us)", "algbw", "busbw", "busbw.p50", "busbw.p99", "basis");
+          "warmup", "time(us)", "p50(us)", "p99(us)", "algbw", "busbw", "busbw.p50", "busbw.p99", "basis", "batch");
   fprintf(out, "# %-14s %-18s %6s %14s %13s %9s %-8s %-6s %5s %11s %6s %11s %11s %11s %10s %10s %10s %10s\n", "", "",
           "", "", "", "", "", "", "", "", "", "", "", "", "(GB/s)", "(GB/s)", "(GB/s)", "(GB/s)");
   for (size_t i = 0; rows && i < nr; i++) {
@@ -180,6 +200,8 @@ static void text_collectives(ns_analysis* const* list, size_t n, FILE* out) {
       snprintf(basis, sizeof basis, "%s", basis_name(r->basis_min));
     else
       snprintf(basis, sizeof basis, "%s..%s", basis_name(r->basis_min), basis_name(r->basis_max));
+    char batch[24] = "-";
+    if (r->batch_ops) snprintf(batch, sizeof batch, "%u ops", r->batch_ops);
     if (r->calls_min == r->calls_max)
       snprintf(calls, sizeof calls, "%llu", (unsigned long long)r->calls_min);
     else
@@ -187,36 +209,67 @@ static void text_collectives(ns_analysis* const* list, size_t n, FILE* out) {
     snprintf(comm, sizeof comm, "0x%016llx", (unsigned long long)r->comm_id);
     fprintf(out,
             "  %-14s %-18s %6u %14llu %13llu %9s %-8s %-6s %5u %11s %6llu %11.2f %11.2f %11.2f %10.2f %10.2f %10.2f "
-            "%10.2f  %s\n",
+            "%10.2f  %-8s %s\n",
             r->func_name[0] ? r->func_name : "?", comm, r->nranks, (unsigned long long)r->bytes,
             (unsigned long long)r->count_elems, ns_dtype_short(r->dtype), r->algo[0] ? r->algo : "-",
             r->proto[0] ? r->proto : "-", r->ranks, calls, (unsigned long long)(r->ranks ? r->warmup / r->ranks : 0),
-            f.mean_ns / 1e3, f.p50_ns / 1e3, f.p99_ns / 1e3, f.algbw, f.busbw, f.busbw_p50, f.busbw_p99, basis);
+            f.mean_ns / 1e3, f.p50_ns / 1e3, f.p99_ns / 1e3, f.algbw, f.busbw, f.busbw_p50, f.busbw_p99, basis, batch);
   }
   free_rows(rows, nr);
 }
 
 static void text_links(ns_analysis* const* list, size_t n, size_t max_links, FILE* out) {
-  size_t nl = 0;
-  sum_link* links = merge_links(list, n, &nl);
-  fprintf(out, "\n# slowest links (MIN-mode regression: time = latency + size / bandwidth)\n");
-  fprintf(out, "# %-18s %6s %6s %4s %10s %14s %10s %11s %6s %10s %11s %6s\n", "commId", "rank", "peer", "dir", "steps",
-          "bytes", "lat(us)", "bw(GB/s)", "R2", "avg lat", "avg bw", "avg R2");
-  for (size_t i = 0; links && i < nl && i < max_links; i++) {
+  size_t nl = 0, nr = 0;
+  sum_link* links = merge_links(list, n, &nl, &nr);
+  fprintf(out, "\n# slowest links: one channel's send connection, SendWait -> stop per step, fitted in MIN mode\n");
+  fprintf(out, "# (time = latency + size / bandwidth through the fastest time of each size) from >= %d sizes seen\n",
+          NS_LINK_FIT_SIZES);
+  fprintf(out, "# >= %d times spanning >= %gx; slowest first. Rows that measure no link are below, never ranked.\n",
+          NS_LINK_MIN_SEEN, NS_LINK_FIT_SPAN);
+  fprintf(out, "# %-18s %6s %6s %4s %10s %14s %10s %11s %6s %6s\n", "commId", "rank", "peer", "ch", "steps", "bytes",
+          "lat(us)", "bw(GB/s)", "R2", "sizes");
+  for (size_t i = 0; links && i < nr && i < max_links; i++) {
     const ns_link_stats* s = &links[i].s;
-    fprintf(out, "  0x%016llx %6d %6d %4s %10llu %14llu %10.2f %11.2f %6.3f %10.2f %11.2f %6.3f\n",
-            (unsigned long long)links[i].comm_id, s->rank, s->peer, s->is_send ? "send" : "recv",
-            (unsigned long long)s->steps, (unsigned long long)s->bytes, s->min.latency_us, s->min.bandwidth_gbs,
-            s->min.r2, s->avg.latency_us, s->avg.bandwidth_gbs, s->avg.r2);
+    fprintf(out, "  0x%016llx %6d %6d %4d %10llu %14llu %10.2f %11.2f %6.3f %6llu\n",
+            (unsigned long long)links[i].comm_id, s->rank, s->peer, s->channel, (unsigned long long)s->steps,
+            (unsigned long long)s->bytes, s->min.latency_us, s->min.bandwidth_gbs, s->min.r2,
+            (unsigned long long)s->min.n);
   }
+  if (nr > max_links) fprintf(out, "  (%zu more)\n", nr - max_links);
+  fprintf(out, "\n# not ranked: receive waits (RecvWait -> stop: the peer, the transfer, the flush and the GPU; no\n");
+  fprintf(out, "# link estimate), all channels of a peer together, and links without a fit (why, and the fastest\n");
+  fprintf(out, "# time per size instead: bytes:us, the most frequent sizes)\n");
+  fprintf(out, "# %-18s %6s %6s %4s %4s %10s %14s %-13s %10s %11s  %s\n", "commId", "rank", "peer", "dir", "ch", "steps",
+          "bytes", "what", "lat(us)", "bw(GB/s)", "fastest per size / why no fit");
+  size_t shown = 0;
+  for (size_t i = nr; links && i < nl && shown < max_links; i++, shown++) {
+    const ns_link_stats* s = &links[i].s;
+    char lat[16] = "-", bw[16] = "-", per[320];
+    if (s->nofit == NS_LINK_FIT) {
+      snprintf(lat, sizeof lat, "%.2f", s->min.latency_us);
+      snprintf(bw, sizeof bw, "%.2f", s->min.bandwidth_gbs);
+    }
+    size_t len = 0;
+    per[0] = '\0';
+    for (uint32_t k = 0; k < s->nsizes && k < NS_LINK_SIZES_SHOWN && len < sizeof per; k++)
+      len += (size_t)snprintf(per + len, sizeof per - len, "%s%llu:%.2f", k ? " " : "",
+                              (unsigned long long)s->sizes[k].bytes, s->sizes[k].min_us);
+    fprintf(out, "  0x%016llx %6d %6d %4s %4d %10llu %14llu %-13s %10s %11s  %s%s%s\n",
+            (unsigned long long)links[i].comm_id, s->rank, s->peer, s->is_send ? "send" : "recv", s->channel,
+            (unsigned long long)s->steps, (unsigned long long)s->bytes, link_kind(s), lat, bw, per,
+            s->nofit ? "; " : "", ns_link_nofit_reason(s->nofit));
+  }
+  if (nl - nr > shown) fprintf(out, "  (%zu more)\n", nl - nr - shown);
   free(links);
 }
 
 /* The communicators with a clock fit, over every analysis of the list:
- * for (fit_iter it = {0}; next_fit(list, n, &it);) uses it.cs and it.fit. */
+ * for (fit_iter it = {0}; next_fit(list, n, &it);) uses it.cs, it.fit and
+ * it.gpu (its GPU: communicators of one GPU share one fit). */
 typedef struct {
   size_t a, c;
   const ns_comm_state* cs;
+  const ns_gpu_state* gpu;
   ns_clock_fit fit;
 } fit_iter;
 
@@ -224,29 +277,54 @@ static int next_fit(ns_analysis* const* list, size_t n, fit_iter* it) {
   for (; it->a < n; it->a++, it->c = 0)
     while (it->c < list[it->a]->ncomms) {
       const ns_comm_state* cs = list[it->a]->comms[it->c++];
-      if (!cs) continue;
-      ns_cf_get(&cs->clock, &it->fit);
-      if (!it->fit.valid) continue;
+      if (!cs || !ns_analysis_clock_fit(list[it->a], cs->comm, &it->fit)) continue;
       it->cs = cs;
+      it->gpu = list[it->a]->gpus[cs->gpu];
       return 1;
     }
   return 0;
 }
 
+/* Which GPU a fit belongs to: its UUID, else the proxy thread its KernelCh came from. */
+static void gpu_name(const fit_iter* it, char* out, size_t n) {
+  if (it->gpu->uuid[0])
+    snprintf(out, n, "%.40s", it->gpu->uuid);
+  else
+    snprintf(out, n, "proxy tid %u", it->gpu->proxy_tid);
+}
+
+/* Whether the samples pin the drift down: GPU clocks drift by a few ppm, so
+ * a range wider than +-10 ppm (a span of samples too short) says nothing,
+ * and the drift is published as unknown. The fit's bounds hold either way. */
+#define DRIFT_KNOWN_PPM 10.0
+static int drift_known(const ns_clock_fit* f) { return f->bounded && f->drift_err_ppm <= DRIFT_KNOWN_PPM; }
+
 static void text_clocks(ns_analysis* const* list, size_t n, FILE* out) {
-  fprintf(out, "\n# GPU clock fit (gpu = t + offset + drift*(t - ref)); error = bound on |converted - true|\n");
-  fprintf(out, "# %-18s %6s %10s %24s %12s %12s %8s\n", "commId", "rank", "samples", "offset(us)", "drift(ppm)",
-          "error(us)", "resets");
+  fprintf(out, "\n# GPU clock fit per GPU (gpu = t + offset + drift*(t - ref)); error = bound on |converted - true|\n");
+  fprintf(out, "# over the samples' span. Samples: KernelCh callbacks (after the GPU time they carry) and launch\n");
+  fprintf(out, "# calls and receive handovers (before it) of ops whose pTimers are their own; rejected: those that\n");
+  fprintf(out, "# contradicted the callbacks. foreign: ops whose pTimers may be another work's (work-counter\n");
+  fprintf(out, "# drift / ring overrun / before their launch): their GPU times are published unbounded.\n");
+  fprintf(out, "# %-18s %6s %-22s %10s %24s %20s %12s %8s %6s %s\n", "commId", "rank", "gpu", "samples", "offset(us)",
+          "drift(ppm)", "error(us)", "rejected", "resets", "foreign (drift/overrun/causal)");
   for (fit_iter it = {0}; next_fit(list, n, &it);) {
     const ns_clock_fit* f = &it.fit;
-    char err[32];
+    const uint64_t* v = it.cs->pt.verdicts;
+    char err[32], drift[32], gpu[48];
     if (f->bounded)
       snprintf(err, sizeof err, "%.3f", f->error_ns / 1e3);
     else
       snprintf(err, sizeof err, "unbounded");
-    fprintf(out, "  0x%016llx %6d %10llu %24.3f %12.4f %12s %8llu\n", (unsigned long long)it.cs->comm_id,
-            it.cs->rank, (unsigned long long)f->samples, (double)f->offset_ns / 1e3, f->drift_ppm, err,
-            (unsigned long long)f->resets);
+    if (drift_known(f))
+      snprintf(drift, sizeof drift, "%.3f+-%.3f", f->drift_ppm, f->drift_err_ppm);
+    else
+      snprintf(drift, sizeof drift, "unknown");
+    gpu_name(&it, gpu, sizeof gpu);
+    fprintf(out, "  0x%016llx %6d %-22s %10llu %24.3f %20s %12s %8llu %6llu %llu (%llu/%llu/%llu)\n",
+            (unsigned long long)it.cs->comm_id, it.cs->rank, gpu, (unsigned long long)f->samples,
+            (double)f->offset_ns / 1e3, drift, err, (unsigned long long)f->rejected, (unsigned long long)f->resets,
+            (unsigned long long)f->ops_foreign, (unsigned long long)v[NS_PT_DRIFT],
+            (unsigned long long)v[NS_PT_OVERRUN], (unsigned long long)v[NS_PT_CAUSAL]);
   }
 }
 
@@ -278,6 +356,43 @@ static void json_num(FILE* out, double v) {
     fprintf(out, "%.6g", v);
   else
     fputs("null", out);
+}
+
+/* One link row; kind: NULL for a ranked link, else what the row is. */
+static void json_link(FILE* out, const sum_link* l, int comma, const char* kind) {
+  const ns_link_stats* s = &l->s;
+  fprintf(out, "%s{\"commId\":\"0x%llx\",\"rank\":%d,\"peer\":%d,\"isSend\":%s,\"channel\":%d,\"steps\":%llu,"
+          "\"bytes\":%llu", comma ? "," : "", (unsigned long long)l->comm_id, s->rank, s->peer,
+          s->is_send ? "true" : "false", s->channel, (unsigned long long)s->steps, (unsigned long long)s->bytes);
+  if (kind) {
+    fputs(",\"kind\":", out);
+    json_str(out, kind);
+  }
+  fputs(",\"noFit\":", out);
+  if (s->nofit)
+    json_str(out, ns_link_nofit_reason(s->nofit));
+  else
+    fputs("null", out);
+  fprintf(out, ",\"sizes\":%u,\"minPerSize\":[", s->nsizes);
+  for (uint32_t k = 0; k < s->nsizes && k < NS_LINK_SIZES_SHOWN; k++) {
+    fprintf(out, "%s{\"bytes\":%llu,\"minUs\":", k ? "," : "", (unsigned long long)s->sizes[k].bytes);
+    json_num(out, s->sizes[k].min_us);
+    fprintf(out, ",\"n\":%llu}", (unsigned long long)s->sizes[k].n);
+  }
+  fputc(']', out);
+  const ns_regression* m[2] = {&s->min, &s->avg};
+  const char* nm[2] = {"min", "avg"};
+  for (int k = 0; k < 2; k++) {
+    fprintf(out, ",\"%s\":{\"points\":%llu,\"ok\":%s,\"latencyUs\":", nm[k], (unsigned long long)m[k]->n,
+            m[k]->ok ? "true" : "false");
+    json_num(out, m[k]->latency_us);
+    fputs(",\"bandwidthGBs\":", out);
+    json_num(out, m[k]->bandwidth_gbs);
+    fputs(",\"r2\":", out);
+    json_num(out, m[k]->r2);
+    fputc('}', out);
+  }
+  fputc('}', out);
 }
 
 int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summary_options* opt, FILE* out) {
@@ -319,47 +434,44 @@ int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summar
     json_num(out, f.busbw_p50);
     fputs(",\"busbwP99GBs\":", out);
     json_num(out, f.busbw_p99);
-    fprintf(out, ",\"basis\":\"%s\"}", basis_name(r->basis_max));
+    fprintf(out, ",\"basis\":\"%s\",\"batchOps\":%u}", basis_name(r->basis_max), r->batch_ops);
   }
   free_rows(rows, nr);
+  size_t nranked = 0;
+  sum_link* links = merge_links(list, n, &nl, &nranked);
   fputs("],\"slowestLinks\":[", out);
-  sum_link* links = merge_links(list, n, &nl);
-  for (size_t i = 0; links && i < nl && i < max_links; i++) {
-    const ns_link_stats* s = &links[i].s;
-    fprintf(out, "%s{\"commId\":\"0x%llx\",\"rank\":%d,\"peer\":%d,\"isSend\":%s,\"steps\":%llu,\"bytes\":%llu",
-            i ? "," : "", (unsigned long long)links[i].comm_id, s->rank, s->peer, s->is_send ? "true" : "false",
-            (unsigned long long)s->steps, (unsigned long long)s->bytes);
-    const ns_regression* m[2] = {&s->min, &s->avg};
-    const char* nm[2] = {"min", "avg"};
-    for (int k = 0; k < 2; k++) {
-      fprintf(out, ",\"%s\":{\"points\":%llu,\"ok\":%s,\"latencyUs\":", nm[k], (unsigned long long)m[k]->n,
-              m[k]->ok ? "true" : "false");
-      json_num(out, m[k]->latency_us);
-      fputs(",\"bandwidthGBs\":", out);
-      json_num(out, m[k]->bandwidth_gbs);
-      fputs(",\"r2\":", out);
-      json_num(out, m[k]->r2);
-      fputc('}', out);
-    }
-    fputc('}', out);
-  }
+  for (size_t i = 0; links && i < nranked && i < max_links; i++) json_link(out, &links[i], i > 0, NULL);
+  fputs("],\"otherLinks\":[", out);
+  for (size_t i = nranked; links && i < nl && i - nranked < max_links; i++)
+    json_link(out, &links[i], i > nranked, link_kind(&links[i].s));
   free(links);
   fputs("],\"clocks\":[", out);
   int first = 1;
   for (fit_iter it = {0}; next_fit(list, n, &it);) {
     const ns_clock_fit* f = &it.fit;
+    const uint64_t* v = it.cs->pt.verdicts;
+    char gpu[48];
+    gpu_name(&it, gpu, sizeof gpu);
     /* exact µs with 3 decimals from integer ns; the sign is printed apart so
      * that offsets in (-1 µs, 0) keep it */
     unsigned long long mag = f->offset_ns < 0 ? 0ull - (unsigned long long)f->offset_ns : (unsigned long long)f->offset_ns;
-    fprintf(out, "%s{\"commId\":\"0x%llx\",\"rank\":%d,\"samples\":%llu,\"gpuClockOffsetUs\":%s%llu.%03llu",
-            first ? "" : ",", (unsigned long long)it.cs->comm_id, it.cs->rank, (unsigned long long)f->samples,
+    fprintf(out, "%s{\"commId\":\"0x%llx\",\"rank\":%d,\"gpu\":", first ? "" : ",",
+            (unsigned long long)it.cs->comm_id, it.cs->rank);
+    json_str(out, gpu);
+    fprintf(out, ",\"samples\":%llu,\"gpuClockOffsetUs\":%s%llu.%03llu", (unsigned long long)f->samples,
             f->offset_ns < 0 ? "-" : "", mag / 1000, mag % 1000);
+    int known = drift_known(f);
     fputs(",\"gpuClockDriftPpm\":", out);
-    json_num(out, f->drift_ppm);
+    json_num(out, known ? f->drift_ppm : NAN);
+    fputs(",\"gpuClockDriftErrPpm\":", out);
+    json_num(out, known ? f->drift_err_ppm : NAN);
     fputs(",\"gpuClockErrorUs\":", out);
     json_num(out, f->error_ns / 1e3);
-    fprintf(out, ",\"refUs\":%llu.%03llu,\"resets\":%llu}", (unsigned long long)(f->ref_cpu_ns / 1000),
-            (unsigned long long)(f->ref_cpu_ns % 1000), (unsigned long long)f->resets);
+    fprintf(out, ",\"refUs\":%llu.%03llu,\"resets\":%llu,\"rejectedSamples\":%llu", (unsigned long long)(f->ref_cpu_ns / 1000),
+            (unsigned long long)(f->ref_cpu_ns % 1000), (unsigned long long)f->resets, (unsigned long long)f->rejected);
+    fprintf(out, ",\"opsPtimerOwn\":%llu,\"opsPtimerForeign\":{\"drift\":%llu,\"overrun\":%llu,\"causal\":%llu}}",
+            (unsigned long long)v[NS_PT_OWN], (unsigned long long)v[NS_PT_DRIFT], (unsigned long long)v[NS_PT_OVERRUN],
+            (unsigned long long)v[NS_PT_CAUSAL]);
     first = 0;
   }
   fputs("]}\n", out);

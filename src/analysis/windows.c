@@ -93,8 +93,8 @@ uint64_t ns_win_attach(ns_analysis* a, uint64_t ts) {
 static ns_bucket_acc* bucket_for(ns_aggr* g, const ns_op_result* r, uint64_t sb) {
   for (size_t i = 0; i < g->nb; i++) {
     ns_bucket_stats* k = &g->b[i].key;
-    if (k->comm == r->comm && k->func == r->func && k->size_bucket == sb && strcmp(k->func_name, r->func_name) == 0 &&
-        strcmp(k->algo, r->algo) == 0 && strcmp(k->proto, r->proto) == 0)
+    if (k->comm == r->comm && k->func == r->func && k->size_bucket == sb && k->batch_ops == r->batch_ops &&
+        strcmp(k->func_name, r->func_name) == 0 && strcmp(k->algo, r->algo) == 0 && strcmp(k->proto, r->proto) == 0)
       return &g->b[i];
   }
   if (g->nb == g->capb) {
@@ -109,6 +109,7 @@ static ns_bucket_acc* bucket_for(ns_aggr* g, const ns_op_result* r, uint64_t sb)
   b->key.comm = r->comm;
   b->key.func = r->func;
   b->key.size_bucket = sb;
+  b->key.batch_ops = r->batch_ops;
   memcpy(b->key.func_name, r->func_name, NS_STR_LEN);
   memcpy(b->key.algo, r->algo, NS_STR_LEN);
   memcpy(b->key.proto, r->proto, NS_STR_LEN);
@@ -168,7 +169,7 @@ static void row_add(ns_analysis* a, const ns_op_result* r) {
   const char* proto = r->proto ? r->proto : "";
   for (size_t i = 0; i < a->nrows; i++) {
     ns_row_acc* x = &a->rows[i];
-    if (x->comm == r->comm && x->nranks == r->nranks && x->bytes == r->bytes &&
+    if (x->comm == r->comm && x->nranks == r->nranks && x->bytes == r->bytes && x->batch_ops == r->batch_ops &&
         strcmp(x->func_name, r->func_name) == 0 && strcmp(x->dtype, r->dtype) == 0 &&
         strncmp(x->algo, algo, NS_STR_LEN - 1) == 0 && strncmp(x->proto, proto, NS_STR_LEN - 1) == 0) {
       row = x;
@@ -196,6 +197,7 @@ static void row_add(ns_analysis* a, const ns_op_result* r) {
     row->nranks = r->nranks;
     row->bytes = r->bytes;
     row->count_elems = r->count;
+    row->batch_ops = r->batch_ops;
     row->basis_min = row->basis_max = r->basis;
     ns_pct_init(&row->pct);
   }
@@ -210,11 +212,9 @@ static void row_add(ns_analysis* a, const ns_op_result* r) {
   if (r->basis > row->basis_max) row->basis_max = r->basis;
 }
 
-void ns_win_op_done(ns_analysis* a, const ns_op_result* r) {
-  ns_win* w = find_window(a, r->window);
-  if (w && w->inflight > 0) w->inflight--;
+/* One call into its window's bucket and the summary row. */
+static void aggregate(ns_analysis* a, ns_win* w, const ns_op_result* r) {
   if (!w && a->nwins) w = &a->wins[a->nwins - 1]; /* its window was force-closed */
-  if (r->basis == NS_BASIS_NONE) return;
   if (w) {
     ns_bucket_acc* b = bucket_for(&w->ag, r, pow2_floor(r->bytes));
     if (b) {
@@ -227,21 +227,31 @@ void ns_win_op_done(ns_analysis* a, const ns_op_result* r) {
   row_add(a, r);
 }
 
+void ns_win_op_done(ns_analysis* a, const ns_op_result* r) {
+  ns_win* w = find_window(a, r->window);
+  if (w && w->inflight > 0) w->inflight--;
+  /* a batched op counts in its batch's call (ns_win_batch_done), not on its own */
+  if (r->basis != NS_BASIS_NONE && !(r->flags & NS_OPF_BATCHED)) aggregate(a, w, r);
+}
+
+void ns_win_batch_done(ns_analysis* a, const ns_op_result* batch) { aggregate(a, find_window(a, batch->window), batch); }
+
 void ns_win_op_dropped(ns_analysis* a, uint64_t window) {
   ns_win* w = find_window(a, window);
   if (w && w->inflight > 0) w->inflight--;
 }
 
-void ns_win_step(ns_analysis* a, uint64_t window, const ns_link_stats* key, uint64_t size, double time_us) {
+void ns_win_step(ns_analysis* a, uint64_t window, const ns_link_stats* key, uint64_t size, double time_us,
+                 int queued) {
   ns_win* w = window != UINT64_MAX ? find_window(a, window) : NULL;
   if (!w) w = a->nwins ? &a->wins[a->nwins - 1] : current(a, a->now);
   if (!w) return;
   ns_link_stats k = *key;
   ns_link_acc* l = link_for(&w->ag, &k);
-  if (l) ns_linkacc_add(&l->acc, size, time_us);
+  if (l) ns_linkacc_add(&l->acc, size, time_us, queued);
   k.channel = -1;
   l = link_for(&w->ag, &k);
-  if (l) ns_linkacc_add(&l->acc, size, time_us);
+  if (l) ns_linkacc_add(&l->acc, size, time_us, queued);
 }
 
 void ns_link_publish(const ns_link_acc* l, ns_link_stats* out) {
@@ -249,7 +259,8 @@ void ns_link_publish(const ns_link_acc* l, ns_link_stats* out) {
   out->bytes = l->acc.bytes;
   out->steps = l->acc.steps;
   out->time_us_sum = l->acc.time_us_sum;
-  ns_linkacc_fit(&l->acc, &out->avg, &out->min);
+  out->nofit = ns_linkacc_fit(&l->acc, &out->avg, &out->min);
+  out->nsizes = ns_linkacc_sizes(&l->acc, out->sizes, NS_LINK_SIZES_SHOWN);
 }
 
 static void publish(ns_analysis* a, ns_win* w) {

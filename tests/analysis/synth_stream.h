@@ -48,6 +48,12 @@ static inline int synth_cmp_arrival(const void* a, const void* b) {
 
 static inline void synth_order(synth_stream* s) { qsort(s->v, s->n, sizeof *s->v, synth_cmp_arrival); }
 
+/* A writer that drains every `period_ns`: each record arrives at the end of its period. */
+static inline void synth_drain_every(synth_stream* s, uint64_t period_ns) {
+  for (size_t i = 0; i < s->n; i++) s->v[i].arrival = (s->v[i].r.ts / period_ns + 1) * period_ns;
+  synth_order(s);
+}
+
 /* Record strings: a fixed table; a string's id is its position + 1. */
 #define SYNTH_MAX_STRS 64
 static const char* synth_strs[SYNTH_MAX_STRS];
@@ -65,6 +71,28 @@ static inline uint32_t synth_str(const char* s) {
 static inline const char* synth_string(void* user, uint32_t id) {
   (void)user;
   return id && id <= SYNTH_MAX_STRS ? synth_strs[id - 1] : NULL;
+}
+
+/* An analysis with the default configuration, these strings and on_op. */
+static inline ns_analysis* synth_analysis(void (*on_op)(void* user, const ns_op_result* op)) {
+  ns_analysis_config cfg;
+  ns_analysis_config_default(&cfg);
+  cfg.on_op = on_op;
+  cfg.string = synth_string;
+  return ns_analysis_create(&cfg);
+}
+
+/* Tells the analysis of communicator `comm` (every event type recorded, ABI v6). */
+static inline void synth_comm(ns_analysis* a, uint32_t comm, uint64_t comm_id, int32_t rank, uint32_t nranks) {
+  ns_comm_info ci;
+  memset(&ci, 0, sizeof ci);
+  ci.comm = comm;
+  ci.comm_id = comm_id;
+  ci.rank = rank;
+  ci.nranks = nranks;
+  ci.event_mask = 0x7FFF;
+  ci.abi_version = 6;
+  ns_analysis_comm(a, &ci);
 }
 
 static inline void synth_free(synth_stream* s) {

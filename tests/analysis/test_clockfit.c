@@ -30,7 +30,10 @@ static uint64_t lag(unsigned long long* s) {
   return 2000ull + (uint64_t)(x * x * 38000.0);
 }
 
-static int run(unsigned long long seed, int ncoll, double* err_at_1000, double* max_true_err_late) {
+/* wrong_every: every so many collectives, the "before" sample carries the previous kernel's time (a pTimer of
+ * another, earlier work that nothing flagged): the fit must reject it (the callbacks contradict it). */
+static int run(unsigned long long seed, int ncoll, int wrong_every, double* err_at_1000, double* max_true_err_late,
+               uint64_t* rejected) {
   unsigned long long s = seed;
   model m;
   m.t0 = 1000000000000ull + test_rng(&s) % 1000000000000ull; /* monotonic: 1000..2000 s of uptime */
@@ -40,6 +43,7 @@ static int run(unsigned long long seed, int ncoll, double* err_at_1000, double* 
   ns_clockfit cf;
   if (ns_cf_init(&cf, 2048, 500, 0, 120) != 0) return 1;
   uint64_t t = m.t0 + 12345;
+  uint64_t prev_r1 = 0;
   int fails = 0;
   double worst_ratio = 0;
   *max_true_err_late = 0;
@@ -56,7 +60,8 @@ static int run(unsigned long long seed, int ncoll, double* err_at_1000, double* 
     uint64_t r1 = gpu_read(&m, tk), r2 = gpu_read(&m, te);
     ns_cf_add_after(&cf, tk + lag(&s), r1);
     ns_cf_add_after(&cf, te + lag(&s), r2);
-    ns_cf_add_before(&cf, launch, r1);
+    ns_cf_add_before(&cf, launch, wrong_every && prev_r1 && i % wrong_every == 0 ? prev_r1 : r1);
+    prev_r1 = r1;
     uint64_t c1, c2;
     double e1, e2;
     if (!ns_cf_convert(&cf, r1, &c1, &e1) || !ns_cf_convert(&cf, r2, &c2, &e2)) {
@@ -89,9 +94,11 @@ static int run(unsigned long long seed, int ncoll, double* err_at_1000, double* 
     }
   }
   printf("seed %llu: drift true %.4f ppm fit %.4f ppm; bound after 1000: %.2f us; line bound %.2f us; worst "
-         "|err|/bound %.3f; max |err| after 1000: %.2f us; samples %llu resets %llu\n",
+         "|err|/bound %.3f; max |err| after 1000: %.2f us; samples %llu resets %llu rejected %llu\n",
          seed, m.drift * 1e6, f.drift_ppm, *err_at_1000 / 1e3, f.error_ns / 1e3, worst_ratio,
-         *max_true_err_late / 1e3, (unsigned long long)f.samples, (unsigned long long)f.resets);
+         *max_true_err_late / 1e3, (unsigned long long)f.samples, (unsigned long long)f.resets,
+         (unsigned long long)f.rejected);
+  *rejected = f.rejected;
   ns_cf_free(&cf);
   return fails;
 }
@@ -100,8 +107,18 @@ int main(void) {
   double worst_bound = 0;
   for (unsigned long long seed = 1; seed <= 8; seed++) {
     double b = INFINITY, late = 0;
-    if (run(seed, 3000, &b, &late) != 0) check_failures++;
+    uint64_t rejected = 0;
+    if (run(seed, 3000, 0, &b, &late, &rejected) != 0) check_failures++;
     worst_bound = fmax(worst_bound, b);
+    CHECK_TRUE(late < 5000.0);
+    CHECK_U64(rejected, 0);
+  }
+  /* an earlier work's time in every 10th "before" sample: rejected, never a bound that misses */
+  for (unsigned long long seed = 1; seed <= 4; seed++) {
+    double b = INFINITY, late = 0;
+    uint64_t rejected = 0;
+    if (run(seed, 3000, 10, &b, &late, &rejected) != 0) check_failures++;
+    CHECK_TRUE(rejected >= 250);
     CHECK_TRUE(late < 5000.0);
   }
   printf("worst bound after 1000 collectives: %.2f us\n", worst_bound / 1e3);

@@ -120,20 +120,9 @@ static void run(const char* proto, int ll_early, int lose_ch1) {
       push(1, NS_REC_STOP, NS_EV_PROXY_OP, (cb2 > step_t ? cb2 : step_t) + 500, pop, 0);
     }
   }
-  for (size_t i = 0; i < S.n; i++) S.v[i].arrival = (S.v[i].r.ts / 1000000 + 1) * 1000000;
-  synth_order(&S);
-
-  ns_analysis_config cfg;
-  ns_analysis_config_default(&cfg);
-  cfg.on_op = on_op;
-  cfg.string = synth_string;
-  ns_analysis* a = ns_analysis_create(&cfg);
-  ns_comm_info ci;
-  memset(&ci, 0, sizeof ci);
-  ci.comm = 1;
-  ci.comm_id = 0x5eed;
-  ci.nranks = 2;
-  ns_analysis_comm(a, &ci);
+  synth_drain_every(&S, 1000000);
+  ns_analysis* a = synth_analysis(on_op);
+  synth_comm(a, 1, 0x5eed, 0, 2);
   for (size_t i = 0; i < S.n; i++) {
     ns_record* r = &S.v[i].r;
     if (r->type == NS_EV_COLL && r->kind == NS_REC_START) {

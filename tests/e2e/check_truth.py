@@ -19,12 +19,17 @@ compares with the simulator's --truth file (docs/simulator.md):
   links         MIN-mode send-side link latency/bandwidth from `report` vs the injected link model
   clock_fields  finalize gpuClockOffsetUs/DriftPpm/ErrorUs vs truth
   straggler     `report` names the late rank of the straggler scenario
+  batch         ops of one kernel batch (2.27+) reported as the batch: the truth's batch figure within 2 %
+  clock_real_*  under real releases (--nccl 2.27..2.30: pTimers of other works, drift sources, overrun,
+                late polls, GPU drift, shared GPUs), every bounded KernelCh/Coll/P2p gpuStart/gpuStop
+                contains the op's own true time; median error within 5 us where launches are prompt
 
 Failures print both sides. Exit 0 pass, 1 fail, 77 skip. Stdlib only.
 """
 import collections
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -299,6 +304,7 @@ def check_busbw(work):
     for e in events(recs, "ncclProfileKernelCh"):
         kids[e["parentObj"]].append(e)
     n_checked = collections.Counter()
+    batches = collections.defaultdict(list)
     for e in events(recs, "ncclProfileColl") + events(recs, "ncclProfileP2p"):
         d = e["details"]
         n = nranks[(e["myPid"], e["commId"], e["rank"])]
@@ -306,6 +312,13 @@ def check_busbw(work):
         check(d.get("bytes") == size, "bytes %s, nccl-tests says %d: %s" % (d.get("bytes"), size, json.dumps(e)))
         basis = d.get("bwBasis")
         ch = kids[e["eventAddr"]]
+        if basis == "batch":
+            # its GPU interval is its kernel batch's: no bandwidth of its own, the batch's instead (below)
+            check("algbwGBs" not in d and "busbwGBs" not in d, "a batched op with a bandwidth of its own: %s" %
+                  json.dumps(e))
+            batches[(e["myPid"], d["batch"])].append((e, n, ch))
+            n_checked[(e["func"], basis)] += 1
+            continue
         if basis == "gpu":
             dur = max(k["details"]["pTimerStop"] for k in ch) - min(k["details"]["pTimer"] for k in ch)
         elif basis == "exec":
@@ -322,7 +335,22 @@ def check_busbw(work):
             check(abs(got - want) <= 1e-9 * max(1.0, abs(want)), "%s %r, nccl-tests formula %r (bytes %d, %s "
                   "duration %d ns, nranks %d): %s" % (key, got, want, size, basis, dur, n, json.dumps(e)))
         n_checked[(e["func"], basis)] += 1
-    print("checked: %s" % dict(n_checked))
+    for key, members in batches.items():
+        # the batch's bytes over its interval (every KernelCh of its ops: one batch interval), nccl-tests factor
+        d0 = members[0][0]["details"]
+        size = sum(e["details"]["bytes"] for e, _, _ in members)
+        ks = [k for _, _, ch in members for k in ch]
+        dur = max(k["details"]["pTimerStop"] for k in ks) - min(k["details"]["pTimer"] for k in ks)
+        funcs = {e["func"] for e, _, _ in members}
+        n = members[0][1]
+        alg = size / dur
+        bus = alg * (NCCL_TESTS_FACTOR.get(funcs.pop(), lambda _: 1.0)(n) if len(funcs) == 1 else 1.0)
+        check(all(e["details"]["batchOps"] == len(members) for e, _, _ in members) and d0["batchBytes"] == size,
+              "batch %s: %d ops exported, %s; bytes %d: %s" % (key, len(members), d0["batchOps"], size, json.dumps(d0)))
+        for k, want in (("batchAlgbwGBs", alg), ("batchBusbwGBs", bus)):
+            check(abs(d0[k] - want) <= 1e-9 * max(1.0, want), "%s %r, its ops' bytes %d over %d ns say %r" %
+                  (k, d0[k], size, dur, want))
+    print("checked: %s; %d kernel batches" % (dict(n_checked), len(batches)))
     check(sum(n_checked.values()) == len(truth["coll"]), "checked %d ops, truth has %d" %
           (sum(n_checked.values()), len(truth["coll"])))
 
@@ -330,53 +358,89 @@ def check_busbw(work):
 def check_links(work):
     """Send side: a ProxyStep's SendWait -> stop is the link's transfer time (the sender records SendWait once the
     receiver's buffer was granted and the isend posted), so MIN mode must recover the injected latency and
-    bandwidth. Receive side: RecvWait is recorded when the irecv is posted, before the peer has the data, and the
-    stop comes after the flush and the GPU consumed it: that time is a receive wait, never shorter than the link's
-    transfer (checked), not a link estimate."""
+    bandwidth, for every channel's connection (each has a simulated link of its own) that has a fit. Only those
+    are ranked ("slowestLinks"): a fit needs 3 sizes seen 4 times spanning 4x. Receive side: RecvWait is recorded
+    when the irecv is posted, before the peer has the data, and the stop comes after the flush and after the GPU
+    consumed it: that time is a receive wait, never shorter than the link's transfer (checked), not a link
+    estimate; it is listed apart ("otherLinks") with the all-channel aggregates and the links without a fit."""
     # 20 iterations: the rarest step sizes (one per iteration) get 20 chances to run undisturbed
     truth, recs, summary = simulate(work, ["--iters", "20"], report=True)
     link = truth["link"][0]
     want_lat, want_bw = link["lat_us"], link["gbps"] / 8.0  # Gbit/s -> GB/s
-    rows = [l for l in summary["slowestLinks"]]
-    sends = [l for l in rows if l["isSend"]]
-    recvs = [l for l in rows if not l["isSend"]]
-    check(sends and recvs, "the report lists %d send and %d receive links" % (len(sends), len(recvs)))
+    ranked, other = summary["slowestLinks"], summary["otherLinks"]
+    for l in ranked:
+        check(l["isSend"] and l["channel"] >= 0 and l["min"]["ok"] and l["noFit"] is None and
+              l["min"]["points"] >= 3, "a ranked row that is no fitted send link: %s" % json.dumps(l))
+    check([r["min"]["bandwidthGBs"] for r in ranked] == sorted(r["min"]["bandwidthGBs"] for r in ranked),
+          "slowest links not ranked by bandwidth")
+    for l in other:
+        check(not l["isSend"] or l["channel"] < 0 or l["noFit"], "a fitted send link not ranked: %s" % json.dumps(l))
+        check(l["noFit"] or l["min"]["ok"], "a row without a fit and without a reason: %s" % json.dumps(l))
+        check(not l["noFit"] or l["minPerSize"], "a row without a fit shows no time per size: %s" % json.dumps(l))
+    recvs = [l for l in other if not l["isSend"]]
+    check(ranked and recvs, "the report ranks %d send links and lists %d receive rows" % (len(ranked), len(recvs)))
     # How well the simulator kept the link model, per (comm, rank, peer, step size): steps whose stop ran within
     # 150 ns of the model's completion time after a SendWait on a free link.
     xfer = collections.defaultdict(list)
     for x in truth["xfer"]:
         xfer[(int(x["comm"], 16), x["rank"], x["peer"])].append(x)
     bad, impossible = [], []
-    for l in sends:
+    # the all-channel rows too (not ranked: several connections), where a fit exists: the fastest step of
+    # each size over every channel
+    aggregates = [l for l in other if l["isSend"] and l["channel"] < 0 and l["min"]["ok"]]
+    for l in ranked + aggregates:
         m = l["min"]
         lat, bw = m["latencyUs"], m["bandwidthGBs"]
-        ok = m["ok"] and abs(lat - want_lat) <= 0.05 * want_lat and abs(bw - want_bw) <= 0.05 * want_bw
-        print("rank %d -> %d send MIN lat %.4f us (%+.2f %%) bw %.4f GB/s (%+.2f %%) (R2 %s, %d sizes); injected "
-              "%.3f us %.3f GB/s %s" % (l["rank"], l["peer"], lat, 100 * (lat / want_lat - 1), bw,
-                                        100 * (bw / want_bw - 1), m["r2"], m["points"], want_lat, want_bw,
-                                        "ok" if ok else "OFF"))
+        ok = abs(lat - want_lat) <= 0.05 * want_lat and abs(bw - want_bw) <= 0.05 * want_bw
+        print("rank %d -> %d channel %d send MIN lat %.4f us (%+.2f %%) bw %.4f GB/s (%+.2f %%) (R2 %s, %d sizes); "
+              "injected %.3f us %.3f GB/s %s" % (l["rank"], l["peer"], l["channel"], lat, 100 * (lat / want_lat - 1),
+                                                bw, 100 * (bw / want_bw - 1), m["r2"], m["points"], want_lat, want_bw,
+                                                "ok" if ok else "OFF"))
         xs = sorted(xfer.get((int(l["commId"], 16), l["rank"], l["peer"]), []), key=lambda x: x["bytes"])
         check(xs, "no truth xfer records for rank %d -> %d" % (l["rank"], l["peer"]))
-        print("    simulator: " + ", ".join("%d B %d/%d on time" % (x["bytes"], x["on_time"], x["steps"]) for x in xs))
-        check(sum(x["steps"] for x in xs) == l["steps"], "the report counts %d send steps, the simulator timed %d" %
-              (l["steps"], sum(x["steps"] for x in xs)))
         if not ok:
             bad.append(l)
-            # the MIN fit uses the sizes seen at least 4 times: one of them without a single on-time step
-            # cannot give the model's time
-            if any(x["steps"] >= 4 and x["on_time"] == 0 for x in xs):
+            # the MIN fit uses the sizes seen at least 4 times: one of them whose fastest step on this channel
+            # missed the model's time (the simulator ran none on time there: the truth's on-time counts are per
+            # peer, not per channel) cannot give the model's time
+            late = [p for p in l["minPerSize"] if p["n"] >= 4 and
+                    p["minUs"] > 1.02 * (want_lat + p["bytes"] / (want_bw * 1e3))]
+            if l["channel"] < 0 and any(x["steps"] >= 4 and x["on_time"] == 0 for x in xs):
+                late = late or [{"bytes": x["bytes"], "minUs": float("nan"), "n": x["steps"]} for x in xs]
+            if late:
+                print("    no on-time step on this channel for: " + ", ".join(
+                    "%d B (fastest %.3f us of %d)" % (p["bytes"], p["minUs"], p["n"]) for p in late))
                 impossible.append(l)
+    for key, xs in sorted(xfer.items()):
+        print("    simulator rank %d -> %d: " % key[1:] + ", ".join("%d B %d/%d on time" % (x["bytes"], x["on_time"],
+                                                                                         x["steps"]) for x in xs))
+        agg = [l for l in other if l["isSend"] and l["channel"] < 0 and (int(l["commId"], 16), l["rank"], l["peer"])
+               == key]
+        chans = [l for l in ranked + other if l["isSend"] and l["channel"] >= 0 and
+                 (int(l["commId"], 16), l["rank"], l["peer"]) == key]
+        steps = sum(x["steps"] for x in xs)
+        check(len(agg) == 1 and agg[0]["steps"] == steps, "rank %d -> %d: the all-channel row counts %s send steps, "
+              "the simulator timed %d" % (key[1], key[2], [a["steps"] for a in agg], steps))
+        check(sum(l["steps"] for l in chans) == steps, "rank %d -> %d: the channel rows count %d send steps, the "
+              "simulator timed %d" % (key[1], key[2], sum(l["steps"] for l in chans), steps))
     for l in recvs:
         m = l["min"]
-        print("rank %d <- %d recv MIN lat %.4f us bw %.4f GB/s (R2 %s, %d sizes): receive wait, not a link estimate" %
-              (l["rank"], l["peer"], m["latencyUs"], m["bandwidthGBs"], m["r2"], m["points"]))
-        check(m["latencyUs"] >= 0.95 * want_lat, "a receive (MIN latency %.3f us) faster than the link (%.3f us)" %
-              (m["latencyUs"], want_lat))
-    if bad and len(impossible) == len(bad):
-        print("SKIP: the simulator ran no step of some size on time for every link that was off (this machine "
-              "could not keep a real-time schedule); see the on-time counts above")
+        print("rank %d <- %d channel %d recv: %s" % (l["rank"], l["peer"], l["channel"], "MIN lat %.4f us bw %.4f GB/s "
+              "(R2 %s, %d sizes): receive wait, not a link estimate" % (m["latencyUs"], m["bandwidthGBs"], m["r2"],
+                                                                       m["points"]) if m["ok"] else l["noFit"]))
+        # every receive waits at least for the transfer: no size's fastest receive beats the link model
+        for p in l["minPerSize"]:
+            model_us = want_lat + p["bytes"] / (want_bw * 1e3)
+            check(p["minUs"] >= 0.95 * model_us, "rank %d <- %d channel %d: a %d B receive in %.3f us, faster than "
+                  "the link's %.3f us" % (l["rank"], l["peer"], l["channel"], p["bytes"], p["minUs"], model_us))
+    wrong = [l for l in bad if l not in impossible]
+    check(not wrong, "%d link(s) not recovered within 5 %%" % len(wrong))
+    if impossible:
+        print("%d row(s) not checked: the simulator ran no step of some size on time there (this machine could not "
+              "keep a real-time schedule); see above" % len(impossible))
+    if len(impossible) == len(ranked + aggregates):
+        print("SKIP: no row could be checked")
         sys.exit(77)
-    check(not bad, "%d link(s) not recovered within 5 %%" % len(bad))
 
 
 def truth_clock_for(truth, comm, rank):
@@ -422,6 +486,19 @@ def check_clock_fields(work):
               "bound %.3f us" % (drift_err, drift_err * 1e-6 * span_us, span_us, bound))
         checked += 1
     check(checked >= 2, "only %d finalize records carry gpuClock fields" % checked)
+    # one fit per GPU: the split communicator shares its rank's GPU (truth `comm` records) and, in the default
+    # scenario, its proxy thread, so its last fit is its GPU's, the same as the world communicator's there
+    gpu_of = {(c["pid"], int(c["comm"], 16), c["rank"]): c["gpu"] for c in truth["comm"]}
+    refs = collections.defaultdict(set)  # (pid, GPU) -> the reference points of its communicators' fits
+    for r in fins:
+        if "gpuClockOffsetUs" in r["details"]:
+            refs[(r["myPid"], gpu_of.get((r["myPid"], r["commId"], r["rank"])))].add(r["details"].get("gpuClockRefUs"))
+    shared = [k for k in refs if sum(1 for r in fins if "gpuClockOffsetUs" in r["details"] and (r["myPid"], gpu_of.get(
+        (r["myPid"], r["commId"], r["rank"]))) == k) > 1]
+    for pid, gpu in shared:
+        check(len(refs[(pid, gpu)]) == 1, "GPU %s of pid %d: its communicators publish fits with references %s, "
+              "not one GPU's fit" % (gpu, pid, sorted(refs[(pid, gpu)])))
+    check(len(shared) >= 2, "no GPU with two communicators' fits (%d)" % len(shared))
 
 
 def check_straggler(work):
@@ -468,9 +545,14 @@ def check_straggler(work):
                ambiguous, true_gap, max(bounds) if bounds else -1))
         check(compared >= 40 and c["compared"] == compared, "report compared %d collectives, the truth has %d" %
               (c["compared"], compared))
-        # the simulator's threads run on a shared machine: its late rank is late most of the time, not always
-        check(truly_last >= 0.6 * compared, "the simulator made rank %d last in only %d of %d" %
-              (rank, truly_last, compared))
+        # the simulator's threads run on a shared machine: its late rank is late most of the time, not always;
+        # when the machine kept it from being late at all, there is no straggler to find
+        if truly_last < 0.6 * compared:
+            check(abs(reported - truly_last) <= ambiguous + 2, "rank %d last in %d collectives by the report, %d by "
+                  "the truth" % (rank, reported, truly_last))
+            print("SKIP: the simulator made rank %d last in only %d of %d (this machine could not keep its schedule)"
+                  % (rank, truly_last, compared))
+            sys.exit(77)
         check(c["lastRank"] == rank, "wrong straggler")
         # ambiguity is judged with the export's final bounds; the report converts a rank's first one or two
         # collectives before its first receive sample exists (a bound of delay / 2 then): 2 more may differ
@@ -482,8 +564,204 @@ def check_straggler(work):
               "mean gap %.1f us, true %.1f us" % (c["meanGapUs"], true_gap))
 
 
+# ---- real NCCL personalities (issue 12): a pTimer can be another work's time ----
+
+REAL_SEEDS = (1, 2)
+# (nccl, scenario, options, prompt): prompt = launches and proxy polls on time, where the bounded conversions'
+# median error must stay within SETTLED_ERR_US
+REAL_CASES = {
+    # 2.27 (v4): no launch events, receive samples only, 3-4 us median: not "prompt" in that sense
+    "clock_real_default": [("2.30", "default", [], True), ("2.28", "default", [], True),
+                           ("2.27", "default", [], False)],
+    "clock_real_nocoll": [("2.29", "nocoll", ["--iters", "10"], False)],
+    "clock_real_overrun": [("2.30", "overrun", ["--nodes", "1", "--kch-lag-ms", "200"], False),
+                           ("2.30", "default", ["--async-depth", "8"], True)],
+    "clock_real_timing": [("2.30", "default", ["--kch-lag-ms", "1000"], False),
+                          ("2.30", "default", ["--gpu-drift-ppm", "50"], False),
+                          ("2.30", "default", ["--timeslice-us", "200"], False)],
+}
+
+
+def own_kernels(truth):
+    """Truth kernel records by kernel_truth's key, as lists: when pTimers are another work's, two records may
+    share one key. Also every record of one task (comm, rank, op index, func, seq | peer)."""
+    by_key, by_task = collections.defaultdict(list), collections.defaultdict(list)
+    for k in truth["kernel"]:
+        which = k["peer"] if k["func"] in ("Send", "Recv") else k["seq"]
+        by_key[(int(k["comm"], 16), k["rank"], k["channel"], k["ptimer_start"], k["ptimer_stop"], k["func"],
+                which)].append(k)
+        by_task[(k["comm"], k["rank"], k["op"], k["func"], which)].append(k)
+    return by_key, by_task
+
+
+def containment(truth, recs):
+    """Every bounded gpuStart/gpuStop of the export (KernelCh, Coll, P2p) against the op's own true times
+    (truth kernel records: gpu_start/gpu_stop are the op's own work's). Returns counters and the errors."""
+    by_key, by_task = own_kernels(truth)
+    ops = {r["eventAddr"]: r for r in events(recs, "ncclProfileColl") + events(recs, "ncclProfileP2p")}
+    st = collections.Counter()
+    errs, outside = [], []
+    task_of = {}
+    for e in events(recs, "ncclProfileKernelCh"):
+        d = e["details"]
+        cand = by_key.get(kernel_key(e, ops), [])
+        if len(cand) != 1:
+            st["kch_unmatched" if not cand else "kch_ambiguous"] += 1
+            continue
+        t = cand[0]
+        which = t["peer"] if t["func"] in ("Send", "Recv") else t["seq"]
+        task_of[e["parentObj"]] = (t["comm"], t["rank"], t["op"], t["func"], which)
+        own = t["own_start"] and t["own_stop"]
+        st["kch"] += 1
+        st["kch_own" if own else "kch_foreign"] += 1
+        if "gpuStart" not in d or d.get("gpuErrorUs") is None:
+            st["kch_unbounded"] += 1
+            continue
+        st["kch_bounded"] += 1
+        if not own:
+            st["kch_foreign_bounded"] += 1
+        for side, true_ns in (("gpuStart", t["gpu_start"]), ("gpuStop", t["gpu_stop"])):
+            if side not in d:
+                continue
+            err = abs(ns(d[side]) - true_ns) / 1e3
+            errs.append(err)
+            if not true_ns or err > d["gpuErrorUs"] + 0.001:
+                outside.append("KernelCh %s off by %.3f us, bound %.3f us:\n    export %s\n    truth  %s" %
+                               (side, err, d["gpuErrorUs"], json.dumps(e), json.dumps(t)))
+    for addr, e in ops.items():
+        d = e["details"]
+        if "gpuStart" not in d:
+            continue
+        ks = by_task.get(task_of.get(addr), [])
+        if not ks:
+            st["op_unmatched"] += 1
+            continue
+        st["op"] += 1
+        if d.get("gpuErrorUs") is None:
+            st["op_unbounded"] += 1
+            continue
+        st["op_bounded"] += 1
+        for side, true_ns in (("gpuStart", min(k["gpu_start"] for k in ks)),
+                              ("gpuStop", max(k["gpu_stop"] for k in ks) if all(k["gpu_stop"] for k in ks) else 0)):
+            err = abs(ns(d[side]) - true_ns) / 1e3
+            errs.append(err)
+            if not true_ns or err > d["gpuErrorUs"] + 0.001:
+                outside.append("%s %s off by %.3f us, bound %.3f us:\n    export %s\n    truth  %s" %
+                               (e["type"], side, err, d["gpuErrorUs"], json.dumps(e), json.dumps(ks)))
+    return st, errs, outside
+
+
+def check_clock_real(name, work):
+    """Under NCCL releases whose pTimers can be another work's (2.27+: the 64-slot ring; 2.29+: AllGatherV
+    Broadcasts; self send/recv; a GPU ahead of the proxy; late polls, drift, shared GPUs), every published
+    conversion must contain the op's own true time, or be unbounded. Where launches and polls are prompt, the
+    bounded ones stay within a few us (median)."""
+    failures = []
+    for nccl, scenario, opts, prompt in REAL_CASES[name]:
+        for seed in REAL_SEEDS:
+            args = ["--nccl", nccl, "--scenario", scenario, "--iters", "3", "--seed", str(seed)] + opts
+            truth, recs, _ = simulate(os.path.join(work, "%s-%s-%d" % (nccl, scenario, seed)), args)
+            st, errs, outside = containment(truth, recs)
+            conv = st["kch_bounded"] + st["op_bounded"]
+            med = pct(errs, .5) if errs else float("nan")
+            print("%s: KernelCh %d (%d of another work's), bounded %d, unbounded %d; ops %d, bounded %d; "
+                  "outside their bound: %d of %d; error median %.2f us, p99 %.2f us%s" %
+                  (" ".join(args), st["kch"], st["kch_foreign"], st["kch_bounded"], st["kch_unbounded"], st["op"],
+                   st["op_bounded"], len(outside), conv, med, pct(errs, .99) if errs else float("nan"),
+                   "; unmatched %d ambiguous %d" % (st["kch_unmatched"], st["kch_ambiguous"])
+                   if st["kch_unmatched"] or st["kch_ambiguous"] else ""))
+            for o in outside[:3]:
+                print("  " + o)
+            check(st["kch"] > 0, "no KernelCh matched the truth (%s)" % dict(st))
+            if outside:
+                failures.append("%s: %d of %d conversions outside their bound" % (" ".join(args), len(outside), conv))
+            if prompt and errs and med > SETTLED_ERR_US:
+                failures.append("%s: median error %.2f us > %.1f us" % (" ".join(args), med, SETTLED_ERR_US))
+    check(not failures, "; ".join(failures))
+
+
+BATCH_TOL = 0.02  # issue 12: a batch's busbw within 2 % of the truth's figure
+
+
+def check_batch(work):
+    """Ops that shared one kernel batch (NCCL 2.27+ gives every work of a batch the batch's interval) are
+    reported as the batch: batchOps, batchBytes, and the batch's bandwidth = its bytes over its interval, which
+    must be the truth's batch figure (bytes / (t_end - t_start)) within 2 %, beyond the timer's quantum; never an
+    op's bytes over the batch's time. Ops alone in their batch are not batched. The report's batch rows too."""
+    failures = []
+    for nccl, scenario in (("2.30", "batch"), ("2.28", "batch"), ("2.28", "default")):
+        for seed in REAL_SEEDS:
+            args = ["--nccl", nccl, "--scenario", scenario, "--iters", "3", "--seed", str(seed)]
+            truth, recs, summary = simulate(os.path.join(work, "%s-%s-%d" % (nccl, scenario, seed)), args,
+                                            report=True)
+            gran = truth["gpu_clock"][0]["gran_ns"]
+            by_key, _ = own_kernels(truth)
+            tbatch = {(b["comm"], b["rank"], b["op"], b["batch"]): b for b in truth["batch"]}
+            ops = {r["eventAddr"]: r for r in events(recs, "ncclProfileColl") + events(recs, "ncclProfileP2p")}
+            seen, errs, st = set(), [], collections.Counter()
+            for e in events(recs, "ncclProfileKernelCh"):
+                op = ops.get(e["parentObj"])
+                cand = by_key.get(kernel_key(e, ops), [])
+                if not op or len(cand) != 1 or op["eventAddr"] in seen:
+                    continue
+                seen.add(op["eventAddr"])
+                k, d = cand[0], op["details"]
+                b = tbatch[(k["comm"], k["rank"], k["op"], k["batch"])]
+                if "gpuErrorUs" in d and d["gpuErrorUs"] is None:
+                    st["pTimers not its own"] += 1
+                    continue
+                if b["tasks"] < 2:
+                    st["alone"] += 1
+                    if d.get("bwBasis") == "batch":
+                        failures.append("%s: an op alone in its batch reported batched: %s" % (" ".join(args), json.dumps(op)))
+                    continue
+                st["batched"] += 1
+                if d.get("bwBasis") != "batch" or d.get("batchOps") != b["tasks"]:
+                    failures.append("%s: an op of a %d-op batch reported %s: %s\n  truth %s" %
+                                    (" ".join(args), b["tasks"], d.get("batchOps"), json.dumps(op), json.dumps(b)))
+                    continue
+                # the simulator's task bytes are not multiples of the datatype: count * size may be a few bytes short
+                check(abs(d["batchBytes"] - b["bytes"]) <= 4 * b["tasks"], "batch bytes %d, truth %d" %
+                      (d["batchBytes"], b["bytes"]))
+                want = b["bytes"] / (b["t_end"] - b["t_start"])
+                err = abs(d["batchAlgbwGBs"] / want - 1)
+                errs.append(err)
+                # the pTimers are readings of a timer that ticks every gran ns: each end is that much uncertain
+                if err > BATCH_TOL + 2.0 * gran / (b["t_end"] - b["t_start"]):
+                    failures.append("%s: batch bandwidth %.4f GB/s, truth %.4f (%.2f %%):\n  export %s\n  truth %s" %
+                                    (" ".join(args), d["batchAlgbwGBs"], want, 100 * err, json.dumps(op),
+                                     json.dumps(b)))
+            within = sum(1 for x in errs if x <= BATCH_TOL)
+            print("%s: %s; batch bandwidth error median %.2f %%, max %.2f %%, %d of %d within 2 %%" %
+                  (" ".join(args), dict(st), 100 * pct(errs, .5) if errs else 0, 100 * max(errs) if errs else 0,
+                   within, len(errs)))
+            if scenario == "batch":
+                check(st["batched"] > 0, "no batched op in the batch scenario")
+                if within < 0.95 * len(errs):
+                    failures.append("%s: only %d of %d batches within 2 %%" % (" ".join(args), within, len(errs)))
+            # the report: a batch row per (function, batch bytes, ops per batch), time = mean batch interval
+            rows = [r for r in summary["collectives"] if r.get("batchOps", 0) >= 2]
+            if scenario == "batch":
+                check(rows, "the report has no batch rows: %s" % summary["collectives"])
+            for r in rows:
+                want = [b["bytes"] / (b["t_end"] - b["t_start"]) for b in truth["batch"] if b["tasks"] == r["batchOps"]
+                        and abs(b["bytes"] - r["bytes"]) <= 4 * b["tasks"]]
+                ours = r["bytes"] / (r["timeUs"] * 1e3)
+                # the report's time is the mean batch interval: compare with the truth's mean interval
+                tmean = statistics.mean(b["t_end"] - b["t_start"] for b in truth["batch"] if b["tasks"] ==
+                                        r["batchOps"] and abs(b["bytes"] - r["bytes"]) <= 4 * b["tasks"])
+                err = abs(ours / (r["bytes"] / tmean) - 1) if want else float("inf")
+                print("  report: %s %d B, %d ops per batch, %d calls: algbw %.4f GB/s, truth %.4f (%.2f %%)" %
+                      (r["func"], r["bytes"], r["batchOps"], r["calls"], ours, r["bytes"] / tmean, 100 * err))
+                if err > BATCH_TOL + 2.0 * gran / tmean:
+                    failures.append("%s: report row %s: %.2f %% off" % (" ".join(args), json.dumps(r), 100 * err))
+    check(not failures, "\n".join(failures[:10]))
+
+
 CHECKS = {"exec_end": check_exec_end, "gpu_clock": check_gpu_clock, "gpu_clock_v4": check_gpu_clock_v4, "busbw": check_busbw, "links": check_links,
           "clock_fields": check_clock_fields, "straggler": check_straggler}
+CHECKS["batch"] = check_batch
+CHECKS.update({name: (lambda work, name=name: check_clock_real(name, work)) for name in REAL_CASES})
 
 
 def main():

@@ -198,9 +198,11 @@ def structure(path):
                     name[addr] = (hash(sig), n, pos)
     evs, durs = {}, {}
     for addr, ev in events.items():
+        # derived from times: the GPU clock, and whether an op's pTimers are its own (bwBasis), which weighs
+        # launch times against callback times that a replay shifts by up to a ms
         det = {k: v for k, v in ev.get("details", {}).items()
                if k not in ("parentGroup", "gpuStart", "gpuStop", "gpuErrorUs", "execStop", "algbwGBs", "busbwGBs",
-                            "eventPid", "data")}
+                            "bwBasis", "eventPid", "data")}
         p = ev.get("parentObj")
         n = name.get(addr)
         evs[n] = (ev["type"], name.get(p) if p in events else None, json.dumps(det, sort_keys=True),

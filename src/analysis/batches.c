@@ -1,0 +1,217 @@
+/* ncclscope analysis: kernel batches.
+ *
+ * NCCL (2.27+, device/common.h) runs the works of a plan in batches, and
+ * writes one start and one end time per batch into every work's profiler
+ * slot: grouped collectives of one function, type, algorithm and protocol,
+ * and the P2ps of a group (up to 8 per batch), all get the batch's interval
+ * (docs/nccl-profiler-facts.md, item 2). Such an op has no GPU duration of
+ * its own, and dividing its bytes by the batch's time understates its
+ * bandwidth up to the number of ops in the batch. So ops are published as
+ * what they were part of: ops of one plan (their legacy Group, on one
+ * communicator), all P2ps or all Colls of one function, datatype, algorithm
+ * and protocol, whose GPU intervals overlap and began within one timer
+ * quantum of each other form a batch (two batches of one channel run one
+ * after the other, so their intervals do not overlap). The batch has the
+ * bytes of its ops and its interval (earliest start to latest stop, raw
+ * pTimers of one GPU clock); each op says it was part of it and has no
+ * bandwidth of its own. A batch counts once in the windows and the summary.
+ *
+ * Only ops whose pTimers are their own (ptimers.c) and give a GPU duration
+ * are held here, until no op joined their batch for a grace period (ops of
+ * one batch end together, so they become final together), at most
+ * NS_BATCH_OPEN at once (the oldest is closed first). Every other op is
+ * published at once. Closed batches are remembered (op id -> batch, up to
+ * NS_BATCH_KEEP ops) for ns_analysis_batch_of.
+ * Runs on the thread that owns the ns_analysis.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/internal.h"
+
+#define NS_BATCH_OPEN 256
+#define NS_BATCH_KEEP (1u << 21) /* batched ops remembered for ns_analysis_batch_of (about 48 MB at most) */
+
+void ns_an_publish(ns_analysis* a, const ns_op_result* r) {
+  a->st.ops++;
+  if (r->flags & NS_OPF_INCOMPLETE) a->st.ops_incomplete++;
+  if (a->cfg.on_op) a->cfg.on_op(a->cfg.user, r);
+  ns_win_op_done(a, r);
+}
+
+/* The held op's strings are its own: point the result at them. */
+static ns_op_result* held_result(ns_held_op* h) {
+  h->r.func_name = h->func;
+  h->r.dtype = h->dtype;
+  h->r.algo = h->algo;
+  h->r.proto = h->proto;
+  return &h->r;
+}
+
+static int same_kind(ns_held_op* h, const ns_op_result* r) {
+  if (h->r.type != r->type) return 0;
+  if (r->type == NS_EV_P2P) return 1;
+  return strcmp(h->func, r->func_name) == 0 && strcmp(h->dtype, r->dtype) == 0 && strcmp(h->algo, r->algo) == 0 &&
+         strcmp(h->proto, r->proto) == 0;
+}
+
+static void remember(ns_analysis* a, const ns_batch_open* b, const ns_batch_info* info) {
+  if (a->batch_store_full) return;
+  if (a->nbatches == a->capbatches) {
+    size_t nc = a->capbatches ? a->capbatches * 2 : 64;
+    ns_batch_info* n = realloc(a->batches, nc * sizeof *n);
+    if (!n) {
+      a->batch_store_full = 1;
+      return;
+    }
+    a->batches = n;
+    a->capbatches = nc;
+  }
+  a->batches[a->nbatches] = *info;
+  for (size_t i = 0; i < b->n; i++) {
+    int inserted;
+    uint64_t* slot = a->batch_of.len < NS_BATCH_KEEP ? ns_idmap_put(&a->batch_of, b->ops[i].r.id, &inserted) : NULL;
+    if (!slot) {
+      a->batch_store_full = 1; /* from now on an op not found may have been batched */
+      return;
+    }
+    *slot = a->nbatches + 1;
+  }
+  a->nbatches++;
+}
+
+int ns_analysis_batch_of(ns_analysis* a, uint64_t op_id, ns_batch_info* out) {
+  const uint64_t* at = ns_idmap_get(&a->batch_of, op_id);
+  if (at) {
+    *out = a->batches[*at - 1];
+    return 1;
+  }
+  memset(out, 0, sizeof *out);
+  return a->batch_store_full ? -1 : 0;
+}
+
+static void close_batch(ns_analysis* a, size_t i) {
+  ns_batch_open* b = &a->open_batches[i];
+  if (b->n == 1) {
+    ns_an_publish(a, held_result(&b->ops[0]));
+  } else if (b->n > 1) {
+    ns_batch_info info = {.ops = (uint32_t)b->n, .func = b->ops[0].r.func, .dur_ns = b->p1 - b->p0,
+                          .first_op = b->ops[0].r.id};
+    ns_op_result batch = *held_result(&b->ops[0]); /* the batch as one call, for windows and the summary */
+    char label[NS_STR_LEN];
+    batch.count = 0;
+    for (size_t k = 0; k < b->n; k++) {
+      const ns_op_result* r = &b->ops[k].r;
+      info.bytes += r->bytes;
+      batch.count += r->count;
+      if (r->func != info.func) info.func = NS_FUNC_SENDRECV; /* sends and receives of one group */
+      if (r->id < info.first_op) info.first_op = r->id;
+    }
+    info.algbw_gbs = ns_algbw_gbs(info.bytes, info.dur_ns);
+    info.busbw_gbs = info.algbw_gbs * ns_busbw_factor(info.func, batch.nranks);
+    remember(a, b, &info);
+    batch.func = info.func;
+    if (info.func != b->ops[0].r.func) {
+      ns_an_copy_str(label, ns_func_name(info.func));
+      batch.func_name = label;
+    }
+    batch.bytes = info.bytes;
+    batch.dur_ns = info.dur_ns;
+    batch.basis = NS_BASIS_GPU;
+    batch.batch_ops = info.ops;
+    ns_win_batch_done(a, &batch);
+    a->st.batches++;
+    a->st.ops_batched += b->n;
+    for (size_t k = 0; k < b->n; k++) {
+      ns_op_result* r = held_result(&b->ops[k]);
+      r->flags |= NS_OPF_BATCHED;
+      r->batch_ops = info.ops;
+      r->batch_func = info.func;
+      r->batch_bytes = info.bytes;
+      r->batch_dur_ns = info.dur_ns;
+      r->batch_algbw_gbs = info.algbw_gbs;
+      r->batch_busbw_gbs = info.busbw_gbs;
+      r->batch_id = info.first_op;
+      r->basis = NS_BASIS_BATCH;
+      r->dur_ns = info.dur_ns;
+      r->algbw_gbs = r->busbw_gbs = 0; /* never its bytes over the batch's time */
+      ns_an_publish(a, r);
+    }
+  }
+  free(b->ops);
+  memmove(b, b + 1, (a->nopen_batches - i - 1) * sizeof *b);
+  a->nopen_batches--;
+}
+
+void ns_batch_op(ns_analysis* a, const ns_op_result* r, uint64_t plan, uint64_t p0, uint64_t p1) {
+  if (r->basis != NS_BASIS_GPU || p1 < p0) {
+    ns_an_publish(a, r);
+    return;
+  }
+  uint64_t q = a->cfg.timer_quantum_ns;
+  ns_batch_open* b = NULL;
+  for (size_t i = 0; i < a->nopen_batches && !b; i++) {
+    ns_batch_open* o = &a->open_batches[i];
+    int together = (p0 > o->p0 ? p0 - o->p0 : o->p0 - p0) <= q;
+    int overlap = (p0 < o->p1 && o->p0 < p1) || (p0 == o->p0 && p1 == o->p1);
+    if (o->comm == r->comm && o->plan == plan && together && overlap && same_kind(&o->ops[0], r)) b = o;
+  }
+  if (!b) {
+    if (a->nopen_batches == NS_BATCH_OPEN) close_batch(a, 0);
+    if (a->nopen_batches == a->capopen_batches) {
+      size_t nc = a->capopen_batches ? a->capopen_batches * 2 : 16;
+      ns_batch_open* n = realloc(a->open_batches, nc * sizeof *n);
+      if (!n) {
+        ns_an_publish(a, r);
+        return;
+      }
+      a->open_batches = n;
+      a->capopen_batches = nc;
+    }
+    b = &a->open_batches[a->nopen_batches++];
+    *b = (ns_batch_open){.comm = r->comm, .plan = plan, .p0 = p0, .p1 = p1};
+  }
+  if (b->n == b->cap) {
+    size_t nc = b->cap ? b->cap * 2 : 4;
+    ns_held_op* n = realloc(b->ops, nc * sizeof *n);
+    if (!n) { /* out of memory: the op goes out alone */
+      if (b->n == 0) {
+        a->nopen_batches--;
+      }
+      ns_an_publish(a, r);
+      return;
+    }
+    b->ops = n;
+    b->cap = nc;
+  }
+  ns_held_op* h = &b->ops[b->n++];
+  h->r = *r;
+  ns_an_copy_str(h->func, r->func_name);
+  ns_an_copy_str(h->dtype, r->dtype);
+  ns_an_copy_str(h->algo, r->algo);
+  ns_an_copy_str(h->proto, r->proto);
+  h->p0 = p0;
+  h->p1 = p1;
+  if (p0 < b->p0) b->p0 = p0;
+  if (p1 > b->p1) b->p1 = p1;
+  b->last_join = a->now;
+}
+
+void ns_batch_scan(ns_analysis* a, int flush) {
+  for (size_t i = 0; i < a->nopen_batches;) {
+    if (flush || a->now - a->open_batches[i].last_join >= a->cfg.grace_ns)
+      close_batch(a, i);
+    else
+      i++;
+  }
+}
+
+void ns_batch_free(ns_analysis* a) {
+  for (size_t i = 0; i < a->nopen_batches; i++) free(a->open_batches[i].ops);
+  free(a->open_batches);
+  free(a->batches);
+  ns_idmap_free(&a->batch_of);
+  a->open_batches = NULL;
+  a->batches = NULL;
+  a->nopen_batches = a->capopen_batches = a->nbatches = a->capbatches = 0;
+}
