@@ -51,9 +51,24 @@ static const ns_format* format_named(const char* name) {
 /* Per-file warnings; 1 when the file yielded nothing. */
 static int report_file(const char* path, const ns_walk_result* r, size_t max_open) {
   int nothing = ns_file_health_print("ncclscope", path, &r->health);
-  if (r->events_incomplete)
-    fprintf(stderr, "ncclscope: note: %s: %" PRIu64 " event(s) never stopped (exported with \"incomplete\":true)\n",
-            path, r->events_incomplete);
+  if (r->events_incomplete) {
+    /* what closed them: the plugin's reasons (events NCCL never stops), else the end of the data */
+    char why[256] = "";
+    size_t at = 0;
+    uint64_t closed = 0;
+    for (unsigned k = 1; k < NS_CLOSE_REASONS; k++) {
+      if (!r->closed[k]) continue;
+      closed += r->closed[k];
+      int w = snprintf(why + at, sizeof why - at, "%s%s %" PRIu64, at ? ", " : "", ns_close_reason_name(k),
+                       r->closed[k]);
+      if (w > 0 && (size_t)w < sizeof why - at) at += (size_t)w;
+    }
+    fprintf(stderr,
+            "ncclscope: note: %s: %" PRIu64 " event(s) never stopped (exported with \"incomplete\":true and "
+            "\"incompleteReason\"%s%s%s)\n",
+            path, r->events_incomplete, closed ? "; closed by the plugin: " : "", why,
+            r->events_incomplete > closed ? "; the rest still open when the trace ended" : "");
+  }
   if (r->evicted_open)
     fprintf(stderr,
             "ncclscope: warning: %s: more than %zu events open at once: %" PRIu64 " of them (oldest first) were "

@@ -270,6 +270,7 @@ static void fill_result(ns_walk_result* res, const ns_asm_stats* st) {
   res->lost_parents = st->lost_parents;
   res->peak_live = st->peak_live;
   res->evicted_open = st->evicted_open;
+  memcpy(res->closed, st->closed, sizeof res->closed);
 }
 
 int ns_walk_file(ns_walk* w, int index, const char* path, ns_walk_result* res, char* err, size_t errlen) {

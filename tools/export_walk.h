@@ -102,6 +102,7 @@ typedef struct {
   ns_reader_stats reader;
   uint64_t events_done;       /* complete events handed to the sink */
   uint64_t events_incomplete; /* started, never stopped (at the end of the file) */
+  uint64_t closed[NS_CLOSE_REASONS]; /* of those, closed by the plugin, by reason (NS_CLOSE_*) */
   uint64_t events_by_type[NS_EV_COUNT]; /* complete ones */
   uint64_t states;
   uint64_t orphan_stops;      /* STOP of an unknown event */

@@ -72,7 +72,15 @@ static void on_signal(int sig, siginfo_t* info, void* uctx) {
   errno = saved_errno;
 }
 
-static void at_exit(void) { ns_runtime_process_exit(); }
+static void at_exit(void* unused) {
+  (void)unused;
+  ns_runtime_process_exit();
+}
+
+/* The C library's: registers f to run at exit, or when the library whose
+ * __dso_handle is passed is unloaded (then it is dropped). */
+extern int __cxa_atexit(void (*f)(void*), void* arg, void* dso);
+extern void* __dso_handle;
 
 /* A destructor too: a library loaded after the application registered its
  * own atexit handlers is still unloaded (and its destructor run) at exit,
@@ -82,9 +90,10 @@ __attribute__((destructor)) static void at_unload(void) { ns_runtime_process_exi
 void ns_exit_hooks_install(void) {
   static int registered;
   if (!registered) {
-    /* In a shared library glibc's atexit is tied to this library: it also
-     * runs (and is dropped) at dlclose, never after the code is gone. */
-    registered = atexit(at_exit) == 0;
+    /* Tied to this library: it also runs (and is dropped) at dlclose, never
+     * after the code is gone. Not atexit(): an interposed atexit (a
+     * sanitizer's, a profiler's) may keep a pointer into us after dlclose. */
+    registered = __cxa_atexit(at_exit, NULL, &__dso_handle) == 0;
   }
   atomic_store_explicit(&g_session_pid, (int)getpid(), memory_order_relaxed);
   for (unsigned i = 0; i < NSIG_HOOKED; i++) {

@@ -23,13 +23,12 @@ Each check runs SEEDS seeds (default 3). Exit 0 pass, 1 fail. Stdlib only.
 """
 import collections
 import glob
-import json
 import os
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from truth_match import match_starts, parents  # noqa: E402
+from truth_match import load, match_starts, parents  # noqa: E402
 
 
 class Fail(Exception):
@@ -58,13 +57,7 @@ def simulate(work, args, env_extra=None, rc=0):
     e = subprocess.run([os.environ["NCCLSCOPE"], "export", dump, "--format", "jsonl", "-o", out],
                        capture_output=True, text=True, timeout=120)
     check(e.returncode == 0, "export exited %d: %s" % (e.returncode, e.stderr[-1500:]))
-    truth = collections.defaultdict(list)
-    with open(truth_path) as f:
-        for line in f:
-            o = json.loads(line)
-            truth[o["kind"]].append(o)
-    with open(out) as f:
-        recs = [json.loads(line) for line in f]
+    truth, recs = load(truth_path, out)
     return truth, recs, e.stderr, dump
 
 

@@ -33,6 +33,9 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from truth_match import load  # noqa: E402
+
 ITERS = 30  # ~1,080 Coll/P2p per rank of the main communicator: past the clock warm-up
 WARMUP_OPS = 1000  # clock-fit warm-up, in operations per (comm, rank)
 SETTLED_ERR_US = 5.0  # "a few us" after warm-up
@@ -76,13 +79,7 @@ def simulate(work, args=(), report=False, clock=None, plugin=None):
         out=os.path.join(work, "sim.log"))
     jsonl = os.path.join(work, "export.jsonl")
     run([os.environ["NCCLSCOPE"], "export", dump, "--format", "jsonl", "-o", jsonl])
-    truth = collections.defaultdict(list)
-    with open(truth_path) as f:
-        for line in f:
-            o = json.loads(line)
-            truth[o["kind"]].append(o)
-    with open(jsonl) as f:
-        recs = [json.loads(line) for line in f]
+    truth, recs = load(truth_path, jsonl)
     summary = None
     if report:
         run([os.environ["NCCLSCOPE"], "report", dump, "-q", "--links", "1000"])

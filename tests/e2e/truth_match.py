@@ -2,6 +2,19 @@
 
 Used by tests/e2e/check_real_nccl.py and bench/real_nccl.py."""
 import collections
+import json
+
+
+def load(truth_path, jsonl_path):
+    """(truth records by kind, exported JSON Lines records)."""
+    truth = collections.defaultdict(list)
+    with open(truth_path) as f:
+        for line in f:
+            o = json.loads(line)
+            truth[o["kind"]].append(o)
+    with open(jsonl_path) as f:
+        recs = [json.loads(line) for line in f]
+    return truth, recs
 
 
 def match_starts(truth, evs):

@@ -110,8 +110,9 @@ int main(void) {
       uint64_t off, seq;
       ns_reader_block_pos(r, &off, &seq);
       if (nblocks == 0 || blocks[nblocks - 1].seq != seq) {
-        const ns_block_header* h = (const ns_block_header*)(f.buf.data + off);
-        blocks[nblocks++] = (block_info){off, sizeof *h + h->payload_size, seq, 0};
+        ns_block_header h; /* blocks are not aligned in the file: copy the header out */
+        memcpy(&h, f.buf.data + off, sizeof h);
+        blocks[nblocks++] = (block_info){off, sizeof h + h.payload_size, seq, 0};
       }
       if (it.kind == NS_ITEM_RECORD) blocks[nblocks - 1].records++;
     }
