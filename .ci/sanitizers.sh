@@ -41,20 +41,12 @@ SCENARIOS=(default pxn graph ce churn straggler hang reuse threads nasty batch n
 #                    TSan 2.6 ms
 #  sim.nccl.ptimer_overrun  the GPU must run 64 works ahead of a late proxy: under
 #                    ASan the application posts too slowly for it
+#  e2e.clock_real_*  containment holds under TSan (0 conversions outside their bound),
+#                    but the median error goal of 5 us for prompt launches does not
+#                    (7.5-11.4 us: the plugin's callbacks run slower)
 # The other e2e tests (busbw, links) stay (links skips itself when the simulator
 # falls behind its schedule).
-SAN_CTEST_EXCLUDE='^(e2e\.exec_end|e2e\.straggler|e2e\.gpu_clock|e2e\.gpu_clock_v4|e2e\.clock_fields|sim\.replay\.fixed|sim\.nccl\.ptimer_overrun)$'
-# Run with a longer NCCLSCOPE_HOLD_MS, each for its reason:
-#  plugin.sim.graph  the plugin keeps a finished parent's handle for NCCLSCOPE_HOLD_MS
-#                 (100) for late children; graph replays start their collectives after
-#                 the captured group stopped, and under a sanitizer on 2 shared cores
-#                 they can start later than that (then recorded without their parent).
-#                 1000 ms scales the window with the slowdown. Not set for the other
-#                 tests: it keeps more slots live for the writer's recycling pass, and
-#                 with it plugin.sim.analysis_procs failed its clock-fit error bound
-#                 (< 1 ms) in 3 of 6 TSan runs here (0 of 5 without).
-SAN_HOLD_TESTS='^(plugin\.sim\.graph)$'
-SAN_HOLD_MS=1000
+SAN_CTEST_EXCLUDE='^(e2e\.exec_end|e2e\.straggler|e2e\.gpu_clock|e2e\.gpu_clock_v4|e2e\.clock_fields|e2e\.clock_real_.*|sim\.replay\.fixed|sim\.nccl\.ptimer_overrun)$'
 FAILED=()
 
 need() { # need CHECK_CMD PACKAGE...: installs the packages unless CHECK_CMD succeeds
@@ -80,8 +72,7 @@ configure_build() { # configure_build DIR CMAKE_ARGS...
 
 san_ctest() { # san_ctest BUILD_DIR: the test suite less the exclusions, the hold tests with a longer hold
   local rc=0
-  ctest --test-dir "$1" --output-on-failure -j2 -E "$SAN_CTEST_EXCLUDE|$SAN_HOLD_TESTS" || rc=1
-  NCCLSCOPE_HOLD_MS=$SAN_HOLD_MS ctest --test-dir "$1" --output-on-failure -R "$SAN_HOLD_TESTS" || rc=1
+  ctest --test-dir "$1" --output-on-failure -j2 -E "$SAN_CTEST_EXCLUDE" || rc=1
   return $rc
 }
 

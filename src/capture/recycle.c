@@ -7,14 +7,21 @@
 #include "capture/context.h"
 #include "util/idmap.h"
 
-/* Handles of recycled events that can be parents, with their ids: a FIFO of
- * NS_HISTORY entries (the oldest forgotten first) plus, apart, the pinned
- * graph-captured API events of live communicators. */
-#define NS_HISTORY (1u << 18)
-static ns_idmap hist, pinned;
+/* Handles of recycled events that can be parents, with their ids, in two
+ * FIFOs (the oldest forgotten first): API events and operations (the
+ * parents NCCL names seconds later: a Coll after its CollApi, a KernelCh
+ * after its Coll), and proxy events (a NetPlugin after its ProxyStep), so
+ * that millions of steps never push an API event out; plus, apart, the
+ * pinned graph-captured API events of live communicators. Memory: at most
+ * 2^17 + 2^16 entries (about 6 MiB with the maps at half load). */
+typedef struct {
+  ns_idmap map;
+  uint64_t* fifo; /* keys, oldest first from head */
+  uint32_t head, len, cap;
+} history;
+static history api_hist = {.cap = 1u << 17}, proxy_hist = {.cap = 1u << 16};
+static ns_idmap pinned;
 static uint8_t progress_states[NS_MAX_SLABS]; /* ns_recycle_note_progress_states */
-static uint64_t* hist_fifo; /* keys, oldest first from hist_head */
-static uint32_t hist_head, hist_len;
 
 /* The writer-only type word: the type, whether the handle is pinned, and
  * whether the slot is in its slab's live list (at most once: the list never
@@ -22,40 +29,50 @@ static uint32_t hist_head, hist_len;
 #define W_PINNED 0x100u
 #define W_LISTED 0x200u
 
-static int parent_capable(unsigned type) {
+/* The history a type's handles go to; NULL: no child names it after it stopped. */
+static history* history_of(unsigned type) {
   switch (type) {
     case NS_EV_GROUP_API: case NS_EV_COLL_API: case NS_EV_P2P_API: case NS_EV_GROUP:
-    case NS_EV_COLL: case NS_EV_P2P: case NS_EV_PROXY_OP: case NS_EV_PROXY_STEP: case NS_EV_CE_COLL:
-      return 1;
+    case NS_EV_COLL: case NS_EV_P2P: case NS_EV_CE_COLL:
+      return &api_hist;
+    case NS_EV_PROXY_OP: case NS_EV_PROXY_STEP:
+      return &proxy_hist;
     default:
-      return 0;
+      return NULL;
   }
 }
 
-static void remember(uint64_t handle, uint64_t id, int is_pinned) {
+static void remember(history* h, uint64_t handle, uint64_t id, int is_pinned) {
+  int ins;
   if (is_pinned) {
-    int ins;
     uint64_t* v = ns_idmap_put(&pinned, handle, &ins);
     if (v) *v = id;
     return;
   }
-  if (!hist_fifo && !(hist_fifo = calloc(NS_HISTORY, sizeof *hist_fifo))) return;
-  if (hist_len == NS_HISTORY) { /* forget the oldest */
-    ns_idmap_del(&hist, hist_fifo[hist_head]);
-    hist_head = (hist_head + 1) % NS_HISTORY;
-    hist_len--;
+  if (!h->fifo && !(h->fifo = calloc(h->cap, sizeof *h->fifo))) return;
+  if (h->len == h->cap) { /* forget the oldest */
+    ns_idmap_del(&h->map, h->fifo[h->head]);
+    h->head = (h->head + 1) % h->cap;
+    h->len--;
   }
-  int ins;
-  uint64_t* v = ns_idmap_put(&hist, handle, &ins);
+  uint64_t* v = ns_idmap_put(&h->map, handle, &ins);
   if (!v) return;
   *v = id;
-  if (ins) hist_fifo[(hist_head + hist_len++) % NS_HISTORY] = handle;
+  if (ins) h->fifo[(h->head + h->len++) % h->cap] = handle;
 }
 
 uint64_t ns_recycle_parent_id(uint64_t handle) {
   uint64_t* v = ns_idmap_get(&pinned, handle);
-  if (!v) v = ns_idmap_get(&hist, handle);
+  if (!v) v = ns_idmap_get(&api_hist.map, handle);
+  if (!v) v = ns_idmap_get(&proxy_hist.map, handle);
   return v ? *v : 0;
+}
+
+static void history_free(history* h) {
+  ns_idmap_free(&h->map);
+  free(h->fifo);
+  h->fifo = NULL;
+  h->head = h->len = 0;
 }
 
 void ns_recycle_started(uint64_t slot_addr, uint64_t id, unsigned type, uint64_t ts, int is_pinned) {
@@ -76,8 +93,8 @@ void ns_recycle_started(uint64_t slot_addr, uint64_t id, unsigned type, uint64_t
  * leaves the live list at the next run and goes back to its slab now. */
 static void recycle(ns_slot* s) {
   uint32_t k = ns_slot_slab(s);
-  if (parent_capable(s->w_type & 0xFF))
-    remember((uint64_t)(uintptr_t)ns_slot_handle(s), s->w_id, (s->w_type & W_PINNED) != 0);
+  history* h = history_of(s->w_type & 0xFF);
+  if (h) remember(h, (uint64_t)(uintptr_t)ns_slot_handle(s), s->w_id, (s->w_type & W_PINNED) != 0);
   s->w_id = 0;
   s->w_start_ns = 0;
   s->w_type &= W_LISTED;
@@ -191,10 +208,8 @@ void ns_recycle_close_all(unsigned reason, ns_close_fn on_close, void* user) {
 }
 
 void ns_recycle_reset(void) {
-  ns_idmap_free(&hist);
+  history_free(&api_hist);
+  history_free(&proxy_hist);
   ns_idmap_free(&pinned);
-  free(hist_fifo);
-  hist_fifo = NULL;
-  hist_head = hist_len = 0;
   memset(progress_states, 0, sizeof progress_states);
 }

@@ -133,10 +133,12 @@ def check_end(work, seed, mode):
     check(set(counters) == pids, "process counters for %s, processes %s" % (sorted(counters), sorted(pids)))
     for pid in pids:
         check(glob.glob(os.path.join(dump, "summary-*-%d.json" % pid)), "no summary for process %d" % pid)
-    # every start the truth made (with a handle) is in the trace: nothing lost at the end
+    # every start the truth made (with a handle) is in the trace: nothing lost at the end. The trace
+    # may hold a few more: the process writes its truth before it exits, and its proxy thread goes on
     made = collections.Counter((t["pid"], t["type"]) for t in truth["start"] if not t["handle_null"])
     got = collections.Counter((e["myPid"], e["type"][len("ncclProfile"):]) for e in events(recs))
-    check(made == got, "events per (process, type): truth %s, exported %s" % (dict(made - got), dict(got - made)))
+    check(not (made - got), "events per (process, type) the truth started and the trace lacks: %s" % dict(made - got))
+    check(sum((got - made).values()) <= 4 * len(pids), "events after the truth was written: %s" % dict(got - made))
     open_at_end = collections.Counter(e.get("incompleteReason") for e in events(recs) if e.get("incomplete"))
     print("  %d traces, %d events, incomplete: %s" % (len(traces), sum(got.values()), dict(open_at_end)))
 

@@ -4,7 +4,7 @@
  * CollApi handle from the capture, which stopped long before. The plugin
  * find that parent although its slot was recycled and reused thousands of
  * times since (a graph-captured API event's handle is remembered until its
- * communicator ends, an ordinary one's among the last 2^18 recycled), and
+ * communicator ends, an ordinary one's among the last 2^17 recycled), and
  * never attach the Coll to the slot's current event. Here the slab has 64
  * slots and thousands of events run between the capture and the replays. */
 #include <dlfcn.h>

@@ -1,0 +1,101 @@
+/* ncclscope plugin test: how long a stopped parent stays resolvable.
+ *
+ * The writer recycles a slot as soon as it drains the event's STOP and
+ * remembers the handle of a recycled parent-capable event in one of two
+ * FIFOs: API events and operations (2^17), proxy events (2^16). Here a
+ * CollApi and a ProxyStep stop, then 150,000 ProxySteps come and go (far
+ * more than the proxy FIFO holds), then a Coll names the CollApi and a
+ * NetPlugin names the first ProxyStep: the Coll finds its parent (the
+ * steps went to their own FIFO), the NetPlugin is exported parentLost (its
+ * parent was forgotten, as bounded memory requires), and neither is ever
+ * attached to the event now in its parent's slot. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "abi/nccl_profiler.h"
+#include "check.h"
+#include "plugin_open.h"
+#include "trace_load.h"
+
+#define STEPS 150000
+#define BURST 1024
+
+static void* start(ncclProfiler_v6_t* p, void* ctx, uint64_t type, void* parent, uint64_t step) {
+  ncclProfilerEventDescr_v6_t d;
+  memset(&d, 0, sizeof d);
+  d.type = type;
+  d.parentObj = parent;
+  if (type == ncclProfileCollApi) {
+    d.collApi.func = "AllReduce";
+    d.collApi.count = 1024;
+  } else if (type == ncclProfileColl) {
+    d.coll.func = "AllReduce";
+    d.coll.seqNumber = 7;
+  } else if (type == ncclProfileProxyStep) {
+    d.proxyStep.step = (int)step;
+  }
+  void* h = NULL;
+  p->startEvent(ctx, &h, &d);
+  return h;
+}
+
+int main(void) {
+  char dir[128];
+  if (tp_dump_dir(dir, sizeof dir, "test-history")) return 2;
+  setenv("NCCLSCOPE_EVENT_MASK", "all", 1);
+  setenv("NCCLSCOPE_SLAB_EVENTS", "8192", 1);
+  setenv("NCCLSCOPE_POLL_MS", "1", 1);
+  tp_plugin plugin;
+  if (tp_open(&plugin)) return 2;
+  ncclProfiler_v6_t* p = plugin.v6;
+  int mask = 0;
+  void* ctx = NULL;
+  CHECK_U64(p->init(&ctx, 0x4157, &mask, "history", 1, 1, 0, NULL), ncclSuccess);
+
+  void* api = start(p, ctx, ncclProfileCollApi, NULL, 0);
+  void* first_step = start(p, ctx, ncclProfileProxyStep, NULL, 0);
+  CHECK_TRUE(api && first_step);
+  p->stopEvent(api);
+  p->stopEvent(first_step);
+  /* STEPS recorded steps: a start the plugin drops (ring or slots full: a
+   * slow writer, as under a sanitizer) returns NULL and is tried again later */
+  int recorded = 0;
+  for (int i = 1; recorded < STEPS && i < 20 * STEPS; i++) {
+    void* h = start(p, ctx, ncclProfileProxyStep, NULL, (uint64_t)i);
+    recorded += h != NULL;
+    p->stopEvent(h);
+    if (!h) usleep(20000);
+    if (i % BURST == 0) usleep(4000); /* the writer drains and recycles */
+  }
+  CHECK_U64(recorded, STEPS);
+  usleep(20000);
+  void* coll = start(p, ctx, ncclProfileColl, api, 0);
+  void* net = start(p, ctx, ncclProfileNetPlugin, first_step, 0);
+  p->stopEvent(coll);
+  p->stopEvent(net);
+  CHECK_U64(p->finalize(ctx), ncclSuccess);
+
+  tl_trace t = {0};
+  CHECK_TRUE(tl_load_dir(&t, dir) == 1);
+  uint64_t api_id = 0, coll_parent = 1, coll_flags = 0, net_parent = 1, net_flags = 0;
+  for (size_t i = 0; i < t.nrecs; i++) {
+    const ns_record* r = &t.recs[i].r;
+    if (r->kind != NS_REC_START) continue;
+    if (r->type == NS_EV_COLL_API) api_id = r->id;
+    if (r->type == NS_EV_COLL) coll_parent = r->parent, coll_flags = r->flags;
+    if (r->type == NS_EV_NET_PLUGIN) net_parent = r->parent, net_flags = r->flags;
+  }
+  CHECK_TRUE(t.have_counters);
+  CHECK_U64(tl_count(&t, NS_REC_START, NS_EV_PROXY_STEP), STEPS + 1);
+  CHECK_TRUE(api_id != 0);
+  CHECK_U64(coll_parent, api_id);
+  CHECK_TRUE(!(coll_flags & NS_RF_PARENT_LOST));
+  CHECK_U64(net_parent, 0);
+  CHECK_TRUE(net_flags & NS_RF_PARENT_LOST);
+  tl_free(&t);
+  char cmd[160];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+  CHECK_DONE();
+}
