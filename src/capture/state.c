@@ -15,12 +15,8 @@
 #include "capture/context.h"
 
 void ns_capture_state(void* handle, int state, int has_arg, uint64_t arg) {
-  if (!handle) return;
-  ns_slot* s = ns_slot_from_handle(handle);
-  if (!s) {
-    atomic_fetch_add_explicit(&ns_cnt.bad_handles, 1, memory_order_relaxed);
-    return;
-  }
+  ns_slot* s = ns_handle_slot(handle);
+  if (!s) return;
   uint64_t id = atomic_load_explicit(&s->id, memory_order_acquire);
   /* The slot holds this handle's event and it runs (S6). The id was read
    * first: if the writer recycles the slot between the two loads, the tag

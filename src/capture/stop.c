@@ -18,13 +18,9 @@
 #include "capture/context.h"
 
 void ns_capture_stop(void* handle) {
-  if (!handle) return;
   /* A */
-  ns_slot* s = ns_slot_from_handle(handle);
-  if (!s) {
-    atomic_fetch_add_explicit(&ns_cnt.bad_handles, 1, memory_order_relaxed);
-    return;
-  }
+  ns_slot* s = ns_handle_slot(handle);
+  if (!s) return;
   /* Read before the CAS: if the CAS succeeds, the slot held this handle's
    * event from these loads to the CAS (a recycled slot's tag differs), so
    * they are this event's. Acquire: had we read a later occupant's id, we
