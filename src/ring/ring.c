@@ -136,6 +136,12 @@ int ns_ring_has_data(ns_ring* r) {
          atomic_load_explicit(&r->tail, memory_order_relaxed);
 }
 
+unsigned ns_ring_fill_percent(ns_ring* r) {
+  uint64_t used = atomic_load_explicit(&r->head, memory_order_relaxed) -
+                  atomic_load_explicit(&r->tail, memory_order_relaxed);
+  return (unsigned)(used * 100 / (r->mask + 1));
+}
+
 uint64_t ns_ring_drain(ns_ring* r, ns_ring_entry_fn fn, void* user) {
   /* R2: acquire pairs with the producer's release of head (R1). */
   uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
@@ -149,7 +155,11 @@ uint64_t ns_ring_drain(ns_ring* r, ns_ring_entry_fn fn, void* user) {
       break;
     }
     if (NS_ENT_KIND(e[0]) != NS_ENT_PAD) fn(user, r, e, n);
+    uint64_t before = tail;
     tail += n;
+    /* R3 every 4096 words: a long drain (the analysis runs inside fn) gives
+     * the producer its space back as it goes, not only at the end. */
+    if ((before ^ tail) >> 12) atomic_store_explicit(&r->tail, tail, memory_order_release);
   }
   /* R3: release: our reads of the consumed words happen before the producer
    * may overwrite them (its acquire of tail, R4). */

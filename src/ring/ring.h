@@ -170,5 +170,7 @@ uint64_t ns_ring_drain(ns_ring* r, ns_ring_entry_fn fn, void* user);
 void ns_ring_prefault(ns_ring* r);
 /* 1 if the ring holds published entries. */
 int ns_ring_has_data(ns_ring* r);
+/* How full the ring is, in percent of its words (writer side, before a drain). */
+unsigned ns_ring_fill_percent(ns_ring* r);
 
 #endif

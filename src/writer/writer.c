@@ -85,6 +85,7 @@ static struct {
   ns_event_encoder enc;
   ns_strings_encoder senc;
   int ev_open, st_open;
+  unsigned max_fill; /* the fullest ring of the last pass, percent: decides the next wait */
   uint32_t ev_tid, ev_ring; /* the thread and ring of the block W.ev holds */
   /* the writer's own records (events it closed), outside any ring's block */
   ns_event_encoder own_enc;
@@ -500,6 +501,8 @@ static void drain_ring(ns_ring* r, uint32_t i) {
   uint32_t st = atomic_load_explicit(&r->state, memory_order_acquire);
   if (st != NS_RING_FREE) ns_ring_prefault(r);
   if (ns_ring_has_data(r)) {
+    unsigned fill = ns_ring_fill_percent(r);
+    if (fill > W.max_fill) W.max_fill = fill;
     if (W.ring_serial_seen && W.ring_serial_seen[i] != r->serial) {
       W.ring_serial_seen[i] = r->serial;
       size_t at = ns_block_begin(&W.out);
@@ -611,7 +614,12 @@ static void* writer_main(void* arg) {
   while (!W.stop) {
     struct timespec dl;
     clock_gettime(CLOCK_MONOTONIC, &dl);
-    uint64_t ns = (uint64_t)dl.tv_nsec + (uint64_t)ns_sess.cfg.poll_ms * 1000000u;
+    /* A ring a quarter full at the last pass may fill faster than the
+     * poll period drains it: come back after 100 us instead (the rate, not
+     * the poll period, then sets how often the writer wakes). */
+    uint64_t wait_ns = W.max_fill >= 25 ? 100000u : (uint64_t)ns_sess.cfg.poll_ms * 1000000u;
+    W.max_fill = 0;
+    uint64_t ns = (uint64_t)dl.tv_nsec + wait_ns;
     dl.tv_sec += (time_t)(ns / 1000000000u);
     dl.tv_nsec = (long)(ns % 1000000000u);
     pthread_cond_timedwait(&W.cond, &W.lock, &dl);
