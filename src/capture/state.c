@@ -48,8 +48,9 @@ void ns_capture_state(void* handle, int state, int has_arg, uint64_t arg) {
   w[0] = ns_ent_w0(NS_ENT_STATE, type, flags, NS_META_CTX(meta), NS_ENT_HEAD_WORDS + 1);
   w[1] = ns_clock_ticks();
   w[2] = id;
-  /* comm | state << 32 | repeats of the previous state << 40 */
-  w[3] = (uint64_t)NS_META_COMM(meta) | (uint64_t)(uint8_t)state << 32 | (uint64_t)(repeats < 0xFFFFFFu ? repeats : 0xFFFFFFu) << 40;
+  /* comm | state << 32 | repeats of the previous state << 40 (24 bits, saturated) */
+  if (repeats > 0xFFFFFFu) repeats = 0xFFFFFFu;
+  w[3] = (uint64_t)NS_META_COMM(meta) | (uint64_t)(uint8_t)state << 32 | (uint64_t)repeats << 40;
   w[4] = arg;
   ns_ring_commit(ring);
   atomic_store_explicit(&s->last_state, key, memory_order_relaxed);
