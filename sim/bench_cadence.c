@@ -85,13 +85,7 @@ static void* start(const cadTarget* x, ncclProfilerEventDescr_v6_t* d) {
   return h;
 }
 
-static ncclProfilerEventDescr_v6_t descr(uint64_t type, void* parent) {
-  ncclProfilerEventDescr_v6_t d;
-  memset(&d, 0, sizeof d);
-  d.type = type;
-  d.parentObj = parent;
-  return d;
-}
+static ncclProfilerEventDescr_v6_t descr(uint64_t type, void* parent) { return simDescr(type, parent, 0); }
 
 /* The application thread's burst: API events, launch, Group and the tasks' start/stop. */
 static void appBurst(const cadTarget* x, int seq, uint64_t i, void** tasks, int ntasks) {

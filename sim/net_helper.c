@@ -32,11 +32,7 @@ void simNetWait(netReq* r) {
 /* One NetPlugin call sequence: start (kind 0) or [update +] stop (kind 1). */
 void simNetDo(netReq* r) {
   if (r->kind == 0) {
-    ncclProfilerEventDescr_v6_t d;
-    memset(&d, 0, sizeof d);
-    d.type = ncclProfileNetPlugin;
-    d.parentObj = r->parent.h;
-    d.rank = r->rank;
+    ncclProfilerEventDescr_v6_t d = simDescr(ncclProfileNetPlugin, r->parent.h, r->rank);
     d.netPlugin.id = r->id;
     d.netPlugin.data = &r->data;
     simStart(r->p, r->ctx, &r->net, &r->parent, &d, r->pxn, r->originPid, r->key);

@@ -273,10 +273,7 @@ static void startOp(simWork* w, subState* s) {
   int smask = s->foreign && foreignRank >= 0 ? w->pxnMask : w->mask;
   if (!p || s->silent || !(smask & (ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileNetPlugin))) return;
   char key[192];
-  ncclProfilerEventDescr_v6_t d;
-  memset(&d, 0, sizeof d);
-  d.type = ncclProfileProxyOp;
-  d.rank = s->rank;
+  ncclProfilerEventDescr_v6_t d = simDescr(ncclProfileProxyOp, NULL, s->rank);
   const simEvent* par = &w->g.tasks[s->task].task;
   d.parentObj = par->h;
   if (s->foreign)
@@ -445,11 +442,7 @@ static void stepStart(simProxy* px, simWork* w, subState* s, int st, int leakLef
                 (s->op.h || !simQuirk(Q_STEP_NEEDS_OP));
   if (stepOn) {
     char key[128];
-    ncclProfilerEventDescr_v6_t d;
-    memset(&d, 0, sizeof d);
-    d.type = ncclProfileProxyStep;
-    d.rank = s->rank;
-    d.parentObj = s->op.h;
+    ncclProfilerEventDescr_v6_t d = simDescr(ncclProfileProxyStep, s->op.h, s->rank);
     d.proxyStep.step = st;
     snprintf(key, sizeof key, "\"channel\":%d,\"step\":%d,\"send\":%d%s", s->ch, st, s->isSend,
              leakLeft > 0 ? ",\"leaked\":true" : "");

@@ -210,9 +210,7 @@ static void ctrlEvent(simProxy* px, int s1, int appended, int s2, bool waitForWo
   /* NCCL reads the mask for every ProxyCtrl event (relaxed: no ordering needed,
    * a plugin's change may show up one event late) */
   if (p && (__atomic_load_n(&simEventMask, __ATOMIC_RELAXED) & ncclProfileProxyCtrl)) {
-    ncclProfilerEventDescr_v6_t d;
-    memset(&d, 0, sizeof d);
-    d.type = ncclProfileProxyCtrl;
+    ncclProfilerEventDescr_v6_t d = simDescr(ncclProfileProxyCtrl, NULL, 0);
     simStart(p, px->ctrlCtx, &ev, NULL, &d, false, getpid(), NULL);
   }
   ncclProfilerEventStateArgs_v6_t a;

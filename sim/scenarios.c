@@ -247,9 +247,7 @@ static int doNasty(appArg* a) {
     const simPlugin* p = world.plugin;
     if (p && (__atomic_load_n(&simEventMask, __ATOMIC_RELAXED) & ncclProfileProxyCtrl)) {
       simEvent ev;
-      ncclProfilerEventDescr_v6_t d;
-      memset(&d, 0, sizeof d);
-      d.type = ncclProfileProxyCtrl;
+      ncclProfilerEventDescr_v6_t d = simDescr(ncclProfileProxyCtrl, NULL, 0);
       simStart(p, world.ctx, &ev, NULL, &d, false, getpid(), "\"nasty\":true");
       ncclProfilerEventStateArgs_v6_t sa;
       memset(&sa, 0, sizeof sa);

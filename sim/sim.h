@@ -160,6 +160,15 @@ typedef struct {
 } simKey;
 void simStart(const simPlugin* p, void* ctx, simEvent* ev, const simEvent* parent, ncclProfilerEventDescr_v6_t* d,
               bool pxn, pid_t originPid, const char* keyJson);
+/* A descriptor as NCCL fills one: zeroed, then its type, parent and rank
+ * (the caller sets the type's own fields). */
+static inline ncclProfilerEventDescr_v6_t simDescr(uint64_t type, void* parent, int rank) {
+  ncclProfilerEventDescr_v6_t d = {0};
+  d.type = type;
+  d.parentObj = parent;
+  d.rank = rank;
+  return d;
+}
 void simStop(const simPlugin* p, simEvent* ev);
 void simRecord(const simPlugin* p, simEvent* ev, int state, ncclProfilerEventStateArgs_v6_t* a);
 /* 2.23-2.26 ProxyOp states 0-7, whose args are {transSize, steps} */

@@ -83,10 +83,7 @@ static simWork* hostPlanTask(simComm* c, simGroupSpec* g, int mask, bool replay,
   simEvent group = {0};
   char key[256];
   if (p && groupGate(mask)) {
-    ncclProfilerEventDescr_v6_t d;
-    memset(&d, 0, sizeof d);
-    d.type = ncclProfileGroup;
-    d.rank = eventRank(c);
+    ncclProfilerEventDescr_v6_t d = simDescr(ncclProfileGroup, NULL, eventRank(c));
     snprintf(key, sizeof key, "\"comm\":\"0x%016llx\"", (unsigned long long)c->commId);
     simStart(p, c->ctx, &group, NULL, &d, false, getpid(), key);
   }
@@ -175,11 +172,7 @@ static void runCe(simComm* c, simGroupSpec* g) {
     simEvent ce = {0};
     uint64_t t0 = simNowNs();
     if (p && (mask & NCCL_PROFILE_CE_MASK) && simQuirk(Q_CE_EVENTS)) {
-      ncclProfilerEventDescr_v6_t d;
-      memset(&d, 0, sizeof d);
-      d.type = ncclProfileCeColl;
-      d.parentObj = t->api.h;
-      d.rank = c->rank;
+      ncclProfilerEventDescr_v6_t d = simDescr(ncclProfileCeColl, t->api.h, c->rank);
       d.ceColl.seqNumber = t->ceSeq;
       d.ceColl.func = simFuncName(t->func);
       d.ceColl.sendBuff = fakeBuf(c, i, 0);
@@ -200,11 +193,7 @@ static void runCe(simComm* c, simGroupSpec* g) {
       int bit = sync ? ncclProfileCeSync : ncclProfileCeBatch;
       simEvent ev = {0};
       if (p && ce.h && (__atomic_load_n(&simEventMask, __ATOMIC_RELAXED) & bit)) {
-        ncclProfilerEventDescr_v6_t d;
-        memset(&d, 0, sizeof d);
-        d.type = (uint64_t)bit;
-        d.parentObj = ce.h;
-        d.rank = c->rank;
+        ncclProfilerEventDescr_v6_t d = simDescr((uint64_t)bit, ce.h, c->rank);
         if (sync) {
           d.ceCollSync.isComplete = phase != 0;
           d.ceCollSync.nRanks = c->nranks;
@@ -310,11 +299,7 @@ static void launch(launchArg* a) {
   simEvent kl = {0};
   /* KernelLaunch: only for a plan with a task whose mask is set (an AllGatherV-only plan has none) */
   if (p && anyColl && simQuirk(Q_API_EVENTS) && (mask & ncclProfileKernelLaunch)) {
-    ncclProfilerEventDescr_v6_t d;
-    memset(&d, 0, sizeof d);
-    d.type = ncclProfileKernelLaunch;
-    d.parentObj = a->gapi->h;
-    d.rank = eventRank(c);
+    ncclProfilerEventDescr_v6_t d = simDescr(ncclProfileKernelLaunch, a->gapi->h, eventRank(c));
     d.kernelLaunch.stream = (void*)(uintptr_t)0x5000;
     snprintf(key, sizeof key, "\"comm\":\"0x%016llx\"", (unsigned long long)c->commId);
     simStart(p, c->ctx, &kl, a->gapi->serial ? a->gapi : NULL, &d, false, getpid(), key);
@@ -358,10 +343,7 @@ int simRunGroup(simComm* c, simGroupSpec* g) {
   simEvent gapi = {0};
   char key[256];
   if (p && api && (mask & simTypeGate(8))) {
-    ncclProfilerEventDescr_v6_t d;
-    memset(&d, 0, sizeof d);
-    d.type = ncclProfileGroupApi;
-    d.rank = eventRank(c);
+    ncclProfilerEventDescr_v6_t d = simDescr(ncclProfileGroupApi, NULL, eventRank(c));
     d.groupApi.graphCaptured = g->graphCaptured;
     d.groupApi.groupDepth = 1;
     snprintf(key, sizeof key, "\"comm\":\"0x%016llx\",\"ntasks\":%d", (unsigned long long)c->commId, g->nTasks);
