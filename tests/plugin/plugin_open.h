@@ -48,4 +48,16 @@ static inline int tp_open(tp_plugin* p) {
   return -1;
 }
 
+/* A v6 communicator (rank 0 of nranks on 1 node): its context, or NULL when
+ * init did not succeed (a message on stderr). */
+static inline void* tp_init_v6(tp_plugin* pl, const char* name, uint64_t comm_id, int nranks) {
+  int mask = 0;
+  void* ctx = NULL;
+  if (pl->v6->init(&ctx, comm_id, &mask, name, 1, nranks, 0, NULL) != ncclSuccess || !ctx) {
+    fprintf(stderr, "init of communicator %s failed\n", name);
+    return NULL;
+  }
+  return ctx;
+}
+
 #endif

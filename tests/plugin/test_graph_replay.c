@@ -84,9 +84,8 @@ int main(void) {
   tp_plugin plugin;
   if (tp_open(&plugin)) return 2;
   ncclProfiler_v6_t* p = plugin.v6;
-  int mask = 0;
-  void* ctx = NULL;
-  CHECK_U64(p->init(&ctx, 0x6a, &mask, "graph", 1, 2, 0, NULL), ncclSuccess);
+  void* ctx = tp_init_v6(&plugin, "graph", 0x6a, 2);
+  if (!ctx) return 1;
 
   /* Capture: GroupApi -> CollApi, both graphCaptured, stopped at once. */
   void* g_api = start_api(p, ctx, ncclProfileGroupApi, NULL, 1);

@@ -49,9 +49,8 @@ int main(void) {
   tp_plugin plugin;
   if (tp_open(&plugin)) return 2;
   ncclProfiler_v6_t* p = plugin.v6;
-  int mask = 0;
-  void* ctx = NULL;
-  CHECK_U64(p->init(&ctx, 0x4157, &mask, "history", 1, 1, 0, NULL), ncclSuccess);
+  void* ctx = tp_init_v6(&plugin, "history", 0x4157, 1);
+  if (!ctx) return 1;
 
   void* api = start(p, ctx, ncclProfileCollApi, NULL, 0);
   void* first_step = start(p, ctx, ncclProfileProxyStep, NULL, 0);
