@@ -1,4 +1,4 @@
-/* ncclscope CLI: `ncclscope export DIR --format jsonl|chrome -o FILE`.
+/* ncclscope CLI: `ncclscope export DIR --format jsonl|chrome|perfetto -o FILE`.
  * Files are exported one after another into one output, written to a
  * temporary file renamed into place at the end (a failed export never leaves
  * a half-written FILE). Messages go to stderr. */
@@ -18,7 +18,7 @@
 
 static void usage(FILE* out) {
   fprintf(out,
-          "usage: ncclscope export DIR [--format jsonl|chrome] [-o FILE] [--max-open N]\n"
+          "usage: ncclscope export DIR [--format jsonl|chrome|perfetto] [-o FILE] [--max-open N]\n"
           "                        [--types LIST] [--ranks LIST] [--comm IDS] [--from US] [--to US]\n"
           "\n"
           "Converts every *.nstrace file of the dump directory DIR (one per process)\n"
@@ -27,6 +27,8 @@ static void usage(FILE* out) {
           "  -f, --format jsonl   JSON Lines, one record per event, state and lifecycle\n"
           "                       call (schema: docs/cli.md) [default]\n"
           "  -f, --format chrome  Trace Event JSON for ui.perfetto.dev / chrome://tracing\n"
+          "  -f, --format perfetto  Perfetto's protobuf trace for ui.perfetto.dev: the same\n"
+          "                       tracks as chrome, about 10 times smaller\n"
           "  -o, --output FILE    output file; '-' or absent: standard output\n"
           "  --max-open N         most events open (started, not stopped) at once per\n"
           "                       trace; beyond it the oldest are written unfinished\n"
@@ -44,7 +46,8 @@ static void usage(FILE* out) {
 
 static const ns_format* format_named(const char* name) {
   if (strcmp(name, "jsonl") == 0) return &ns_format_jsonl;
-  if (strcmp(name, "chrome") == 0 || strcmp(name, "perfetto") == 0) return &ns_format_chrome;
+  if (strcmp(name, "chrome") == 0) return &ns_format_chrome;
+  if (strcmp(name, "perfetto") == 0) return &ns_format_perfetto;
   return NULL;
 }
 
@@ -282,12 +285,12 @@ int ns_cmd_export(int argc, char** argv) {
     } else if (strcmp(a, "-f") == 0 || strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0) {
       const char* v = a[1] == '-' && a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
       if (!v) {
-        fprintf(stderr, "ncclscope export: %s needs a value (jsonl or chrome)\n", a);
+        fprintf(stderr, "ncclscope export: %s needs a value (jsonl, chrome or perfetto)\n", a);
         return NS_EXIT_USAGE;
       }
       fmt = format_named(v);
       if (!fmt) {
-        fprintf(stderr, "ncclscope export: unknown format '%s' (use jsonl or chrome)\n", v);
+        fprintf(stderr, "ncclscope export: unknown format '%s' (use jsonl, chrome or perfetto)\n", v);
         return NS_EXIT_USAGE;
       }
     } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strncmp(a, "--output=", 9) == 0) {

@@ -20,6 +20,7 @@ struct ns_format {
 
 extern const ns_format ns_format_jsonl;
 extern const ns_format ns_format_chrome;
+extern const ns_format ns_format_perfetto;
 
 /* Totals over the files of one export, for messages and the demo's summary. */
 typedef struct {

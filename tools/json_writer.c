@@ -34,7 +34,7 @@ const uint8_t nsj_plain_byte[256] = {
 /* ---- buffer ---- */
 
 void nsj_drain(ns_json* j) {
-  if (j->len && !j->failed && fwrite(j->buf, 1, j->len, j->out) != j->len) j->failed = 1;
+  if (j->len && !j->failed && (!j->out || fwrite(j->buf, 1, j->len, j->out) != j->len)) j->failed = 1;
   j->len = 0;
 }
 

@@ -31,6 +31,8 @@ typedef struct {
   char buf[NSJ_BUF];
 } ns_json;
 
+/* out NULL: a writer in memory, for text of at most NSJ_BUF bytes read back
+ * from buf[0, len); more marks it failed (the text is then incomplete). */
 void nsj_init(ns_json* j, FILE* out);
 /* Writes the buffered bytes to the FILE (does not fflush it). 0, or -1 when
  * this or an earlier write failed. */

@@ -1,22 +1,25 @@
-/* ncclscope CLI: Trace Event Format exporter (Perfetto UI, chrome://tracing).
+/* ncclscope CLI: the timeline exporters' layout (Trace Event JSON for
+ * ui.perfetto.dev / chrome://tracing, and Perfetto's native protobuf trace):
+ * which track every event, state and parent link goes to. The drawers
+ * (timeline_draw.h) encode what this file decides.
  *
  * Layout (docs/cli.md): one process track per (trace file, communicator),
  * named "rank R (host:pid) comm NAME"; events of a process without a
  * communicator (PXN proxy work for other processes) go to one extra track
  * per file. On a rank track, API/Group/KernelLaunch/CE sync and batch/
- * ProxyCtrl events are complete ("X") slices on the thread that started
+ * ProxyCtrl events are complete slices on the thread that started
  * them, so the hierarchy nests; Coll/P2p/CeColl go to lanes next to their
  * thread, ProxyOp, ProxyStep, KernelCh and NetPlugin events to synthetic
- * per-channel tracks ("ch 5 ProxyStep"). A flow arrow ("s" at the parent's
- * start, "f" bound to the child) joins every event to its parent across
- * threads and tracks. States are sub-slices of lane events and instant
- * events ("i") elsewhere.
+ * per-channel tracks ("ch 5 ProxyStep"). A flow arrow joins every event to
+ * its parent across threads and tracks. States are sub-slices of lane
+ * events and instant events elsewhere.
  *
  * Every slice on a track nests properly (Perfetto draws anything else
  * wrongly). Two mechanisms guarantee it:
  *  - Lanes. A lane event takes, at its START, the first lane of its group
- *    that is free and whose last slice ended at or before this start (a new
- *    lane when none is: lanes are not capped); it frees the lane when it is
+ *    that is free and whose last slice ended at or before this start
+ *    (before it, for drawers with strict_lanes; a new lane when none is:
+ *    lanes are not capped); it frees the lane when it is
  *    written. So the slices of a lane never overlap, even when a stop is read
  *    late (per-thread blocks arrive in any order) or many events are in
  *    flight at once.
@@ -27,7 +30,7 @@
  *    that never stopped drawn to the end of its file, a stop recorded out
  *    of order) goes to the thread's first "overlapping #k" track where it
  *    nests, created as needed up to NEST_OVERFLOW_MAX; beyond that it is
- *    written as an async slice ("b"/"e"), which Perfetto lays out itself.
+ *    drawn as an async slice, which Perfetto lays out itself.
  *    A moved event leaves a zero-length marker slice at its start on the
  *    thread track (zero-length slices always nest): arrows already written
  *    from it start there.
@@ -36,9 +39,10 @@
  * lane groups (lanes bounded by the events in flight), per thread track the
  * placed slices that later events could still overlap (at most NEST_KEEP;
  * older ones are summarised by their hull, which can only make the check
- * more conservative), the named-thread set, and a fixed cache of recently
+ * more conservative), the named-thread set, a fixed cache of recently
  * finished events used to draw arrows from parents that are already
- * written (a child whose parent fell out of it gets no arrow).
+ * written (a child whose parent fell out of it gets no arrow), and, for
+ * drawers that put flows on slices, the flow ids of events still in memory.
  * Single-threaded. */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -46,6 +50,7 @@
 
 #include "event_details.h"
 #include "export.h"
+#include "timeline_draw.h"
 #include "util/idmap.h"
 
 #define RECENT_SLOTS (1u << 16)
@@ -61,6 +66,7 @@ static const char* const lane_kind_names[LANE_KINDS] = {"ProxyOp", "ProxyStep", 
 
 typedef struct {
   uint8_t busy;      /* an event holds the lane (taken at START, freed when written) */
+  uint8_t used;      /* a slice was drawn on it */
   uint32_t tid;      /* the lane's track */
   uint64_t last_end; /* end of the last slice drawn on it */
 } lane_slot;
@@ -81,6 +87,8 @@ typedef struct {
   uint64_t lane_group; /* lane events: group index + 1, else 0 */
   uint64_t slot;       /* lane events: lane index; thread-track events: track index + 1 */
   ns_event *prev, *next; /* thread-track events not yet written, per track, in START order */
+  uint64_t* flows_out;   /* flows_on_slices: flows to children written before this event */
+  uint32_t nflows_out, cap_flows;
   uint8_t lane_freed;
 } chrome_ev;
 
@@ -123,7 +131,7 @@ typedef struct {
 
 typedef struct {
   ns_walk* walk; /* first member: set by the caller (export.h) */
-  ns_json j;
+  ns_drawer d;
   uint32_t next_pid;
   uint32_t next_tid;
   uint64_t next_flow;
@@ -150,29 +158,11 @@ static size_t recent_index(uint64_t id) {
 
 /* ---- metadata ---- */
 
-static void meta(chrome_state* s, const char* what, uint32_t pid, uint32_t tid, const char* key, const char* text,
-                 int64_t num) {
-  ns_json* j = &s->j;
-  nsj_ws(j, "\n");
-  nsj_obj_begin(j);
-  nsj_kstr(j, "name", what);
-  nsj_kstr(j, "ph", "M");
-  nsj_ku64(j, "pid", pid);
-  nsj_ku64(j, "tid", tid);
-  nsj_key(j, "args");
-  nsj_obj_begin(j);
-  if (text) nsj_kstr(j, key, text);
-  else nsj_ki64(j, key, num);
-  nsj_obj_end(j);
-  nsj_obj_end(j);
-}
-
 static void name_thread(chrome_state* s, uint32_t pid, uint32_t tid, const char* name, int64_t sort) {
   int ins;
   uint64_t* v = ns_idmap_put(&s->named_threads, (uint64_t)pid << 32 | tid, &ins);
   if (!v || !ins) return;
-  meta(s, "thread_name", pid, tid, "name", name, 0);
-  meta(s, "thread_sort_index", pid, tid, "sort_index", NULL, sort);
+  s->d.thread(s->d.self, pid, tid, name, sort);
 }
 
 /* Real threads sort by tid; each is followed by its Coll/P2p lanes (+1..+32). */
@@ -195,8 +185,7 @@ static uint32_t nocomm_pid(chrome_state* s, const ns_wfile* f) {
     char name[512];
     snprintf(name, sizeof name, "%s:%u (no communicator: PXN proxy work for other processes)", host_of(f),
              file_pid(f));
-    meta(s, "process_name", s->nocomm_pid, 0, "name", name, 0);
-    meta(s, "process_sort_index", s->nocomm_pid, 0, "sort_index", NULL, s->nocomm_pid);
+    s->d.process(s->d.self, s->nocomm_pid, name, s->nocomm_pid);
   }
   return s->nocomm_pid;
 }
@@ -265,7 +254,9 @@ static lane_group* lane_group_of(chrome_state* s, const ns_wfile* f, uint32_t pi
  * memory, the event shares lane 0 (drawn, possibly misnested). */
 static uint32_t lane_take(chrome_state* s, lane_group* g, uint64_t start, uint32_t* lane_out) {
   uint32_t i = 0;
-  while (i < g->nlanes && (g->lanes[i].busy || g->lanes[i].last_end > start)) i++;
+  while (i < g->nlanes && (g->lanes[i].busy || g->lanes[i].last_end > start ||
+                           (s->d.strict_lanes && g->lanes[i].last_end == start && g->lanes[i].used)))
+    i++;
   if (i == g->nlanes) {
     if (g->nlanes == g->cap) {
       uint32_t cap = g->cap ? g->cap * 2 : 4;
@@ -293,6 +284,7 @@ static uint32_t lane_take(chrome_state* s, lane_group* g, uint64_t start, uint32
 static void lane_release(lane_group* g, uint32_t i, uint64_t end) {
   if (i >= g->nlanes) return;
   g->lanes[i].busy = 0;
+  g->lanes[i].used = 1;
   if (end > g->lanes[i].last_end) g->lanes[i].last_end = end;
 }
 
@@ -447,74 +439,73 @@ static void see_ts(chrome_state* s, uint64_t ts) {
   if (ts > s->file_max_ts) s->file_max_ts = ts;
 }
 
-static void lifecycle_instant(chrome_state* s, ns_wfile* f, ns_wcomm* c, const char* name, uint64_t ts,
-                              uint32_t tid, const ns_props_info* fini) {
-  ns_json* j = &s->j;
-  uint32_t pid = (uint32_t)c->sink_u[0];
-  name_real_thread(s, f, pid, tid);
-  nsj_ws(j, "\n");
-  nsj_obj_begin(j);
-  nsj_kstr(j, "name", name);
-  nsj_kstr(j, "cat", "lifecycle");
-  nsj_kstr(j, "ph", "i");
-  nsj_kstr(j, "s", "p");
-  nsj_kus(j, "ts", (int64_t)ts);
-  nsj_ku64(j, "pid", pid);
-  nsj_ku64(j, "tid", tid);
-  nsj_key(j, "args");
-  nsj_obj_begin(j);
+typedef struct {
+  chrome_state* s;
+  ns_wfile* f;
+  const ns_wcomm* c;
+  const ns_props_info* fini;
+} lifecycle_ctx;
+
+static void lifecycle_args(void* ctx, ns_json* j) {
+  const lifecycle_ctx* x = ctx;
+  const ns_wcomm* c = x->c;
   nsj_khex(j, "commId", c->info.comm_id); /* a string: JSON numbers are exact only up to 2^53 */
   nsj_ki64(j, "rank", c->info.rank);
-  if (!fini) {
+  if (!x->fini) {
     nsj_ku64(j, "nranks", c->info.nranks);
     nsj_ku64(j, "nNodes", c->info.nnodes);
     nsj_ku64(j, "pluginVersion", c->info.abi_version);
     nsj_ku64(j, "eventMask", c->info.event_mask);
     nsj_kstr(j, "gpuUuid", c->info.gpu_uuid);
   } else {
-    nsj_ku64(j, "events", fini->u[NS_P_EVENTS]);
-    nsj_ku64(j, "dropped", fini->u[NS_P_DROPPED]);
+    nsj_ku64(j, "events", x->fini->u[NS_P_EVENTS]);
+    nsj_ku64(j, "dropped", x->fini->u[NS_P_DROPPED]);
   }
-  ns_walk_comm_details(s->walk, f, c, fini != NULL, j);
-  const ns_props_info* pc = fini ? ns_wfile_counters_here(f) : NULL;
+  ns_walk_comm_details(x->s->walk, x->f, c, x->fini != NULL, j);
+  const ns_props_info* pc = x->fini ? ns_wfile_counters_here(x->f) : NULL;
   if (pc) {
     nsj_key(j, "processCounters");
     nsj_obj_begin(j);
     ns_write_counter_fields(j, pc);
     nsj_obj_end(j);
   }
-  nsj_obj_end(j);
-  nsj_obj_end(j);
 }
 
-/* One counter sample ("C": Perfetto draws a counter track per arg). */
+static void lifecycle_instant(chrome_state* s, ns_wfile* f, ns_wcomm* c, const char* name, uint64_t ts,
+                              uint32_t tid, const ns_props_info* fini) {
+  uint32_t pid = (uint32_t)c->sink_u[0];
+  name_real_thread(s, f, pid, tid);
+  lifecycle_ctx x = {s, f, c, fini};
+  ns_draw_instant in = {.name = name, .cat = "lifecycle", .ts = ts, .pid = pid, .tid = tid, .process_scope = 1,
+                        .args = {lifecycle_args, &x}};
+  s->d.instant(s->d.self, &in);
+}
+
+/* One sample of a group of counters (Perfetto draws a counter track per key). */
 static void counter_sample(chrome_state* s, uint32_t pid, const char* name, uint64_t ts, const ns_props_info* p,
                            int by_type) {
-  ns_json* j = &s->j;
-  nsj_ws(j, "\n");
-  nsj_obj_begin(j);
-  nsj_kstr(j, "name", name);
-  nsj_kstr(j, "cat", "counters");
-  nsj_kstr(j, "ph", "C");
-  nsj_kus(j, "ts", (int64_t)ts);
-  nsj_ku64(j, "pid", pid);
-  nsj_ku64(j, "tid", 0);
-  nsj_key(j, "args");
-  nsj_obj_begin(j);
+  const char* keys[NS_EV_COUNT + 6];
+  uint64_t values[NS_EV_COUNT + 6];
+  unsigned n = 0;
   if (by_type) {
     for (unsigned t = 0; t < NS_EV_COUNT; t++)
-      if (p->has[NS_P_TYPE_DROPPED_BASE + t])
-        nsj_ku64(j, ns_event_type_name(t) + strlen("ncclProfile"), p->u[NS_P_TYPE_DROPPED_BASE + t]);
+      if (p->has[NS_P_TYPE_DROPPED_BASE + t]) {
+        keys[n] = ns_event_type_name(t) + strlen("ncclProfile");
+        values[n++] = p->u[NS_P_TYPE_DROPPED_BASE + t];
+      }
   } else {
-    nsj_ku64(j, "dropped", p->u[NS_P_DROPPED]);
-    nsj_ku64(j, "droppedRing", p->u[NS_P_DROPPED_RING]);
-    nsj_ku64(j, "droppedHandles", p->u[NS_P_DROPPED_HANDLES]);
-    nsj_ku64(j, "badHandles", p->u[NS_P_BAD_HANDLES]);
-    nsj_ku64(j, "parentLost", p->u[NS_P_PARENT_LOST]);
-    nsj_ku64(j, "writeErrors", p->u[NS_P_WRITE_ERRORS]);
+    static const struct {
+      const char* key;
+      unsigned prop;
+    } losses[] = {{"dropped", NS_P_DROPPED},       {"droppedRing", NS_P_DROPPED_RING},
+                  {"droppedHandles", NS_P_DROPPED_HANDLES}, {"badHandles", NS_P_BAD_HANDLES},
+                  {"parentLost", NS_P_PARENT_LOST}, {"writeErrors", NS_P_WRITE_ERRORS}};
+    for (unsigned i = 0; i < sizeof losses / sizeof losses[0]; i++) {
+      keys[n] = losses[i].key;
+      values[n++] = p->u[losses[i].prop];
+    }
   }
-  nsj_obj_end(j);
-  nsj_obj_end(j);
+  s->d.counters(s->d.self, pid, name, ts, keys, values, n);
 }
 
 /* The process counters (COUNTERS block), on every process track of the file:
@@ -544,7 +535,7 @@ static void chrome_counters(void* self, ns_wfile* f, const ns_props_info* p) {
     if (!first) first = pid;
     counter_sample(s, pid, "ncclscope losses", f->max_ts, p, 0);
     if (any_type) counter_sample(s, pid, "ncclscope dropped by type", f->max_ts, p, 1);
-    meta(s, "process_labels", pid, 0, "labels", label, 0);
+    s->d.process_label(s->d.self, pid, label);
   }
 }
 
@@ -555,8 +546,7 @@ static void chrome_comm_init(void* self, ns_wfile* f, ns_wcomm* c) {
   if (c->info.has_name && c->info.comm_name[0]) snprintf(comm, sizeof comm, "%s", c->info.comm_name);
   else snprintf(comm, sizeof comm, "0x%" PRIx64, c->info.comm_id);
   snprintf(name, sizeof name, "rank %d (%s:%u) comm %s", c->info.rank, host_of(f), file_pid(f), comm);
-  meta(s, "process_name", (uint32_t)c->sink_u[0], 0, "name", name, 0);
-  meta(s, "process_sort_index", (uint32_t)c->sink_u[0], 0, "sort_index", NULL, (int64_t)c->sink_u[0]);
+  s->d.process(s->d.self, (uint32_t)c->sink_u[0], name, (int64_t)c->sink_u[0]);
   lifecycle_instant(s, f, c, "ProfilerInit", c->info.ts, c->info.tid, NULL);
   see_ts(s, c->info.ts);
 }
@@ -605,23 +595,26 @@ static void chrome_event_start(void* self, ns_wfile* f, ns_event* ev) {
   }
 }
 
-static void state_args(ns_json* j, uint8_t type, const ns_record* st, const ns_event_state* xs, uint64_t repeats) {
-  nsj_key(j, "args");
-  nsj_obj_begin(j);
-  nsj_ki64(j, "id", st ? st->state : xs->state);
-  if (!st && xs->repeats) repeats = xs->repeats;
-  if (repeats) nsj_ku64(j, "repeats", repeats);
-  if (st) {
-    ns_write_state_arg(j, type, st);
-  } else if (xs->flags & NS_RF_HAS_ARG) {
+/* A state's arguments: its id, repeats, and its argument if it has one. */
+typedef struct {
+  uint8_t type;
+  int32_t state;
+  uint16_t flags;
+  uint64_t arg, repeats;
+} state_ctx;
+
+static void state_args(void* ctx, ns_json* j) {
+  const state_ctx* x = ctx;
+  nsj_ki64(j, "id", x->state);
+  if (x->repeats) nsj_ku64(j, "repeats", x->repeats);
+  if (x->flags & NS_RF_HAS_ARG) {
     ns_record tmp;
     memset(&tmp, 0, sizeof tmp);
-    tmp.flags = xs->flags;
-    tmp.arg = xs->arg;
-    tmp.state = xs->state;
-    ns_write_state_arg(j, type, &tmp);
+    tmp.flags = x->flags;
+    tmp.arg = x->arg;
+    tmp.state = x->state;
+    ns_write_state_arg(j, x->type, &tmp);
   }
-  nsj_obj_end(j);
 }
 
 static void chrome_state_rec(void* self, ns_wfile* f, ns_event* ev, const ns_record* st) {
@@ -644,31 +637,10 @@ static void chrome_state_rec(void* self, ns_wfile* f, ns_event* ev, const ns_rec
     name_real_thread(s, f, pid, tid);
   }
   char buf[32];
-  ns_json* j = &s->j;
-  nsj_ws(j, "\n");
-  nsj_obj_begin(j);
-  nsj_kstr(j, "name", ns_state_label(st->state, buf, sizeof buf));
-  nsj_kstr(j, "cat", "state");
-  nsj_kstr(j, "ph", "i");
-  nsj_kstr(j, "s", "t");
-  nsj_kus(j, "ts", (int64_t)st->ts);
-  nsj_ku64(j, "pid", pid);
-  nsj_ku64(j, "tid", tid);
-  state_args(j, ev ? ev->start.type : st->type, st, NULL, repeats);
-  nsj_obj_end(j);
-}
-
-static void slice_head(ns_json* j, const char* name, const char* cat, uint64_t ts, uint64_t dur, uint32_t pid,
-                       uint32_t tid) {
-  nsj_ws(j, "\n");
-  nsj_obj_begin(j);
-  nsj_kstr(j, "name", name);
-  nsj_kstr(j, "cat", cat);
-  nsj_kstr(j, "ph", "X");
-  nsj_kus(j, "ts", (int64_t)ts);
-  nsj_kus(j, "dur", (int64_t)dur);
-  nsj_ku64(j, "pid", pid);
-  nsj_ku64(j, "tid", tid);
+  state_ctx x = {ev ? ev->start.type : st->type, st->state, st->flags, st->arg, repeats};
+  ns_draw_instant in = {.name = ns_state_label(st->state, buf, sizeof buf), .cat = "state", .ts = st->ts, .pid = pid,
+                        .tid = tid, .args = {state_args, &x}};
+  s->d.instant(s->d.self, &in);
 }
 
 /* Appends text to out[*len..] (the caller sized out for it). */
@@ -735,77 +707,78 @@ static int parent_anchor(chrome_state* s, ns_wfile* f, const ns_event* ev, uint3
   return 0;
 }
 
-static void flow(chrome_state* s, ns_wfile* f, const ns_event* ev, uint32_t pid, uint32_t tid) {
+/* Records a parent link for ev (drawn at (pid, tid)); returns the flow id
+ * the child's slice carries (drawers with flows_on_slices), else 0. */
+static uint64_t link_parent(chrome_state* s, ns_wfile* f, const ns_event* ev, uint32_t pid, uint32_t tid) {
   uint32_t ppid, ptid;
   uint64_t pts;
-  if (!parent_anchor(s, f, ev, &ppid, &ptid, &pts) || pts > ev->start.ts) return;
-  uint64_t id = ++s->next_flow;
-  ns_json* j = &s->j;
-  for (int end = 0; end < 2; end++) {
-    nsj_ws(j, "\n");
-    nsj_obj_begin(j);
-    nsj_kstr(j, "name", "parent");
-    nsj_kstr(j, "cat", "hierarchy");
-    nsj_kstr(j, "ph", end ? "f" : "s");
-    if (end) nsj_kstr(j, "bp", "e");
-    nsj_ku64(j, "id", id);
-    nsj_kus(j, "ts", (int64_t)(end ? ev->start.ts : pts));
-    nsj_ku64(j, "pid", end ? pid : ppid);
-    nsj_ku64(j, "tid", end ? tid : ptid);
-    nsj_obj_end(j);
+  if (!parent_anchor(s, f, ev, &ppid, &ptid, &pts) || pts > ev->start.ts) return 0;
+  ns_draw_flow fl = {.id = ++s->next_flow, .from_pid = ppid, .from_tid = ptid, .to_pid = pid, .to_tid = tid,
+                     .from_ts = pts, .to_ts = ev->start.ts};
+  if (!s->d.flows_on_slices) {
+    s->d.flow(s->d.self, &fl);
+    return 0;
   }
+  ns_event* p = ns_walk_find(s->walk, ev->start.parent);
+  if (p && cev(p)->pid) { /* still to be written: its slice starts the flow */
+    chrome_ev* pe = cev(p);
+    if (pe->nflows_out == pe->cap_flows) {
+      uint32_t cap = pe->cap_flows ? pe->cap_flows * 2 : 4;
+      uint64_t* nf = realloc(pe->flows_out, cap * sizeof *nf);
+      if (!nf) return 0;
+      pe->flows_out = nf;
+      pe->cap_flows = cap;
+    }
+    pe->flows_out[pe->nflows_out++] = fl.id;
+  } else if (!p) { /* already written: the drawer anchors the flow at its start */
+    s->d.flow(s->d.self, &fl);
+  } else {
+    return 0; /* a parent the filters leave out */
+  }
+  return fl.id;
 }
 
 /* args of an event's slice: its address, parent, PXN origin, the details. */
-static void event_args(chrome_state* s, ns_wfile* f, const ns_event* ev) {
-  const ns_record* r = &ev->start;
-  ns_json* j = &s->j;
-  nsj_key(j, "args");
-  nsj_obj_begin(j);
-  ns_write_event_ids(j, f, ev);
+typedef struct {
+  chrome_state* s;
+  ns_wfile* f;
+  const ns_event* ev;
+} event_ctx;
+
+static void event_args(void* ctx, ns_json* j) {
+  const event_ctx* x = ctx;
+  const ns_record* r = &x->ev->start;
+  ns_write_event_ids(j, x->f, x->ev);
   if (r->flags & NS_RF_PXN) nsj_ku64(j, "originPid", r->origin_pid);
-  ns_write_incomplete(j, ev);
-  ns_write_details(s->walk, f, ev, j);
-  nsj_obj_end(j);
+  ns_write_incomplete(j, x->ev);
+  ns_write_details(x->s->walk, x->f, x->ev, j);
 }
 
 /* The zero-length slice a moved event leaves at its start on its thread's
  * track: arrows written from it before it moved start there. */
-static void moved_marker(chrome_state* s, ns_wfile* f, const ns_event* ev, const char* name, uint32_t pid,
-                         uint32_t tid, uint32_t to_tid) {
-  ns_json* j = &s->j;
+typedef struct {
+  ns_wfile* f;
+  const ns_event* ev;
+  uint32_t to_tid;
+} marker_ctx;
+
+static void marker_args(void* ctx, ns_json* j) {
+  const marker_ctx* x = ctx;
   char addr[NS_EVENT_ADDR_MAX];
-  size_t alen = ns_event_addr(addr, sizeof addr, f->index, ev->id);
-  slice_head(j, name, "moved", ev->start.ts, 0, pid, tid);
-  nsj_key(j, "args");
-  nsj_obj_begin(j);
+  size_t alen = ns_event_addr(addr, sizeof addr, x->f->index, x->ev->id);
   nsj_key(j, "eventAddr");
   nsj_strn(j, addr, alen);
   nsj_kstr(j, "note", "overlaps another slice of this thread without nesting: drawn on another track");
-  if (to_tid) nsj_ku64(j, "movedToTid", to_tid);
+  if (x->to_tid) nsj_ku64(j, "movedToTid", x->to_tid);
   else nsj_kstr(j, "movedTo", "async slice");
-  nsj_obj_end(j);
-  nsj_obj_end(j);
 }
 
-/* An async slice ("b" ... "e"): Perfetto gives overlapping ones tracks of their own. */
-static void async_slice(chrome_state* s, ns_wfile* f, const ns_event* ev, const char* name, const char* cat,
-                        uint64_t stop, uint32_t pid, uint32_t tid) {
-  ns_json* j = &s->j;
-  uint64_t id = ++s->next_async;
-  for (int end = 0; end < 2; end++) {
-    nsj_ws(j, "\n");
-    nsj_obj_begin(j);
-    nsj_kstr(j, "name", name);
-    nsj_kstr(j, "cat", cat);
-    nsj_kstr(j, "ph", end ? "e" : "b");
-    nsj_ku64(j, "id", id);
-    nsj_kus(j, "ts", (int64_t)(end ? stop : ev->start.ts));
-    nsj_ku64(j, "pid", pid);
-    nsj_ku64(j, "tid", tid);
-    if (!end) event_args(s, f, ev);
-    nsj_obj_end(j);
-  }
+static void moved_marker(chrome_state* s, ns_wfile* f, const ns_event* ev, const char* name, uint32_t pid,
+                         uint32_t tid, uint32_t to_tid) {
+  marker_ctx x = {f, ev, to_tid};
+  ns_draw_slice sl = {.name = name, .cat = "moved", .ts = ev->start.ts, .pid = pid, .tid = tid,
+                      .args = {marker_args, &x}};
+  s->d.slice(s->d.self, &sl);
 }
 
 /* A lane is free again once its event has stopped, though a Coll/P2p is
@@ -831,8 +804,7 @@ static void chrome_event(void* self, ns_wfile* f, ns_event* ev) {
   char name[384];
   event_name(f, ev, name, sizeof name);
   const char* cat = ns_event_type_name(r->type) + strlen("ncclProfile");
-  ns_json* j = &s->j;
-  uint32_t draw_tid = tid; /* 0: written as an async slice */
+  uint32_t draw_tid = tid; /* 0: drawn as an async slice */
   if (!cev(ev)->lane_group && cev(ev)->slot) { /* a thread-track event: placed now that its extent is known */
     thread_track* t = &s->tts[cev(ev)->slot - 1];
     open_unlink(t, ev);
@@ -843,18 +815,20 @@ static void chrome_event(void* self, ns_wfile* f, ns_event* ev) {
       else s->async++;
     }
   }
-  if (draw_tid) {
-    slice_head(j, name, cat, r->ts, stop - r->ts, pid, draw_tid);
-    event_args(s, f, ev);
-    nsj_obj_end(j);
-  } else {
-    async_slice(s, f, ev, name, cat, stop, pid, tid);
-    draw_tid = tid; /* its arrows bind to the marker */
+  event_ctx x = {s, f, ev};
+  ns_draw_slice sl = {.name = name, .cat = cat, .ts = r->ts, .dur = stop - r->ts, .pid = pid, .tid = draw_tid,
+                      .args = {event_args, &x}};
+  if (!draw_tid) {
+    sl.tid = tid; /* its arrows bind to the marker */
+    sl.async_id = ++s->next_async;
   }
 
   /* States of lane events as sub-slices, each lasting until the next state
    * or the stop, clamped so that they follow one another even when states
    * were recorded out of time order. */
+  ns_draw_sub subs[NS_XEV_MAX_STATES];
+  state_ctx sx[NS_XEV_MAX_STATES];
+  char labels[NS_XEV_MAX_STATES][32];
   if (has_state_slices(r->type)) {
     uint32_t n = ev->nstates < NS_XEV_MAX_STATES ? ev->nstates : NS_XEV_MAX_STATES;
     uint64_t prev = r->ts;
@@ -865,38 +839,39 @@ static void chrome_event(void* self, ns_wfile* f, ns_event* ev) {
       if (b > stop) b = stop;
       if (b < a) b = a;
       prev = b;
-      char buf[32];
-      slice_head(j, ns_state_label(xs->state, buf, sizeof buf), "state", a, b - a, pid, draw_tid);
-      state_args(j, r->type, NULL, xs, 0);
-      nsj_obj_end(j);
+      sx[i] = (state_ctx){r->type, xs->state, xs->flags, xs->arg, xs->repeats};
+      subs[i] = (ns_draw_sub){ns_state_label(xs->state, labels[i], sizeof labels[i]), a, b - a, {state_args, &sx[i]}};
     }
+    sl.subs = subs;
+    sl.nsubs = n;
   }
-  flow(s, f, ev, pid, draw_tid);
+  uint32_t link_tid = draw_tid ? draw_tid : tid;
+  if (s->d.flows_on_slices) {
+    sl.flow_in = link_parent(s, f, ev, pid, link_tid);
+    sl.flows_out = cev(ev)->flows_out;
+    sl.nflows_out = cev(ev)->nflows_out;
+  }
+  s->d.slice(s->d.self, &sl);
+  if (!s->d.flows_on_slices) link_parent(s, f, ev, pid, link_tid);
+  free(cev(ev)->flows_out);
+  cev(ev)->flows_out = NULL;
+  cev(ev)->nflows_out = cev(ev)->cap_flows = 0;
   recent_slot* rs = &s->recent[recent_index(ev->id)];
   *rs = (recent_slot){
-      .id = ev->id, .file = f->index, .pid = pid, .tid = draw_tid, .channel = ev->channel, .start_ts = r->ts};
+      .id = ev->id, .file = f->index, .pid = pid, .tid = link_tid, .channel = ev->channel, .start_ts = r->ts};
 }
 
-static void* chrome_make(FILE* out, ns_sink* sink) {
+static void* timeline_make(FILE* out, ns_sink* sink, int (*drawer_new)(FILE* out, ns_drawer* d)) {
   chrome_state* s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->recent = calloc(RECENT_SLOTS, sizeof *s->recent);
-  if (!s->recent) {
+  if (!s->recent || drawer_new(out, &s->d) != 0) {
+    free(s->recent);
     free(s);
     return NULL;
   }
   for (size_t i = 0; i < RECENT_SLOTS; i++) s->recent[i].file = -1;
   s->next_pid = 1;
-  nsj_init(&s->j, out);
-  nsj_obj_begin(&s->j);
-  nsj_kstr(&s->j, "displayTimeUnit", "ns");
-  nsj_key(&s->j, "otherData");
-  nsj_obj_begin(&s->j);
-  nsj_kstr(&s->j, "producer", "ncclscope export --format chrome");
-  nsj_kstr(&s->j, "clock", "CLOCK_MONOTONIC of each recording host, microseconds");
-  nsj_obj_end(&s->j);
-  nsj_key(&s->j, "traceEvents");
-  nsj_arr_begin(&s->j);
   *sink = (ns_sink){.self = s,
                     .event_bytes = sizeof(chrome_ev),
                     .file_begin = chrome_file_begin,
@@ -910,13 +885,12 @@ static void* chrome_make(FILE* out, ns_sink* sink) {
   return s;
 }
 
-static int chrome_finish(void* state) {
+static void* chrome_make(FILE* out, ns_sink* sink) { return timeline_make(out, sink, ns_draw_chrome_new); }
+static void* perfetto_make(FILE* out, ns_sink* sink) { return timeline_make(out, sink, ns_draw_perfetto_new); }
+
+static int timeline_finish(void* state) {
   chrome_state* s = state;
-  nsj_ws(&s->j, "\n");
-  nsj_arr_end(&s->j);
-  nsj_obj_end(&s->j);
-  nsj_line_end(&s->j);
-  nsj_flush(&s->j); /* a failed write shows in ferror(out), which the caller checks */
+  int rc = s->d.finish(s->d.self);
   ns_idmap_free(&s->named_threads);
   ns_idmap_free(&s->group_index);
   for (size_t i = 0; i < s->ngroups; i++) free(s->groups[i].lanes);
@@ -924,7 +898,8 @@ static int chrome_finish(void* state) {
   thread_tracks_free(s);
   free(s->recent);
   free(s);
-  return 0;
+  return rc;
 }
 
-const ns_format ns_format_chrome = {"chrome", chrome_make, chrome_finish};
+const ns_format ns_format_chrome = {"chrome", chrome_make, timeline_finish};
+const ns_format ns_format_perfetto = {"perfetto", perfetto_make, timeline_finish};

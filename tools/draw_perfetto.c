@@ -1,0 +1,682 @@
+/* ncclscope CLI: the Perfetto drawer for the timeline layout
+ * (timeline_draw.h): Perfetto's native protobuf trace (a Trace message:
+ * TracePackets holding TrackDescriptors and TrackEvents), for
+ * ui.perfetto.dev and trace_processor. Field numbers: the public Perfetto
+ * trace schema (a subset is in tests/tools/perfetto_subset.proto).
+ *
+ * Encoding, chosen for size (about a tenth of the Trace Event JSON):
+ *  - Tracks. A process track per layout pid (ProcessDescriptor: synthetic
+ *    pid, the rank's name, labels), and under it one named track per layout
+ *    tid (threads, per-channel lanes, overlap tracks), ordered by the
+ *    layout's sort index (sibling_order_rank). Tracks are plain named child
+ *    tracks, not ThreadDescriptors: a real thread serves several ranks of
+ *    its process, and a tid may belong to one process only in Perfetto.
+ *    Counters get counter tracks; an async slice a track of its own.
+ *  - Sequences. Every track writes its events on a packet sequence of its
+ *    own, whose first packet clears the incremental state and sets the
+ *    defaults: the track (so events carry no track_uuid) and a
+ *    sequence-scoped incremental clock (so timestamps are deltas from the
+ *    previous packet of the sequence, in ns; the clock snapshot maps it 1:1
+ *    onto the trace clock). Events of one track are written mostly in time
+ *    order, so most deltas take one to three bytes.
+ *  - Interning. Event names, categories, annotation names and short string
+ *    values are interned per sequence (InternedData in the packet that
+ *    first uses them). The tables are bounded: past INTERN_MAX entries in
+ *    all, every sequence starts over (SEQ_INCREMENTAL_STATE_CLEARED) at its
+ *    next packet.
+ *  - Slices are SLICE_BEGIN / SLICE_END pairs; sub-slices (states) between
+ *    them, so that equal timestamps keep the nesting (trace_processor sorts
+ *    packets by time, then by file order). Arguments become debug
+ *    annotations: numbers stay numbers, "0x..." strings become pointer
+ *    values (an eventAddr keeps its 64-bit per-file id; the file is the
+ *    process track), nested objects become dictionaries.
+ *  - Flows. A parent link is a flow id on both slices (the earlier begins
+ *    it). When the parent was written before its child, an instant
+ *    "parent" at the parent's start on its track carries the id.
+ *
+ * Memory: the track table, the interning map (bounded) and one packet
+ * buffer; each packet goes to the FILE when complete. Single-threaded. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "protobuf_writer.h"
+#include "timeline_draw.h"
+#include "util/idmap.h"
+
+/* Field numbers (public Perfetto trace schema). */
+enum {
+  TRACE_PACKET = 1,
+  /* TracePacket */
+  PKT_TIMESTAMP = 8,
+  PKT_TRACK_EVENT = 11,
+  PKT_SEQUENCE_ID = 10,
+  PKT_INTERNED_DATA = 12,
+  PKT_SEQUENCE_FLAGS = 13,
+  PKT_CLOCK_SNAPSHOT = 6,
+  PKT_DEFAULTS = 59,
+  PKT_TRACK_DESCRIPTOR = 60,
+  SEQ_INCREMENTAL_STATE_CLEARED = 1,
+  SEQ_NEEDS_INCREMENTAL_STATE = 2,
+  /* TracePacketDefaults / TrackEventDefaults */
+  DEF_TIMESTAMP_CLOCK_ID = 58,
+  DEF_TRACK_EVENT_DEFAULTS = 11,
+  TED_TRACK_UUID = 11,
+  /* ClockSnapshot / Clock */
+  CS_CLOCKS = 1,
+  CLOCK_ID = 1,
+  CLOCK_TIMESTAMP = 2,
+  CLOCK_IS_INCREMENTAL = 3,
+  CLOCK_BOOTTIME = 6,
+  SEQUENCE_CLOCK = 64, /* the first sequence-scoped clock id */
+  /* TrackDescriptor, ProcessDescriptor, CounterDescriptor */
+  TD_UUID = 1,
+  TD_NAME = 2,
+  TD_PROCESS = 3,
+  TD_PARENT_UUID = 5,
+  TD_COUNTER = 8,
+  TD_CHILD_ORDERING = 11,
+  TD_SIBLING_ORDER_RANK = 12,
+  CHILD_ORDERING_EXPLICIT = 3,
+  PD_PID = 1,
+  PD_PROCESS_NAME = 6,
+  PD_PROCESS_LABELS = 8,
+  /* TrackEvent */
+  TE_CATEGORY_IIDS = 3,
+  TE_DEBUG_ANNOTATIONS = 4,
+  TE_TYPE = 9,
+  TE_NAME_IID = 10,
+  TE_TRACK_UUID = 11,
+  TE_COUNTER_VALUE = 30,
+  TE_FLOW_IDS = 47,
+  TYPE_SLICE_BEGIN = 1,
+  TYPE_SLICE_END = 2,
+  TYPE_INSTANT = 3,
+  TYPE_COUNTER = 4,
+  /* DebugAnnotation */
+  DA_NAME_IID = 1,
+  DA_BOOL = 2,
+  DA_UINT = 3,
+  DA_INT = 4,
+  DA_DOUBLE = 5,
+  DA_STRING = 6,
+  DA_POINTER = 7,
+  DA_DICT_ENTRIES = 11,
+  DA_ARRAY_VALUES = 12,
+  DA_STRING_IID = 17,
+  /* InternedData and its entries (iid = 1, name/str = 2) */
+  ID_EVENT_CATEGORIES = 1,
+  ID_EVENT_NAMES = 2,
+  ID_ANNOTATION_NAMES = 3,
+  ID_ANNOTATION_STRINGS = 29,
+  INTERNED_IID = 1,
+  INTERNED_NAME = 2,
+};
+
+#define DESCRIPTOR_SEQ 1u         /* track descriptors: no clock, no interning */
+#define INTERN_MAX (1u << 20)     /* interned strings in all sequences before they all start over */
+#define INTERN_STRING_MAX 64      /* longer string values are written inline */
+#define COUNTER_UUID_BASE (1ull << 62)
+
+typedef struct {
+  uint64_t uuid, parent_uuid;
+  uint32_t seq;
+  uint32_t gen;        /* the interning generation this sequence's state belongs to (0: none yet) */
+  uint64_t last_ts;    /* the sequence clock's value after its last packet */
+  uint64_t next_iid;
+  int is_process;
+  uint32_t pid;
+  char* name;          /* process tracks: for the descriptor written again with labels */
+} track;
+
+typedef struct {
+  FILE* out;
+  track* tracks;
+  size_t ntracks, cap;
+  ns_idmap by_key;  /* (pid, tid) or process key -> track index + 1 */
+  ns_idmap interned; /* hash of (sequence, table, string) -> iid */
+  uint32_t gen;      /* current interning generation (starts at 1) */
+  uint64_t next_counter_uuid;
+  ns_pb pkt, te, in; /* the packet, its TrackEvent and its InternedData being built */
+  ns_json scratch;   /* arguments, as JSON, before they become annotations */
+  char text[NSJ_BUF]; /* a key or string of it, unescaped */
+  int failed;
+} pf_drawer;
+
+/* ---- output ---- */
+
+static void emit(pf_drawer* d, const ns_pb* pkt) {
+  if (pkt->failed) {
+    d->failed = 1;
+    return;
+  }
+  uint8_t head[12]; /* Trace.packet's tag and length */
+  size_t n = nspb_put_varint(head, (uint64_t)TRACE_PACKET << 3 | 2);
+  n += nspb_put_varint(head + n, pkt->len);
+  if (fwrite(head, 1, n, d->out) != n || fwrite(pkt->p, 1, pkt->len, d->out) != pkt->len) d->failed = 1;
+}
+
+/* ---- tracks ---- */
+
+static uint64_t process_key(uint32_t pid) { return 1ull << 63 | (uint64_t)pid << 32 | 0xFFFFFFFFu; }
+static uint64_t thread_key(uint32_t pid, uint32_t tid) { return 1ull << 63 | (uint64_t)pid << 32 | tid; }
+
+static track* new_track(pf_drawer* d) {
+  if (d->ntracks == d->cap) {
+    size_t cap = d->cap ? d->cap * 2 : 64;
+    track* t = realloc(d->tracks, cap * sizeof *t);
+    if (!t) return NULL;
+    d->tracks = t;
+    d->cap = cap;
+  }
+  track* t = &d->tracks[d->ntracks++];
+  memset(t, 0, sizeof *t);
+  t->uuid = d->ntracks;
+  t->seq = (uint32_t)d->ntracks + DESCRIPTOR_SEQ;
+  return t;
+}
+
+static void descriptor_begin(pf_drawer* d, const track* t) {
+  ns_pb* p = &d->pkt;
+  nspb_reset(p);
+  nspb_uint(p, PKT_SEQUENCE_ID, DESCRIPTOR_SEQ);
+  nspb_begin(p, PKT_TRACK_DESCRIPTOR);
+  nspb_uint(p, TD_UUID, t->uuid);
+  if (t->parent_uuid) nspb_uint(p, TD_PARENT_UUID, t->parent_uuid);
+}
+
+static void write_process(pf_drawer* d, const track* t, const char* label) {
+  descriptor_begin(d, t);
+  ns_pb* p = &d->pkt;
+  nspb_uint(p, TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
+  nspb_begin(p, TD_PROCESS);
+  nspb_uint(p, PD_PID, t->pid);
+  nspb_str(p, PD_PROCESS_NAME, t->name ? t->name : "");
+  if (label) nspb_str(p, PD_PROCESS_LABELS, label);
+  nspb_end(p);
+  nspb_end(p);
+  emit(d, p);
+}
+
+static track* process_track(pf_drawer* d, uint32_t pid, const char* name) {
+  int ins;
+  uint64_t* v = ns_idmap_put(&d->by_key, process_key(pid), &ins);
+  if (!v) return NULL;
+  if (!ins && !name) return &d->tracks[*v - 1];
+  track* t;
+  if (ins) {
+    t = new_track(d);
+    if (!t) {
+      ns_idmap_del(&d->by_key, process_key(pid));
+      return NULL;
+    }
+    t->is_process = 1;
+    t->pid = pid;
+    *v = d->ntracks;
+  } else {
+    t = &d->tracks[*v - 1];
+  }
+  char fallback[32];
+  if (!name) {
+    snprintf(fallback, sizeof fallback, "process %u", pid);
+    name = fallback;
+  }
+  free(t->name);
+  t->name = strdup(name);
+  write_process(d, t, NULL);
+  return t;
+}
+
+static void write_named_track(pf_drawer* d, const track* t, const char* name, int has_sort, int64_t sort) {
+  descriptor_begin(d, t);
+  ns_pb* p = &d->pkt;
+  nspb_str(p, TD_NAME, name);
+  if (has_sort) nspb_int(p, TD_SIBLING_ORDER_RANK, (int32_t)sort);
+  nspb_end(p);
+  emit(d, p);
+}
+
+/* The track of (pid, tid), declared with a default name when the layout did not name it. */
+static track* thread_track(pf_drawer* d, uint32_t pid, uint32_t tid) {
+  uint64_t* v = ns_idmap_get(&d->by_key, thread_key(pid, tid));
+  if (v) return &d->tracks[*v - 1];
+  track* pt = process_track(d, pid, NULL);
+  if (!pt) return NULL;
+  uint64_t parent = pt->uuid;
+  int ins;
+  v = ns_idmap_put(&d->by_key, thread_key(pid, tid), &ins);
+  track* t = v ? new_track(d) : NULL;
+  if (!t) {
+    if (v) ns_idmap_del(&d->by_key, thread_key(pid, tid));
+    return NULL;
+  }
+  *v = d->ntracks;
+  t->parent_uuid = parent;
+  t->pid = pid;
+  char name[32];
+  snprintf(name, sizeof name, "thread %u", tid);
+  write_named_track(d, t, name, 0, 0);
+  return t;
+}
+
+/* ---- interning ---- */
+
+static uint64_t intern_key(uint32_t seq, unsigned table, const char* s, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull ^ ((uint64_t)seq << 8 | table);
+  for (size_t i = 0; i < n; i++) {
+    h ^= (unsigned char)s[i];
+    h *= 0x100000001b3ull;
+  }
+  h ^= n;
+  h *= 0x9e3779b97f4a7c15ull;
+  return h | 1ull << 63;
+}
+
+/* The iid of s in the table of t's sequence; a new entry goes into the
+ * packet's InternedData. 0 when out of memory (the caller writes s inline). */
+static uint64_t intern(pf_drawer* d, track* t, unsigned table, const char* s, size_t n) {
+  int ins;
+  uint64_t* v = ns_idmap_put(&d->interned, intern_key(t->seq, table, s, n), &ins);
+  if (!v) return 0;
+  if (!ins) return *v;
+  *v = ++t->next_iid;
+  nspb_begin(&d->in, table);
+  nspb_uint(&d->in, INTERNED_IID, *v);
+  nspb_bytes(&d->in, INTERNED_NAME, s, n);
+  nspb_end(&d->in);
+  return *v;
+}
+
+/* ---- packets ---- */
+
+/* Starts an event packet on t's sequence: the sequence's first packet (or
+ * its first since the interning tables started over) is written first. */
+static void event_begin(pf_drawer* d, track* t, uint64_t ts) {
+  if (t->gen != d->gen) {
+    ns_pb* p = &d->pkt;
+    nspb_reset(p);
+    nspb_uint(p, PKT_SEQUENCE_ID, t->seq);
+    nspb_uint(p, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+    nspb_begin(p, PKT_DEFAULTS);
+    nspb_uint(p, DEF_TIMESTAMP_CLOCK_ID, SEQUENCE_CLOCK);
+    nspb_begin(p, DEF_TRACK_EVENT_DEFAULTS);
+    nspb_uint(p, TED_TRACK_UUID, t->uuid);
+    nspb_end(p);
+    nspb_end(p);
+    nspb_begin(p, PKT_CLOCK_SNAPSHOT);
+    nspb_begin(p, CS_CLOCKS);
+    nspb_uint(p, CLOCK_ID, CLOCK_BOOTTIME);
+    nspb_uint(p, CLOCK_TIMESTAMP, ts);
+    nspb_end(p);
+    nspb_begin(p, CS_CLOCKS);
+    nspb_uint(p, CLOCK_ID, SEQUENCE_CLOCK);
+    nspb_uint(p, CLOCK_TIMESTAMP, ts);
+    nspb_uint(p, CLOCK_IS_INCREMENTAL, 1);
+    nspb_end(p);
+    nspb_end(p);
+    emit(d, p);
+    t->gen = d->gen;
+    t->last_ts = ts;
+    t->next_iid = 0;
+  }
+  nspb_reset(&d->te);
+  nspb_reset(&d->in);
+}
+
+/* Ends the event packet started by event_begin: timestamp, sequence, the
+ * new interned entries, the TrackEvent. */
+static void event_end(pf_drawer* d, track* t, uint64_t ts) {
+  ns_pb* p = &d->pkt;
+  nspb_reset(p);
+  nspb_uint(p, PKT_TIMESTAMP, ts - t->last_ts); /* a delta on the sequence clock (wraps when negative) */
+  t->last_ts = ts;
+  nspb_uint(p, PKT_SEQUENCE_ID, t->seq);
+  nspb_uint(p, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+  if (d->in.len) nspb_bytes(p, PKT_INTERNED_DATA, d->in.p, d->in.len);
+  nspb_bytes(p, PKT_TRACK_EVENT, d->te.p, d->te.len);
+  if (d->in.failed || d->te.failed) d->failed = 1;
+  emit(d, p);
+  if (d->interned.len > INTERN_MAX) { /* every sequence starts over at its next packet */
+    ns_idmap_free(&d->interned);
+    ns_idmap_init(&d->interned);
+    d->gen++;
+  }
+}
+
+/* ---- arguments: the JSON object the layout writes, as debug annotations ---- */
+
+typedef struct {
+  const char* p;
+  const char* end;
+} cursor;
+
+static void skip_ws(cursor* c) {
+  while (c->p < c->end && (*c->p == ' ' || *c->p == '\n' || *c->p == '\t' || *c->p == '\r')) c->p++;
+}
+
+static int hexval(char ch) {
+  if (ch >= '0' && ch <= '9') return ch - '0';
+  if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+  if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+  return -1;
+}
+
+/* Appends the UTF-8 of code point u. */
+static size_t put_utf8(char* o, unsigned u) {
+  if (u < 0x80) {
+    o[0] = (char)u;
+    return 1;
+  }
+  if (u < 0x800) {
+    o[0] = (char)(0xC0 | u >> 6);
+    o[1] = (char)(0x80 | (u & 0x3F));
+    return 2;
+  }
+  o[0] = (char)(0xE0 | u >> 12);
+  o[1] = (char)(0x80 | ((u >> 6) & 0x3F));
+  o[2] = (char)(0x80 | (u & 0x3F));
+  return 3;
+}
+
+/* A JSON string at c (after its opening quote), unescaped into out (at
+ * least as long as the input); returns its length. The writer's strings
+ * are valid UTF-8 with \uXXXX only for control characters and U+FFFD. */
+static size_t read_string(cursor* c, char* out) {
+  size_t n = 0;
+  while (c->p < c->end && *c->p != '"') {
+    char ch = *c->p++;
+    if (ch != '\\' || c->p >= c->end) {
+      out[n++] = ch;
+      continue;
+    }
+    char e = *c->p++;
+    switch (e) {
+      case 'n': out[n++] = '\n'; break;
+      case 't': out[n++] = '\t'; break;
+      case 'r': out[n++] = '\r'; break;
+      case 'b': out[n++] = '\b'; break;
+      case 'f': out[n++] = '\f'; break;
+      case 'u': {
+        unsigned u = 0;
+        for (int i = 0; i < 4 && c->p < c->end; i++) {
+          int h = hexval(*c->p++);
+          u = u << 4 | (unsigned)(h < 0 ? 0 : h);
+        }
+        n += put_utf8(out + n, u);
+        break;
+      }
+      default: out[n++] = e; break;
+    }
+  }
+  if (c->p < c->end) c->p++; /* closing quote */
+  return n;
+}
+
+/* "0x" and 1..20 hex digits: the low 64 bits (an eventAddr keeps its id). */
+static int hex_value(const char* s, size_t n, uint64_t* v) {
+  if (n < 3 || n > 22 || s[0] != '0' || s[1] != 'x') return 0;
+  uint64_t x = 0;
+  for (size_t i = 2; i < n; i++) {
+    int h = hexval(s[i]);
+    if (h < 0) return 0;
+    x = x << 4 | (uint64_t)h;
+  }
+  *v = x;
+  return 1;
+}
+
+static void read_value(pf_drawer* d, track* t, cursor* c, ns_pb* b, char* tmp);
+
+/* The members of an object at c (after '{') as annotations in field `field` of b. */
+static void read_members(pf_drawer* d, track* t, cursor* c, ns_pb* b, uint32_t field, char* tmp) {
+  for (;;) {
+    skip_ws(c);
+    if (c->p >= c->end || *c->p == '}') break;
+    if (*c->p == ',') {
+      c->p++;
+      continue;
+    }
+    if (*c->p != '"') { /* not what the writer makes: stop */
+      c->p = c->end;
+      return;
+    }
+    c->p++;
+    size_t kn = read_string(c, tmp);
+    skip_ws(c);
+    if (c->p < c->end && *c->p == ':') c->p++;
+    skip_ws(c);
+    if (c->end - c->p >= 4 && memcmp(c->p, "null", 4) == 0) { /* nothing to show */
+      c->p += 4;
+      continue;
+    }
+    nspb_begin(b, field);
+    uint64_t iid = intern(d, t, ID_ANNOTATION_NAMES, tmp, kn);
+    if (iid) nspb_uint(b, DA_NAME_IID, iid);
+    else nspb_bytes(b, 10 /* name */, tmp, kn);
+    read_value(d, t, c, b, tmp);
+    nspb_end(b);
+  }
+  if (c->p < c->end) c->p++; /* '}' */
+}
+
+static void read_value(pf_drawer* d, track* t, cursor* c, ns_pb* b, char* tmp) {
+  if (c->p >= c->end) return;
+  char ch = *c->p;
+  if (ch == '"') {
+    c->p++;
+    size_t n = read_string(c, tmp);
+    uint64_t v;
+    uint64_t iid = 0;
+    if (hex_value(tmp, n, &v)) nspb_uint(b, DA_POINTER, v);
+    else if (n <= INTERN_STRING_MAX && (iid = intern(d, t, ID_ANNOTATION_STRINGS, tmp, n)) != 0)
+      nspb_uint(b, DA_STRING_IID, iid);
+    else nspb_bytes(b, DA_STRING, tmp, n);
+  } else if (ch == '{') {
+    c->p++;
+    read_members(d, t, c, b, DA_DICT_ENTRIES, tmp);
+  } else if (ch == '[') {
+    c->p++;
+    for (;;) {
+      skip_ws(c);
+      if (c->p >= c->end || *c->p == ']') break;
+      if (*c->p == ',') {
+        c->p++;
+        continue;
+      }
+      nspb_begin(b, DA_ARRAY_VALUES);
+      read_value(d, t, c, b, tmp);
+      nspb_end(b);
+    }
+    if (c->p < c->end) c->p++;
+  } else if (ch == 't' || ch == 'f') {
+    nspb_uint(b, DA_BOOL, ch == 't');
+    c->p += ch == 't' ? 4 : 5;
+  } else {
+    const char* s = c->p;
+    int real = 0;
+    while (c->p < c->end && strchr("+-0123456789.eE", *c->p)) {
+      if (*c->p == '.' || *c->p == 'e' || *c->p == 'E') real = 1;
+      c->p++;
+    }
+    size_t n = (size_t)(c->p - s);
+    char num[64];
+    if (n == 0 || n >= sizeof num) { /* not a number the writer makes */
+      c->p = c->end;
+      return;
+    }
+    memcpy(num, s, n);
+    num[n] = '\0';
+    if (real) nspb_double(b, DA_DOUBLE, strtod(num, NULL));
+    else if (num[0] == '-') nspb_int(b, DA_INT, strtoll(num, NULL, 10));
+    else nspb_uint(b, DA_UINT, strtoull(num, NULL, 10));
+  }
+}
+
+/* The arguments as debug annotations of the TrackEvent being built. */
+static void annotations(pf_drawer* d, track* t, const ns_draw_args* a) {
+  if (!a->fn) return;
+  ns_json* j = &d->scratch;
+  nsj_init(j, NULL);
+  nsj_obj_begin(j);
+  a->fn(a->ctx, j);
+  nsj_obj_end(j);
+  if (j->failed) return; /* larger than the scratch buffer: left out */
+  cursor c = {j->buf + 1, j->buf + j->len};
+  read_members(d, t, &c, &d->te, TE_DEBUG_ANNOTATIONS, d->text);
+}
+
+/* ---- drawing ---- */
+
+static void te_head(pf_drawer* d, track* t, unsigned type, const char* name, const char* cat) {
+  nspb_uint(&d->te, TE_TYPE, type);
+  if (cat) {
+    uint64_t iid = intern(d, t, ID_EVENT_CATEGORIES, cat, strlen(cat));
+    if (iid) nspb_uint(&d->te, TE_CATEGORY_IIDS, iid);
+    else nspb_str(&d->te, 22 /* categories */, cat);
+  }
+  if (name) {
+    uint64_t iid = intern(d, t, ID_EVENT_NAMES, name, strlen(name));
+    if (iid) nspb_uint(&d->te, TE_NAME_IID, iid);
+    else nspb_str(&d->te, 23 /* name */, name);
+  }
+}
+
+static void slice_end(pf_drawer* d, track* t, uint64_t ts) {
+  event_begin(d, t, ts);
+  nspb_uint(&d->te, TE_TYPE, TYPE_SLICE_END);
+  event_end(d, t, ts);
+}
+
+static void pf_process(void* self, uint32_t pid, const char* name, int64_t sort) {
+  (void)sort; /* processes keep their pid order */
+  process_track(self, pid, name);
+}
+
+static void pf_process_label(void* self, uint32_t pid, const char* label) {
+  pf_drawer* d = self;
+  track* t = process_track(d, pid, NULL);
+  if (t) write_process(d, t, label);
+}
+
+static void pf_thread(void* self, uint32_t pid, uint32_t tid, const char* name, int64_t sort) {
+  pf_drawer* d = self;
+  track* t = thread_track(d, pid, tid);
+  if (t) write_named_track(d, t, name, 1, sort);
+}
+
+static void pf_slice(void* self, const ns_draw_slice* s) {
+  pf_drawer* d = self;
+  track* t;
+  if (s->async_id) { /* a track of its own, under the process */
+    track* pt = process_track(d, s->pid, NULL);
+    t = pt ? new_track(d) : NULL;
+    if (!t) return;
+    t->parent_uuid = pt->uuid;
+    t->pid = s->pid;
+    write_named_track(d, t, s->name, 0, 0);
+  } else {
+    t = thread_track(d, s->pid, s->tid);
+    if (!t) return;
+  }
+  event_begin(d, t, s->ts);
+  te_head(d, t, TYPE_SLICE_BEGIN, s->name, s->cat);
+  annotations(d, t, &s->args);
+  if (s->flow_in) nspb_fixed64(&d->te, TE_FLOW_IDS, s->flow_in);
+  for (uint32_t i = 0; i < s->nflows_out; i++) nspb_fixed64(&d->te, TE_FLOW_IDS, s->flows_out[i]);
+  event_end(d, t, s->ts);
+  for (uint32_t i = 0; i < s->nsubs; i++) {
+    const ns_draw_sub* sub = &s->subs[i];
+    event_begin(d, t, sub->ts);
+    te_head(d, t, TYPE_SLICE_BEGIN, sub->name, NULL);
+    annotations(d, t, &sub->args);
+    event_end(d, t, sub->ts);
+    slice_end(d, t, sub->ts + sub->dur);
+  }
+  slice_end(d, t, s->ts + s->dur);
+}
+
+static void pf_instant(void* self, const ns_draw_instant* in) {
+  pf_drawer* d = self;
+  track* t = in->process_scope ? process_track(d, in->pid, NULL) : thread_track(d, in->pid, in->tid);
+  if (!t) return;
+  event_begin(d, t, in->ts);
+  te_head(d, t, TYPE_INSTANT, in->name, in->cat);
+  annotations(d, t, &in->args);
+  event_end(d, t, in->ts);
+}
+
+static void pf_counters(void* self, uint32_t pid, const char* name, uint64_t ts, const char* const* keys,
+                        const uint64_t* values, unsigned n) {
+  pf_drawer* d = self;
+  track* pt = process_track(d, pid, NULL);
+  if (!pt) return;
+  for (unsigned i = 0; i < n; i++) {
+    uint64_t uuid = COUNTER_UUID_BASE + ++d->next_counter_uuid;
+    ns_pb* p = &d->pkt;
+    nspb_reset(p);
+    nspb_uint(p, PKT_SEQUENCE_ID, DESCRIPTOR_SEQ);
+    nspb_begin(p, PKT_TRACK_DESCRIPTOR);
+    nspb_uint(p, TD_UUID, uuid);
+    nspb_uint(p, TD_PARENT_UUID, pt->uuid);
+    char full[256];
+    snprintf(full, sizeof full, "%s %s", name, keys[i]);
+    nspb_str(p, TD_NAME, full);
+    nspb_begin(p, TD_COUNTER);
+    nspb_end(p);
+    nspb_end(p);
+    emit(d, p);
+    event_begin(d, pt, ts);
+    nspb_uint(&d->te, TE_TRACK_UUID, uuid);
+    nspb_uint(&d->te, TE_TYPE, TYPE_COUNTER);
+    nspb_int(&d->te, TE_COUNTER_VALUE, (int64_t)values[i]);
+    event_end(d, pt, ts);
+  }
+}
+
+/* A flow from a parent already written: an instant at its start carries the id. */
+static void pf_flow(void* self, const ns_draw_flow* f) {
+  pf_drawer* d = self;
+  track* t = thread_track(d, f->from_pid, f->from_tid);
+  if (!t) return;
+  event_begin(d, t, f->from_ts);
+  te_head(d, t, TYPE_INSTANT, "parent", "hierarchy");
+  nspb_fixed64(&d->te, TE_FLOW_IDS, f->id);
+  event_end(d, t, f->from_ts);
+}
+
+static int pf_finish(void* self) {
+  pf_drawer* d = self;
+  int rc = d->failed ? -1 : 0;
+  for (size_t i = 0; i < d->ntracks; i++) free(d->tracks[i].name);
+  free(d->tracks);
+  ns_idmap_free(&d->by_key);
+  ns_idmap_free(&d->interned);
+  nspb_free(&d->pkt);
+  nspb_free(&d->te);
+  nspb_free(&d->in);
+  free(d);
+  return rc;
+}
+
+int ns_draw_perfetto_new(FILE* out, ns_drawer* dr) {
+  pf_drawer* d = calloc(1, sizeof *d);
+  if (!d) return -1;
+  d->out = out;
+  d->gen = 1;
+  ns_idmap_init(&d->by_key);
+  ns_idmap_init(&d->interned);
+  nspb_init(&d->pkt);
+  nspb_init(&d->te);
+  nspb_init(&d->in);
+  *dr = (ns_drawer){.self = d,
+                    .flows_on_slices = 1,
+                    .strict_lanes = 1,
+                    .process = pf_process,
+                    .process_label = pf_process_label,
+                    .thread = pf_thread,
+                    .slice = pf_slice,
+                    .instant = pf_instant,
+                    .counters = pf_counters,
+                    .flow = pf_flow,
+                    .finish = pf_finish};
+  return 0;
+}
