@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # Installs what building and testing ncclscope needs, from Debian's packages,
 # when it is missing (nothing is installed when everything is there):
-#   .ci/deps.sh        build + tests: cmake, gcc, make, python3, nm, pkg-config, json-c
+#   .ci/deps.sh        build + tests: cmake, gcc, make, python3, nm, pkg-config, json-c, zlib,
+#                      protoc (decodes `export --format perfetto` in tools.perfetto*)
 #   .ci/deps.sh --ci   also what .ci/sanitizers.sh uses: clang + libFuzzer, llvm-symbolizer, valgrind
 # Uses sudo when not run as root. The plugin itself links only libc, pthread,
-# libdl and libm; json-c is for ncclscope-sim --replay.
+# libdl and libm; json-c is for ncclscope-sim --replay, zlib for the CLI's
+# compressed Perfetto output.
 set -euo pipefail
 declare -A package=([cmake]=cmake [gcc]=gcc [make]=make [python3]=python3 [nm]=binutils [pkg-config]=pkg-config
-                    [clang]=clang [llvm-symbolizer]=llvm [valgrind]=valgrind)
-tools=(cmake gcc make python3 nm pkg-config)
+                    [protoc]=protobuf-compiler [clang]=clang [llvm-symbolizer]=llvm [valgrind]=valgrind)
+tools=(cmake gcc make python3 nm pkg-config protoc)
 [ "${1:-}" = --ci ] && tools+=(clang llvm-symbolizer valgrind)
 missing=()
 for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("${package[$tool]}")
 done
 pkg-config --exists json-c 2>/dev/null || missing+=(libjson-c-dev)
+pkg-config --exists zlib 2>/dev/null || missing+=(zlib1g-dev)
 apt_updated=0
 install() {
   echo "deps: installing $*"

@@ -18,7 +18,7 @@
 
 static void usage(FILE* out) {
   fprintf(out,
-          "usage: ncclscope export DIR [--format jsonl|chrome|perfetto] [-o FILE] [--max-open N]\n"
+          "usage: ncclscope export DIR [--format jsonl|chrome|perfetto] [-o FILE] [--max-open N] [--no-compress]\n"
           "                        [--types LIST] [--ranks LIST] [--comm IDS] [--from US] [--to US]\n"
           "\n"
           "Converts every *.nstrace file of the dump directory DIR (one per process)\n"
@@ -27,8 +27,10 @@ static void usage(FILE* out) {
           "  -f, --format jsonl   JSON Lines, one record per event, state and lifecycle\n"
           "                       call (schema: docs/cli.md) [default]\n"
           "  -f, --format chrome  Trace Event JSON for ui.perfetto.dev / chrome://tracing\n"
-          "  -f, --format perfetto  Perfetto's protobuf trace for ui.perfetto.dev: the same\n"
-          "                       tracks as chrome, about 10 times smaller\n"
+          "  -f, --format perfetto  Perfetto's protobuf trace for ui.perfetto.dev and\n"
+          "                       trace_processor: the tracks of chrome, deflated in\n"
+          "                       bundles (compressed_packets) as Perfetto writes them\n"
+          "  --no-compress        perfetto: packets as they are (about 5 times larger)\n"
           "  -o, --output FILE    output file; '-' or absent: standard output\n"
           "  --max-open N         most events open (started, not stopped) at once per\n"
           "                       trace; beyond it the oldest are written unfinished\n"
@@ -277,11 +279,14 @@ int ns_cmd_export(int argc, char** argv) {
   const char* out = NULL;
   const ns_format* fmt = &ns_format_jsonl;
   ns_export_options opts = {0};
+  int no_compress = 0;
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       usage(stdout);
       return 0;
+    } else if (strcmp(a, "--no-compress") == 0) {
+      no_compress = 1;
     } else if (strcmp(a, "-f") == 0 || strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0) {
       const char* v = a[1] == '-' && a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
       if (!v) {
@@ -338,5 +343,6 @@ int ns_cmd_export(int argc, char** argv) {
     usage(stderr);
     return NS_EXIT_USAGE;
   }
+  if (no_compress && fmt == &ns_format_perfetto) fmt = &ns_format_perfetto_plain;
   return ns_export_dir(dir, fmt, out, NULL, &opts, NULL);
 }

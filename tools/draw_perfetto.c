@@ -38,6 +38,7 @@
  * buffer; each packet goes to the FILE when complete. Single-threaded. */
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "protobuf_writer.h"
 #include "timeline_draw.h"
@@ -53,6 +54,7 @@ enum {
   PKT_INTERNED_DATA = 12,
   PKT_SEQUENCE_FLAGS = 13,
   PKT_CLOCK_SNAPSHOT = 6,
+  PKT_COMPRESSED_PACKETS = 50,
   PKT_DEFAULTS = 59,
   PKT_TRACK_DESCRIPTOR = 60,
   SEQ_INCREMENTAL_STATE_CLEARED = 1,
@@ -116,6 +118,7 @@ enum {
 #define INTERN_MAX (1u << 20)     /* interned strings in all sequences before they all start over */
 #define INTERN_STRING_MAX 64      /* longer string values are written inline */
 #define COUNTER_UUID_BASE (1ull << 62)
+#define BUNDLE_BYTES (256u << 10)  /* packets deflated together (Perfetto wants bundles under 512 KiB) */
 
 typedef struct {
   uint64_t uuid, parent_uuid;
@@ -137,6 +140,11 @@ typedef struct {
   uint32_t gen;      /* current interning generation (starts at 1) */
   uint64_t next_counter_uuid;
   ns_pb pkt, te, in; /* the packet, its TrackEvent and its InternedData being built */
+  int compress;      /* packets go out deflated, in bundles */
+  uint8_t* bundle;   /* packets waiting to be deflated (BUNDLE_BYTES) */
+  size_t bundle_len;
+  uint8_t* zbuf;     /* the compressed bundle, after room for its headers */
+  size_t zcap;
   ns_json scratch;   /* arguments, as JSON, before they become annotations */
   char text[NSJ_BUF]; /* a key or string of it, unescaped */
   int failed;
@@ -144,15 +152,63 @@ typedef struct {
 
 /* ---- output ---- */
 
+/* Writes a packet (Trace.packet: tag, length, bytes) to the file. */
+static void write_packet(pf_drawer* d, const uint8_t* p, size_t len) {
+  uint8_t head[12];
+  size_t n = nspb_put_varint(head, (uint64_t)TRACE_PACKET << 3 | 2);
+  n += nspb_put_varint(head + n, len);
+  if (fwrite(head, 1, n, d->out) != n || fwrite(p, 1, len, d->out) != len) d->failed = 1;
+}
+
+/* The bundle so far as one compressed_packets packet. */
+static void flush_bundle(pf_drawer* d) {
+  if (!d->bundle_len) return;
+  uLongf zlen = compressBound((uLong)d->bundle_len);
+  size_t room = (size_t)zlen + 16;
+  if (room > d->zcap) {
+    uint8_t* z = realloc(d->zbuf, room);
+    if (!z) {
+      d->failed = 1;
+      d->bundle_len = 0;
+      return;
+    }
+    d->zbuf = z;
+    d->zcap = room;
+  }
+  /* TracePacket { compressed_packets = deflate(packets) }, built in place after its header */
+  uint8_t* body = d->zbuf + 16;
+  zlen = (uLongf)(d->zcap - 16);
+  if (compress2(body, &zlen, d->bundle, (uLong)d->bundle_len, Z_DEFAULT_COMPRESSION) != Z_OK) {
+    d->failed = 1;
+    d->bundle_len = 0;
+    return;
+  }
+  uint8_t head[16];
+  size_t n = nspb_put_varint(head, (uint64_t)PKT_COMPRESSED_PACKETS << 3 | 2);
+  n += nspb_put_varint(head + n, zlen);
+  memcpy(body - n, head, n);
+  write_packet(d, body - n, n + zlen);
+  d->bundle_len = 0;
+}
+
 static void emit(pf_drawer* d, const ns_pb* pkt) {
   if (pkt->failed) {
     d->failed = 1;
     return;
   }
-  uint8_t head[12]; /* Trace.packet's tag and length */
-  size_t n = nspb_put_varint(head, (uint64_t)TRACE_PACKET << 3 | 2);
-  n += nspb_put_varint(head + n, pkt->len);
-  if (fwrite(head, 1, n, d->out) != n || fwrite(pkt->p, 1, pkt->len, d->out) != pkt->len) d->failed = 1;
+  if (!d->compress) {
+    write_packet(d, pkt->p, pkt->len);
+    return;
+  }
+  if (d->bundle_len + pkt->len + 12 > BUNDLE_BYTES) flush_bundle(d);
+  if (pkt->len + 12 > BUNDLE_BYTES) { /* never made: packets are a few hundred bytes */
+    write_packet(d, pkt->p, pkt->len);
+    return;
+  }
+  size_t n = nspb_put_varint(d->bundle + d->bundle_len, (uint64_t)TRACE_PACKET << 3 | 2);
+  n += nspb_put_varint(d->bundle + d->bundle_len + n, pkt->len);
+  memcpy(d->bundle + d->bundle_len + n, pkt->p, pkt->len);
+  d->bundle_len += n + pkt->len;
 }
 
 /* ---- tracks ---- */
@@ -235,10 +291,15 @@ static void write_named_track(pf_drawer* d, const track* t, const char* name, in
   emit(d, p);
 }
 
-/* The track of (pid, tid), declared with a default name when the layout did not name it. */
-static track* thread_track(pf_drawer* d, uint32_t pid, uint32_t tid) {
+/* The track of (pid, tid); a new one is declared with `name` (NULL: a
+ * default name) and, when has_sort, its place among its siblings. */
+static track* thread_track(pf_drawer* d, uint32_t pid, uint32_t tid, const char* name, int has_sort, int64_t sort) {
   uint64_t* v = ns_idmap_get(&d->by_key, thread_key(pid, tid));
-  if (v) return &d->tracks[*v - 1];
+  if (v) {
+    track* t = &d->tracks[*v - 1];
+    if (name) write_named_track(d, t, name, has_sort, sort); /* named after its first use */
+    return t;
+  }
   track* pt = process_track(d, pid, NULL);
   if (!pt) return NULL;
   uint64_t parent = pt->uuid;
@@ -252,9 +313,12 @@ static track* thread_track(pf_drawer* d, uint32_t pid, uint32_t tid) {
   *v = d->ntracks;
   t->parent_uuid = parent;
   t->pid = pid;
-  char name[32];
-  snprintf(name, sizeof name, "thread %u", tid);
-  write_named_track(d, t, name, 0, 0);
+  char fallback[32];
+  if (!name) {
+    snprintf(fallback, sizeof fallback, "thread %u", tid);
+    name = fallback;
+  }
+  write_named_track(d, t, name, has_sort, sort);
   return t;
 }
 
@@ -330,7 +394,6 @@ static void event_end(pf_drawer* d, track* t, uint64_t ts) {
   nspb_uint(p, PKT_TIMESTAMP, ts - t->last_ts); /* a delta on the sequence clock (wraps when negative) */
   t->last_ts = ts;
   nspb_uint(p, PKT_SEQUENCE_ID, t->seq);
-  nspb_uint(p, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
   if (d->in.len) nspb_bytes(p, PKT_INTERNED_DATA, d->in.p, d->in.len);
   nspb_bytes(p, PKT_TRACK_EVENT, d->te.p, d->te.len);
   if (d->in.failed || d->te.failed) d->failed = 1;
@@ -427,7 +490,8 @@ static int hex_value(const char* s, size_t n, uint64_t* v) {
 static void read_value(pf_drawer* d, track* t, cursor* c, ns_pb* b, char* tmp);
 
 /* The members of an object at c (after '{') as annotations in field `field` of b. */
-static void read_members(pf_drawer* d, track* t, cursor* c, ns_pb* b, uint32_t field, char* tmp) {
+static void read_members(pf_drawer* d, track* t, cursor* c, ns_pb* b, uint32_t field, char* tmp,
+                         const char* skip) {
   for (;;) {
     skip_ws(c);
     if (c->p >= c->end || *c->p == '}') break;
@@ -446,6 +510,12 @@ static void read_members(pf_drawer* d, track* t, cursor* c, ns_pb* b, uint32_t f
     skip_ws(c);
     if (c->end - c->p >= 4 && memcmp(c->p, "null", 4) == 0) { /* nothing to show */
       c->p += 4;
+      continue;
+    }
+    if (skip && strlen(skip) == kn && memcmp(skip, tmp, kn) == 0) { /* the drawing shows it */
+      size_t keep = b->len;
+      read_value(d, t, c, b, tmp);
+      b->len = keep;
       continue;
     }
     nspb_begin(b, field);
@@ -472,7 +542,7 @@ static void read_value(pf_drawer* d, track* t, cursor* c, ns_pb* b, char* tmp) {
     else nspb_bytes(b, DA_STRING, tmp, n);
   } else if (ch == '{') {
     c->p++;
-    read_members(d, t, c, b, DA_DICT_ENTRIES, tmp);
+    read_members(d, t, c, b, DA_DICT_ENTRIES, tmp, NULL);
   } else if (ch == '[') {
     c->p++;
     for (;;) {
@@ -521,7 +591,7 @@ static void annotations(pf_drawer* d, track* t, const ns_draw_args* a) {
   nsj_obj_end(j);
   if (j->failed) return; /* larger than the scratch buffer: left out */
   cursor c = {j->buf + 1, j->buf + j->len};
-  read_members(d, t, &c, &d->te, TE_DEBUG_ANNOTATIONS, d->text);
+  read_members(d, t, &c, &d->te, TE_DEBUG_ANNOTATIONS, d->text, a->implied);
 }
 
 /* ---- drawing ---- */
@@ -558,9 +628,7 @@ static void pf_process_label(void* self, uint32_t pid, const char* label) {
 }
 
 static void pf_thread(void* self, uint32_t pid, uint32_t tid, const char* name, int64_t sort) {
-  pf_drawer* d = self;
-  track* t = thread_track(d, pid, tid);
-  if (t) write_named_track(d, t, name, 1, sort);
+  thread_track(self, pid, tid, name, 1, sort);
 }
 
 static void pf_slice(void* self, const ns_draw_slice* s) {
@@ -574,7 +642,7 @@ static void pf_slice(void* self, const ns_draw_slice* s) {
     t->pid = s->pid;
     write_named_track(d, t, s->name, 0, 0);
   } else {
-    t = thread_track(d, s->pid, s->tid);
+    t = thread_track(d, s->pid, s->tid, NULL, 0, 0);
     if (!t) return;
   }
   event_begin(d, t, s->ts);
@@ -596,7 +664,7 @@ static void pf_slice(void* self, const ns_draw_slice* s) {
 
 static void pf_instant(void* self, const ns_draw_instant* in) {
   pf_drawer* d = self;
-  track* t = in->process_scope ? process_track(d, in->pid, NULL) : thread_track(d, in->pid, in->tid);
+  track* t = in->process_scope ? process_track(d, in->pid, NULL) : thread_track(d, in->pid, in->tid, NULL, 0, 0);
   if (!t) return;
   event_begin(d, t, in->ts);
   te_head(d, t, TYPE_INSTANT, in->name, in->cat);
@@ -635,7 +703,7 @@ static void pf_counters(void* self, uint32_t pid, const char* name, uint64_t ts,
 /* A flow from a parent already written: an instant at its start carries the id. */
 static void pf_flow(void* self, const ns_draw_flow* f) {
   pf_drawer* d = self;
-  track* t = thread_track(d, f->from_pid, f->from_tid);
+  track* t = thread_track(d, f->from_pid, f->from_tid, NULL, 0, 0);
   if (!t) return;
   event_begin(d, t, f->from_ts);
   te_head(d, t, TYPE_INSTANT, "parent", "hierarchy");
@@ -645,7 +713,10 @@ static void pf_flow(void* self, const ns_draw_flow* f) {
 
 static int pf_finish(void* self) {
   pf_drawer* d = self;
+  flush_bundle(d);
   int rc = d->failed ? -1 : 0;
+  free(d->bundle);
+  free(d->zbuf);
   for (size_t i = 0; i < d->ntracks; i++) free(d->tracks[i].name);
   free(d->tracks);
   ns_idmap_free(&d->by_key);
@@ -657,9 +728,14 @@ static int pf_finish(void* self) {
   return rc;
 }
 
-int ns_draw_perfetto_new(FILE* out, ns_drawer* dr) {
+int ns_draw_perfetto_new(FILE* out, int compress, ns_drawer* dr) {
   pf_drawer* d = calloc(1, sizeof *d);
   if (!d) return -1;
+  d->compress = compress;
+  if (compress && !(d->bundle = malloc(BUNDLE_BYTES))) {
+    free(d);
+    return -1;
+  }
   d->out = out;
   d->gen = 1;
   ns_idmap_init(&d->by_key);

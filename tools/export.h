@@ -21,6 +21,7 @@ struct ns_format {
 extern const ns_format ns_format_jsonl;
 extern const ns_format ns_format_chrome;
 extern const ns_format ns_format_perfetto;
+extern const ns_format ns_format_perfetto_plain; /* perfetto without compression */
 
 /* Totals over the files of one export, for messages and the demo's summary. */
 typedef struct {

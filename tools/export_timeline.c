@@ -639,7 +639,7 @@ static void chrome_state_rec(void* self, ns_wfile* f, ns_event* ev, const ns_rec
   char buf[32];
   state_ctx x = {ev ? ev->start.type : st->type, st->state, st->flags, st->arg, repeats};
   ns_draw_instant in = {.name = ns_state_label(st->state, buf, sizeof buf), .cat = "state", .ts = st->ts, .pid = pid,
-                        .tid = tid, .args = {state_args, &x}};
+                        .tid = tid, .args = {state_args, &x, ns_state_name(st->state) ? "id" : NULL}};
   s->d.instant(s->d.self, &in);
 }
 
@@ -692,6 +692,7 @@ static int parent_anchor(chrome_state* s, ns_wfile* f, const ns_event* ev, uint3
   if (!r->parent || (r->flags & NS_RF_PARENT_RAW)) return 0;
   ns_event* p = ns_walk_find(s->walk, r->parent);
   if (p) {
+    if (!cev(p)->pid) return 0; /* the filters leave the parent out: nothing to draw from */
     *pid = (uint32_t)cev(p)->pid;
     *tid = (uint32_t)cev(p)->tid;
     *ts = p->start.ts;
@@ -720,7 +721,7 @@ static uint64_t link_parent(chrome_state* s, ns_wfile* f, const ns_event* ev, ui
     return 0;
   }
   ns_event* p = ns_walk_find(s->walk, ev->start.parent);
-  if (p && cev(p)->pid) { /* still to be written: its slice starts the flow */
+  if (p) { /* still to be written: its slice starts the flow */
     chrome_ev* pe = cev(p);
     if (pe->nflows_out == pe->cap_flows) {
       uint32_t cap = pe->cap_flows ? pe->cap_flows * 2 : 4;
@@ -730,10 +731,8 @@ static uint64_t link_parent(chrome_state* s, ns_wfile* f, const ns_event* ev, ui
       pe->cap_flows = cap;
     }
     pe->flows_out[pe->nflows_out++] = fl.id;
-  } else if (!p) { /* already written: the drawer anchors the flow at its start */
+  } else { /* already written: the drawer anchors the flow at its start */
     s->d.flow(s->d.self, &fl);
-  } else {
-    return 0; /* a parent the filters leave out */
   }
   return fl.id;
 }
@@ -840,7 +839,8 @@ static void chrome_event(void* self, ns_wfile* f, ns_event* ev) {
       if (b < a) b = a;
       prev = b;
       sx[i] = (state_ctx){r->type, xs->state, xs->flags, xs->arg, xs->repeats};
-      subs[i] = (ns_draw_sub){ns_state_label(xs->state, labels[i], sizeof labels[i]), a, b - a, {state_args, &sx[i]}};
+      subs[i] = (ns_draw_sub){ns_state_label(xs->state, labels[i], sizeof labels[i]), a, b - a,
+                              {state_args, &sx[i], ns_state_name(xs->state) ? "id" : NULL}};
     }
     sl.subs = subs;
     sl.nsubs = n;
@@ -848,6 +848,7 @@ static void chrome_event(void* self, ns_wfile* f, ns_event* ev) {
   uint32_t link_tid = draw_tid ? draw_tid : tid;
   if (s->d.flows_on_slices) {
     sl.flow_in = link_parent(s, f, ev, pid, link_tid);
+    if (sl.flow_in && !(r->flags & NS_RF_PARENT_RAW)) sl.args.implied = "parentObj";
     sl.flows_out = cev(ev)->flows_out;
     sl.nflows_out = cev(ev)->nflows_out;
   }
@@ -885,8 +886,11 @@ static void* timeline_make(FILE* out, ns_sink* sink, int (*drawer_new)(FILE* out
   return s;
 }
 
+static int perfetto_new(FILE* out, ns_drawer* d) { return ns_draw_perfetto_new(out, 1, d); }
+static int perfetto_plain_new(FILE* out, ns_drawer* d) { return ns_draw_perfetto_new(out, 0, d); }
 static void* chrome_make(FILE* out, ns_sink* sink) { return timeline_make(out, sink, ns_draw_chrome_new); }
-static void* perfetto_make(FILE* out, ns_sink* sink) { return timeline_make(out, sink, ns_draw_perfetto_new); }
+static void* perfetto_make(FILE* out, ns_sink* sink) { return timeline_make(out, sink, perfetto_new); }
+static void* perfetto_plain_make(FILE* out, ns_sink* sink) { return timeline_make(out, sink, perfetto_plain_new); }
 
 static int timeline_finish(void* state) {
   chrome_state* s = state;
@@ -903,3 +907,4 @@ static int timeline_finish(void* state) {
 
 const ns_format ns_format_chrome = {"chrome", chrome_make, timeline_finish};
 const ns_format ns_format_perfetto = {"perfetto", perfetto_make, timeline_finish};
+const ns_format ns_format_perfetto_plain = {"perfetto-plain", perfetto_plain_make, timeline_finish};

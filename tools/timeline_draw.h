@@ -20,6 +20,9 @@
 typedef struct {
   void (*fn)(void* ctx, ns_json* j); /* NULL: no arguments */
   void* ctx;
+  /* A key whose value the drawing already shows (a state's "id" given by
+   * its name, a "parentObj" drawn as a flow): compact drawers leave it out. */
+  const char* implied;
 } ns_draw_args;
 
 /* A state of a lane event, drawn as a sub-slice of it. */
@@ -83,8 +86,10 @@ typedef struct {
   int (*finish)(void* self);
 } ns_drawer;
 
-/* Drawers writing to out; 0, or -1 when out of memory. */
+/* Drawers writing to out; 0, or -1 when out of memory. Perfetto: compress
+ * deflates the packets in bundles (TracePacket.compressed_packets), as
+ * Perfetto's own tracing service does; 0 writes them as they are. */
 int ns_draw_chrome_new(FILE* out, ns_drawer* d);
-int ns_draw_perfetto_new(FILE* out, ns_drawer* d);
+int ns_draw_perfetto_new(FILE* out, int compress, ns_drawer* d);
 
 #endif

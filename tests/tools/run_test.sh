@@ -50,6 +50,48 @@ chrome_structure)
   [ "$n" -eq 4 ] || fail "$n lifecycle args with commId as a string, want 4"
   ! grep -q '"commId":[0-9]' run.json || fail "a numeric commId in the Chrome args"
   ;;
+perfetto)
+  # --format perfetto decoded by protoc against Perfetto's schema (a subset
+  # with the published field numbers) and checked against the JSONL and
+  # Chrome exports: every event type, moved and async slices, flows.
+  [ -n "${PROTOC:-}" ] && command -v "$PROTOC" >/dev/null 2>&1 ||
+    { echo "SKIP: protoc not found (Debian protobuf-compiler; .ci/deps.sh installs it)"; exit 77; }
+  for c in standard misnest; do
+    rm -rf dump && mkdir dump
+    if [ $c = standard ]; then "$GEN_TRACE" dump 2 || fail "gen_trace"; else "$GEN_TRACE" --case misnest dump || fail "gen_trace"; fi
+    expect_rc 0 "$NCCLSCOPE" export dump -o $c.jsonl
+    expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o $c.json
+    expect_rc 0 "$NCCLSCOPE" export dump --format perfetto -o $c.pftrace
+    expect_rc 0 "$NCCLSCOPE" export dump --format perfetto --no-compress -o $c-plain.pftrace
+    for t in $c.pftrace $c-plain.pftrace; do
+      "$PYTHON" "$SRC/check_perfetto.py" $t --proto "$SRC/perfetto_subset.proto" --protoc "$PROTOC" \
+        --jsonl $c.jsonl --chrome $c.json || fail "perfetto $t"
+    done
+  done
+  # The filters apply as to every format.
+  expect_rc 0 "$NCCLSCOPE" export dump --format perfetto --types ProxyStep -o steps.pftrace
+  expect_rc 0 "$NCCLSCOPE" export dump --types ProxyStep -o steps.jsonl
+  expect_rc 0 "$NCCLSCOPE" export dump --format chrome --types ProxyStep -o steps.json
+  "$PYTHON" "$SRC/check_perfetto.py" steps.pftrace --proto "$SRC/perfetto_subset.proto" --protoc "$PROTOC" \
+    --jsonl steps.jsonl --chrome steps.json --min-flows 0 || fail "perfetto --types"
+  ;;
+perfetto_sim)
+  # The simulator with the real plugin, all event types: perfetto against
+  # JSONL and Chrome, and its size against Chrome's.
+  [ -n "${PROTOC:-}" ] && command -v "$PROTOC" >/dev/null 2>&1 ||
+    { echo "SKIP: protoc not found (Debian protobuf-compiler; .ci/deps.sh installs it)"; exit 77; }
+  NCCLSCOPE_DUMP_DIR="$work/dump" NCCLSCOPE_EVENT_MASK=0x7FFF "$SIM" --plugin "$PLUGIN" --nccl ideal --procs 2 >sim.txt 2>&1 ||
+    { tail -20 sim.txt; fail "simulator"; }
+  expect_rc 0 "$NCCLSCOPE" export dump -o run.jsonl
+  expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o run.json
+  expect_rc 0 "$NCCLSCOPE" export dump --format perfetto -o run.pftrace
+  "$PYTHON" "$SRC/check_perfetto.py" run.pftrace --proto "$SRC/perfetto_subset.proto" --protoc "$PROTOC" \
+    --jsonl run.jsonl --chrome run.json --min-flows 100 || fail "perfetto"
+  c=$(wc -c <run.json)
+  p=$(wc -c <run.pftrace)
+  echo "chrome $c bytes, perfetto $p bytes: $((c / p))x smaller"
+  [ $((p * 8)) -le "$c" ] || fail "perfetto is not 8 times smaller than chrome ($p vs $c bytes)"
+  ;;
 chrome_nesting)
   # Slices that overlap without nesting (gen_trace --case misnest): every
   # track nests, every event is drawn once, the expected ones moved.
