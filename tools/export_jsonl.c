@@ -125,10 +125,26 @@ static void jsonl_file_begin(void* self, ns_wfile* f) {
   ((jsonl_state*)self)->counters_written = 0;
 }
 
+/* The event's eventAddr, formatted once (the sink's area of the event):
+ * its states and its own line all write it. */
+typedef struct {
+  uint8_t len;
+  char text[NS_EVENT_ADDR_MAX];
+} addr_cache;
+
+static const char* event_addr(const ns_wfile* f, const ns_event* ev, size_t* len) {
+  addr_cache* c = ns_event_user(ev);
+  if (!c->len) c->len = (uint8_t)ns_event_addr(c->text, sizeof c->text, f->index, ev->id);
+  *len = c->len;
+  return c->text;
+}
+
+/* The lines below are most of an export: their fixed parts are written as
+ * literals (nsj_put), the rest through the writer after nsj_resume. */
 static void jsonl_state_rec(void* self, ns_wfile* f, ns_event* ev, const ns_record* st) {
   jsonl_state* s = self;
   ns_json* j = &s->j;
-  char addr[NS_EVENT_ADDR_MAX], buf[32];
+  char addr_buf[NS_EVENT_ADDR_MAX], buf[32];
   /* A run of identical reports: one line for the state they repeat, with
    * their count (the assembler hands NS_ST_REPEATED with its event only). */
   uint64_t repeats = 0;
@@ -137,20 +153,37 @@ static void jsonl_state_rec(void* self, ns_wfile* f, ns_event* ev, const ns_reco
     rep = ns_repeated_state(ev, st, &repeats);
     st = &rep;
   }
-  size_t alen = ns_event_addr(addr, sizeof addr, f->index, st->id);
-  nsj_obj_begin(j);
-  nsj_kstr(j, "recordType", "state");
-  nsj_key(j, "eventAddr");
-  nsj_strn(j, addr, alen);
-  nsj_kus(j, "ts", (int64_t)st->ts);
-  nsj_kstr(j, "name", ns_state_label(st->state, buf, sizeof buf));
-  nsj_ki64(j, "id", st->state);
-  nsj_ku64(j, "pid", file_pid(f));
-  nsj_ku64(j, "tid", st->tid);
+  size_t alen;
+  const char* addr = ev && ev->id == st->id ? event_addr(f, ev, &alen)
+                                            : (alen = ns_event_addr(addr_buf, sizeof addr_buf, f->index, st->id), addr_buf);
+  const char* name = ns_state_label(st->state, buf, sizeof buf);
+  NSJ_PUT_LIT(j, "{\"recordType\":\"state\",\"eventAddr\":\"");
+  nsj_put(j, addr, alen);
+  NSJ_PUT_LIT(j, "\",\"ts\":");
+  nsj_put_us(j, (int64_t)st->ts);
+  NSJ_PUT_LIT(j, ",\"name\":");
+  nsj_put_str(j, name, strlen(name), "\",\"id\":", 7);
+  nsj_put_i64(j, st->state);
+  NSJ_PUT_LIT(j, ",\"pid\":");
+  nsj_put_u64(j, file_pid(f));
+  NSJ_PUT_LIT(j, ",\"tid\":");
+  nsj_put_u64(j, st->tid);
+  nsj_resume(j, 1);
   ns_write_state_arg(j, ev ? ev->start.type : st->type, st);
   if (repeats) nsj_ku64(j, "repeats", repeats);
   nsj_obj_end(j);
   nsj_line_end(j);
+}
+
+/* ,"start":{"ts":..,"pid":..,"tid":..} */
+static void put_point(ns_json* j, const char* head, size_t head_len, uint64_t ts, uint32_t pid, uint32_t tid) {
+  nsj_put(j, head, head_len);
+  nsj_put_us(j, (int64_t)ts);
+  NSJ_PUT_LIT(j, ",\"pid\":");
+  nsj_put_u64(j, pid);
+  NSJ_PUT_LIT(j, ",\"tid\":");
+  nsj_put_u64(j, tid);
+  NSJ_PUT_LIT(j, "}");
 }
 
 static void jsonl_event(void* self, ns_wfile* f, ns_event* ev) {
@@ -160,19 +193,50 @@ static void jsonl_event(void* self, ns_wfile* f, ns_event* ev) {
   int has_func;
   const char* func = ns_event_func(f, ev, &has_func);
   const ns_wcomm* c = ns_wfile_comm(f, r->comm);
+  const char* type = ns_event_type_name(r->type);
+  size_t alen;
+  const char* addr = event_addr(f, ev, &alen);
 
-  nsj_obj_begin(j);
-  nsj_kstr(j, "recordType", "event");
-  nsj_kstr(j, "type", ns_event_type_name(r->type));
-  if (has_func) nsj_kstr(j, "func", func);
-  ns_write_event_ids(j, f, ev);
-  comm_fields(j, c);
-  point(j, "start", r->ts, file_pid(f), r->tid);
-  if (ev->stopped) {
-    point(j, "stop", ev->stop_ts, file_pid(f), ev->stop_tid);
-    nsj_kus(j, "duration", (int64_t)(ev->stop_ts - r->ts));
+  NSJ_PUT_LIT(j, "{\"recordType\":\"event\",\"type\":");
+  nsj_put_str(j, type, strlen(type), "\"", 1);
+  if (has_func) {
+    NSJ_PUT_LIT(j, ",\"func\":");
+    if (func) nsj_put_str(j, func, strlen(func), "\"", 1);
+    else NSJ_PUT_LIT(j, "null");
   }
-  nsj_ku64(j, "myPid", file_pid(f));
+  NSJ_PUT_LIT(j, ",\"eventAddr\":\"");
+  nsj_put(j, addr, alen);
+  NSJ_PUT_LIT(j, "\",\"parentObj\":");
+  if (r->flags & NS_RF_PARENT_RAW) {
+    char hex[24] = "\"0x";
+    size_t n = 3 + nsj_fmt_hex(hex + 3, r->parent, 1);
+    hex[n++] = '"';
+    nsj_put(j, hex, n);
+  } else if (r->parent) {
+    char paddr[NS_EVENT_ADDR_MAX + 2];
+    paddr[0] = '"';
+    size_t n = 1 + ns_event_addr(paddr + 1, sizeof paddr - 2, f->index, r->parent);
+    paddr[n++] = '"';
+    nsj_put(j, paddr, n);
+  } else {
+    NSJ_PUT_LIT(j, "null");
+  }
+  NSJ_PUT_LIT(j, ",\"commId\":");
+  nsj_put_u64(j, c ? c->info.comm_id : 0);
+  NSJ_PUT_LIT(j, ",\"rank\":");
+  nsj_put_i64(j, c ? c->info.rank : -1);
+  NSJ_PUT_LIT(j, ",\"gpuUuid\":");
+  const char* uuid = c ? c->info.gpu_uuid : "";
+  nsj_put_str(j, uuid, strlen(uuid), "\"", 1);
+  put_point(j, ",\"start\":{\"ts\":", 15, r->ts, file_pid(f), r->tid);
+  if (ev->stopped) {
+    put_point(j, ",\"stop\":{\"ts\":", 14, ev->stop_ts, file_pid(f), ev->stop_tid);
+    NSJ_PUT_LIT(j, ",\"duration\":");
+    nsj_put_us(j, (int64_t)(ev->stop_ts - r->ts));
+  }
+  NSJ_PUT_LIT(j, ",\"myPid\":");
+  nsj_put_u64(j, file_pid(f));
+  nsj_resume(j, 1);
   if (r->flags & NS_RF_PXN) {
     nsj_kbool(j, "isPxn", 1);
     nsj_ku64(j, "originPid", r->origin_pid);
@@ -192,6 +256,7 @@ static void* jsonl_make(FILE* out, ns_sink* sink) {
   if (!s) return NULL;
   nsj_init(&s->j, out);
   *sink = (ns_sink){.self = s,
+                    .event_bytes = sizeof(addr_cache),
                     .file_begin = jsonl_file_begin,
                     .comm_init = jsonl_comm_init,
                     .comm_fini = jsonl_comm_fini,

@@ -129,11 +129,27 @@ size_t nsj_fmt_u64(char* out, uint64_t v) {
   return n;
 }
 
+/* "00" "01" ... "ff": two hex digits per byte. */
+static const char hex_pairs[513] =
+    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+    "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+    "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+    "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+    "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+    "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+    "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+    "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
 size_t nsj_fmt_hex(char* out, uint64_t v, unsigned width) {
-  unsigned n = 1;
-  while (n < 16 && (v >> (4 * n))) n++;
+  unsigned n = (64u - (unsigned)__builtin_clzll(v | 1) + 3) / 4; /* digits of v, 1..16 */
   if (n < width) n = width > 16 ? 16 : width;
-  for (unsigned i = 0; i < n; i++) out[i] = hex_digits[(v >> (4 * (n - 1 - i))) & 0xF];
+  char* p = out + n;
+  for (unsigned left = n; left >= 2; left -= 2) { /* two digits per byte, from the right */
+    p -= 2;
+    memcpy(p, hex_pairs + 2 * (v & 0xFF), 2);
+    v >>= 8;
+  }
+  if (p > out) out[0] = hex_digits[v & 0xF];
   return n;
 }
 
@@ -240,20 +256,12 @@ void nsj_quoted_slow(ns_json* j, const char* s, size_t n, const char* tail, size
 
 void nsj_u64(ns_json* j, uint64_t v) {
   before_value(j);
-  char* o = room(j, 20);
-  j->len += nsj_fmt_u64(o, v);
+  nsj_put_u64(j, v);
 }
 
 void nsj_i64(ns_json* j, int64_t v) {
   before_value(j);
-  char* o = room(j, 21);
-  size_t n = 0;
-  uint64_t mag = (uint64_t)v;
-  if (v < 0) {
-    o[n++] = '-';
-    mag = (uint64_t)0 - mag;
-  }
-  j->len += n + nsj_fmt_u64(o + n, mag);
+  nsj_put_i64(j, v);
 }
 
 void nsj_bool(ns_json* j, int v) {
@@ -287,16 +295,7 @@ void nsj_f64(ns_json* j, double v) {
 
 void nsj_us(ns_json* j, int64_t ns) {
   before_value(j);
-  char* o = room(j, 26);
-  size_t n = 0;
-  uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-  if (ns < 0) o[n++] = '-';
-  n += nsj_fmt_u64(o + n, mag / 1000);
-  unsigned frac = (unsigned)(mag % 1000);
-  o[n++] = '.';
-  o[n++] = (char)('0' + frac / 100);
-  memcpy(o + n, digit_pairs + 2 * (frac % 100), 2);
-  j->len += n + 2;
+  nsj_put_us(j, ns);
 }
 
 void nsj_hex(ns_json* j, uint64_t v) {
@@ -308,6 +307,35 @@ void nsj_hex(ns_json* j, uint64_t v) {
   size_t n = 3 + nsj_fmt_hex(o + 3, v, 1);
   o[n++] = '"';
   j->len += n;
+}
+
+void nsj_put_u64(ns_json* j, uint64_t v) {
+  char* o = room(j, 20);
+  j->len += nsj_fmt_u64(o, v);
+}
+
+void nsj_put_i64(ns_json* j, int64_t v) {
+  char* o = room(j, 21);
+  size_t n = 0;
+  uint64_t mag = (uint64_t)v;
+  if (v < 0) {
+    o[n++] = '-';
+    mag = (uint64_t)0 - mag;
+  }
+  j->len += n + nsj_fmt_u64(o + n, mag);
+}
+
+void nsj_put_us(ns_json* j, int64_t ns) {
+  char* o = room(j, 26);
+  size_t n = 0;
+  uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+  if (ns < 0) o[n++] = '-';
+  n += nsj_fmt_u64(o + n, mag / 1000);
+  unsigned frac = (unsigned)(mag % 1000);
+  o[n++] = '.';
+  o[n++] = (char)('0' + frac / 100);
+  memcpy(o + n, digit_pairs + 2 * (frac % 100), 2);
+  j->len += n + 2;
 }
 
 void nsj_raw(ns_json* j, const char* text) {

@@ -63,6 +63,20 @@ void nsj_ws(ns_json* j, const char* ws);
 /* Ends one JSON Lines record: writes '\n' and resets the top-level state. */
 void nsj_line_end(ns_json* j);
 
+/* Fixed record layouts, written without the separator logic (the fastest
+ * path, for the JSONL lines that make up most of an export): the caller
+ * writes the punctuation itself, then nsj_resume before going on with the
+ * functions above inside the object(s) it opened. */
+static inline void nsj_put(ns_json* j, const char* s, size_t n);
+#define NSJ_PUT_LIT(j, lit) nsj_put((j), (lit), sizeof(lit) - 1)
+void nsj_put_u64(ns_json* j, uint64_t v);
+void nsj_put_i64(ns_json* j, int64_t v);
+void nsj_put_us(ns_json* j, int64_t ns);
+/* A string value: quoted and escaped, then the literal tail (no separator). */
+static inline void nsj_put_str(ns_json* j, const char* s, size_t n, const char* tail, size_t tail_len);
+/* Back to the writer: `depth` objects are open and each has a member. */
+static inline void nsj_resume(ns_json* j, int depth);
+
 /* key + value shorthands */
 static inline void nsj_kstr(ns_json* j, const char* key, const char* s);
 static inline void nsj_ku64(ns_json* j, const char* key, uint64_t v);
@@ -129,6 +143,19 @@ static inline void nsj_quoted(ns_json* j, const char* s, size_t n, const char* t
     }
   }
   nsj_quoted_slow(j, s, n, tail, tail_len);
+}
+
+static inline void nsj_put(ns_json* j, const char* s, size_t n) {
+  memcpy(nsj_room(j, n), s, n);
+  j->len += n;
+}
+static inline void nsj_put_str(ns_json* j, const char* s, size_t n, const char* tail, size_t tail_len) {
+  nsj_quoted(j, s, n, tail, tail_len);
+}
+static inline void nsj_resume(ns_json* j, int depth) {
+  j->depth = depth;
+  j->after_key = 0;
+  for (int d = 1; d <= depth; d++) j->need_comma[d] = 1;
 }
 
 static inline void nsj_keyn(ns_json* j, const char* key, size_t n) {
