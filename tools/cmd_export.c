@@ -86,12 +86,20 @@ static int report_file(const char* path, const ns_walk_result* r, size_t max_ope
   return nothing;
 }
 
-/* A progress line on stderr (a terminal only) once an export has run a second. */
+/* A progress line on stderr (a terminal only) once an export has run a
+ * second (NCCLSCOPE_PROGRESS_MS: another delay, for tests). */
 typedef struct {
   const ns_trace_list* list;
-  double t0, last;
+  double t0, last, after_s;
   int shown;
 } progress;
+
+static double progress_delay_s(void) {
+  const char* v = getenv("NCCLSCOPE_PROGRESS_MS");
+  char* end;
+  long ms = v && *v ? strtol(v, &end, 10) : -1;
+  return v && *v && !*end && ms >= 0 && ms <= 3600000 ? (double)ms / 1000.0 : 1.0;
+}
 
 static double now_s(void) {
   struct timespec t;
@@ -102,7 +110,7 @@ static double now_s(void) {
 static void show_progress(void* user, int index, uint64_t offset) {
   progress* p = user;
   double now = now_s();
-  if (now - p->t0 < 1.0 || now - p->last < 0.25) return;
+  if (now - p->t0 < p->after_s || (p->shown && now - p->last < 0.25)) return;
   p->last = now;
   p->shown = 1;
   fprintf(stderr, "\rncclscope: file %d of %zu, %.1f MB read, %.0f s   ", index + 1, p->list->n, (double)offset / 1e6,
@@ -152,7 +160,7 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
   *(ns_walk**)state = w;
   if (opts) ns_walk_set_max_open(w, opts->max_open);
   if (opts) ns_walk_set_filter(w, &opts->filter);
-  progress pr = {.list = &list, .t0 = now_s()};
+  progress pr = {.list = &list, .t0 = now_s(), .after_s = progress_delay_s()};
   if (isatty(2)) ns_walk_set_progress(w, show_progress, &pr);
   ns_export_ext counter = {.self = totals, .item = count_comm};
   ns_walk_add_ext(w, &counter);

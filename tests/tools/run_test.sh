@@ -75,6 +75,12 @@ perfetto)
   "$PYTHON" "$SRC/check_perfetto.py" steps.pftrace --proto "$SRC/perfetto_subset.proto" --protoc "$PROTOC" \
     --jsonl steps.jsonl --chrome steps.json --min-flows 0 || fail "perfetto --types"
   ;;
+progress)
+  # A progress line on stderr when it is a terminal (python's pty), not otherwise.
+  NCCLSCOPE_DUMP_DIR="$work/dump" NCCLSCOPE_EVENT_MASK=0x7FFF "$SIM" --plugin "$PLUGIN" --nccl ideal --iters 10 >sim.txt 2>&1 ||
+    { tail -20 sim.txt; fail "simulator"; }
+  "$PYTHON" "$SRC/check_progress.py" "$NCCLSCOPE" dump run.jsonl || fail "progress"
+  ;;
 perfetto_sim)
   # The simulator with the real plugin, all event types: perfetto against
   # JSONL and Chrome, and its size against Chrome's.
