@@ -18,6 +18,9 @@
 
 #include "event_details.h"
 #include "export.h"
+
+#define DEMO_NET_GBPS "0.5"  /* Gbit/s per simulated link */
+#define DEMO_NET_LAT_US "500" /* us per step */
 #include "report.h"
 
 #define TOP_FUNCS 32
@@ -109,9 +112,14 @@ static int run_sim(const char* sim, const char* plugin, const char* scenario, co
       close(fd);
     }
     setenv("NCCLSCOPE_DUMP_DIR", dump, 1);
-    /* the ideal NCCL until the plugin copes with every real release's quirks */
-    char* const args[] = {(char*)sim, "--plugin", (char*)plugin, "--nccl", "ideal", "--scenario", (char*)scenario,
-                          "--procs", (char*)procs, NULL};
+    /* The ideal NCCL until the plugin copes with every real release's quirks.
+     * A slow fabric (DEMO_NET_GBPS, DEMO_NET_LAT_US): transfer times, from
+     * about a millisecond at 1 KiB to tens of milliseconds at 4 MiB, dominate
+     * the scheduling noise of 8 simulated ranks on 2 cores, so the table
+     * reads like nccl-tests (time grows with size). */
+    char* const args[] = {(char*)sim,       "--plugin",   (char*)plugin, "--nccl",          "ideal",
+                          "--scenario",     (char*)scenario, "--procs",  (char*)procs,      "--net-gbps",
+                          DEMO_NET_GBPS,    "--net-lat-us", DEMO_NET_LAT_US, NULL};
     execv(sim, args);
     fprintf(stderr, "ncclscope demo: cannot run %s: %s\n", sim, strerror(errno));
     _exit(127);

@@ -283,6 +283,19 @@ demo)
   grep -q 'ui.perfetto.dev' out.txt || fail "demo does not say what to open"
   "$PYTHON" "$SRC/check_chrome.py" demo/ncclscope.perfetto.json || fail "demo chrome"
   "$PYTHON" "$SRC/check_jsonl.py" demo/ncclscope.jsonl --no-incomplete --max-dropped 0 || fail "demo jsonl"
+  # The slow simulated fabric: per collective and communicator, the largest
+  # size takes longer (median) than the smallest, as in nccl-tests.
+  "$PYTHON" - out.txt <<'PY' || fail "demo times do not grow with size"
+import sys
+rows = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) > 13 and f[0] in ("AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce") and f[3].isdigit():
+        rows.setdefault((f[0], f[1]), []).append((int(f[3]), float(f[12])))
+bad = [(k, v) for k, v in rows.items() if len(v) > 1 and max(v)[1] <= min(v)[1]]
+print("demo: %d (collective, communicator) rows, %d where the largest size is not slower" % (len(rows), len(bad)))
+sys.exit(1 if bad or not rows else 0)
+PY
   # A second run starts from a fresh dump directory.
   expect_rc 0 "$NCCLSCOPE" demo --out "$work/demo"
   n=$(ls demo/traces/*.nstrace | wc -l)
