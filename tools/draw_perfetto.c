@@ -178,7 +178,7 @@ static void flush_bundle(pf_drawer* d) {
   /* TracePacket { compressed_packets = deflate(packets) }, built in place after its header */
   uint8_t* body = d->zbuf + 16;
   zlen = (uLongf)(d->zcap - 16);
-  if (compress2(body, &zlen, d->bundle, (uLong)d->bundle_len, Z_DEFAULT_COMPRESSION) != Z_OK) {
+  if (compress2(body, &zlen, d->bundle, (uLong)d->bundle_len, Z_BEST_SPEED) != Z_OK) {
     d->failed = 1;
     d->bundle_len = 0;
     return;
