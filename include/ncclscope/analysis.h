@@ -57,7 +57,7 @@ typedef struct ns_op_result ns_op_result;
 typedef struct ns_window ns_window;
 
 typedef struct {
-  double window_sec;        /* NCCLSCOPE_WINDOW_SEC, default 5; <= 0: no time limit */
+  double window_sec;        /* NCCLSCOPE_WINDOW_SEC, default 10; <= 0: no time limit */
   uint64_t window_ops;      /* close after this many operations started; 0 = no limit */
   uint64_t grace_ns;        /* an op is final this long after its last child stopped (20 ms) */
   uint64_t max_age_ns;      /* in-flight state older than this is finalized / evicted (10 s) */

@@ -11,7 +11,7 @@
 
 void ns_analysis_config_default(ns_analysis_config* cfg) {
   memset(cfg, 0, sizeof *cfg);
-  cfg->window_sec = 5.0;
+  cfg->window_sec = 10.0; /* NCCLSCOPE_WINDOW_SEC's default */
   cfg->window_ops = 0;
   cfg->grace_ns = 20000000ull;
   cfg->max_age_ns = 10000000000ull;
