@@ -29,8 +29,10 @@ static void key_value(ns_sbuf* b, int* first, const char* key, int is_int, int64
   ns_sbuf_str(b, "}");
 }
 
+/* ,"attributes":[...] (left out when empty, as the protobuf JSON mapping does) */
 static void point_attrs(ns_sbuf* b, const ns_mpoint* p) {
-  ns_sbuf_str(b, "\"attributes\":[");
+  if (!p->nlabels) return;
+  ns_sbuf_str(b, ",\"attributes\":[");
   int first = 1;
   for (unsigned k = 0; k < p->nlabels; k++) {
     int is_int = 0;
@@ -56,13 +58,14 @@ static void metric(ns_sbuf* b, const ns_metrics* m, const ns_mfamily* fam, uint3
     if (p->res != res) continue;
     ns_sbuf_str(b, first ? "{" : ",{");
     first = 0;
-    point_attrs(b, p);
     if (d->kind != NS_MK_GAUGE) {
-      ns_sbuf_str(b, ",\"startTimeUnixNano\":");
+      ns_sbuf_str(b, "\"startTimeUnixNano\":");
       u64(b, ns_metrics_start_unix_ns(m));
+      ns_sbuf_str(b, ",");
     }
-    ns_sbuf_str(b, ",\"timeUnixNano\":");
+    ns_sbuf_str(b, "\"timeUnixNano\":");
     u64(b, ns_metrics_end_unix_ns(m));
+    point_attrs(b, p);
     if (d->kind == NS_MK_HISTOGRAM) {
       ns_sbuf_str(b, ",\"count\":");
       u64(b, p->count);

@@ -23,6 +23,7 @@
 #include "sinks/metrics.h"
 #include "sinks/outputs.h"
 #include "sinks/sbuf.h"
+#include "sinks/sender.h"
 #include "util/safefile.h"
 #include "writer/writer.h"
 
@@ -42,6 +43,8 @@ static struct {
   int prom_dirfd;           /* -1: none */
   char prom_name[NAME_MAX + 1];
   int prom_failing;
+  ns_sender* otlp;          /* NULL: no OTLP */
+  ns_sbuf payload;          /* the OTLP request being encoded (handed to the sender) */
   ns_analysis* a;           /* during ns_mout_window only */
 } M = {.jsonl_fd = -1, .prom_dirfd = -1};
 
@@ -117,6 +120,20 @@ void ns_mout_open(void) {
                          .version = NS_VERSION_STRING};
   open_jsonl();
   open_prom();
+  if (oc->enabled) {
+    const char* headers[NS_OTEL_HEADERS_MAX];
+    for (unsigned i = 0; i < oc->nheaders; i++) headers[i] = oc->header[i];
+    ns_sender_config sc = {.url = oc->url,
+                           .headers = headers,
+                           .nheaders = oc->nheaders,
+                           .json = oc->protocol == NS_OTLP_JSON,
+                           .gzip = oc->gzip,
+                           .timeout_ms = oc->timeout_ms};
+    M.otlp = ns_sender_start(&sc);
+    if (M.otlp)
+      ns_log_info("OTLP metrics to %s (%s%s) every window", oc->url,
+                  oc->protocol == NS_OTLP_JSON ? "http/json" : "http/protobuf", oc->gzip ? ", gzip" : "");
+  }
 }
 
 void ns_mout_comm(uint32_t serial, uint64_t comm_id, int32_t rank, uint32_t nranks, const char* uuid) {
@@ -147,6 +164,7 @@ void ns_mout_window(ns_analysis* a, const ns_window* w) {
   uint64_t end = w->end_ns != UINT64_MAX ? w->end_ns : ns_clock_to_ns(&ns_sess.clock, ns_clock_ticks());
   in.end_unix_ns = (uint64_t)((int64_t)end + M.unix_minus_trace);
   ns_writer_drops(&in.dropped_ring, &in.dropped_slab, closed);
+  ns_sender_stats(M.otlp, &in.otlp_ok, &in.otlp_failed, &in.otlp_dropped);
   M.a = a;
   ns_metrics_window(M.m, &in);
   M.a = NULL;
@@ -205,10 +223,18 @@ void ns_mout_flush(void) {
   M.pending = 0;
   write_jsonl();
   write_prom();
+  if (M.otlp) {
+    ns_sbuf_reset(&M.payload);
+    if (ns_sess.cfg.otel.protocol == NS_OTLP_JSON) ns_otlp_json(M.m, &M.proc, &M.payload);
+    else ns_otlp_proto(M.m, &M.proc, &M.payload);
+    ns_sender_submit(M.otlp, &M.payload);
+  }
 }
 
 void ns_mout_close(void) {
   ns_mout_flush();
+  ns_sender_stop(M.otlp); /* joined here, on the writer thread, before the last finalize returns */
+  ns_sbuf_free(&M.payload);
   if (M.jsonl_fd >= 0) close(M.jsonl_fd);
   if (M.prom_dirfd >= 0) close(M.prom_dirfd);
   ns_sbuf_free(&M.lines);
