@@ -11,6 +11,15 @@ usage: check_sinks.py CHECK WORKDIR
   scrape   node_exporter's textfile collector serves the file over HTTP on
            127.0.0.1, a Prometheus server scrapes node_exporter, and PromQL sums
            equal the truth
+  otlp_proto, otlp_proto_gzip, otlp_json
+           OTLP/HTTP to otlp_receiver.js on 127.0.0.1, which decodes every payload
+           with the decoder generated from opentelemetry-proto: names, units,
+           temporality, histogram buckets, resource attributes (OTEL_SERVICE_NAME,
+           OTEL_RESOURCE_ATTRIBUTES, SLURM job, local rank, communicator), headers
+           (OTEL_EXPORTER_OTLP_HEADERS) and counters against the truth
+  otlp_down, otlp_hang, otlp_503, otlp_reset
+           an endpoint that is down, never answers, answers 503, resets: the run ends
+           on time, counters = truth, no event dropped, failures counted, one warning
 
 Runs ncclscope-sim (--nccl ideal, default scenario, real time) with windows of
 0.1 s. Exit 0 pass, 1 fail, 77 skip (a tool is not installed: CI installs them,
@@ -235,7 +244,164 @@ def check_scrape(work):
                 p.wait()
 
 
-CHECKS = {"prom": check_prom, "scrape": check_scrape}
+class Receiver:
+    """tests/sinks/otlp_receiver.js on 127.0.0.1 (mode: ok, status:N, hang, reset)."""
+
+    def __init__(self, work, mode="ok"):
+        node = need("node")
+        here = os.path.dirname(os.path.abspath(__file__))
+        gen = os.path.join(here, "node_modules/@opentelemetry/otlp-transformer/build/src/generated/root.js")
+        if not os.path.exists(gen):
+            print("SKIP: the OTLP decoder is not installed (cd tests/sinks && npm ci; .ci/deps.sh --ci does it)")
+            sys.exit(SKIP)
+        self.out = os.path.join(work, "requests-%s.jsonl" % mode.replace(":", ""))
+        self.p = subprocess.Popen([node, os.path.join(here, "otlp_receiver.js"), "--out", self.out, "--mode", mode],
+                                  stdout=subprocess.PIPE)
+        self.port = json.loads(self.p.stdout.readline())["port"]
+
+    def requests(self):
+        if not os.path.exists(self.out):
+            return []
+        with open(self.out) as f:
+            return [json.loads(line) for line in f]
+
+    def close(self):
+        self.p.terminate()
+        self.p.wait(10)
+
+
+def attrs(kvs):
+    out = {}
+    for kv in kvs or []:
+        v = kv["value"]
+        out[kv["key"]] = int(v["intValue"]) if "intValue" in v else v.get("stringValue")
+    return out
+
+
+def otlp_ops(req):
+    """{(comm, rank, func): (ops, bytes)} and the metrics by name of one decoded request."""
+    got, metrics = {}, {}
+    for rm in req["resourceMetrics"]:
+        ra = attrs(rm["resource"].get("attributes"))
+        for sm in rm["scopeMetrics"]:
+            for m in sm["metrics"]:
+                metrics.setdefault(m["name"], []).append((ra, m))
+                if m["name"] not in ("ncclscope.ops", "ncclscope.bytes"):
+                    continue
+                for dp in m["sum"]["dataPoints"]:
+                    k = (ra["nccl.comm.hash"], ra["nccl.rank"], attrs(dp.get("attributes"))["nccl.func"])
+                    v = got.get(k, (0, 0))
+                    got[k] = (int(dp["asInt"]), v[1]) if m["name"] == "ncclscope.ops" else (v[0], int(dp["asInt"]))
+    return got, metrics
+
+
+def check_otlp(work, protocol, gzip):
+    os.makedirs(work, exist_ok=True)
+    rx = Receiver(work)
+    try:
+        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:%d/" % rx.port, "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
+               "OTEL_SERVICE_NAME": "trainer", "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=ci,team=hpc%20ml",
+               "OTEL_EXPORTER_OTLP_HEADERS": "x-scope-orgid=tenant%201,authorization=Bearer t0ken",
+               "SLURM_JOB_ID": "4242", "LOCAL_RANK": "3"}
+        if gzip:
+            env["OTEL_EXPORTER_OTLP_COMPRESSION"] = "gzip"
+        truth, prom, dump, _, log = simulate(os.path.join(work, "run"), env_extra=env)
+    finally:
+        rx.close()
+    reqs = rx.requests()
+    check(len(reqs) >= 3, "%d requests (windows of 0.1 s)" % len(reqs))
+    ctype = "application/x-protobuf" if protocol == "http/protobuf" else "application/json"
+    for r in reqs:
+        check(r["path"] == "/v1/metrics" and r["method"] == "POST", "request %s %s" % (r["method"], r["path"]))
+        check(not r.get("error"), "the official decoder refused a payload: %s" % r.get("error"))
+        h = r["headers"]
+        check(h.get("content-type") == ctype, "Content-Type %s" % h.get("content-type"))
+        check(h.get("content-encoding") == ("gzip" if gzip else None), "Content-Encoding %s" % h.get("content-encoding"))
+        check(h.get("x-scope-orgid") == "tenant 1" and h.get("authorization") == "Bearer t0ken",
+              "OTEL_EXPORTER_OTLP_HEADERS not sent: %s" % h)
+    last = reqs[-1]["decoded"]
+    got, metrics = otlp_ops(last)
+    compare_ops(got, expected_ops(truth), "the last OTLP request")
+    units = {"ncclscope.ops": "{op}", "ncclscope.bytes": "By", "ncclscope.op.duration": "s",
+             "ncclscope.gpu.clock.error": "s", "ncclscope.algbw": "By/s"}
+    for name, unit in units.items():
+        check(name in metrics, "no %s in the last request (%s)" % (name, sorted(metrics)))
+        for ra, m in metrics[name]:
+            check(m["unit"] == unit and m.get("description"), "%s unit %r" % (name, m["unit"]))
+    for ra, m in metrics["ncclscope.ops"]:
+        check(m["sum"]["aggregationTemporality"] == 2 and m["sum"]["isMonotonic"], "ops: cumulative monotonic sum")
+        for dp in m["sum"]["dataPoints"]:
+            check(int(dp["startTimeUnixNano"]) < int(dp["timeUnixNano"]), "start before time")
+    for ra, m in metrics["ncclscope.op.duration"]:
+        check(m["histogram"]["aggregationTemporality"] == 2, "histogram: cumulative")
+        for dp in m["histogram"]["dataPoints"]:
+            check(sum(int(c) for c in dp["bucketCounts"]) == int(dp["count"]), "bucket counts add up to count")
+            check(len(dp["explicitBounds"]) + 1 == len(dp["bucketCounts"]), "bounds and buckets")
+            check(abs(dp["explicitBounds"][0] - 8e-6) < 1e-12, "first bound 8 us: %s" % dp["explicitBounds"][:2])
+    comms = {(c["comm"], c["rank"]): c for c in truth["comm"]}
+    seen = set()
+    for rm in last["resourceMetrics"]:
+        ra = attrs(rm["resource"]["attributes"])
+        check(ra.get("service.name") == "trainer" and ra.get("host.name") and ra.get("process.pid"), "resource %s" % ra)
+        check(ra.get("slurm.job.id") == "4242" and ra.get("nccl.local_rank") == 3, "job and local rank: %s" % ra)
+        check(ra.get("deployment.environment") == "ci" and ra.get("team") == "hpc ml", "OTEL_RESOURCE_ATTRIBUTES: %s" % ra)
+        if "nccl.comm.hash" in ra:
+            k = (ra["nccl.comm.hash"], ra["nccl.rank"])
+            check(k in comms and comms[k]["nranks"] == ra["nccl.comm.nranks"], "resource %s not in the truth" % (k,))
+            seen.add(k)
+    check(seen == set(comms), "resources %s, truth communicators %s" % (sorted(seen), sorted(comms)))
+    # the same numbers as the Prometheus file of the same run
+    with open(os.path.join(prom, os.listdir(prom)[0])) as f:
+        check(prom_ops(parse_prom(f.read())) == got, "the .prom file and the last OTLP request differ")
+    print("otlp %s%s: %d requests decoded by the official schema, last %d bytes on the wire (%s decoded), %d "
+          "(comm, rank, func) match" % (protocol, " gzip" if gzip else "", len(reqs), reqs[-1]["bytes"],
+                                         reqs[-1].get("decodedBytes"), len(got)))
+
+
+def check_failing(work, mode):
+    """An endpoint that is down, hangs, answers 503 or resets: the run, the trace, the
+    other outputs are unaffected; failures are counted; one warning per episode; the
+    last finalize is not held by the endpoint."""
+    os.makedirs(work, exist_ok=True)
+    rx = None
+    if mode == "down":
+        port = free_port()  # nothing listens there
+    else:
+        rx = Receiver(work, {"hang": "hang", "503": "status:503", "reset": "reset"}[mode])
+        port = rx.port
+    env = {"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://127.0.0.1:%d/v1/metrics" % port, "NCCL_DEBUG": "WARN"}
+    t0 = time.time()
+    try:
+        truth, prom, dump, _, log = simulate(os.path.join(work, "run"), env_extra=env)
+    finally:
+        if rx:
+            rx.close()
+    wall = time.time() - t0
+    # the default OTLP timeout is 10 s: a finalize that waited for a hanging endpoint would take that long
+    check(wall < 8, "the run took %.1f s with the endpoint %s" % (wall, mode))
+    with open(os.path.join(prom, os.listdir(prom)[0])) as f:
+        samples = parse_prom(f.read())
+    compare_ops(prom_ops(samples), expected_ops(truth), "the .prom file with the endpoint %s" % mode)
+    dropped = {l["reason"]: v for n, l, v in samples if n == "ncclscope_events_dropped_total"}
+    check(set(dropped.values()) == {0}, "events dropped with the endpoint %s: %s" % (mode, dropped))
+    failed = [v for n, l, v in samples if n == "ncclscope_otlp_requests_total" and l["result"] == "failed"]
+    ok = [v for n, l, v in samples if n == "ncclscope_otlp_requests_total" and l["result"] == "ok"]
+    if mode != "hang":
+        check(failed and failed[0] > 0 and ok == [0], "requests ok %s failed %s" % (ok, failed))
+    warns = [l for l in log.splitlines() if "WARN" in l and "OTLP export to" in l]
+    check(len(warns) == 1, "one warning for the episode, got %d: %s" % (len(warns), warns[:3]))
+    if rx:
+        check(rx.requests(), "the receiver saw no request")
+    print("otlp endpoint %s: run %.2f s, ops and bytes = truth, 0 events dropped, requests failed %s, one warning: %s"
+          % (mode, wall, failed, warns[0][:160]))
+
+
+CHECKS = {"prom": check_prom, "scrape": check_scrape,
+          "otlp_proto": lambda w: check_otlp(w, "http/protobuf", False),
+          "otlp_proto_gzip": lambda w: check_otlp(w, "http/protobuf", True),
+          "otlp_json": lambda w: check_otlp(w, "http/json", False),
+          "otlp_down": lambda w: check_failing(w, "down"), "otlp_hang": lambda w: check_failing(w, "hang"),
+          "otlp_503": lambda w: check_failing(w, "503"), "otlp_reset": lambda w: check_failing(w, "reset")}
 
 
 def main():
