@@ -113,10 +113,22 @@ def simulate(work, iters=100, env_extra=None, watch_prom=False):
     return load_truth(truth_path), prom, dump, versions, log
 
 
-def compare_ops(got, exp, where):
+def ring_drops(prom):
+    """ncclscope_events_dropped_total{reason="ring"} of the run's final .prom file."""
+    with open(os.path.join(prom, [n for n in os.listdir(prom) if n.endswith(".prom")][0])) as f:
+        return sum(v for n, l, v in parse_prom(f.read()) if n == "ncclscope_events_dropped_total" and l["reason"] == "ring")
+
+
+def compare_ops(got, exp, where, dropped=0):
+    """Equal to the truth; when the plugin counted events lost in full rings (a
+    starved writer thread on a loaded machine), no more than the truth."""
     check(got, "%s: no ncclscope_ops_total series" % where)
     for k in sorted(set(exp) | set(got)):
-        check(got.get(k) == exp.get(k), "%s: %s (ops, bytes) = %s, truth %s" % (where, k, got.get(k), exp.get(k)))
+        g, e = got.get(k), exp.get(k)
+        ok = g == e or (dropped > 0 and g and e and g[0] <= e[0] and g[1] <= e[1])
+        check(ok, "%s: %s (ops, bytes) = %s, truth %s (%d events dropped)" % (where, k, g, e, dropped))
+    if dropped:
+        print("note: %d events were dropped (full rings: the machine is loaded); counters checked as <= truth" % dropped)
 
 
 def check_prom(work):
@@ -135,7 +147,7 @@ def check_prom(work):
         check(r.returncode == 0 and not r.stdout.strip(),
               "promtool check metrics on version %d:\n%s" % (i, r.stdout.decode(errors="replace")))
     samples = parse_prom(final.decode())
-    compare_ops(prom_ops(samples), expected_ops(truth), "the .prom file")
+    compare_ops(prom_ops(samples), expected_ops(truth), "the .prom file", ring_drops(prom))
 
     # the series budget: counted, reported, kept
     series = [v for n, _, v in samples if n == "ncclscope_series"]
@@ -196,7 +208,11 @@ def check_scrape(work):
     ne_bin = need("prometheus-node-exporter")
     prom_bin = need("prometheus")
     truth, prom, dump, _, _ = simulate(work)
-    exp = expected_ops(truth)
+    exp, dropped = expected_ops(truth), ring_drops(prom)
+    if dropped:  # a loaded machine: Prometheus must then say what the file says
+        with open(os.path.join(prom, os.listdir(prom)[0])) as f:
+            exp = prom_ops(parse_prom(f.read()))
+        print("note: %d events were dropped (full rings: the machine is loaded); checking against the file" % dropped)
     procs = []
     try:
         ne_port, prom_port = free_port(), free_port()
@@ -321,7 +337,7 @@ def check_otlp(work, protocol, gzip):
               "OTEL_EXPORTER_OTLP_HEADERS not sent: %s" % h)
     last = reqs[-1]["decoded"]
     got, metrics = otlp_ops(last)
-    compare_ops(got, expected_ops(truth), "the last OTLP request")
+    compare_ops(got, expected_ops(truth), "the last OTLP request", ring_drops(prom))
     units = {"ncclscope.ops": "{op}", "ncclscope.bytes": "By", "ncclscope.op.duration": "s",
              "ncclscope.gpu.clock.error": "s", "ncclscope.algbw": "By/s"}
     for name, unit in units.items():
