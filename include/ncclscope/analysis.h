@@ -57,7 +57,7 @@ typedef struct ns_op_result ns_op_result;
 typedef struct ns_window ns_window;
 
 typedef struct {
-  double window_sec;        /* NCCLSCOPE_WINDOW_SEC, default 5; <= 0: no time limit */
+  double window_sec;        /* NCCLSCOPE_WINDOW_SEC, default 10; <= 0: no time limit */
   uint64_t window_ops;      /* close after this many operations started; 0 = no limit */
   uint64_t grace_ns;        /* an op is final this long after its last child stopped (20 ms) */
   uint64_t max_age_ns;      /* in-flight state older than this is finalized / evicted (10 s) */
@@ -259,11 +259,45 @@ typedef struct {
 } ns_link_stats;
 
 /* ---- windows ---- */
+/* Size buckets are powers of 4 (1, 4, 16, ... bytes): ns_size_bucket(1000) = 256. */
+uint64_t ns_size_bucket(uint64_t bytes); /* 0 for 0 */
+
+/* The op time histogram of a window: NS_HIST_BOUNDS upper bounds, 8 us * 4^i
+ * (8 us .. 2.1 s), and one bucket above the last. Powers of 4 keep the
+ * series count low (docs/metrics.md, "Series budget"); p50/p99 are
+ * interpolated within a bucket by whoever reads the histogram. */
+#define NS_HIST_BOUNDS 10
+uint64_t ns_hist_bound_ns(unsigned i); /* i < NS_HIST_BOUNDS */
+unsigned ns_hist_index(uint64_t dur_ns); /* 0 .. NS_HIST_BOUNDS: the first bound >= dur_ns */
+
+/* Every op of one (communicator, function) that started in a window. */
+typedef struct {
+  uint32_t comm;
+  int func;             /* NS_FUNC_*: Send/Recv ops are P2P (type), the rest collectives */
+  uint8_t type;         /* NS_EV_COLL or NS_EV_P2P */
+  uint64_t ops, bytes;  /* every op, batched or not, with or without a duration */
+  uint64_t incomplete;  /* ops flagged NS_OPF_INCOMPLETE (never stopped, or a child never stopped) */
+  uint64_t timed;       /* ops with a duration (basis != NONE): the histogram's count */
+  uint64_t hist[NS_HIST_BOUNDS + 1]; /* per bucket (not cumulative) */
+  uint64_t dur_ns_sum;  /* of the timed ops */
+} ns_func_stats;
+
+/* Cross-rank arrival among the ranks of one communicator that live in this
+ * process (lateness.c): for every collective (func, seq) that all of them
+ * reached, each rank's lateness = its arrival - the earliest arrival. A
+ * process with one rank of a communicator has nothing to compare. */
+typedef struct {
+  uint32_t comm;         /* the rank's comm serial */
+  uint64_t compared;     /* collectives of this window compared across the local ranks */
+  uint64_t last;         /* ... in which this rank arrived last (ties: none) */
+  uint64_t lateness_ns_sum, lateness_ns_max; /* this rank's lateness over them */
+} ns_lateness_stats;
+
 typedef struct {
   uint32_t comm;
   int func;
   char func_name[24], algo[24], proto[24], dtype[24];
-  uint64_t size_bucket;   /* bytes rounded down to a power of two (0 for 0) */
+  uint64_t size_bucket;   /* ns_size_bucket(bytes): a power of 4 (0 for 0) */
   uint32_t batch_ops;     /* ops per kernel batch: a batch counts once, with its bytes and time; 0: not batched */
   uint64_t count, bytes;
   double p50_us, p90_us, p99_us, max_us, mean_us;
@@ -279,6 +313,10 @@ struct ns_window {
   const ns_bucket_stats* buckets;
   size_t n_links;
   const ns_link_stats* links;
+  size_t n_funcs;
+  const ns_func_stats* funcs;
+  size_t n_lateness;
+  const ns_lateness_stats* lateness;
 };
 
 /* ---- summary (merges any number of analyses; one per process) ---- */

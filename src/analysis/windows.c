@@ -149,15 +149,63 @@ void ns_aggr_link_merge(ns_aggr* dst, const ns_link_acc* src) {
   if (d) ns_linkacc_merge(&d->acc, &src->acc);
 }
 
+static ns_func_stats* func_for(ns_aggr* g, uint32_t comm, int func, uint8_t type) {
+  for (size_t i = 0; i < g->nf; i++)
+    if (g->f[i].comm == comm && g->f[i].func == func && g->f[i].type == type) return &g->f[i];
+  if (g->nf == g->capf) {
+    size_t nc = g->capf ? g->capf * 2 : 8;
+    ns_func_stats* nf = realloc(g->f, nc * sizeof *nf);
+    if (!nf) return NULL;
+    g->f = nf;
+    g->capf = nc;
+  }
+  ns_func_stats* f = &g->f[g->nf++];
+  memset(f, 0, sizeof *f);
+  f->comm = comm;
+  f->func = func;
+  f->type = type;
+  return f;
+}
+
+ns_lateness_stats* ns_aggr_lateness(ns_aggr* g, uint32_t comm) {
+  for (size_t i = 0; i < g->nlate; i++)
+    if (g->late[i].comm == comm) return &g->late[i];
+  if (g->nlate == g->caplate) {
+    size_t nc = g->caplate ? g->caplate * 2 : 4;
+    ns_lateness_stats* nl = realloc(g->late, nc * sizeof *nl);
+    if (!nl) return NULL;
+    g->late = nl;
+    g->caplate = nc;
+  }
+  ns_lateness_stats* l = &g->late[g->nlate++];
+  memset(l, 0, sizeof *l);
+  l->comm = comm;
+  return l;
+}
+
 void ns_aggr_free(ns_aggr* g) {
   for (size_t i = 0; i < g->nb; i++) ns_pct_free(&g->b[i].pct);
   for (size_t i = 0; i < g->nl; i++) ns_linkacc_free(&g->l[i].acc);
   free(g->b);
   free(g->l);
+  free(g->f);
+  free(g->late);
   memset(g, 0, sizeof *g);
 }
 
-static uint64_t pow2_floor(uint64_t v) { return v ? 1ull << (63 - __builtin_clzll(v)) : 0; }
+uint64_t ns_size_bucket(uint64_t bytes) {
+  if (!bytes) return 0;
+  unsigned log2 = 63u - (unsigned)__builtin_clzll(bytes);
+  return 1ull << (log2 & ~1u);
+}
+
+uint64_t ns_hist_bound_ns(unsigned i) { return 8000ull << (2 * i); }
+
+unsigned ns_hist_index(uint64_t dur_ns) {
+  unsigned i = 0;
+  while (i < NS_HIST_BOUNDS && dur_ns > ns_hist_bound_ns(i)) i++;
+  return i;
+}
 
 static void copy_name(char* dst, const char* src) {
   snprintf(dst, NS_STR_LEN, "%s", src ? src : "");
@@ -212,11 +260,17 @@ static void row_add(ns_analysis* a, const ns_op_result* r) {
   if (r->basis > row->basis_max) row->basis_max = r->basis;
 }
 
+ns_win* ns_win_for(ns_analysis* a, uint64_t window) {
+  ns_win* w = find_window(a, window);
+  if (!w && a->nwins) w = &a->wins[a->nwins - 1]; /* its window was force-closed */
+  return w;
+}
+
 /* One call into its window's bucket and the summary row. */
 static void aggregate(ns_analysis* a, ns_win* w, const ns_op_result* r) {
   if (!w && a->nwins) w = &a->wins[a->nwins - 1]; /* its window was force-closed */
   if (w) {
-    ns_bucket_acc* b = bucket_for(&w->ag, r, pow2_floor(r->bytes));
+    ns_bucket_acc* b = bucket_for(&w->ag, r, ns_size_bucket(r->bytes));
     if (b) {
       b->count++;
       b->bytes += r->bytes;
@@ -227,8 +281,24 @@ static void aggregate(ns_analysis* a, ns_win* w, const ns_op_result* r) {
   row_add(a, r);
 }
 
+/* Every op, batched or not, timed or not: counts, bytes and the time histogram. */
+static void count_op(ns_win* w, const ns_op_result* r) {
+  ns_func_stats* f = w ? func_for(&w->ag, r->comm, r->func, r->type) : NULL;
+  if (!f) return;
+  f->ops++;
+  f->bytes += r->bytes;
+  if (r->flags & NS_OPF_INCOMPLETE) f->incomplete++;
+  if (r->basis != NS_BASIS_NONE) {
+    f->timed++;
+    f->hist[ns_hist_index(r->dur_ns)]++;
+    f->dur_ns_sum += r->dur_ns;
+  }
+}
+
 void ns_win_op_done(ns_analysis* a, const ns_op_result* r) {
   ns_win* w = find_window(a, r->window);
+  count_op(ns_win_for(a, r->window), r);
+  ns_late_op(a, r); /* before the op leaves its window: the window is still open */
   if (w && w->inflight > 0) w->inflight--;
   /* a batched op counts in its batch's call (ns_win_batch_done), not on its own */
   if (r->basis != NS_BASIS_NONE && !(r->flags & NS_OPF_BATCHED)) aggregate(a, w, r);
@@ -291,6 +361,10 @@ static void publish(ns_analysis* a, ns_win* w) {
   pub.buckets = bs;
   pub.n_links = ls ? w->ag.nl : 0;
   pub.links = ls;
+  pub.n_funcs = w->ag.nf;
+  pub.funcs = w->ag.f;
+  pub.n_lateness = w->ag.nlate;
+  pub.lateness = w->ag.late;
   if (a->cfg.on_window) a->cfg.on_window(a->cfg.user, &pub);
   free(bs);
   free(ls);
@@ -307,6 +381,7 @@ static void close_window(ns_analysis* a, size_t i) {
 }
 
 void ns_win_scan(ns_analysis* a, int flush) {
+  ns_late_scan(a, flush);
   for (size_t i = 0; i < a->nwins;) {
     ns_win* w = &a->wins[i];
     int newest = i + 1 == a->nwins;
