@@ -382,18 +382,18 @@ static void close_window(ns_analysis* a, size_t i) {
 
 void ns_win_scan(ns_analysis* a, int flush) {
   ns_late_scan(a, flush);
-  for (size_t i = 0; i < a->nwins;) {
-    ns_win* w = &a->wins[i];
-    int newest = i + 1 == a->nwins;
+  /* Windows are published in the order they opened (windows.jsonl, the
+   * cumulative metrics): the oldest closes first, and a later window waits
+   * for it, max_age_ns at most. */
+  while (a->nwins) {
+    ns_win* w = &a->wins[0];
+    int newest = a->nwins == 1;
     uint64_t end = w->end_ns;
-    if (!newest && a->wins[i + 1].start_ns < end) end = a->wins[i + 1].start_ns; /* count-closed */
+    if (!newest && a->wins[1].start_ns < end) end = a->wins[1].start_ns; /* count-closed */
     int ended = end != UINT64_MAX && a->now >= end + a->cfg.grace_ns;
     if (!newest && end == UINT64_MAX) ended = 1;
     int forced = end != UINT64_MAX && a->now > end + a->cfg.max_age_ns;
-    if (flush || forced || (ended && w->inflight == 0)) {
-      close_window(a, i);
-      continue;
-    }
-    i++;
+    if (!flush && !forced && !(ended && w->inflight == 0)) break;
+    close_window(a, 0);
   }
 }
