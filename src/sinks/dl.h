@@ -9,7 +9,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sinks/sbuf.h"
+#include "sinks/json_text.h"
+
+/* ---- dl.c: loading a library and its symbols ---- */
+typedef struct {
+  const char* name;
+  size_t offset; /* of the function pointer in the handle struct */
+} ns_dl_sym;
+/* dlopens soname, callocs a handle struct of `size` bytes whose first member
+ * is the library (void*), and stores each symbol's address at its offset.
+ * NULL (and why: the library missing, or the symbols it lacks) when it cannot;
+ * nothing stays loaded then. ns_dl_unload undoes it. */
+void* ns_dl_load(const char* soname, size_t size, const ns_dl_sym* syms, size_t nsyms, char* why, size_t whylen);
+void ns_dl_unload(void* handle);
 
 /* ---- http.c: one POST through libcurl ---- */
 typedef struct ns_http ns_http;
@@ -28,6 +40,6 @@ typedef struct ns_gzip ns_gzip;
 ns_gzip* ns_gzip_open(char* why, size_t whylen);
 void ns_gzip_close(ns_gzip* z);
 /* in -> out (reset first) as a gzip member. 0, or -1. */
-int ns_gzip_compress(ns_gzip* z, const uint8_t* in, size_t len, ns_sbuf* out);
+int ns_gzip_compress(ns_gzip* z, const uint8_t* in, size_t len, ns_buf* out);
 
 #endif

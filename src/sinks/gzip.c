@@ -1,9 +1,7 @@
 /* ncclscope sinks: gzip through zlib, loaded at run time (dl.h). OTLP
  * sender thread only. zlib's z_stream layout and deflateInit2_ are its
  * stable ABI (zlib.h, 1.2+); windowBits 15 + 16 asks for a gzip wrapper. */
-#include <dlfcn.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "sinks/dl.h"
@@ -27,7 +25,7 @@ typedef struct {
 enum { Z_OK_ = 0, Z_STREAM_END_ = 1, Z_FINISH_ = 4, Z_DEFLATED_ = 8, Z_DEFAULT_STRATEGY_ = 0 };
 
 struct ns_gzip {
-  void* lib;
+  void* lib; /* first: ns_dl_load */
   const char* (*version)(void);
   int (*init2)(z_stream_abi*, int, int, int, int, int, const char*, int);
   int (*deflate)(z_stream_abi*, int);
@@ -36,45 +34,24 @@ struct ns_gzip {
 };
 
 ns_gzip* ns_gzip_open(char* why, size_t whylen) {
-  void* lib = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    snprintf(why, whylen, "libz.so.1 cannot be loaded (%s)", dlerror());
-    return NULL;
-  }
-  ns_gzip* z = calloc(1, sizeof *z);
-  if (!z) {
-    dlclose(lib);
-    snprintf(why, whylen, "out of memory");
-    return NULL;
-  }
-  z->lib = lib;
-  *(void**)&z->version = dlsym(lib, "zlibVersion");
-  *(void**)&z->init2 = dlsym(lib, "deflateInit2_");
-  *(void**)&z->deflate = dlsym(lib, "deflate");
-  *(void**)&z->end = dlsym(lib, "deflateEnd");
-  *(void**)&z->bound = dlsym(lib, "deflateBound");
-  if (!z->version || !z->init2 || !z->deflate || !z->end || !z->bound) {
-    snprintf(why, whylen, "libz.so.1 lacks deflateInit2_, deflate, deflateEnd or deflateBound");
-    ns_gzip_close(z);
-    return NULL;
-  }
-  return z;
+  static const ns_dl_sym syms[] = {{"zlibVersion", offsetof(ns_gzip, version)},
+                                   {"deflateInit2_", offsetof(ns_gzip, init2)},
+                                   {"deflate", offsetof(ns_gzip, deflate)},
+                                   {"deflateEnd", offsetof(ns_gzip, end)},
+                                   {"deflateBound", offsetof(ns_gzip, bound)}};
+  return ns_dl_load("libz.so.1", sizeof(ns_gzip), syms, sizeof syms / sizeof syms[0], why, whylen);
 }
 
-void ns_gzip_close(ns_gzip* z) {
-  if (!z) return;
-  dlclose(z->lib);
-  free(z);
-}
+void ns_gzip_close(ns_gzip* z) { ns_dl_unload(z); }
 
-int ns_gzip_compress(ns_gzip* z, const uint8_t* in, size_t len, ns_sbuf* out) {
+int ns_gzip_compress(ns_gzip* z, const uint8_t* in, size_t len, ns_buf* out) {
   z_stream_abi s;
   memset(&s, 0, sizeof s);
-  ns_sbuf_reset(out);
+  ns_buf_reset(out);
   if (len > 0xFFFFFFFFu) return -1;
   if (z->init2(&s, 6, Z_DEFLATED_, 15 + 16, 8, Z_DEFAULT_STRATEGY_, z->version(), (int)sizeof s) != Z_OK_) return -1;
   unsigned long cap = z->bound(&s, (unsigned long)len) + 32; /* + the gzip header and trailer */
-  if (ns_sbuf_reserve(out, cap) != 0) {
+  if (ns_buf_reserve(out, cap) != 0) {
     z->end(&s);
     return -1;
   }

@@ -3,8 +3,8 @@
  * curl_easy_* and curl_slist_*, and option numbers that never change
  * (curl.h: CURLOPTTYPE_LONG + n, OBJECTPOINT 10000 + n, FUNCTIONPOINT
  * 20000 + n). */
-#include <dlfcn.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +22,7 @@ enum {
 
 struct curl_slist;
 struct ns_http {
-  void* lib;
+  void* lib; /* first: ns_dl_load */
   void* (*easy_init)(void);
   int (*easy_setopt)(void*, int, ...);
   int (*easy_perform)(void*);
@@ -35,30 +35,14 @@ struct ns_http {
 };
 
 ns_http* ns_http_open(char* why, size_t whylen) {
-  void* lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    snprintf(why, whylen, "libcurl.so.4 cannot be loaded (%s)", dlerror());
-    return NULL;
-  }
-  ns_http* h = calloc(1, sizeof *h);
-  if (!h) {
-    dlclose(lib);
-    snprintf(why, whylen, "out of memory");
-    return NULL;
-  }
-  h->lib = lib;
-  /* POSIX: a void* from dlsym converts to a function pointer */
-  *(void**)&h->easy_init = dlsym(lib, "curl_easy_init");
-  *(void**)&h->easy_setopt = dlsym(lib, "curl_easy_setopt");
-  *(void**)&h->easy_perform = dlsym(lib, "curl_easy_perform");
-  *(void**)&h->easy_getinfo = dlsym(lib, "curl_easy_getinfo");
-  *(void**)&h->easy_cleanup = dlsym(lib, "curl_easy_cleanup");
-  *(void**)&h->easy_strerror = dlsym(lib, "curl_easy_strerror");
-  *(void**)&h->slist_append = dlsym(lib, "curl_slist_append");
-  *(void**)&h->slist_free_all = dlsym(lib, "curl_slist_free_all");
-  if (!h->easy_init || !h->easy_setopt || !h->easy_perform || !h->easy_getinfo || !h->easy_cleanup ||
-      !h->easy_strerror || !h->slist_append || !h->slist_free_all || !(h->easy = h->easy_init())) {
-    snprintf(why, whylen, "libcurl.so.4 lacks curl_easy_* or curl_slist_*, or curl_easy_init failed");
+  static const ns_dl_sym syms[] = {
+      {"curl_easy_init", offsetof(ns_http, easy_init)},         {"curl_easy_setopt", offsetof(ns_http, easy_setopt)},
+      {"curl_easy_perform", offsetof(ns_http, easy_perform)},   {"curl_easy_getinfo", offsetof(ns_http, easy_getinfo)},
+      {"curl_easy_cleanup", offsetof(ns_http, easy_cleanup)},   {"curl_easy_strerror", offsetof(ns_http, easy_strerror)},
+      {"curl_slist_append", offsetof(ns_http, slist_append)},   {"curl_slist_free_all", offsetof(ns_http, slist_free_all)}};
+  ns_http* h = ns_dl_load("libcurl.so.4", sizeof(ns_http), syms, sizeof syms / sizeof syms[0], why, whylen);
+  if (h && !(h->easy = h->easy_init())) {
+    snprintf(why, whylen, "curl_easy_init failed");
     ns_http_close(h);
     return NULL;
   }
@@ -66,10 +50,8 @@ ns_http* ns_http_open(char* why, size_t whylen) {
 }
 
 void ns_http_close(ns_http* h) {
-  if (!h) return;
-  if (h->easy) h->easy_cleanup(h->easy);
-  dlclose(h->lib);
-  free(h);
+  if (h && h->easy) h->easy_cleanup(h->easy);
+  ns_dl_unload(h);
 }
 
 static size_t discard(char* p, size_t size, size_t n, void* user) {

@@ -4,7 +4,7 @@
 #define NCCLSCOPE_SINKS_OUTPUTS_H
 
 #include "sinks/metrics.h"
-#include "sinks/sbuf.h"
+#include "sinks/json_text.h"
 
 /* Process-wide facts every output names (resource attributes, labels). */
 typedef struct {
@@ -22,15 +22,15 @@ typedef struct {
 
 /* prom.c: the Prometheus text exposition format 0.0.4 for node_exporter's
  * textfile collector (no timestamps: the collector refuses them). */
-void ns_prom_write(const ns_metrics* m, const ns_mprocess* p, ns_sbuf* out);
+void ns_prom_write(const ns_metrics* m, const ns_mprocess* p, ns_buf* out);
 
 /* jsonl.c: one windows.jsonl line (with its newline). */
-void ns_jsonl_window(const ns_metrics* m, const ns_mprocess* p, ns_sbuf* out);
+void ns_jsonl_window(const ns_metrics* m, const ns_mprocess* p, ns_buf* out);
 
 /* otlp_json.c / otlp_proto.c: an ExportMetricsServiceRequest (OTLP/HTTP
  * http/json, http/protobuf): one ResourceMetrics per resource. */
-void ns_otlp_json(const ns_metrics* m, const ns_mprocess* p, ns_sbuf* out);
-void ns_otlp_proto(const ns_metrics* m, const ns_mprocess* p, ns_sbuf* out);
+void ns_otlp_json(const ns_metrics* m, const ns_mprocess* p, ns_buf* out);
+void ns_otlp_proto(const ns_metrics* m, const ns_mprocess* p, ns_buf* out);
 
 /* otlp_resource.c: the resource attributes of resource i, in order, as
  * key / string or integer value (the encoders' common source). */

@@ -13,36 +13,36 @@
 
 #include "sinks/outputs.h"
 
-static void value(ns_sbuf* b, double v) {
-  if (isnan(v)) ns_sbuf_str(b, "NaN");
-  else if (isinf(v)) ns_sbuf_str(b, v > 0 ? "+Inf" : "-Inf");
-  else ns_sbuf_json_double(b, v);
+static void value(ns_buf* b, double v) {
+  if (isnan(v)) ns_buf_str(b, "NaN");
+  else if (isinf(v)) ns_buf_str(b, v > 0 ? "+Inf" : "-Inf");
+  else ns_buf_json_double(b, v);
 }
 
 /* A label value: backslash, double quote and newline escaped. */
-static void label_value(ns_sbuf* b, const char* s) {
+static void label_value(ns_buf* b, const char* s) {
   for (; *s; s++) {
-    if (*s == '\\') ns_sbuf_str(b, "\\\\");
-    else if (*s == '"') ns_sbuf_str(b, "\\\"");
-    else if (*s == '\n') ns_sbuf_str(b, "\\n");
-    else ns_sbuf_put(b, s, 1);
+    if (*s == '\\') ns_buf_str(b, "\\\\");
+    else if (*s == '"') ns_buf_str(b, "\\\"");
+    else if (*s == '\n') ns_buf_str(b, "\\n");
+    else ns_buf_put(b, s, 1);
   }
 }
 
-static void label(ns_sbuf* b, int* first, const char* k, const char* v) {
-  ns_sbuf_str(b, *first ? "{" : ",");
+static void label(ns_buf* b, int* first, const char* k, const char* v) {
+  ns_buf_str(b, *first ? "{" : ",");
   *first = 0;
-  ns_sbuf_str(b, k);
-  ns_sbuf_str(b, "=\"");
+  ns_buf_str(b, k);
+  ns_buf_str(b, "=\"");
   label_value(b, v);
-  ns_sbuf_str(b, "\"");
+  ns_buf_str(b, "\"");
 }
 
 /* name{labels[,le="x"]} value */
-static void sample(ns_sbuf* b, const ns_metrics* m, const char* name, const char* suffix, const ns_mpoint* p,
+static void sample(ns_buf* b, const ns_metrics* m, const char* name, const char* suffix, const ns_mpoint* p,
                    const char* le, double v) {
-  ns_sbuf_str(b, name);
-  ns_sbuf_str(b, suffix);
+  ns_buf_str(b, name);
+  ns_buf_str(b, suffix);
   int first = 1;
   const ns_mres* r = ns_metrics_res(m, p->res);
   if (p->res == 0) {
@@ -53,19 +53,19 @@ static void sample(ns_sbuf* b, const ns_metrics* m, const char* name, const char
   }
   for (unsigned k = 0; k < p->nlabels; k++) label(b, &first, p->labels[k].key, p->labels[k].val);
   if (le) label(b, &first, "le", le);
-  if (!first) ns_sbuf_str(b, "}");
-  ns_sbuf_str(b, " ");
+  if (!first) ns_buf_str(b, "}");
+  ns_buf_str(b, " ");
   value(b, v);
-  ns_sbuf_str(b, "\n");
+  ns_buf_str(b, "\n");
 }
 
-void ns_prom_write(const ns_metrics* m, const ns_mprocess* proc, ns_sbuf* out) {
+void ns_prom_write(const ns_metrics* m, const ns_mprocess* proc, ns_buf* out) {
   (void)proc;
   static const char* const type[] = {"counter", "gauge", "histogram"};
   for (size_t f = 0; f < ns_metrics_nfamilies(m); f++) {
     const ns_mfamily* fam = ns_metrics_family(m, f);
     if (!fam->n) continue;
-    ns_sbuf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", fam->d->prom, fam->d->help, fam->d->prom,
+    ns_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", fam->d->prom, fam->d->help, fam->d->prom,
                    type[fam->d->kind]);
     for (size_t i = 0; i < fam->n; i++) {
       const ns_mpoint* p = &fam->p[i];

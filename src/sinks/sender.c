@@ -33,10 +33,10 @@ struct ns_sender {
   pthread_t thread;
   pthread_mutex_t lock;
   pthread_cond_t cond;
-  ns_sbuf next; /* lock */
+  ns_buf next; /* lock */
   int has_next; /* lock */
   int stop;     /* lock */
-  ns_sbuf cur, zbuf;
+  ns_buf cur, zbuf;
   _Atomic int abort;
   _Atomic uint64_t ok, failed, dropped;
   int failing;            /* sender thread: in an episode of failures */
@@ -122,10 +122,10 @@ static void* sender_main(void* arg) {
   for (;;) {
     while (!s->stop && !s->has_next) pthread_cond_wait(&s->cond, &s->lock);
     if (!s->has_next) break; /* stopping, nothing left */
-    ns_sbuf t = s->cur;       /* take the waiting payload; its old buffer becomes the spare */
+    ns_buf t = s->cur;       /* take the waiting payload; its old buffer becomes the spare */
     s->cur = s->next;
     s->next = t;
-    ns_sbuf_reset(&s->next);
+    ns_buf_reset(&s->next);
     s->has_next = 0;
     pthread_mutex_unlock(&s->lock);
     send_cur(s);
@@ -143,6 +143,9 @@ ns_sender* ns_sender_start(const ns_sender_config* cfg) {
     return NULL;
   }
   s->cfg = *cfg;
+  ns_sink_buf_bound(&s->next);
+  ns_sink_buf_bound(&s->cur);
+  ns_sink_buf_bound(&s->zbuf);
   snprintf(s->url, sizeof s->url, "%s", cfg->url);
   s->http = ns_http_open(why, sizeof why);
   if (!s->http) {
@@ -185,14 +188,14 @@ ns_sender* ns_sender_start(const ns_sender_config* cfg) {
   return s;
 }
 
-void ns_sender_submit(ns_sender* s, ns_sbuf* payload) {
+void ns_sender_submit(ns_sender* s, ns_buf* payload) {
   if (!s || payload->failed) return;
   pthread_mutex_lock(&s->lock);
   if (s->has_next) bump(&s->dropped); /* never sent: the newer window has everything it had */
-  ns_sbuf t = s->next;
+  ns_buf t = s->next;
   s->next = *payload;
   *payload = t;
-  ns_sbuf_reset(payload);
+  ns_buf_reset(payload);
   s->has_next = 1;
   pthread_cond_signal(&s->cond);
   pthread_mutex_unlock(&s->lock);
@@ -227,8 +230,8 @@ joined:
   pthread_mutex_destroy(&s->lock);
   ns_gzip_close(s->gz);
   ns_http_close(s->http);
-  ns_sbuf_free(&s->next);
-  ns_sbuf_free(&s->cur);
-  ns_sbuf_free(&s->zbuf);
+  ns_buf_free(&s->next);
+  ns_buf_free(&s->cur);
+  ns_buf_free(&s->zbuf);
   free(s);
 }

@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#include "sinks/sbuf.h"
+#include "sinks/json_text.h"
 
 #define NS_OTLP_RETRIES 3
 #define NS_OTLP_FINAL_MS 1000
@@ -42,7 +42,7 @@ typedef struct ns_sender ns_sender;
 ns_sender* ns_sender_start(const ns_sender_config* cfg);
 /* Hands the payload over (swapped with an empty buffer: *payload comes back
  * empty, its memory reused). Never blocks on the network. */
-void ns_sender_submit(ns_sender* s, ns_sbuf* payload);
+void ns_sender_submit(ns_sender* s, ns_buf* payload);
 /* Requests that got a 2xx, failed attempts, payloads given up. */
 void ns_sender_stats(ns_sender* s, uint64_t* ok, uint64_t* failed, uint64_t* dropped);
 /* Sends what is waiting (bounded, see above), joins, frees. */

@@ -22,7 +22,7 @@
 #include "log/log.h"
 #include "sinks/metrics.h"
 #include "sinks/outputs.h"
-#include "sinks/sbuf.h"
+#include "sinks/json_text.h"
 #include "sinks/sender.h"
 #include "util/safefile.h"
 #include "writer/writer.h"
@@ -35,7 +35,7 @@ static struct {
   ns_mprocess proc;
   char job[64];
   int64_t unix_minus_trace; /* wall clock - trace clock (ns) */
-  ns_sbuf lines;            /* windows.jsonl lines not written yet */
+  ns_buf lines;             /* windows.jsonl lines not written yet */
   int pending;              /* windows folded since the last flush */
   int jsonl_fd;             /* -1: none */
   char jsonl_name[NAME_MAX + 1];
@@ -44,9 +44,9 @@ static struct {
   char prom_name[NAME_MAX + 1];
   int prom_failing;
   ns_sender* otlp;          /* NULL: no OTLP */
-  ns_sbuf payload;          /* the OTLP request being encoded (handed to the sender) */
+  ns_buf payload;           /* the OTLP request being encoded (handed to the sender) */
   ns_analysis* a;           /* during ns_mout_window only */
-} M = {.jsonl_fd = -1, .prom_dirfd = -1};
+} M = {.jsonl_fd = -1, .prom_dirfd = -1, .lines = {.limit = NS_SINK_BUF_LIMIT}, .payload = {.limit = NS_SINK_BUF_LIMIT}};
 
 static int local_rank(void) {
   static const char* const vars[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"};
@@ -188,12 +188,12 @@ static void write_jsonl(void) {
     done += (size_t)k;
   }
   if (done == M.lines.len) M.jsonl_failed = 0;
-  ns_sbuf_reset(&M.lines);
+  ns_buf_reset(&M.lines);
 }
 
 static void write_prom(void) {
   if (M.prom_dirfd < 0) return;
-  ns_sbuf text = {0};
+  ns_buf text = {.limit = NS_SINK_BUF_LIMIT};
   ns_prom_write(M.m, &M.proc, &text);
   char why[PATH_MAX + 200];
   ns_out o;
@@ -209,7 +209,7 @@ static void write_prom(void) {
       rc = ns_out_commit(&o, why, sizeof why);
     }
   }
-  ns_sbuf_free(&text);
+  ns_buf_free(&text);
   if (rc != 0 && !M.prom_failing)
     ns_log_warn("cannot replace %s in NCCLSCOPE_PROM_DIR=%s (%s); the file keeps the last window written",
                 M.prom_name, ns_sess.cfg.prom_dir, why);
@@ -224,7 +224,7 @@ void ns_mout_flush(void) {
   write_jsonl();
   write_prom();
   if (M.otlp) {
-    ns_sbuf_reset(&M.payload);
+    ns_buf_reset(&M.payload);
     if (ns_sess.cfg.otel.protocol == NS_OTLP_JSON) ns_otlp_json(M.m, &M.proc, &M.payload);
     else ns_otlp_proto(M.m, &M.proc, &M.payload);
     ns_sender_submit(M.otlp, &M.payload);
@@ -234,10 +234,10 @@ void ns_mout_flush(void) {
 void ns_mout_close(void) {
   ns_mout_flush();
   ns_sender_stop(M.otlp); /* joined here, on the writer thread, before the last finalize returns */
-  ns_sbuf_free(&M.payload);
+  ns_buf_free(&M.payload);
   if (M.jsonl_fd >= 0) close(M.jsonl_fd);
   if (M.prom_dirfd >= 0) close(M.prom_dirfd);
-  ns_sbuf_free(&M.lines);
+  ns_buf_free(&M.lines);
   ns_metrics_free(M.m);
   memset(&M, 0, sizeof M);
   M.jsonl_fd = M.prom_dirfd = -1;
