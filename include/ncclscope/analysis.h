@@ -73,6 +73,13 @@ typedef struct {
   uint64_t running_max_age_ns;
   size_t max_open; /* most running events; 0: no limit */
   size_t max_held; /* most held ops and unstarted entries; 0: no limit */
+  /* Keep what is known of every op for questions asked after the whole trace
+   * was seen: its batch (ns_analysis_batch_of: up to 2^21 ops, about 48 MB)
+   * and whether its pTimers were its own (ns_analysis_ptimers_own: id
+   * ranges, up to 1 MiB per communicator). The offline config (export) turns
+   * it on; the plugin never asks, and a long run would fill both for nothing
+   * (its RSS grew by tens of MB over minutes). Off: both answer "unknown". */
+  int keep_op_verdicts;
   /* Resolves the string ids of START records (func, dtype, algo, proto):
    * the writer's intern table, the reader's string table. NULL: none known.
    * The string must stay valid while the analysis exists. */
@@ -85,7 +92,8 @@ typedef struct {
 } ns_analysis_config;
 
 void ns_analysis_config_default(ns_analysis_config* cfg);
-/* The bounds `ncclscope export` uses: no age limit on running events, its caps. */
+/* The bounds `ncclscope export` uses: no age limit on running events, its caps;
+ * batches kept for ns_analysis_batch_of. */
 void ns_analysis_config_offline(ns_analysis_config* cfg);
 /* Fills cfg from NCCLSCOPE_WINDOW_SEC etc. on top of its current values. */
 void ns_analysis_config_from_env(ns_analysis_config* cfg);
@@ -196,9 +204,10 @@ int ns_analysis_gpu_to_cpu(ns_analysis* a, uint32_t comm, uint64_t ptimer, uint6
 /* Whether the KernelCh pTimers of op op_id (a Coll/P2p of comm) were judged
  * its own: 0 when they may be another work's (counter drift, ring overrun,
  * a time before its launch; docs/metrics.md) or when the op was never
- * judged. For tools that convert pTimers after the analysis saw the whole
- * trace (`ncclscope export`): a pTimer of an op that does not own it
- * converts into another work's time, and has no bound. */
+ * judged, or cfg.keep_op_verdicts is off. For tools that convert pTimers
+ * after the analysis saw the whole trace (`ncclscope export`): a pTimer of
+ * an op that does not own it converts into another work's time, and has no
+ * bound. */
 int ns_analysis_ptimers_own(ns_analysis* a, uint32_t comm, uint64_t op_id);
 
 /* The kernel batch op_id ran in, for tools that compute bandwidth after the

@@ -26,6 +26,7 @@ void ns_analysis_config_offline(ns_analysis_config* cfg) {
   cfg->running_max_age_ns = 0;
   cfg->max_open = NS_ASM_OPEN_MAX;
   cfg->max_held = NS_ASM_HELD_MAX;
+  cfg->keep_op_verdicts = 1;
 }
 
 void ns_analysis_config_from_env(ns_analysis_config* cfg) {

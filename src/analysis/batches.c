@@ -21,7 +21,7 @@
  * one batch end together, so they become final together), at most
  * NS_BATCH_OPEN at once (the oldest is closed first). Every other op is
  * published at once. Closed batches are remembered (op id -> batch, up to
- * NS_BATCH_KEEP ops) for ns_analysis_batch_of.
+ * NS_BATCH_KEEP ops) for ns_analysis_batch_of when cfg.keep_op_verdicts asks.
  * Runs on the thread that owns the ns_analysis.
  */
 #include <stdlib.h>
@@ -56,6 +56,7 @@ static int same_kind(ns_held_op* h, const ns_op_result* r) {
 }
 
 static void remember(ns_analysis* a, const ns_batch_open* b, const ns_batch_info* info) {
+  if (!a->cfg.keep_op_verdicts) return;
   if (a->batch_store_full) return;
   if (a->nbatches == a->capbatches) {
     size_t nc = a->capbatches ? a->capbatches * 2 : 64;
@@ -87,7 +88,7 @@ int ns_analysis_batch_of(ns_analysis* a, uint64_t op_id, ns_batch_info* out) {
     return 1;
   }
   memset(out, 0, sizeof *out);
-  return a->batch_store_full ? -1 : 0;
+  return a->batch_store_full || !a->cfg.keep_op_verdicts ? -1 : 0;
 }
 
 static void close_batch(ns_analysis* a, size_t i) {

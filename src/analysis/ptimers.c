@@ -34,8 +34,9 @@
  * The checks are per communicator: NCCL keeps the counters per channel of a
  * communicator. Judgments are kept as id ranges of the ops found to own
  * their pTimers, so that `ncclscope export` can ask about any op after its
- * first pass (ns_analysis_ptimers_own); an op never judged (its Coll/P2p
- * START was lost) does not own its pTimers.
+ * first pass (ns_analysis_ptimers_own; cfg.keep_op_verdicts, off in the
+ * plugin); an op never judged (its Coll/P2p START was lost) does not own
+ * its pTimers.
  * Runs on the thread that owns the ns_analysis.
  */
 #include <math.h>
@@ -219,7 +220,7 @@ int ns_pt_judge(ns_analysis* a, ns_comm_state* cs, const ns_event* op, uint64_t 
       until = (uint64_t)((double)t + err) + 1;
     if (launches_between(pt, from, until) >= NS_PT_OVERRUN_LAUNCHES) why = NS_PT_OVERRUN;
   }
-  record_verdict(pt, op->id, why == NS_PT_OWN);
+  if (a->cfg.keep_op_verdicts) record_verdict(pt, op->id, why == NS_PT_OWN);
   pt->verdicts[why]++;
   return why;
 }
