@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "analysis/internal.h"
+#include "util/array.h"
 
 #define NS_BATCH_OPEN 256
 #define NS_BATCH_KEEP (1u << 21) /* batched ops remembered for ns_analysis_batch_of (about 48 MB at most) */
@@ -58,16 +59,12 @@ static int same_kind(ns_held_op* h, const ns_op_result* r) {
 static void remember(ns_analysis* a, const ns_batch_open* b, const ns_batch_info* info) {
   if (!a->cfg.keep_op_verdicts) return;
   if (a->batch_store_full) return;
-  if (a->nbatches == a->capbatches) {
-    size_t nc = a->capbatches ? a->capbatches * 2 : 64;
-    ns_batch_info* n = realloc(a->batches, nc * sizeof *n);
-    if (!n) {
-      a->batch_store_full = 1;
-      return;
-    }
-    a->batches = n;
-    a->capbatches = nc;
+  ns_batch_info* grown = ns_array_room(a->batches, &a->capbatches, a->nbatches, sizeof *grown, 64);
+  if (!grown) {
+    a->batch_store_full = 1;
+    return;
   }
+  a->batches = grown;
   a->batches[a->nbatches] = *info;
   for (size_t i = 0; i < b->n; i++) {
     int inserted;
@@ -159,32 +156,22 @@ void ns_batch_op(ns_analysis* a, const ns_op_result* r, uint64_t plan, uint64_t 
   }
   if (!b) {
     if (a->nopen_batches == NS_BATCH_OPEN) close_batch(a, 0);
-    if (a->nopen_batches == a->capopen_batches) {
-      size_t nc = a->capopen_batches ? a->capopen_batches * 2 : 16;
-      ns_batch_open* n = realloc(a->open_batches, nc * sizeof *n);
-      if (!n) {
-        ns_an_publish(a, r);
-        return;
-      }
-      a->open_batches = n;
-      a->capopen_batches = nc;
-    }
-    b = &a->open_batches[a->nopen_batches++];
-    *b = (ns_batch_open){.comm = r->comm, .plan = plan, .p0 = p0, .p1 = p1};
-  }
-  if (b->n == b->cap) {
-    size_t nc = b->cap ? b->cap * 2 : 4;
-    ns_held_op* n = realloc(b->ops, nc * sizeof *n);
-    if (!n) { /* out of memory: the op goes out alone */
-      if (b->n == 0) {
-        a->nopen_batches--;
-      }
+    ns_batch_open* grown = ns_array_room(a->open_batches, &a->capopen_batches, a->nopen_batches, sizeof *grown, 16);
+    if (!grown) {
       ns_an_publish(a, r);
       return;
     }
-    b->ops = n;
-    b->cap = nc;
+    a->open_batches = grown;
+    b = &a->open_batches[a->nopen_batches++];
+    *b = (ns_batch_open){.comm = r->comm, .plan = plan, .p0 = p0, .p1 = p1};
   }
+  ns_held_op* ops = ns_array_room(b->ops, &b->cap, b->n, sizeof *ops, 4);
+  if (!ops) { /* out of memory: the op goes out alone */
+    if (b->n == 0) a->nopen_batches--;
+    ns_an_publish(a, r);
+    return;
+  }
+  b->ops = ops;
   ns_held_op* h = &b->ops[b->n++];
   h->r = *r;
   ns_an_copy_str(h->func, r->func_name);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "analysis/internal.h"
+#include "util/array.h"
 
 #define NS_LATE_OPEN 4096
 #define NS_LATE_RANKS 16 /* local ranks of one communicator compared; more: not compared */
@@ -92,13 +93,9 @@ void ns_late_op(ns_analysis* a, const ns_op_result* r) {
   } else {
     uint32_t want = local_ranks(a, r->comm_id);
     if (want < 2 || want > NS_LATE_RANKS || a->nlate_open >= NS_LATE_OPEN) return;
-    if (a->nlate_open == a->caplate_open) {
-      size_t nc = a->caplate_open ? a->caplate_open * 2 : 64;
-      struct ns_late_open* n = realloc(a->late_open, nc * sizeof *n);
-      if (!n) return;
-      a->late_open = n;
-      a->caplate_open = nc;
-    }
+    struct ns_late_open* grown = ns_array_room(a->late_open, &a->caplate_open, a->nlate_open, sizeof *grown, 64);
+    if (!grown) return;
+    a->late_open = grown;
     int inserted = 0;
     v = ns_idmap_put(&a->late_index, key, &inserted);
     if (!v) return;

@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "analysis/internal.h"
+#include "util/array.h"
 
 #define NS_PT_OVERRUN_LAUNCHES 32
 #define NS_PT_MAX_RANGES 65536u /* per communicator; beyond, further ops are not recorded as owning their pTimers */
@@ -132,14 +133,10 @@ static size_t range_after(const ns_pt_comm* pt, uint64_t id) {
 }
 
 static int range_insert(ns_pt_comm* pt, size_t at, uint64_t lo, uint64_t hi) {
-  if (pt->nown == pt->capown) {
-    if (pt->capown >= NS_PT_MAX_RANGES) return -1;
-    size_t nc = pt->capown ? pt->capown * 2 : 16;
-    ns_id_range* n = realloc(pt->own, nc * sizeof *n);
-    if (!n) return -1;
-    pt->own = n;
-    pt->capown = nc;
-  }
+  if (pt->nown >= NS_PT_MAX_RANGES) return -1;
+  ns_id_range* grown = ns_array_room(pt->own, &pt->capown, pt->nown, sizeof *grown, 16);
+  if (!grown) return -1;
+  pt->own = grown;
   memmove(pt->own + at + 1, pt->own + at, (pt->nown - at) * sizeof *pt->own);
   pt->own[at] = (ns_id_range){lo, hi};
   pt->nown++;

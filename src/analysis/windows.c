@@ -13,19 +13,16 @@
 #include <string.h>
 
 #include "analysis/internal.h"
+#include "util/array.h"
 
 static uint64_t win_ns(const ns_analysis* a) {
   return a->cfg.window_sec > 0 ? (uint64_t)(a->cfg.window_sec * 1e9) : 0;
 }
 
 static ns_win* new_window(ns_analysis* a, uint64_t start, uint64_t index) {
-  if (a->nwins == a->capwins) {
-    size_t nc = a->capwins ? a->capwins * 2 : 4;
-    ns_win* w = realloc(a->wins, nc * sizeof *w);
-    if (!w) return a->nwins ? &a->wins[a->nwins - 1] : NULL;
-    a->wins = w;
-    a->capwins = nc;
-  }
+  ns_win* grown = ns_array_room(a->wins, &a->capwins, a->nwins, sizeof *grown, 4);
+  if (!grown) return a->nwins ? &a->wins[a->nwins - 1] : NULL;
+  a->wins = grown;
   if (a->nwins) a->wins[a->nwins - 1].closing = 1;
   ns_win* w = &a->wins[a->nwins++];
   memset(w, 0, sizeof *w);
@@ -97,13 +94,9 @@ static ns_bucket_acc* bucket_for(ns_aggr* g, const ns_op_result* r, uint64_t sb)
         strcmp(k->func_name, r->func_name) == 0 && strcmp(k->algo, r->algo) == 0 && strcmp(k->proto, r->proto) == 0)
       return &g->b[i];
   }
-  if (g->nb == g->capb) {
-    size_t nc = g->capb ? g->capb * 2 : 8;
-    ns_bucket_acc* nb = realloc(g->b, nc * sizeof *nb);
-    if (!nb) return NULL;
-    g->b = nb;
-    g->capb = nc;
-  }
+  ns_bucket_acc* grown = ns_array_room(g->b, &g->capb, g->nb, sizeof *grown, 8);
+  if (!grown) return NULL;
+  g->b = grown;
   ns_bucket_acc* b = &g->b[g->nb++];
   memset(b, 0, sizeof *b);
   b->key.comm = r->comm;
@@ -126,13 +119,9 @@ static ns_link_acc* link_for(ns_aggr* g, const ns_link_stats* k) {
         x->channel == k->channel)
       return &g->l[i];
   }
-  if (g->nl == g->capl) {
-    size_t nc = g->capl ? g->capl * 2 : 8;
-    ns_link_acc* nl = realloc(g->l, nc * sizeof *nl);
-    if (!nl) return NULL;
-    g->l = nl;
-    g->capl = nc;
-  }
+  ns_link_acc* grown = ns_array_room(g->l, &g->capl, g->nl, sizeof *grown, 8);
+  if (!grown) return NULL;
+  g->l = grown;
   ns_link_acc* l = &g->l[g->nl++];
   memset(l, 0, sizeof *l);
   l->key.comm = k->comm;
@@ -152,13 +141,9 @@ void ns_aggr_link_merge(ns_aggr* dst, const ns_link_acc* src) {
 static ns_func_stats* func_for(ns_aggr* g, uint32_t comm, int func, uint8_t type) {
   for (size_t i = 0; i < g->nf; i++)
     if (g->f[i].comm == comm && g->f[i].func == func && g->f[i].type == type) return &g->f[i];
-  if (g->nf == g->capf) {
-    size_t nc = g->capf ? g->capf * 2 : 8;
-    ns_func_stats* nf = realloc(g->f, nc * sizeof *nf);
-    if (!nf) return NULL;
-    g->f = nf;
-    g->capf = nc;
-  }
+  ns_func_stats* grown = ns_array_room(g->f, &g->capf, g->nf, sizeof *grown, 8);
+  if (!grown) return NULL;
+  g->f = grown;
   ns_func_stats* f = &g->f[g->nf++];
   memset(f, 0, sizeof *f);
   f->comm = comm;
@@ -170,13 +155,9 @@ static ns_func_stats* func_for(ns_aggr* g, uint32_t comm, int func, uint8_t type
 ns_lateness_stats* ns_aggr_lateness(ns_aggr* g, uint32_t comm) {
   for (size_t i = 0; i < g->nlate; i++)
     if (g->late[i].comm == comm) return &g->late[i];
-  if (g->nlate == g->caplate) {
-    size_t nc = g->caplate ? g->caplate * 2 : 4;
-    ns_lateness_stats* nl = realloc(g->late, nc * sizeof *nl);
-    if (!nl) return NULL;
-    g->late = nl;
-    g->caplate = nc;
-  }
+  ns_lateness_stats* grown = ns_array_room(g->late, &g->caplate, g->nlate, sizeof *grown, 4);
+  if (!grown) return NULL;
+  g->late = grown;
   ns_lateness_stats* l = &g->late[g->nlate++];
   memset(l, 0, sizeof *l);
   l->comm = comm;
@@ -225,13 +206,9 @@ static void row_add(ns_analysis* a, const ns_op_result* r) {
     }
   }
   if (!row) {
-    if (a->nrows == a->caprows) {
-      size_t nc = a->caprows ? a->caprows * 2 : 16;
-      ns_row_acc* nr = realloc(a->rows, nc * sizeof *nr);
-      if (!nr) return;
-      a->rows = nr;
-      a->caprows = nc;
-    }
+    ns_row_acc* grown = ns_array_room(a->rows, &a->caprows, a->nrows, sizeof *grown, 16);
+    if (!grown) return;
+    a->rows = grown;
     row = &a->rows[a->nrows++];
     memset(row, 0, sizeof *row);
     row->func = r->func;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ncclscope/record.h"
+#include "util/array.h"
 
 /* The families, in the order they are exported and admitted (metrics.h). */
 enum {
@@ -162,13 +163,9 @@ static ns_mpoint* point(ns_metrics* m, int f, uint32_t res, unsigned nlabels, co
     m->refused += cost;
     return NULL;
   }
-  if (fam->n == fam->cap) {
-    size_t nc = fam->cap ? fam->cap * 2 : 8;
-    ns_mpoint* np = realloc(fam->p, nc * sizeof *np);
-    if (!np) return NULL;
-    fam->p = np;
-    fam->cap = nc;
-  }
+  ns_mpoint* grown = ns_array_room(fam->p, &fam->cap, fam->n, sizeof *grown, 8);
+  if (!grown) return NULL;
+  fam->p = grown;
   ns_mpoint* p = &fam->p[fam->n++];
   memset(p, 0, sizeof *p);
   p->res = res;
