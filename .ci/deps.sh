@@ -3,21 +3,30 @@
 # when it is missing (nothing is installed when everything is there):
 #   .ci/deps.sh        build + tests: cmake, gcc, make, python3, nm, pkg-config, json-c, zlib,
 #                      protoc (decodes `export --format perfetto` in tools.perfetto*)
-#   .ci/deps.sh --ci   also what .ci/sanitizers.sh uses: clang + libFuzzer, llvm-symbolizer, valgrind
+#   .ci/deps.sh --ci   also what .ci/sanitizers.sh uses: clang + libFuzzer, llvm-symbolizer, valgrind;
+#                      and what the metric tests drive (tests/sinks): promtool and prometheus
+#                      (prometheus), prometheus-node-exporter, libcurl4 and zlib (loaded by the
+#                      plugin at run time), node + npm and the OTLP decoder (tests/sinks/package.json)
 # Uses sudo when not run as root. The plugin itself links only libc, pthread,
 # libdl and libm; json-c is for ncclscope-sim --replay, zlib for the CLI's
 # compressed Perfetto output.
 set -euo pipefail
 declare -A package=([cmake]=cmake [gcc]=gcc [make]=make [python3]=python3 [nm]=binutils [pkg-config]=pkg-config
-                    [protoc]=protobuf-compiler [clang]=clang [llvm-symbolizer]=llvm [valgrind]=valgrind)
+                    [protoc]=protobuf-compiler [clang]=clang [llvm-symbolizer]=llvm [valgrind]=valgrind
+                    [promtool]=prometheus [prometheus]=prometheus [prometheus-node-exporter]=prometheus-node-exporter
+                    [node]=nodejs [npm]=npm)
 tools=(cmake gcc make python3 nm pkg-config protoc)
-[ "${1:-}" = --ci ] && tools+=(clang llvm-symbolizer valgrind)
+[ "${1:-}" = --ci ] && tools+=(clang llvm-symbolizer valgrind promtool prometheus prometheus-node-exporter node npm)
 missing=()
 for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("${package[$tool]}")
 done
 pkg-config --exists json-c 2>/dev/null || missing+=(libjson-c-dev)
 pkg-config --exists zlib 2>/dev/null || missing+=(zlib1g-dev)
+if [ "${1:-}" = --ci ]; then
+  ldconfig -p | grep -q 'libcurl\.so\.4 ' || missing+=(libcurl4)
+  ldconfig -p | grep -q 'libz\.so\.1 ' || missing+=(zlib1g)
+fi
 apt_updated=0
 install() {
   echo "deps: installing $*"
@@ -33,4 +42,10 @@ fi
 # libFuzzer's runtime is not a dependency of clang: libclang-rt-<major>-dev.
 if [ "${1:-}" = --ci ] && [ ! -f "$(clang -print-file-name="libclang_rt.fuzzer-$(uname -m).a")" ]; then
   install "libclang-rt-$(clang -dumpversion | cut -d. -f1)-dev"
+fi
+# The OTLP receiver's decoder, generated from opentelemetry-proto (npm, pinned by
+# tests/sinks/package-lock.json) into tests/sinks/node_modules (git-ignored).
+if [ "${1:-}" = --ci ] && [ ! -f tests/sinks/node_modules/@opentelemetry/otlp-transformer/build/src/generated/root.js ]; then
+  echo "deps: npm ci in tests/sinks"
+  (cd "$(dirname "$0")/../tests/sinks" && npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -57,7 +57,7 @@ typedef struct ns_op_result ns_op_result;
 typedef struct ns_window ns_window;
 
 typedef struct {
-  double window_sec;        /* NCCLSCOPE_WINDOW_SEC, default 5; <= 0: no time limit */
+  double window_sec;        /* NCCLSCOPE_WINDOW_SEC, default 10; <= 0: no time limit */
   uint64_t window_ops;      /* close after this many operations started; 0 = no limit */
   uint64_t grace_ns;        /* an op is final this long after its last child stopped (20 ms) */
   uint64_t max_age_ns;      /* in-flight state older than this is finalized / evicted (10 s) */
@@ -73,6 +73,13 @@ typedef struct {
   uint64_t running_max_age_ns;
   size_t max_open; /* most running events; 0: no limit */
   size_t max_held; /* most held ops and unstarted entries; 0: no limit */
+  /* Keep what is known of every op for questions asked after the whole trace
+   * was seen: its batch (ns_analysis_batch_of: up to 2^21 ops, about 48 MB)
+   * and whether its pTimers were its own (ns_analysis_ptimers_own: id
+   * ranges, up to 1 MiB per communicator). The offline config (export) turns
+   * it on; the plugin never asks, and a long run would fill both for nothing
+   * (its RSS grew by tens of MB over minutes). Off: both answer "unknown". */
+  int keep_op_verdicts;
   /* Resolves the string ids of START records (func, dtype, algo, proto):
    * the writer's intern table, the reader's string table. NULL: none known.
    * The string must stay valid while the analysis exists. */
@@ -85,7 +92,8 @@ typedef struct {
 } ns_analysis_config;
 
 void ns_analysis_config_default(ns_analysis_config* cfg);
-/* The bounds `ncclscope export` uses: no age limit on running events, its caps. */
+/* The bounds `ncclscope export` uses: no age limit on running events, its caps;
+ * batches kept for ns_analysis_batch_of. */
 void ns_analysis_config_offline(ns_analysis_config* cfg);
 /* Fills cfg from NCCLSCOPE_WINDOW_SEC etc. on top of its current values. */
 void ns_analysis_config_from_env(ns_analysis_config* cfg);
@@ -196,9 +204,10 @@ int ns_analysis_gpu_to_cpu(ns_analysis* a, uint32_t comm, uint64_t ptimer, uint6
 /* Whether the KernelCh pTimers of op op_id (a Coll/P2p of comm) were judged
  * its own: 0 when they may be another work's (counter drift, ring overrun,
  * a time before its launch; docs/metrics.md) or when the op was never
- * judged. For tools that convert pTimers after the analysis saw the whole
- * trace (`ncclscope export`): a pTimer of an op that does not own it
- * converts into another work's time, and has no bound. */
+ * judged, or cfg.keep_op_verdicts is off. For tools that convert pTimers
+ * after the analysis saw the whole trace (`ncclscope export`): a pTimer of
+ * an op that does not own it converts into another work's time, and has no
+ * bound. */
 int ns_analysis_ptimers_own(ns_analysis* a, uint32_t comm, uint64_t op_id);
 
 /* The kernel batch op_id ran in, for tools that compute bandwidth after the
@@ -259,11 +268,45 @@ typedef struct {
 } ns_link_stats;
 
 /* ---- windows ---- */
+/* Size buckets are powers of 4 (1, 4, 16, ... bytes): ns_size_bucket(1000) = 256. */
+uint64_t ns_size_bucket(uint64_t bytes); /* 0 for 0 */
+
+/* The op time histogram of a window: NS_HIST_BOUNDS upper bounds, 8 us * 4^i
+ * (8 us .. 2.1 s), and one bucket above the last. Powers of 4 keep the
+ * series count low (docs/metrics.md, "Series budget"); p50/p99 are
+ * interpolated within a bucket by whoever reads the histogram. */
+#define NS_HIST_BOUNDS 10
+uint64_t ns_hist_bound_ns(unsigned i); /* i < NS_HIST_BOUNDS */
+unsigned ns_hist_index(uint64_t dur_ns); /* 0 .. NS_HIST_BOUNDS: the first bound >= dur_ns */
+
+/* Every op of one (communicator, function) that started in a window. */
+typedef struct {
+  uint32_t comm;
+  int func;             /* NS_FUNC_*: Send/Recv ops are P2P (type), the rest collectives */
+  uint8_t type;         /* NS_EV_COLL or NS_EV_P2P */
+  uint64_t ops, bytes;  /* every op, batched or not, with or without a duration */
+  uint64_t incomplete;  /* ops flagged NS_OPF_INCOMPLETE (never stopped, or a child never stopped) */
+  uint64_t timed;       /* ops with a duration (basis != NONE): the histogram's count */
+  uint64_t hist[NS_HIST_BOUNDS + 1]; /* per bucket (not cumulative) */
+  uint64_t dur_ns_sum;  /* of the timed ops */
+} ns_func_stats;
+
+/* Cross-rank arrival among the ranks of one communicator that live in this
+ * process (lateness.c): for every collective (func, seq) that all of them
+ * reached, each rank's lateness = its arrival - the earliest arrival. A
+ * process with one rank of a communicator has nothing to compare. */
+typedef struct {
+  uint32_t comm;         /* the rank's comm serial */
+  uint64_t compared;     /* collectives of this window compared across the local ranks */
+  uint64_t last;         /* ... in which this rank arrived last (ties: none) */
+  uint64_t lateness_ns_sum, lateness_ns_max; /* this rank's lateness over them */
+} ns_lateness_stats;
+
 typedef struct {
   uint32_t comm;
   int func;
   char func_name[24], algo[24], proto[24], dtype[24];
-  uint64_t size_bucket;   /* bytes rounded down to a power of two (0 for 0) */
+  uint64_t size_bucket;   /* ns_size_bucket(bytes): a power of 4 (0 for 0) */
   uint32_t batch_ops;     /* ops per kernel batch: a batch counts once, with its bytes and time; 0: not batched */
   uint64_t count, bytes;
   double p50_us, p90_us, p99_us, max_us, mean_us;
@@ -279,6 +322,10 @@ struct ns_window {
   const ns_bucket_stats* buckets;
   size_t n_links;
   const ns_link_stats* links;
+  size_t n_funcs;
+  const ns_func_stats* funcs;
+  size_t n_lateness;
+  const ns_lateness_stats* lateness;
 };
 
 /* ---- summary (merges any number of analyses; one per process) ---- */

@@ -11,7 +11,7 @@
 
 void ns_analysis_config_default(ns_analysis_config* cfg) {
   memset(cfg, 0, sizeof *cfg);
-  cfg->window_sec = 5.0;
+  cfg->window_sec = 10.0; /* NCCLSCOPE_WINDOW_SEC's default */
   cfg->window_ops = 0;
   cfg->grace_ns = 20000000ull;
   cfg->max_age_ns = 10000000000ull;
@@ -26,6 +26,7 @@ void ns_analysis_config_offline(ns_analysis_config* cfg) {
   cfg->running_max_age_ns = 0;
   cfg->max_open = NS_ASM_OPEN_MAX;
   cfg->max_held = NS_ASM_HELD_MAX;
+  cfg->keep_op_verdicts = 1;
 }
 
 void ns_analysis_config_from_env(ns_analysis_config* cfg) {
@@ -68,6 +69,7 @@ ns_analysis* ns_analysis_create(const ns_analysis_config* cfg) {
   ns_idmap_init(&a->link_index);
   ns_idmap_init(&a->batch_of);
   ns_idmap_init(&a->conn_last_stop);
+  ns_idmap_init(&a->late_index);
   a->as = ns_asm_new(&ac);
   if (!a->as) {
     free(a);
@@ -82,6 +84,7 @@ void ns_analysis_destroy(ns_analysis* a) {
   ns_launch_free(a);
   ns_batch_free(a);
   ns_idmap_free(&a->conn_last_stop);
+  ns_late_free(a);
   ns_an_comms_free(a);
   for (size_t i = 0; i < a->nwins; i++) ns_aggr_free(&a->wins[i].ag);
   free(a->wins);

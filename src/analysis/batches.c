@@ -21,13 +21,14 @@
  * one batch end together, so they become final together), at most
  * NS_BATCH_OPEN at once (the oldest is closed first). Every other op is
  * published at once. Closed batches are remembered (op id -> batch, up to
- * NS_BATCH_KEEP ops) for ns_analysis_batch_of.
+ * NS_BATCH_KEEP ops) for ns_analysis_batch_of when cfg.keep_op_verdicts asks.
  * Runs on the thread that owns the ns_analysis.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/internal.h"
+#include "util/array.h"
 
 #define NS_BATCH_OPEN 256
 #define NS_BATCH_KEEP (1u << 21) /* batched ops remembered for ns_analysis_batch_of (about 48 MB at most) */
@@ -56,17 +57,14 @@ static int same_kind(ns_held_op* h, const ns_op_result* r) {
 }
 
 static void remember(ns_analysis* a, const ns_batch_open* b, const ns_batch_info* info) {
+  if (!a->cfg.keep_op_verdicts) return;
   if (a->batch_store_full) return;
-  if (a->nbatches == a->capbatches) {
-    size_t nc = a->capbatches ? a->capbatches * 2 : 64;
-    ns_batch_info* n = realloc(a->batches, nc * sizeof *n);
-    if (!n) {
-      a->batch_store_full = 1;
-      return;
-    }
-    a->batches = n;
-    a->capbatches = nc;
+  ns_batch_info* grown = ns_array_room(a->batches, &a->capbatches, a->nbatches, sizeof *grown, 64);
+  if (!grown) {
+    a->batch_store_full = 1;
+    return;
   }
+  a->batches = grown;
   a->batches[a->nbatches] = *info;
   for (size_t i = 0; i < b->n; i++) {
     int inserted;
@@ -87,7 +85,7 @@ int ns_analysis_batch_of(ns_analysis* a, uint64_t op_id, ns_batch_info* out) {
     return 1;
   }
   memset(out, 0, sizeof *out);
-  return a->batch_store_full ? -1 : 0;
+  return a->batch_store_full || !a->cfg.keep_op_verdicts ? -1 : 0;
 }
 
 static void close_batch(ns_analysis* a, size_t i) {
@@ -158,32 +156,22 @@ void ns_batch_op(ns_analysis* a, const ns_op_result* r, uint64_t plan, uint64_t 
   }
   if (!b) {
     if (a->nopen_batches == NS_BATCH_OPEN) close_batch(a, 0);
-    if (a->nopen_batches == a->capopen_batches) {
-      size_t nc = a->capopen_batches ? a->capopen_batches * 2 : 16;
-      ns_batch_open* n = realloc(a->open_batches, nc * sizeof *n);
-      if (!n) {
-        ns_an_publish(a, r);
-        return;
-      }
-      a->open_batches = n;
-      a->capopen_batches = nc;
-    }
-    b = &a->open_batches[a->nopen_batches++];
-    *b = (ns_batch_open){.comm = r->comm, .plan = plan, .p0 = p0, .p1 = p1};
-  }
-  if (b->n == b->cap) {
-    size_t nc = b->cap ? b->cap * 2 : 4;
-    ns_held_op* n = realloc(b->ops, nc * sizeof *n);
-    if (!n) { /* out of memory: the op goes out alone */
-      if (b->n == 0) {
-        a->nopen_batches--;
-      }
+    ns_batch_open* grown = ns_array_room(a->open_batches, &a->capopen_batches, a->nopen_batches, sizeof *grown, 16);
+    if (!grown) {
       ns_an_publish(a, r);
       return;
     }
-    b->ops = n;
-    b->cap = nc;
+    a->open_batches = grown;
+    b = &a->open_batches[a->nopen_batches++];
+    *b = (ns_batch_open){.comm = r->comm, .plan = plan, .p0 = p0, .p1 = p1};
   }
+  ns_held_op* ops = ns_array_room(b->ops, &b->cap, b->n, sizeof *ops, 4);
+  if (!ops) { /* out of memory: the op goes out alone */
+    if (b->n == 0) a->nopen_batches--;
+    ns_an_publish(a, r);
+    return;
+  }
+  b->ops = ops;
   ns_held_op* h = &b->ops[b->n++];
   h->r = *r;
   ns_an_copy_str(h->func, r->func_name);

@@ -144,6 +144,10 @@ typedef struct {
   size_t nb, capb;
   ns_link_acc* l;
   size_t nl, capl;
+  ns_func_stats* f; /* per (comm, func): every op, the time histogram */
+  size_t nf, capf;
+  ns_lateness_stats* late; /* per comm serial (lateness.c) */
+  size_t nlate, caplate;
 } ns_aggr;
 
 typedef struct {
@@ -201,6 +205,10 @@ struct ns_analysis {
   uint64_t next_win_index;
   int have_origin;
   uint64_t origin;
+  /* cross-rank arrival of the local ranks' collectives (lateness.c) */
+  ns_idmap late_index; /* key of (comm_id, func, seq) -> index + 1 in late_open */
+  struct ns_late_open* late_open;
+  size_t nlate_open, caplate_open;
   /* per send connection (comm, peer, channel): the latest step stop, to tell queued steps (completion.c) */
   ns_idmap conn_last_stop;
   /* kernel batches being formed, and what became of closed ones (for ns_analysis_batch_of) */
@@ -278,6 +286,15 @@ void ns_win_step(ns_analysis* a, uint64_t window, const ns_link_stats* key, uint
                  int queued);
 void ns_win_scan(ns_analysis* a, int flush);
 void ns_aggr_free(ns_aggr* g);
+/* The window an op of window index `window` counts in: its own, else (force-closed) the newest; NULL if none. */
+ns_win* ns_win_for(ns_analysis* a, uint64_t window);
+/* The lateness accumulator of comm serial `comm` in g (created); NULL when out of memory. */
+ns_lateness_stats* ns_aggr_lateness(ns_aggr* g, uint32_t comm);
+
+/* lateness.c: the local ranks' arrival at each collective */
+void ns_late_op(ns_analysis* a, const ns_op_result* r);
+void ns_late_scan(ns_analysis* a, int flush);
+void ns_late_free(ns_analysis* a);
 void ns_aggr_link_merge(ns_aggr* dst, const ns_link_acc* src);
 void ns_link_publish(const ns_link_acc* l, ns_link_stats* out);
 

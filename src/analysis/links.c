@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis/links.h"
+#include "util/array.h"
 
 void ns_moments_add(ns_moments* m, double x, double y) {
   m->n += 1;
@@ -84,13 +85,9 @@ static void min_put(ns_linkacc* l, uint64_t key, double x, double y, uint64_t n)
     }
     return;
   }
-  if (l->nmins == l->cap) {
-    size_t nc = l->cap ? l->cap * 2 : 8;
-    ns_minpt* nm = realloc(l->mins, nc * sizeof *nm);
-    if (!nm) return; /* allocation failure: the MIN fit loses this size */
-    l->mins = nm;
-    l->cap = nc;
-  }
+  ns_minpt* grown = ns_array_room(l->mins, &l->cap, l->nmins, sizeof *grown, 8);
+  if (!grown) return; /* allocation failure: the MIN fit loses this size */
+  l->mins = grown;
   memmove(l->mins + lo + 1, l->mins + lo, (l->nmins - lo) * sizeof *l->mins);
   l->mins[lo] = (ns_minpt){key, x, y, n};
   l->nmins++;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/percentiles.h"
+#include "util/array.h"
 
 #define SUB_BITS 7
 
@@ -72,16 +73,12 @@ void ns_pct_add(ns_pct* p, uint64_t v) {
   if (p->n == 0 || v > p->max) p->max = v;
   if (p->n == 0 || v < p->min) p->min = v;
   if (!p->hist && p->n < NS_PCT_EXACT) {
-    if (p->n == p->cap) {
-      size_t nc = p->cap ? p->cap * 2 : 16;
-      uint64_t* nv = realloc(p->vals, nc * sizeof *nv);
-      if (!nv) {
-        to_sketch(p);
-        goto sketch;
-      }
-      p->vals = nv;
-      p->cap = nc;
+    uint64_t* grown = ns_array_room(p->vals, &p->cap, p->n, sizeof *grown, 16);
+    if (!grown) {
+      to_sketch(p);
+      goto sketch;
     }
+    p->vals = grown;
     p->vals[p->n++] = v;
     return;
   }

@@ -34,8 +34,9 @@
  * The checks are per communicator: NCCL keeps the counters per channel of a
  * communicator. Judgments are kept as id ranges of the ops found to own
  * their pTimers, so that `ncclscope export` can ask about any op after its
- * first pass (ns_analysis_ptimers_own); an op never judged (its Coll/P2p
- * START was lost) does not own its pTimers.
+ * first pass (ns_analysis_ptimers_own; cfg.keep_op_verdicts, off in the
+ * plugin); an op never judged (its Coll/P2p START was lost) does not own
+ * its pTimers.
  * Runs on the thread that owns the ns_analysis.
  */
 #include <math.h>
@@ -43,6 +44,7 @@
 #include <string.h>
 
 #include "analysis/internal.h"
+#include "util/array.h"
 
 #define NS_PT_OVERRUN_LAUNCHES 32
 #define NS_PT_MAX_RANGES 65536u /* per communicator; beyond, further ops are not recorded as owning their pTimers */
@@ -131,14 +133,10 @@ static size_t range_after(const ns_pt_comm* pt, uint64_t id) {
 }
 
 static int range_insert(ns_pt_comm* pt, size_t at, uint64_t lo, uint64_t hi) {
-  if (pt->nown == pt->capown) {
-    if (pt->capown >= NS_PT_MAX_RANGES) return -1;
-    size_t nc = pt->capown ? pt->capown * 2 : 16;
-    ns_id_range* n = realloc(pt->own, nc * sizeof *n);
-    if (!n) return -1;
-    pt->own = n;
-    pt->capown = nc;
-  }
+  if (pt->nown >= NS_PT_MAX_RANGES) return -1;
+  ns_id_range* grown = ns_array_room(pt->own, &pt->capown, pt->nown, sizeof *grown, 16);
+  if (!grown) return -1;
+  pt->own = grown;
   memmove(pt->own + at + 1, pt->own + at, (pt->nown - at) * sizeof *pt->own);
   pt->own[at] = (ns_id_range){lo, hi};
   pt->nown++;
@@ -219,7 +217,7 @@ int ns_pt_judge(ns_analysis* a, ns_comm_state* cs, const ns_event* op, uint64_t 
       until = (uint64_t)((double)t + err) + 1;
     if (launches_between(pt, from, until) >= NS_PT_OVERRUN_LAUNCHES) why = NS_PT_OVERRUN;
   }
-  record_verdict(pt, op->id, why == NS_PT_OWN);
+  if (a->cfg.keep_op_verdicts) record_verdict(pt, op->id, why == NS_PT_OWN);
   pt->verdicts[why]++;
   return why;
 }

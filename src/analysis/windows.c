@@ -13,19 +13,16 @@
 #include <string.h>
 
 #include "analysis/internal.h"
+#include "util/array.h"
 
 static uint64_t win_ns(const ns_analysis* a) {
   return a->cfg.window_sec > 0 ? (uint64_t)(a->cfg.window_sec * 1e9) : 0;
 }
 
 static ns_win* new_window(ns_analysis* a, uint64_t start, uint64_t index) {
-  if (a->nwins == a->capwins) {
-    size_t nc = a->capwins ? a->capwins * 2 : 4;
-    ns_win* w = realloc(a->wins, nc * sizeof *w);
-    if (!w) return a->nwins ? &a->wins[a->nwins - 1] : NULL;
-    a->wins = w;
-    a->capwins = nc;
-  }
+  ns_win* grown = ns_array_room(a->wins, &a->capwins, a->nwins, sizeof *grown, 4);
+  if (!grown) return a->nwins ? &a->wins[a->nwins - 1] : NULL;
+  a->wins = grown;
   if (a->nwins) a->wins[a->nwins - 1].closing = 1;
   ns_win* w = &a->wins[a->nwins++];
   memset(w, 0, sizeof *w);
@@ -97,13 +94,9 @@ static ns_bucket_acc* bucket_for(ns_aggr* g, const ns_op_result* r, uint64_t sb)
         strcmp(k->func_name, r->func_name) == 0 && strcmp(k->algo, r->algo) == 0 && strcmp(k->proto, r->proto) == 0)
       return &g->b[i];
   }
-  if (g->nb == g->capb) {
-    size_t nc = g->capb ? g->capb * 2 : 8;
-    ns_bucket_acc* nb = realloc(g->b, nc * sizeof *nb);
-    if (!nb) return NULL;
-    g->b = nb;
-    g->capb = nc;
-  }
+  ns_bucket_acc* grown = ns_array_room(g->b, &g->capb, g->nb, sizeof *grown, 8);
+  if (!grown) return NULL;
+  g->b = grown;
   ns_bucket_acc* b = &g->b[g->nb++];
   memset(b, 0, sizeof *b);
   b->key.comm = r->comm;
@@ -126,13 +119,9 @@ static ns_link_acc* link_for(ns_aggr* g, const ns_link_stats* k) {
         x->channel == k->channel)
       return &g->l[i];
   }
-  if (g->nl == g->capl) {
-    size_t nc = g->capl ? g->capl * 2 : 8;
-    ns_link_acc* nl = realloc(g->l, nc * sizeof *nl);
-    if (!nl) return NULL;
-    g->l = nl;
-    g->capl = nc;
-  }
+  ns_link_acc* grown = ns_array_room(g->l, &g->capl, g->nl, sizeof *grown, 8);
+  if (!grown) return NULL;
+  g->l = grown;
   ns_link_acc* l = &g->l[g->nl++];
   memset(l, 0, sizeof *l);
   l->key.comm = k->comm;
@@ -149,15 +138,55 @@ void ns_aggr_link_merge(ns_aggr* dst, const ns_link_acc* src) {
   if (d) ns_linkacc_merge(&d->acc, &src->acc);
 }
 
+static ns_func_stats* func_for(ns_aggr* g, uint32_t comm, int func, uint8_t type) {
+  for (size_t i = 0; i < g->nf; i++)
+    if (g->f[i].comm == comm && g->f[i].func == func && g->f[i].type == type) return &g->f[i];
+  ns_func_stats* grown = ns_array_room(g->f, &g->capf, g->nf, sizeof *grown, 8);
+  if (!grown) return NULL;
+  g->f = grown;
+  ns_func_stats* f = &g->f[g->nf++];
+  memset(f, 0, sizeof *f);
+  f->comm = comm;
+  f->func = func;
+  f->type = type;
+  return f;
+}
+
+ns_lateness_stats* ns_aggr_lateness(ns_aggr* g, uint32_t comm) {
+  for (size_t i = 0; i < g->nlate; i++)
+    if (g->late[i].comm == comm) return &g->late[i];
+  ns_lateness_stats* grown = ns_array_room(g->late, &g->caplate, g->nlate, sizeof *grown, 4);
+  if (!grown) return NULL;
+  g->late = grown;
+  ns_lateness_stats* l = &g->late[g->nlate++];
+  memset(l, 0, sizeof *l);
+  l->comm = comm;
+  return l;
+}
+
 void ns_aggr_free(ns_aggr* g) {
   for (size_t i = 0; i < g->nb; i++) ns_pct_free(&g->b[i].pct);
   for (size_t i = 0; i < g->nl; i++) ns_linkacc_free(&g->l[i].acc);
   free(g->b);
   free(g->l);
+  free(g->f);
+  free(g->late);
   memset(g, 0, sizeof *g);
 }
 
-static uint64_t pow2_floor(uint64_t v) { return v ? 1ull << (63 - __builtin_clzll(v)) : 0; }
+uint64_t ns_size_bucket(uint64_t bytes) {
+  if (!bytes) return 0;
+  unsigned log2 = 63u - (unsigned)__builtin_clzll(bytes);
+  return 1ull << (log2 & ~1u);
+}
+
+uint64_t ns_hist_bound_ns(unsigned i) { return 8000ull << (2 * i); }
+
+unsigned ns_hist_index(uint64_t dur_ns) {
+  unsigned i = 0;
+  while (i < NS_HIST_BOUNDS && dur_ns > ns_hist_bound_ns(i)) i++;
+  return i;
+}
 
 static void copy_name(char* dst, const char* src) {
   snprintf(dst, NS_STR_LEN, "%s", src ? src : "");
@@ -177,13 +206,9 @@ static void row_add(ns_analysis* a, const ns_op_result* r) {
     }
   }
   if (!row) {
-    if (a->nrows == a->caprows) {
-      size_t nc = a->caprows ? a->caprows * 2 : 16;
-      ns_row_acc* nr = realloc(a->rows, nc * sizeof *nr);
-      if (!nr) return;
-      a->rows = nr;
-      a->caprows = nc;
-    }
+    ns_row_acc* grown = ns_array_room(a->rows, &a->caprows, a->nrows, sizeof *grown, 16);
+    if (!grown) return;
+    a->rows = grown;
     row = &a->rows[a->nrows++];
     memset(row, 0, sizeof *row);
     row->func = r->func;
@@ -212,11 +237,17 @@ static void row_add(ns_analysis* a, const ns_op_result* r) {
   if (r->basis > row->basis_max) row->basis_max = r->basis;
 }
 
+ns_win* ns_win_for(ns_analysis* a, uint64_t window) {
+  ns_win* w = find_window(a, window);
+  if (!w && a->nwins) w = &a->wins[a->nwins - 1]; /* its window was force-closed */
+  return w;
+}
+
 /* One call into its window's bucket and the summary row. */
 static void aggregate(ns_analysis* a, ns_win* w, const ns_op_result* r) {
   if (!w && a->nwins) w = &a->wins[a->nwins - 1]; /* its window was force-closed */
   if (w) {
-    ns_bucket_acc* b = bucket_for(&w->ag, r, pow2_floor(r->bytes));
+    ns_bucket_acc* b = bucket_for(&w->ag, r, ns_size_bucket(r->bytes));
     if (b) {
       b->count++;
       b->bytes += r->bytes;
@@ -227,8 +258,24 @@ static void aggregate(ns_analysis* a, ns_win* w, const ns_op_result* r) {
   row_add(a, r);
 }
 
+/* Every op, batched or not, timed or not: counts, bytes and the time histogram. */
+static void count_op(ns_win* w, const ns_op_result* r) {
+  ns_func_stats* f = w ? func_for(&w->ag, r->comm, r->func, r->type) : NULL;
+  if (!f) return;
+  f->ops++;
+  f->bytes += r->bytes;
+  if (r->flags & NS_OPF_INCOMPLETE) f->incomplete++;
+  if (r->basis != NS_BASIS_NONE) {
+    f->timed++;
+    f->hist[ns_hist_index(r->dur_ns)]++;
+    f->dur_ns_sum += r->dur_ns;
+  }
+}
+
 void ns_win_op_done(ns_analysis* a, const ns_op_result* r) {
   ns_win* w = find_window(a, r->window);
+  count_op(ns_win_for(a, r->window), r);
+  ns_late_op(a, r); /* before the op leaves its window: the window is still open */
   if (w && w->inflight > 0) w->inflight--;
   /* a batched op counts in its batch's call (ns_win_batch_done), not on its own */
   if (r->basis != NS_BASIS_NONE && !(r->flags & NS_OPF_BATCHED)) aggregate(a, w, r);
@@ -291,6 +338,10 @@ static void publish(ns_analysis* a, ns_win* w) {
   pub.buckets = bs;
   pub.n_links = ls ? w->ag.nl : 0;
   pub.links = ls;
+  pub.n_funcs = w->ag.nf;
+  pub.funcs = w->ag.f;
+  pub.n_lateness = w->ag.nlate;
+  pub.lateness = w->ag.late;
   if (a->cfg.on_window) a->cfg.on_window(a->cfg.user, &pub);
   free(bs);
   free(ls);
@@ -307,18 +358,19 @@ static void close_window(ns_analysis* a, size_t i) {
 }
 
 void ns_win_scan(ns_analysis* a, int flush) {
-  for (size_t i = 0; i < a->nwins;) {
-    ns_win* w = &a->wins[i];
-    int newest = i + 1 == a->nwins;
+  ns_late_scan(a, flush);
+  /* Windows are published in the order they opened (windows.jsonl, the
+   * cumulative metrics): the oldest closes first, and a later window waits
+   * for it, max_age_ns at most. */
+  while (a->nwins) {
+    ns_win* w = &a->wins[0];
+    int newest = a->nwins == 1;
     uint64_t end = w->end_ns;
-    if (!newest && a->wins[i + 1].start_ns < end) end = a->wins[i + 1].start_ns; /* count-closed */
+    if (!newest && a->wins[1].start_ns < end) end = a->wins[1].start_ns; /* count-closed */
     int ended = end != UINT64_MAX && a->now >= end + a->cfg.grace_ns;
     if (!newest && end == UINT64_MAX) ended = 1;
     int forced = end != UINT64_MAX && a->now > end + a->cfg.max_age_ns;
-    if (flush || forced || (ended && w->inflight == 0)) {
-      close_window(a, i);
-      continue;
-    }
-    i++;
+    if (!flush && !forced && !(ended && w->inflight == 0)) break;
+    close_window(a, 0);
   }
 }

@@ -215,7 +215,7 @@ void ns_config_load(ns_config* c, ns_config_warn_fn warn) {
     else if (strcasecmp(s, "tsc") != 0 && strcasecmp(s, "auto") != 0)
       bad_value(warn, "NCCLSCOPE_CLOCK", s, "is not auto, tsc or monotonic", "the default auto");
   }
-  c->window_sec = 5.0;
+  c->window_sec = NS_WINDOW_SEC_DEFAULT;
   s = getenv("NCCLSCOPE_WINDOW_SEC");
   if (s && *s) {
     char* end = NULL;
@@ -223,13 +223,22 @@ void ns_config_load(ns_config* c, ns_config_warn_fn warn) {
     double v = strtod(s, &end);
     while (end && isspace((unsigned char)*end)) end++;
     if (errno || end == s || *end || !(v >= 0.001 && v <= 86400))
-      bad_value(warn, "NCCLSCOPE_WINDOW_SEC", s, "is not a number of seconds in [0.001, 86400]", "the default 5");
+      bad_value(warn, "NCCLSCOPE_WINDOW_SEC", s, "is not a number of seconds in [0.001, 86400]", "the default %g",
+                NS_WINDOW_SEC_DEFAULT);
     else
       c->window_sec = v;
   }
   uint32_t ops;
   load_u32(warn, "NCCLSCOPE_WINDOW_OPS", &ops, 0, 0, 1u << 30);
   c->window_ops = ops;
+  s = getenv("NCCLSCOPE_PROM_DIR");
+  if (s && *s) {
+    if (strlen(s) < sizeof c->prom_dir) memcpy(c->prom_dir, s, strlen(s) + 1);
+    else bad_value(warn, "NCCLSCOPE_PROM_DIR", s, "is longer than PATH_MAX", "no Prometheus file");
+  }
+  load_u32(warn, "NCCLSCOPE_TOP_LINKS", &c->top_links, 16, 0, 1024);
+  load_u32(warn, "NCCLSCOPE_MAX_SERIES", &c->max_series, 300, 20, 1000000);
+  ns_otel_config_load(&c->otel, warn);
   c->file_mode = NS_FILE_MODE_DEFAULT;
   s = getenv("NCCLSCOPE_FILE_MODE");
   if (s && *s && ns_file_mode_parse(s, &c->file_mode) != 0)

@@ -9,10 +9,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/otel.h"
+
 /* Default mask: every type except ProxyCtrl (proxy-thread sleep/wake
  * bookkeeping: frequent and rarely useful) and NetPlugin (one event per
  * network work request: the most voluminous type). */
 #define NS_DEFAULT_EVENT_MASK (0x7FFFu & ~((1u << 5) | (1u << 7)))
+/* NCCLSCOPE_WINDOW_SEC: the metrics window */
+#define NS_WINDOW_SEC_DEFAULT 10.0
 
 typedef struct {
   uint32_t event_mask;
@@ -30,6 +34,10 @@ typedef struct {
   double window_sec;    /* NCCLSCOPE_WINDOW_SEC: metrics aggregation window */
   uint64_t window_ops;  /* NCCLSCOPE_WINDOW_OPS: 0 = by time only */
   unsigned file_mode;   /* NCCLSCOPE_FILE_MODE: trace and summary files (directories: x where r) */
+  char prom_dir[PATH_MAX]; /* NCCLSCOPE_PROM_DIR: node_exporter textfile directory, "" = none */
+  uint32_t top_links;   /* NCCLSCOPE_TOP_LINKS: per-link series for the slowest links */
+  uint32_t max_series;  /* NCCLSCOPE_MAX_SERIES: the series budget per process */
+  ns_otel_config otel;  /* OTEL_* and NCCLSCOPE_OTLP (otel.c) */
 } ns_config;
 
 /* Receives one line per rejected value (the runtime logs it); may be NULL. */

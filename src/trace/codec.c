@@ -5,49 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- buffers and varints ---- */
-
-void ns_buf_free(ns_buf* b) {
-  free(b->data);
-  memset(b, 0, sizeof *b);
-}
-
-void ns_buf_reset(ns_buf* b) {
-  b->len = 0;
-  b->failed = 0;
-}
-
-static int buf_reserve(ns_buf* b, size_t n) {
-  if (b->failed) return -1;
-  if (b->len + n <= b->cap) return 0;
-  size_t cap = b->cap ? b->cap : 4096;
-  while (cap < b->len + n) cap *= 2;
-  uint8_t* d = realloc(b->data, cap);
-  if (!d) {
-    b->failed = 1;
-    return -1;
-  }
-  b->data = d;
-  b->cap = cap;
-  return 0;
-}
-
-void ns_buf_put(ns_buf* b, const void* bytes, size_t n) {
-  if (n == 0 || buf_reserve(b, n)) return;
-  memcpy(b->data + b->len, bytes, n);
-  b->len += n;
-}
-
-void ns_buf_put_varint(ns_buf* b, uint64_t v) {
-  if (buf_reserve(b, 10)) return;
-  uint8_t* p = b->data + b->len;
-  while (v >= 0x80) {
-    *p++ = (uint8_t)(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = (uint8_t)v;
-  b->len = (size_t)(p - b->data);
-}
+/* ---- varints (written by ns_buf_put_varint, util/bytebuf.h) ---- */
 
 int ns_get_varint(const uint8_t** pp, const uint8_t* end, uint64_t* out) {
   const uint8_t* p = *pp;

@@ -11,20 +11,7 @@
 
 #include "ncclscope/record.h"
 #include "ncclscope/trace_format.h"
-
-/* A growable byte buffer. On allocation failure `failed` is set and further
- * appends are ignored, so callers check once at the end. */
-typedef struct {
-  uint8_t* data;
-  size_t len;
-  size_t cap;
-  int failed;
-} ns_buf;
-
-void ns_buf_free(ns_buf* b);
-void ns_buf_reset(ns_buf* b);
-void ns_buf_put(ns_buf* b, const void* bytes, size_t n);
-void ns_buf_put_varint(ns_buf* b, uint64_t v);
+#include "util/bytebuf.h" /* ns_buf */
 
 static inline uint64_t ns_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 static inline int64_t ns_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }

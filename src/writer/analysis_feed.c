@@ -13,10 +13,16 @@
 #include "ncclscope/analysis.h"
 #include "clock/clock.h"
 #include "log/log.h"
+#include "writer/metrics_out.h"
 
 static ns_analysis* g_a; /* writer thread only */
 
 static const char* strtab_string(void* user, uint32_t id) { return ns_strtab_str(user, id); }
+
+static void on_window(void* user, const ns_window* w) {
+  (void)user;
+  ns_mout_window(g_a, w);
+}
 
 void ns_feed_open(const ns_strtab* strings) {
   g_a = NULL;
@@ -27,8 +33,10 @@ void ns_feed_open(const ns_strtab* strings) {
   cfg.window_ops = ns_sess.cfg.window_ops;
   cfg.string = strtab_string;
   cfg.string_user = (void*)(uintptr_t)strings;
+  cfg.on_window = on_window;
   g_a = ns_analysis_create(&cfg);
   if (!g_a) ns_log_warn("no memory for the analysis; no clock fit or summary from this process");
+  else ns_mout_open();
 }
 
 int ns_feed_enabled(void) { return g_a != NULL; }
@@ -51,6 +59,7 @@ void ns_feed_comm(const ns_context* c) {
   ci.tid = c->init_tid;
   ci.ctx_addr = (uint64_t)(uintptr_t)c;
   ns_analysis_comm(g_a, &ci);
+  ns_mout_comm(ci.comm, ci.comm_id, ci.rank, ci.nranks, ci.gpu_uuid);
 }
 
 void ns_feed_record(const ns_record* r) {
@@ -58,7 +67,9 @@ void ns_feed_record(const ns_record* r) {
 }
 
 void ns_feed_tick(uint64_t now_ns) {
-  if (g_a) ns_analysis_tick(g_a, now_ns);
+  if (!g_a) return;
+  ns_analysis_tick(g_a, now_ns);
+  ns_mout_flush();
 }
 
 int ns_feed_clockfit(ns_buf* out, uint64_t* seq, uint32_t comm, int force, uint64_t* last_samples) {
@@ -86,12 +97,14 @@ int ns_feed_clockfit(ns_buf* out, uint64_t* seq, uint32_t comm, int force, uint6
 void ns_feed_finish(void) {
   if (!g_a) return;
   ns_analysis_flush(g_a);
+  ns_mout_close();
   ns_summary_out(g_a, ns_writer_dump_dirfd(), ns_sess.cfg.dump_dir, ns_sess.hostname, ns_sess.pid,
                  ns_sess.cfg.file_mode);
   ns_feed_close();
 }
 
 void ns_feed_close(void) {
+  if (g_a) ns_mout_close();
   ns_analysis_destroy(g_a);
   g_a = NULL;
 }

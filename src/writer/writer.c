@@ -340,6 +340,32 @@ static void emit_counters(void) {
   ns_block_end(&W.out, at, NS_BLOCK_COUNTERS, W.seq++);
 }
 
+/* ---- drops, for the metrics (writer thread) ---- */
+
+void ns_writer_drops(uint64_t* ring, uint64_t* slab, uint64_t* closed) {
+  uint64_t r = 0, h = 0;
+  for (int t = 0; t < NS_EV_COUNT; t++) {
+    for (uint32_t i = 0; i < ns_ring_pool_count(); i++)
+      r += atomic_load_explicit(&ns_ring_pool_get(i)->dropped[t], memory_order_relaxed);
+    r += atomic_load_explicit(&ns_cnt.dropped_unringed[t], memory_order_relaxed);
+    h += atomic_load_explicit(&ns_cnt.dropped_handles[t], memory_order_relaxed);
+  }
+  *ring = r;
+  *slab = h;
+  memcpy(closed, W.closed, sizeof W.closed); /* NS_CLOSE_REASONS entries */
+}
+
+uint64_t ns_writer_comm_dropped(uint32_t serial) {
+  for (uint32_t i = 0; serial && i < NS_MAX_CONTEXTS; i++) {
+    if (W.ctx_serial[i] != serial) continue;
+    uint64_t d = 0;
+    for (int t = 0; t < NS_EV_COUNT; t++)
+      d += atomic_load_explicit(&ns_ctx_table[i].dropped[t], memory_order_relaxed);
+    return d;
+  }
+  return 0;
+}
+
 /* ---- draining ---- */
 
 /* An API event of a graph capture: its handle comes back as a parent at

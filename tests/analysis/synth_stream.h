@@ -73,10 +73,12 @@ static inline const char* synth_string(void* user, uint32_t id) {
   return id && id <= SYNTH_MAX_STRS ? synth_strs[id - 1] : NULL;
 }
 
-/* An analysis with the default configuration, these strings and on_op. */
+/* An analysis with the default configuration, these strings and on_op, and
+ * the per-op verdicts kept (the tests ask what `ncclscope export` asks). */
 static inline ns_analysis* synth_analysis(void (*on_op)(void* user, const ns_op_result* op)) {
   ns_analysis_config cfg;
   ns_analysis_config_default(&cfg);
+  cfg.keep_op_verdicts = 1;
   cfg.on_op = on_op;
   cfg.string = synth_string;
   return ns_analysis_create(&cfg);

@@ -105,8 +105,13 @@ static void on_op(void* user, const ns_op_result* r) {
   }
 }
 
+static uint64_t windows_published, windows_out_of_order, last_window_index;
+
 static void on_window(void* user, const ns_window* w) {
   (void)user;
+  /* published in the order they opened, each once */
+  if (windows_published++ && w->index <= last_window_index) windows_out_of_order++;
+  last_window_index = w->index;
   for (size_t i = 0; i < w->n_links; i++) {
     const ns_link_stats* l = &w->links[i];
     if (l->channel != -1) continue;
@@ -260,6 +265,8 @@ int main(void) {
     CHECK_U64(win_steps_from_ops[w], win_steps_from_links[w]);
   }
   CHECK_TRUE(st.windows > 5);
+  CHECK_U64(windows_published, st.windows);
+  CHECK_U64(windows_out_of_order, 0);
 
   /* link regression over the whole run (summary JSON and text) */
   ns_analysis* list[1] = {a};

@@ -211,7 +211,15 @@ def t_config_warnings():
     communicators), naming it, the value escaped and the value used; a newline cannot forge a line."""
     dump = tempfile.mkdtemp(prefix="nsfault")
     bad = {
-        "NCCLSCOPE_WINDOW_SEC": ("abc", "using the default 5"),
+        "NCCLSCOPE_WINDOW_SEC": ("abc", "using the default 10"),
+        "NCCLSCOPE_TOP_LINKS": ("-3", "using the default 16"),
+        "NCCLSCOPE_MAX_SERIES": ("5", "using the default 300"),
+        "NCCLSCOPE_OTLP": ("sometimes", "using 0"),
+        "OTEL_EXPORTER_OTLP_PROTOCOL": ("grpc", "using http/protobuf"),
+        "OTEL_EXPORTER_OTLP_TIMEOUT": ("10s", "using 10000"),
+        "OTEL_EXPORTER_OTLP_COMPRESSION": ("zstd", "using none"),
+        "OTEL_EXPORTER_OTLP_HEADERS": ("novalue", "using no extra headers"),
+        "OTEL_RESOURCE_ATTRIBUTES": ("a=%zz", "using none of them"),
         "NCCLSCOPE_ANALYSIS": ("2", "using the default 1"),
         "NCCLSCOPE_NO_CUDA": ("maybe", "using the default 0"),
         "NCCLSCOPE_EVENT_MASK": ("0x17FFF", "using 0x7fff"),
@@ -248,8 +256,10 @@ def t_config_warnings():
 # ---- the disk fills up during the run ----
 def full_disk_expectations(p, dump, limit):
     eq(p.returncode, 0, "simulator exit status stderr=%s" % p.stderr[-300:])
-    warns = [l for l in p.stderr.splitlines() if "failed" in l and "NCCLSCOPE" in l]
-    eq(len(warns), 1, "exactly one write-failure warning (%s)" % warns)
+    warns = [l for l in p.stderr.splitlines() if "failed" in l and "NCCLSCOPE" in l and ".nstrace" in l]
+    eq(len(warns), 1, "exactly one write-failure warning for the trace (%s)" % warns)
+    wins = [l for l in p.stderr.splitlines() if "failed" in l and "NCCLSCOPE" in l and "windows-" in l]
+    check(len(wins) <= 1, "at most one for windows.jsonl", wins, "<= 1")
     ends = [l for l in p.stderr.splitlines() if "NCCLSCOPE" in l and "is incomplete" in l]
     eq(len(ends), 1, "the last warning says the trace is incomplete (%s)" % ends)
     check("complete" not in " ".join(l.replace("incomplete", "") for l in p.stderr.splitlines()),

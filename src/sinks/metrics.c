@@ -1,0 +1,377 @@
+/* ncclscope sinks: the metrics model (metrics.h). Writer thread only.
+ * Memory: at most max_series points (each family's array), plus one
+ * resource per communicator rank. */
+#include "sinks/metrics.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncclscope/record.h"
+#include "util/array.h"
+
+/* The families, in the order they are exported and admitted (metrics.h). */
+enum {
+  F_SERIES, F_REFUSED, F_WINDOWS, F_DROPPED, F_CLOSED, F_OTLP_REQ, F_OTLP_DROPPED,
+  F_OPS, F_BYTES, F_INCOMPLETE, F_CLOCK, F_LATE_SUM, F_LATE_N, F_LATE_LAST, F_LATE_MAX,
+  F_LINKS_FITTED, F_LINK_BW_MIN, F_LINK_LAT_MAX, F_DURATION, F_LINK_LAT, F_LINK_BW, F_ALGBW, F_BUSBW, F_COUNT
+};
+
+static const ns_mdesc g_desc[F_COUNT] = {
+  [F_SERIES] = {"ncclscope.series", "ncclscope_series", "{series}", NS_MK_GAUGE, 1,
+                "Series this process exports (Prometheus sample lines), at most NCCLSCOPE_MAX_SERIES."},
+  [F_REFUSED] = {"ncclscope.series.refused", "ncclscope_series_refused", "{series}", NS_MK_GAUGE, 1,
+                 "Series of the last window left out to stay within NCCLSCOPE_MAX_SERIES."},
+  [F_WINDOWS] = {"ncclscope.windows", "ncclscope_windows_total", "{window}", NS_MK_COUNTER, 1,
+                 "Metric windows closed (NCCLSCOPE_WINDOW_SEC)."},
+  [F_DROPPED] = {"ncclscope.events.dropped", "ncclscope_events_dropped_total", "{event}", NS_MK_COUNTER, 1,
+                 "Profiler events lost: reason ring (a full ring, or a thread without one: per process) or slab "
+                 "(no free event slot: per communicator)."},
+  [F_CLOSED] = {"ncclscope.events.incomplete", "ncclscope_events_incomplete_total", "{event}", NS_MK_COUNTER, 1,
+                "Events NCCL never stopped, closed by ncclscope, by reason."},
+  [F_OTLP_REQ] = {"ncclscope.otlp.requests", "ncclscope_otlp_requests_total", "{request}", NS_MK_COUNTER, 1,
+                  "OTLP export requests by result (ok, failed: each failed attempt)."},
+  [F_OTLP_DROPPED] = {"ncclscope.otlp.dropped", "ncclscope_otlp_payloads_dropped_total", "{payload}", NS_MK_COUNTER,
+                      1, "OTLP payloads given up (retries exhausted, or replaced by a newer one while queued)."},
+  [F_OPS] = {"ncclscope.ops", "ncclscope_ops_total", "{op}", NS_MK_COUNTER, 1,
+             "Collective (type coll) and point-to-point (type p2p) operations, by function."},
+  [F_BYTES] = {"ncclscope.bytes", "ncclscope_bytes_total", "By", NS_MK_COUNTER, 1,
+               "Bytes of those operations (the nccl-tests message size)."},
+  [F_INCOMPLETE] = {"ncclscope.ops.incomplete", "ncclscope_ops_incomplete_total", "{op}", NS_MK_COUNTER, 1,
+                    "Operations never stopped, or with a child never stopped."},
+  [F_CLOCK] = {"ncclscope.gpu.clock.error", "ncclscope_gpu_clock_error_seconds", "s", NS_MK_GAUGE, 0,
+               "Bound on the error of the GPU clock mapping of the communicator's GPU."},
+  [F_LATE_SUM] = {"ncclscope.straggler.lateness", "ncclscope_straggler_lateness_seconds_total", "s", NS_MK_COUNTER, 0,
+                  "Sum of this rank's lateness (arrival - earliest arrival of the local ranks) over compared "
+                  "collectives."},
+  [F_LATE_N] = {"ncclscope.straggler.compared", "ncclscope_straggler_compared_total", "{op}", NS_MK_COUNTER, 1,
+                "Collectives compared across the ranks of the communicator in this process."},
+  [F_LATE_LAST] = {"ncclscope.straggler.last", "ncclscope_straggler_last_total", "{op}", NS_MK_COUNTER, 1,
+                   "Compared collectives this rank arrived at last."},
+  [F_LATE_MAX] = {"ncclscope.straggler.lateness.max", "ncclscope_straggler_lateness_max_seconds", "s", NS_MK_GAUGE, 0,
+                  "Largest lateness of this rank in the window."},
+  [F_LINKS_FITTED] = {"ncclscope.links.fitted", "ncclscope_links_fitted", "{link}", NS_MK_GAUGE, 1,
+                      "Send links (one channel's connection to a peer) with a valid latency/bandwidth fit in the "
+                      "window."},
+  [F_LINK_BW_MIN] = {"ncclscope.link.bandwidth.min", "ncclscope_link_bandwidth_min_bytes_per_second", "By/s",
+                     NS_MK_GAUGE, 0, "Bandwidth of the slowest fitted send link in the window."},
+  [F_LINK_LAT_MAX] = {"ncclscope.link.latency.max", "ncclscope_link_latency_max_seconds", "s", NS_MK_GAUGE, 0,
+                      "Largest latency of the fitted send links in the window."},
+  [F_DURATION] = {"ncclscope.op.duration", "ncclscope_op_duration_seconds", "s", NS_MK_HISTOGRAM, 0,
+                  "Operation time (GPU kernel interval where known, else execution or enqueue time)."},
+  [F_LINK_LAT] = {"ncclscope.link.latency", "ncclscope_link_latency_seconds", "s", NS_MK_GAUGE, 0,
+                  "Latency of the slowest fitted send links (NCCLSCOPE_TOP_LINKS), fastest transfer per size."},
+  [F_LINK_BW] = {"ncclscope.link.bandwidth", "ncclscope_link_bandwidth_bytes_per_second", "By/s", NS_MK_GAUGE, 0,
+                 "Bandwidth of the slowest fitted send links (NCCLSCOPE_TOP_LINKS)."},
+  [F_ALGBW] = {"ncclscope.algbw", "ncclscope_algbw_bytes_per_second", "By/s", NS_MK_GAUGE, 0,
+               "Algorithm bandwidth in the window by function and size bucket (bytes rounded down to a power of "
+               "4), as nccl-tests computes it."},
+  [F_BUSBW] = {"ncclscope.busbw", "ncclscope_busbw_bytes_per_second", "By/s", NS_MK_GAUGE, 0,
+               "Bus bandwidth in the window by function and size bucket, as nccl-tests computes it."},
+};
+
+struct ns_metrics {
+  ns_metrics_config cfg;
+  ns_mfamily fam[F_COUNT];
+  ns_mres* res;
+  size_t nres, capres;
+  uint32_t series, refused;
+  uint64_t windows, window_index;
+  uint64_t start_unix_ns, win_start_unix_ns, end_unix_ns;
+};
+
+unsigned ns_mpoint_series(const ns_mdesc* d) { return d->kind == NS_MK_HISTOGRAM ? NS_HIST_BOUNDS + 3 : 1; }
+
+double ns_metrics_bound_s(unsigned i) { return (double)ns_hist_bound_ns(i) / 1e9; }
+
+static void res_init(ns_mres* r, uint32_t comm, uint64_t comm_id, int32_t rank, uint32_t nranks, const char* uuid) {
+  memset(r, 0, sizeof *r);
+  r->comm = comm;
+  r->comm_id = comm_id;
+  r->rank = rank;
+  r->nranks = nranks;
+  snprintf(r->uuid, sizeof r->uuid, "%s", uuid ? uuid : "");
+  snprintf(r->comm_hex, sizeof r->comm_hex, "0x%016llx", (unsigned long long)comm_id);
+  snprintf(r->rank_str, sizeof r->rank_str, "%d", rank);
+}
+
+ns_metrics* ns_metrics_new(const ns_metrics_config* cfg) {
+  ns_metrics* m = calloc(1, sizeof *m);
+  if (!m) return NULL;
+  m->cfg = *cfg;
+  m->start_unix_ns = cfg->start_unix_ns;
+  for (int f = 0; f < F_COUNT; f++) m->fam[f].d = &g_desc[f];
+  m->res = calloc(4, sizeof *m->res);
+  if (!m->res) {
+    free(m);
+    return NULL;
+  }
+  m->capres = 4;
+  m->nres = 1;
+  res_init(&m->res[0], 0, 0, -1, 0, "");
+  snprintf(m->res[0].rank_str, sizeof m->res[0].rank_str, "%u", cfg->pid); /* the process: its pid */
+  return m;
+}
+
+void ns_metrics_free(ns_metrics* m) {
+  if (!m) return;
+  for (int f = 0; f < F_COUNT; f++) free(m->fam[f].p);
+  free(m->res);
+  free(m);
+}
+
+static uint32_t res_of(ns_metrics* m, uint32_t comm) {
+  for (size_t i = 1; i < m->nres; i++)
+    if (m->res[i].comm == comm) return (uint32_t)i;
+  ns_metrics_comm(m, comm, 0, -1, 0, "");
+  for (size_t i = 1; i < m->nres; i++)
+    if (m->res[i].comm == comm) return (uint32_t)i;
+  return UINT32_MAX;
+}
+
+void ns_metrics_comm(ns_metrics* m, uint32_t comm, uint64_t comm_id, int32_t rank, uint32_t nranks,
+                     const char* uuid) {
+  for (size_t i = 1; i < m->nres; i++)
+    if (m->res[i].comm == comm) { /* a comm serial is never reused: an update */
+      res_init(&m->res[i], comm, comm_id, rank, nranks, uuid);
+      return;
+    }
+  if (m->nres == m->capres) {
+    ns_mres* r = realloc(m->res, m->capres * 2 * sizeof *r);
+    if (!r) return;
+    m->res = r;
+    m->capres *= 2;
+  }
+  res_init(&m->res[m->nres++], comm, comm_id, rank, nranks, uuid);
+}
+
+/* The point of family f for (resource, labels): found, else created when the
+ * budget allows (else NULL, counted as refused). Labels: key/value pairs. */
+static ns_mpoint* point(ns_metrics* m, int f, uint32_t res, unsigned nlabels, const char* const* kv) {
+  ns_mfamily* fam = &m->fam[f];
+  if (res == UINT32_MAX) return NULL;
+  for (size_t i = 0; i < fam->n; i++) {
+    ns_mpoint* p = &fam->p[i];
+    if (p->res != res || p->nlabels != nlabels) continue;
+    unsigned k = 0;
+    while (k < nlabels && strcmp(p->labels[k].val, kv[2 * k + 1]) == 0) k++;
+    if (k == nlabels) return p;
+  }
+  unsigned cost = ns_mpoint_series(fam->d);
+  if (m->series + cost > m->cfg.max_series) {
+    m->refused += cost;
+    return NULL;
+  }
+  ns_mpoint* grown = ns_array_room(fam->p, &fam->cap, fam->n, sizeof *grown, 8);
+  if (!grown) return NULL;
+  fam->p = grown;
+  ns_mpoint* p = &fam->p[fam->n++];
+  memset(p, 0, sizeof *p);
+  p->res = res;
+  p->nlabels = (uint8_t)nlabels;
+  for (unsigned k = 0; k < nlabels && k < NS_M_LABELS; k++) {
+    p->labels[k].key = kv[2 * k];
+    snprintf(p->labels[k].val, sizeof p->labels[k].val, "%s", kv[2 * k + 1]);
+  }
+  m->series += cost;
+  return p;
+}
+
+static void set(ns_metrics* m, int f, uint32_t res, unsigned nl, const char* const* kv, double v) {
+  ns_mpoint* p = point(m, f, res, nl, kv);
+  if (p) p->value = v;
+}
+
+static void add(ns_metrics* m, int f, uint32_t res, unsigned nl, const char* const* kv, double v) {
+  ns_mpoint* p = point(m, f, res, nl, kv);
+  if (p) p->value += v;
+}
+
+static const char* op_type(uint8_t type) { return type == NS_EV_P2P ? "p2p" : "coll"; }
+
+/* ---- a window ---- */
+
+/* Gauges are the last window's: forget them; counters and histograms stay. */
+static void begin(ns_metrics* m) {
+  m->series = 0;
+  m->refused = 0;
+  for (int f = 0; f < F_COUNT; f++) {
+    ns_mfamily* fam = &m->fam[f];
+    if (fam->d->kind == NS_MK_GAUGE) fam->n = 0;
+    for (size_t i = 0; i < fam->n; i++) m->series += ns_mpoint_series(fam->d);
+  }
+}
+
+static void process_counters(ns_metrics* m, const ns_mwindow* in) {
+  add(m, F_WINDOWS, 0, 0, NULL, 1);
+  const char* ring[] = {"reason", "ring"};
+  set(m, F_DROPPED, 0, 1, ring, (double)in->dropped_ring);
+  for (unsigned r = 1; in->closed && r < NS_CLOSE_REASONS; r++) {
+    const char* name = ns_close_reason_name(r);
+    const char* kv[] = {"reason", name ? name : "unknown"};
+    if (in->closed[r]) set(m, F_CLOSED, 0, 1, kv, (double)in->closed[r]);
+  }
+  if (in->otlp_ok || in->otlp_failed || in->otlp_dropped || m->fam[F_OTLP_REQ].n) {
+    const char* ok[] = {"result", "ok"};
+    const char* failed[] = {"result", "failed"};
+    set(m, F_OTLP_REQ, 0, 1, ok, (double)in->otlp_ok);
+    set(m, F_OTLP_REQ, 0, 1, failed, (double)in->otlp_failed);
+    set(m, F_OTLP_DROPPED, 0, 0, NULL, (double)in->otlp_dropped);
+  }
+}
+
+static void comm_counters(ns_metrics* m, const ns_mwindow* in) {
+  const ns_window* w = in->w;
+  for (size_t i = 0; w && i < w->n_funcs; i++) {
+    const ns_func_stats* f = &w->funcs[i];
+    uint32_t res = res_of(m, f->comm);
+    const char* kv[] = {"type", op_type(f->type), "func", ns_func_name(f->func)};
+    add(m, F_OPS, res, 2, kv, (double)f->ops);
+    add(m, F_BYTES, res, 2, kv, (double)f->bytes);
+  }
+  for (size_t r = 1; r < m->nres; r++) {
+    uint64_t inc = 0;
+    for (size_t i = 0; w && i < w->n_funcs; i++)
+      if (w->funcs[i].comm == m->res[r].comm) inc += w->funcs[i].incomplete;
+    add(m, F_INCOMPLETE, (uint32_t)r, 0, NULL, (double)inc);
+    if (in->comm_dropped) {
+      const char* slab[] = {"reason", "slab"};
+      set(m, F_DROPPED, (uint32_t)r, 1, slab, (double)in->comm_dropped(in->user, m->res[r].comm));
+    }
+    double err = in->clock_error_s ? in->clock_error_s(in->user, m->res[r].comm) : NAN;
+    if (isfinite(err)) set(m, F_CLOCK, (uint32_t)r, 0, NULL, err);
+  }
+  for (size_t i = 0; w && i < w->n_lateness; i++) {
+    const ns_lateness_stats* l = &w->lateness[i];
+    uint32_t res = res_of(m, l->comm);
+    add(m, F_LATE_SUM, res, 0, NULL, (double)l->lateness_ns_sum * 1e-9);
+    add(m, F_LATE_N, res, 0, NULL, (double)l->compared);
+    add(m, F_LATE_LAST, res, 0, NULL, (double)l->last);
+    if (l->compared) set(m, F_LATE_MAX, res, 0, NULL, (double)l->lateness_ns_max * 1e-9);
+  }
+}
+
+/* A link row that estimates a link: one channel's send connection with a valid MIN fit. */
+static int fitted_send(const ns_link_stats* l) {
+  return l->is_send && l->channel >= 0 && l->nofit == NS_LINK_FIT && l->min.ok && l->min.bandwidth_gbs > 0;
+}
+
+static int by_bandwidth(const void* x, const void* y) {
+  const ns_link_stats* a = *(const ns_link_stats* const*)x;
+  const ns_link_stats* b = *(const ns_link_stats* const*)y;
+  if (a->min.bandwidth_gbs != b->min.bandwidth_gbs) return a->min.bandwidth_gbs < b->min.bandwidth_gbs ? -1 : 1;
+  if (a->comm != b->comm) return a->comm < b->comm ? -1 : 1;
+  if (a->peer != b->peer) return a->peer < b->peer ? -1 : 1;
+  return a->channel < b->channel ? -1 : a->channel > b->channel;
+}
+
+static void link_aggregates(ns_metrics* m, const ns_window* w) {
+  for (size_t r = 1; w && r < m->nres; r++) {
+    uint64_t n = 0;
+    double bw = INFINITY, lat = 0;
+    for (size_t i = 0; i < w->n_links; i++) {
+      const ns_link_stats* l = &w->links[i];
+      if (l->comm != m->res[r].comm || !fitted_send(l)) continue;
+      n++;
+      if (l->min.bandwidth_gbs < bw) bw = l->min.bandwidth_gbs;
+      if (l->min.latency_us > lat) lat = l->min.latency_us;
+    }
+    if (!n) continue;
+    set(m, F_LINKS_FITTED, (uint32_t)r, 0, NULL, (double)n);
+    set(m, F_LINK_BW_MIN, (uint32_t)r, 0, NULL, bw * 1e9);
+    set(m, F_LINK_LAT_MAX, (uint32_t)r, 0, NULL, lat * 1e-6);
+  }
+}
+
+static void histograms(ns_metrics* m, const ns_window* w) {
+  for (size_t i = 0; w && i < w->n_funcs; i++) {
+    const ns_func_stats* f = &w->funcs[i];
+    if (!f->timed) continue;
+    const char* kv[] = {"type", op_type(f->type), "func", ns_func_name(f->func)};
+    ns_mpoint* p = point(m, F_DURATION, res_of(m, f->comm), 2, kv);
+    if (!p) continue;
+    p->count += f->timed;
+    p->sum += (double)f->dur_ns_sum * 1e-9;
+    for (unsigned b = 0; b <= NS_HIST_BOUNDS; b++) p->buckets[b] += f->hist[b];
+  }
+}
+
+static void top_links(ns_metrics* m, const ns_window* w) {
+  if (!w || !w->n_links || !m->cfg.top_links) return;
+  const ns_link_stats** rank = malloc(w->n_links * sizeof *rank);
+  if (!rank) return;
+  size_t n = 0;
+  for (size_t i = 0; i < w->n_links; i++)
+    if (fitted_send(&w->links[i])) rank[n++] = &w->links[i];
+  qsort(rank, n, sizeof *rank, by_bandwidth);
+  for (size_t i = 0; i < n && i < m->cfg.top_links; i++) {
+    char peer[16], ch[16];
+    snprintf(peer, sizeof peer, "%d", rank[i]->peer);
+    snprintf(ch, sizeof ch, "%d", rank[i]->channel);
+    const char* kv[] = {"peer", peer, "channel", ch};
+    uint32_t res = res_of(m, rank[i]->comm);
+    set(m, F_LINK_LAT, res, 2, kv, rank[i]->min.latency_us * 1e-6);
+    set(m, F_LINK_BW, res, 2, kv, rank[i]->min.bandwidth_gbs * 1e9);
+  }
+  free(rank);
+}
+
+/* The window's buckets are per (comm, func, algo, proto, size, ops per batch): bandwidth per (comm, func, size). */
+static void bandwidth(ns_metrics* m, const ns_window* w) {
+  for (size_t i = 0; w && i < w->n_buckets; i++) {
+    const ns_bucket_stats* b = &w->buckets[i];
+    int done = 0;
+    for (size_t j = 0; j < i && !done; j++)
+      done = w->buckets[j].comm == b->comm && w->buckets[j].func == b->func &&
+             w->buckets[j].size_bucket == b->size_bucket;
+    if (done || !b->size_bucket) continue;
+    double bytes = 0, dur_us = 0, factor = 0;
+    for (size_t j = i; j < w->n_buckets; j++) {
+      const ns_bucket_stats* c = &w->buckets[j];
+      if (c->comm != b->comm || c->func != b->func || c->size_bucket != b->size_bucket) continue;
+      bytes += (double)c->bytes;
+      dur_us += c->mean_us * (double)c->count;
+      if (c->algbw_gbs > 0) factor = c->busbw_gbs / c->algbw_gbs;
+    }
+    if (!(dur_us > 0) || !(bytes > 0)) continue;
+    char size[24];
+    snprintf(size, sizeof size, "%llu", (unsigned long long)b->size_bucket);
+    const char* kv[] = {"func", ns_func_name(b->func), "size", size};
+    uint32_t res = res_of(m, b->comm);
+    double algbw = bytes / (dur_us * 1e-6);
+    set(m, F_ALGBW, res, 2, kv, algbw);
+    if (factor > 0) set(m, F_BUSBW, res, 2, kv, algbw * factor);
+  }
+}
+
+void ns_metrics_window(ns_metrics* m, const ns_mwindow* in) {
+  begin(m);
+  /* the two budget gauges first, so that they always fit; their values last */
+  ns_mpoint* series = point(m, F_SERIES, 0, 0, NULL);
+  ns_mpoint* refused = point(m, F_REFUSED, 0, 0, NULL);
+  process_counters(m, in);
+  comm_counters(m, in);
+  link_aggregates(m, in->w);
+  histograms(m, in->w);
+  top_links(m, in->w);
+  bandwidth(m, in->w);
+  if (series) series->value = m->series;
+  if (refused) refused->value = m->refused;
+  m->windows++;
+  m->window_index = in->w ? in->w->index : m->window_index;
+  m->win_start_unix_ns = in->start_unix_ns;
+  m->end_unix_ns = in->end_unix_ns;
+}
+
+size_t ns_metrics_nfamilies(const ns_metrics* m) { (void)m; return F_COUNT; }
+const ns_mfamily* ns_metrics_family(const ns_metrics* m, size_t i) { return i < F_COUNT ? &m->fam[i] : NULL; }
+size_t ns_metrics_nres(const ns_metrics* m) { return m->nres; }
+const ns_mres* ns_metrics_res(const ns_metrics* m, size_t i) { return i < m->nres ? &m->res[i] : NULL; }
+uint64_t ns_metrics_windows(const ns_metrics* m) { return m->windows; }
+uint64_t ns_metrics_window_index(const ns_metrics* m) { return m->window_index; }
+uint64_t ns_metrics_start_unix_ns(const ns_metrics* m) { return m->start_unix_ns; }
+uint64_t ns_metrics_end_unix_ns(const ns_metrics* m) { return m->end_unix_ns; }
+uint64_t ns_metrics_win_start_unix_ns(const ns_metrics* m) { return m->win_start_unix_ns; }
+uint32_t ns_metrics_series(const ns_metrics* m) { return m->series; }
+uint32_t ns_metrics_refused(const ns_metrics* m) { return m->refused; }

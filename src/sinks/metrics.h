@@ -1,0 +1,130 @@
+/* ncclscope sinks: the metrics model, what every window exports.
+ *
+ * One ns_metrics per process, owned by the writer thread. Each closed
+ * analysis window (include/ncclscope/analysis.h, ns_window) is folded in
+ * with the process counters the writer keeps; the result is a list of
+ * metric families, each with points, that every output reads the same way:
+ * Prometheus text (prom.c), OTLP JSON (otlp_json.c), OTLP protobuf
+ * (otlp_proto.c) and the windows.jsonl line (jsonl.c). So a collector, a
+ * textfile and the dump directory all say the same thing.
+ *
+ * Temporality is cumulative: counters and histograms add every window to
+ * what came before and stay exported once they exist; gauges (bandwidth,
+ * link fits, clock error, the largest lateness) are the last window's and
+ * exported only when that window measured them.
+ *
+ * Resources: the process, and one per communicator rank (comm hash, rank,
+ * nranks, GPU UUID). OTLP sends them as resources; Prometheus as the labels
+ * comm and rank (the process: pid).
+ *
+ * Cardinality is a budget (docs/metrics.md, "Series budget"): a series is
+ * one Prometheus sample line (a histogram is NS_HIST_BOUNDS + 3 of them).
+ * No label holds a sequence number or an address. A new series is admitted
+ * only while the total stays within max_series, in a fixed priority order
+ * (process counters, per-communicator counts and bytes, incomplete and
+ * dropped events, clock error, lateness, link aggregates, time histograms,
+ * the top_links worst links, bandwidth by function and size); what does not
+ * fit is counted in ncclscope_series_refused, never exported. Per-link
+ * series exist only for the top_links slowest send links with a valid fit.
+ */
+#ifndef NCCLSCOPE_SINKS_METRICS_H
+#define NCCLSCOPE_SINKS_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ncclscope/analysis.h"
+
+enum { NS_MK_COUNTER = 0, NS_MK_GAUGE = 1, NS_MK_HISTOGRAM = 2 };
+
+/* A family: its names in both conventions, unit, kind, help. */
+typedef struct {
+  const char* otel;  /* "ncclscope.op.duration" */
+  const char* prom;  /* "ncclscope_op_duration_seconds" (counters end in _total) */
+  const char* unit;  /* UCUM, as OTLP wants it: "s", "By", "By/s", "{op}" */
+  int kind;          /* NS_MK_* */
+  int is_int;        /* counter and gauge values are integers (OTLP asInt) */
+  const char* help;
+} ns_mdesc;
+
+#define NS_M_LABELS 3
+typedef struct {
+  const char* key; /* a literal */
+  char val[24];
+} ns_mlabel;
+
+typedef struct {
+  uint32_t res; /* resource index (0: the process) */
+  uint8_t nlabels;
+  ns_mlabel labels[NS_M_LABELS];
+  double value; /* counter (cumulative) or gauge */
+  uint64_t count, buckets[NS_HIST_BOUNDS + 1]; /* histogram: per bucket, cumulative over windows */
+  double sum;
+} ns_mpoint;
+
+typedef struct {
+  const ns_mdesc* d;
+  ns_mpoint* p;
+  size_t n, cap;
+} ns_mfamily;
+
+/* A resource: the process (index 0) or one communicator rank. */
+typedef struct {
+  uint32_t comm;    /* comm serial, 0 for the process */
+  uint64_t comm_id; /* the communicator hash */
+  int32_t rank;
+  uint32_t nranks;
+  char uuid[48];    /* the GPU UUID, "" unknown */
+  char comm_hex[24], rank_str[16];
+} ns_mres;
+
+typedef struct {
+  uint32_t max_series; /* NCCLSCOPE_MAX_SERIES */
+  uint32_t top_links;  /* NCCLSCOPE_TOP_LINKS */
+  uint32_t pid;
+  uint64_t start_unix_ns; /* the start of every cumulative sum (the session's start) */
+} ns_metrics_config;
+
+/* What one window adds, besides the analysis' ns_window. Counters are the
+ * process's totals so far (cumulative, as exported). */
+typedef struct {
+  const ns_window* w;
+  uint64_t start_unix_ns, end_unix_ns; /* the window, wall clock */
+  uint64_t dropped_ring, dropped_slab; /* events lost: full rings (and threads without one); no free slot */
+  const uint64_t* closed;              /* events closed by the plugin, by NS_CLOSE_* reason (NS_CLOSE_REASONS) */
+  uint64_t otlp_ok, otlp_failed, otlp_dropped; /* the OTLP sender's requests and payloads it gave up */
+  /* per communicator: its GPU clock's error bound in seconds (NaN: none) and its slab drops */
+  double (*clock_error_s)(void* user, uint32_t comm);
+  uint64_t (*comm_dropped)(void* user, uint32_t comm);
+  void* user;
+} ns_mwindow;
+
+typedef struct ns_metrics ns_metrics;
+
+ns_metrics* ns_metrics_new(const ns_metrics_config* cfg); /* NULL when out of memory */
+void ns_metrics_free(ns_metrics* m);
+/* A communicator rank (COMM_INIT), before its windows. */
+void ns_metrics_comm(ns_metrics* m, uint32_t comm, uint64_t comm_id, int32_t rank, uint32_t nranks, const char* uuid);
+/* Folds one closed window in. */
+void ns_metrics_window(ns_metrics* m, const ns_mwindow* in);
+
+/* ---- for the outputs ---- */
+size_t ns_metrics_nfamilies(const ns_metrics* m);
+const ns_mfamily* ns_metrics_family(const ns_metrics* m, size_t i);
+size_t ns_metrics_nres(const ns_metrics* m);
+const ns_mres* ns_metrics_res(const ns_metrics* m, size_t i);
+/* The window last folded in: index, wall-clock times, the process start (start of cumulative sums). */
+uint64_t ns_metrics_windows(const ns_metrics* m);
+uint64_t ns_metrics_window_index(const ns_metrics* m);
+uint64_t ns_metrics_start_unix_ns(const ns_metrics* m);
+uint64_t ns_metrics_end_unix_ns(const ns_metrics* m);
+uint64_t ns_metrics_win_start_unix_ns(const ns_metrics* m);
+/* Series exported after the last window (Prometheus sample lines), and refused for the budget. */
+uint32_t ns_metrics_series(const ns_metrics* m);
+uint32_t ns_metrics_refused(const ns_metrics* m);
+/* Sample lines a point stands for: 1, or NS_HIST_BOUNDS + 3 for a histogram. */
+unsigned ns_mpoint_series(const ns_mdesc* d);
+/* The upper bound of histogram bucket i in seconds (i < NS_HIST_BOUNDS). */
+double ns_metrics_bound_s(unsigned i);
+
+#endif

@@ -1,0 +1,50 @@
+/* ncclscope sinks: the outputs of the metrics model (metrics.h), each a
+ * pure function of it into a byte buffer. Writer thread only. */
+#ifndef NCCLSCOPE_SINKS_OUTPUTS_H
+#define NCCLSCOPE_SINKS_OUTPUTS_H
+
+#include "sinks/metrics.h"
+#include "sinks/json_text.h"
+
+/* Process-wide facts every output names (resource attributes, labels). */
+typedef struct {
+  const char* host;
+  uint32_t pid;
+  const char* service_name; /* OTEL_SERVICE_NAME, else "ncclscope" */
+  const char* job_id;       /* SLURM_JOB_ID, NULL when none */
+  int local_rank;           /* LOCAL_RANK / SLURM_LOCALID / OMPI_COMM_WORLD_LOCAL_RANK, -1 when none */
+  /* OTEL_RESOURCE_ATTRIBUTES, decoded and validated by src/config */
+  unsigned nattrs;
+  const char (*attr_key)[64];
+  const char (*attr_val)[128];
+  const char* version;        /* the plugin's */
+} ns_mprocess;
+
+/* prom.c: the Prometheus text exposition format 0.0.4 for node_exporter's
+ * textfile collector (no timestamps: the collector refuses them). */
+void ns_prom_write(const ns_metrics* m, const ns_mprocess* p, ns_buf* out);
+
+/* jsonl.c: one windows.jsonl line (with its newline). */
+void ns_jsonl_window(const ns_metrics* m, const ns_mprocess* p, ns_buf* out);
+
+/* otlp_json.c / otlp_proto.c: an ExportMetricsServiceRequest (OTLP/HTTP
+ * http/json, http/protobuf): one ResourceMetrics per resource. */
+void ns_otlp_json(const ns_metrics* m, const ns_mprocess* p, ns_buf* out);
+void ns_otlp_proto(const ns_metrics* m, const ns_mprocess* p, ns_buf* out);
+
+/* otlp_resource.c: the resource attributes of resource i, in order, as
+ * key / string or integer value (the encoders' common source). */
+typedef struct {
+  const char* key;
+  int is_int;
+  int64_t i;
+  char s[128];
+} ns_mattr;
+#define NS_M_RES_ATTRS 24
+size_t ns_otlp_resource(const ns_metrics* m, const ns_mprocess* p, size_t res, ns_mattr* out, size_t cap);
+/* The OTLP attribute key of a point label ("func" -> "nccl.func") and whether its value is an integer. */
+const char* ns_otlp_attr_key(const char* label, int* is_int);
+/* Whether family fam has points of resource res. */
+int ns_otlp_has_points(const ns_mfamily* fam, uint32_t res);
+
+#endif

@@ -1,0 +1,91 @@
+/* ncclscope sinks: the Prometheus text exposition (format 0.0.4) of the
+ * metrics model, for node_exporter's textfile collector. Writer thread.
+ *
+ * Every family with points gets one # HELP and one # TYPE line; names
+ * follow Prometheus' conventions (base units: _seconds, _bytes; counters end
+ * in _total). A communicator rank's series carry comm (its hash) and rank,
+ * the process's carry pid, so the files of several processes on one node
+ * never name the same series (node_exporter fails a scrape that does). No
+ * timestamps: the textfile collector refuses them. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sinks/outputs.h"
+
+static void value(ns_buf* b, double v) {
+  if (isnan(v)) ns_buf_str(b, "NaN");
+  else if (isinf(v)) ns_buf_str(b, v > 0 ? "+Inf" : "-Inf");
+  else ns_buf_json_double(b, v);
+}
+
+/* A label value: backslash, double quote and newline escaped. */
+static void label_value(ns_buf* b, const char* s) {
+  for (; *s; s++) {
+    if (*s == '\\') ns_buf_str(b, "\\\\");
+    else if (*s == '"') ns_buf_str(b, "\\\"");
+    else if (*s == '\n') ns_buf_str(b, "\\n");
+    else ns_buf_put(b, s, 1);
+  }
+}
+
+static void label(ns_buf* b, int* first, const char* k, const char* v) {
+  ns_buf_str(b, *first ? "{" : ",");
+  *first = 0;
+  ns_buf_str(b, k);
+  ns_buf_str(b, "=\"");
+  label_value(b, v);
+  ns_buf_str(b, "\"");
+}
+
+/* name{labels[,le="x"]} value */
+static void sample(ns_buf* b, const ns_metrics* m, const char* name, const char* suffix, const ns_mpoint* p,
+                   const char* le, double v) {
+  ns_buf_str(b, name);
+  ns_buf_str(b, suffix);
+  int first = 1;
+  const ns_mres* r = ns_metrics_res(m, p->res);
+  if (p->res == 0) {
+    label(b, &first, "pid", r->rank_str);
+  } else {
+    label(b, &first, "comm", r->comm_hex);
+    label(b, &first, "rank", r->rank_str);
+  }
+  for (unsigned k = 0; k < p->nlabels; k++) label(b, &first, p->labels[k].key, p->labels[k].val);
+  if (le) label(b, &first, "le", le);
+  if (!first) ns_buf_str(b, "}");
+  ns_buf_str(b, " ");
+  value(b, v);
+  ns_buf_str(b, "\n");
+}
+
+void ns_prom_write(const ns_metrics* m, const ns_mprocess* proc, ns_buf* out) {
+  (void)proc;
+  static const char* const type[] = {"counter", "gauge", "histogram"};
+  for (size_t f = 0; f < ns_metrics_nfamilies(m); f++) {
+    const ns_mfamily* fam = ns_metrics_family(m, f);
+    if (!fam->n) continue;
+    ns_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", fam->d->prom, fam->d->help, fam->d->prom,
+                   type[fam->d->kind]);
+    for (size_t i = 0; i < fam->n; i++) {
+      const ns_mpoint* p = &fam->p[i];
+      if (fam->d->kind != NS_MK_HISTOGRAM) {
+        sample(out, m, fam->d->prom, "", p, NULL, p->value);
+        continue;
+      }
+      uint64_t cum = 0;
+      for (unsigned k = 0; k <= NS_HIST_BOUNDS; k++) {
+        char le[40];
+        cum += p->buckets[k];
+        if (k < NS_HIST_BOUNDS) {
+          ns_fmt_double(le, sizeof le, ns_metrics_bound_s(k));
+        } else {
+          snprintf(le, sizeof le, "+Inf");
+        }
+        sample(out, m, fam->d->prom, "_bucket", p, le, (double)cum);
+      }
+      sample(out, m, fam->d->prom, "_sum", p, NULL, p->sum);
+      sample(out, m, fam->d->prom, "_count", p, NULL, (double)p->count);
+    }
+  }
+}

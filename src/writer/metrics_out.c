@@ -1,0 +1,244 @@
+/* ncclscope: the writer thread's metric outputs (metrics_out.h).
+ *
+ * Windows close inside the analysis while records are fed (during a ring's
+ * drain), so ns_mout_window only folds the window into the model and keeps
+ * its windows.jsonl line; the files are written and the OTLP payload queued
+ * by ns_mout_flush after the drain. Cost: a few KiB encoded per window (at
+ * most NCCLSCOPE_MAX_SERIES series), two small file writes. */
+#include "writer/metrics_out.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture/context.h"
+#include "clock/clock.h"
+#include "log/log.h"
+#include "sinks/metrics.h"
+#include "sinks/outputs.h"
+#include "sinks/json_text.h"
+#include "sinks/sender.h"
+#include "util/safefile.h"
+#include "writer/writer.h"
+
+#define NS_PROM_FILE_MODE 0644u /* node_exporter runs as another user: world-readable */
+#define NS_VERSION_STRING "0.1.0"
+
+static struct {
+  ns_metrics* m;
+  ns_mprocess proc;
+  char job[64];
+  int64_t unix_minus_trace; /* wall clock - trace clock (ns) */
+  ns_buf lines;             /* windows.jsonl lines not written yet */
+  int pending;              /* windows folded since the last flush */
+  int jsonl_fd;             /* -1: none */
+  char jsonl_name[NAME_MAX + 1];
+  int jsonl_failed;
+  int prom_dirfd;           /* -1: none */
+  char prom_name[NAME_MAX + 1];
+  int prom_failing;
+  ns_sender* otlp;          /* NULL: no OTLP */
+  ns_buf payload;           /* the OTLP request being encoded (handed to the sender) */
+  ns_analysis* a;           /* during ns_mout_window only */
+} M = {.jsonl_fd = -1, .prom_dirfd = -1, .lines = {.limit = NS_SINK_BUF_LIMIT}, .payload = {.limit = NS_SINK_BUF_LIMIT}};
+
+static int local_rank(void) {
+  static const char* const vars[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    const char* s = getenv(vars[i]);
+    char* end;
+    if (!s || !*s) continue;
+    long v = strtol(s, &end, 10);
+    if (*end == '\0' && v >= 0 && v < 1000000) return (int)v;
+  }
+  return -1;
+}
+
+static void open_jsonl(void) {
+  int dirfd = ns_writer_dump_dirfd();
+  if (dirfd < 0) return;
+  unsigned mode = ns_sess.cfg.file_mode ? ns_sess.cfg.file_mode : NS_FILE_MODE_DEFAULT;
+  int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC;
+  snprintf(M.jsonl_name, sizeof M.jsonl_name, "windows-%.64s-%u.jsonl", ns_sess.hostname, ns_sess.pid);
+  int fd = openat(dirfd, M.jsonl_name, flags, mode);
+  /* a reload in the same process: a new file, as for the trace */
+  for (int tries = 0; fd < 0 && errno == EEXIST && tries < 100; tries++) {
+    snprintf(M.jsonl_name, sizeof M.jsonl_name, "windows-%.64s-%u-%llu.jsonl", ns_sess.hostname, ns_sess.pid,
+             (unsigned long long)ns_mono_ns() + (unsigned)tries);
+    fd = openat(dirfd, M.jsonl_name, flags, mode);
+  }
+  if (fd < 0)
+    ns_log_warn("cannot create %s/%s (%s): windows are not written there", ns_sess.cfg.dump_dir, M.jsonl_name,
+                strerror(errno));
+  M.jsonl_fd = fd;
+}
+
+static void open_prom(void) {
+  if (!ns_sess.cfg.prom_dir[0]) return;
+  M.prom_dirfd = ns_dir_open(ns_sess.cfg.prom_dir, ns_dir_mode_for(NS_PROM_FILE_MODE), 1);
+  if (M.prom_dirfd < 0) {
+    ns_log_warn("NCCLSCOPE_PROM_DIR=%s cannot be used (%s): no Prometheus file", ns_sess.cfg.prom_dir,
+                errno == ELOOP ? "it is a symbolic link (refused)" : strerror(errno));
+    return;
+  }
+  snprintf(M.prom_name, sizeof M.prom_name, "ncclscope-%.64s-%u.prom", ns_sess.hostname, ns_sess.pid);
+}
+
+void ns_mout_open(void) {
+  struct timespec rt, mono;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  uint64_t trace_now = ns_clock_to_ns(&ns_sess.clock, ns_clock_ticks());
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  (void)mono;
+  M.unix_minus_trace = ((int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec) - (int64_t)trace_now;
+  ns_metrics_config mc = {.max_series = ns_sess.cfg.max_series ? ns_sess.cfg.max_series : 300,
+                          .top_links = ns_sess.cfg.top_links,
+                          .pid = ns_sess.pid,
+                          .start_unix_ns = (uint64_t)((int64_t)trace_now + M.unix_minus_trace)};
+  M.m = ns_metrics_new(&mc);
+  if (!M.m) {
+    ns_log_warn("no memory for the metrics: no windows exported from this process");
+    return;
+  }
+  const char* job = getenv("SLURM_JOB_ID");
+  snprintf(M.job, sizeof M.job, "%s", job ? job : "");
+  const ns_otel_config* oc = &ns_sess.cfg.otel;
+  M.proc = (ns_mprocess){.host = ns_sess.hostname,
+                         .pid = ns_sess.pid,
+                         .service_name = oc->service_name,
+                         .job_id = M.job[0] ? M.job : NULL,
+                         .local_rank = local_rank(),
+                         .nattrs = oc->nattrs,
+                         .attr_key = oc->attr_key,
+                         .attr_val = oc->attr_val,
+                         .version = NS_VERSION_STRING};
+  open_jsonl();
+  open_prom();
+  if (oc->enabled) {
+    const char* headers[NS_OTEL_HEADERS_MAX];
+    for (unsigned i = 0; i < oc->nheaders; i++) headers[i] = oc->header[i];
+    ns_sender_config sc = {.url = oc->url,
+                           .headers = headers,
+                           .nheaders = oc->nheaders,
+                           .json = oc->protocol == NS_OTLP_JSON,
+                           .gzip = oc->gzip,
+                           .timeout_ms = oc->timeout_ms};
+    M.otlp = ns_sender_start(&sc);
+    if (M.otlp)
+      ns_log_info("OTLP metrics to %s (%s%s) every window", oc->url,
+                  oc->protocol == NS_OTLP_JSON ? "http/json" : "http/protobuf", oc->gzip ? ", gzip" : "");
+  }
+}
+
+void ns_mout_comm(uint32_t serial, uint64_t comm_id, int32_t rank, uint32_t nranks, const char* uuid) {
+  if (M.m) ns_metrics_comm(M.m, serial, comm_id, rank, nranks, uuid);
+}
+
+static double clock_error_s(void* user, uint32_t comm) {
+  (void)user;
+  ns_clock_fit f;
+  if (!M.a || !ns_analysis_clock_fit(M.a, comm, &f) || !f.bounded || !isfinite(f.error_ns)) return NAN;
+  return f.error_ns * 1e-9;
+}
+
+static uint64_t comm_dropped(void* user, uint32_t comm) {
+  (void)user;
+  return ns_writer_comm_dropped(comm);
+}
+
+void ns_mout_window(ns_analysis* a, const ns_window* w) {
+  if (!M.m) return;
+  uint64_t closed[NS_CLOSE_REASONS];
+  ns_mwindow in = {.w = w,
+                   .start_unix_ns = (uint64_t)((int64_t)w->start_ns + M.unix_minus_trace),
+                   .closed = closed,
+                   .clock_error_s = clock_error_s,
+                   .comm_dropped = comm_dropped};
+  /* the window's end, or now for the last one, open-ended */
+  uint64_t end = w->end_ns != UINT64_MAX ? w->end_ns : ns_clock_to_ns(&ns_sess.clock, ns_clock_ticks());
+  in.end_unix_ns = (uint64_t)((int64_t)end + M.unix_minus_trace);
+  ns_writer_drops(&in.dropped_ring, &in.dropped_slab, closed);
+  ns_sender_stats(M.otlp, &in.otlp_ok, &in.otlp_failed, &in.otlp_dropped);
+  M.a = a;
+  ns_metrics_window(M.m, &in);
+  M.a = NULL;
+  if (M.jsonl_fd >= 0) ns_jsonl_window(M.m, &M.proc, &M.lines);
+  M.pending = 1;
+}
+
+static void write_jsonl(void) {
+  if (M.jsonl_fd < 0 || !M.lines.len) return;
+  size_t done = 0;
+  while (done < M.lines.len && !M.lines.failed) {
+    ssize_t k = write(M.jsonl_fd, M.lines.data + done, M.lines.len - done);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      if (!M.jsonl_failed)
+        ns_log_warn("writing %s/%s failed (%s): windows are lost there until it works again", ns_sess.cfg.dump_dir,
+                    M.jsonl_name, k < 0 ? strerror(errno) : "no space");
+      M.jsonl_failed = 1;
+      break;
+    }
+    done += (size_t)k;
+  }
+  if (done == M.lines.len) M.jsonl_failed = 0;
+  ns_buf_reset(&M.lines);
+}
+
+static void write_prom(void) {
+  if (M.prom_dirfd < 0) return;
+  ns_buf text = {.limit = NS_SINK_BUF_LIMIT};
+  ns_prom_write(M.m, &M.proc, &text);
+  char why[PATH_MAX + 200];
+  ns_out o;
+  int rc = text.failed ? -1 : 0;
+  if (text.failed) snprintf(why, sizeof why, "out of memory");
+  if (rc == 0) rc = ns_out_open_at(&o, M.prom_dirfd, M.prom_name, M.prom_name, NS_PROM_FILE_MODE, why, sizeof why);
+  if (rc == 0) {
+    if (fwrite(text.data, 1, text.len, o.f) != text.len) {
+      snprintf(why, sizeof why, "%s: %s", M.prom_name, strerror(errno));
+      ns_out_abort(&o);
+      rc = -1;
+    } else {
+      rc = ns_out_commit(&o, why, sizeof why);
+    }
+  }
+  ns_buf_free(&text);
+  if (rc != 0 && !M.prom_failing)
+    ns_log_warn("cannot replace %s in NCCLSCOPE_PROM_DIR=%s (%s); the file keeps the last window written",
+                M.prom_name, ns_sess.cfg.prom_dir, why);
+  else if (rc == 0 && M.prom_failing)
+    ns_log_warn("%s in NCCLSCOPE_PROM_DIR=%s is written again", M.prom_name, ns_sess.cfg.prom_dir);
+  M.prom_failing = rc != 0;
+}
+
+void ns_mout_flush(void) {
+  if (!M.m || !M.pending) return;
+  M.pending = 0;
+  write_jsonl();
+  write_prom();
+  if (M.otlp) {
+    ns_buf_reset(&M.payload);
+    if (ns_sess.cfg.otel.protocol == NS_OTLP_JSON) ns_otlp_json(M.m, &M.proc, &M.payload);
+    else ns_otlp_proto(M.m, &M.proc, &M.payload);
+    ns_sender_submit(M.otlp, &M.payload);
+  }
+}
+
+void ns_mout_close(void) {
+  ns_mout_flush();
+  ns_sender_stop(M.otlp); /* joined here, on the writer thread, before the last finalize returns */
+  ns_buf_free(&M.payload);
+  if (M.jsonl_fd >= 0) close(M.jsonl_fd);
+  if (M.prom_dirfd >= 0) close(M.prom_dirfd);
+  ns_buf_free(&M.lines);
+  ns_metrics_free(M.m);
+  memset(&M, 0, sizeof M);
+  M.jsonl_fd = M.prom_dirfd = -1;
+}
