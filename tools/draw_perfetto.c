@@ -40,7 +40,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "protobuf_writer.h"
+#include "util/protowire.h"
 #include "timeline_draw.h"
 #include "util/idmap.h"
 
@@ -155,8 +155,8 @@ typedef struct {
 /* Writes a packet (Trace.packet: tag, length, bytes) to the file. */
 static void write_packet(pf_drawer* d, const uint8_t* p, size_t len) {
   uint8_t head[12];
-  size_t n = nspb_put_varint(head, (uint64_t)TRACE_PACKET << 3 | 2);
-  n += nspb_put_varint(head + n, len);
+  size_t n = ns_pb_put_varint(head, (uint64_t)TRACE_PACKET << 3 | 2);
+  n += ns_pb_put_varint(head + n, len);
   if (fwrite(head, 1, n, d->out) != n || fwrite(p, 1, len, d->out) != len) d->failed = 1;
 }
 
@@ -184,31 +184,31 @@ static void flush_bundle(pf_drawer* d) {
     return;
   }
   uint8_t head[16];
-  size_t n = nspb_put_varint(head, (uint64_t)PKT_COMPRESSED_PACKETS << 3 | 2);
-  n += nspb_put_varint(head + n, zlen);
+  size_t n = ns_pb_put_varint(head, (uint64_t)PKT_COMPRESSED_PACKETS << 3 | 2);
+  n += ns_pb_put_varint(head + n, zlen);
   memcpy(body - n, head, n);
   write_packet(d, body - n, n + zlen);
   d->bundle_len = 0;
 }
 
 static void emit(pf_drawer* d, const ns_pb* pkt) {
-  if (pkt->failed) {
+  if (pkt->buf.failed) {
     d->failed = 1;
     return;
   }
   if (!d->compress) {
-    write_packet(d, pkt->p, pkt->len);
+    write_packet(d, pkt->buf.data, pkt->buf.len);
     return;
   }
-  if (d->bundle_len + pkt->len + 12 > BUNDLE_BYTES) flush_bundle(d);
-  if (pkt->len + 12 > BUNDLE_BYTES) { /* never made: packets are a few hundred bytes */
-    write_packet(d, pkt->p, pkt->len);
+  if (d->bundle_len + pkt->buf.len + 12 > BUNDLE_BYTES) flush_bundle(d);
+  if (pkt->buf.len + 12 > BUNDLE_BYTES) { /* never made: packets are a few hundred bytes */
+    write_packet(d, pkt->buf.data, pkt->buf.len);
     return;
   }
-  size_t n = nspb_put_varint(d->bundle + d->bundle_len, (uint64_t)TRACE_PACKET << 3 | 2);
-  n += nspb_put_varint(d->bundle + d->bundle_len + n, pkt->len);
-  memcpy(d->bundle + d->bundle_len + n, pkt->p, pkt->len);
-  d->bundle_len += n + pkt->len;
+  size_t n = ns_pb_put_varint(d->bundle + d->bundle_len, (uint64_t)TRACE_PACKET << 3 | 2);
+  n += ns_pb_put_varint(d->bundle + d->bundle_len + n, pkt->buf.len);
+  memcpy(d->bundle + d->bundle_len + n, pkt->buf.data, pkt->buf.len);
+  d->bundle_len += n + pkt->buf.len;
 }
 
 /* ---- tracks ---- */
@@ -233,23 +233,23 @@ static track* new_track(pf_drawer* d) {
 
 static void descriptor_begin(pf_drawer* d, const track* t) {
   ns_pb* p = &d->pkt;
-  nspb_reset(p);
-  nspb_uint(p, PKT_SEQUENCE_ID, DESCRIPTOR_SEQ);
-  nspb_begin(p, PKT_TRACK_DESCRIPTOR);
-  nspb_uint(p, TD_UUID, t->uuid);
-  if (t->parent_uuid) nspb_uint(p, TD_PARENT_UUID, t->parent_uuid);
+  ns_pb_reset(p);
+  ns_pb_uint(p, PKT_SEQUENCE_ID, DESCRIPTOR_SEQ);
+  ns_pb_begin(p, PKT_TRACK_DESCRIPTOR);
+  ns_pb_uint(p, TD_UUID, t->uuid);
+  if (t->parent_uuid) ns_pb_uint(p, TD_PARENT_UUID, t->parent_uuid);
 }
 
 static void write_process(pf_drawer* d, const track* t, const char* label) {
   descriptor_begin(d, t);
   ns_pb* p = &d->pkt;
-  nspb_uint(p, TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
-  nspb_begin(p, TD_PROCESS);
-  nspb_uint(p, PD_PID, t->pid);
-  nspb_str(p, PD_PROCESS_NAME, t->name ? t->name : "");
-  if (label) nspb_str(p, PD_PROCESS_LABELS, label);
-  nspb_end(p);
-  nspb_end(p);
+  ns_pb_uint(p, TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
+  ns_pb_begin(p, TD_PROCESS);
+  ns_pb_uint(p, PD_PID, t->pid);
+  ns_pb_str(p, PD_PROCESS_NAME, t->name ? t->name : "");
+  if (label) ns_pb_str(p, PD_PROCESS_LABELS, label);
+  ns_pb_end(p);
+  ns_pb_end(p);
   emit(d, p);
 }
 
@@ -285,9 +285,9 @@ static track* process_track(pf_drawer* d, uint32_t pid, const char* name) {
 static void write_named_track(pf_drawer* d, const track* t, const char* name, int has_sort, int64_t sort) {
   descriptor_begin(d, t);
   ns_pb* p = &d->pkt;
-  nspb_str(p, TD_NAME, name);
-  if (has_sort) nspb_int(p, TD_SIBLING_ORDER_RANK, (int32_t)sort);
-  nspb_end(p);
+  ns_pb_str(p, TD_NAME, name);
+  if (has_sort) ns_pb_int(p, TD_SIBLING_ORDER_RANK, (int32_t)sort);
+  ns_pb_end(p);
   emit(d, p);
 }
 
@@ -343,10 +343,10 @@ static uint64_t intern(pf_drawer* d, track* t, unsigned table, const char* s, si
   if (!v) return 0;
   if (!ins) return *v;
   *v = ++t->next_iid;
-  nspb_begin(&d->in, table);
-  nspb_uint(&d->in, INTERNED_IID, *v);
-  nspb_bytes(&d->in, INTERNED_NAME, s, n);
-  nspb_end(&d->in);
+  ns_pb_begin(&d->in, table);
+  ns_pb_uint(&d->in, INTERNED_IID, *v);
+  ns_pb_bytes(&d->in, INTERNED_NAME, s, n);
+  ns_pb_end(&d->in);
   return *v;
 }
 
@@ -357,46 +357,46 @@ static uint64_t intern(pf_drawer* d, track* t, unsigned table, const char* s, si
 static void event_begin(pf_drawer* d, track* t, uint64_t ts) {
   if (t->gen != d->gen) {
     ns_pb* p = &d->pkt;
-    nspb_reset(p);
-    nspb_uint(p, PKT_SEQUENCE_ID, t->seq);
-    nspb_uint(p, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
-    nspb_begin(p, PKT_DEFAULTS);
-    nspb_uint(p, DEF_TIMESTAMP_CLOCK_ID, SEQUENCE_CLOCK);
-    nspb_begin(p, DEF_TRACK_EVENT_DEFAULTS);
-    nspb_uint(p, TED_TRACK_UUID, t->uuid);
-    nspb_end(p);
-    nspb_end(p);
-    nspb_begin(p, PKT_CLOCK_SNAPSHOT);
-    nspb_begin(p, CS_CLOCKS);
-    nspb_uint(p, CLOCK_ID, CLOCK_BOOTTIME);
-    nspb_uint(p, CLOCK_TIMESTAMP, ts);
-    nspb_end(p);
-    nspb_begin(p, CS_CLOCKS);
-    nspb_uint(p, CLOCK_ID, SEQUENCE_CLOCK);
-    nspb_uint(p, CLOCK_TIMESTAMP, ts);
-    nspb_uint(p, CLOCK_IS_INCREMENTAL, 1);
-    nspb_end(p);
-    nspb_end(p);
+    ns_pb_reset(p);
+    ns_pb_uint(p, PKT_SEQUENCE_ID, t->seq);
+    ns_pb_uint(p, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+    ns_pb_begin(p, PKT_DEFAULTS);
+    ns_pb_uint(p, DEF_TIMESTAMP_CLOCK_ID, SEQUENCE_CLOCK);
+    ns_pb_begin(p, DEF_TRACK_EVENT_DEFAULTS);
+    ns_pb_uint(p, TED_TRACK_UUID, t->uuid);
+    ns_pb_end(p);
+    ns_pb_end(p);
+    ns_pb_begin(p, PKT_CLOCK_SNAPSHOT);
+    ns_pb_begin(p, CS_CLOCKS);
+    ns_pb_uint(p, CLOCK_ID, CLOCK_BOOTTIME);
+    ns_pb_uint(p, CLOCK_TIMESTAMP, ts);
+    ns_pb_end(p);
+    ns_pb_begin(p, CS_CLOCKS);
+    ns_pb_uint(p, CLOCK_ID, SEQUENCE_CLOCK);
+    ns_pb_uint(p, CLOCK_TIMESTAMP, ts);
+    ns_pb_uint(p, CLOCK_IS_INCREMENTAL, 1);
+    ns_pb_end(p);
+    ns_pb_end(p);
     emit(d, p);
     t->gen = d->gen;
     t->last_ts = ts;
     t->next_iid = 0;
   }
-  nspb_reset(&d->te);
-  nspb_reset(&d->in);
+  ns_pb_reset(&d->te);
+  ns_pb_reset(&d->in);
 }
 
 /* Ends the event packet started by event_begin: timestamp, sequence, the
  * new interned entries, the TrackEvent. */
 static void event_end(pf_drawer* d, track* t, uint64_t ts) {
   ns_pb* p = &d->pkt;
-  nspb_reset(p);
-  nspb_uint(p, PKT_TIMESTAMP, ts - t->last_ts); /* a delta on the sequence clock (wraps when negative) */
+  ns_pb_reset(p);
+  ns_pb_uint(p, PKT_TIMESTAMP, ts - t->last_ts); /* a delta on the sequence clock (wraps when negative) */
   t->last_ts = ts;
-  nspb_uint(p, PKT_SEQUENCE_ID, t->seq);
-  if (d->in.len) nspb_bytes(p, PKT_INTERNED_DATA, d->in.p, d->in.len);
-  nspb_bytes(p, PKT_TRACK_EVENT, d->te.p, d->te.len);
-  if (d->in.failed || d->te.failed) d->failed = 1;
+  ns_pb_uint(p, PKT_SEQUENCE_ID, t->seq);
+  if (d->in.buf.len) ns_pb_bytes(p, PKT_INTERNED_DATA, d->in.buf.data, d->in.buf.len);
+  ns_pb_bytes(p, PKT_TRACK_EVENT, d->te.buf.data, d->te.buf.len);
+  if (d->in.buf.failed || d->te.buf.failed) d->failed = 1;
   emit(d, p);
   if (d->interned.len > INTERN_MAX) { /* every sequence starts over at its next packet */
     ns_idmap_free(&d->interned);
@@ -513,17 +513,17 @@ static void read_members(pf_drawer* d, track* t, cursor* c, ns_pb* b, uint32_t f
       continue;
     }
     if (skip && strlen(skip) == kn && memcmp(skip, tmp, kn) == 0) { /* the drawing shows it */
-      size_t keep = b->len;
+      size_t keep = b->buf.len;
       read_value(d, t, c, b, tmp);
-      b->len = keep;
+      b->buf.len = keep;
       continue;
     }
-    nspb_begin(b, field);
+    ns_pb_begin(b, field);
     uint64_t iid = intern(d, t, ID_ANNOTATION_NAMES, tmp, kn);
-    if (iid) nspb_uint(b, DA_NAME_IID, iid);
-    else nspb_bytes(b, 10 /* name */, tmp, kn);
+    if (iid) ns_pb_uint(b, DA_NAME_IID, iid);
+    else ns_pb_bytes(b, 10 /* name */, tmp, kn);
     read_value(d, t, c, b, tmp);
-    nspb_end(b);
+    ns_pb_end(b);
   }
   if (c->p < c->end) c->p++; /* '}' */
 }
@@ -536,10 +536,10 @@ static void read_value(pf_drawer* d, track* t, cursor* c, ns_pb* b, char* tmp) {
     size_t n = read_string(c, tmp);
     uint64_t v;
     uint64_t iid = 0;
-    if (hex_value(tmp, n, &v)) nspb_uint(b, DA_POINTER, v);
+    if (hex_value(tmp, n, &v)) ns_pb_uint(b, DA_POINTER, v);
     else if (n <= INTERN_STRING_MAX && (iid = intern(d, t, ID_ANNOTATION_STRINGS, tmp, n)) != 0)
-      nspb_uint(b, DA_STRING_IID, iid);
-    else nspb_bytes(b, DA_STRING, tmp, n);
+      ns_pb_uint(b, DA_STRING_IID, iid);
+    else ns_pb_bytes(b, DA_STRING, tmp, n);
   } else if (ch == '{') {
     c->p++;
     read_members(d, t, c, b, DA_DICT_ENTRIES, tmp, NULL);
@@ -552,13 +552,13 @@ static void read_value(pf_drawer* d, track* t, cursor* c, ns_pb* b, char* tmp) {
         c->p++;
         continue;
       }
-      nspb_begin(b, DA_ARRAY_VALUES);
+      ns_pb_begin(b, DA_ARRAY_VALUES);
       read_value(d, t, c, b, tmp);
-      nspb_end(b);
+      ns_pb_end(b);
     }
     if (c->p < c->end) c->p++;
   } else if (ch == 't' || ch == 'f') {
-    nspb_uint(b, DA_BOOL, ch == 't');
+    ns_pb_uint(b, DA_BOOL, ch == 't');
     c->p += ch == 't' ? 4 : 5;
   } else {
     const char* s = c->p;
@@ -575,9 +575,9 @@ static void read_value(pf_drawer* d, track* t, cursor* c, ns_pb* b, char* tmp) {
     }
     memcpy(num, s, n);
     num[n] = '\0';
-    if (real) nspb_double(b, DA_DOUBLE, strtod(num, NULL));
-    else if (num[0] == '-') nspb_int(b, DA_INT, strtoll(num, NULL, 10));
-    else nspb_uint(b, DA_UINT, strtoull(num, NULL, 10));
+    if (real) ns_pb_double(b, DA_DOUBLE, strtod(num, NULL));
+    else if (num[0] == '-') ns_pb_int(b, DA_INT, strtoll(num, NULL, 10));
+    else ns_pb_uint(b, DA_UINT, strtoull(num, NULL, 10));
   }
 }
 
@@ -597,22 +597,22 @@ static void annotations(pf_drawer* d, track* t, const ns_draw_args* a) {
 /* ---- drawing ---- */
 
 static void te_head(pf_drawer* d, track* t, unsigned type, const char* name, const char* cat) {
-  nspb_uint(&d->te, TE_TYPE, type);
+  ns_pb_uint(&d->te, TE_TYPE, type);
   if (cat) {
     uint64_t iid = intern(d, t, ID_EVENT_CATEGORIES, cat, strlen(cat));
-    if (iid) nspb_uint(&d->te, TE_CATEGORY_IIDS, iid);
-    else nspb_str(&d->te, 22 /* categories */, cat);
+    if (iid) ns_pb_uint(&d->te, TE_CATEGORY_IIDS, iid);
+    else ns_pb_str(&d->te, 22 /* categories */, cat);
   }
   if (name) {
     uint64_t iid = intern(d, t, ID_EVENT_NAMES, name, strlen(name));
-    if (iid) nspb_uint(&d->te, TE_NAME_IID, iid);
-    else nspb_str(&d->te, 23 /* name */, name);
+    if (iid) ns_pb_uint(&d->te, TE_NAME_IID, iid);
+    else ns_pb_str(&d->te, 23 /* name */, name);
   }
 }
 
 static void slice_end(pf_drawer* d, track* t, uint64_t ts) {
   event_begin(d, t, ts);
-  nspb_uint(&d->te, TE_TYPE, TYPE_SLICE_END);
+  ns_pb_uint(&d->te, TE_TYPE, TYPE_SLICE_END);
   event_end(d, t, ts);
 }
 
@@ -648,8 +648,8 @@ static void pf_slice(void* self, const ns_draw_slice* s) {
   event_begin(d, t, s->ts);
   te_head(d, t, TYPE_SLICE_BEGIN, s->name, s->cat);
   annotations(d, t, &s->args);
-  if (s->flow_in) nspb_fixed64(&d->te, TE_FLOW_IDS, s->flow_in);
-  for (uint32_t i = 0; i < s->nflows_out; i++) nspb_fixed64(&d->te, TE_FLOW_IDS, s->flows_out[i]);
+  if (s->flow_in) ns_pb_fixed64(&d->te, TE_FLOW_IDS, s->flow_in);
+  for (uint32_t i = 0; i < s->nflows_out; i++) ns_pb_fixed64(&d->te, TE_FLOW_IDS, s->flows_out[i]);
   event_end(d, t, s->ts);
   for (uint32_t i = 0; i < s->nsubs; i++) {
     const ns_draw_sub* sub = &s->subs[i];
@@ -680,22 +680,22 @@ static void pf_counters(void* self, uint32_t pid, const char* name, uint64_t ts,
   for (unsigned i = 0; i < n; i++) {
     uint64_t uuid = COUNTER_UUID_BASE + ++d->next_counter_uuid;
     ns_pb* p = &d->pkt;
-    nspb_reset(p);
-    nspb_uint(p, PKT_SEQUENCE_ID, DESCRIPTOR_SEQ);
-    nspb_begin(p, PKT_TRACK_DESCRIPTOR);
-    nspb_uint(p, TD_UUID, uuid);
-    nspb_uint(p, TD_PARENT_UUID, pt->uuid);
+    ns_pb_reset(p);
+    ns_pb_uint(p, PKT_SEQUENCE_ID, DESCRIPTOR_SEQ);
+    ns_pb_begin(p, PKT_TRACK_DESCRIPTOR);
+    ns_pb_uint(p, TD_UUID, uuid);
+    ns_pb_uint(p, TD_PARENT_UUID, pt->uuid);
     char full[256];
     snprintf(full, sizeof full, "%s %s", name, keys[i]);
-    nspb_str(p, TD_NAME, full);
-    nspb_begin(p, TD_COUNTER);
-    nspb_end(p);
-    nspb_end(p);
+    ns_pb_str(p, TD_NAME, full);
+    ns_pb_begin(p, TD_COUNTER);
+    ns_pb_end(p);
+    ns_pb_end(p);
     emit(d, p);
     event_begin(d, pt, ts);
-    nspb_uint(&d->te, TE_TRACK_UUID, uuid);
-    nspb_uint(&d->te, TE_TYPE, TYPE_COUNTER);
-    nspb_int(&d->te, TE_COUNTER_VALUE, (int64_t)values[i]);
+    ns_pb_uint(&d->te, TE_TRACK_UUID, uuid);
+    ns_pb_uint(&d->te, TE_TYPE, TYPE_COUNTER);
+    ns_pb_int(&d->te, TE_COUNTER_VALUE, (int64_t)values[i]);
     event_end(d, pt, ts);
   }
 }
@@ -707,7 +707,7 @@ static void pf_flow(void* self, const ns_draw_flow* f) {
   if (!t) return;
   event_begin(d, t, f->from_ts);
   te_head(d, t, TYPE_INSTANT, "parent", "hierarchy");
-  nspb_fixed64(&d->te, TE_FLOW_IDS, f->id);
+  ns_pb_fixed64(&d->te, TE_FLOW_IDS, f->id);
   event_end(d, t, f->from_ts);
 }
 
@@ -721,9 +721,9 @@ static int pf_finish(void* self) {
   free(d->tracks);
   ns_idmap_free(&d->by_key);
   ns_idmap_free(&d->interned);
-  nspb_free(&d->pkt);
-  nspb_free(&d->te);
-  nspb_free(&d->in);
+  ns_pb_free(&d->pkt);
+  ns_pb_free(&d->te);
+  ns_pb_free(&d->in);
   free(d);
   return rc;
 }
@@ -740,9 +740,7 @@ int ns_draw_perfetto_new(FILE* out, int compress, ns_drawer* dr) {
   d->gen = 1;
   ns_idmap_init(&d->by_key);
   ns_idmap_init(&d->interned);
-  nspb_init(&d->pkt);
-  nspb_init(&d->te);
-  nspb_init(&d->in);
+  /* d->pkt, te, in: zeroed by calloc, an empty ns_pb */
   *dr = (ns_drawer){.self = d,
                     .flows_on_slices = 1,
                     .strict_lanes = 1,

@@ -3,56 +3,72 @@
 
 #include <string.h>
 
-void ns_pb_fixed64(ns_buf* b, uint64_t v) {
-  uint8_t le[8];
-  for (int i = 0; i < 8; i++) le[i] = (uint8_t)(v >> (8 * i));
-  ns_buf_put(b, le, 8);
-}
+enum { WIRE_VARINT = 0, WIRE_FIXED64 = 1, WIRE_LEN = 2 };
 
-uint64_t ns_pb_double_bits(double d) {
-  uint64_t u;
-  memcpy(&u, &d, sizeof u);
-  return u;
-}
-
-void ns_pb_f_varint(ns_buf* b, unsigned field, uint64_t v) {
-  ns_pb_tag(b, field, NS_PB_VARINT);
-  ns_buf_put_varint(b, v);
-}
-
-void ns_pb_f_sint(ns_buf* b, unsigned field, int64_t v) { ns_pb_f_varint(b, field, (uint64_t)v); }
-
-void ns_pb_f_fixed64(ns_buf* b, unsigned field, uint64_t v) {
-  ns_pb_tag(b, field, NS_PB_I64);
-  ns_pb_fixed64(b, v);
-}
-
-void ns_pb_f_double(ns_buf* b, unsigned field, double d) { ns_pb_f_fixed64(b, field, ns_pb_double_bits(d)); }
-
-void ns_pb_f_bytes(ns_buf* b, unsigned field, const void* p, size_t n) {
-  ns_pb_tag(b, field, NS_PB_LEN);
-  ns_buf_put_varint(b, n);
-  ns_buf_put(b, p, n);
-}
-
-void ns_pb_f_string(ns_buf* b, unsigned field, const char* s) {
-  if (!s) s = "";
-  ns_pb_f_bytes(b, field, s, strlen(s));
-}
-
-size_t ns_pb_msg_begin(ns_buf* b, unsigned field) {
-  ns_pb_tag(b, field, NS_PB_LEN);
-  return b->len;
-}
-
-void ns_pb_msg_end(ns_buf* b, size_t at) {
-  if (b->failed || at > b->len) return;
-  size_t body = b->len - at;
-  uint8_t len[10];
+size_t ns_pb_put_varint(uint8_t* out, uint64_t v) {
   size_t n = 0;
-  for (uint64_t v = body; n == 0 || v; v >>= 7) len[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-  if (ns_buf_reserve(b, n) != 0) return;
-  memmove(b->data + at + n, b->data + at, body);
-  memcpy(b->data + at, len, n);
-  b->len += n;
+  while (v >= 0x80) {
+    out[n++] = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  out[n++] = (uint8_t)v;
+  return n;
+}
+
+void ns_pb_varint(ns_pb* b, uint64_t v) {
+  if (ns_buf_reserve(&b->buf, 10) == 0) b->buf.len += ns_pb_put_varint(b->buf.data + b->buf.len, v);
+}
+
+void ns_pb_raw_fixed64(ns_pb* b, uint64_t v) {
+  if (ns_buf_reserve(&b->buf, 8) != 0) return;
+  for (int i = 0; i < 8; i++) b->buf.data[b->buf.len++] = (uint8_t)(v >> (8 * i));
+}
+
+void ns_pb_tag(ns_pb* b, uint32_t field, unsigned wire_type) { ns_pb_varint(b, (uint64_t)field << 3 | wire_type); }
+
+void ns_pb_uint(ns_pb* b, uint32_t field, uint64_t v) {
+  ns_pb_tag(b, field, WIRE_VARINT);
+  ns_pb_varint(b, v);
+}
+
+void ns_pb_fixed64(ns_pb* b, uint32_t field, uint64_t v) {
+  ns_pb_tag(b, field, WIRE_FIXED64);
+  ns_pb_raw_fixed64(b, v);
+}
+
+void ns_pb_double(ns_pb* b, uint32_t field, double v) {
+  uint64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  ns_pb_fixed64(b, field, bits);
+}
+
+void ns_pb_bytes(ns_pb* b, uint32_t field, const void* p, size_t n) {
+  ns_pb_tag(b, field, WIRE_LEN);
+  ns_pb_varint(b, n);
+  ns_buf_put(&b->buf, p, n);
+}
+
+void ns_pb_str(ns_pb* b, uint32_t field, const char* s) { ns_pb_bytes(b, field, s, s ? strlen(s) : 0); }
+
+void ns_pb_begin(ns_pb* b, uint32_t field) {
+  ns_pb_tag(b, field, WIRE_LEN);
+  if (b->depth == NS_PB_MAX_DEPTH || ns_buf_reserve(&b->buf, 1) != 0) {
+    b->buf.failed = 1;
+    return;
+  }
+  b->open[b->depth++] = b->buf.len;
+  b->buf.data[b->buf.len++] = 0;
+}
+
+void ns_pb_end(ns_pb* b) {
+  if (b->depth == 0 || b->buf.failed) return;
+  size_t at = b->open[--b->depth];
+  size_t body = b->buf.len - at - 1;
+  unsigned extra = ns_pb_varint_size(body) - 1;
+  if (extra) {
+    if (ns_buf_reserve(&b->buf, extra) != 0) return;
+    memmove(b->buf.data + at + 1 + extra, b->buf.data + at + 1, body);
+    b->buf.len += extra;
+  }
+  ns_pb_put_varint(b->buf.data + at, body);
 }

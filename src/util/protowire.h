@@ -1,9 +1,11 @@
-/* ncclscope util: the protobuf wire format, written into an ns_buf (OTLP
- * metrics in src/sinks; any other protobuf output). Encodes only: fields in
- * the order they are called, nested messages written in place with their
- * length inserted once known (ns_pb_msg_end moves the body by the 1-10 bytes
- * of the length: meant for messages of a few KiB, not for whole files).
- * Single-threaded, like the buffer. */
+/* ncclscope util: the protobuf wire format, encode only, no schema: OTLP
+ * metrics (src/sinks) and the Perfetto trace (tools). Single-threaded.
+ *
+ * A message is built in an ns_buf (bytebuf.h: its failure is sticky, so the
+ * caller checks buf.failed once per message). Nested messages are opened
+ * with ns_pb_begin and closed with ns_pb_end: one byte is reserved for the
+ * length, and the body moves forward in the rarer case that it needs more
+ * (a body over 127 bytes), so lengths are always minimal varints. */
 #ifndef NCCLSCOPE_UTIL_PROTOWIRE_H
 #define NCCLSCOPE_UTIL_PROTOWIRE_H
 
@@ -12,25 +14,45 @@
 
 #include "util/bytebuf.h"
 
-enum { NS_PB_VARINT = 0, NS_PB_I64 = 1, NS_PB_LEN = 2, NS_PB_I32 = 5 };
+#define NS_PB_MAX_DEPTH 16
 
-static inline void ns_pb_tag(ns_buf* b, unsigned field, unsigned wire_type) {
-  ns_buf_put_varint(b, (uint64_t)field << 3 | wire_type);
+typedef struct {
+  ns_buf buf;                    /* the encoded bytes (buf.limit bounds it) */
+  int depth;                     /* open nested messages */
+  size_t open[NS_PB_MAX_DEPTH];  /* offset of each open message's length byte */
+} ns_pb;
+
+static inline void ns_pb_reset(ns_pb* b) {
+  ns_buf_reset(&b->buf);
+  b->depth = 0;
 }
-/* A raw little-endian 64-bit value (fixed64, sfixed64, double bits; packed elements). */
-void ns_pb_fixed64(ns_buf* b, uint64_t v);
-uint64_t ns_pb_double_bits(double d);
+static inline void ns_pb_free(ns_pb* b) {
+  ns_buf_free(&b->buf);
+  b->depth = 0;
+}
 
-void ns_pb_f_varint(ns_buf* b, unsigned field, uint64_t v);
-void ns_pb_f_sint(ns_buf* b, unsigned field, int64_t v); /* int64 (two's complement varint) */
-void ns_pb_f_fixed64(ns_buf* b, unsigned field, uint64_t v);
-void ns_pb_f_double(ns_buf* b, unsigned field, double d);
-void ns_pb_f_bytes(ns_buf* b, unsigned field, const void* p, size_t n);
-void ns_pb_f_string(ns_buf* b, unsigned field, const char* s); /* NULL: "" */
+/* Bytes of v as a varint (1..10). */
+static inline unsigned ns_pb_varint_size(uint64_t v) {
+  unsigned n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    n++;
+  }
+  return n;
+}
+/* Writes v as a varint at out (room for 10 bytes); returns its length. */
+size_t ns_pb_put_varint(uint8_t* out, uint64_t v);
 
-/* A nested message: ns_pb_msg_begin writes the tag and returns where the body
- * starts; ns_pb_msg_end inserts the body's length there. */
-size_t ns_pb_msg_begin(ns_buf* b, unsigned field);
-void ns_pb_msg_end(ns_buf* b, size_t at);
+void ns_pb_varint(ns_pb* b, uint64_t v);                        /* a bare varint (packed elements, lengths) */
+void ns_pb_raw_fixed64(ns_pb* b, uint64_t v);                   /* a bare little-endian 64-bit value */
+void ns_pb_tag(ns_pb* b, uint32_t field, unsigned wire_type);   /* 0 varint, 1 fixed64, 2 length-delimited */
+void ns_pb_uint(ns_pb* b, uint32_t field, uint64_t v);          /* uint32/uint64/bool/enum */
+static inline void ns_pb_int(ns_pb* b, uint32_t field, int64_t v) { ns_pb_uint(b, field, (uint64_t)v); } /* int32/64 */
+void ns_pb_fixed64(ns_pb* b, uint32_t field, uint64_t v);       /* fixed64/sfixed64 */
+void ns_pb_double(ns_pb* b, uint32_t field, double v);
+void ns_pb_bytes(ns_pb* b, uint32_t field, const void* p, size_t n); /* bytes, string, an encoded message */
+void ns_pb_str(ns_pb* b, uint32_t field, const char* s);        /* NULL: "" */
+void ns_pb_begin(ns_pb* b, uint32_t field);                     /* a nested message... */
+void ns_pb_end(ns_pb* b);                                       /* ...and its end */
 
 #endif
