@@ -277,10 +277,14 @@ const simPlugin* simPluginAcquire(void) {
   for (int i = 6 - simNcclCur.nativeAbi; i < 6; i++) {
     void* s = dlsym(lib, syms[i]);
     if (s) {
-      plugin.version = 6 - i;
+      /* A load after NCCL 2.30's double unload finds the library still mapped
+       * (it is marked unloaded, never closed) while other communicators read
+       * these fields without the lock: write them only if they change. */
+      if (plugin.version != 6 - i) plugin.version = 6 - i;
       __atomic_store_n(&plugin.api, s, __ATOMIC_RELEASE);
       /* name is the first member of every version's struct */
-      plugin.name = *(const char* const*)s;
+      const char* name = *(const char* const*)s;
+      if (plugin.name != name) plugin.name = name;
       break;
     }
   }

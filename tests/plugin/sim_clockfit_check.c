@@ -107,7 +107,9 @@ static void check_trace(const char* path) {
       CHECK_TRUE(g != NULL);
       if (!g) continue;
       double bound = p->f[NS_P_GPU_ERROR_NS];
-      CHECK_TRUE(isfinite(bound) && bound > 0 && bound < 1e6);
+      /* finite and sane; how tight it is, is the e2e clock tests' business (under
+       * TSan on a loaded machine a bound reached 1.1 ms, the error inside it) */
+      CHECK_TRUE(isfinite(bound) && bound > 0 && bound < 1e7);
       /* truth offset at the reference point: gpu(t) - t = t*drift + offset */
       double truth_off_at_ref = (double)(g->offset) + (double)p->ts * g->drift * 1e-6;
       double e = fabs(p->f[NS_P_GPU_OFFSET_NS] - truth_off_at_ref);
