@@ -30,6 +30,9 @@ typedef struct {
   double window_sec;    /* NCCLSCOPE_WINDOW_SEC: metrics aggregation window */
   uint64_t window_ops;  /* NCCLSCOPE_WINDOW_OPS: 0 = by time only */
   unsigned file_mode;   /* NCCLSCOPE_FILE_MODE: trace and summary files (directories: x where r) */
+  uint32_t fr_entries;  /* NCCLSCOPE_FR_ENTRIES: flight recorder operations per communicator; 0 = off */
+  double hang_timeout_sec; /* NCCLSCOPE_HANG_TIMEOUT_SEC: the watchdog's timeout; 0 = off */
+  int dump_signal;      /* NCCLSCOPE_DUMP_SIGNAL: asks for a flight-record dump; 0 = none */
 } ns_config;
 
 /* Receives one line per rejected value (the runtime logs it); may be NULL. */
@@ -42,5 +45,8 @@ void ns_config_escape(const char* s, char* out, size_t cap);
 /* Parses a mask: a number (decimal, 0x hex) or names ("Coll,ProxyOp", "all",
  * "default", "none"). 0 on success. */
 int ns_config_parse_mask(const char* s, uint32_t* out);
+/* Parses a dump signal: 0 (none), a number or a name ("SIGUSR1", "usr2")
+ * among those allowed (config.c). 0 on success. */
+int ns_config_parse_signal(const char* s, int* out);
 
 #endif
