@@ -121,6 +121,15 @@ size_t ns_fr_check(ns_fr* fr, uint64_t now, uint64_t timeout_ns, ns_fr_stuck* ou
         out[n].cleared = 1;
         out[n].detect_ns = now;
         if (op && op->id == c->episode_op && op->t_done > op->t_start) out[n].waited_ns = op->t_done - op->t_start;
+        /* the dump's history says so too (a later dump must not show it stuck) */
+        uint64_t ne = fr->st.episodes, from = ne > FR_EPISODES ? ne - FR_EPISODES : 0;
+        for (uint64_t e = from; e < ne; e++) {
+          ns_fr_stuck* h = &fr->episodes[e % FR_EPISODES];
+          if (h->op.id == c->episode_op && h->comm == c->episode.comm && !h->cleared) {
+            h->cleared = 1;
+            h->waited_ns = out[n].waited_ns;
+          }
+        }
         n++;
         c->episode_open = 0;
         if (n >= max) break;
