@@ -9,7 +9,13 @@
  * host's error; the host's correction moves by minus the median of its
  * samples; the reference host's correction is then subtracted from all, so
  * it stays on its anchors. Three rounds are plenty (each round only changes
- * which median is the middle one). */
+ * which median is the middle one). A host's correction is taken only over
+ * NS_HC_MIN_COLLS collectives and when it exceeds NS_HC_SIGNIFICANT times
+ * its uncertainty (1.25 x 1.48 x MAD / sqrt(n) of its samples), and only
+ * when the ends agree within NS_HC_TIGHT_NS (MAD): ends ms apart (an
+ * overloaded host, a model that does not end ranks together) carry biases
+ * no median removes. Otherwise its anchors alone place it, and the report
+ * says so. */
 #include "report_clocks.h"
 
 #include <math.h>
@@ -18,6 +24,9 @@
 
 #define NS_HC_DRIFT_SPAN_NS 10000000000ll /* 10 s of anchors before a drift is fitted */
 #define NS_HC_ROUNDS 3
+#define NS_HC_MIN_COLLS 5       /* collectives before a refinement is taken */
+#define NS_HC_SIGNIFICANT 3.0   /* ... and only when it exceeds this many times its uncertainty */
+#define NS_HC_TIGHT_NS 50000.0  /* ... and the ends agree this well (MAD): a ring's ranks finish within us */
 
 typedef struct {
   char name[256];
@@ -35,6 +44,8 @@ typedef struct {
   size_t nsamples, capsamples;
   double residual_ns, uncert_ns;
   size_t used;
+  int applied; /* corr was significant: taken */
+  double found; /* the correction the collectives gave, taken or not */
 } hc_host;
 
 struct ns_hosts {
@@ -241,6 +252,12 @@ void ns_hosts_refine(ns_hosts* h, ns_hc_walk walk, void* src) {
     double mad = median_of(o->samples, o->nsamples);
     o->residual_ns = mad;
     o->uncert_ns = 1.2533 * 1.4826 * mad / sqrt((double)o->nsamples);
+    /* a correction inside its own noise is not taken: the anchors stay (hosts whose CLOCK_REALTIME agrees
+     * to a microsecond would otherwise inherit the noise of the collectives' ends) */
+    o->applied = o->nsamples >= NS_HC_MIN_COLLS && mad <= NS_HC_TIGHT_NS &&
+                 fabs(o->corr) > NS_HC_SIGNIFICANT * o->uncert_ns;
+    o->found = o->corr;
+    if (!o->applied) o->corr = 0;
   }
 out:
   free(c.med);
@@ -267,11 +284,12 @@ void ns_hosts_text(const ns_hosts* h, FILE* out) {
               h->n ? h->v[h->refhost].name : "none");
   fprintf(out, "# %-24s %5s %8s %20s %12s %14s %12s %13s %11s\n", "host", "files", "anchors", "clock - ref(us)",
           "drift(ppm)", "refined by(us)", "residual(us)", "uncertain(us)", "collectives");
+  fprintf(out, "#   (refined by: from the collectives' ends; '-' after it: within its noise, not taken)\n");
   for (size_t i = 0; i < h->n; i++) {
     const hc_host* o = &h->v[i];
-    fprintf(out, "  %-24s %5d %8zu %20.3f %12.3f %14.3f %12.3f %13.3f %11zu\n", o->name, o->nfiles, o->n,
-            (double)offset_to_ref(h, i) / 1e3, o->drift * 1e6, o->corr / 1e3, o->residual_ns / 1e3,
-            o->uncert_ns / 1e3, o->used);
+    fprintf(out, "  %-24s %5d %8zu %20.3f %12.3f %13.3f%c %12.3f %13.3f %11zu\n", o->name, o->nfiles, o->n,
+            (double)offset_to_ref(h, i) / 1e3, o->drift * 1e6, o->found / 1e3, o->applied || !o->used ? ' ' : '-',
+            o->residual_ns / 1e3, o->uncert_ns / 1e3, o->used);
   }
 }
 
@@ -288,7 +306,8 @@ void ns_hosts_json(const ns_hosts* h, ns_json* j) {
     nsj_ki64(j, "clockOffsetNs", offset_to_ref(h, i));
     nsj_kf64(j, "driftPpm", o->drift * 1e6);
     nsj_kf64(j, "anchorSpanSec", (double)o->span_ns / 1e9);
-    nsj_kf64(j, "refinedNs", o->corr);
+    nsj_kf64(j, "refinedNs", o->found);
+    nsj_kbool(j, "refinementTaken", o->applied);
     nsj_kf64(j, "residualNs", o->residual_ns);
     nsj_kf64(j, "uncertaintyNs", o->uncert_ns);
     nsj_ku64(j, "collectives", o->used);

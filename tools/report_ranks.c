@@ -5,7 +5,11 @@
  * Outliers (lateness): a rank is named when its median lateness is at least
  * NS_XR_LATE_FLOOR_NS and more than NS_XR_LATE_MADS robust deviations (1.4826
  * x the median absolute deviation of all ranks' medians) above the median
- * rank, over at least NS_XR_LATE_MIN_OPS collectives. The floor keeps the
+ * rank, over at least NS_XR_LATE_MIN_OPS collectives; or, with the same
+ * floor, when it arrived last at so many collectives that chance (each rank
+ * last as often) is NS_XR_LAST_Z standard deviations away: on a loaded host
+ * the ranks' medians scatter by milliseconds, and the deviation rule alone
+ * misses a rank that is late at nearly every collective. The floor keeps the
  * launch jitter of a busy host (tens to a few hundred us) from naming anyone
  * when no rank is late. */
 #include "report_ranks.h"
@@ -22,6 +26,7 @@
 #define NS_XR_LATE_FLOOR_NS 200000.0
 #define NS_XR_LATE_MADS 5.0
 #define NS_XR_LATE_MIN_OPS 10
+#define NS_XR_LAST_Z 8.0 /* ... or last at a collective far more often than chance (binomial z) */
 #define XR_FR_MAX_BYTES (256u << 20)
 
 /* xr_op.flags */
@@ -471,7 +476,11 @@ static void stats_of(xr_comm* c) {
   for (uint32_t r = 0; r < c->nranks; r++) {
     xr_rank* rk = &c->ranks[r];
     double over = rk->median_ns - mid;
-    rk->outlier = rk->n >= NS_XR_LATE_MIN_OPS && over >= NS_XR_LATE_FLOOR_NS && over > NS_XR_LATE_MADS * sigma;
+    /* how unlikely its share of being last is if every rank were last as often (binomial, p = 1/ranks seen) */
+    double p = 1.0 / (double)nm, np = (double)c->compared * p;
+    double z = np > 0 ? ((double)rk->last_count - np) / sqrt(np * (1 - p)) : 0;
+    rk->outlier = rk->n >= NS_XR_LATE_MIN_OPS && over >= NS_XR_LATE_FLOOR_NS &&
+                  (over > NS_XR_LATE_MADS * sigma || z >= NS_XR_LAST_Z);
   }
 }
 
