@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Installs what building and testing ncclscope needs, from Debian's packages,
 # when it is missing (nothing is installed when everything is there):
-#   .ci/deps.sh        build + tests: cmake, gcc, make, python3, nm, pkg-config, json-c
-#   .ci/deps.sh --ci   also what .ci/sanitizers.sh uses: clang + libFuzzer, llvm-symbolizer, valgrind
+#   .ci/deps.sh        build + tests: cmake, gcc, make, python3, nm, pkg-config, json-c, npm (report.html's
+#                      chart library, uPlot, is vendored from npm at configure time: tools/html/package.json)
+#   .ci/deps.sh --ci   also what .ci/sanitizers.sh uses: clang + libFuzzer, llvm-symbolizer, valgrind; and
+#                      chromium (headless) for e2e.report_html (skipped, saying so, where it is missing)
 # Uses sudo when not run as root. The plugin itself links only libc, pthread,
 # libdl and libm; json-c is for ncclscope-sim --replay.
 set -euo pipefail
 declare -A package=([cmake]=cmake [gcc]=gcc [make]=make [python3]=python3 [nm]=binutils [pkg-config]=pkg-config
-                    [clang]=clang [llvm-symbolizer]=llvm [valgrind]=valgrind)
-tools=(cmake gcc make python3 nm pkg-config)
-[ "${1:-}" = --ci ] && tools+=(clang llvm-symbolizer valgrind)
+                    [clang]=clang [llvm-symbolizer]=llvm [valgrind]=valgrind [npm]=npm [chromium]=chromium)
+tools=(cmake gcc make python3 nm pkg-config npm)
+[ "${1:-}" = --ci ] && tools+=(clang llvm-symbolizer valgrind chromium)
 missing=()
 for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("${package[$tool]}")

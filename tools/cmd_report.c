@@ -1,4 +1,4 @@
-/* ncclscope CLI: `ncclscope report DIR [--json FILE] [--text FILE]`.
+/* ncclscope CLI: `ncclscope report DIR [--json FILE] [--text FILE] [--html FILE]`.
  *
  * Runs one ns_analysis per trace file of the dump directory (event ids and
  * comm serials are per file), reads the flight records beside them, then
@@ -7,7 +7,8 @@
  * (report_ranks.c: hosts' clocks aligned, hangs, lateness per rank, who
  * arrived last). The text goes
  * to standard output and, like the JSON, into DIR/summary.txt and
- * DIR/summary.json unless other files are named ("-": standard output).
+ * DIR/summary.json unless other files are named ("-": standard output);
+ * DIR/report.html is the page with the same data drawn (report_html.c).
  * Files are written to an unpredictable temporary name beside them and
  * renamed (safefile.h). Memory: one analysis per file (bounded, see
  * docs/metrics.md) plus the straggler table. Single-threaded. */
@@ -24,6 +25,7 @@
 #include "json_writer.h"
 #include "report.h"
 #include "report_events.h"
+#include "report_html.h"
 #include "report_ranks.h"
 #include "trace_analysis.h"
 #include "trace_dir.h"
@@ -56,11 +58,12 @@ typedef struct {
   const file_losses* losses;
   size_t nlosses;
   const ns_asm_stats* events;
+  const char* dir;
 } report_data;
 
 static void usage(FILE* out) {
   fprintf(out,
-          "usage: ncclscope report DIR [--json FILE] [--text FILE] [--links N] [-q]\n"
+          "usage: ncclscope report DIR [--json FILE] [--text FILE] [--html FILE] [--links N] [-q]\n"
           "\n"
           "Analyses every *.nstrace file of the dump directory DIR and prints a summary:\n"
           "per collective and size, as nccl-tests does, the number of calls, mean/p50/p99\n"
@@ -78,6 +81,7 @@ static void usage(FILE* out) {
           "\n"
           "  --text FILE   write the text summary there [DIR/summary.txt]\n"
           "  --json FILE   write the JSON summary there [DIR/summary.json]\n"
+          "  --html FILE   write the page (charts of the same data, self-contained) there [DIR/report.html]\n"
           "  --links N     slowest links listed [10]\n"
           "  -q, --quiet   do not print the summary on standard output\n"
           "  -h, --help    this text\n"
@@ -192,6 +196,19 @@ static int write_json(const report_data* d, const ns_summary_options* opt, FILE*
   return ferror(out) ? -1 : 0;
 }
 
+/* report.html: the JSON made into memory, then the page around it. */
+static int write_html(const report_data* d, const ns_summary_options* opt, FILE* out) {
+  char* buf = NULL;
+  size_t len = 0;
+  FILE* mem = open_memstream(&buf, &len);
+  if (!mem) return -1;
+  int rc = write_json(d, opt, mem);
+  if (fclose(mem) != 0) rc = -1;
+  if (rc == 0) rc = ns_report_html(out, d->dir, buf, len);
+  free(buf);
+  return rc;
+}
+
 typedef int (*writer_fn)(const report_data*, const ns_summary_options*, FILE*);
 
 /* An output named by the user (`-`: standard output) when path is set,
@@ -287,12 +304,14 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   if (ctx.xr) ns_xr_finish(ctx.xr);
 
   ns_summary_options opt = {.max_links = o->max_links};
-  report_data data = {.list = an, .n = nan, .xr = ctx.xr, .losses = fl, .nlosses = nfl, .events = &events};
+  report_data data = {.list = an, .n = nan, .xr = ctx.xr, .losses = fl, .nlosses = nfl, .events = &events,
+                      .dir = dir};
   rc = NS_EXIT_OK;
   int dirfd = -1;
-  if (!o->text_path || !o->json_path) dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (!o->text_path || !o->json_path || !o->html_path) dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (write_file(o->text_path, dirfd, dir, "summary.txt", write_text, &data, &opt)) rc = NS_EXIT_FAIL;
   if (write_file(o->json_path, dirfd, dir, "summary.json", write_json, &data, &opt)) rc = NS_EXIT_FAIL;
+  if (write_file(o->html_path, dirfd, dir, "report.html", write_html, &data, &opt)) rc = NS_EXIT_FAIL;
   if (dirfd >= 0) close(dirfd);
   if (rc == NS_EXIT_OK && empty) rc = NS_EXIT_PARTIAL;
   if (o->print) {
@@ -326,7 +345,8 @@ int ns_cmd_report(int argc, char** argv) {
       return 0;
     } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
       o.print = NULL;
-    } else if (strcmp(a, "--json") == 0 || strcmp(a, "--text") == 0 || strcmp(a, "--links") == 0) {
+    } else if (strcmp(a, "--json") == 0 || strcmp(a, "--text") == 0 || strcmp(a, "--html") == 0 ||
+               strcmp(a, "--links") == 0) {
       if (i + 1 >= argc) {
         fprintf(stderr, "ncclscope report: %s needs a value\n", a);
         return NS_EXIT_USAGE;
@@ -336,6 +356,8 @@ int ns_cmd_report(int argc, char** argv) {
         o.json_path = v;
       } else if (a[2] == 't') {
         o.text_path = v;
+      } else if (a[2] == 'h') {
+        o.html_path = v;
       } else {
         char* end = NULL;
         long n = strtol(v, &end, 10);

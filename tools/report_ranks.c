@@ -86,6 +86,7 @@ typedef struct {
   double hang_waited;
   uint64_t hang_candidates;
   uint8_t* state; /* per rank: XR_S_* for the hang's collective */
+  int64_t* posted; /* per rank: its arrival at the hang's collective (common ns), INT64_MIN none */
 } xr_comm;
 
 enum { XR_S_UNKNOWN = 0, XR_S_NEVER = 1, XR_S_STUCK = 2, XR_S_DONE = 3 };
@@ -143,6 +144,7 @@ void ns_xr_free(ns_xr* x) {
     for (uint32_t r = 0; r < x->comms[i].nranks; r++) free(x->comms[i].ranks[r].late);
     free(x->comms[i].ranks);
     free(x->comms[i].state);
+    free(x->comms[i].posted);
   }
   free(x->comms);
   free(x->files);
@@ -432,6 +434,11 @@ static void one_collective(ns_xr* x, xr_comm* c, size_t a, size_t b, size_t cfro
   c->hang_arr = when;
   c->hang_by_fr = episodes > 0;
   c->hang_waited = waited;
+  if (!c->posted) c->posted = malloc(c->nranks * sizeof *c->posted);
+  if (c->posted) {
+    for (uint32_t r = 0; r < c->nranks; r++) c->posted[r] = INT64_MIN;
+    for (size_t k = 0; k < n; k++) c->posted[who[k]] = t[k];
+  }
   for (uint32_t r = 0; r < c->nranks; r++) {
     xr_rank* rk = &c->ranks[r];
     uint8_t sr = 0;
@@ -745,6 +752,9 @@ static void json_hangs(const ns_xr* x, ns_json* j) {
         nsj_null(j);
       }
       if (rk->waits_for[0]) nsj_kstr(j, "waitsFor", rk->waits_for);
+      /* on the aligned timeline, us from the first rank's arrival at the stuck collective */
+      if (c->hang_arr != INT64_MAX && c->posted && c->posted[r] != INT64_MIN) nsj_kf64(j, "postedUs", (double)(c->posted[r] - c->hang_arr) / 1e3);
+      if (c->hang_arr != INT64_MAX && rk->has_last) nsj_kf64(j, "lastEndUs", (double)(rk->last_end - c->hang_arr) / 1e3);
       nsj_obj_end(j);
     }
     nsj_arr_end(j);
