@@ -160,21 +160,30 @@ static nsjr_val* number(parser* ps) {
   if (q < ps->end && *q == '-') q++;
   const char* digits = q;
   while (q < ps->end && *q >= '0' && *q <= '9') q++;
-  if (q == digits) {
+  if (q == digits || (*digits == '0' && q - digits > 1)) { /* no digits, or a leading zero */
     fail(ps, "bad number");
     return NULL;
   }
   int frac = 0;
   if (q < ps->end && *q == '.') {
     frac = 1;
-    q++;
+    const char* f = ++q;
     while (q < ps->end && *q >= '0' && *q <= '9') q++;
+    if (q == f) {
+      fail(ps, "bad number");
+      return NULL;
+    }
   }
   if (q < ps->end && (*q == 'e' || *q == 'E')) {
     frac = 1;
     q++;
     if (q < ps->end && (*q == '+' || *q == '-')) q++;
+    const char* e = q;
     while (q < ps->end && *q >= '0' && *q <= '9') q++;
+    if (q == e) {
+      fail(ps, "bad number");
+      return NULL;
+    }
   }
   char buf[64];
   size_t n = (size_t)(q - s);
@@ -283,7 +292,7 @@ nsjr_doc* nsjr_parse(const char* text, size_t len, char* err, size_t errlen) {
     return NULL;
   }
   parser ps = {.d = d, .p = text, .end = text + len, .start = text, .err = err, .errlen = errlen};
-  d->root = value(&ps, 0);
+  d->root = value(&ps, 1); /* depth: the containers this value is in, itself included */
   ws(&ps);
   if (!ps.failed && ps.p != ps.end) fail(&ps, "trailing data");
   if (ps.failed || !d->root) {

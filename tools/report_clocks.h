@@ -1,8 +1,9 @@
 /* ncclscope CLI: one timeline for the hosts of a dump directory.
  *
- * Each host's traces are in its own CLOCK_MONOTONIC. Every trace records
- * CLOCK_REALTIME anchors next to it (the PROCESS block, then a CLOCKREF
- * block at each timed flush; a flight record its own), so
+ * Each host's traces are in its own CLOCK_MONOTONIC. Every trace records a
+ * CLOCK_REALTIME anchor next to it (its PROCESS block; a flight record has
+ * its own; the plugin writes no periodic anchors yet, so a drift is fitted
+ * only where a host's files span 10 s of anchors), so
  *  1. per host, realtime - monotonic is fitted over the anchors (an offset,
  *     and a drift when they span long enough): the host's clock on the
  *     Unix-epoch timeline, as good as its NTP;
