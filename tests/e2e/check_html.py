@@ -5,8 +5,9 @@ usage: check_html.py WORKDIR [SCREENSHOT.png]
   env: NCCLSCOPE SIM PLUGIN (paths of the built binaries)
 
 Two simulated jobs write into one dump directory: the `default` scenario
-(message sizes, links) and the `hang` scenario (seed 3: a stuck AllReduce),
-8 ranks in 2 processes, on 2 simulated hosts where namespaces allow it.
+(message sizes, links; on this machine's host) and the `hang` scenario (seed
+3: a stuck AllReduce; on 2 simulated hosts where namespaces allow it), 8
+ranks in 2 processes each.
 `ncclscope report` writes report.html beside summary.json. Then, in
 Debian's chromium (headless):
   - the page loads with no console message at all (errors, CSP refusals:
@@ -125,10 +126,13 @@ def main():
         dump = os.path.join(work, "dump")
         shutil.rmtree(dump, ignore_errors=True)
         os.makedirs(dump)
-        hosts = simulate(dump, work, ["--scenario", "default", "--iters", "2", "--seed", "1"], True)
+        # the default job on this machine's own host, the hang on two simulated hosts (their own names: a
+        # simulated host's clock offset comes from the seed, and one host name must mean one clock)
+        simulate(dump, work, ["--scenario", "default", "--iters", "2", "--seed", "1"], False)
+        hosts = simulate(dump, work, ["--scenario", "hang", "--seed", "3", "--hang-timeout-ms", "5000"], True, True)
         if not hosts:
-            print("note: no namespaces for simulated hosts here: one host")
-        simulate(dump, work, ["--scenario", "hang", "--seed", "3", "--hang-timeout-ms", "5000"], hosts, True)
+            print("note: no namespaces for simulated hosts here: the hang runs on this host too")
+            simulate(dump, work, ["--scenario", "hang", "--seed", "3", "--hang-timeout-ms", "5000"], False, True)
         rc, out, err = run([os.environ["NCCLSCOPE"], "report", dump, "-q", "--links", "1000"])
         check(rc == 0, "report exited %d: %s" % (rc, err[-2000:]))
         page = os.path.join(dump, "report.html")
