@@ -5,7 +5,10 @@
  * Outliers (lateness): a rank is named when its median lateness is at least
  * NS_XR_LATE_FLOOR_NS and more than NS_XR_LATE_MADS robust deviations (1.4826
  * x the median absolute deviation of all ranks' medians) above the median
- * rank, over at least NS_XR_LATE_MIN_OPS collectives; or, with the same
+ * rank, over at least NS_XR_LATE_MIN_OPS collectives, and it arrived last
+ * more often than chance (NS_XR_LAST_Z_MIN: with 8 ranks the deviation of
+ * the medians is a poor scale, and one rank of a starved process stands out
+ * by it alone); or, with the same
  * floor, when it arrived last at so many collectives that chance (each rank
  * last as often) is NS_XR_LAST_Z standard deviations away: on a loaded host
  * the ranks' medians scatter by milliseconds, and the deviation rule alone
@@ -27,6 +30,7 @@
 #define NS_XR_LATE_MADS 5.0
 #define NS_XR_LATE_MIN_OPS 10
 #define NS_XR_LAST_Z 8.0 /* ... or last at a collective far more often than chance (binomial z) */
+#define NS_XR_LAST_Z_MIN 3.0 /* the deviation rule also wants a rank last more often than chance */
 #define XR_FR_MAX_BYTES (256u << 20)
 
 /* xr_op.flags */
@@ -487,7 +491,7 @@ static void stats_of(xr_comm* c) {
     double p = 1.0 / (double)nm, np = (double)c->compared * p;
     double z = np > 0 ? ((double)rk->last_count - np) / sqrt(np * (1 - p)) : 0;
     rk->outlier = rk->n >= NS_XR_LATE_MIN_OPS && over >= NS_XR_LATE_FLOOR_NS &&
-                  (over > NS_XR_LATE_MADS * sigma || z >= NS_XR_LAST_Z);
+                  ((over > NS_XR_LATE_MADS * sigma && z >= NS_XR_LAST_Z_MIN) || z >= NS_XR_LAST_Z);
   }
 }
 

@@ -170,7 +170,7 @@ def lateness_of(summary, comm):
 
 def check_straggler(work, seeds):
     seed = seeds[0]
-    truth, summary, _ = simulate(work, ["--scenario", "straggler", "--seed", str(seed), "--iters", "25",
+    truth, summary, _ = simulate(work, ["--scenario", "straggler", "--seed", str(seed), "--iters", "40",
                                           "--straggler-us", str(STRAGGLER_US)])
     late = truth["straggler"][0]
     comm = int(late["comm"], 16)
@@ -185,7 +185,7 @@ def check_straggler(work, seeds):
 
 
 def check_default(work, seeds):
-    truth, summary, _ = simulate(work, ["--scenario", "default", "--seed", str(seeds[0]), "--iters", "2"])
+    truth, summary, _ = simulate(work, ["--scenario", "default", "--seed", str(seeds[0]), "--iters", "4"])
     named = [(c["commId"], c["outliers"]) for c in summary["lateness"] if c["outliers"]]
     check(not named, "stragglers named in the default scenario: %s" % named)
     check(not summary["hangs"], "hangs in the default scenario: %s" % summary["hangs"])
