@@ -32,6 +32,7 @@
 #define NS_XR_LAST_Z 8.0 /* ... or last at a collective far more often than chance (binomial z) */
 #define NS_XR_LAST_Z_MIN 3.0 /* the deviation rule also wants a rank last more often than chance */
 #define XR_FR_MAX_BYTES (256u << 20)
+#define XR_GPU_SLACK_NS 1000000ull /* a GPU time this far outside its op's host times is not trusted */
 
 /* xr_op.flags */
 #define XR_DONE 0x1u     /* it completed */
@@ -237,8 +238,14 @@ void ns_xr_op(ns_xr* x, int file, const ns_op_result* op) {
     x->ops_no_comm++;
     return;
   }
-  int64_t arr = (int64_t)(op->gpu_start_ns ? op->gpu_start_ns : op->start_ns);
-  uint64_t e = op->gpu_stop_ns ? op->gpu_stop_ns : op->exec_stop_ns ? op->exec_stop_ns : op->stop_ns;
+  /* the GPU's times where they fall inside the operation's host-side life (a GPU clock fit that is not
+   * there yet can be off by seconds; then the host's own times are the better guess) */
+  uint64_t host_end = op->exec_stop_ns > op->stop_ns ? op->exec_stop_ns : op->stop_ns;
+  int gpu_ok = op->gpu_start_ns && op->gpu_start_ns + XR_GPU_SLACK_NS >= op->start_ns &&
+               (!host_end || op->gpu_start_ns <= host_end + XR_GPU_SLACK_NS) &&
+               (!op->gpu_stop_ns || !host_end || op->gpu_stop_ns <= host_end + XR_GPU_SLACK_NS);
+  int64_t arr = (int64_t)(gpu_ok ? op->gpu_start_ns : op->start_ns);
+  uint64_t e = gpu_ok && op->gpu_stop_ns ? op->gpu_stop_ns : op->exec_stop_ns ? op->exec_stop_ns : op->stop_ns;
   add_op(x, idx, op->rank, file, op->func, op->seq, (op->flags & NS_OPF_INCOMPLETE) ? XR_STUCK : XR_DONE, arr,
          (int64_t)e);
 }
