@@ -76,6 +76,9 @@ static void usage(FILE* f) {
           "  --procs P             processes (fork; each loads the plugin) [1]\n"
           "  --ranks-per-proc R    ranks per process, one app + proxy + net thread each [2]\n"
           "  --nodes N             nodes; ranks on other nodes talk through the network [2]\n"
+          "  --host-ns             each node's processes on a simulated host of their own: a UTS namespace\n"
+          "                        (host name <name>-n<node>); needs root or user namespaces\n"
+          "  --host-offset-s S     and on nodes >= 1 a time namespace: CLOCK_MONOTONIC off by S/2..S seconds\n"
           "  --net-lat-us US       per-link latency [5]\n"
           "  --net-gbps G          per-link bandwidth in Gbit/s [100]\n"
           "  --channels C          max channels per collective (<= 64) [4]\n"
@@ -93,7 +96,8 @@ static void usage(FILE* f) {
           "  ce         v6 copy-engine collectives: CeColl (parent CollApi) with CeSync/CeBatch\n"
           "  churn      K communicator init/finalize cycles (dlclose/reopen each cycle)\n"
           "  straggler  the last rank starts every collective late\n"
-          "  hang       the last rank never posts collective #3; the others give up after the timeout\n"
+          "  hang       one rank (from the seed) never posts AllReduce #k (1..6, from the seed) and waits;\n"
+          "             the others give up after --hang-timeout-ms\n"
           "  reuse      many short events; reports plugins that hand out a live handle twice\n"
           "  threads    4 app threads per rank, one communicator each, all at once\n"
           "  nasty      NULL strings and commName, huge counts, channels 0..63, unknown states, NULL stops\n"
@@ -193,6 +197,7 @@ int main(int argc, char** argv) {
       {"peer-wait-us", required_argument, 0, 1012}, {"exit", required_argument, 0, 1013},
       {"bench-cadence", no_argument, 0, 1014},     {"bench-gaps", required_argument, 0, 1015},
       {"bench-baseline", required_argument, 0, 1016},
+      {"host-ns", no_argument, 0, 1017},          {"host-offset-s", required_argument, 0, 1018},
       {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
   int o;
   const char* quirkSpec = NULL;
@@ -256,6 +261,8 @@ int main(int argc, char** argv) {
     case 1014: simOpt.benchCadence = simOpt.bench = true; break;
     case 1015: simOpt.benchGaps = optarg; break;
     case 1016: simOpt.benchBaseline = optarg; break;
+    case 1017: simOpt.hostNs = true; break;
+    case 1018: simOpt.hostOffsetS = realArg("host-offset-s", optarg, 0, 1e6), simOpt.hostNs = true; break;
     case 'v': simOpt.verbose++; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
@@ -285,6 +292,8 @@ int main(int argc, char** argv) {
     }
     fclose(f);
   }
+  int hrc = simHostsInit();
+  if (hrc) return hrc;
   simTruthInit();
   simSharedInit(simOpt.procs);
   simTruthThreadBegin("main");

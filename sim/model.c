@@ -15,7 +15,7 @@
 uint64_t simNowNs(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec - (uint64_t)simHostOffsetNs;
 }
 
 pid_t simGettid(void) { return (pid_t)syscall(SYS_gettid); }

@@ -44,6 +44,7 @@ int simRunProcesses(int n, int (*run)(int procIndex)) {
   int nk = 0;
   if (n > SIM_MAX_RANKS) n = SIM_MAX_RANKS;
   for (int i = 1; i < n; i++) {
+    if (simHostsBeforeFork(i) != 0) return 2;
     pid_t k = fork();
     if (k < 0) {
       SIM_ERR("fork failed");
@@ -51,6 +52,7 @@ int simRunProcesses(int n, int (*run)(int procIndex)) {
     }
     if (k == 0) {
       simTruthForkChild();
+      simHostsEnter(i);
       int rc = afterRun(run(i));
       simTruthf("\"kind\":\"process\",\"proc\":%d,\"plugin_loads\":%d,\"plugin_errors\":%d,\"rc\":%d", i,
                 simPluginLoads(), simPluginErrors(), rc);
@@ -59,6 +61,7 @@ int simRunProcesses(int n, int (*run)(int procIndex)) {
     }
     kids[nk++] = k;
   }
+  simHostsEnter(0);
   int rc = afterRun(run(0));
   simTruthf("\"kind\":\"process\",\"proc\":0,\"plugin_loads\":%d,\"plugin_errors\":%d,\"rc\":%d", simPluginLoads(),
             simPluginErrors(), rc);

@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sim_shared.h"
@@ -184,18 +185,32 @@ static int doStraggler(appArg* a) {
   return 0;
 }
 
+/* One rank, chosen from the seed, never posts AllReduce #k (k from the seed
+ * too): it stays alive, as a rank stuck elsewhere does, until the others
+ * give the collective up after --hang-timeout-ms. The truth's `hang` line
+ * names it. */
 static int doHang(appArg* a) {
   simComm world;
   commWorld(&world, a, "hang");
   int n = nRanks();
-  int hangOp = 3;
-  for (int op = 0; op < 6 + simOpt.iters; op++) {
-    if (a->rank == n - 1 && op == hangOp) {
+  simRng r;
+  simRngSeed(&r, simOpt.seed * 31337 + 5);
+  int hangRank = (int)(simRngNext(&r) % (uint64_t)n);
+  int hangOp = 1 + (int)(simRngNext(&r) % 6);
+  for (int op = 0; op < 7 + simOpt.iters; op++) {
+    if (a->rank == hangRank && op == hangOp) {
       simTruthf("\"kind\":\"hang\",\"comm\":\"0x%016llx\",\"rank\":%d,\"op\":%d,\"func\":\"AllReduce\",\"seq\":%llu,"
                 "\"timeout_ms\":%d",
                 (unsigned long long)world.commId, a->rank, op,
                 (unsigned long long)world.seq[SIM_FUNC_ALLREDUCE], simOpt.hangTimeoutMs);
-      break; /* this rank never posts the collective */
+      /* never posts the collective; waits until the others gave it up (at most twice their timeout) */
+      uint64_t until = simNowNs() + 2ull * (uint64_t)simOpt.hangTimeoutMs * 1000000ull;
+      while (n > 1 && simNowNs() < until &&
+             atomic_load_explicit(&simShm->abortedOp[world.slot], memory_order_acquire) == 0) {
+        struct timespec d = {0, 1000000};
+        nanosleep(&d, NULL);
+      }
+      break;
     }
     if (runColl(&world, SIM_FUNC_ALLREDUCE, 65536, false)) break; /* the others give up after the timeout */
   }

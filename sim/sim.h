@@ -68,11 +68,20 @@ typedef struct {
   bool socketThreads;     /* --socket-threads: the socket plugin uses helper threads (NCCL_SOCKET_NTHREADS>0) */
   int peerWaitUs;         /* --peer-wait-us: extra proxy passes a send waits for its receiver */
   const char* exitMode;   /* --exit: "finalize" (default), "exit" (no destroy), "sigterm", "abort" */
+  bool hostNs;            /* --host-ns: each node's processes in a UTS namespace of their own (hosts.c) */
+  double hostOffsetS;     /* --host-offset-s: nodes >= 1 in a time namespace, CLOCK_MONOTONIC off by up to this */
 } simOptions;
 extern simOptions simOpt;
 
+/* ---- hosts.c: simulated hosts (UTS and time namespaces) ---- */
+extern int64_t simHostOffsetNs; /* this process's CLOCK_MONOTONIC - the modelled timeline (node 0's) */
+int simHostsInit(void);             /* 0, 2 bad topology, 3 not possible here */
+int simHostNodeOf(int proc);
+int simHostsBeforeFork(int proc);   /* parent, before forking process proc: 0 or -1 */
+void simHostsEnter(int proc);       /* process proc, first thing (parent: after its last fork) */
+
 /* ---- model.c: clocks, random numbers, GPU clock, link model ---- */
-uint64_t simNowNs(void); /* CLOCK_MONOTONIC */
+uint64_t simNowNs(void); /* CLOCK_MONOTONIC of node 0 (simulated hosts: hosts.c) */
 pid_t simGettid(void);
 void simSleepUntil(uint64_t tNs); /* no-op in --fast */
 typedef struct {

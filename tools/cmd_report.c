@@ -1,11 +1,14 @@
-/* ncclscope CLI: `ncclscope report DIR [--json FILE] [--text FILE]`.
+/* ncclscope CLI: `ncclscope report DIR [--json FILE] [--text FILE] [--html FILE]`.
  *
  * Runs one ns_analysis per trace file of the dump directory (event ids and
- * comm serials are per file), then prints the merged summary: the
- * nccl-tests style table per collective, the slowest links, the GPU clock
- * fits, and the cross-rank arrival view (report_straggler.c). The text goes
+ * comm serials are per file), reads the flight records beside them, then
+ * prints the merged summary: the nccl-tests style table per collective, the
+ * slowest links, the GPU clock fits, and the cross-rank view
+ * (report_ranks.c: hosts' clocks aligned, hangs, lateness per rank, who
+ * arrived last). The text goes
  * to standard output and, like the JSON, into DIR/summary.txt and
- * DIR/summary.json unless other files are named ("-": standard output).
+ * DIR/summary.json unless other files are named ("-": standard output);
+ * DIR/report.html is the page with the same data drawn (report_html.c).
  * Files are written to an unpredictable temporary name beside them and
  * renamed (safefile.h). Memory: one analysis per file (bounded, see
  * docs/metrics.md) plus the straggler table. Single-threaded. */
@@ -22,41 +25,45 @@
 #include "json_writer.h"
 #include "report.h"
 #include "report_events.h"
-#include "report_straggler.h"
+#include "report_html.h"
+#include "report_ranks.h"
 #include "trace_analysis.h"
 #include "trace_dir.h"
 #include "util/safefile.h"
 
-#define MAX_HOSTS 256
 #define NS_REPORT_LOSSES 0x100u /* sections bit (beside NS_SUMMARY_*): the recording losses table */
 #define NS_REPORT_EVENTS 0x200u /* sections bit: the events per type, as assembled */
 
+/* One trace file's process counters (its COUNTERS block), for the losses table. */
+typedef struct file_losses file_losses;
+
 typedef struct {
-  ns_strag* strag;
-  int host; /* host index of the file being analysed */
+  ns_xr* xr;
+  int file;         /* the cross-rank index of the file being analysed, -1 before its PROCESS block */
+  file_losses* fl;  /* its losses entry */
 } report_ctx;
 
-/* One trace file's process counters (its COUNTERS block), for the losses table. */
-typedef struct {
+struct file_losses {
   char host[256];
   uint32_t pid;
   int has; /* 0: no COUNTERS block (the process did not finish cleanly) */
   ns_props_info counters;
-} file_losses;
+};
 
 /* Everything a summary writer needs. */
 typedef struct {
   ns_analysis* const* list;
   size_t n;
-  const ns_strag* strag;
+  const ns_xr* xr;
   const file_losses* losses;
   size_t nlosses;
   const ns_asm_stats* events;
+  const char* dir;
 } report_data;
 
 static void usage(FILE* out) {
   fprintf(out,
-          "usage: ncclscope report DIR [--json FILE] [--text FILE] [--links N] [-q]\n"
+          "usage: ncclscope report DIR [--json FILE] [--text FILE] [--html FILE] [--links N] [-q]\n"
           "\n"
           "Analyses every *.nstrace file of the dump directory DIR and prints a summary:\n"
           "per collective and size, as nccl-tests does, the number of calls, mean/p50/p99\n"
@@ -65,11 +72,16 @@ static void usage(FILE* out) {
           "kernel batch count as one call of the batch); the slowest links (latency and\n"
           "bandwidth fitted to send step times of one channel, from 3+ sizes), then the rows\n"
           "that are no link estimate; the GPU clock fit per communicator with its error\n"
-          "bound; and which rank called each collective last.\n"
+          "bound; the hosts' clocks aligned (CLOCK_REALTIME anchors, refined from the\n"
+          "collectives); hangs: from the flight records (flightrec-*.json) and the traces,\n"
+          "the collectives some ranks never posted or never finished, with each rank's\n"
+          "state and last completed collective; every rank's lateness (median, p99) with\n"
+          "the stragglers named; and which rank called each collective last.\n"
           "Definitions: docs/metrics.md.\n"
           "\n"
           "  --text FILE   write the text summary there [DIR/summary.txt]\n"
           "  --json FILE   write the JSON summary there [DIR/summary.json]\n"
+          "  --html FILE   write the page (charts of the same data, self-contained) there [DIR/report.html]\n"
           "  --links N     slowest links listed [10]\n"
           "  -q, --quiet   do not print the summary on standard output\n"
           "  -h, --help    this text\n"
@@ -80,28 +92,31 @@ static void usage(FILE* out) {
 
 static void on_op(void* user, const ns_op_result* op) {
   report_ctx* c = user;
-  if (c->strag) ns_strag_op(c->strag, c->host, op);
+  if (c->xr && c->file >= 0) ns_xr_op(c->xr, c->file, op);
 }
 
-/* Index of the file's host among those seen so far (from its PROCESS block);
- * the host name and pid also go to *fl. */
-static int host_index(const char* path, char hosts[][256], int* nhosts, file_losses* fl) {
-  char err[256];
-  ns_reader* r = ns_reader_open(path, err, sizeof err);
-  const ns_process_info* p = NULL;
-  ns_item it;
-  for (int i = 0; r && i < 64 && !(p = ns_reader_process(r)) && ns_reader_next(r, &it); i++) {
+/* Every item of a trace before the analysis sees it: the process (host, pid,
+ * the first clock anchor), communicators, clock anchors. */
+static void on_item(void* user, const ns_item* it) {
+  report_ctx* c = user;
+  if (it->kind == NS_ITEM_PROCESS) {
+    snprintf(c->fl->host, sizeof c->fl->host, "%s", it->process->hostname);
+    c->fl->pid = it->process->pid;
+    if (c->xr && c->file < 0) c->file = ns_xr_file(c->xr, it->process);
+  } else if (it->kind == NS_ITEM_COMM_INIT && c->xr && c->file >= 0) {
+    ns_xr_comm(c->xr, c->file, it->comm);
   }
-  char name[256];
-  snprintf(name, sizeof name, "%s", p ? p->hostname : "?");
-  snprintf(fl->host, sizeof fl->host, "%s", name);
-  fl->pid = p ? p->pid : 0;
-  if (r) ns_reader_close(r);
-  for (int i = 0; i < *nhosts; i++)
-    if (strcmp(hosts[i], name) == 0) return i;
-  if (*nhosts >= MAX_HOSTS) return MAX_HOSTS; /* all further hosts share one index */
-  snprintf(hosts[*nhosts], 256, "%s", name);
-  return (*nhosts)++;
+}
+
+/* The flight records of the directory into the cross-rank view; unreadable ones are warned about. */
+static void read_flightrecs(const char* dir, ns_xr* xr) {
+  ns_trace_list fr;
+  char err[1024];
+  if (!xr || ns_dir_list(dir, "flightrec-", ".json", &fr, err, sizeof err) != 0) return;
+  for (size_t i = 0; i < fr.n; i++)
+    if (ns_xr_flightrec(xr, fr.paths[i], err, sizeof err) != 0)
+      fprintf(stderr, "ncclscope report: warning: skipped the flight record %s\n", err);
+  ns_trace_list_free(&fr);
 }
 
 /* The recording losses table: per process, what the plugin itself counted
@@ -132,14 +147,15 @@ static void losses_text(const file_losses* fl, size_t n, FILE* out) {
 /* Everything of the report into out (text). */
 static int write_text(const report_data* d, const ns_summary_options* opt, FILE* out) {
   int rc = ns_analysis_summary_text(d->list, d->n, opt, out);
-  if (d->strag) ns_strag_text(d->strag, out);
+  if (d->xr) ns_xr_text(d->xr, out);
   losses_text(d->losses, d->nlosses, out);
   ns_events_text(d->events, out);
   return rc || ferror(out) ? -1 : 0;
 }
 
-/* The library's JSON object with "crossRank" and "processCounters" added:
- * it is produced into memory and its closing brace replaced. */
+/* The library's JSON object with the cross-rank members ("hosts", "hangs",
+ * "lateness", "crossRank") and "processCounters" added: it is produced into
+ * memory and its closing brace replaced. */
 static int write_json(const report_data* d, const ns_summary_options* opt, FILE* out) {
   char* buf = NULL;
   size_t len = 0;
@@ -154,12 +170,11 @@ static int write_json(const report_data* d, const ns_summary_options* opt, FILE*
   }
   fwrite(buf, 1, len - 1, out);
   free(buf);
-  fputs(",\"crossRank\":", out);
-  if (d->strag)
-    ns_strag_json(d->strag, out);
-  else
-    fputs("[]", out);
   static ns_json j; /* 64 KiB: not on the stack */
+  nsj_init(&j, out);
+  j.need_comma[0] = 1; /* members of the object begun above: each key after a comma */
+  if (d->xr) ns_xr_json(d->xr, &j);
+  nsj_flush(&j);
   nsj_init(&j, out);
   nsj_ws(&j, ",\"processCounters\":");
   nsj_arr_begin(&j);
@@ -179,6 +194,19 @@ static int write_json(const report_data* d, const ns_summary_options* opt, FILE*
   nsj_flush(&j);
   fputs("}\n", out);
   return ferror(out) ? -1 : 0;
+}
+
+/* report.html: the JSON made into memory, then the page around it. */
+static int write_html(const report_data* d, const ns_summary_options* opt, FILE* out) {
+  char* buf = NULL;
+  size_t len = 0;
+  FILE* mem = open_memstream(&buf, &len);
+  if (!mem) return -1;
+  int rc = write_json(d, opt, mem);
+  if (fclose(mem) != 0) rc = -1;
+  if (rc == 0) rc = ns_report_html(out, d->dir, buf, len);
+  free(buf);
+  return rc;
 }
 
 typedef int (*writer_fn)(const report_data*, const ns_summary_options*, FILE*);
@@ -227,9 +255,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     return NS_EXIT_FAIL;
   }
   int rc = 1;
-  static char hosts[MAX_HOSTS][256];
-  int nhosts = 0;
-  report_ctx ctx = {.strag = ns_strag_new(), .host = 0};
+  report_ctx ctx = {.xr = ns_xr_new(), .file = -1};
   ns_asm_stats events;
   memset(&events, 0, sizeof events);
   ns_analysis** an = calloc(list.n, sizeof *an);
@@ -247,15 +273,18 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   cfg.user = &ctx;
   int empty = 0; /* files that yielded nothing */
   for (size_t i = 0; i < list.n; i++) {
-    ctx.host = host_index(list.paths[i], hosts, &nhosts, &fl[nfl]);
+    ctx.file = -1;
+    ctx.fl = &fl[nfl];
+    snprintf(fl[nfl].host, sizeof fl[nfl].host, "?");
     ns_file_health health;
-    ns_analysis* a = ns_analyze_file(list.paths[i], &cfg, &health, err, sizeof err);
+    ns_analysis* a = ns_analyze_file_items(list.paths[i], &cfg, on_item, &ctx, &health, err, sizeof err);
     if (!a) {
       fprintf(stderr, "ncclscope report: warning: skipped %s\n", err);
       empty++;
       continue;
     }
     empty += ns_file_health_print("ncclscope report", list.paths[i], &health);
+    if (ctx.xr) ns_xr_file_end(ctx.xr, ctx.file, health.st.clean_end);
     ns_trace_scan scan;
     if (ns_reader_scan(list.paths[i], &scan, err, sizeof err) == 0 && scan.has_counters) {
       fl[nfl].has = 1;
@@ -271,15 +300,18 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     fprintf(stderr, "ncclscope report: none of the %zu trace file(s) in %s yielded anything\n", list.n, dir);
     goto free_an;
   }
-  if (ctx.strag) ns_strag_finish(ctx.strag);
+  read_flightrecs(dir, ctx.xr);
+  if (ctx.xr) ns_xr_finish(ctx.xr);
 
   ns_summary_options opt = {.max_links = o->max_links};
-  report_data data = {.list = an, .n = nan, .strag = ctx.strag, .losses = fl, .nlosses = nfl, .events = &events};
+  report_data data = {.list = an, .n = nan, .xr = ctx.xr, .losses = fl, .nlosses = nfl, .events = &events,
+                      .dir = dir};
   rc = NS_EXIT_OK;
   int dirfd = -1;
-  if (!o->text_path || !o->json_path) dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (!o->text_path || !o->json_path || !o->html_path) dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (write_file(o->text_path, dirfd, dir, "summary.txt", write_text, &data, &opt)) rc = NS_EXIT_FAIL;
   if (write_file(o->json_path, dirfd, dir, "summary.json", write_json, &data, &opt)) rc = NS_EXIT_FAIL;
+  if (write_file(o->html_path, dirfd, dir, "report.html", write_html, &data, &opt)) rc = NS_EXIT_FAIL;
   if (dirfd >= 0) close(dirfd);
   if (rc == NS_EXIT_OK && empty) rc = NS_EXIT_PARTIAL;
   if (o->print) {
@@ -287,7 +319,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     ns_summary_options popt = opt;
     popt.sections = o->sections;
     ns_analysis_summary_text(an, nan, &popt, out);
-    if (!o->sections || (o->sections & NS_SUMMARY_CROSS_RANK)) ns_strag_text(ctx.strag, out);
+    if ((!o->sections || (o->sections & NS_SUMMARY_CROSS_RANK)) && ctx.xr) ns_xr_text(ctx.xr, out);
     if (!o->sections || (o->sections & NS_REPORT_LOSSES)) losses_text(fl, nfl, out);
     if (!o->sections || (o->sections & NS_REPORT_EVENTS)) ns_events_text(&events, out);
     fflush(out);
@@ -298,7 +330,7 @@ free_an:
   free(an);
   free(fl);
 free_list:
-  ns_strag_free(ctx.strag);
+  ns_xr_free(ctx.xr);
   ns_trace_list_free(&list);
   return rc;
 }
@@ -313,7 +345,8 @@ int ns_cmd_report(int argc, char** argv) {
       return 0;
     } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
       o.print = NULL;
-    } else if (strcmp(a, "--json") == 0 || strcmp(a, "--text") == 0 || strcmp(a, "--links") == 0) {
+    } else if (strcmp(a, "--json") == 0 || strcmp(a, "--text") == 0 || strcmp(a, "--html") == 0 ||
+               strcmp(a, "--links") == 0) {
       if (i + 1 >= argc) {
         fprintf(stderr, "ncclscope report: %s needs a value\n", a);
         return NS_EXIT_USAGE;
@@ -323,6 +356,8 @@ int ns_cmd_report(int argc, char** argv) {
         o.json_path = v;
       } else if (a[2] == 't') {
         o.text_path = v;
+      } else if (a[2] == 'h') {
+        o.html_path = v;
       } else {
         char* end = NULL;
         long n = strtol(v, &end, 10);

@@ -10,6 +10,7 @@
 typedef struct {
   const char* text_path; /* NULL: DIR/summary.txt */
   const char* json_path; /* NULL: DIR/summary.json */
+  const char* html_path; /* NULL: DIR/report.html */
   FILE* print;           /* where to print the summary; NULL: nowhere */
   unsigned sections;     /* what to print: NS_SUMMARY_* bits, 0 = everything (files always get everything) */
   size_t max_links;      /* slowest links listed */

@@ -10,6 +10,11 @@ static const char* reader_string(void* user, uint32_t id) { return ns_reader_str
 
 ns_analysis* ns_analyze_file(const char* path, const ns_analysis_config* cfg, ns_file_health* health, char* err,
                              size_t errlen) {
+  return ns_analyze_file_items(path, cfg, NULL, NULL, health, err, errlen);
+}
+
+ns_analysis* ns_analyze_file_items(const char* path, const ns_analysis_config* cfg, ns_item_hook on_item, void* user,
+                                   ns_file_health* health, char* err, size_t errlen) {
   ns_reader* r = ns_reader_open(path, err, errlen);
   if (!r) return NULL;
   ns_analysis_config c;
@@ -27,6 +32,7 @@ ns_analysis* ns_analyze_file(const char* path, const ns_analysis_config* cfg, ns
   }
   ns_item it;
   while (ns_reader_next(r, &it)) {
+    if (on_item) on_item(user, &it);
     if (it.kind == NS_ITEM_COMM_INIT) {
       ns_analysis_comm(a, it.comm);
     } else if (it.kind == NS_ITEM_RECORD) {

@@ -18,5 +18,10 @@
  * (a damaged tail is not an error: what precedes it is analysed). */
 ns_analysis* ns_analyze_file(const char* path, const ns_analysis_config* cfg, ns_file_health* health, char* err,
                              size_t errlen);
+/* The same, and every item of the file (PROCESS, COMM_INIT, CLOCKREF, ...)
+ * goes to on_item first, in file order (NULL: none). */
+typedef void (*ns_item_hook)(void* user, const ns_item* it);
+ns_analysis* ns_analyze_file_items(const char* path, const ns_analysis_config* cfg, ns_item_hook on_item, void* user,
+                                   ns_file_health* health, char* err, size_t errlen);
 
 #endif

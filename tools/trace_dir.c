@@ -1,4 +1,4 @@
-/* ncclscope CLI: listing the *.nstrace files of a dump directory. */
+/* ncclscope CLI: listing the *.nstrace files (and flight records) of a dump directory. */
 #include "trace_dir.h"
 
 #include <dirent.h>
@@ -20,6 +20,11 @@ static int has_suffix(const char* s, const char* suffix) {
 }
 
 int ns_trace_dir_list(const char* dir, ns_trace_list* out, char* err, size_t errlen) {
+  return ns_dir_list(dir, "", NS_TRACE_FILE_SUFFIX, out, err, errlen);
+}
+
+int ns_dir_list(const char* dir, const char* prefix, const char* suffix, ns_trace_list* out, char* err,
+                size_t errlen) {
   memset(out, 0, sizeof *out);
   DIR* d = opendir(dir);
   if (!d) {
@@ -29,7 +34,7 @@ int ns_trace_dir_list(const char* dir, ns_trace_list* out, char* err, size_t err
   size_t cap = 0;
   struct dirent* de;
   while ((de = readdir(d)) != NULL) {
-    if (!has_suffix(de->d_name, NS_TRACE_FILE_SUFFIX)) continue;
+    if (!has_suffix(de->d_name, suffix) || strncmp(de->d_name, prefix, strlen(prefix)) != 0) continue;
     size_t len = strlen(dir) + strlen(de->d_name) + 2;
     char* path = malloc(len);
     if (!path) break;

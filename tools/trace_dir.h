@@ -15,6 +15,10 @@ typedef struct {
 /* Lists DIR/\*.nstrace (regular files). 0 on success (possibly none found),
  * -1 if the directory cannot be read (message in err). */
 int ns_trace_dir_list(const char* dir, ns_trace_list* out, char* err, size_t errlen);
+/* Lists DIR/PREFIX*SUFFIX (regular files), sorted by name: the flight
+ * records (flightrec-*.json) of a dump directory. As ns_trace_dir_list. */
+int ns_dir_list(const char* dir, const char* prefix, const char* suffix, ns_trace_list* out, char* err,
+                size_t errlen);
 void ns_trace_list_free(ns_trace_list* l);
 
 /* Exit codes of every command (docs/cli.md). */

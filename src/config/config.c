@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,66 @@ static void load_bool(ns_config_warn_fn warn, const char* name, int* out, int de
   bad_value(warn, name, s, "is not 1/0, true/false, yes/no or on/off", "the default %d", def);
 }
 
+/* A number of seconds in [lo, hi] (fractions allowed); zero_off: 0 is taken too (off). */
+static void load_seconds(ns_config_warn_fn warn, const char* name, double* out, double def, double lo, double hi,
+                         int zero_off) {
+  *out = def;
+  const char* s = getenv(name);
+  if (!s || !*s) return;
+  char* end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  while (end && isspace((unsigned char)*end)) end++;
+  if (errno || end == s || *end || !((v >= lo && v <= hi) || (zero_off && v == 0))) {
+    char why[96];
+    snprintf(why, sizeof why, "is not a number of seconds in [%g, %g]%s", lo, hi, zero_off ? " or 0 (off)" : "");
+    bad_value(warn, name, s, why, "the default %g", def);
+    return;
+  }
+  *out = v;
+}
+
+/* Signals a flight-record dump may be asked with: never one that ends or
+ * stops the process by design, reports a fault, or that ncclscope already
+ * chains for the end of the trace (SIGTERM, SIGINT). */
+static const struct {
+  const char* name;
+  int sig;
+} dump_signals[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"WINCH", SIGWINCH},
+                    {"PWR", SIGPWR},   {"URG", SIGURG},   {"QUIT", SIGQUIT}};
+
+int ns_config_parse_signal(const char* s, int* out) {
+  while (isspace((unsigned char)*s)) s++;
+  if (isdigit((unsigned char)*s)) {
+    char* end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    while (isspace((unsigned char)*end)) end++;
+    if (errno || *end) return -1;
+    if (v == 0) return *out = 0, 0;
+    if (v >= SIGRTMIN && v <= SIGRTMAX) return *out = (int)v, 0;
+    for (size_t i = 0; i < sizeof dump_signals / sizeof dump_signals[0]; i++)
+      if (dump_signals[i].sig == v) return *out = (int)v, 0;
+    return -1;
+  }
+  if (strncasecmp(s, "SIG", 3) == 0) s += 3;
+  for (size_t i = 0; i < sizeof dump_signals / sizeof dump_signals[0]; i++)
+    if (!strcasecmp(s, dump_signals[i].name)) return *out = dump_signals[i].sig, 0;
+  return -1;
+}
+
+static void load_signal(ns_config_warn_fn warn, const char* name, int* out, int def) {
+  *out = def;
+  const char* s = getenv(name);
+  if (!s || !*s) return;
+  if (ns_config_parse_signal(s, out) != 0) {
+    *out = def;
+    bad_value(warn, name, s,
+              "is not 0 (off), a real-time signal or one of SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH, SIGPWR, SIGURG, SIGQUIT",
+              "the default %d (SIGUSR1)", def);
+  }
+}
+
 /* The process start time, so every load of the plugin in one process (NCCL
  * reloads it after the last communicator) picks the same default directory. */
 static time_t process_start_time(void) {
@@ -215,19 +276,10 @@ void ns_config_load(ns_config* c, ns_config_warn_fn warn) {
     else if (strcasecmp(s, "tsc") != 0 && strcasecmp(s, "auto") != 0)
       bad_value(warn, "NCCLSCOPE_CLOCK", s, "is not auto, tsc or monotonic", "the default auto");
   }
-  c->window_sec = NS_WINDOW_SEC_DEFAULT;
-  s = getenv("NCCLSCOPE_WINDOW_SEC");
-  if (s && *s) {
-    char* end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    while (end && isspace((unsigned char)*end)) end++;
-    if (errno || end == s || *end || !(v >= 0.001 && v <= 86400))
-      bad_value(warn, "NCCLSCOPE_WINDOW_SEC", s, "is not a number of seconds in [0.001, 86400]", "the default %g",
-                NS_WINDOW_SEC_DEFAULT);
-    else
-      c->window_sec = v;
-  }
+  load_seconds(warn, "NCCLSCOPE_WINDOW_SEC", &c->window_sec, NS_WINDOW_SEC_DEFAULT, 0.001, 86400, 0);
+  load_u32(warn, "NCCLSCOPE_FR_ENTRIES", &c->fr_entries, 2000, 0, 1000000);
+  load_seconds(warn, "NCCLSCOPE_HANG_TIMEOUT_SEC", &c->hang_timeout_sec, 60.0, 0.01, 604800, 1);
+  load_signal(warn, "NCCLSCOPE_DUMP_SIGNAL", &c->dump_signal, SIGUSR1);
   uint32_t ops;
   load_u32(warn, "NCCLSCOPE_WINDOW_OPS", &ops, 0, 0, 1u << 30);
   c->window_ops = ops;

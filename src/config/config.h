@@ -38,6 +38,9 @@ typedef struct {
   uint32_t top_links;   /* NCCLSCOPE_TOP_LINKS: per-link series for the slowest links */
   uint32_t max_series;  /* NCCLSCOPE_MAX_SERIES: the series budget per process */
   ns_otel_config otel;  /* OTEL_* and NCCLSCOPE_OTLP (otel.c) */
+  uint32_t fr_entries;  /* NCCLSCOPE_FR_ENTRIES: flight recorder operations per communicator; 0 = off */
+  double hang_timeout_sec; /* NCCLSCOPE_HANG_TIMEOUT_SEC: the watchdog's timeout; 0 = off */
+  int dump_signal;      /* NCCLSCOPE_DUMP_SIGNAL: asks for a flight-record dump; 0 = none */
 } ns_config;
 
 /* Receives one line per rejected value (the runtime logs it); may be NULL. */
@@ -50,5 +53,8 @@ void ns_config_escape(const char* s, char* out, size_t cap);
 /* Parses a mask: a number (decimal, 0x hex) or names ("Coll,ProxyOp", "all",
  * "default", "none"). 0 on success. */
 int ns_config_parse_mask(const char* s, uint32_t* out);
+/* Parses a dump signal: 0 (none), a number or a name ("SIGUSR1", "usr2")
+ * among those allowed (config.c). 0 on success. */
+int ns_config_parse_signal(const char* s, int* out);
 
 #endif

@@ -23,6 +23,12 @@
  *    and the application's handler is called, as if it had been called
  *    directly; tracing goes on if the process does.
  *  - SIGKILL cannot be caught: at most one flush period is lost, as before.
+ *  - The dump signal (NCCLSCOPE_DUMP_SIGNAL, SIGUSR1 by default; 0: none)
+ *    asks the writer for a flight record (src/writer/flightrec_out.c): the
+ *    handler only sets a flag, then calls the application's handler if it
+ *    had one. Installed under the same rule (not where the signal is
+ *    ignored); where the default action was left, ours replaces it, since a
+ *    dump is what the signal was sent for (the default would kill).
  * The handlers are removed when the session ends (if still ours): the
  * library may be unloaded after the last finalize.
  */
@@ -33,6 +39,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture/context.h"
 #include "runtime/runtime.h"
 #include "writer/writer.h"
 
@@ -44,6 +51,45 @@ static const int kSignals[] = {SIGTERM, SIGINT};
 static struct sigaction g_old[NSIG_HOOKED];
 static _Atomic int g_installed[NSIG_HOOKED];
 static _Atomic int g_session_pid; /* the process whose writer runs; a forked child has none */
+
+/* The dump signal: its number while our handler is installed (0: none), and
+ * what was there before (written before ours is installed, read by it). */
+static _Atomic int g_dump_sig;
+static struct sigaction g_dump_old;
+
+static void on_dump_signal(int sig, siginfo_t* info, void* uctx) {
+  int saved_errno = errno;
+  if (atomic_load_explicit(&g_session_pid, memory_order_relaxed) == (int)getpid()) ns_writer_request_dump();
+  const struct sigaction* old = &g_dump_old;
+  if (old->sa_flags & SA_SIGINFO) {
+    if (old->sa_sigaction) old->sa_sigaction(sig, info, uctx);
+  } else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+    old->sa_handler(sig);
+  }
+  errno = saved_errno;
+}
+
+/* Installs handler for sig unless the application ignores it; *old gets what was there. 1 if installed. */
+static int hook(int sig, void (*handler)(int, siginfo_t*, void*), struct sigaction* old) {
+  struct sigaction cur;
+  if (sigaction(sig, NULL, &cur) != 0) return 0;
+  if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN) return 0; /* the application ignores it */
+  *old = cur;
+  struct sigaction ours;
+  memset(&ours, 0, sizeof ours);
+  ours.sa_sigaction = handler;
+  ours.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&ours.sa_mask);
+  return sigaction(sig, &ours, NULL) == 0;
+}
+
+/* Puts *old back on sig if our handler is still the one installed. */
+static void unhook(int sig, void (*handler)(int, siginfo_t*, void*), const struct sigaction* old) {
+  struct sigaction cur;
+  /* Only if still ours: a handler the application installed since stays. */
+  if (sigaction(sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == handler)
+    sigaction(sig, old, NULL);
+}
 
 static int sig_index(int sig) {
   for (unsigned i = 0; i < NSIG_HOOKED; i++)
@@ -98,27 +144,20 @@ void ns_exit_hooks_install(void) {
   atomic_store_explicit(&g_session_pid, (int)getpid(), memory_order_relaxed);
   for (unsigned i = 0; i < NSIG_HOOKED; i++) {
     if (atomic_load_explicit(&g_installed[i], memory_order_relaxed)) continue;
-    struct sigaction cur;
-    if (sigaction(kSignals[i], NULL, &cur) != 0) continue;
-    if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN) continue; /* the application ignores it */
-    g_old[i] = cur;
-    struct sigaction ours;
-    memset(&ours, 0, sizeof ours);
-    ours.sa_sigaction = on_signal;
-    ours.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&ours.sa_mask);
-    if (sigaction(kSignals[i], &ours, NULL) == 0) atomic_store_explicit(&g_installed[i], 1, memory_order_relaxed);
+    if (hook(kSignals[i], on_signal, &g_old[i])) atomic_store_explicit(&g_installed[i], 1, memory_order_relaxed);
   }
+  int ds = ns_sess.cfg.fr_entries ? ns_sess.cfg.dump_signal : 0;
+  if (ds && !atomic_load_explicit(&g_dump_sig, memory_order_relaxed) && hook(ds, on_dump_signal, &g_dump_old))
+    atomic_store_explicit(&g_dump_sig, ds, memory_order_relaxed);
 }
 
 void ns_exit_hooks_remove(void) {
   atomic_store_explicit(&g_session_pid, 0, memory_order_relaxed);
   for (unsigned i = 0; i < NSIG_HOOKED; i++) {
     if (!atomic_load_explicit(&g_installed[i], memory_order_relaxed)) continue;
-    struct sigaction cur;
-    /* Only if still ours: a handler the application installed since stays. */
-    if (sigaction(kSignals[i], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_signal)
-      sigaction(kSignals[i], &g_old[i], NULL);
+    unhook(kSignals[i], on_signal, &g_old[i]);
     atomic_store_explicit(&g_installed[i], 0, memory_order_relaxed);
   }
+  int ds = atomic_exchange_explicit(&g_dump_sig, 0, memory_order_relaxed);
+  if (ds) unhook(ds, on_dump_signal, &g_dump_old);
 }

@@ -1,4 +1,5 @@
-/* ncclscope: feeding the writer's records into the analysis library.
+/* ncclscope: feeding the writer's records into the analysis library and
+ * the flight recorder (flightrec_out.c).
  *
  * The writer thread owns the one per-process ns_analysis: nothing here runs
  * on NCCL's threads. It sees exactly the records written to the trace, in
@@ -26,6 +27,7 @@ static void on_window(void* user, const ns_window* w) {
 
 void ns_feed_open(const ns_strtab* strings) {
   g_a = NULL;
+  ns_frw_open(strings);
   if (!ns_sess.cfg.analysis) return;
   ns_analysis_config cfg;
   ns_analysis_config_default(&cfg);
@@ -42,7 +44,6 @@ void ns_feed_open(const ns_strtab* strings) {
 int ns_feed_enabled(void) { return g_a != NULL; }
 
 void ns_feed_comm(const ns_context* c) {
-  if (!g_a) return;
   ns_comm_info ci;
   memset(&ci, 0, sizeof ci);
   ci.comm = c->serial;
@@ -58,15 +59,21 @@ void ns_feed_comm(const ns_context* c) {
   ci.ts = ns_clock_to_ns(&ns_sess.clock, c->init_tick);
   ci.tid = c->init_tid;
   ci.ctx_addr = (uint64_t)(uintptr_t)c;
+  ns_frw_comm(&ci);
+  if (!g_a) return;
   ns_analysis_comm(g_a, &ci);
   ns_mout_comm(ci.comm, ci.comm_id, ci.rank, ci.nranks, ci.gpu_uuid);
 }
 
+void ns_feed_comm_end(uint32_t comm) { ns_frw_comm_end(comm); }
+
 void ns_feed_record(const ns_record* r) {
+  ns_frw_record(r);
   if (g_a) ns_analysis_record(g_a, r);
 }
 
 void ns_feed_tick(uint64_t now_ns) {
+  ns_frw_tick(now_ns);
   if (!g_a) return;
   ns_analysis_tick(g_a, now_ns);
   ns_mout_flush();
@@ -95,6 +102,7 @@ int ns_feed_clockfit(ns_buf* out, uint64_t* seq, uint32_t comm, int force, uint6
 }
 
 void ns_feed_finish(void) {
+  ns_frw_close();
   if (!g_a) return;
   ns_analysis_flush(g_a);
   ns_mout_close();
@@ -104,6 +112,7 @@ void ns_feed_finish(void) {
 }
 
 void ns_feed_close(void) {
+  ns_frw_close();
   if (g_a) ns_mout_close();
   ns_analysis_destroy(g_a);
   g_a = NULL;

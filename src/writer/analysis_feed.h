@@ -1,13 +1,15 @@
-/* ncclscope: the writer thread's analysis (one ns_analysis per process).
- * Writer thread only: it feeds every record it encodes, ticks after each
- * drain, writes CLOCKFIT blocks and, at the last finalize, the summary.
- * NCCLSCOPE_ANALYSIS=0 turns it off (then every call here is a no-op). */
+/* ncclscope: the writer thread's analysis (one ns_analysis per process) and
+ * flight recorder (flightrec_out.c). Writer thread only: it feeds every
+ * record it encodes, ticks after each drain, writes CLOCKFIT blocks and, at
+ * the last finalize, the summary. NCCLSCOPE_ANALYSIS=0 turns the analysis
+ * off, NCCLSCOPE_FR_ENTRIES=0 the flight recorder. */
 #ifndef NCCLSCOPE_WRITER_ANALYSIS_FEED_H
 #define NCCLSCOPE_WRITER_ANALYSIS_FEED_H
 
 #include <stdint.h>
 
 #include "ncclscope/record.h"
+#include "ncclscope/trace_reader.h" /* ns_comm_info */
 #include "capture/context.h"
 #include "trace/codec.h"
 #include "writer/writer.h"
@@ -18,6 +20,8 @@ void ns_feed_open(const ns_strtab* strings);
 int ns_feed_enabled(void);
 /* COMM_INIT of context c (after its COMM_INIT block was encoded). */
 void ns_feed_comm(const ns_context* c);
+/* COMM_FINI of comm serial `comm` (its events closed and fed before). */
+void ns_feed_comm_end(uint32_t comm);
 /* One encoded record. */
 void ns_feed_record(const ns_record* r);
 /* After each drain: now_ns on the trace clock. */
@@ -25,7 +29,7 @@ void ns_feed_tick(uint64_t now_ns);
 /* Encodes a CLOCKFIT block for comm into out when its fit is bounded and,
  * unless force, its sample count moved since *last_samples. 1 if written. */
 int ns_feed_clockfit(ns_buf* out, uint64_t* seq, uint32_t comm, int force, uint64_t* last_samples);
-/* Last finalize: flush, summary to the log and the dump dir, destroy. */
+/* Last finalize: flush, summary to the log and the dump dir, destroy (the flight recorder too). */
 void ns_feed_finish(void);
 /* Frees the analysis without a summary (failed start). */
 void ns_feed_close(void);
@@ -37,5 +41,15 @@ struct ns_analysis;
  * `dir` in messages; none when dirfd < 0). Errors: one warning, never fatal. */
 void ns_summary_out(struct ns_analysis* a, int dirfd, const char* dir, const char* host, uint32_t pid,
                     unsigned mode);
+
+/* ---- flightrec_out.c: the flight recorder and the watchdog ---- */
+/* Creates it unless NCCLSCOPE_FR_ENTRIES=0; strings resolve through the writer's table. */
+void ns_frw_open(const ns_strtab* strings);
+void ns_frw_comm(const ns_comm_info* ci);
+void ns_frw_comm_end(uint32_t comm);
+void ns_frw_record(const ns_record* r);
+/* After each drain (now_ns: trace clock): the watchdog and requested dumps. */
+void ns_frw_tick(uint64_t now_ns);
+void ns_frw_close(void);
 
 #endif

@@ -278,6 +278,7 @@ static void emit_finis(ctl* l) {
     /* Its events still open end here, before its COMM_FINI; its slab goes back. */
     ns_recycle_release_context(l->ctx, on_close, NULL);
     own_flush();
+    ns_feed_comm_end(c->serial);
     /* The exporter attaches the last CLOCKFIT seen before COMM_FINI. */
     ns_feed_clockfit(&W.out, &W.seq, c->serial, 1, &W.ctx_fit_samples[l->ctx]);
     size_t at = ns_block_begin(&W.out);

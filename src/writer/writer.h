@@ -27,6 +27,9 @@ void ns_writer_stop(unsigned how);
  * signal sig next, so the writer ends the trace (END, counters, summary)
  * and stops; else a checkpoint, and tracing goes on. 1 if done in time. */
 int ns_writer_signal_flush(int sig, int final, uint64_t timeout_ns);
+/* Async-signal-safe: asks the writer for a flight-record dump at its next
+ * pass (the dump signal's handler; flightrec_out.c). */
+void ns_writer_request_dump(void);
 void ns_writer_post_init(uint32_t ctx_index);
 void ns_writer_post_fini(uint32_t ctx_index, uint64_t tick, uint32_t tid);
 

@@ -226,6 +226,9 @@ def t_config_warnings():
         "NCCLSCOPE_RING_KB": ("12\nNCCL WARN forged line", "using the default 1024"),
         "NCCLSCOPE_CLOCK": ("fast", "using the default auto"),
         "NCCLSCOPE_FILE_MODE": ("0400", "using the default 0640"),
+        "NCCLSCOPE_FR_ENTRIES": ("-3", "using the default 2000"),
+        "NCCLSCOPE_HANG_TIMEOUT_SEC": ("0.001", "using the default 60"),
+        "NCCLSCOPE_DUMP_SIGNAL": ("SIGKILL", "using the default 10 (SIGUSR1)"),
     }
     env = {k: v for k, (v, _) in bad.items()}
     env["NCCLSCOPE_DUMP_DIR"] = dump
@@ -248,7 +251,8 @@ def t_config_warnings():
           os.listdir(dump), "summary-*")
     # values that are valid are taken without a word
     p, tr = sim(["--fast", "--iters", "1"], NCCLSCOPE_DUMP_DIR=tempfile.mkdtemp(prefix="nsfault"),
-                NCCLSCOPE_ANALYSIS="false", NCCLSCOPE_NO_CUDA="no", NCCLSCOPE_WINDOW_SEC="0.5")
+                NCCLSCOPE_ANALYSIS="false", NCCLSCOPE_NO_CUDA="no", NCCLSCOPE_WINDOW_SEC="0.5",
+                NCCLSCOPE_FR_ENTRIES="0", NCCLSCOPE_HANG_TIMEOUT_SEC="2.5", NCCLSCOPE_DUMP_SIGNAL="usr2")
     warns = [l for l in p.stderr.splitlines() if "NCCLSCOPE" in l and "WARN" in l]
     eq(warns, [], "valid values: no warning")
 

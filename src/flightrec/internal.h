@@ -1,0 +1,64 @@
+/* ncclscope flight recorder: the structures its three files share
+ * (flightrec.c: records -> operations; watchdog.c: stuck operations and what
+ * they wait for; dump.c: the JSON). Single-threaded, see flightrec.h. */
+#ifndef NCCLSCOPE_FLIGHTREC_INTERNAL_H
+#define NCCLSCOPE_FLIGHTREC_INTERNAL_H
+
+#include "ncclscope/flightrec.h"
+#include "util/idmap.h"
+
+#define FR_EPISODES 32 /* episodes kept for the dump */
+
+typedef struct {
+  uint32_t comm; /* serial; 0: a free entry */
+  uint64_t comm_id;
+  int32_t rank;
+  uint32_t nranks;
+  char name[64];
+  int want_kch, want_pop; /* the communicator records KernelCh (ABI v3+) / ProxyOp */
+  uint32_t abi;
+  ns_fr_op* ring;      /* cfg.entries operations; position p is ring[p % entries] */
+  uint64_t head;       /* position of the next operation */
+  uint64_t first_open; /* position of the oldest operation not done (head: none) */
+  uint64_t episode_op; /* id of the operation last reported stuck, 0 none */
+  int episode_open;    /* it has not completed yet */
+  ns_fr_stuck episode; /* what was reported, for the cleared entry */
+} fr_comm;
+
+/* A running ProxyOp, ProxyStep or KernelCh. */
+typedef struct {
+  uint64_t id;    /* 0: free */
+  uint64_t op;    /* the operation's id */
+  uint64_t since; /* when it started (trace time), for the sweep */
+  int64_t step;   /* ProxyStep: its step */
+  int32_t channel;
+  uint32_t next_free;
+  uint8_t type;
+  uint8_t dir; /* ProxyOp / ProxyStep: 0 receive, 1 send */
+} fr_child;
+
+struct ns_fr {
+  ns_fr_config cfg;
+  fr_comm* comms;
+  size_t ncomms, capcomms;
+  ns_idmap comm_index; /* serial -> index + 1 in comms */
+  ns_idmap ops;        /* op id -> (comm index << 32 | ring slot) + 1 */
+  ns_idmap children;   /* child id -> index + 1 in pool */
+  fr_child* pool;
+  size_t pool_cap, pool_used;
+  uint32_t free_head; /* index + 1 of a free pool entry, 0: none */
+  uint64_t now, last_sweep;
+  ns_fr_stuck episodes[FR_EPISODES]; /* the last ones, in order: n_episodes % FR_EPISODES is next */
+  ns_fr_stats st;
+};
+
+/* The communicator with that serial, NULL if unknown. */
+fr_comm* fr_comm_of(const ns_fr* fr, uint32_t comm);
+/* A string of the trace, "" when unknown. */
+const char* fr_str(const ns_fr* fr, uint32_t id);
+/* The operation at position pos of c. */
+static inline ns_fr_op* fr_at(const ns_fr* fr, const fr_comm* c, uint64_t pos) {
+  return &c->ring[pos % fr->cfg.entries];
+}
+
+#endif

@@ -1,0 +1,140 @@
+/* ncclscope: the flight recorder and the hang watchdog on the writer thread.
+ *
+ * The writer feeds every record it encodes into the process's flight
+ * recorder (include/ncclscope/flightrec.h), through analysis_feed.c, and
+ * calls ns_frw_tick after each drain. The tick
+ *  - asks the recorder which operation has been in flight longer than
+ *    NCCLSCOPE_HANG_TIMEOUT_SEC (the oldest unfinished one per communicator);
+ *    for each new one (an episode) it logs one WARN through NCCL's logger
+ *    and, once per tick with new episodes, writes flightrec-<host>-<pid>.json
+ *    into the dump directory (temporary file + rename, src/util/safefile.h);
+ *    an episode's end is one INFO line;
+ *  - writes the same file when the dump signal (NCCLSCOPE_DUMP_SIGNAL,
+ *    SIGUSR1) asked for it: the handler (src/runtime/exit.c) only sets a flag.
+ * NCCLSCOPE_FR_ENTRIES=0 turns all of it off. Writer thread only, except
+ * ns_writer_request_dump (any thread, a signal handler). Nothing here fails
+ * NCCL: an unwritable file is one warning per session. */
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "log/log.h"
+#include "ncclscope/flightrec.h"
+#include "util/safefile.h"
+#include "writer/analysis_feed.h"
+
+#define FRW_BATCH 16 /* verdicts taken per check */
+
+static ns_fr* g_fr;     /* writer thread only */
+static int g_write_warned;
+static uint64_t g_timeout_ns; /* 0: no watchdog */
+
+/* Set by the dump signal's handler, taken by the writer. Relaxed: a flag
+ * with no data behind it (the writer dumps its own state). */
+static _Atomic int g_dump_requested;
+
+void ns_writer_request_dump(void) { atomic_store_explicit(&g_dump_requested, 1, memory_order_relaxed); }
+
+static const char* strtab_string(void* user, uint32_t id) { return ns_strtab_str(user, id); }
+
+void ns_frw_open(const ns_strtab* strings) {
+  g_fr = NULL;
+  g_write_warned = 0;
+  /* g_dump_requested is left alone: a request made between init and this
+   * thread's start is taken at its first pass. */
+  if (!ns_sess.cfg.fr_entries) return;
+  ns_fr_config cfg = {
+      .entries = ns_sess.cfg.fr_entries,
+      /* the plugin closes every event after NCCLSCOPE_MAX_AGE_MS: one older still is a lost stop */
+      .child_max_age_ns = (2ull * ns_sess.cfg.max_age_ms + 1000ull) * 1000000ull,
+      .string = strtab_string,
+      .string_user = (void*)(uintptr_t)strings,
+  };
+  g_fr = ns_fr_create(&cfg);
+  if (!g_fr) ns_log_warn("no memory for the flight recorder; no hang detection in this process");
+  g_timeout_ns = (uint64_t)(ns_sess.cfg.hang_timeout_sec * 1e9);
+}
+
+void ns_frw_comm(const ns_comm_info* ci) {
+  if (g_fr) ns_fr_comm(g_fr, ci);
+}
+
+void ns_frw_comm_end(uint32_t comm) {
+  if (g_fr) ns_fr_comm_end(g_fr, comm);
+}
+
+void ns_frw_record(const ns_record* r) {
+  if (g_fr) ns_fr_record(g_fr, r);
+}
+
+/* DIR/flightrec-<host>-<pid>.json, or one warning (per session). 0 or -1. */
+static int write_dump(const char* reason, uint64_t now, char* shown, size_t shownlen) {
+  int dirfd = ns_writer_dump_dirfd();
+  char name[NAME_MAX + 1], why[PATH_MAX + 200];
+  snprintf(name, sizeof name, "flightrec-%.200s-%u.json", ns_sess.hostname, ns_sess.pid);
+  snprintf(shown, shownlen, "%s/%s", ns_sess.cfg.dump_dir, name);
+  struct timespec rt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  ns_fr_dump_info info = {
+      .host = ns_sess.hostname,
+      .pid = ns_sess.pid,
+      .reason = reason,
+      .now_ns = now,
+      .realtime_offset_ns = ((int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec) - (int64_t)now,
+      .timeout_sec = ns_sess.cfg.hang_timeout_sec,
+  };
+  ns_out o;
+  why[0] = 0;
+  int rc = dirfd < 0 ? -1 : ns_out_open_at(&o, dirfd, name, name, ns_sess.cfg.file_mode, why, sizeof why);
+  if (rc == 0) {
+    if (ns_fr_dump_json(g_fr, &info, o.f) != 0) {
+      snprintf(why, sizeof why, "%s: %s", name, strerror(errno));
+      ns_out_abort(&o);
+      rc = -1;
+    } else {
+      rc = ns_out_commit(&o, why, sizeof why);
+    }
+  }
+  if (rc != 0 && !g_write_warned) {
+    g_write_warned = 1;
+    ns_log_warn("cannot write the flight record %s (%s)", shown, why[0] ? why : "no dump directory");
+  }
+  return rc;
+}
+
+void ns_frw_tick(uint64_t now) {
+  if (!g_fr) return;
+  char shown[PATH_MAX + 300];
+  if (atomic_exchange_explicit(&g_dump_requested, 0, memory_order_relaxed)) {
+    if (write_dump("signal", now, shown, sizeof shown) == 0) ns_log_info("flight record written to %s (on request)", shown);
+  }
+  if (!g_timeout_ns) return;
+  ns_fr_stuck v[FRW_BATCH];
+  size_t n = ns_fr_check(g_fr, now, g_timeout_ns, v, FRW_BATCH);
+  int fresh = 0;
+  for (size_t i = 0; i < n; i++) fresh += !v[i].cleared;
+  int written = fresh && write_dump("hang", now, shown, sizeof shown) == 0;
+  for (size_t i = 0; i < n; i++) {
+    const ns_fr_stuck* s = &v[i];
+    if (s->cleared) {
+      ns_log_info("communicator 0x%016llx%s%s%s rank %d: %s seq %llu completed after %.1f s in flight",
+                  (unsigned long long)s->comm_id, s->comm_name[0] ? " (" : "", s->comm_name, s->comm_name[0] ? ")" : "",
+                  s->rank, s->func, (unsigned long long)s->op.seq, (double)s->waited_ns / 1e9);
+      continue;
+    }
+    ns_log_warn("hang? communicator 0x%016llx%s%s%s rank %d of %u: %s seq %llu in flight for %.1f s (%s); waits for: "
+                "%s; flight record: %s",
+                (unsigned long long)s->comm_id, s->comm_name[0] ? " (" : "", s->comm_name, s->comm_name[0] ? ")" : "",
+                s->rank, s->nranks, s->func, (unsigned long long)s->op.seq, (double)s->waited_ns / 1e9,
+                s->op.started ? ns_fr_stage_name(s->op.stage) : "start not recorded", s->waits_for,
+                written ? shown : "not written");
+  }
+}
+
+void ns_frw_close(void) {
+  ns_fr_destroy(g_fr);
+  g_fr = NULL;
+}

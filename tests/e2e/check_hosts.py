@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""ncclscope end-to-end checks across simulated hosts (issue 15).
+
+usage: check_hosts.py CHECK WORKDIR [SEEDS]
+  env: NCCLSCOPE SIM PLUGIN (paths of the built binaries)
+
+The simulator runs 8 ranks in 2 processes on 2 simulated hosts
+(--host-ns: a UTS namespace per node; --host-offset-s: node 1's
+CLOCK_MONOTONIC shifted by a time namespace), with the ncclscope plugin and
+its watchdog; `ncclscope report` then reads the dump directory.
+
+  hang        for each seed (a comma-separated list, or N: seeds 1..N): the
+              `hang` scenario (one rank never posts AllReduce #k, both from the
+              seed). A flight record is written within the hang timeout + 5 s
+              of the stuck collective's start (its writer's own clock: the
+              first episode's detectNs, when that tick wrote the file), and
+              `report` names exactly one hang: the truth's communicator and
+              seq, with the truth's rank as the only rank that never posted it.
+  straggler   the `straggler` scenario with host clocks seconds apart: the
+              truth's late rank is ranked first by lateness on aligned clocks
+              and is the only straggler named; the report's clock offset of
+              node 1's host is within 10 us of the truth's mono_offset_ns.
+  default     the `default` scenario on the same two hosts: no straggler named,
+              no hang, and the host offset within 10 us of the truth's.
+
+Namespaces need root or unprivileged user namespaces, and time namespaces a
+5.6+ kernel: when `ncclscope-sim --host-ns --host-offset-s` cannot make
+them, the check is skipped (exit 77) and says why. Exit 0 pass, 1 fail.
+Stdlib only.
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import time
+
+HANG_TIMEOUT_SEC = 1.5  # the plugin's watchdog (NCCLSCOPE_HANG_TIMEOUT_SEC)
+SIM_GIVE_UP_MS = 5000  # the other ranks give the collective up after this (the sim's --hang-timeout-ms)
+HOST_OFFSET_S = 4  # node 1's CLOCK_MONOTONIC is 2..4 s off node 0's
+SKEW_TOL_US = 10.0
+STRAGGLER_US = 50000  # the late rank's delay: well above the launch jitter of a loaded 2-core machine
+
+
+class Fail(Exception):
+    pass
+
+
+class Skip(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+def simulate(work, args, env_extra=None):
+    """Runs the sim on two simulated hosts, then `report`. Returns (truth by kind, summary, dump dir)."""
+    os.makedirs(work, exist_ok=True)
+    dump = os.path.join(work, "dump")
+    os.makedirs(dump, exist_ok=True)
+    for name in os.listdir(dump):
+        os.unlink(os.path.join(dump, name))
+    truth_path = os.path.join(work, "truth.jsonl")
+    env = dict(os.environ, NCCLSCOPE_DUMP_DIR=dump, NCCLSCOPE_EVENT_MASK="all")
+    env.update(env_extra or {})
+    cmd = [os.environ["SIM"], "--plugin", os.environ["PLUGIN"], "--truth", truth_path, "--nccl", "ideal",
+           "--procs", "2", "--ranks-per-proc", "4", "--nodes", "2", "--host-ns",
+           "--host-offset-s", str(HOST_OFFSET_S)] + list(args)
+    r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+    out = r.stdout.decode(errors="replace")
+    with open(os.path.join(work, "sim.log"), "w") as f:
+        f.write(out)
+    if r.returncode != 0:
+        if any(w in out for w in ("cannot create simulated hosts", "unshare(CLONE_NEWTIME)", "cannot set the offsets")):
+            raise Skip("simulated hosts need namespaces this machine does not give: " + out.strip()[-400:])
+        raise Fail("%s exited %d:\n%s" % (" ".join(cmd), r.returncode, out[-2000:]))
+    truth = {}
+    with open(truth_path) as f:
+        for line in f:
+            o = json.loads(line)
+            truth.setdefault(o["kind"], []).append(o)
+    hosts = truth.get("host", [])
+    if len({h["hostname"] for h in hosts}) < 2 or not any(h["mono_offset_ns"] for h in hosts):
+        raise Skip("the simulator ran without separate hosts or clocks (no UTS/time namespace): %s" % hosts)
+    r = subprocess.run([os.environ["NCCLSCOPE"], "report", dump, "-q", "--links", "100"], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=120)
+    with open(os.path.join(work, "report.log"), "wb") as f:
+        f.write(r.stdout)
+    check(r.returncode == 0, "report exited %d:\n%s" % (r.returncode, r.stdout.decode(errors="replace")[-2000:]))
+    with open(os.path.join(dump, "summary.json")) as f:
+        summary = json.load(f)
+    return truth, summary, dump
+
+
+def host_offset_errors(truth, summary):
+    """Per simulated host: the report's clock offset (its CLOCK_MONOTONIC minus the reference host's)
+    minus the truth's, us."""
+    true_off = {h["hostname"]: h["mono_offset_ns"] for h in truth["host"]}
+    rep = {h["host"]: h for h in summary["hosts"]}
+    check(set(rep) == set(true_off), "report's hosts %s, truth's %s" % (sorted(rep), sorted(true_off)))
+    ref = [h for h in summary["hosts"] if h["reference"]][0]["host"]
+    return {name: (rep[name]["clockOffsetNs"] - (true_off[name] - true_off[ref])) / 1e3 for name in rep}
+
+
+def check_skew(truth, summary):
+    errs = host_offset_errors(truth, summary)
+    print("host clock offset, report - truth (us): %s" % ", ".join("%s %+.3f" % kv for kv in sorted(errs.items())))
+    bad = {k: v for k, v in errs.items() if abs(v) > SKEW_TOL_US}
+    check(not bad, "residual skew over %.0f us: %s" % (SKEW_TOL_US, bad))
+
+
+def one_hang(work, seed):
+    t0 = time.monotonic()
+    truth, summary, dump = simulate(work, ["--scenario", "hang", "--seed", str(seed), "--hang-timeout-ms",
+                                           str(SIM_GIVE_UP_MS)],
+                                    {"NCCLSCOPE_HANG_TIMEOUT_SEC": str(HANG_TIMEOUT_SEC)})
+    wall = time.monotonic() - t0
+    want = truth["hang"][0]
+    comm = int(want["comm"], 16)
+    # the flight record: within the timeout + 5 s of the stuck collective's start, on its writer's clock
+    frs = sorted(glob.glob(os.path.join(dump, "flightrec-*.json")))
+    check(frs, "seed %d: no flight record in %s" % (seed, dump))
+    delays = []
+    for path in frs:
+        with open(path) as f:
+            fr = json.load(f)
+        # an episode's detectNs: the watchdog tick that found it stuck and wrote this file (rewritten since)
+        eps = [e for e in fr["episodes"]
+               if int(e["commId"], 16) == comm and e["seq"] == want["seq"] and e["func"] == "AllReduce"]
+        if eps:
+            first = min(eps, key=lambda e: e["detectNs"])
+            delays.append((first["detectNs"] - min(e["startNs"] for e in eps)) / 1e9)
+    check(delays, "seed %d: no flight record has an episode for %s seq %d" % (seed, want["comm"], want["seq"]))
+    check(min(delays) <= HANG_TIMEOUT_SEC + 5,
+          "seed %d: the first flight record came %.2f s after the collective started (timeout %.1f s + 5 s)"
+          % (seed, min(delays), HANG_TIMEOUT_SEC))
+    hangs = summary["hangs"]
+    got = [(h["commId"], h["func"], h["seq"], h["neverPosted"]) for h in hangs]
+    check(len(hangs) == 1, "seed %d: want exactly one hang (%s %s seq %d, rank %d), report has %s"
+          % (seed, want["comm"], want["func"], want["seq"], want["rank"], got))
+    h = hangs[0]
+    check(int(h["commId"], 16) == comm and h["func"] == want["func"] and h["seq"] == want["seq"]
+          and h["neverPosted"] == [want["rank"]],
+          "seed %d: truth: %s %s seq %d, rank %d never posted it; report: %s"
+          % (seed, want["comm"], want["func"], want["seq"], want["rank"], got))
+    print("seed %d: PASS rank %d comm %s seq %d, flight record %.2f s after the start (timeout %.1f s), wall %.1f s"
+          % (seed, want["rank"], want["comm"], want["seq"], min(delays), HANG_TIMEOUT_SEC, wall))
+
+
+def check_hang(work, seeds):
+    failures = []
+    for seed in seeds:
+        try:
+            one_hang(os.path.join(work, "seed-%d" % seed), seed)
+        except Fail as e:
+            print("seed %d: FAIL %s" % (seed, e))
+            failures.append(seed)
+    print("%d of %d seeds pass" % (len(seeds) - len(failures), len(seeds)))
+    check(not failures, "seeds failing: %s" % failures)
+
+
+def lateness_of(summary, comm):
+    for c in summary["lateness"]:
+        if int(c["commId"], 16) == comm:
+            return c
+    return None
+
+
+def check_straggler(work, seeds):
+    seed = seeds[0]
+    truth, summary, _ = simulate(work, ["--scenario", "straggler", "--seed", str(seed), "--iters", "40",
+                                          "--straggler-us", str(STRAGGLER_US)])
+    late = truth["straggler"][0]
+    comm = int(late["comm"], 16)
+    c = lateness_of(summary, comm)
+    check(c, "no lateness for the straggler's communicator %s" % late["comm"])
+    ranks = [r["rank"] for r in c["ranks"]]
+    print("straggler: truth rank %d; report's order %s, outliers %s, first median %.1f us"
+          % (late["rank"], ranks[:4], c["outliers"], c["ranks"][0]["medianUs"]))
+    check(ranks[0] == late["rank"], "rank %d ranked first, truth's straggler is rank %d" % (ranks[0], late["rank"]))
+    check(c["outliers"] == [late["rank"]], "stragglers named %s, truth %d" % (c["outliers"], late["rank"]))
+    check_skew(truth, summary)
+
+
+def check_default(work, seeds):
+    truth, summary, _ = simulate(work, ["--scenario", "default", "--seed", str(seeds[0]), "--iters", "4"])
+    named = [(c["commId"], c["outliers"]) for c in summary["lateness"] if c["outliers"]]
+    check(not named, "stragglers named in the default scenario: %s" % named)
+    check(not summary["hangs"], "hangs in the default scenario: %s" % summary["hangs"])
+    check_skew(truth, summary)
+
+
+CHECKS = {"hang": check_hang, "straggler": check_straggler, "default": check_default}
+
+
+def parse_seeds(s):
+    if "," in s:
+        return [int(x) for x in s.split(",")]
+    return list(range(1, int(s) + 1))
+
+
+def main():
+    if len(sys.argv) not in (3, 4) or sys.argv[1] not in CHECKS:
+        print(__doc__)
+        return 2
+    seeds = parse_seeds(sys.argv[3]) if len(sys.argv) == 4 else [1]
+    try:
+        CHECKS[sys.argv[1]](sys.argv[2], seeds)
+    except Skip as e:
+        print("SKIP: %s" % e)
+        return 77
+    except Fail as e:
+        print("FAIL: %s" % e)
+        return 1
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,317 @@
+/* ncclscope CLI: one timeline for the hosts of a dump directory (see
+ * report_clocks.h).
+ *
+ * A host's map is common(ts) = ts + off + drift * (ts - ref) + corr:
+ * off/drift from its anchors (least squares of realtime - ts over ts when the
+ * anchors span at least NS_HC_DRIFT_SPAN_NS, else their median), corr from
+ * the collectives. The refinement iterates: per collective, each host's
+ * median end minus the median of those host medians is one sample of the
+ * host's error; the host's correction moves by minus the median of its
+ * samples; the reference host's correction is then subtracted from all, so
+ * it stays on its anchors. Three rounds are plenty (each round only changes
+ * which median is the middle one). A host's correction is taken only over
+ * NS_HC_MIN_COLLS collectives and when it exceeds NS_HC_SIGNIFICANT times
+ * its uncertainty (1.25 x 1.48 x MAD / sqrt(n) of its samples), and only
+ * when the ends agree within NS_HC_TIGHT_NS (MAD): ends ms apart (an
+ * overloaded host, a model that does not end ranks together) carry biases
+ * no median removes. Otherwise its anchors alone place it, and the report
+ * says so. */
+#include "report_clocks.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NS_HC_DRIFT_SPAN_NS 10000000000ll /* 10 s of anchors before a drift is fitted */
+#define NS_HC_ROUNDS 3
+#define NS_HC_MIN_COLLS 5       /* collectives before a refinement is taken */
+#define NS_HC_SIGNIFICANT 3.0   /* ... and only when it exceeds this many times its uncertainty */
+#define NS_HC_TIGHT_NS 50000.0  /* ... and the ends agree this well (MAD): a ring's ranks finish within us */
+
+typedef struct {
+  char name[256];
+  int nfiles;
+  int64_t* ts;  /* anchors */
+  int64_t* off; /* realtime - ts at each */
+  size_t n, cap;
+  /* the fit */
+  int64_t ref, base; /* ts of reference, realtime - ts there */
+  double drift;      /* d(realtime - ts)/dts */
+  int64_t span_ns;
+  double corr;       /* ns from the collectives */
+  /* the refinement */
+  double* samples;
+  size_t nsamples, capsamples;
+  double residual_ns, uncert_ns;
+  size_t used;
+  int applied; /* corr was significant: taken */
+  double found; /* the correction the collectives gave, taken or not */
+} hc_host;
+
+struct ns_hosts {
+  hc_host* v;
+  size_t n, cap;
+  int refhost;
+  int refined;
+};
+
+ns_hosts* ns_hosts_new(void) { return calloc(1, sizeof(ns_hosts)); }
+
+void ns_hosts_free(ns_hosts* h) {
+  if (!h) return;
+  for (size_t i = 0; i < h->n; i++) {
+    free(h->v[i].ts);
+    free(h->v[i].off);
+    free(h->v[i].samples);
+  }
+  free(h->v);
+  free(h);
+}
+
+int ns_hosts_index(ns_hosts* h, const char* name) {
+  for (size_t i = 0; i < h->n; i++)
+    if (strcmp(h->v[i].name, name) == 0) {
+      h->v[i].nfiles++;
+      return (int)i;
+    }
+  if (h->n == h->cap) {
+    size_t nc = h->cap ? h->cap * 2 : 8;
+    hc_host* nv = realloc(h->v, nc * sizeof *nv);
+    if (!nv) return -1;
+    h->v = nv;
+    h->cap = nc;
+  }
+  hc_host* o = &h->v[h->n];
+  memset(o, 0, sizeof *o);
+  snprintf(o->name, sizeof o->name, "%s", name);
+  o->nfiles = 1;
+  return (int)h->n++;
+}
+
+void ns_hosts_anchor(ns_hosts* h, int host, uint64_t ts, int64_t real) {
+  if (host < 0 || (size_t)host >= h->n || !ts) return;
+  hc_host* o = &h->v[host];
+  if (o->n == o->cap) {
+    size_t nc = o->cap ? o->cap * 2 : 16;
+    int64_t* a = realloc(o->ts, nc * sizeof *a);
+    if (!a) return;
+    o->ts = a;
+    int64_t* b = realloc(o->off, nc * sizeof *b);
+    if (!b) return;
+    o->off = b;
+    o->cap = nc;
+  }
+  o->ts[o->n] = (int64_t)ts;
+  o->off[o->n] = real - (int64_t)ts;
+  o->n++;
+}
+
+static int by_i64(const void* a, const void* b) {
+  int64_t p = *(const int64_t*)a, q = *(const int64_t*)b;
+  return p < q ? -1 : p > q;
+}
+
+static int by_double(const void* a, const void* b) {
+  double p = *(const double*)a, q = *(const double*)b;
+  return p < q ? -1 : p > q;
+}
+
+static void fit_host(hc_host* o) {
+  o->drift = 0;
+  if (!o->n) return;
+  int64_t lo = o->ts[0], hi = o->ts[0];
+  for (size_t i = 1; i < o->n; i++) {
+    if (o->ts[i] < lo) lo = o->ts[i];
+    if (o->ts[i] > hi) hi = o->ts[i];
+  }
+  o->span_ns = hi - lo;
+  o->ref = lo + (hi - lo) / 2;
+  int64_t* tmp = malloc(o->n * sizeof *tmp);
+  if (!tmp) {
+    o->base = o->off[0];
+    return;
+  }
+  memcpy(tmp, o->off, o->n * sizeof *tmp);
+  qsort(tmp, o->n, sizeof *tmp, by_i64);
+  o->base = tmp[o->n / 2];
+  free(tmp);
+  if (o->span_ns < NS_HC_DRIFT_SPAN_NS || o->n < 3) return;
+  /* least squares of (off - base) over (ts - ref): small numbers, exact enough in doubles */
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < o->n; i++) {
+    double xv = (double)(o->ts[i] - o->ref), yv = (double)(o->off[i] - o->base);
+    sx += xv, sy += yv, sxx += xv * xv, sxy += xv * yv;
+  }
+  double n = (double)o->n, den = n * sxx - sx * sx;
+  if (den <= 0) return;
+  o->drift = (n * sxy - sx * sy) / den;
+  o->base += (int64_t)llround((sy - o->drift * sx) / n);
+}
+
+void ns_hosts_fit(ns_hosts* h) {
+  int best = -1;
+  for (size_t i = 0; i < h->n; i++) {
+    fit_host(&h->v[i]);
+    h->v[i].corr = 0;
+    if (best < 0 || h->v[i].nfiles > h->v[best].nfiles) best = (int)i;
+  }
+  h->refhost = best < 0 ? 0 : best;
+}
+
+int64_t ns_hosts_common(const ns_hosts* h, int host, int64_t ts) {
+  if (host < 0 || (size_t)host >= h->n) return ts;
+  const hc_host* o = &h->v[host];
+  return ts + o->base + (int64_t)llround(o->drift * (double)(ts - o->ref) + o->corr);
+}
+
+/* ---- refinement ---- */
+
+typedef struct {
+  ns_hosts* h;
+  double* med;   /* per host: median end in this collective (scratch) */
+  double* buf;   /* scratch, bufcap */
+  size_t bufcap;
+  int* count;
+} refine_ctx;
+
+static void add_sample(hc_host* o, double v) {
+  if (o->nsamples == o->capsamples) {
+    size_t nc = o->capsamples ? o->capsamples * 2 : 256;
+    double* ns = realloc(o->samples, nc * sizeof *ns);
+    if (!ns) return;
+    o->samples = ns;
+    o->capsamples = nc;
+  }
+  o->samples[o->nsamples++] = v;
+}
+
+static double median_of(double* v, size_t n) {
+  qsort(v, n, sizeof *v, by_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One collective: per host its median end (on the common timeline, relative
+ * to the first member's, so the numbers stay small), and each host's
+ * sample: its median minus the median of the host medians. */
+static int visit(void* user, const ns_hc_member* m, size_t n) {
+  refine_ctx* c = user;
+  ns_hosts* h = c->h;
+  if (n > c->bufcap) {
+    double* nb = realloc(c->buf, n * sizeof *nb);
+    if (!nb) return 0;
+    c->buf = nb;
+    c->bufcap = n;
+  }
+  int64_t base = ns_hosts_common(h, m[0].host, m[0].end);
+  size_t nh = 0;
+  for (size_t hi = 0; hi < h->n; hi++) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+      if (m[i].host == (int)hi) c->buf[k++] = (double)(ns_hosts_common(h, m[i].host, m[i].end) - base);
+    c->count[hi] = (int)k;
+    if (k) c->med[hi] = median_of(c->buf, k), nh++;
+  }
+  if (nh < 2) return 0;
+  size_t k = 0;
+  for (size_t hi = 0; hi < h->n; hi++)
+    if (c->count[hi]) c->buf[k++] = c->med[hi];
+  double mid = median_of(c->buf, k);
+  for (size_t hi = 0; hi < h->n; hi++)
+    if (c->count[hi]) add_sample(&h->v[hi], c->med[hi] - mid);
+  return 1;
+}
+
+void ns_hosts_refine(ns_hosts* h, ns_hc_walk walk, void* src) {
+  if (h->n < 2) return;
+  refine_ctx c = {.h = h};
+  c.med = calloc(h->n, sizeof *c.med);
+  c.count = calloc(h->n, sizeof *c.count);
+  c.bufcap = h->n > 256 ? h->n : 256;
+  c.buf = malloc(c.bufcap * sizeof *c.buf);
+  if (!c.med || !c.count || !c.buf) goto out;
+  for (int round = 0; round < NS_HC_ROUNDS; round++) {
+    for (size_t i = 0; i < h->n; i++) h->v[i].nsamples = 0;
+    size_t used = walk(src, visit, &c);
+    if (!used) break;
+    for (size_t i = 0; i < h->n; i++) {
+      hc_host* o = &h->v[i];
+      o->used = o->nsamples;
+      if (!o->nsamples) continue;
+      o->corr -= median_of(o->samples, o->nsamples);
+    }
+    double ref = h->v[h->refhost].corr;
+    for (size_t i = 0; i < h->n; i++) h->v[i].corr -= ref;
+    h->refined = 1;
+  }
+  /* what is left: the samples of the last round, moved by its correction */
+  for (size_t i = 0; i < h->n; i++) {
+    hc_host* o = &h->v[i];
+    if (!o->nsamples) continue;
+    double m = median_of(o->samples, o->nsamples);
+    for (size_t k = 0; k < o->nsamples; k++) o->samples[k] = fabs(o->samples[k] - m);
+    double mad = median_of(o->samples, o->nsamples);
+    o->residual_ns = mad;
+    o->uncert_ns = 1.2533 * 1.4826 * mad / sqrt((double)o->nsamples);
+    /* a correction inside its own noise is not taken: the anchors stay (hosts whose CLOCK_REALTIME agrees
+     * to a microsecond would otherwise inherit the noise of the collectives' ends) */
+    o->applied = o->nsamples >= NS_HC_MIN_COLLS && mad <= NS_HC_TIGHT_NS &&
+                 fabs(o->corr) > NS_HC_SIGNIFICANT * o->uncert_ns;
+    o->found = o->corr;
+    if (!o->applied) o->corr = 0;
+  }
+out:
+  free(c.med);
+  free(c.count);
+  free(c.buf);
+}
+
+/* ---- output ---- */
+
+/* The host's monotonic clock minus the reference host's, at the host's anchor reference. */
+static int64_t offset_to_ref(const ns_hosts* h, size_t i) {
+  const hc_host* o = &h->v[i];
+  int64_t t = o->ref;
+  int64_t c = ns_hosts_common(h, (int)i, t);
+  /* the reference host's ts that maps to the same common time (its map is nearly ts + const) */
+  const hc_host* r = &h->v[h->refhost];
+  int64_t tr = c - (r->base + (int64_t)llround(r->corr));
+  for (int k = 0; k < 3; k++) tr -= ns_hosts_common(h, h->refhost, tr) - c;
+  return t - tr;
+}
+
+void ns_hosts_text(const ns_hosts* h, FILE* out) {
+  fprintf(out, "\n# hosts: clocks aligned from CLOCK_REALTIME anchors, refined from the collectives (reference: %s)\n",
+              h->n ? h->v[h->refhost].name : "none");
+  fprintf(out, "# %-24s %5s %8s %20s %12s %14s %12s %13s %11s\n", "host", "files", "anchors", "clock - ref(us)",
+          "drift(ppm)", "refined by(us)", "residual(us)", "uncertain(us)", "collectives");
+  fprintf(out, "#   (refined by: from the collectives' ends; '-' after it: within its noise, not taken)\n");
+  for (size_t i = 0; i < h->n; i++) {
+    const hc_host* o = &h->v[i];
+    fprintf(out, "  %-24s %5d %8zu %20.3f %12.3f %13.3f%c %12.3f %13.3f %11zu\n", o->name, o->nfiles, o->n,
+            (double)offset_to_ref(h, i) / 1e3, o->drift * 1e6, o->found / 1e3, o->applied || !o->used ? ' ' : '-',
+            o->residual_ns / 1e3, o->uncert_ns / 1e3, o->used);
+  }
+}
+
+void ns_hosts_json(const ns_hosts* h, ns_json* j) {
+  nsj_key(j, "hosts");
+  nsj_arr_begin(j);
+  for (size_t i = 0; i < h->n; i++) {
+    const hc_host* o = &h->v[i];
+    nsj_obj_begin(j);
+    nsj_kstr(j, "host", o->name);
+    nsj_kbool(j, "reference", (int)i == h->refhost);
+    nsj_ku64(j, "files", (uint64_t)o->nfiles);
+    nsj_ku64(j, "anchors", o->n);
+    nsj_ki64(j, "clockOffsetNs", offset_to_ref(h, i));
+    nsj_kf64(j, "driftPpm", o->drift * 1e6);
+    nsj_kf64(j, "anchorSpanSec", (double)o->span_ns / 1e9);
+    nsj_kf64(j, "refinedNs", o->found);
+    nsj_kbool(j, "refinementTaken", o->applied);
+    nsj_kf64(j, "residualNs", o->residual_ns);
+    nsj_kf64(j, "uncertaintyNs", o->uncert_ns);
+    nsj_ku64(j, "collectives", o->used);
+    nsj_obj_end(j);
+  }
+  nsj_arr_end(j);
+}

@@ -1,0 +1,847 @@
+/* ncclscope CLI: the cross-rank view (report_ranks.h). Collectives of every
+ * file and flight record go into one array; finish sorts it by
+ * (communicator, function, seq, rank) and walks each collective once.
+ *
+ * Outliers (lateness): a rank is named when its median lateness is at least
+ * NS_XR_LATE_FLOOR_NS and more than NS_XR_LATE_MADS robust deviations (1.4826
+ * x the median absolute deviation of all ranks' medians) above the median
+ * rank, over at least NS_XR_LATE_MIN_OPS collectives, and it arrived last
+ * more often than chance (NS_XR_LAST_Z_MIN: with 8 ranks the deviation of
+ * the medians is a poor scale, and one rank of a starved process stands out
+ * by it alone); or, with the same
+ * floor, when it arrived last at so many collectives that chance (each rank
+ * last as often) is NS_XR_LAST_Z standard deviations away: on a loaded host
+ * the ranks' medians scatter by milliseconds, and the deviation rule alone
+ * misses a rank that is late at nearly every collective. The floor keeps the
+ * launch jitter of a busy host (tens to a few hundred us) from naming anyone
+ * when no rank is late. */
+#include "report_ranks.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_reader.h"
+#include "report_clocks.h"
+#include "util/idmap.h"
+
+#define NS_XR_LATE_FLOOR_NS 200000.0
+#define NS_XR_LATE_MADS 5.0
+#define NS_XR_LATE_MIN_OPS 10
+#define NS_XR_LAST_Z 8.0 /* ... or last at a collective far more often than chance (binomial z) */
+#define NS_XR_LAST_Z_MIN 3.0 /* the deviation rule also wants a rank last more often than chance */
+#define XR_FR_MAX_BYTES (256u << 20)
+#define XR_GPU_SLACK_NS 1000000ull /* a GPU time this far outside its op's host times is not trusted */
+
+/* xr_op.flags */
+#define XR_DONE 0x1u     /* it completed */
+#define XR_STUCK 0x2u    /* never finished: incomplete at the end of its trace, or in flight in a flight record */
+#define XR_FR 0x4u       /* from a flight record */
+#define XR_EPISODE 0x8u  /* a flight record's episode: in flight longer than the hang timeout */
+
+typedef struct {
+  uint32_t comm;  /* index in comms */
+  int32_t rank;
+  int32_t file;   /* index in files (trace or flight record) */
+  int16_t func;
+  uint16_t flags;
+  uint64_t seq;
+  int64_t arr, end; /* trace ns of its host; 0: none */
+} xr_op;
+
+typedef struct {
+  char host[256];
+  uint32_t pid;
+  int host_idx;
+  int clean_end;
+  int is_fr;      /* a flight record, not a trace */
+} xr_file;
+
+typedef struct {
+  uint64_t n, last_count, gap_sum_ns;
+  double* late; /* lateness of each collective, ns (n of them once finished) */
+  size_t cap;
+  double median_ns, p99_ns;
+  int outlier;
+  int32_t file;       /* a file of this rank (trace preferred), -1 none */
+  int has_trace;      /* a trace with its COMM_INIT */
+  int clean;          /* its record is complete: a trace with an END, or a flight record listing the comm */
+  int16_t last_func;  /* the last collective it completed */
+  uint64_t last_seq;
+  int64_t last_end;
+  int has_last;
+  char waits_for[640]; /* its flight record's episode on the hang, if any */
+} xr_rank;
+
+typedef struct {
+  uint64_t comm_id;
+  uint32_t nranks;
+  char name[64];
+  xr_rank* ranks; /* nranks */
+  /* crossRank */
+  uint64_t compared, partial, spread_sum_ns, spread_max_ns;
+  uint64_t ops_late; /* collectives with lateness (2+ arrivals) */
+  /* the hang, if any */
+  int hang;
+  int16_t hang_func;
+  uint64_t hang_seq;
+  int64_t hang_arr;
+  int hang_by_fr;
+  double hang_waited;
+  uint64_t hang_candidates;
+  uint8_t* state; /* per rank: XR_S_* for the hang's collective */
+  int64_t* posted; /* per rank: its arrival at the hang's collective (common ns), INT64_MIN none */
+} xr_comm;
+
+enum { XR_S_UNKNOWN = 0, XR_S_NEVER = 1, XR_S_STUCK = 2, XR_S_DONE = 3 };
+
+typedef struct {
+  uint32_t comm;
+  int32_t rank;
+  int16_t func;
+  uint64_t seq;
+  double waited;
+  int cleared;
+  char waits_for[640];
+} xr_episode;
+
+struct ns_xr {
+  xr_file* files;
+  size_t nfiles, capfiles;
+  ns_hosts* hosts;
+  xr_comm* comms;
+  size_t ncomms, capcomms;
+  ns_idmap comm_index; /* comm_id -> index + 1 */
+  xr_op* ops;
+  size_t nops, capops;
+  xr_episode* eps;
+  size_t neps, capeps;
+  uint64_t fr_files, fr_bad, ops_no_comm;
+  size_t nhangs;
+};
+
+static int grow(void** p, size_t* cap, size_t n, size_t size) {
+  if (n < *cap) return 0;
+  size_t nc = *cap ? *cap * 2 : 64;
+  void* np = realloc(*p, nc * size);
+  if (!np) return -1;
+  *p = np;
+  *cap = nc;
+  return 0;
+}
+
+ns_xr* ns_xr_new(void) {
+  ns_xr* x = calloc(1, sizeof *x);
+  if (!x) return NULL;
+  ns_idmap_init(&x->comm_index);
+  x->hosts = ns_hosts_new();
+  if (!x->hosts) {
+    free(x);
+    return NULL;
+  }
+  return x;
+}
+
+void ns_xr_free(ns_xr* x) {
+  if (!x) return;
+  for (size_t i = 0; i < x->ncomms; i++) {
+    for (uint32_t r = 0; r < x->comms[i].nranks; r++) free(x->comms[i].ranks[r].late);
+    free(x->comms[i].ranks);
+    free(x->comms[i].state);
+    free(x->comms[i].posted);
+  }
+  free(x->comms);
+  free(x->files);
+  free(x->ops);
+  free(x->eps);
+  ns_hosts_free(x->hosts);
+  ns_idmap_free(&x->comm_index);
+  free(x);
+}
+
+static int add_file(ns_xr* x, const char* host, uint32_t pid, int is_fr) {
+  if (grow((void**)&x->files, &x->capfiles, x->nfiles, sizeof *x->files)) return -1;
+  xr_file* f = &x->files[x->nfiles];
+  memset(f, 0, sizeof *f);
+  snprintf(f->host, sizeof f->host, "%s", host);
+  f->pid = pid;
+  f->is_fr = is_fr;
+  f->host_idx = ns_hosts_index(x->hosts, host);
+  return (int)x->nfiles++;
+}
+
+int ns_xr_file(ns_xr* x, const ns_process_info* p) {
+  int f = add_file(x, p ? p->hostname : "?", p ? p->pid : 0, 0);
+  /* the PROCESS block is the first anchor: its start, in both clocks */
+  if (f >= 0 && p) ns_xr_anchor(x, f, p->start_mono_ns, (int64_t)p->start_mono_ns + p->realtime_offset_ns);
+  return f;
+}
+
+void ns_xr_file_end(ns_xr* x, int file, int clean_end) {
+  if (file >= 0 && (size_t)file < x->nfiles) x->files[file].clean_end = clean_end;
+}
+
+void ns_xr_anchor(ns_xr* x, int file, uint64_t ts, int64_t real) {
+  if (file >= 0 && (size_t)file < x->nfiles) ns_hosts_anchor(x->hosts, x->files[file].host_idx, ts, real);
+}
+
+/* The communicator with that id (made with nranks ranks); NULL when out of memory or nranks is 0. */
+static xr_comm* comm_get(ns_xr* x, uint64_t comm_id, uint32_t nranks, uint32_t* idx) {
+  uint64_t key = comm_id ? comm_id : 1;
+  uint64_t* at = ns_idmap_get(&x->comm_index, key);
+  if (at) {
+    *idx = (uint32_t)(*at - 1);
+    return &x->comms[*at - 1];
+  }
+  if (!nranks || nranks > (1u << 24)) return NULL;
+  if (grow((void**)&x->comms, &x->capcomms, x->ncomms, sizeof *x->comms)) return NULL;
+  xr_comm* c = &x->comms[x->ncomms];
+  memset(c, 0, sizeof *c);
+  c->ranks = calloc(nranks, sizeof *c->ranks);
+  int inserted;
+  uint64_t* slot = c->ranks ? ns_idmap_put(&x->comm_index, key, &inserted) : NULL;
+  if (!slot) {
+    free(c->ranks);
+    return NULL;
+  }
+  for (uint32_t r = 0; r < nranks; r++) c->ranks[r].file = -1;
+  c->comm_id = comm_id;
+  c->nranks = nranks;
+  *slot = x->ncomms + 1;
+  *idx = (uint32_t)x->ncomms++;
+  return c;
+}
+
+void ns_xr_comm(ns_xr* x, int file, const ns_comm_info* ci) {
+  uint32_t idx;
+  xr_comm* c = comm_get(x, ci->comm_id, ci->nranks, &idx);
+  if (!c || ci->rank < 0 || (uint32_t)ci->rank >= c->nranks) return;
+  if (ci->has_name && !c->name[0]) snprintf(c->name, sizeof c->name, "%.63s", ci->comm_name);
+  xr_rank* r = &c->ranks[ci->rank];
+  r->file = file;
+  r->has_trace = 1;
+}
+
+static void add_op(ns_xr* x, uint32_t comm, int32_t rank, int32_t file, int func, uint64_t seq, uint16_t flags,
+                   int64_t arr, int64_t end) {
+  if (grow((void**)&x->ops, &x->capops, x->nops, sizeof *x->ops)) return;
+  x->ops[x->nops++] = (xr_op){.comm = comm, .rank = rank, .file = file, .func = (int16_t)func, .flags = flags,
+                              .seq = seq, .arr = arr, .end = end};
+}
+
+void ns_xr_op(ns_xr* x, int file, const ns_op_result* op) {
+  if (op->type != NS_EV_COLL || (op->flags & NS_OPF_NO_START)) return;
+  uint32_t idx;
+  xr_comm* c = comm_get(x, op->comm_id, op->nranks, &idx);
+  if (!c || op->rank < 0 || (uint32_t)op->rank >= c->nranks) {
+    x->ops_no_comm++;
+    return;
+  }
+  /* the GPU's times where they fall inside the operation's host-side life (a GPU clock fit that is not
+   * there yet can be off by seconds; then the host's own times are the better guess) */
+  uint64_t host_end = op->exec_stop_ns > op->stop_ns ? op->exec_stop_ns : op->stop_ns;
+  int gpu_ok = op->gpu_start_ns && op->gpu_start_ns + XR_GPU_SLACK_NS >= op->start_ns &&
+               (!host_end || op->gpu_start_ns <= host_end + XR_GPU_SLACK_NS) &&
+               (!op->gpu_stop_ns || !host_end || op->gpu_stop_ns <= host_end + XR_GPU_SLACK_NS);
+  int64_t arr = (int64_t)(gpu_ok ? op->gpu_start_ns : op->start_ns);
+  uint64_t e = gpu_ok && op->gpu_stop_ns ? op->gpu_stop_ns : op->exec_stop_ns ? op->exec_stop_ns : op->stop_ns;
+  add_op(x, idx, op->rank, file, op->func, op->seq, (op->flags & NS_OPF_INCOMPLETE) ? XR_STUCK : XR_DONE, arr,
+         (int64_t)e);
+}
+
+/* ---- flight records ---- */
+
+static uint64_t hex_id(const char* s) { return s ? strtoull(s, NULL, 16) : 0; }
+
+int ns_xr_flightrec(ns_xr* x, const char* path, char* err, size_t errlen) {
+  nsjr_doc* d = nsjr_parse_file(path, XR_FR_MAX_BYTES, err, errlen);
+  const nsjr_val* root = nsjr_root(d);
+  if (!d || strcmp(nsjr_kstr(root, "format", ""), "ncclscope-flightrec") != 0) {
+    if (d) snprintf(err, errlen, "%s: not an ncclscope flight record", path);
+    nsjr_free(d);
+    x->fr_bad++;
+    return -1;
+  }
+  int file = add_file(x, nsjr_kstr(root, "host", "?"), (uint32_t)nsjr_ku64(root, "pid", 0), 1);
+  if (file < 0) {
+    nsjr_free(d);
+    return -1;
+  }
+  x->fr_files++;
+  /* its own anchor: when it was written, in both clocks */
+  uint64_t now = nsjr_ku64(root, "nowNs", 0);
+  if (now) ns_xr_anchor(x, file, now, (int64_t)now + nsjr_ki64(root, "realtimeOffsetNs", 0));
+  const nsjr_val* comms = nsjr_get(root, "communicators");
+  for (const nsjr_val* cv = comms ? comms->first : NULL; cv; cv = cv->next) {
+    uint32_t idx;
+    int32_t rank = (int32_t)nsjr_ki64(cv, "rank", -1);
+    xr_comm* c = comm_get(x, hex_id(nsjr_kstr(cv, "commId", NULL)), (uint32_t)nsjr_ku64(cv, "nranks", 0), &idx);
+    if (!c || rank < 0 || (uint32_t)rank >= c->nranks) continue;
+    const char* name = nsjr_kstr(cv, "name", "");
+    if (*name && !c->name[0]) snprintf(c->name, sizeof c->name, "%.63s", name);
+    xr_rank* r = &c->ranks[rank];
+    if (r->file < 0) r->file = file;
+    r->clean = 1; /* its flight record lists the communicator: what it posted until then is known */
+    const nsjr_val* ops = nsjr_get(cv, "ops");
+    for (const nsjr_val* o = ops ? ops->first : NULL; o; o = o->next) {
+      if (strcmp(nsjr_kstr(o, "type", ""), "Coll") != 0) continue;
+      const char* st = nsjr_kstr(o, "state", "");
+      if (!strcmp(st, "unstarted")) continue;
+      uint64_t gpu = nsjr_ku64(o, "gpuNs", 0);
+      add_op(x, idx, rank, file, ns_func_code(nsjr_kstr(o, "func", "")), nsjr_ku64(o, "seq", 0),
+             XR_FR | (!strcmp(st, "done") ? XR_DONE : XR_STUCK), (int64_t)(gpu ? gpu : nsjr_ku64(o, "startNs", 0)),
+             (int64_t)nsjr_ku64(o, "doneNs", 0));
+    }
+  }
+  const nsjr_val* eps = nsjr_get(root, "episodes");
+  for (const nsjr_val* e = eps ? eps->first : NULL; e; e = e->next) {
+    uint32_t idx;
+    xr_comm* c = comm_get(x, hex_id(nsjr_kstr(e, "commId", NULL)), (uint32_t)nsjr_ku64(e, "nranks", 0), &idx);
+    int32_t rank = (int32_t)nsjr_ki64(e, "rank", -1);
+    if (!c || rank < 0 || (uint32_t)rank >= c->nranks || strcmp(nsjr_kstr(e, "type", ""), "Coll") != 0) continue;
+    if (nsjr_bool(nsjr_get(e, "cleared"), 0)) continue; /* it completed before the record was written */
+    if (grow((void**)&x->eps, &x->capeps, x->neps, sizeof *x->eps)) break;
+    xr_episode* ep = &x->eps[x->neps++];
+    memset(ep, 0, sizeof *ep);
+    ep->comm = idx;
+    ep->rank = rank;
+    ep->func = (int16_t)ns_func_code(nsjr_kstr(e, "func", ""));
+    ep->seq = nsjr_ku64(e, "seq", 0);
+    ep->waited = nsjr_knum(e, "waitedSec", 0);
+    ep->cleared = nsjr_bool(nsjr_get(e, "cleared"), 0);
+    snprintf(ep->waits_for, sizeof ep->waits_for, "%s", nsjr_kstr(e, "waitsFor", ""));
+    add_op(x, idx, rank, file, ep->func, ep->seq, XR_FR | XR_EPISODE | XR_STUCK,
+           (int64_t)nsjr_ku64(e, "startNs", 0), 0);
+  }
+  nsjr_free(d);
+  return 0;
+}
+
+/* ---- finish ---- */
+
+static size_t walk_collectives(void* src, ns_hc_visit fn, void* user);
+
+static int by_key(const void* a, const void* b) {
+  const xr_op *p = a, *q = b;
+  if (p->comm != q->comm) return p->comm < q->comm ? -1 : 1;
+  if (p->func != q->func) return p->func < q->func ? -1 : 1;
+  if (p->seq != q->seq) return p->seq < q->seq ? -1 : 1;
+  if (p->rank != q->rank) return p->rank < q->rank ? -1 : 1;
+  return (p->flags & XR_FR) - (q->flags & XR_FR); /* a trace's record first */
+}
+
+static int by_double(const void* a, const void* b) {
+  double p = *(const double*)a, q = *(const double*)b;
+  return p < q ? -1 : p > q;
+}
+
+static int64_t common(const ns_xr* x, const xr_op* o, int64_t ts) {
+  return ts ? ns_hosts_common(x->hosts, x->files[o->file].host_idx, ts) : 0;
+}
+
+static void push_late(xr_rank* r, double v) {
+  if (r->n == r->cap) {
+    size_t nc = r->cap ? r->cap * 2 : 64;
+    double* nl = realloc(r->late, nc * sizeof *nl);
+    if (!nl) return;
+    r->late = nl;
+    r->cap = nc;
+  }
+  r->late[r->n++] = v;
+}
+
+/* Whether rank r of c posted anything of func after seq (the ops of c are o[from, to)). */
+static int posted_later(const xr_op* o, size_t from, size_t to, int16_t func, uint64_t seq, int32_t r) {
+  for (size_t i = from; i < to; i++)
+    if (o[i].func == func && o[i].seq > seq && o[i].rank == r) return 1;
+  return 0;
+}
+
+/* One collective, ops [a, b) of communicator c (all of c: [cfrom, cto));
+ * scratch: t and late have room for 2 x nranks, who and seen for nranks. */
+static void one_collective(ns_xr* x, xr_comm* c, size_t a, size_t b, size_t cfrom, size_t cto, int64_t* t,
+                           double* late, int32_t* who, uint8_t* seen) {
+  const xr_op* o = x->ops;
+  size_t n = 0, episodes = 0;
+  double waited = 0;
+  /* seen per rank: 1 posted (a START), 2 never finished, 4 stuck past the hang timeout (an episode) */
+  for (size_t i = a; i < b; i++) seen[o[i].rank] = 0;
+  for (size_t i = a; i < b; i++) {
+    const xr_op* p = &o[i];
+    uint8_t was = seen[p->rank];
+    seen[p->rank] |= (uint8_t)(1 | (p->flags & XR_STUCK ? 2 : 0) | (p->flags & XR_EPISODE ? 4 : 0) |
+                               ((p->flags & (XR_DONE | XR_FR)) == (XR_DONE | XR_FR) ? 16 : 0));
+    if (p->flags & XR_EPISODE) continue;
+    /* one arrival per rank: its trace's (sorted first), not a flight record's or a replay's */
+    if ((was & 1) || !p->arr || n >= c->nranks) continue;
+    who[n] = p->rank;
+    t[n++] = common(x, p, p->arr);
+  }
+  /* a rank whose flight record says it completed it was not stuck (an episode the record's writer did not
+   * mark cleared); a trace's end of it does not say so: a rank that gave up ends it too */
+  for (size_t i = a; i < b; i++)
+    if (seen[o[i].rank] & 16) seen[o[i].rank] &= (uint8_t)~6u;
+  size_t posted = 0;
+  for (size_t i = a; i < b; i++) {
+    const xr_op* p = &o[i];
+    if (seen[p->rank] & 8) continue; /* 8: counted */
+    seen[p->rank] |= 8;
+    posted++;
+    if (!(seen[p->rank] & 4)) continue;
+    episodes++;
+    for (size_t e = 0; e < x->neps; e++)
+      if (x->eps[e].comm == p->comm && x->eps[e].rank == p->rank && x->eps[e].func == p->func &&
+          x->eps[e].seq == p->seq && x->eps[e].waited > waited)
+        waited = x->eps[e].waited;
+  }
+  for (size_t i = a; i < b; i++) seen[o[i].rank] &= 7;
+  /* the last collective each rank completed (not one it was stuck in) */
+  for (size_t i = a; i < b; i++) {
+    const xr_op* p = &o[i];
+    if (!(p->flags & XR_DONE) || (seen[p->rank] & 6)) continue;
+    xr_rank* r = &c->ranks[p->rank];
+    int64_t e = common(x, p, p->end ? p->end : p->arr);
+    if (!r->has_last || e > r->last_end) r->has_last = 1, r->last_end = e, r->last_func = p->func, r->last_seq = p->seq;
+  }
+  /* crossRank and lateness: the collectives seen with 2+ arrivals */
+  if (n >= 2) {
+    size_t last = 0, first = 0;
+    for (size_t k = 1; k < n; k++) {
+      if (t[k] >= t[last]) last = k;
+      if (t[k] < t[first]) first = k;
+    }
+    int64_t second = INT64_MIN;
+    for (size_t k = 0; k < n; k++)
+      if (k != last && t[k] > second) second = t[k];
+    c->compared++;
+    if (n < c->nranks) c->partial++;
+    uint64_t spread = (uint64_t)(t[last] - t[first]);
+    c->spread_sum_ns += spread;
+    if (spread > c->spread_max_ns) c->spread_max_ns = spread;
+    c->ranks[who[last]].last_count++;
+    c->ranks[who[last]].gap_sum_ns += (uint64_t)(t[last] - second);
+    for (size_t k = 0; k < n; k++) late[k] = (double)(t[k] - t[first]); /* small: exact in a double */
+    memcpy(late + n, late, n * sizeof *late);
+    qsort(late + n, n, sizeof *late, by_double);
+    double med = n % 2 ? late[n + n / 2] : (late[n + n / 2 - 1] + late[n + n / 2]) / 2;
+    for (size_t k = 0; k < n; k++) push_late(&c->ranks[who[k]], late[k] - med);
+    c->ops_late++;
+  }
+  /* a hang? */
+  int never = 0;
+  if (posted && posted < c->nranks)
+    for (uint32_t r = 0; r < c->nranks; r++)
+      if (!seen[r] && c->ranks[r].clean && !posted_later(o, cfrom, cto, o[a].func, o[a].seq, (int32_t)r)) never++;
+  if (!episodes && !never) return;
+  c->hang_candidates++;
+  int64_t when = INT64_MAX;
+  for (size_t k = 0; k < n; k++)
+    if (t[k] < when) when = t[k];
+  if (c->hang && when >= c->hang_arr) return; /* the earliest one is the hang; later ones follow from it */
+  c->hang = 1;
+  c->hang_func = o[a].func;
+  c->hang_seq = o[a].seq;
+  c->hang_arr = when;
+  c->hang_by_fr = episodes > 0;
+  c->hang_waited = waited;
+  if (!c->posted) c->posted = malloc(c->nranks * sizeof *c->posted);
+  if (c->posted) {
+    for (uint32_t r = 0; r < c->nranks; r++) c->posted[r] = INT64_MIN;
+    for (size_t k = 0; k < n; k++) c->posted[who[k]] = t[k];
+  }
+  for (uint32_t r = 0; r < c->nranks; r++) {
+    xr_rank* rk = &c->ranks[r];
+    uint8_t sr = 0;
+    for (size_t i = a; i < b; i++)
+      if (o[i].rank == (int32_t)r) sr = seen[r];
+    if (sr & 6) c->state[r] = XR_S_STUCK;
+    else if (sr & 1) c->state[r] = XR_S_DONE;
+    else if (rk->clean) c->state[r] = XR_S_NEVER;
+    else c->state[r] = XR_S_UNKNOWN;
+    rk->waits_for[0] = 0;
+  }
+  for (size_t e = 0; e < x->neps; e++) {
+    const xr_episode* ep = &x->eps[e];
+    if (ep->comm == o[a].comm && ep->func == o[a].func && ep->seq == o[a].seq)
+      snprintf(c->ranks[ep->rank].waits_for, sizeof c->ranks[ep->rank].waits_for, "%s", ep->waits_for);
+  }
+}
+
+/* Per rank: median and p99 lateness; the outliers. */
+static void stats_of(xr_comm* c) {
+  double* m = calloc(c->nranks ? c->nranks : 1, sizeof *m);
+  size_t nm = 0;
+  for (uint32_t r = 0; r < c->nranks; r++) {
+    xr_rank* rk = &c->ranks[r];
+    if (!rk->n) continue;
+    qsort(rk->late, rk->n, sizeof *rk->late, by_double);
+    rk->median_ns = rk->n % 2 ? rk->late[rk->n / 2] : (rk->late[rk->n / 2 - 1] + rk->late[rk->n / 2]) / 2;
+    size_t k = (size_t)(0.99 * (double)rk->n);
+    rk->p99_ns = rk->late[k < rk->n ? k : rk->n - 1];
+    if (m) m[nm++] = rk->median_ns;
+  }
+  if (!m || nm < 3) {
+    free(m);
+    return;
+  }
+  qsort(m, nm, sizeof *m, by_double);
+  double mid = m[nm / 2];
+  for (size_t i = 0; i < nm; i++) m[i] = fabs(m[i] - mid);
+  qsort(m, nm, sizeof *m, by_double);
+  double sigma = 1.4826 * m[nm / 2];
+  free(m);
+  for (uint32_t r = 0; r < c->nranks; r++) {
+    xr_rank* rk = &c->ranks[r];
+    double over = rk->median_ns - mid;
+    /* how unlikely its share of being last is if every rank were last as often (binomial, p = 1/ranks seen) */
+    double p = 1.0 / (double)nm, np = (double)c->compared * p;
+    double z = np > 0 ? ((double)rk->last_count - np) / sqrt(np * (1 - p)) : 0;
+    rk->outlier = rk->n >= NS_XR_LATE_MIN_OPS && over >= NS_XR_LATE_FLOOR_NS &&
+                  ((over > NS_XR_LATE_MADS * sigma && z >= NS_XR_LAST_Z_MIN) || z >= NS_XR_LAST_Z);
+  }
+}
+
+void ns_xr_finish(ns_xr* x) {
+  ns_hosts_fit(x->hosts);
+  if (x->nops) qsort(x->ops, x->nops, sizeof *x->ops, by_key);
+  ns_hosts_refine(x->hosts, walk_collectives, x);
+  size_t max_ranks = 1;
+  for (size_t i = 0; i < x->ncomms; i++)
+    if (x->comms[i].nranks > max_ranks) max_ranks = x->comms[i].nranks;
+  int64_t* t = malloc(max_ranks * sizeof *t);
+  double* late = malloc(2 * max_ranks * sizeof *late);
+  int32_t* who = malloc(max_ranks * sizeof *who);
+  uint8_t* seen = calloc(max_ranks, 1);
+  if (!t || !late || !who || !seen) goto out;
+  for (size_t i = 0; i < x->ncomms; i++)
+    for (uint32_t r = 0; r < x->comms[i].nranks; r++) {
+      xr_rank* rk = &x->comms[i].ranks[r];
+      if (rk->has_trace && rk->file >= 0 && x->files[rk->file].clean_end) rk->clean = 1;
+    }
+  for (size_t a = 0; a < x->nops;) {
+    size_t cto = a;
+    while (cto < x->nops && x->ops[cto].comm == x->ops[a].comm) cto++;
+    xr_comm* c = &x->comms[x->ops[a].comm];
+    if (!c->state) c->state = calloc(c->nranks, 1);
+    for (size_t g = a; g < cto;) {
+      size_t h = g;
+      while (h < cto && x->ops[h].func == x->ops[g].func && x->ops[h].seq == x->ops[g].seq) h++;
+      if (c->state) one_collective(x, c, g, h, a, cto, t, late, who, seen);
+      g = h;
+    }
+    a = cto;
+  }
+  for (size_t i = 0; i < x->ncomms; i++) {
+    stats_of(&x->comms[i]);
+    x->nhangs += x->comms[i].hang;
+  }
+out:
+  free(t);
+  free(late);
+  free(who);
+  free(seen);
+}
+
+size_t ns_xr_hangs(const ns_xr* x) { return x->nhangs; }
+
+/* ---- what the clock refinement needs: each collective's ranks that completed it ---- */
+
+static size_t walk_collectives(void* src, ns_hc_visit fn, void* user) {
+  const ns_xr* x = src;
+  size_t used = 0, cap = 0;
+  ns_hc_member* m = NULL;
+  for (size_t g = 0; g < x->nops;) {
+    size_t h = g, k = 0;
+    while (h < x->nops && x->ops[h].comm == x->ops[g].comm && x->ops[h].func == x->ops[g].func &&
+           x->ops[h].seq == x->ops[g].seq)
+      h++;
+    if (h - g > cap) {
+      ns_hc_member* nm = realloc(m, (h - g) * sizeof *nm);
+      if (!nm) break;
+      m = nm;
+      cap = h - g;
+    }
+    for (size_t i = g; i < h; i++) {
+      const xr_op* p = &x->ops[i];
+      if ((p->flags & XR_FR) || !(p->flags & XR_DONE) || !p->arr || !p->end) continue;
+      if (i > g && x->ops[i - 1].rank == p->rank) continue; /* one per rank */
+      m[k++] = (ns_hc_member){.host = x->files[p->file].host_idx, .arr = p->arr, .end = p->end};
+    }
+    if (k >= 2) used += fn(user, m, k) ? 1 : 0;
+    g = h;
+  }
+  free(m);
+  return used;
+}
+
+/* ---- output ---- */
+
+static const char* func_name(int16_t f) { return ns_func_name(f); }
+
+static void rank_where(const ns_xr* x, const xr_rank* r, char* buf, size_t len) {
+  if (r->file < 0) snprintf(buf, len, "?");
+  else snprintf(buf, len, "%.200s:%u", x->files[r->file].host, x->files[r->file].pid);
+}
+
+/* "0-6,9" for the ranks of c in state st. */
+static void rank_list(const xr_comm* c, int st, char* buf, size_t len) {
+  size_t at = 0;
+  buf[0] = 0;
+  for (uint32_t r = 0; r < c->nranks && at + 24 < len; r++) {
+    if (c->state[r] != st) continue;
+    uint32_t e = r;
+    while (e + 1 < c->nranks && c->state[e + 1] == st) e++;
+    at += (size_t)snprintf(buf + at, len - at, at ? ",%u" : "%u", r);
+    if (e > r) at += (size_t)snprintf(buf + at, len - at, "-%u", e);
+    r = e;
+  }
+  if (!at) snprintf(buf, len, "none");
+}
+
+static void text_hangs(const ns_xr* x, FILE* out) {
+  fprintf(out, "\n# hangs: collectives some ranks never posted or never finished (flight records and traces)\n");
+  if (x->fr_files || x->fr_bad)
+    fprintf(out, "#   %" PRIu64 " flight record(s) read%s\n", x->fr_files, x->fr_bad ? ", some unreadable (skipped)" : "");
+  if (!x->nhangs) {
+    fprintf(out, "  none\n");
+    return;
+  }
+  for (size_t i = 0; i < x->ncomms; i++) {
+    const xr_comm* c = &x->comms[i];
+    if (!c->hang) continue;
+    char lst[1024];
+    fprintf(out, "  communicator 0x%016" PRIx64 "%s%s%s, %u ranks: %s seq %" PRIu64 "%s\n", c->comm_id,
+            c->name[0] ? " (" : "", c->name, c->name[0] ? ")" : "", c->nranks, func_name(c->hang_func), c->hang_seq,
+            c->hang_by_fr ? "" : " (from the traces: no flight record saw it stuck)");
+    rank_list(c, XR_S_NEVER, lst, sizeof lst);
+    fprintf(out, "    never posted it:    %s\n", lst);
+    rank_list(c, XR_S_STUCK, lst, sizeof lst);
+    fprintf(out, "    stuck in it:        %s", lst);
+    if (c->hang_waited > 0) fprintf(out, " (in flight %.1f s when a flight record was written)", c->hang_waited);
+    rank_list(c, XR_S_DONE, lst, sizeof lst);
+    fprintf(out, "\n    finished it:        %s\n", lst);
+    rank_list(c, XR_S_UNKNOWN, lst, sizeof lst);
+    if (strcmp(lst, "none")) fprintf(out, "    no record of:       %s\n", lst);
+    int shown = 0;
+    for (uint32_t r = 0; r < c->nranks && shown < 64; r++) {
+      const xr_rank* rk = &c->ranks[r];
+      if (c->state[r] == XR_S_DONE && c->nranks > 16) continue;
+      char where[300], lastop[64] = "none";
+      rank_where(x, rk, where, sizeof where);
+      if (rk->has_last) snprintf(lastop, sizeof lastop, "%s seq %" PRIu64, func_name(rk->last_func), rk->last_seq);
+      static const char* const names[] = {"no record", "never posted", "stuck", "finished"};
+      fprintf(out, "    rank %-5u %-28s %-12s last completed: %-22s%s%s\n", r, where, names[c->state[r]], lastop,
+              rk->waits_for[0] ? " waits for: " : "", rk->waits_for);
+      shown++;
+    }
+    if (c->hang_candidates > 1)
+      fprintf(out, "    (%" PRIu64 " later collectives of this communicator were left incomplete too)\n",
+              c->hang_candidates - 1);
+  }
+}
+
+static int by_lateness(const void* a, const void* b, void* ranks) {
+  const xr_rank* r = ranks;
+  double p = r[*(const uint32_t*)a].median_ns, q = r[*(const uint32_t*)b].median_ns;
+  return p > q ? -1 : p < q;
+}
+
+/* The ranks of c that have lateness, most late first; NULL when none. */
+static uint32_t* ranked(const xr_comm* c, uint32_t* n) {
+  uint32_t* o = malloc((c->nranks ? c->nranks : 1) * sizeof *o);
+  *n = 0;
+  if (!o) return NULL;
+  for (uint32_t r = 0; r < c->nranks; r++)
+    if (c->ranks[r].n) o[(*n)++] = r;
+  qsort_r(o, *n, sizeof *o, by_lateness, c->ranks);
+  return o;
+}
+
+static void text_lateness(const ns_xr* x, FILE* out) {
+  fprintf(out, "\n# lateness per rank: arrival (kernel start, else Coll start) minus the collective's median arrival,\n"
+               "# on clocks aligned across hosts; median and p99 over the run (outlier: median >= %.0f us and > %.0f\n"
+               "# robust deviations above the median rank)\n",
+          NS_XR_LATE_FLOOR_NS / 1e3, NS_XR_LATE_MADS);
+  for (size_t i = 0; i < x->ncomms; i++) {
+    const xr_comm* c = &x->comms[i];
+    uint32_t n;
+    uint32_t* o = c->ops_late ? ranked(c, &n) : NULL;
+    if (!o) continue;
+    char outl[512];
+    size_t at = 0;
+    outl[0] = 0;
+    for (uint32_t k = 0; k < n && at + 16 < sizeof outl; k++)
+      if (c->ranks[o[k]].outlier) at += (size_t)snprintf(outl + at, sizeof outl - at, "%s%u", at ? "," : "", o[k]);
+    fprintf(out, "  communicator 0x%016" PRIx64 "%s%s%s, %u ranks, %" PRIu64 " collectives: %s%s\n", c->comm_id,
+            c->name[0] ? " (" : "", c->name, c->name[0] ? ")" : "", c->nranks, c->ops_late,
+            at ? "straggler(s): rank " : "no straggler", outl);
+    fprintf(out, "    %6s %-28s %12s %12s %10s\n", "rank", "host:pid", "median(us)", "p99(us)", "last");
+    for (uint32_t k = 0; k < n && k < 16; k++) {
+      const xr_rank* rk = &c->ranks[o[k]];
+      char where[300];
+      rank_where(x, rk, where, sizeof where);
+      fprintf(out, "    %6u %-28s %12.2f %12.2f %10" PRIu64 "%s\n", o[k], where, rk->median_ns / 1e3, rk->p99_ns / 1e3,
+              rk->last_count, rk->outlier ? "  <- straggler" : "");
+    }
+    if (n > 16) fprintf(out, "    ... %u more ranks (summary.json has all)\n", n - 16);
+    free(o);
+  }
+}
+
+/* The rank most often last, or -1. */
+static int32_t top_rank(const xr_comm* c) {
+  int32_t best = -1;
+  for (uint32_t r = 0; r < c->nranks; r++)
+    if (c->ranks[r].last_count && (best < 0 || c->ranks[r].last_count > c->ranks[best].last_count)) best = (int32_t)r;
+  return best;
+}
+
+static void text_cross(const ns_xr* x, FILE* out) {
+  fprintf(out, "\n# cross-rank arrival (kernel start, else Coll start; aligned clocks): which rank was last at each collective\n");
+  fprintf(out, "# %-18s %6s %9s %9s %7s %13s %15s %14s\n", "commId", "nranks", "compared", "last rank", "share",
+          "mean gap(us)", "mean spread(us)", "max spread(us)");
+  for (size_t i = 0; i < x->ncomms; i++) {
+    const xr_comm* c = &x->comms[i];
+    int32_t r = top_rank(c);
+    if (r < 0 || !c->compared) continue;
+    fprintf(out, "  0x%016" PRIx64 " %6u %9" PRIu64 " %9d %6.1f%% %13.2f %15.2f %14.2f\n", c->comm_id, c->nranks,
+            c->compared, r, 100.0 * (double)c->ranks[r].last_count / (double)c->compared,
+            (double)c->ranks[r].gap_sum_ns / (double)c->ranks[r].last_count / 1e3,
+            (double)c->spread_sum_ns / (double)c->compared / 1e3, (double)c->spread_max_ns / 1e3);
+  }
+}
+
+void ns_xr_text(const ns_xr* x, FILE* out) {
+  ns_hosts_text(x->hosts, out);
+  text_hangs(x, out);
+  text_lateness(x, out);
+  text_cross(x, out);
+}
+
+static void json_hangs(const ns_xr* x, ns_json* j) {
+  nsj_key(j, "hangs");
+  nsj_arr_begin(j);
+  for (size_t i = 0; i < x->ncomms; i++) {
+    const xr_comm* c = &x->comms[i];
+    if (!c->hang) continue;
+    nsj_obj_begin(j);
+    nsj_khex(j, "commId", c->comm_id);
+    nsj_kstr(j, "name", c->name);
+    nsj_ku64(j, "nranks", c->nranks);
+    nsj_kstr(j, "func", func_name(c->hang_func));
+    nsj_ku64(j, "seq", c->hang_seq);
+    nsj_kbool(j, "seenStuck", c->hang_by_fr);
+    nsj_kf64(j, "waitedSec", c->hang_waited);
+    nsj_ku64(j, "laterIncomplete", c->hang_candidates - 1);
+    static const char* const keys[] = {"noRecord", "neverPosted", "stuck", "finished"};
+    for (int st = 0; st < 4; st++) {
+      nsj_key(j, keys[st]);
+      nsj_arr_begin(j);
+      for (uint32_t r = 0; r < c->nranks; r++)
+        if (c->state[r] == st) nsj_u64(j, r);
+      nsj_arr_end(j);
+    }
+    nsj_key(j, "ranks");
+    nsj_arr_begin(j);
+    for (uint32_t r = 0; r < c->nranks; r++) {
+      const xr_rank* rk = &c->ranks[r];
+      nsj_obj_begin(j);
+      nsj_ku64(j, "rank", r);
+      nsj_kstr(j, "state", keys[c->state[r]]);
+      if (rk->file >= 0) {
+        nsj_kstr(j, "host", x->files[rk->file].host);
+        nsj_ku64(j, "pid", x->files[rk->file].pid);
+      }
+      nsj_key(j, "lastCompleted");
+      if (rk->has_last) {
+        nsj_obj_begin(j);
+        nsj_kstr(j, "func", func_name(rk->last_func));
+        nsj_ku64(j, "seq", rk->last_seq);
+        nsj_obj_end(j);
+      } else {
+        nsj_null(j);
+      }
+      if (rk->waits_for[0]) nsj_kstr(j, "waitsFor", rk->waits_for);
+      /* on the aligned timeline, us from the first rank's arrival at the stuck collective */
+      if (c->hang_arr != INT64_MAX && c->posted && c->posted[r] != INT64_MIN) nsj_kf64(j, "postedUs", (double)(c->posted[r] - c->hang_arr) / 1e3);
+      if (c->hang_arr != INT64_MAX && rk->has_last) nsj_kf64(j, "lastEndUs", (double)(rk->last_end - c->hang_arr) / 1e3);
+      nsj_obj_end(j);
+    }
+    nsj_arr_end(j);
+    nsj_obj_end(j);
+  }
+  nsj_arr_end(j);
+}
+
+static void json_lateness(const ns_xr* x, ns_json* j) {
+  nsj_key(j, "lateness");
+  nsj_arr_begin(j);
+  for (size_t i = 0; i < x->ncomms; i++) {
+    const xr_comm* c = &x->comms[i];
+    uint32_t n;
+    uint32_t* o = c->ops_late ? ranked(c, &n) : NULL;
+    if (!o) continue;
+    nsj_obj_begin(j);
+    nsj_khex(j, "commId", c->comm_id);
+    nsj_kstr(j, "name", c->name);
+    nsj_ku64(j, "nranks", c->nranks);
+    nsj_ku64(j, "collectives", c->ops_late);
+    nsj_key(j, "outliers");
+    nsj_arr_begin(j);
+    for (uint32_t k = 0; k < n; k++)
+      if (c->ranks[o[k]].outlier) nsj_u64(j, o[k]);
+    nsj_arr_end(j);
+    nsj_key(j, "ranks");
+    nsj_arr_begin(j);
+    for (uint32_t k = 0; k < n; k++) {
+      const xr_rank* rk = &c->ranks[o[k]];
+      nsj_obj_begin(j);
+      nsj_ku64(j, "rank", o[k]);
+      if (rk->file >= 0) nsj_kstr(j, "host", x->files[rk->file].host);
+      nsj_ku64(j, "collectives", rk->n);
+      nsj_kf64(j, "medianUs", rk->median_ns / 1e3);
+      nsj_kf64(j, "p99Us", rk->p99_ns / 1e3);
+      nsj_ku64(j, "lastCount", rk->last_count);
+      nsj_kbool(j, "outlier", rk->outlier);
+      nsj_obj_end(j);
+    }
+    nsj_arr_end(j);
+    nsj_obj_end(j);
+    free(o);
+  }
+  nsj_arr_end(j);
+}
+
+static void json_cross(const ns_xr* x, ns_json* j) {
+  nsj_key(j, "crossRank");
+  nsj_arr_begin(j);
+  for (size_t i = 0; i < x->ncomms; i++) {
+    const xr_comm* c = &x->comms[i];
+    int32_t r = top_rank(c);
+    if (r < 0 || !c->compared) continue;
+    nsj_obj_begin(j);
+    nsj_khex(j, "commId", c->comm_id);
+    nsj_ku64(j, "nranks", c->nranks);
+    nsj_ku64(j, "compared", c->compared);
+    nsj_ku64(j, "partial", c->partial);
+    nsj_ki64(j, "lastRank", r);
+    nsj_kf64(j, "lastShare", (double)c->ranks[r].last_count / (double)c->compared);
+    nsj_kf64(j, "meanGapUs", (double)c->ranks[r].gap_sum_ns / (double)c->ranks[r].last_count / 1e3);
+    nsj_kf64(j, "meanSpreadUs", (double)c->spread_sum_ns / (double)c->compared / 1e3);
+    nsj_kf64(j, "maxSpreadUs", (double)c->spread_max_ns / 1e3);
+    nsj_key(j, "lastCounts");
+    nsj_arr_begin(j);
+    for (uint32_t k = 0; k < c->nranks; k++) nsj_u64(j, c->ranks[k].last_count);
+    nsj_arr_end(j);
+    nsj_obj_end(j);
+  }
+  nsj_arr_end(j);
+}
+
+void ns_xr_json(const ns_xr* x, ns_json* j) {
+  ns_hosts_json(x->hosts, j);
+  json_hangs(x, j);
+  json_lateness(x, j);
+  json_cross(x, j);
+}

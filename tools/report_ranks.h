@@ -1,0 +1,57 @@
+/* ncclscope CLI: the cross-rank view of `ncclscope report`: every rank's
+ * collectives matched by (communicator, function, seq) over all trace files
+ * and flight records of a dump directory, on clocks aligned across hosts.
+ *
+ *  - Hosts: each file's host clock (CLOCK_MONOTONIC) is put on one timeline
+ *    through its CLOCK_REALTIME anchors (report_clocks.c), then refined from
+ *    the collectives themselves; the residual skew is stated per host.
+ *  - Hangs: a collective that some ranks were stuck in (a flight record's
+ *    episode), or that some ranks posted and another never did although its
+ *    record is complete (its trace ended cleanly, or its flight record lists
+ *    the communicator) and it posted nothing of that function later. For
+ *    each: every rank's state (never posted, stuck, finished) and the last
+ *    collective it completed.
+ *  - Lateness: per collective, each rank's arrival (kernel start, else Coll
+ *    start) minus the median arrival; per rank the median and p99 of that
+ *    over the run; outliers named (report_ranks.c says how).
+ *  - crossRank: who arrived last at each collective, as before.
+ *
+ * Memory: 40 bytes per (rank, collective) and 8 more for the lateness, plus
+ * per communicator and rank a few counters: 1,024 ranks x 1,000 collectives
+ * is ~50 MB. Single-threaded. */
+#ifndef NCCLSCOPE_TOOLS_REPORT_RANKS_H
+#define NCCLSCOPE_TOOLS_REPORT_RANKS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "json_writer.h"
+#include "ncclscope/analysis.h"
+#include "ncclscope/trace_reader.h"
+
+typedef struct ns_xr ns_xr;
+
+ns_xr* ns_xr_new(void); /* NULL when out of memory */
+void ns_xr_free(ns_xr* x);
+/* A trace file starts (its PROCESS block); returns its index, -1 when out of memory. */
+int ns_xr_file(ns_xr* x, const ns_process_info* p);
+/* Its end: whether the writer closed it (an END block). */
+void ns_xr_file_end(ns_xr* x, int file, int clean_end);
+void ns_xr_comm(ns_xr* x, int file, const ns_comm_info* ci);
+/* A CLOCK_REALTIME anchor of the file: trace time ts was Unix-epoch ns `real`. */
+void ns_xr_anchor(ns_xr* x, int file, uint64_t ts, int64_t real);
+/* One finalized op of the file (Coll only; others are ignored). */
+void ns_xr_op(ns_xr* x, int file, const ns_op_result* op);
+/* A flight record (flightrec-*.json). 0, or -1 with a message (the file is skipped). */
+int ns_xr_flightrec(ns_xr* x, const char* path, char* err, size_t errlen);
+/* Everything is in: align, match, judge. */
+void ns_xr_finish(ns_xr* x);
+
+/* Text sections (hosts, hangs, lateness, cross-rank arrival). */
+void ns_xr_text(const ns_xr* x, FILE* out);
+/* JSON members, each preceded by a comma: "hosts", "hangs", "lateness", "crossRank". */
+void ns_xr_json(const ns_xr* x, ns_json* j);
+/* Hangs found (for the exit message). */
+size_t ns_xr_hangs(const ns_xr* x);
+
+#endif
