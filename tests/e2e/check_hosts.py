@@ -35,24 +35,14 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checklib import Fail, Skip, check, outcome  # noqa: E402
+
 HANG_TIMEOUT_SEC = 1.5  # the plugin's watchdog (NCCLSCOPE_HANG_TIMEOUT_SEC)
 SIM_GIVE_UP_MS = 5000  # the other ranks give the collective up after this (the sim's --hang-timeout-ms)
 HOST_OFFSET_S = 4  # node 1's CLOCK_MONOTONIC is 2..4 s off node 0's
 SKEW_TOL_US = 10.0
 STRAGGLER_US = 50000  # the late rank's delay: well above the launch jitter of a loaded 2-core machine
-
-
-class Fail(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
 
 
 def simulate(work, args, env_extra=None):
@@ -206,16 +196,7 @@ def main():
         print(__doc__)
         return 2
     seeds = parse_seeds(sys.argv[3]) if len(sys.argv) == 4 else [1]
-    try:
-        CHECKS[sys.argv[1]](sys.argv[2], seeds)
-    except Skip as e:
-        print("SKIP: %s" % e)
-        return 77
-    except Fail as e:
-        print("FAIL: %s" % e)
-        return 1
-    print("PASS")
-    return 0
+    return outcome(CHECKS[sys.argv[1]], sys.argv[2], seeds)
 
 
 if __name__ == "__main__":

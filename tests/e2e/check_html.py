@@ -32,14 +32,8 @@ import shutil
 import subprocess
 import sys
 
-
-class Fail(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checklib import check, outcome  # noqa: E402
 
 
 def browser():
@@ -111,6 +105,57 @@ def expected(summary):
     return e
 
 
+def check_page(work, shot, chrome):
+    os.makedirs(work, exist_ok=True)
+    dump = os.path.join(work, "dump")
+    shutil.rmtree(dump, ignore_errors=True)
+    os.makedirs(dump)
+    # the default job on this machine's own host, the hang on two simulated hosts (their own names: a
+    # simulated host's clock offset comes from the seed, and one host name must mean one clock)
+    simulate(dump, work, ["--scenario", "default", "--iters", "2", "--seed", "1"], False)
+    hosts = simulate(dump, work, ["--scenario", "hang", "--seed", "3", "--hang-timeout-ms", "5000"], True, True)
+    if not hosts:
+        print("note: no namespaces for simulated hosts here: the hang runs on this host too")
+        simulate(dump, work, ["--scenario", "hang", "--seed", "3", "--hang-timeout-ms", "5000"], False, True)
+    rc, out, err = run([os.environ["NCCLSCOPE"], "report", dump, "-q", "--links", "1000"])
+    check(rc == 0, "report exited %d: %s" % (rc, err[-2000:]))
+    page = os.path.join(dump, "report.html")
+    with open(os.path.join(dump, "summary.json")) as f:
+        summary = json.load(f)
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    check("uPlot" in text and "function" in text[:200000],
+          "report.html has no chart library: ncclscope was built without npm (tools/html/package.json)")
+    url = "file://" + os.path.abspath(page)
+    flags = [chrome, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--enable-logging=stderr", "--v=0", "--user-data-dir=" + os.path.join(work, "profile")]
+    rc, dom, log = run(flags + ["--virtual-time-budget=5000", "--dump-dom", url])
+    check(rc == 0, "chromium --dump-dom exited %d:\n%s" % (rc, log[-2000:]))
+    console = [l for l in log.splitlines() if ":CONSOLE" in l]
+    check(not console, "console messages:\n" + "\n".join(console[:20]))
+    p = Marks()
+    p.feed(dom)
+    check(p.marks is not None, "the page's script did not finish (no body[data-marks]); chromium said:\n" + log[-2000:])
+    check(not p.loads, "the page names resources to load: %s" % p.loads[:5])
+    want = expected(summary)
+    print("marks drawn: %s" % json.dumps(p.marks, sort_keys=True))
+    print("marks due:   %s" % json.dumps(want, sort_keys=True))
+    bad = {k: (p.marks.get(k), v) for k, v in want.items() if p.marks.get(k) != v}
+    check(not bad, "charts drew other mark counts than summary.json implies (drawn, due): %s" % bad)
+    check(want["hang"] == 8 and want["links"] > 0 and want["time"] > 4 and want["lateness"] == 8,
+          "the dump lacks what the page must show (hang 8 ranks, links, sizes, lateness): %s" % want)
+    check(p.uplots == 3, "%d uPlot charts, want 3" % p.uplots)
+    if os.path.exists(shot):
+        os.unlink(shot)
+    rc, _, log = run(flags + ["--hide-scrollbars", "--window-size=1100,3400", "--virtual-time-budget=5000",
+                              "--screenshot=" + os.path.abspath(shot), url])
+    check(rc == 0 and os.path.exists(shot) and os.path.getsize(shot) > 20000,
+          "no screenshot (%d):\n%s" % (rc, log[-2000:]))
+    with open(shot, "rb") as f:
+        check(f.read(8) == b"\x89PNG\r\n\x1a\n", "the screenshot is not a PNG")
+    print("screenshot: %s (%d bytes)" % (shot, os.path.getsize(shot)))
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         print(__doc__)
@@ -121,60 +166,7 @@ def main():
     if not chrome:
         print("SKIP: no chromium on PATH (Debian's chromium package; .ci/deps.sh installs it)")
         return 77
-    try:
-        os.makedirs(work, exist_ok=True)
-        dump = os.path.join(work, "dump")
-        shutil.rmtree(dump, ignore_errors=True)
-        os.makedirs(dump)
-        # the default job on this machine's own host, the hang on two simulated hosts (their own names: a
-        # simulated host's clock offset comes from the seed, and one host name must mean one clock)
-        simulate(dump, work, ["--scenario", "default", "--iters", "2", "--seed", "1"], False)
-        hosts = simulate(dump, work, ["--scenario", "hang", "--seed", "3", "--hang-timeout-ms", "5000"], True, True)
-        if not hosts:
-            print("note: no namespaces for simulated hosts here: the hang runs on this host too")
-            simulate(dump, work, ["--scenario", "hang", "--seed", "3", "--hang-timeout-ms", "5000"], False, True)
-        rc, out, err = run([os.environ["NCCLSCOPE"], "report", dump, "-q", "--links", "1000"])
-        check(rc == 0, "report exited %d: %s" % (rc, err[-2000:]))
-        page = os.path.join(dump, "report.html")
-        with open(os.path.join(dump, "summary.json")) as f:
-            summary = json.load(f)
-        with open(page, encoding="utf-8") as f:
-            text = f.read()
-        check("uPlot" in text and "function" in text[:200000],
-              "report.html has no chart library: ncclscope was built without npm (tools/html/package.json)")
-        url = "file://" + os.path.abspath(page)
-        flags = [chrome, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                 "--enable-logging=stderr", "--v=0", "--user-data-dir=" + os.path.join(work, "profile")]
-        rc, dom, log = run(flags + ["--virtual-time-budget=5000", "--dump-dom", url])
-        check(rc == 0, "chromium --dump-dom exited %d:\n%s" % (rc, log[-2000:]))
-        console = [l for l in log.splitlines() if ":CONSOLE" in l]
-        check(not console, "console messages:\n" + "\n".join(console[:20]))
-        p = Marks()
-        p.feed(dom)
-        check(p.marks is not None, "the page's script did not finish (no body[data-marks]); chromium said:\n" + log[-2000:])
-        check(not p.loads, "the page names resources to load: %s" % p.loads[:5])
-        want = expected(summary)
-        print("marks drawn: %s" % json.dumps(p.marks, sort_keys=True))
-        print("marks due:   %s" % json.dumps(want, sort_keys=True))
-        bad = {k: (p.marks.get(k), v) for k, v in want.items() if p.marks.get(k) != v}
-        check(not bad, "charts drew other mark counts than summary.json implies (drawn, due): %s" % bad)
-        check(want["hang"] == 8 and want["links"] > 0 and want["time"] > 4 and want["lateness"] == 8,
-              "the dump lacks what the page must show (hang 8 ranks, links, sizes, lateness): %s" % want)
-        check(p.uplots == 3, "%d uPlot charts, want 3" % p.uplots)
-        if os.path.exists(shot):
-            os.unlink(shot)
-        rc, _, log = run(flags + ["--hide-scrollbars", "--window-size=1100,3400", "--virtual-time-budget=5000",
-                                  "--screenshot=" + os.path.abspath(shot), url])
-        check(rc == 0 and os.path.exists(shot) and os.path.getsize(shot) > 20000,
-              "no screenshot (%d):\n%s" % (rc, log[-2000:]))
-        with open(shot, "rb") as f:
-            check(f.read(8) == b"\x89PNG\r\n\x1a\n", "the screenshot is not a PNG")
-        print("screenshot: %s (%d bytes)" % (shot, os.path.getsize(shot)))
-    except Fail as e:
-        print("FAIL: %s" % e)
-        return 1
-    print("PASS")
-    return 0
+    return outcome(check_page, work, shot, chrome)
 
 
 if __name__ == "__main__":

@@ -35,20 +35,13 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from truth_match import load  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checklib import Fail, check, outcome  # noqa: E402
 
 ITERS = 30  # ~1,080 Coll/P2p per rank of the main communicator: past the clock warm-up
 WARMUP_OPS = 1000  # clock-fit warm-up, in operations per (comm, rank)
 SETTLED_ERR_US = 5.0  # "a few us" after warm-up
 CLOCK_TOL_US = 5.0  # the plugin and the simulator read CLOCK_MONOTONIC at slightly different points
-
-
-class Fail(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
 
 
 def run(cmd, env=None, out=None):
@@ -765,13 +758,7 @@ def main():
     if len(sys.argv) != 3 or sys.argv[1] not in CHECKS:
         print(__doc__)
         return 2
-    try:
-        CHECKS[sys.argv[1]](sys.argv[2])
-    except Fail as e:
-        print("FAIL: %s" % e)
-        return 1
-    print("PASS")
-    return 0
+    return outcome(CHECKS[sys.argv[1]], sys.argv[2])
 
 
 if __name__ == "__main__":

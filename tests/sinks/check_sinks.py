@@ -37,17 +37,9 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from metrics_truth import expected_ops, load_truth, parse_prom, prom_ops  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checklib import SKIP, Fail, check, outcome  # noqa: E402
 
-SKIP = 77
-
-
-class Fail(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
 
 
 def need(tool):
@@ -440,13 +432,7 @@ def main():
     if len(sys.argv) != 3 or sys.argv[1] not in CHECKS:
         print(__doc__)
         return 2
-    try:
-        CHECKS[sys.argv[1]](sys.argv[2])
-    except Fail as e:
-        print("FAIL %s: %s" % (sys.argv[1], e))
-        return 1
-    print("ok")
-    return 0
+    return outcome(CHECKS[sys.argv[1]], sys.argv[2])
 
 
 if __name__ == "__main__":
