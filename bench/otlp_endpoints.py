@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a failing OTLP endpoint costs the traced process (issue: never block NCCL).
 
-usage: bench/otlp_endpoints.py cadence [--build DIR] [--rounds N] [--reps R] [--gaps 10,100]
+usage: bench/otlp_endpoints.py cadence [--build DIR] [--rounds N] [--reps R] [--gaps 10,100] [--window S]
        bench/otlp_endpoints.py rss [--build DIR] [--minutes M] [--mode hang]
 
 cadence  ncclscope-sim --bench-cadence (events in bursts at NCCL's cadence, one
@@ -98,10 +98,13 @@ class Endpoint:
         return "http://127.0.0.1:%d/v1/metrics" % self.port
 
 
+WINDOW_SEC = "0.1"
+
+
 def env_for(mode, dump, endpoint):
     env = {k: v for k, v in os.environ.items()
            if not (k.startswith("OTEL_") or k in ("NCCLSCOPE_OTLP", "http_proxy", "HTTP_PROXY"))}
-    env.update(NCCLSCOPE_DUMP_DIR=dump, NCCLSCOPE_NO_CUDA="1", NCCLSCOPE_WINDOW_SEC="0.1", NCCL_DEBUG="WARN")
+    env.update(NCCLSCOPE_DUMP_DIR=dump, NCCLSCOPE_NO_CUDA="1", NCCLSCOPE_WINDOW_SEC=WINDOW_SEC, NCCL_DEBUG="WARN")
     env.setdefault("NCCLSCOPE_RING_KB", RING_KB)
     if endpoint:
         env["OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"] = endpoint.url()
@@ -170,7 +173,7 @@ def cadence(a):
             print("| %d | %s | %s | %.2fx | %d of %d | %d / %d | %.2f |" % (
                 gap, mode, " | ".join("%.1f" % m for m in med), statistics.median(med) / base, dr, ev + dr, ok, failed,
                 statistics.median(walls)))
-    print("(%d rounds, %d reps per run, windows of 0.1 s; work files in %s)" % (a.rounds, a.reps, work))
+    print("(%d rounds, %d reps per run, windows of %s s; work files in %s)" % (a.rounds, a.reps, WINDOW_SEC, work))
 
 
 def vm_rss_kib(pid):
@@ -221,7 +224,10 @@ def main():
     r.add_argument("--build", default="build")
     r.add_argument("--minutes", type=float, default=10)
     r.add_argument("--mode", default="hang", choices=MODES)
+    c.add_argument("--window", default="0.1", help="NCCLSCOPE_WINDOW_SEC (0.1: 100 payloads a second's worth)")
     a = ap.parse_args()
+    global WINDOW_SEC
+    WINDOW_SEC = getattr(a, "window", "0.1")
     {"cadence": cadence, "rss": rss}[a.cmd](a)
 
 
