@@ -98,13 +98,10 @@ class Endpoint:
         return "http://127.0.0.1:%d/v1/metrics" % self.port
 
 
-WINDOW_SEC = "0.1"
-
-
-def env_for(mode, dump, endpoint):
+def env_for(mode, dump, endpoint, window_sec="0.1"):
     env = {k: v for k, v in os.environ.items()
            if not (k.startswith("OTEL_") or k in ("NCCLSCOPE_OTLP", "http_proxy", "HTTP_PROXY"))}
-    env.update(NCCLSCOPE_DUMP_DIR=dump, NCCLSCOPE_NO_CUDA="1", NCCLSCOPE_WINDOW_SEC=WINDOW_SEC, NCCL_DEBUG="WARN")
+    env.update(NCCLSCOPE_DUMP_DIR=dump, NCCLSCOPE_NO_CUDA="1", NCCLSCOPE_WINDOW_SEC=window_sec, NCCL_DEBUG="WARN")
     env.setdefault("NCCLSCOPE_RING_KB", RING_KB)
     if endpoint:
         env["OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"] = endpoint.url()
@@ -145,7 +142,7 @@ def cadence(a):
                 dump = os.path.join(work, "r%d-g%d-%s" % (rnd, gap, mode))
                 t0 = time.time()
                 r = subprocess.run([sim, "--plugin", plugin, "--bench-cadence", "--bench-gaps", str(gap),
-                                    "--bench-reps", str(a.reps)], env=env_for(mode, dump, ep),
+                                    "--bench-reps", str(a.reps)], env=env_for(mode, dump, ep, a.window),
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
                 wall = time.time() - t0
                 out = r.stdout.decode(errors="replace")
@@ -173,7 +170,7 @@ def cadence(a):
             print("| %d | %s | %s | %.2fx | %d of %d | %d / %d | %.2f |" % (
                 gap, mode, " | ".join("%.1f" % m for m in med), statistics.median(med) / base, dr, ev + dr, ok, failed,
                 statistics.median(walls)))
-    print("(%d rounds, %d reps per run, windows of %s s; work files in %s)" % (a.rounds, a.reps, WINDOW_SEC, work))
+    print("(%d rounds, %d reps per run, windows of %s s; work files in %s)" % (a.rounds, a.reps, a.window, work))
 
 
 def vm_rss_kib(pid):
@@ -226,8 +223,6 @@ def main():
     r.add_argument("--mode", default="hang", choices=MODES)
     c.add_argument("--window", default="0.1", help="NCCLSCOPE_WINDOW_SEC (0.1: 100 payloads a second's worth)")
     a = ap.parse_args()
-    global WINDOW_SEC
-    WINDOW_SEC = getattr(a, "window", "0.1")
     {"cadence": cadence, "rss": rss}[a.cmd](a)
 
 

@@ -1,5 +1,7 @@
-"""What the Python test drivers share: a failed check, a skip, and the exit
-status ctest reads (0 pass, 1 fail, 77 skip: SKIP_RETURN_CODE). Stdlib only."""
+"""What the Python test drivers share: a failed check, a skip, the exit
+status ctest reads (0 pass, 1 fail, 77 skip: SKIP_RETURN_CODE), a fresh dump
+directory, and the `DRIVER CHECK WORKDIR` command line. Stdlib only."""
+import os
 
 SKIP = 77
 
@@ -29,3 +31,20 @@ def outcome(fn, *args):
         return 1
     print("PASS")
     return 0
+
+
+def fresh_dump(work):
+    """WORK/dump, created and emptied; returns its path."""
+    dump = os.path.join(work, "dump")
+    os.makedirs(dump, exist_ok=True)
+    for name in os.listdir(dump):
+        os.unlink(os.path.join(dump, name))
+    return dump
+
+
+def run_named(checks, doc, argv):
+    """`DRIVER CHECK WORKDIR`: runs checks[CHECK](WORKDIR); the usage (doc) and 2 otherwise."""
+    if len(argv) != 3 or argv[1] not in checks:
+        print(doc)
+        return 2
+    return outcome(checks[argv[1]], argv[2])

@@ -36,7 +36,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checklib import Fail, Skip, check, outcome  # noqa: E402
+from checklib import Fail, Skip, check, outcome, fresh_dump  # noqa: E402
 
 HANG_TIMEOUT_SEC = 1.5  # the plugin's watchdog (NCCLSCOPE_HANG_TIMEOUT_SEC)
 SIM_GIVE_UP_MS = 5000  # the other ranks give the collective up after this (the sim's --hang-timeout-ms)
@@ -47,11 +47,7 @@ STRAGGLER_US = 50000  # the late rank's delay: well above the launch jitter of a
 
 def simulate(work, args, env_extra=None):
     """Runs the sim on two simulated hosts, then `report`. Returns (truth by kind, summary, dump dir)."""
-    os.makedirs(work, exist_ok=True)
-    dump = os.path.join(work, "dump")
-    os.makedirs(dump, exist_ok=True)
-    for name in os.listdir(dump):
-        os.unlink(os.path.join(dump, name))
+    dump = fresh_dump(work)
     truth_path = os.path.join(work, "truth.jsonl")
     env = dict(os.environ, NCCLSCOPE_DUMP_DIR=dump, NCCLSCOPE_EVENT_MASK="all")
     env.update(env_extra or {})

@@ -36,7 +36,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from truth_match import load  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checklib import Fail, check, outcome  # noqa: E402
+from checklib import Fail, check, run_named, fresh_dump  # noqa: E402
 
 ITERS = 30  # ~1,080 Coll/P2p per rank of the main communicator: past the clock warm-up
 WARMUP_OPS = 1000  # clock-fit warm-up, in operations per (comm, rank)
@@ -57,11 +57,7 @@ def run(cmd, env=None, out=None):
 def simulate(work, args=(), report=False, clock=None, plugin=None):
     """Runs the sim + export (+ report). Returns (truth by kind, export records, summary).
     clock: NCCLSCOPE_CLOCK for the plugin (None: its default). plugin: another build of it (None: $PLUGIN)."""
-    os.makedirs(work, exist_ok=True)
-    dump = os.path.join(work, "dump")
-    os.makedirs(dump, exist_ok=True)
-    for name in os.listdir(dump):
-        os.unlink(os.path.join(dump, name))
+    dump = fresh_dump(work)
     truth_path = os.path.join(work, "truth.jsonl")
     env = dict(os.environ, NCCLSCOPE_EVENT_MASK="all", NCCLSCOPE_DUMP_DIR=dump)
     if clock:
@@ -755,10 +751,7 @@ CHECKS.update({name: (lambda work, name=name: check_clock_real(name, work)) for 
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in CHECKS:
-        print(__doc__)
-        return 2
-    return outcome(CHECKS[sys.argv[1]], sys.argv[2])
+    return run_named(CHECKS, __doc__, sys.argv)
 
 
 if __name__ == "__main__":

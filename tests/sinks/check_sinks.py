@@ -38,7 +38,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from metrics_truth import expected_ops, load_truth, parse_prom, prom_ops  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checklib import SKIP, Fail, check, outcome  # noqa: E402
+from checklib import SKIP, Fail, check, run_named  # noqa: E402
 
 
 
@@ -429,10 +429,7 @@ CHECKS = {"prom": check_prom, "scrape": check_scrape,
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in CHECKS:
-        print(__doc__)
-        return 2
-    return outcome(CHECKS[sys.argv[1]], sys.argv[2])
+    return run_named(CHECKS, __doc__, sys.argv)
 
 
 if __name__ == "__main__":
