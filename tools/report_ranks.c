@@ -46,6 +46,7 @@ typedef struct {
   int32_t file;   /* index in files (trace or flight record) */
   int16_t func;
   uint16_t flags;
+  float gpu_err_ns; /* arr/end are its GPU's times converted, within this bound (INFINITY: unbounded); 0: host times */
   uint64_t seq;
   int64_t arr, end; /* trace ns of its host; 0: none */
 } xr_op;
@@ -72,6 +73,8 @@ typedef struct {
   int64_t last_end;
   int has_last;
   char waits_for[640]; /* its flight record's episode on the hang, if any */
+  double* bound; /* per collective with lateness: how far its arrival may be off (its GPU clock bound; 0 host time) */
+  double bound_median_ns; /* their median (INFINITY: unbounded) */
 } xr_rank;
 
 typedef struct {
@@ -146,7 +149,10 @@ ns_xr* ns_xr_new(void) {
 void ns_xr_free(ns_xr* x) {
   if (!x) return;
   for (size_t i = 0; i < x->ncomms; i++) {
-    for (uint32_t r = 0; r < x->comms[i].nranks; r++) free(x->comms[i].ranks[r].late);
+    for (uint32_t r = 0; r < x->comms[i].nranks; r++) {
+      free(x->comms[i].ranks[r].late);
+      free(x->comms[i].ranks[r].bound);
+    }
     free(x->comms[i].ranks);
     free(x->comms[i].state);
     free(x->comms[i].posted);
@@ -224,10 +230,10 @@ void ns_xr_comm(ns_xr* x, int file, const ns_comm_info* ci) {
 }
 
 static void add_op(ns_xr* x, uint32_t comm, int32_t rank, int32_t file, int func, uint64_t seq, uint16_t flags,
-                   int64_t arr, int64_t end) {
+                   int64_t arr, int64_t end, float gpu_err_ns) {
   if (grow((void**)&x->ops, &x->capops, x->nops, sizeof *x->ops)) return;
   x->ops[x->nops++] = (xr_op){.comm = comm, .rank = rank, .file = file, .func = (int16_t)func, .flags = flags,
-                              .seq = seq, .arr = arr, .end = end};
+                              .gpu_err_ns = gpu_err_ns, .seq = seq, .arr = arr, .end = end};
 }
 
 void ns_xr_op(ns_xr* x, int file, const ns_op_result* op) {
@@ -246,8 +252,10 @@ void ns_xr_op(ns_xr* x, int file, const ns_op_result* op) {
                (!op->gpu_stop_ns || !host_end || op->gpu_stop_ns <= host_end + XR_GPU_SLACK_NS);
   int64_t arr = (int64_t)(gpu_ok ? op->gpu_start_ns : op->start_ns);
   uint64_t e = gpu_ok && op->gpu_stop_ns ? op->gpu_stop_ns : op->exec_stop_ns ? op->exec_stop_ns : op->stop_ns;
+  /* a bound of 0 is still a GPU time (0 marks host times): the timer quantum at least */
+  float err = !gpu_ok ? 0.0f : isfinite(op->gpu_err_ns) ? (float)op->gpu_err_ns + 1.0f : INFINITY;
   add_op(x, idx, op->rank, file, op->func, op->seq, (op->flags & NS_OPF_INCOMPLETE) ? XR_STUCK : XR_DONE, arr,
-         (int64_t)e);
+         (int64_t)e, err);
 }
 
 /* ---- flight records ---- */
@@ -291,7 +299,7 @@ int ns_xr_flightrec(ns_xr* x, const char* path, char* err, size_t errlen) {
       uint64_t gpu = nsjr_ku64(o, "gpuNs", 0);
       add_op(x, idx, rank, file, ns_func_code(nsjr_kstr(o, "func", "")), nsjr_ku64(o, "seq", 0),
              XR_FR | (!strcmp(st, "done") ? XR_DONE : XR_STUCK), (int64_t)(gpu ? gpu : nsjr_ku64(o, "startNs", 0)),
-             (int64_t)nsjr_ku64(o, "doneNs", 0));
+             (int64_t)nsjr_ku64(o, "doneNs", 0), 0.0f);
     }
   }
   const nsjr_val* eps = nsjr_get(root, "episodes");
@@ -312,7 +320,7 @@ int ns_xr_flightrec(ns_xr* x, const char* path, char* err, size_t errlen) {
     ep->cleared = nsjr_bool(nsjr_get(e, "cleared"), 0);
     snprintf(ep->waits_for, sizeof ep->waits_for, "%s", nsjr_kstr(e, "waitsFor", ""));
     add_op(x, idx, rank, file, ep->func, ep->seq, XR_FR | XR_EPISODE | XR_STUCK,
-           (int64_t)nsjr_ku64(e, "startNs", 0), 0);
+           (int64_t)nsjr_ku64(e, "startNs", 0), 0, 0.0f);
   }
   nsjr_free(d);
   return 0;
@@ -340,14 +348,18 @@ static int64_t common(const ns_xr* x, const xr_op* o, int64_t ts) {
   return ts ? ns_hosts_common(x->hosts, x->files[o->file].host_idx, ts) : 0;
 }
 
-static void push_late(xr_rank* r, double v) {
+static void push_late(xr_rank* r, double v, double bound) {
   if (r->n == r->cap) {
     size_t nc = r->cap ? r->cap * 2 : 64;
     double* nl = realloc(r->late, nc * sizeof *nl);
     if (!nl) return;
     r->late = nl;
+    double* nb = realloc(r->bound, nc * sizeof *nb);
+    if (!nb) return;
+    r->bound = nb;
     r->cap = nc;
   }
+  r->bound[r->n] = bound;
   r->late[r->n++] = v;
 }
 
@@ -359,9 +371,9 @@ static int posted_later(const xr_op* o, size_t from, size_t to, int16_t func, ui
 }
 
 /* One collective, ops [a, b) of communicator c (all of c: [cfrom, cto));
- * scratch: t and late have room for 2 x nranks, who and seen for nranks. */
+ * scratch: t and late have room for 2 x nranks, who, bnd and seen for nranks. */
 static void one_collective(ns_xr* x, xr_comm* c, size_t a, size_t b, size_t cfrom, size_t cto, int64_t* t,
-                           double* late, int32_t* who, uint8_t* seen) {
+                           double* late, int32_t* who, double* bnd, uint8_t* seen) {
   const xr_op* o = x->ops;
   size_t n = 0, episodes = 0;
   double waited = 0;
@@ -376,6 +388,7 @@ static void one_collective(ns_xr* x, xr_comm* c, size_t a, size_t b, size_t cfro
     /* one arrival per rank: its trace's (sorted first), not a flight record's or a replay's */
     if ((was & 1) || !p->arr || n >= c->nranks) continue;
     who[n] = p->rank;
+    bnd[n] = p->gpu_err_ns;
     t[n++] = common(x, p, p->arr);
   }
   /* a rank whose flight record says it completed it was not stuck (an episode the record's writer did not
@@ -425,7 +438,7 @@ static void one_collective(ns_xr* x, xr_comm* c, size_t a, size_t b, size_t cfro
     memcpy(late + n, late, n * sizeof *late);
     qsort(late + n, n, sizeof *late, by_double);
     double med = n % 2 ? late[n + n / 2] : (late[n + n / 2 - 1] + late[n + n / 2]) / 2;
-    for (size_t k = 0; k < n; k++) push_late(&c->ranks[who[k]], late[k] - med);
+    for (size_t k = 0; k < n; k++) push_late(&c->ranks[who[k]], late[k] - med, bnd[k]);
     c->ops_late++;
   }
   /* a hang? */
@@ -475,6 +488,8 @@ static void stats_of(xr_comm* c) {
   for (uint32_t r = 0; r < c->nranks; r++) {
     xr_rank* rk = &c->ranks[r];
     if (!rk->n) continue;
+    qsort(rk->bound, rk->n, sizeof *rk->bound, by_double); /* INFINITY sorts last */
+    rk->bound_median_ns = rk->n % 2 ? rk->bound[rk->n / 2] : (rk->bound[rk->n / 2 - 1] + rk->bound[rk->n / 2]) / 2;
     qsort(rk->late, rk->n, sizeof *rk->late, by_double);
     rk->median_ns = rk->n % 2 ? rk->late[rk->n / 2] : (rk->late[rk->n / 2 - 1] + rk->late[rk->n / 2]) / 2;
     size_t k = (size_t)(0.99 * (double)rk->n);
@@ -512,8 +527,9 @@ void ns_xr_finish(ns_xr* x) {
   int64_t* t = malloc(max_ranks * sizeof *t);
   double* late = malloc(2 * max_ranks * sizeof *late);
   int32_t* who = malloc(max_ranks * sizeof *who);
+  double* bnd = malloc(max_ranks * sizeof *bnd);
   uint8_t* seen = calloc(max_ranks, 1);
-  if (!t || !late || !who || !seen) goto out;
+  if (!t || !late || !who || !bnd || !seen) goto out;
   for (size_t i = 0; i < x->ncomms; i++)
     for (uint32_t r = 0; r < x->comms[i].nranks; r++) {
       xr_rank* rk = &x->comms[i].ranks[r];
@@ -527,7 +543,7 @@ void ns_xr_finish(ns_xr* x) {
     for (size_t g = a; g < cto;) {
       size_t h = g;
       while (h < cto && x->ops[h].func == x->ops[g].func && x->ops[h].seq == x->ops[g].seq) h++;
-      if (c->state) one_collective(x, c, g, h, a, cto, t, late, who, seen);
+      if (c->state) one_collective(x, c, g, h, a, cto, t, late, who, bnd, seen);
       g = h;
     }
     a = cto;
@@ -540,6 +556,7 @@ out:
   free(t);
   free(late);
   free(who);
+  free(bnd);
   free(seen);
 }
 
@@ -661,7 +678,9 @@ static uint32_t* ranked(const xr_comm* c, uint32_t* n) {
 static void text_lateness(const ns_xr* x, FILE* out) {
   fprintf(out, "\n# lateness per rank: arrival (kernel start, else Coll start) minus the collective's median arrival,\n"
                "# on clocks aligned across hosts; median and p99 over the run (outlier: median >= %.0f us and > %.0f\n"
-               "# robust deviations above the median rank)\n",
+               "# robust deviations above the median rank); arrival +-: the median bound of its arrivals (its GPU\n"
+               "# clock fit's error; 'host': Coll start times, as exact as the host's clock alignment). A GPU whose\n"
+               "# kernels always start late has a fit as wide as that delay: its lateness is then only known within it\n",
           NS_XR_LATE_FLOOR_NS / 1e3, NS_XR_LATE_MADS);
   for (size_t i = 0; i < x->ncomms; i++) {
     const xr_comm* c = &x->comms[i];
@@ -676,13 +695,18 @@ static void text_lateness(const ns_xr* x, FILE* out) {
     fprintf(out, "  communicator 0x%016" PRIx64 "%s%s%s, %u ranks, %" PRIu64 " collectives: %s%s\n", c->comm_id,
             c->name[0] ? " (" : "", c->name, c->name[0] ? ")" : "", c->nranks, c->ops_late,
             at ? "straggler(s): rank " : "no straggler", outl);
-    fprintf(out, "    %6s %-28s %12s %12s %10s\n", "rank", "host:pid", "median(us)", "p99(us)", "last");
+    fprintf(out, "    %6s %-28s %12s %12s %10s %14s\n", "rank", "host:pid", "median(us)", "p99(us)", "last",
+            "arrival +-(us)");
     for (uint32_t k = 0; k < n && k < 16; k++) {
       const xr_rank* rk = &c->ranks[o[k]];
       char where[300];
       rank_where(x, rk, where, sizeof where);
-      fprintf(out, "    %6u %-28s %12.2f %12.2f %10" PRIu64 "%s\n", o[k], where, rk->median_ns / 1e3, rk->p99_ns / 1e3,
-              rk->last_count, rk->outlier ? "  <- straggler" : "");
+      char bound[32];
+      if (!(rk->bound_median_ns > 0)) snprintf(bound, sizeof bound, "host");
+      else if (!isfinite(rk->bound_median_ns)) snprintf(bound, sizeof bound, "unbounded");
+      else snprintf(bound, sizeof bound, "%.2f", rk->bound_median_ns / 1e3);
+      fprintf(out, "    %6u %-28s %12.2f %12.2f %10" PRIu64 " %14s%s\n", o[k], where, rk->median_ns / 1e3,
+              rk->p99_ns / 1e3, rk->last_count, bound, rk->outlier ? "  <- straggler" : "");
     }
     if (n > 16) fprintf(out, "    ... %u more ranks (summary.json has all)\n", n - 16);
     free(o);
@@ -804,6 +828,8 @@ static void json_lateness(const ns_xr* x, ns_json* j) {
       nsj_kf64(j, "p99Us", rk->p99_ns / 1e3);
       nsj_ku64(j, "lastCount", rk->last_count);
       nsj_kbool(j, "outlier", rk->outlier);
+      /* how far its arrivals may be off (median): its GPU clock bound, 0 for host times, null unbounded */
+      nsj_kf64(j, "arrivalBoundUs", rk->bound_median_ns / 1e3);
       nsj_obj_end(j);
     }
     nsj_arr_end(j);
