@@ -105,6 +105,9 @@ static void on_item(void* user, const ns_item* it) {
     if (c->xr && c->file < 0) c->file = ns_xr_file(c->xr, it->process);
   } else if (it->kind == NS_ITEM_COMM_INIT && c->xr && c->file >= 0) {
     ns_xr_comm(c->xr, c->file, it->comm);
+  } else if (it->kind == NS_ITEM_ANCHOR && c->xr && c->file >= 0) {
+    uint64_t ts = it->props->u[NS_P_TS];
+    ns_xr_anchor(c->xr, c->file, ts, (int64_t)ts + (int64_t)it->props->u[NS_P_REALTIME_OFFSET_NS]);
   }
 }
 

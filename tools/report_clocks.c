@@ -3,7 +3,10 @@
  *
  * A host's map is common(ts) = ts + off + drift * (ts - ref) + corr:
  * off/drift from its anchors (least squares of realtime - ts over ts when the
- * anchors span at least NS_HC_DRIFT_SPAN_NS, else their median), corr from
+ * anchors span at least NS_HC_DRIFT_SPAN_NS and the line passes within
+ * NS_HC_ANCHOR_TOL_NS of every one, else their median: on Linux
+ * CLOCK_REALTIME - CLOCK_MONOTONIC changes only when the realtime clock is
+ * stepped, so anchors off a line mean a step, not a drift), corr from
  * the collectives. The refinement iterates: per collective, each host's
  * median end minus the median of those host medians is one sample of the
  * host's error; the host's correction moves by minus the median of its
@@ -22,7 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NS_HC_DRIFT_SPAN_NS 10000000000ll /* 10 s of anchors before a drift is fitted */
+#define NS_HC_DRIFT_SPAN_NS 1000000000ll /* 1 s of anchors (3 at least) before a drift is fitted ... */
+#define NS_HC_ANCHOR_TOL_NS 2000.0        /* ... and taken only if the line explains every anchor this well */
 #define NS_HC_ROUNDS 3
 #define NS_HC_MIN_COLLS 5       /* collectives before a refinement is taken */
 #define NS_HC_SIGNIFICANT 3.0   /* ... and only when it exceeds this many times its uncertainty */
@@ -38,6 +42,7 @@ typedef struct {
   int64_t ref, base; /* ts of reference, realtime - ts there */
   double drift;      /* d(realtime - ts)/dts */
   int64_t span_ns;
+  double spread_ns;  /* the anchors' largest distance from the map (a CLOCK_REALTIME step when large) */
   double corr;       /* ns from the collectives */
   /* the refinement */
   double* samples;
@@ -143,15 +148,34 @@ static void fit_host(hc_host* o) {
     sx += xv, sy += yv, sxx += xv * xv, sxy += xv * yv;
   }
   double n = (double)o->n, den = n * sxx - sx * sx;
-  if (den <= 0) return;
-  o->drift = (n * sxy - sx * sy) / den;
-  o->base += (int64_t)llround((sy - o->drift * sx) / n);
+  if (den > 0) {
+    double drift = (n * sxy - sx * sy) / den, shift = (sy - drift * sx) / n, worst = 0;
+    for (size_t i = 0; i < o->n; i++) {
+      double r = (double)(o->off[i] - o->base) - shift - drift * (double)(o->ts[i] - o->ref);
+      if (fabs(r) > worst) worst = fabs(r);
+    }
+    /* a line that does not explain the anchors (CLOCK_REALTIME stepped during the run): the median stays */
+    if (worst <= NS_HC_ANCHOR_TOL_NS) {
+      o->drift = drift;
+      o->base += (int64_t)llround(shift);
+    }
+  }
+}
+
+/* How far the anchors lie from the map (the collectives' correction aside). */
+static void anchor_spread(hc_host* o) {
+  o->spread_ns = 0;
+  for (size_t i = 0; i < o->n; i++) {
+    double r = fabs((double)(o->off[i] - o->base) - o->drift * (double)(o->ts[i] - o->ref));
+    if (r > o->spread_ns) o->spread_ns = r;
+  }
 }
 
 void ns_hosts_fit(ns_hosts* h) {
   int best = -1;
   for (size_t i = 0; i < h->n; i++) {
     fit_host(&h->v[i]);
+    anchor_spread(&h->v[i]);
     h->v[i].corr = 0;
     if (best < 0 || h->v[i].nfiles > h->v[best].nfiles) best = (int)i;
   }
@@ -267,10 +291,8 @@ out:
 
 /* ---- output ---- */
 
-/* The host's monotonic clock minus the reference host's, at the host's anchor reference. */
-static int64_t offset_to_ref(const ns_hosts* h, size_t i) {
-  const hc_host* o = &h->v[i];
-  int64_t t = o->ref;
+/* The host's monotonic clock minus the reference host's, when the host's reads t. */
+static int64_t offset_at(const ns_hosts* h, size_t i, int64_t t) {
   int64_t c = ns_hosts_common(h, (int)i, t);
   /* the reference host's ts that maps to the same common time (its map is nearly ts + const) */
   const hc_host* r = &h->v[h->refhost];
@@ -279,17 +301,29 @@ static int64_t offset_to_ref(const ns_hosts* h, size_t i) {
   return t - tr;
 }
 
+/* ... at the host's anchor reference */
+static int64_t offset_to_ref(const ns_hosts* h, size_t i) { return offset_at(h, i, h->v[i].ref); }
+
+/* How much faster the host's clock runs than the reference host's, ppm (over its anchors' span, or 1 s). */
+static double rate_to_ref(const ns_hosts* h, size_t i) {
+  const hc_host* o = &h->v[i];
+  int64_t half = o->span_ns > 2000000000ll ? o->span_ns / 2 : 1000000000ll;
+  return (double)(offset_at(h, i, o->ref + half) - offset_at(h, i, o->ref - half)) / (double)(2 * half) * 1e6;
+}
+
 void ns_hosts_text(const ns_hosts* h, FILE* out) {
   fprintf(out, "\n# hosts: clocks aligned from CLOCK_REALTIME anchors, refined from the collectives (reference: %s)\n",
               h->n ? h->v[h->refhost].name : "none");
-  fprintf(out, "# %-24s %5s %8s %20s %12s %14s %12s %13s %11s\n", "host", "files", "anchors", "clock - ref(us)",
-          "drift(ppm)", "refined by(us)", "residual(us)", "uncertain(us)", "collectives");
-  fprintf(out, "#   (refined by: from the collectives' ends; '-' after it: within its noise, not taken)\n");
+  fprintf(out, "# %-24s %5s %8s %20s %10s %11s %14s %12s %13s %11s\n", "host", "files", "anchors", "clock - ref(us)",
+          "rate(ppm)", "spread(us)", "refined by(us)", "residual(us)", "uncertain(us)", "collectives");
+  fprintf(out, "#   (rate: how much faster than the reference host's clock; spread: the anchors' largest distance\n"
+               "#   from the fit, large after a CLOCK_REALTIME step; refined by: from the collectives' ends, '-' after\n"
+               "#   it: within its noise, not taken)\n");
   for (size_t i = 0; i < h->n; i++) {
     const hc_host* o = &h->v[i];
-    fprintf(out, "  %-24s %5d %8zu %20.3f %12.3f %13.3f%c %12.3f %13.3f %11zu\n", o->name, o->nfiles, o->n,
-            (double)offset_to_ref(h, i) / 1e3, o->drift * 1e6, o->found / 1e3, o->applied || !o->used ? ' ' : '-',
-            o->residual_ns / 1e3, o->uncert_ns / 1e3, o->used);
+    fprintf(out, "  %-24s %5d %8zu %20.3f %10.3f %11.3f %13.3f%c %12.3f %13.3f %11zu\n", o->name, o->nfiles, o->n,
+            (double)offset_to_ref(h, i) / 1e3, rate_to_ref(h, i), o->spread_ns / 1e3, o->found / 1e3,
+            o->applied || !o->used ? ' ' : '-', o->residual_ns / 1e3, o->uncert_ns / 1e3, o->used);
   }
 }
 
@@ -304,8 +338,11 @@ void ns_hosts_json(const ns_hosts* h, ns_json* j) {
     nsj_ku64(j, "files", (uint64_t)o->nfiles);
     nsj_ku64(j, "anchors", o->n);
     nsj_ki64(j, "clockOffsetNs", offset_to_ref(h, i));
+    nsj_ki64(j, "clockOffsetAtNs", o->ref);
+    nsj_kf64(j, "clockRatePpm", rate_to_ref(h, i));
     nsj_kf64(j, "driftPpm", o->drift * 1e6);
     nsj_kf64(j, "anchorSpanSec", (double)o->span_ns / 1e9);
+    nsj_kf64(j, "anchorSpreadNs", o->spread_ns);
     nsj_kf64(j, "refinedNs", o->found);
     nsj_kbool(j, "refinementTaken", o->applied);
     nsj_kf64(j, "residualNs", o->residual_ns);

@@ -1,11 +1,10 @@
 /* ncclscope CLI: one timeline for the hosts of a dump directory.
  *
  * Each host's traces are in its own CLOCK_MONOTONIC. Every trace records a
- * CLOCK_REALTIME anchor next to it (its PROCESS block; a flight record has
- * its own; the plugin writes no periodic anchors yet, so a drift is fitted
- * only where a host's files span 10 s of anchors), so
+ * CLOCK_REALTIME anchor next to it (its PROCESS block, an ANCHOR block at
+ * every timed flush and at the end; a flight record has its own), so
  *  1. per host, realtime - monotonic is fitted over the anchors (an offset,
- *     and a drift when they span long enough): the host's clock on the
+ *     and a drift when they span 1 s and lie on a line): the host's clock on the
  *     Unix-epoch timeline, as good as its NTP;
  *  2. refined from the collectives themselves: the ranks of a collective
  *     finish within microseconds of each other (each waits for the last

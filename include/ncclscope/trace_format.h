@@ -13,7 +13,7 @@
 
 #define NS_TRACE_MAGIC "NCCLSCOPE-TRACE" /* 15 chars + NUL = 16 bytes */
 #define NS_TRACE_VERSION_MAJOR 1         /* readers reject other majors */
-#define NS_TRACE_VERSION_MINOR 0         /* readers accept any minor; unknown blocks/keys are skipped */
+#define NS_TRACE_VERSION_MINOR 1         /* readers accept any minor; unknown blocks/keys are skipped (1: ANCHOR) */
 #define NS_TRACE_FILE_SUFFIX ".nstrace"
 
 typedef struct {
@@ -45,6 +45,7 @@ typedef enum {
   NS_BLOCK_COUNTERS = 7,  /* props: process counters (NS_P_EVENTS, NS_P_DROPPED, NS_P_TYPE_* ...) */
   NS_BLOCK_CLOCKFIT = 8,  /* props: NS_P_COMM, NS_P_TS (the reference time the offset holds at), NS_P_GPU_* */
   NS_BLOCK_END = 9,       /* props: NS_P_END_HOW [NS_P_END_SIGNAL]: the writer closed the file */
+  NS_BLOCK_ANCHOR = 10,   /* (1.1) props: NS_P_TS, NS_P_REALTIME_OFFSET_NS: a CLOCK_REALTIME reading at each timed flush */
 } ns_block_kind;
 
 /* How a trace ended (END block). */

@@ -49,7 +49,7 @@ typedef struct {
 
 #define NS_MAX_PROP_KEY 160
 
-/* COMM_FINI, COUNTERS and CLOCKFIT: every numeric property by key. */
+/* COMM_FINI, COUNTERS, CLOCKFIT, END and ANCHOR: every numeric property by key. */
 typedef struct {
   uint32_t comm; /* 0 for process COUNTERS */
   uint64_t ts;
@@ -74,6 +74,7 @@ typedef enum {
   NS_ITEM_CLOCKFIT,
   NS_ITEM_RECORD,
   NS_ITEM_END, /* the writer closed the file (props: NS_P_END_HOW, NS_P_END_SIGNAL) */
+  NS_ITEM_ANCHOR, /* (format 1.1) trace ts NS_P_TS was Unix-epoch ns ts + NS_P_REALTIME_OFFSET_NS (an i64 in u[]) */
 } ns_item_kind;
 
 typedef struct {

@@ -546,13 +546,19 @@ int ns_reader_next(ns_reader* r, ns_item* item) {
       case NS_BLOCK_COMM_FINI:
       case NS_BLOCK_COUNTERS:
       case NS_BLOCK_CLOCKFIT:
+      case NS_BLOCK_ANCHOR:
         if (parse_props(r, p, end) < 0) {
           malformed(r, "malformed props block");
           continue;
         }
-        item->kind = h.kind == NS_BLOCK_COMM_FINI ? NS_ITEM_COMM_FINI
+        if (h.kind == NS_BLOCK_ANCHOR && (!r->props.has[NS_P_TS] || !r->props.has[NS_P_REALTIME_OFFSET_NS])) {
+          malformed(r, "ANCHOR block without its ts or offset");
+          continue;
+        }
+        item->kind = h.kind == NS_BLOCK_COMM_FINI  ? NS_ITEM_COMM_FINI
                      : h.kind == NS_BLOCK_COUNTERS ? NS_ITEM_COUNTERS
-                                                   : NS_ITEM_CLOCKFIT;
+                     : h.kind == NS_BLOCK_CLOCKFIT ? NS_ITEM_CLOCKFIT
+                                                   : NS_ITEM_ANCHOR;
         item->props = &r->props;
         return 1;
       case NS_BLOCK_END:

@@ -203,6 +203,38 @@ static void flush_out(void) {
 
 /* ---- lifecycle blocks ---- */
 
+/* CLOCK_MONOTONIC and CLOCK_REALTIME at one instant: the realtime read
+ * between two monotonic reads, the monotonic taken at their midpoint; of 3
+ * tries the one with the smallest gap (a preemption between the reads
+ * would otherwise cost its length). */
+static void clock_pair(uint64_t* mono, int64_t* real) {
+  uint64_t best_gap = UINT64_MAX;
+  for (int i = 0; i < 3; i++) {
+    uint64_t a = ns_mono_ns();
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    uint64_t b = ns_mono_ns();
+    if (b - a < best_gap) {
+      best_gap = b - a;
+      *mono = a + (b - a) / 2;
+      *real = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
+    }
+  }
+}
+
+/* An ANCHOR block (format 1.1): the readers align hosts over these, so a
+ * CLOCK_REALTIME step or a monotonic clock drifting against it during the
+ * run shows (the PROCESS block holds only the first). */
+static void emit_anchor(void) {
+  uint64_t mono;
+  int64_t real;
+  clock_pair(&mono, &real);
+  size_t at = ns_block_begin(&W.out);
+  ns_props_u64(&W.out, NS_P_TS, mono);
+  ns_props_i64(&W.out, NS_P_REALTIME_OFFSET_NS, real - (int64_t)mono);
+  ns_block_end(&W.out, at, NS_BLOCK_ANCHOR, W.seq++);
+}
+
 static void write_process_block(void) {
   ns_file_header h;
   ns_file_header_init(&h);
@@ -210,10 +242,9 @@ static void write_process_block(void) {
   size_t at = ns_block_begin(&W.out);
   ns_props_u64(&W.out, NS_P_PID, ns_sess.pid);
   ns_props_str(&W.out, NS_P_HOSTNAME, ns_sess.hostname, strlen(ns_sess.hostname));
-  uint64_t mono = ns_mono_ns();
-  struct timespec rt;
-  clock_gettime(CLOCK_REALTIME, &rt);
-  int64_t real = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
+  uint64_t mono;
+  int64_t real;
+  clock_pair(&mono, &real);
   ns_props_u64(&W.out, NS_P_START_MONO_NS, mono);
   ns_props_i64(&W.out, NS_P_REALTIME_OFFSET_NS, real - (int64_t)mono);
   const char* src = ns_sess.clock.use_tsc ? "tsc" : "clock_gettime";
@@ -592,7 +623,10 @@ static void iteration(void) {
   ns_recycle_run(trace_now, on_close, NULL);
   own_flush();
   int timed = now - W.last_flush_ns >= (uint64_t)ns_sess.cfg.flush_ms * 1000000u;
-  if (timed) emit_clockfits();
+  if (timed) {
+    emit_clockfits();
+    emit_anchor();
+  }
   if (W.lifecycle_pending || W.out.len >= FLUSH_BYTES || timed) flush_out();
 }
 
@@ -614,6 +648,7 @@ static void finish(void) {
   ns_recycle_close_all(how == NS_END_FINALIZE ? NS_CLOSE_COMM_END : NS_CLOSE_EXIT, on_close, NULL);
   own_flush();
   emit_counters();
+  emit_anchor();
   size_t at = ns_block_begin(&W.out);
   ns_props_u64(&W.out, NS_P_END_HOW, how);
   if (how == NS_END_SIGNAL) ns_props_u64(&W.out, NS_P_END_SIGNAL, (uint64_t)W.end_signal);

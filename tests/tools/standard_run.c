@@ -155,6 +155,7 @@ static int write_process(const char* dir, int p, size_t truncate) {
   tb_events(&f, TID_NET, 3, recs, net_records(recs));
   tb_unknown_block(&f, 42);
   tb_clockfit(&f, 1, 1699999999000000000.0, 1.5, 2048.0);
+  tb_anchor(&f, T + 3000, -1234567);
   tb_comm_fini(&f, 1, T + 4000, TID_APP, 23, 0);
   tb_end(&f);
   char path[4096];

@@ -78,6 +78,13 @@ void tb_clockfit(tb_file* f, uint32_t comm, double offset_ns, double drift_ppm, 
   ns_block_end(&f->buf, at, NS_BLOCK_CLOCKFIT, f->seq++);
 }
 
+void tb_anchor(tb_file* f, uint64_t ts, int64_t realtime_offset_ns) {
+  size_t at = ns_block_begin(&f->buf);
+  ns_props_u64(&f->buf, NS_P_TS, ts);
+  ns_props_i64(&f->buf, NS_P_REALTIME_OFFSET_NS, realtime_offset_ns);
+  ns_block_end(&f->buf, at, NS_BLOCK_ANCHOR, f->seq++);
+}
+
 void tb_props_block(tb_file* f, uint16_t kind, size_t n, const uint32_t* keys, const uint64_t* vals) {
   size_t at = ns_block_begin(&f->buf);
   for (size_t i = 0; i < n; i++) ns_props_u64(&f->buf, keys[i], vals[i]);

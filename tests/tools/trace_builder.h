@@ -35,6 +35,8 @@ typedef struct {
 void tb_comm_init(tb_file* f, const tb_comm* c);
 void tb_comm_fini(tb_file* f, uint32_t comm, uint64_t ts, uint32_t tid, uint64_t events, uint64_t dropped);
 void tb_clockfit(tb_file* f, uint32_t comm, double offset_ns, double drift_ppm, double error_ns);
+/* A CLOCK_REALTIME anchor (format 1.1): trace ts was Unix-epoch ns ts + realtime_offset_ns. */
+void tb_anchor(tb_file* f, uint64_t ts, int64_t realtime_offset_ns);
 /* A props block of any kind (COUNTERS, COMM_FINI ...) with u64 values. */
 void tb_props_block(tb_file* f, uint16_t kind, size_t n, const uint32_t* keys, const uint64_t* vals);
 /* One EVENTS block of thread `tid` with records recs[0..n). */
