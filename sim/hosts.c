@@ -1,4 +1,4 @@
-/* ncclscope-sim: simulated hosts (--host-ns, --host-offset-s).
+/* ncclscope-sim: simulated hosts (--host-ns, --host-offset-s, --host-drift-ppm).
  *
  * With --host-ns the processes of each simulated node run as if on a host of
  * their own: a UTS namespace gives them a host name of their own
@@ -15,7 +15,13 @@
  * unprivileged user namespaces are allowed) with itself mapped to root.
  * Runs on the main thread before any other thread exists (simHostsInit), in
  * the parent before each fork (simHostsBeforeFork), in each child right
- * after it and in the parent after the last fork (simHostsEnter). */
+ * after it and in the parent after the last fork (simHostsEnter).
+ *
+ * With --host-drift-ppm, node k >= 1's CLOCK_MONOTONIC also runs fast or slow
+ * (clock_shim.c, LD_PRELOADed): from the simulator's start it reads
+ * m + offset + drift * (m - pivot), m the modelled time; the `host` truth
+ * line gives drift_ppm and drift_pivot_ns. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -32,6 +38,9 @@
 #endif
 
 int64_t simHostOffsetNs;    /* this process's CLOCK_MONOTONIC - the modelled timeline */
+static uint64_t driftPivotNs; /* --host-drift-ppm: the modelled time at which every host's clock agrees with its
+                               * machine clock (the simulator's start) */
+static void (*shimSet)(double, int64_t); /* clock_shim.c's simclock_set */
 static int timeNsFor = -1;  /* the node whose time namespace the next fork enters */
 static char baseName[200];  /* the machine's host name, before any namespace */
 
@@ -40,6 +49,15 @@ int simHostNodeOf(int p) {
   int n = simOpt.procs * simOpt.ranksPerProc;
   int perNode = (n + simOpt.nodes - 1) / simOpt.nodes;
   return p * simOpt.ranksPerProc / perNode;
+}
+
+/* Node k's drift, ppm: none on node 0, else between half and all of --host-drift-ppm, the sign from the seed. */
+static double driftOf(int node) {
+  if (node == 0 || simOpt.hostDriftPpm <= 0) return 0;
+  simRng r;
+  simRngSeed(&r, simOpt.seed * 104729 + (uint64_t)node);
+  double m = simOpt.hostDriftPpm * (0.5 + 0.5 * simRngUniform(&r));
+  return simRngUniform(&r) < 0.5 ? -m : m;
 }
 
 /* Node k's offset: none on node 0, else between half and all of --host-offset-s, from the seed. */
@@ -60,6 +78,17 @@ static int writeFile(const char* path, const char* text) {
 
 int simHostsInit(void) {
   if (!simOpt.hostNs) return 0;
+  if (simOpt.hostDriftPpm > 0) {
+    /* the clock shim, LD_PRELOADed: the simulator reads the machine's clock through it */
+    int (*raw)(clockid_t, struct timespec*) = (int (*)(clockid_t, struct timespec*))dlsym(RTLD_DEFAULT, "simclock_raw");
+    shimSet = (void (*)(double, int64_t))dlsym(RTLD_DEFAULT, "simclock_set");
+    if (!raw || !shimSet) {
+      SIM_ERR("--host-drift-ppm: cannot make drifting host clocks: run with LD_PRELOAD=<build>/libncclscope-simclock.so");
+      return 2;
+    }
+    simMachineClock = raw;
+    driftPivotNs = simNowNs();
+  }
   if (gethostname(baseName, sizeof baseName - 1) != 0) snprintf(baseName, sizeof baseName, "sim");
   int n = simOpt.procs * simOpt.ranksPerProc;
   int perNode = (n + simOpt.nodes - 1) / simOpt.nodes;
@@ -122,6 +151,9 @@ void simHostsEnter(int proc) {
   if (!simOpt.hostNs) return;
   int node = simHostNodeOf(proc);
   simHostOffsetNs = offsetOf(node);
+  double drift = driftOf(node);
+  /* this process's CLOCK_MONOTONIC (and the plugin's) from now: m + off + drift * (m - pivot), m the model time */
+  if (drift != 0) shimSet(drift, (int64_t)driftPivotNs + simHostOffsetNs);
   char name[256];
   snprintf(name, sizeof name, "%.200s-n%d", baseName, node);
   if (unshare(CLONE_NEWUTS) != 0 || sethostname(name, strlen(name)) != 0)
@@ -129,6 +161,7 @@ void simHostsEnter(int proc) {
   char now[256] = "";
   gethostname(now, sizeof now - 1);
   simTruthf("\"kind\":\"host\",\"proc\":%d,\"node\":%d,\"hostname\":\"%s\",\"mono_offset_ns\":%lld,"
-            "\"clock\":\"%s\"",
-            proc, node, now, (long long)simHostOffsetNs, simHostOffsetNs ? "time namespace" : "real");
+            "\"drift_ppm\":%.6f,\"drift_pivot_ns\":%llu,\"clock\":\"%s%s\"",
+            proc, node, now, (long long)simHostOffsetNs, drift, (unsigned long long)driftPivotNs,
+            simHostOffsetNs ? "time namespace" : "real", drift != 0 ? ", drifting (clock shim)" : "");
 }

@@ -12,9 +12,11 @@
 
 #include "sim.h"
 
+int (*simMachineClock)(clockid_t, struct timespec*) = clock_gettime;
+
 uint64_t simNowNs(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  simMachineClock(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec - (uint64_t)simHostOffsetNs;
 }
 
@@ -53,8 +55,8 @@ static int64_t epochOffsetNs(void) {
   int64_t o = __atomic_load_n(&off, __ATOMIC_RELAXED);
   if (o == 0) {
     struct timespec rt, mo;
-    clock_gettime(CLOCK_REALTIME, &rt);
-    clock_gettime(CLOCK_MONOTONIC, &mo);
+    simMachineClock(CLOCK_REALTIME, &rt);
+    simMachineClock(CLOCK_MONOTONIC, &mo);
     int64_t mine = ((int64_t)rt.tv_sec - (int64_t)mo.tv_sec) * 1000000000ll + ((int64_t)rt.tv_nsec - (int64_t)mo.tv_nsec);
     int64_t expected = 0;
     o = __atomic_compare_exchange_n(&off, &expected, mine, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED) ? mine : expected;

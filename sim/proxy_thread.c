@@ -284,7 +284,7 @@ static void waitUntil(simProxy* px, uint64_t t) {
       return;
     }
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    simMachineClock(CLOCK_MONOTONIC, &ts);
     uint64_t wake = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + d - 50000;
     ts.tv_sec = (time_t)(wake / 1000000000ull), ts.tv_nsec = (long)(wake % 1000000000ull);
     pthread_cond_timedwait(&px->cv, &px->m, &ts);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "abi/nccl_profiler.h"
 #include "nccl_version.h"
@@ -70,11 +71,15 @@ typedef struct {
   const char* exitMode;   /* --exit: "finalize" (default), "exit" (no destroy), "sigterm", "abort" */
   bool hostNs;            /* --host-ns: each node's processes in a UTS namespace of their own (hosts.c) */
   double hostOffsetS;     /* --host-offset-s: nodes >= 1 in a time namespace, CLOCK_MONOTONIC off by up to this */
+  double hostDriftPpm;    /* --host-drift-ppm: nodes >= 1's CLOCK_MONOTONIC runs fast or slow by up to this */
 } simOptions;
 extern simOptions simOpt;
 
 /* ---- hosts.c: simulated hosts (UTS and time namespaces) ---- */
 extern int64_t simHostOffsetNs; /* this process's CLOCK_MONOTONIC - the modelled timeline (node 0's) */
+/* The machine's clock, as the kernel gives it (a time namespace's offset included): clock_gettime, or
+ * with --host-drift-ppm the LD_PRELOADed clock shim's simclock_raw (clock_shim.c), which bypasses it. */
+extern int (*simMachineClock)(clockid_t, struct timespec*);
 int simHostsInit(void);             /* 0, 2 bad topology, 3 not possible here */
 int simHostNodeOf(int proc);
 int simHostsBeforeFork(int proc);   /* parent, before forking process proc: 0 or -1 */

@@ -2,7 +2,7 @@
 """ncclscope end-to-end checks across simulated hosts (issue 15).
 
 usage: check_hosts.py CHECK WORKDIR [SEEDS]
-  env: NCCLSCOPE SIM PLUGIN (paths of the built binaries)
+  env: NCCLSCOPE SIM PLUGIN (paths of the built binaries), SIMCLOCK (the clock shim, for `drift`)
 
 The simulator runs 8 ranks in 2 processes on 2 simulated hosts
 (--host-ns: a UTS namespace per node; --host-offset-s: node 1's
@@ -20,6 +20,11 @@ its watchdog; `ncclscope report` then reads the dump directory.
               truth's late rank is ranked first by lateness on aligned clocks
               and is the only straggler named; the report's clock offset of
               node 1's host is within 10 us of the truth's mono_offset_ns.
+  drift       for each seed: the `default` scenario with node 1's CLOCK_MONOTONIC
+              also running 25..50 ppm fast or slow (--host-drift-ppm: the clock
+              shim of env SIMCLOCK LD_PRELOADed; CLOCK_REALTIME stays true):
+              the report's offset of node 1's clock, at the middle and both
+              ends of its anchors, within 10 us of the truth's.
   default     the `default` scenario on the same two hosts: no straggler named
               (but one the truth shows late: a process the loaded machine starved),
               no hang, and the host offset within 10 us of the truth's.
@@ -46,6 +51,7 @@ HOST_OFFSET_S = 4  # node 1's CLOCK_MONOTONIC is 2..4 s off node 0's
 SKEW_TOL_US = 10.0
 LATE_TOL_US = 200.0  # the straggler's lateness may miss the truth by its bound, 5 % and this
 TRULY_LATE_US = 100.0  # a rank the truth shows this late (median) may be named in `default` (a starved process)
+DRIFT_PPM = 50  # node 1's clock runs 25..50 ppm fast or slow
 STRAGGLER_US = 50000  # the late rank's delay: well above the launch jitter of a loaded 2-core machine
 
 
@@ -82,6 +88,18 @@ def simulate(work, args, env_extra=None):
     with open(os.path.join(dump, "summary.json")) as f:
         summary = json.load(f)
     return truth, summary, dump
+
+
+def model_to_local(host, m):
+    """A simulated host's CLOCK_MONOTONIC at modelled time m (node 0's clock; sim/hosts.c)."""
+    return m + host["mono_offset_ns"] + host.get("drift_ppm", 0.0) * 1e-6 * (m - host.get("drift_pivot_ns", 0))
+
+
+def true_offset_at(host, ref, local_ns):
+    """The truth's offset of host's CLOCK_MONOTONIC from ref's, when host's reads local_ns."""
+    d = host.get("drift_ppm", 0.0) * 1e-6
+    m = (local_ns - host["mono_offset_ns"] + d * host.get("drift_pivot_ns", 0)) / (1 + d)
+    return local_ns - model_to_local(ref, m)
 
 
 def host_offset_errors(truth, summary):
@@ -218,7 +236,39 @@ def check_default(work, seeds):
     check_skew(truth, summary)
 
 
-CHECKS = {"hang": check_hang, "straggler": check_straggler, "default": check_default}
+def one_drift(work, seed):
+    if not os.environ.get("SIMCLOCK"):
+        raise Skip("SIMCLOCK (the clock shim) is not set")
+    truth, summary, _ = simulate(work, ["--scenario", "default", "--seed", str(seed), "--iters", "12",
+                                        "--host-drift-ppm", str(DRIFT_PPM)],
+                                 {"LD_PRELOAD": os.environ["SIMCLOCK"], "NCCLSCOPE_FLUSH_MS": "200"})
+    true_host = {h["hostname"]: h for h in truth["host"]}
+    drifting = [h for h in truth["host"] if h["drift_ppm"]]
+    check(drifting, "seed %d: no host clock drifts in the truth: %s" % (seed, truth["host"]))
+    ref = true_host[[h for h in summary["hosts"] if h["reference"]][0]["host"]]
+    for rep in summary["hosts"]:
+        if rep["reference"]:
+            continue
+        t = true_host[rep["host"]]
+        at, half = rep["clockOffsetAtNs"], rep["anchorSpanSec"] * 1e9 / 2
+        errs = []
+        for local in (at - half, at, at + half):
+            said = rep["clockOffsetNs"] + rep["clockRatePpm"] * 1e-6 * (local - at)
+            errs.append((said - true_offset_at(t, ref, local)) / 1e3)
+        print("seed %d: %s drifts %.3f ppm (report: rate %.3f ppm, %d anchors over %.2f s); offset error at the "
+              "anchors' start, middle, end: %s us" % (seed, rep["host"], t["drift_ppm"], rep["clockRatePpm"],
+                                                     rep["anchors"], rep["anchorSpanSec"],
+                                                     ", ".join("%+.3f" % e for e in errs)))
+        check(max(abs(e) for e in errs) <= SKEW_TOL_US,
+              "seed %d: %s: offset off the truth by %s us (tolerance %.0f)" % (seed, rep["host"], errs, SKEW_TOL_US))
+
+
+def check_drift(work, seeds):
+    for seed in seeds:
+        one_drift(os.path.join(work, "seed-%d" % seed), seed)
+
+
+CHECKS = {"hang": check_hang, "straggler": check_straggler, "default": check_default, "drift": check_drift}
 
 
 def parse_seeds(s):
