@@ -51,3 +51,8 @@ if [ "${1:-}" = --ci ] && [ ! -f tests/sinks/node_modules/@opentelemetry/otlp-tr
   echo "deps: npm ci in tests/sinks"
   (cd "$(dirname "$0")/../tests/sinks" && npm ci --no-audit --no-fund --loglevel=error)
 fi
+# DuckDB's official Node API, for the docs' queries (tests/query, pinned by its package-lock.json).
+if [ "${1:-}" = --ci ] && [ ! -d tests/query/node_modules/@duckdb/node-api ]; then
+  echo "deps: npm ci in tests/query"
+  (cd "$(dirname "$0")/../tests/query" && npm ci --no-audit --no-fund --loglevel=error)
+fi
