@@ -265,10 +265,30 @@ static void channelEnded(simProxy* px, simWork* w, int k, uint64_t t) {
   }
 }
 
+/* Channel k's data is done at `at`: it ends after its compute time, or with
+ * the other ranks (proxy_thread.c's end barrier) once every channel is done:
+ * the ranks of a collective finish within microseconds of each other on a
+ * real system (each waits for the last one's data), and a rank's own
+ * network model alone would scatter them by its proxy thread's scheduling. */
 void simDeviceChannelDone(simProxy* px, simWork* w, int k, uint64_t at) {
   kchOp* op = &w->kops[k];
   uint64_t e = op->e0 > at + 1000 ? op->e0 : at + 1000;
-  simHeapPush(&px->H, e, A_CH_END, w, k, 0);
+  if (w->c->nranks < 2 || !w->arrived) {
+    simHeapPush(&px->H, e, A_CH_END, w, k, 0);
+    return;
+  }
+  op->endWant = e;
+  if (++w->dataDone == w->nk) simProxyEndBarrier(px, w);
+}
+
+void simDeviceEndAll(simProxy* px, simWork* w, uint64_t t) {
+  /* each channel as late as the work's last one: the work's own order (tasks one after another) kept */
+  uint64_t own = 0;
+  for (int k = 0; k < w->nk; k++)
+    if (w->kops[k].endWant > own) own = w->kops[k].endWant;
+  uint64_t later = t > own ? t - own : 0;
+  for (int k = 0; k < w->nk; k++)
+    if (!w->kops[k].ownEnd) simHeapPush(&px->H, w->kops[k].endWant + later, A_CH_END, w, k, 0);
 }
 
 void simDeviceAbort(simProxy* px, simWork* w) {

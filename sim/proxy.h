@@ -34,6 +34,7 @@ enum {
   A_STEP_STOP,    /* ProxyStep stop (send: test() saw the completion; recv: GPU consumed) */
   A_OP_STOP,      /* ProxyOp stop (net transport only) */
   A_CH_END,       /* a channel of the work's kernel ends on the GPU: ring writes */
+  A_END_BARRIER,  /* every rank's channels done with their data? then they all end together */
   A_KCH_POLL      /* the proxy looks at a channel's profiler ring (KernelCh start / stop) */
 };
 
@@ -118,6 +119,7 @@ typedef struct kchOp {
   uint64_t lastStop;   /* latest actual stop of those ProxyOps' last steps */
   uint64_t tGpuStart, tGpuStop; /* true GPU interval of this task's work (its batch) */
   uint64_t ownEnd;     /* when this work's own part ended (0: not yet) */
+  uint64_t endWant;    /* when it would end on this rank alone (data and compute done), 0: not yet */
   simEvent ev;
   int state;           /* 0 waiting for its start, 1 started, 2 stopped, 3 abandoned */
   uint64_t pStart, pStop;       /* pTimer values passed */
@@ -156,6 +158,8 @@ struct simWork {
   bool released;         /* the proxy let it go */
   bool arrived;          /* at the barrier */
   uint64_t barrierSince;
+  int dataDone;          /* kernel channels whose data is done (the end barrier waits for all of them) */
+  uint64_t endSince;     /* when this rank reached the end barrier */
   simWork *activePrev, *activeNext; /* the proxy's works */
   /* PXN: what the originating process published for this op */
   int foreignRank;
@@ -267,6 +271,8 @@ void simDevicePlan(simProxy* px, simWork* w);      /* batches, device works, pro
 void simDeviceEnqueue(simProxy* px, simWork* w);   /* the kernel starts when the stream is free */
 void simDeviceAction(simProxy* px, const simAction* x);
 void simDeviceChannelDone(simProxy* px, simWork* w, int k, uint64_t at); /* channel k's last net step ended */
+void simDeviceEndAll(simProxy* px, simWork* w, uint64_t t); /* the channels end as late as the last at t (end barrier) */
+void simProxyEndBarrier(simProxy* px, simWork* w);           /* proxy_thread.c: the work's data is done here */
 void simDeviceAbort(simProxy* px, simWork* w);     /* a hung collective: channels end now */
 void simDeviceAbandon(simProxy* px, simWork* w);   /* destroy/abort: KernelCh ops never fire */
 void simDeviceWriteTruth(simWork* w);              /* kernel/batch/coll truth of a finished work */

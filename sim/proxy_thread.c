@@ -174,6 +174,41 @@ static int barrierState(simWork* w, uint64_t since) {
   return 2;
 }
 
+/* The end: every rank's data is done (its channels would end at endAt), so
+ * all end at the latest of those. A rank given up as hung, or one that never
+ * comes within the hang timeout: this rank ends on its own. Another rank
+ * cannot publish a later op's end while this one waits: it would need this
+ * rank's kernel past this op's start barrier first. */
+void simProxyEndBarrier(simProxy* px, simWork* w) {
+  simComm* c = w->c;
+  uint64_t own = 0;
+  for (int k = 0; k < w->nk; k++)
+    if (w->kops[k].endWant > own) own = w->kops[k].endWant;
+  if (!w->endSince) {
+    w->endSince = simNowNs();
+    int me = c->rank % (SIM_MAX_RANKS / 4);
+    atomic_store_explicit(&simShm->endAt[c->slot][me], own, memory_order_relaxed);
+    /* release: endAt is visible to the rank that acquires endOp */
+    atomic_store_explicit(&simShm->endOp[c->slot][me], w->opIndex + 1, memory_order_release);
+  }
+  uint64_t t = own;
+  int aborted = atomic_load_explicit(&simShm->abortedOp[c->slot], memory_order_acquire);
+  bool give_up = (aborted && (uint64_t)aborted <= w->opIndex + 1) ||
+                 simNowNs() - w->endSince > (uint64_t)simOpt.hangTimeoutMs * 1000000ull;
+  for (int r = 0; r < c->nranks && !give_up; r++) {
+    int slot = r % (SIM_MAX_RANKS / 4);
+    if (atomic_load_explicit(&simShm->endOp[c->slot][slot], memory_order_acquire) < w->opIndex + 1) {
+      if (simOpt.fast) sched_yield();
+      simHeapPush(&px->H, simNowNs() + 20000, A_END_BARRIER, w, 0, 0);
+      return;
+    }
+    uint64_t e = atomic_load_explicit(&simShm->endAt[c->slot][slot], memory_order_relaxed);
+    if (e > t) t = e;
+  }
+  /* the last data reaches the ranks a few hops apart: up to 2 us, per rank */
+  simDeviceEndAll(px, w, t + (uint64_t)(simRngUniform(&c->rng) * 2000.0));
+}
+
 static bool hasNetwork(const simWork* w) {
   for (int k = 0; k < w->nsub; k++)
     if (!w->subs[k].copy) return true;
@@ -261,6 +296,9 @@ static void runAction(simProxy* px, const simAction* x) {
     break;
   case A_BARRIER:
     barrierAction(px, x->w, x->t);
+    break;
+  case A_END_BARRIER:
+    simProxyEndBarrier(px, x->w);
     break;
   default:
     simNetAction(px, x);

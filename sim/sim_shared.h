@@ -20,6 +20,10 @@ struct simShared {
   /* barrier: per communicator slot and rank, the index + 1 of the last op whose kernel started */
   _Atomic uint64_t arrivedOp[SIM_MAX_COMMS][SIM_MAX_RANKS / 4];
   _Atomic int abortedOp[SIM_MAX_COMMS]; /* op index + 1 of a collective given up as hung */
+  /* end barrier: per communicator slot and rank, the index + 1 of the last op whose data is done on all its
+   * channels (release-stored after endAt: when that rank's kernel would end alone, modelled time) */
+  _Atomic uint64_t endOp[SIM_MAX_COMMS][SIM_MAX_RANKS / 4];
+  _Atomic uint64_t endAt[SIM_MAX_COMMS][SIM_MAX_RANKS / 4];
   simPxnPub pxn[SIM_MAX_COMMS][SIM_MAX_RANKS / 4];
 };
 

@@ -75,6 +75,11 @@ typedef struct {
   char waits_for[640]; /* its flight record's episode on the hang, if any */
   double* bound; /* per collective with lateness: how far its arrival may be off (its GPU clock bound; 0 host time) */
   double bound_median_ns; /* their median (INFINITY: unbounded) */
+  /* its GPU clock placed by the collectives' ends (refine_gpu_clocks) */
+  double gpu_found_ns;  /* the correction the ends gave */
+  double gpu_uncert_ns; /* its uncertainty */
+  uint64_t gpu_samples; /* collectives it came from */
+  uint64_t gpu_moved;   /* ops moved by it (those whose published bound allows it) */
 } xr_rank;
 
 typedef struct {
@@ -517,10 +522,122 @@ static void stats_of(xr_comm* c) {
   }
 }
 
+/* ---- each rank's GPU clock, placed by the collectives' ends ----
+ *
+ * A GPU whose kernels never start promptly after their launch (a GPU-side
+ * straggler) has a clock fit as wide as its delay: the launch calls say
+ * little about when its kernels began, so its converted times sit anywhere
+ * in a bound of milliseconds and its lateness reads a fraction of the truth.
+ * The ranks of a collective finish together (each waits for the last one's
+ * data), so per rank the median over the collectives of (its GPU end - the
+ * collective's median end) is how far its converted GPU times are off. The
+ * correction is applied to the ops whose published bound allows it
+ * (|correction| <= bound: the truth lies inside the bound, so a larger one
+ * means the ends did not agree), when it rests on XR_GPU_MIN_COLLS
+ * collectives whose ends agree within XR_GPU_TIGHT_NS (MAD) and exceeds
+ * XR_GPU_SIGNIFICANT times its uncertainty. Host times are never moved. */
+#define XR_GPU_MIN_COLLS 10
+#define XR_GPU_TIGHT_NS 50000.0
+#define XR_GPU_SIGNIFICANT 3.0
+
+typedef struct {
+  int32_t rank;
+  double v;
+} xr_dev;
+
+static int by_dev(const void* a, const void* b) {
+  const xr_dev *p = a, *q = b;
+  if (p->rank != q->rank) return p->rank < q->rank ? -1 : 1;
+  return p->v < q->v ? -1 : p->v > q->v;
+}
+
+static double sorted_median(const double* v, size_t n) { return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2; }
+
+/* One communicator's ops [a, cto): per rank with GPU ends, its offset from the collectives' median ends.
+ * Scratch: dev and idx for cto - a entries, val for 2 x (cto - a). */
+static void refine_comm_gpus(ns_xr* x, xr_comm* c, size_t a, size_t cto, xr_dev* dev, double* val, size_t* idx) {
+  size_t nd = 0;
+  for (size_t g = a; g < cto;) {
+    size_t h = g, k = 0;
+    while (h < cto && x->ops[h].func == x->ops[g].func && x->ops[h].seq == x->ops[g].seq) h++;
+    int64_t base = 0;
+    for (size_t i = g; i < h; i++) {
+      const xr_op* p = &x->ops[i];
+      if ((p->flags & XR_FR) || !(p->flags & XR_DONE) || !p->end) continue;
+      if (i > g && x->ops[i - 1].rank == p->rank) continue; /* one per rank */
+      int64_t e = common(x, p, p->end);
+      if (!k) base = e;
+      idx[k] = i;
+      val[k++] = (double)(e - base); /* small: exact in a double */
+    }
+    if (k >= 3) {
+      memcpy(val + k, val, k * sizeof *val);
+      qsort(val + k, k, sizeof *val, by_double);
+      double mid = sorted_median(val + k, k);
+      for (size_t m = 0; m < k; m++)
+        if (x->ops[idx[m]].gpu_err_ns > 0) dev[nd++] = (xr_dev){.rank = x->ops[idx[m]].rank, .v = val[m] - mid};
+    }
+    g = h;
+  }
+  qsort(dev, nd, sizeof *dev, by_dev);
+  for (size_t r0 = 0; r0 < nd;) {
+    size_t r1 = r0;
+    while (r1 < nd && dev[r1].rank == dev[r0].rank) r1++;
+    size_t n = r1 - r0;
+    for (size_t m = 0; m < n; m++) val[m] = dev[r0 + m].v; /* sorted within the rank */
+    double med = sorted_median(val, n);
+    for (size_t m = 0; m < n; m++) val[n + m] = fabs(val[m] - med);
+    qsort(val + n, n, sizeof *val, by_double);
+    double mad = sorted_median(val + n, n);
+    xr_rank* rk = &c->ranks[dev[r0].rank];
+    rk->gpu_found_ns = -med;
+    rk->gpu_samples = n;
+    rk->gpu_uncert_ns = 1.2533 * 1.4826 * mad / sqrt((double)n);
+    if (n >= XR_GPU_MIN_COLLS && mad <= XR_GPU_TIGHT_NS && fabs(med) > XR_GPU_SIGNIFICANT * rk->gpu_uncert_ns) {
+      int64_t corr = (int64_t)llround(-med);
+      for (size_t i = a; i < cto; i++) {
+        xr_op* p = &x->ops[i];
+        if (p->rank != dev[r0].rank || !(p->gpu_err_ns > 0) || fabs(med) > p->gpu_err_ns) continue;
+        if (p->arr) p->arr += corr;
+        if (p->end) p->end += corr;
+        rk->gpu_moved++;
+      }
+    }
+    r0 = r1;
+  }
+}
+
+static void refine_gpu_clocks(ns_xr* x) {
+  size_t cap = 0;
+  xr_dev* dev = NULL;
+  double* val = NULL;
+  size_t* idx = NULL;
+  for (size_t a = 0; a < x->nops;) {
+    size_t cto = a;
+    while (cto < x->nops && x->ops[cto].comm == x->ops[a].comm) cto++;
+    if (cto - a > cap) {
+      cap = cto - a;
+      free(dev);
+      free(val);
+      free(idx);
+      dev = malloc(cap * sizeof *dev);
+      val = malloc(2 * cap * sizeof *val);
+      idx = malloc(cap * sizeof *idx);
+      if (!dev || !val || !idx) break;
+    }
+    refine_comm_gpus(x, &x->comms[x->ops[a].comm], a, cto, dev, val, idx);
+    a = cto;
+  }
+  free(dev);
+  free(val);
+  free(idx);
+}
+
 void ns_xr_finish(ns_xr* x) {
   ns_hosts_fit(x->hosts);
   if (x->nops) qsort(x->ops, x->nops, sizeof *x->ops, by_key);
   ns_hosts_refine(x->hosts, walk_collectives, x);
+  refine_gpu_clocks(x);
   size_t max_ranks = 1;
   for (size_t i = 0; i < x->ncomms; i++)
     if (x->comms[i].nranks > max_ranks) max_ranks = x->comms[i].nranks;
@@ -830,6 +947,13 @@ static void json_lateness(const ns_xr* x, ns_json* j) {
       nsj_kbool(j, "outlier", rk->outlier);
       /* how far its arrivals may be off (median): its GPU clock bound, 0 for host times, null unbounded */
       nsj_kf64(j, "arrivalBoundUs", rk->bound_median_ns / 1e3);
+      if (rk->gpu_samples) {
+        /* its GPU clock as the collectives' ends place it: the correction, and on how many ops it was taken */
+        nsj_kf64(j, "gpuClockRefinedUs", rk->gpu_found_ns / 1e3);
+        nsj_kf64(j, "gpuClockUncertaintyUs", rk->gpu_uncert_ns / 1e3);
+        nsj_ku64(j, "gpuClockCollectives", rk->gpu_samples);
+        nsj_ku64(j, "gpuClockOpsMoved", rk->gpu_moved);
+      }
       nsj_obj_end(j);
     }
     nsj_arr_end(j);

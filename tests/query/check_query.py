@@ -10,8 +10,9 @@ usage: check_query.py stragglers WORKDIR
               says to at scale; docs/queries/stragglers.sql run by DuckDB (its
               official Node API, tests/query/package.json): the top row is the
               truth's late rank of the truth's communicator, and its median
-              lateness is `ncclscope report`'s for that rank (same data, same
-              definition) within 1 % + 50 us.
+              lateness the truth's within the bound `ncclscope report` gives
+              that rank's arrivals (its GPU clock fit's: the query converts
+              kernel starts with it), 1 % and 50 us.
 
 DuckDB's Node API missing (npm ci in tests/query not run): skipped (exit 77),
 saying so; .ci/deps.sh installs it. Exit 0 pass, 1 fail. Stdlib only.
@@ -19,6 +20,7 @@ saying so; .ci/deps.sh installs it. Exit 0 pass, 1 fail. Stdlib only.
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 
@@ -72,16 +74,33 @@ def check_stragglers(work):
     print("DuckDB: %s" % ", ".join("rank %s %.1f us" % (r["rank"], r["median_late_us"]) for r in rows[:4]))
     check(int(top["commId"]) == int(late["comm"], 16) and int(top["rank"]) == late["rank"],
           "top row %s; the truth's straggler: comm %s rank %d" % (top, late["comm"], late["rank"]))
+    # its lateness: the query converts the kernel starts with each GPU's published fit, so the truth lies
+    # within that fit's bound (the straggler's GPU starts every kernel late: a bound as wide as the delay;
+    # `report` does better by placing that clock by the collectives' ends, which SQL over one file cannot)
     run([os.environ["NCCLSCOPE"], "report", dump, "-q"])
     with open(os.path.join(dump, "summary.json")) as f:
         summary = json.load(f)
     comm = [c for c in summary["lateness"] if int(c["commId"], 16) == int(late["comm"], 16)]
     check(comm, "report has no lateness for %s" % late["comm"])
-    rep = [r for r in comm[0]["ranks"] if r["rank"] == late["rank"]][0]["medianUs"]
-    print("report: rank %d %.1f us" % (late["rank"], rep))
-    check(abs(top["median_late_us"] - rep) <= 0.01 * abs(rep) + 50,
-          "DuckDB's median lateness %.1f us, report's %.1f us" % (top["median_late_us"], rep))
+    rep = [r for r in comm[0]["ranks"] if r["rank"] == late["rank"]][0]
+    true_late = truth_lateness(truth_path, late["comm"], late["rank"])
+    bound = rep["arrivalBoundUs"]
+    print("truth: rank %d %.1f us; report %.1f us; the arrivals' bound +-%s us"
+          % (late["rank"], true_late, rep["medianUs"], bound))
+    check(bound is not None and abs(top["median_late_us"] - true_late) <= bound + 0.01 * abs(true_late) + 50,
+          "DuckDB's median lateness %.1f us, the truth's %.1f us, bound +-%s us"
+          % (top["median_late_us"], true_late, bound))
 
+
+def truth_lateness(truth_path, comm, rank):
+    """The truth's median over the collectives of (rank's kernel start - the collective's median), us."""
+    by_seq = {}
+    with open(truth_path) as f:
+        for o in map(json.loads, f):
+            if o["kind"] == "coll" and o["comm"] == comm and not o.get("ce") and not o.get("aborted"):
+                by_seq.setdefault((o["func"], o["seq"]), {})[o["rank"]] = o["t_start"]
+    late = [(arr[rank] - statistics.median(arr.values())) / 1e3 for arr in by_seq.values() if rank in arr]
+    return statistics.median(late)
 
 if __name__ == "__main__":
     sys.exit(run_named({"stragglers": check_stragglers}, __doc__, sys.argv))
