@@ -9,11 +9,13 @@
  *     raw + drift * (raw - pivot)
  * (raw: the clock as the kernel gives it, a time namespace's offset
  * included), so it runs faster by `drift` than the machine's and agrees with
- * it at `pivot`. CLOCK_REALTIME stays the machine's: the simulated host's
- * realtime clock is the true one (as good as NTP makes it) while the clock
+ * it at `pivot`. CLOCK_REALTIME stays the machine's (the simulated host's
+ * realtime clock is the true one, as good as NTP makes it, while the clock
  * the trace is kept in drifts against it, which the plugin's CLOCK_REALTIME
- * anchors must show. The simulator reads the machine's clock through
- * simclock_raw, so its model keeps one timeline.
+ * anchors must show), or with `realtime_too` drifts the same way (a host
+ * without NTP: its anchors cannot show the drift, only the collectives'
+ * ends can). The simulator reads the machine's clock through simclock_raw,
+ * so its model keeps one timeline.
  *
  * simclock_set is called once per process, before any thread but the
  * caller's exists (right after fork), so plain globals suffice. */
@@ -26,11 +28,12 @@ typedef int (*clock_fn)(clockid_t, struct timespec*);
 
 /* The simulator finds these with dlsym (hosts.c). */
 int simclock_raw(clockid_t id, struct timespec* ts);
-void simclock_set(double drift_ppm, int64_t pivot_raw_ns);
+void simclock_set(double drift_ppm, int64_t pivot_raw_ns, int realtime_too);
 
 static clock_fn machine_clock; /* libc's, found on first use (idempotent: any thread may store it) */
 static double drift;           /* 0: pass through */
 static int64_t pivot_ns;
+static int realtime_drifts;
 
 __attribute__((visibility("default"))) int simclock_raw(clockid_t id, struct timespec* ts) {
   clock_fn f = __atomic_load_n(&machine_clock, __ATOMIC_RELAXED);
@@ -41,16 +44,22 @@ __attribute__((visibility("default"))) int simclock_raw(clockid_t id, struct tim
   return f(id, ts);
 }
 
-__attribute__((visibility("default"))) void simclock_set(double drift_ppm, int64_t pivot_raw_ns) {
+__attribute__((visibility("default"))) void simclock_set(double drift_ppm, int64_t pivot_raw_ns, int realtime_too) {
   drift = drift_ppm * 1e-6;
   pivot_ns = pivot_raw_ns;
+  realtime_drifts = realtime_too;
 }
 
 __attribute__((visibility("default"))) int clock_gettime(clockid_t id, struct timespec* ts) {
   int rc = simclock_raw(id, ts);
-  if (rc != 0 || drift == 0 || id != CLOCK_MONOTONIC) return rc;
-  int64_t t = (int64_t)ts->tv_sec * 1000000000ll + ts->tv_nsec;
-  t += llround((double)(t - pivot_ns) * drift);
+  if (rc != 0 || drift == 0 || (id != CLOCK_MONOTONIC && (id != CLOCK_REALTIME || !realtime_drifts))) return rc;
+  int64_t t = (int64_t)ts->tv_sec * 1000000000ll + ts->tv_nsec, mono = t;
+  if (id == CLOCK_REALTIME) {
+    struct timespec m;
+    simclock_raw(CLOCK_MONOTONIC, &m);
+    mono = (int64_t)m.tv_sec * 1000000000ll + m.tv_nsec;
+  }
+  t += llround((double)(mono - pivot_ns) * drift);
   ts->tv_sec = (time_t)(t / 1000000000ll);
   ts->tv_nsec = (long)(t % 1000000000ll);
   return 0;

@@ -20,7 +20,8 @@
  * With --host-drift-ppm, node k >= 1's CLOCK_MONOTONIC also runs fast or slow
  * (clock_shim.c, LD_PRELOADed): from the simulator's start it reads
  * m + offset + drift * (m - pivot), m the modelled time; the `host` truth
- * line gives drift_ppm and drift_pivot_ns. */
+ * line gives drift_ppm and drift_pivot_ns. With --host-drift-realtime its
+ * CLOCK_REALTIME drifts the same way (drift_realtime). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -40,7 +41,7 @@
 int64_t simHostOffsetNs;    /* this process's CLOCK_MONOTONIC - the modelled timeline */
 static uint64_t driftPivotNs; /* --host-drift-ppm: the modelled time at which every host's clock agrees with its
                                * machine clock (the simulator's start) */
-static void (*shimSet)(double, int64_t); /* clock_shim.c's simclock_set */
+static void (*shimSet)(double, int64_t, int); /* clock_shim.c's simclock_set */
 static int timeNsFor = -1;  /* the node whose time namespace the next fork enters */
 static char baseName[200];  /* the machine's host name, before any namespace */
 
@@ -81,7 +82,7 @@ int simHostsInit(void) {
   if (simOpt.hostDriftPpm > 0) {
     /* the clock shim, LD_PRELOADed: the simulator reads the machine's clock through it */
     int (*raw)(clockid_t, struct timespec*) = (int (*)(clockid_t, struct timespec*))dlsym(RTLD_DEFAULT, "simclock_raw");
-    shimSet = (void (*)(double, int64_t))dlsym(RTLD_DEFAULT, "simclock_set");
+    shimSet = (void (*)(double, int64_t, int))dlsym(RTLD_DEFAULT, "simclock_set");
     if (!raw || !shimSet) {
       SIM_ERR("--host-drift-ppm: cannot make drifting host clocks: run with LD_PRELOAD=<build>/libncclscope-simclock.so");
       return 2;
@@ -153,7 +154,7 @@ void simHostsEnter(int proc) {
   simHostOffsetNs = offsetOf(node);
   double drift = driftOf(node);
   /* this process's CLOCK_MONOTONIC (and the plugin's) from now: m + off + drift * (m - pivot), m the model time */
-  if (drift != 0) shimSet(drift, (int64_t)driftPivotNs + simHostOffsetNs);
+  if (drift != 0) shimSet(drift, (int64_t)driftPivotNs + simHostOffsetNs, simOpt.hostDriftRealtime);
   char name[256];
   snprintf(name, sizeof name, "%.200s-n%d", baseName, node);
   if (unshare(CLONE_NEWUTS) != 0 || sethostname(name, strlen(name)) != 0)
@@ -161,7 +162,8 @@ void simHostsEnter(int proc) {
   char now[256] = "";
   gethostname(now, sizeof now - 1);
   simTruthf("\"kind\":\"host\",\"proc\":%d,\"node\":%d,\"hostname\":\"%s\",\"mono_offset_ns\":%lld,"
-            "\"drift_ppm\":%.6f,\"drift_pivot_ns\":%llu,\"clock\":\"%s%s\"",
+            "\"drift_ppm\":%.6f,\"drift_pivot_ns\":%llu,\"drift_realtime\":%s,\"clock\":\"%s%s\"",
             proc, node, now, (long long)simHostOffsetNs, drift, (unsigned long long)driftPivotNs,
-            simHostOffsetNs ? "time namespace" : "real", drift != 0 ? ", drifting (clock shim)" : "");
+            drift != 0 && simOpt.hostDriftRealtime ? "true" : "false", simHostOffsetNs ? "time namespace" : "real",
+            drift != 0 ? ", drifting (clock shim)" : "");
 }

@@ -81,6 +81,7 @@ static void usage(FILE* f) {
           "  --host-offset-s S     and on nodes >= 1 a time namespace: CLOCK_MONOTONIC off by S/2..S seconds\n"
           "  --host-drift-ppm P    and on nodes >= 1 CLOCK_MONOTONIC running fast or slow by P/2..P ppm\n"
           "                        (CLOCK_REALTIME stays true); needs LD_PRELOAD=libncclscope-simclock.so\n"
+          "  --host-drift-realtime and their CLOCK_REALTIME drifting with it (a host without NTP)\n"
           "  --net-lat-us US       per-link latency [5]\n"
           "  --net-gbps G          per-link bandwidth in Gbit/s [100]\n"
           "  --channels C          max channels per collective (<= 64) [4]\n"
@@ -200,7 +201,7 @@ int main(int argc, char** argv) {
       {"bench-cadence", no_argument, 0, 1014},     {"bench-gaps", required_argument, 0, 1015},
       {"bench-baseline", required_argument, 0, 1016},
       {"host-ns", no_argument, 0, 1017},          {"host-offset-s", required_argument, 0, 1018},
-      {"host-drift-ppm", required_argument, 0, 1019},
+      {"host-drift-ppm", required_argument, 0, 1019},     {"host-drift-realtime", no_argument, 0, 1020},
       {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
   int o;
   const char* quirkSpec = NULL;
@@ -267,6 +268,7 @@ int main(int argc, char** argv) {
     case 1017: simOpt.hostNs = true; break;
     case 1018: simOpt.hostOffsetS = realArg("host-offset-s", optarg, 0, 1e6), simOpt.hostNs = true; break;
     case 1019: simOpt.hostDriftPpm = realArg("host-drift-ppm", optarg, 0, 10000), simOpt.hostNs = true; break;
+    case 1020: simOpt.hostDriftRealtime = true; break;
     case 'v': simOpt.verbose++; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;

@@ -72,6 +72,7 @@ typedef struct {
   bool hostNs;            /* --host-ns: each node's processes in a UTS namespace of their own (hosts.c) */
   double hostOffsetS;     /* --host-offset-s: nodes >= 1 in a time namespace, CLOCK_MONOTONIC off by up to this */
   double hostDriftPpm;    /* --host-drift-ppm: nodes >= 1's CLOCK_MONOTONIC runs fast or slow by up to this */
+  bool hostDriftRealtime; /* --host-drift-realtime: and their CLOCK_REALTIME with it (no NTP) */
 } simOptions;
 extern simOptions simOpt;
 

@@ -1,17 +1,21 @@
 /* ncclscope CLI: one timeline for the hosts of a dump directory (see
  * report_clocks.h).
  *
- * A host's map is common(ts) = ts + off + drift * (ts - ref) + corr:
+ * A host's map is u = ts + off + drift * (ts - ref), then
+ * common(ts) = u + corr + corr_rate * (u - tref):
  * off/drift from its anchors (least squares of realtime - ts over ts when the
  * anchors span at least NS_HC_DRIFT_SPAN_NS and the line passes within
  * NS_HC_ANCHOR_TOL_NS of every one, else their median: on Linux
  * CLOCK_REALTIME - CLOCK_MONOTONIC changes only when the realtime clock is
- * stepped, so anchors off a line mean a step, not a drift), corr from
- * the collectives. The refinement iterates: per collective, each host's
- * median end minus the median of those host medians is one sample of the
- * host's error; the host's correction moves by minus the median of its
- * samples; the reference host's correction is then subtracted from all, so
- * it stays on its anchors. Three rounds are plenty (each round only changes
+ * stepped, so anchors off a line mean a step, not a drift), corr and
+ * corr_rate from the collectives. The refinement iterates: per collective,
+ * each host's median end minus the median of those host medians is one
+ * sample of the host's error at that time; the host's correction moves by
+ * minus the line through its samples (fit_line: a drift only where the
+ * collectives span 1 s and show it beyond 3 standard errors: a host whose
+ * realtime clock drifts with its monotonic one, no NTP, shows it nowhere
+ * else); the reference host's correction is then subtracted from all, so it
+ * stays on its anchors. Three rounds are plenty (each round only changes
  * which median is the middle one). A host's correction is taken only over
  * NS_HC_MIN_COLLS collectives and when it exceeds NS_HC_SIGNIFICANT times
  * its uncertainty (1.25 x 1.48 x MAD / sqrt(n) of its samples), and only
@@ -43,10 +47,15 @@ typedef struct {
   double drift;      /* d(realtime - ts)/dts */
   int64_t span_ns;
   double spread_ns;  /* the anchors' largest distance from the map (a CLOCK_REALTIME step when large) */
-  double corr;       /* ns from the collectives */
+  double corr;       /* ns from the collectives ... */
+  double corr_rate;  /* ... + this x (common time - the collectives' reference time): a drift they show */
   /* the refinement */
-  double* samples;
+  double* samples;  /* per collective: this host's median end - the median over hosts */
+  double* stimes;   /* ... and when (common ns - the reference time) */
   size_t nsamples, capsamples;
+  double fit_a, fit_b; /* the line through them, last round */
+  int rate_taken;      /* the collectives showed a drift (fit_b significant) */
+  double found_rate;
   double residual_ns, uncert_ns;
   size_t used;
   int applied; /* corr was significant: taken */
@@ -58,6 +67,8 @@ struct ns_hosts {
   size_t n, cap;
   int refhost;
   int refined;
+  int64_t tref; /* common ns: the first collective the refinement saw (corr_rate's origin) */
+  int has_tref;
 };
 
 ns_hosts* ns_hosts_new(void) { return calloc(1, sizeof(ns_hosts)); }
@@ -68,6 +79,7 @@ void ns_hosts_free(ns_hosts* h) {
     free(h->v[i].ts);
     free(h->v[i].off);
     free(h->v[i].samples);
+    free(h->v[i].stimes);
   }
   free(h->v);
   free(h);
@@ -177,6 +189,7 @@ void ns_hosts_fit(ns_hosts* h) {
     fit_host(&h->v[i]);
     anchor_spread(&h->v[i]);
     h->v[i].corr = 0;
+    h->v[i].corr_rate = 0;
     if (best < 0 || h->v[i].nfiles > h->v[best].nfiles) best = (int)i;
   }
   h->refhost = best < 0 ? 0 : best;
@@ -185,7 +198,8 @@ void ns_hosts_fit(ns_hosts* h) {
 int64_t ns_hosts_common(const ns_hosts* h, int host, int64_t ts) {
   if (host < 0 || (size_t)host >= h->n) return ts;
   const hc_host* o = &h->v[host];
-  return ts + o->base + (int64_t)llround(o->drift * (double)(ts - o->ref) + o->corr);
+  int64_t u = ts + o->base + (int64_t)llround(o->drift * (double)(ts - o->ref));
+  return u + (int64_t)llround(o->corr + o->corr_rate * (double)(u - h->tref));
 }
 
 /* ---- refinement ---- */
@@ -198,14 +212,18 @@ typedef struct {
   int* count;
 } refine_ctx;
 
-static void add_sample(hc_host* o, double v) {
+static void add_sample(hc_host* o, double v, double t) {
   if (o->nsamples == o->capsamples) {
     size_t nc = o->capsamples ? o->capsamples * 2 : 256;
     double* ns = realloc(o->samples, nc * sizeof *ns);
     if (!ns) return;
     o->samples = ns;
+    double* nt = realloc(o->stimes, nc * sizeof *nt);
+    if (!nt) return;
+    o->stimes = nt;
     o->capsamples = nc;
   }
+  o->stimes[o->nsamples] = t;
   o->samples[o->nsamples++] = v;
 }
 
@@ -227,6 +245,7 @@ static int visit(void* user, const ns_hc_member* m, size_t n) {
     c->bufcap = n;
   }
   int64_t base = ns_hosts_common(h, m[0].host, m[0].end);
+  if (!h->has_tref) h->tref = base, h->has_tref = 1;
   size_t nh = 0;
   for (size_t hi = 0; hi < h->n; hi++) {
     size_t k = 0;
@@ -240,9 +259,61 @@ static int visit(void* user, const ns_hc_member* m, size_t n) {
   for (size_t hi = 0; hi < h->n; hi++)
     if (c->count[hi]) c->buf[k++] = c->med[hi];
   double mid = median_of(c->buf, k);
+  double when = (double)(base - h->tref) + mid;
   for (size_t hi = 0; hi < h->n; hi++)
-    if (c->count[hi]) add_sample(&h->v[hi], c->med[hi] - mid);
+    if (c->count[hi]) add_sample(&h->v[hi], c->med[hi] - mid, when);
   return 1;
+}
+
+/* The host's error as a line over time, a + b x (x: stimes), robustly: the
+ * samples sorted by time in up to NS_HC_BINS bins of equal count, a least
+ * squares line through the bins' medians; its slope is kept only over
+ * NS_HC_DRIFT_SPAN_NS, 4+ bins, and when it exceeds NS_HC_SIGNIFICANT times
+ * its standard error; a is then the median of (y - b x). Scratch: 2n. */
+#define NS_HC_BINS 16
+#define NS_HC_BIN_MIN 8 /* samples per bin */
+typedef struct {
+  double x, y;
+} hc_pt;
+
+static int by_x(const void* a, const void* b) {
+  double p = ((const hc_pt*)a)->x, q = ((const hc_pt*)b)->x;
+  return p < q ? -1 : p > q;
+}
+
+static void fit_line(hc_host* o, hc_pt* pt, double* tmp) {
+  size_t n = o->nsamples;
+  for (size_t k = 0; k < n; k++) pt[k] = (hc_pt){o->stimes[k], o->samples[k]};
+  qsort(pt, n, sizeof *pt, by_x);
+  size_t nb = n / NS_HC_BIN_MIN;
+  if (nb > NS_HC_BINS) nb = NS_HC_BINS;
+  double b = 0;
+  o->rate_taken = 0;
+  if (nb >= 4 && pt[n - 1].x - pt[0].x >= (double)NS_HC_DRIFT_SPAN_NS) {
+    double bx[NS_HC_BINS], by[NS_HC_BINS], sx = 0, sy = 0;
+    for (size_t i = 0; i < nb; i++) {
+      size_t lo = i * n / nb, hi = (i + 1) * n / nb;
+      for (size_t k = lo; k < hi; k++) tmp[k - lo] = pt[k].x;
+      bx[i] = median_of(tmp, hi - lo);
+      for (size_t k = lo; k < hi; k++) tmp[k - lo] = pt[k].y;
+      by[i] = median_of(tmp, hi - lo);
+      sx += bx[i], sy += by[i];
+    }
+    double mx = sx / (double)nb, my = sy / (double)nb, sxx = 0, sxy = 0;
+    for (size_t i = 0; i < nb; i++) sxx += (bx[i] - mx) * (bx[i] - mx), sxy += (bx[i] - mx) * (by[i] - my);
+    if (sxx > 0) {
+      double slope = sxy / sxx, rss = 0;
+      for (size_t i = 0; i < nb; i++) {
+        double r = by[i] - my - slope * (bx[i] - mx);
+        rss += r * r;
+      }
+      double se = sqrt(rss / (double)(nb - 2) / sxx);
+      if (fabs(slope) > NS_HC_SIGNIFICANT * se) b = slope, o->rate_taken = 1;
+    }
+  }
+  for (size_t k = 0; k < n; k++) tmp[k] = pt[k].y - b * pt[k].x;
+  o->fit_a = median_of(tmp, n);
+  o->fit_b = b;
 }
 
 void ns_hosts_refine(ns_hosts* h, ns_hc_walk walk, void* src) {
@@ -252,38 +323,53 @@ void ns_hosts_refine(ns_hosts* h, ns_hc_walk walk, void* src) {
   c.count = calloc(h->n, sizeof *c.count);
   c.bufcap = h->n > 256 ? h->n : 256;
   c.buf = malloc(c.bufcap * sizeof *c.buf);
+  hc_pt* pt = NULL;
+  double* tmp = NULL;
   if (!c.med || !c.count || !c.buf) goto out;
   for (int round = 0; round < NS_HC_ROUNDS; round++) {
     for (size_t i = 0; i < h->n; i++) h->v[i].nsamples = 0;
     size_t used = walk(src, visit, &c);
     if (!used) break;
+    size_t most = 0;
+    for (size_t i = 0; i < h->n; i++)
+      if (h->v[i].nsamples > most) most = h->v[i].nsamples;
+    free(pt);
+    free(tmp);
+    pt = malloc(most * sizeof *pt);
+    tmp = malloc(most * sizeof *tmp);
+    if (!pt || !tmp) break;
     for (size_t i = 0; i < h->n; i++) {
       hc_host* o = &h->v[i];
       o->used = o->nsamples;
       if (!o->nsamples) continue;
-      o->corr -= median_of(o->samples, o->nsamples);
+      fit_line(o, pt, tmp);
+      o->corr -= o->fit_a;
+      o->corr_rate -= o->fit_b;
     }
-    double ref = h->v[h->refhost].corr;
-    for (size_t i = 0; i < h->n; i++) h->v[i].corr -= ref;
+    double ref = h->v[h->refhost].corr, ref_rate = h->v[h->refhost].corr_rate;
+    for (size_t i = 0; i < h->n; i++) h->v[i].corr -= ref, h->v[i].corr_rate -= ref_rate;
     h->refined = 1;
   }
-  /* what is left: the samples of the last round, moved by its correction */
-  for (size_t i = 0; i < h->n; i++) {
+  /* what is left: the samples of the last round about its line */
+  for (size_t i = 0; i < h->n && tmp; i++) {
     hc_host* o = &h->v[i];
     if (!o->nsamples) continue;
-    double m = median_of(o->samples, o->nsamples);
-    for (size_t k = 0; k < o->nsamples; k++) o->samples[k] = fabs(o->samples[k] - m);
-    double mad = median_of(o->samples, o->nsamples);
+    for (size_t k = 0; k < o->nsamples; k++)
+      tmp[k] = fabs(o->samples[k] - o->fit_a - o->fit_b * o->stimes[k]);
+    double mad = median_of(tmp, o->nsamples);
     o->residual_ns = mad;
     o->uncert_ns = 1.2533 * 1.4826 * mad / sqrt((double)o->nsamples);
     /* a correction inside its own noise is not taken: the anchors stay (hosts whose CLOCK_REALTIME agrees
      * to a microsecond would otherwise inherit the noise of the collectives' ends) */
     o->applied = o->nsamples >= NS_HC_MIN_COLLS && mad <= NS_HC_TIGHT_NS &&
-                 fabs(o->corr) > NS_HC_SIGNIFICANT * o->uncert_ns;
+                 (fabs(o->corr) > NS_HC_SIGNIFICANT * o->uncert_ns || o->rate_taken);
     o->found = o->corr;
-    if (!o->applied) o->corr = 0;
+    o->found_rate = o->corr_rate;
+    if (!o->applied) o->corr = 0, o->corr_rate = 0;
   }
 out:
+  free(pt);
+  free(tmp);
   free(c.med);
   free(c.count);
   free(c.buf);
@@ -344,6 +430,8 @@ void ns_hosts_json(const ns_hosts* h, ns_json* j) {
     nsj_kf64(j, "anchorSpanSec", (double)o->span_ns / 1e9);
     nsj_kf64(j, "anchorSpreadNs", o->spread_ns);
     nsj_kf64(j, "refinedNs", o->found);
+    /* how much faster the collectives say this clock runs than its anchors do (the map takes it out) */
+    nsj_kf64(j, "refinedRatePpm", -o->found_rate * 1e6);
     nsj_kbool(j, "refinementTaken", o->applied);
     nsj_kf64(j, "residualNs", o->residual_ns);
     nsj_kf64(j, "uncertaintyNs", o->uncert_ns);

@@ -25,6 +25,10 @@ its watchdog; `ncclscope report` then reads the dump directory.
               shim of env SIMCLOCK LD_PRELOADed; CLOCK_REALTIME stays true):
               the report's offset of node 1's clock, at the middle and both
               ends of its anchors, within 10 us of the truth's.
+  drift_realtime  the same with node 1's CLOCK_REALTIME drifting too (a host
+              without NTP: --host-drift-realtime): its anchors cannot show the
+              drift, the collectives' ends must (the ranks of a collective
+              end together).
   default     the `default` scenario on the same two hosts: no straggler named
               (but one the truth shows late: a process the loaded machine starved),
               no hang, and the host offset within 10 us of the truth's.
@@ -240,11 +244,12 @@ def check_default(work, seeds):
     check_skew(truth, summary)
 
 
-def one_drift(work, seed):
+def one_drift(work, seed, realtime):
     if not os.environ.get("SIMCLOCK"):
         raise Skip("SIMCLOCK (the clock shim) is not set")
     truth, summary, _ = simulate(work, ["--scenario", "default", "--seed", str(seed), "--iters", "12",
-                                        "--host-drift-ppm", str(DRIFT_PPM)],
+                                        "--host-drift-ppm", str(DRIFT_PPM)]
+                                 + (["--host-drift-realtime"] if realtime else []),
                                  {"LD_PRELOAD": os.environ["SIMCLOCK"], "NCCLSCOPE_FLUSH_MS": "200",
                                   # an ASan build: the shim comes before ASan's runtime in the library list
                                   "ASAN_OPTIONS": ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"),
@@ -262,20 +267,27 @@ def one_drift(work, seed):
         for local in (at - half, at, at + half):
             said = rep["clockOffsetNs"] + rep["clockRatePpm"] * 1e-6 * (local - at)
             errs.append((said - true_offset_at(t, ref, local)) / 1e3)
-        print("seed %d: %s drifts %.3f ppm (report: rate %.3f ppm, %d anchors over %.2f s); offset error at the "
-              "anchors' start, middle, end: %s us" % (seed, rep["host"], t["drift_ppm"], rep["clockRatePpm"],
-                                                     rep["anchors"], rep["anchorSpanSec"],
-                                                     ", ".join("%+.3f" % e for e in errs)))
+        print("seed %d: %s drifts %.3f ppm%s (report: rate %.3f ppm, of which %+.3f from the collectives, "
+              "%d anchors over %.2f s); offset error at the anchors' start, middle, end: %s us"
+              % (seed, rep["host"], t["drift_ppm"], ", its realtime clock too" if realtime else "",
+                 rep["clockRatePpm"], rep["refinedRatePpm"] if rep["refinementTaken"] else 0, rep["anchors"],
+                 rep["anchorSpanSec"], ", ".join("%+.3f" % e for e in errs)))
         check(max(abs(e) for e in errs) <= SKEW_TOL_US,
               "seed %d: %s: offset off the truth by %s us (tolerance %.0f)" % (seed, rep["host"], errs, SKEW_TOL_US))
 
 
 def check_drift(work, seeds):
     for seed in seeds:
-        one_drift(os.path.join(work, "seed-%d" % seed), seed)
+        one_drift(os.path.join(work, "seed-%d" % seed), seed, False)
 
 
-CHECKS = {"hang": check_hang, "straggler": check_straggler, "default": check_default, "drift": check_drift}
+def check_drift_realtime(work, seeds):
+    for seed in seeds:
+        one_drift(os.path.join(work, "seed-%d" % seed), seed, True)
+
+
+CHECKS = {"hang": check_hang, "straggler": check_straggler, "default": check_default, "drift": check_drift,
+          "drift_realtime": check_drift_realtime}
 
 
 def parse_seeds(s):
