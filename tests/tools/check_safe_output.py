@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 
 CLI, DUMP, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 FAILS = []
@@ -88,15 +89,31 @@ def t_out_fifo_reader():
     fifo = os.path.join(d, "pipe")
     os.mkfifo(fifo)
     got = []
+    # The read end is open before the export starts (a reader thread still on its way to open() would make the
+    # export see no reader, under load): opened without blocking, then read blocking; a read of 0 bytes means
+    # no writer yet, or the export is over.
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    os.set_blocking(fd, True)
+    over = threading.Event()
 
     def reader():
-        with open(fifo, "rb") as f:
-            got.append(f.read())
+        chunks = []
+        while True:
+            b = os.read(fd, 1 << 16)
+            if b:
+                chunks.append(b)
+            elif over.is_set():
+                break
+            else:
+                time.sleep(0.01)
+        got.append(b"".join(chunks))
 
-    t = threading.Thread(target=reader)
+    t = threading.Thread(target=reader, daemon=True)
     t.start()
     p = run(["export", DUMP, "-o", fifo], timeout=30)
+    over.set()
     t.join(30)
+    os.close(fd)
     check(p is not None and p.returncode == 0, "export into a FIFO succeeds", p and (p.returncode, p.stderr[-200:]), 0)
     check(got and len(got[0]) > 100, "the reader got the export", got and len(got[0]), "> 100 bytes")
     check(stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO is still a FIFO", oct(os.lstat(fifo).st_mode), "FIFO")
