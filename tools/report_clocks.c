@@ -25,6 +25,8 @@
  * says so. */
 #include "report_clocks.h"
 
+#include "util/array.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +39,18 @@
 #define NS_HC_TIGHT_NS 50000.0  /* ... and the ends agree this well (MAD): a ring's ranks finish within us */
 
 typedef struct {
+  int64_t ts;  /* an anchor's monotonic ns */
+  int64_t off; /* realtime - ts there */
+} hc_anchor;
+
+typedef struct {
+  double x, y; /* when (common ns - the reference time), the host's error then (ns) */
+} hc_pt;
+
+typedef struct {
   char name[256];
   int nfiles;
-  int64_t* ts;  /* anchors */
-  int64_t* off; /* realtime - ts at each */
+  hc_anchor* a; /* anchors */
   size_t n, cap;
   /* the fit */
   int64_t ref, base; /* ts of reference, realtime - ts there */
@@ -50,8 +60,7 @@ typedef struct {
   double corr;       /* ns from the collectives ... */
   double corr_rate;  /* ... + this x (common time - the collectives' reference time): a drift they show */
   /* the refinement */
-  double* samples;  /* per collective: this host's median end - the median over hosts */
-  double* stimes;   /* ... and when (common ns - the reference time) */
+  hc_pt* samples;   /* per collective: this host's median end - the median over hosts (y), when (x) */
   size_t nsamples, capsamples;
   double fit_a, fit_b; /* the line through them, last round */
   int rate_taken;      /* the collectives showed a drift (fit_b significant) */
@@ -76,10 +85,8 @@ ns_hosts* ns_hosts_new(void) { return calloc(1, sizeof(ns_hosts)); }
 void ns_hosts_free(ns_hosts* h) {
   if (!h) return;
   for (size_t i = 0; i < h->n; i++) {
-    free(h->v[i].ts);
-    free(h->v[i].off);
+    free(h->v[i].a);
     free(h->v[i].samples);
-    free(h->v[i].stimes);
   }
   free(h->v);
   free(h);
@@ -91,13 +98,9 @@ int ns_hosts_index(ns_hosts* h, const char* name) {
       h->v[i].nfiles++;
       return (int)i;
     }
-  if (h->n == h->cap) {
-    size_t nc = h->cap ? h->cap * 2 : 8;
-    hc_host* nv = realloc(h->v, nc * sizeof *nv);
-    if (!nv) return -1;
-    h->v = nv;
-    h->cap = nc;
-  }
+  hc_host* grown = ns_array_room(h->v, &h->cap, h->n, sizeof *grown, 8);
+  if (!grown) return -1;
+  h->v = grown;
   hc_host* o = &h->v[h->n];
   memset(o, 0, sizeof *o);
   snprintf(o->name, sizeof o->name, "%s", name);
@@ -108,19 +111,10 @@ int ns_hosts_index(ns_hosts* h, const char* name) {
 void ns_hosts_anchor(ns_hosts* h, int host, uint64_t ts, int64_t real) {
   if (host < 0 || (size_t)host >= h->n || !ts) return;
   hc_host* o = &h->v[host];
-  if (o->n == o->cap) {
-    size_t nc = o->cap ? o->cap * 2 : 16;
-    int64_t* a = realloc(o->ts, nc * sizeof *a);
-    if (!a) return;
-    o->ts = a;
-    int64_t* b = realloc(o->off, nc * sizeof *b);
-    if (!b) return;
-    o->off = b;
-    o->cap = nc;
-  }
-  o->ts[o->n] = (int64_t)ts;
-  o->off[o->n] = real - (int64_t)ts;
-  o->n++;
+  hc_anchor* grown = ns_array_room(o->a, &o->cap, o->n, sizeof *grown, 16);
+  if (!grown) return;
+  o->a = grown;
+  o->a[o->n++] = (hc_anchor){.ts = (int64_t)ts, .off = real - (int64_t)ts};
 }
 
 static int by_i64(const void* a, const void* b) {
@@ -136,19 +130,19 @@ static int by_double(const void* a, const void* b) {
 static void fit_host(hc_host* o) {
   o->drift = 0;
   if (!o->n) return;
-  int64_t lo = o->ts[0], hi = o->ts[0];
+  int64_t lo = o->a[0].ts, hi = o->a[0].ts;
   for (size_t i = 1; i < o->n; i++) {
-    if (o->ts[i] < lo) lo = o->ts[i];
-    if (o->ts[i] > hi) hi = o->ts[i];
+    if (o->a[i].ts < lo) lo = o->a[i].ts;
+    if (o->a[i].ts > hi) hi = o->a[i].ts;
   }
   o->span_ns = hi - lo;
   o->ref = lo + (hi - lo) / 2;
   int64_t* tmp = malloc(o->n * sizeof *tmp);
   if (!tmp) {
-    o->base = o->off[0];
+    o->base = o->a[0].off;
     return;
   }
-  memcpy(tmp, o->off, o->n * sizeof *tmp);
+  for (size_t i = 0; i < o->n; i++) tmp[i] = o->a[i].off;
   qsort(tmp, o->n, sizeof *tmp, by_i64);
   o->base = tmp[o->n / 2];
   free(tmp);
@@ -156,14 +150,14 @@ static void fit_host(hc_host* o) {
   /* least squares of (off - base) over (ts - ref): small numbers, exact enough in doubles */
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (size_t i = 0; i < o->n; i++) {
-    double xv = (double)(o->ts[i] - o->ref), yv = (double)(o->off[i] - o->base);
+    double xv = (double)(o->a[i].ts - o->ref), yv = (double)(o->a[i].off - o->base);
     sx += xv, sy += yv, sxx += xv * xv, sxy += xv * yv;
   }
   double n = (double)o->n, den = n * sxx - sx * sx;
   if (den > 0) {
     double drift = (n * sxy - sx * sy) / den, shift = (sy - drift * sx) / n, worst = 0;
     for (size_t i = 0; i < o->n; i++) {
-      double r = (double)(o->off[i] - o->base) - shift - drift * (double)(o->ts[i] - o->ref);
+      double r = (double)(o->a[i].off - o->base) - shift - drift * (double)(o->a[i].ts - o->ref);
       if (fabs(r) > worst) worst = fabs(r);
     }
     /* a line that does not explain the anchors (CLOCK_REALTIME stepped during the run): the median stays */
@@ -178,7 +172,7 @@ static void fit_host(hc_host* o) {
 static void anchor_spread(hc_host* o) {
   o->spread_ns = 0;
   for (size_t i = 0; i < o->n; i++) {
-    double r = fabs((double)(o->off[i] - o->base) - o->drift * (double)(o->ts[i] - o->ref));
+    double r = fabs((double)(o->a[i].off - o->base) - o->drift * (double)(o->a[i].ts - o->ref));
     if (r > o->spread_ns) o->spread_ns = r;
   }
 }
@@ -213,18 +207,10 @@ typedef struct {
 } refine_ctx;
 
 static void add_sample(hc_host* o, double v, double t) {
-  if (o->nsamples == o->capsamples) {
-    size_t nc = o->capsamples ? o->capsamples * 2 : 256;
-    double* ns = realloc(o->samples, nc * sizeof *ns);
-    if (!ns) return;
-    o->samples = ns;
-    double* nt = realloc(o->stimes, nc * sizeof *nt);
-    if (!nt) return;
-    o->stimes = nt;
-    o->capsamples = nc;
-  }
-  o->stimes[o->nsamples] = t;
-  o->samples[o->nsamples++] = v;
+  hc_pt* grown = ns_array_room(o->samples, &o->capsamples, o->nsamples, sizeof *grown, 256);
+  if (!grown) return;
+  o->samples = grown;
+  o->samples[o->nsamples++] = (hc_pt){.x = t, .y = v};
 }
 
 static double median_of(double* v, size_t n) {
@@ -272,10 +258,6 @@ static int visit(void* user, const ns_hc_member* m, size_t n) {
  * its standard error; a is then the median of (y - b x). Scratch: 2n. */
 #define NS_HC_BINS 16
 #define NS_HC_BIN_MIN 8 /* samples per bin */
-typedef struct {
-  double x, y;
-} hc_pt;
-
 static int by_x(const void* a, const void* b) {
   double p = ((const hc_pt*)a)->x, q = ((const hc_pt*)b)->x;
   return p < q ? -1 : p > q;
@@ -283,7 +265,7 @@ static int by_x(const void* a, const void* b) {
 
 static void fit_line(hc_host* o, hc_pt* pt, double* tmp) {
   size_t n = o->nsamples;
-  for (size_t k = 0; k < n; k++) pt[k] = (hc_pt){o->stimes[k], o->samples[k]};
+  memcpy(pt, o->samples, n * sizeof *pt);
   qsort(pt, n, sizeof *pt, by_x);
   size_t nb = n / NS_HC_BIN_MIN;
   if (nb > NS_HC_BINS) nb = NS_HC_BINS;
@@ -355,7 +337,7 @@ void ns_hosts_refine(ns_hosts* h, ns_hc_walk walk, void* src) {
     hc_host* o = &h->v[i];
     if (!o->nsamples) continue;
     for (size_t k = 0; k < o->nsamples; k++)
-      tmp[k] = fabs(o->samples[k] - o->fit_a - o->fit_b * o->stimes[k]);
+      tmp[k] = fabs(o->samples[k].y - o->fit_a - o->fit_b * o->samples[k].x);
     double mad = median_of(tmp, o->nsamples);
     o->residual_ns = mad;
     o->uncert_ns = 1.2533 * 1.4826 * mad / sqrt((double)o->nsamples);

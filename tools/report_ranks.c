@@ -60,8 +60,13 @@ typedef struct {
 } xr_file;
 
 typedef struct {
+  double late; /* ns */
+  float bound; /* how far its arrival may be off: its GPU clock bound; 0 host time; INFINITY unbounded */
+} xr_late;
+
+typedef struct {
   uint64_t n, last_count, gap_sum_ns;
-  double* late; /* lateness of each collective, ns (n of them once finished) */
+  xr_late* late; /* each collective's (n of them once finished) */
   size_t cap;
   double median_ns, p99_ns;
   int outlier;
@@ -73,8 +78,7 @@ typedef struct {
   int64_t last_end;
   int has_last;
   char waits_for[640]; /* its flight record's episode on the hang, if any */
-  double* bound; /* per collective with lateness: how far its arrival may be off (its GPU clock bound; 0 host time) */
-  double bound_median_ns; /* their median (INFINITY: unbounded) */
+  double bound_median_ns; /* the median of its arrivals' bounds (INFINITY: unbounded) */
   /* its GPU clock placed by the collectives' ends (refine_gpu_clocks) */
   double gpu_found_ns;  /* the correction the ends gave */
   double gpu_uncert_ns; /* its uncertainty */
@@ -154,10 +158,7 @@ ns_xr* ns_xr_new(void) {
 void ns_xr_free(ns_xr* x) {
   if (!x) return;
   for (size_t i = 0; i < x->ncomms; i++) {
-    for (uint32_t r = 0; r < x->comms[i].nranks; r++) {
-      free(x->comms[i].ranks[r].late);
-      free(x->comms[i].ranks[r].bound);
-    }
+    for (uint32_t r = 0; r < x->comms[i].nranks; r++) free(x->comms[i].ranks[r].late);
     free(x->comms[i].ranks);
     free(x->comms[i].state);
     free(x->comms[i].posted);
@@ -354,18 +355,8 @@ static int64_t common(const ns_xr* x, const xr_op* o, int64_t ts) {
 }
 
 static void push_late(xr_rank* r, double v, double bound) {
-  if (r->n == r->cap) {
-    size_t nc = r->cap ? r->cap * 2 : 64;
-    double* nl = realloc(r->late, nc * sizeof *nl);
-    if (!nl) return;
-    r->late = nl;
-    double* nb = realloc(r->bound, nc * sizeof *nb);
-    if (!nb) return;
-    r->bound = nb;
-    r->cap = nc;
-  }
-  r->bound[r->n] = bound;
-  r->late[r->n++] = v;
+  if (grow((void**)&r->late, &r->cap, r->n, sizeof *r->late)) return;
+  r->late[r->n++] = (xr_late){.late = v, .bound = (float)bound};
 }
 
 /* Whether rank r of c posted anything of func after seq (the ops of c are o[from, to)). */
@@ -487,20 +478,28 @@ static void one_collective(ns_xr* x, xr_comm* c, size_t a, size_t b, size_t cfro
 }
 
 /* Per rank: median and p99 lateness; the outliers. */
+static double sorted_median(const double* v, size_t n) { return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2; }
+
 static void stats_of(xr_comm* c) {
   double* m = calloc(c->nranks ? c->nranks : 1, sizeof *m);
-  size_t nm = 0;
-  for (uint32_t r = 0; r < c->nranks; r++) {
+  size_t nm = 0, most = 0;
+  for (uint32_t r = 0; r < c->nranks; r++)
+    if (c->ranks[r].n > most) most = c->ranks[r].n;
+  double* v = malloc((most ? most : 1) * sizeof *v);
+  for (uint32_t r = 0; r < c->nranks && v; r++) {
     xr_rank* rk = &c->ranks[r];
     if (!rk->n) continue;
-    qsort(rk->bound, rk->n, sizeof *rk->bound, by_double); /* INFINITY sorts last */
-    rk->bound_median_ns = rk->n % 2 ? rk->bound[rk->n / 2] : (rk->bound[rk->n / 2 - 1] + rk->bound[rk->n / 2]) / 2;
-    qsort(rk->late, rk->n, sizeof *rk->late, by_double);
-    rk->median_ns = rk->n % 2 ? rk->late[rk->n / 2] : (rk->late[rk->n / 2 - 1] + rk->late[rk->n / 2]) / 2;
+    for (size_t i = 0; i < rk->n; i++) v[i] = rk->late[i].bound;
+    qsort(v, rk->n, sizeof *v, by_double); /* INFINITY sorts last */
+    rk->bound_median_ns = sorted_median(v, rk->n);
+    for (size_t i = 0; i < rk->n; i++) v[i] = rk->late[i].late;
+    qsort(v, rk->n, sizeof *v, by_double);
+    rk->median_ns = sorted_median(v, rk->n);
     size_t k = (size_t)(0.99 * (double)rk->n);
-    rk->p99_ns = rk->late[k < rk->n ? k : rk->n - 1];
+    rk->p99_ns = v[k < rk->n ? k : rk->n - 1];
     if (m) m[nm++] = rk->median_ns;
   }
+  free(v);
   if (!m || nm < 3) {
     free(m);
     return;
@@ -550,8 +549,6 @@ static int by_dev(const void* a, const void* b) {
   if (p->rank != q->rank) return p->rank < q->rank ? -1 : 1;
   return p->v < q->v ? -1 : p->v > q->v;
 }
-
-static double sorted_median(const double* v, size_t n) { return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2; }
 
 /* One communicator's ops [a, cto): per rank with GPU ends, its offset from the collectives' median ends.
  * Scratch: dev and idx for cto - a entries, val for 2 x (cto - a). */
