@@ -51,8 +51,10 @@ if [ "${1:-}" = --ci ] && [ ! -f tests/sinks/node_modules/@opentelemetry/otlp-tr
   echo "deps: npm ci in tests/sinks"
   (cd "$(dirname "$0")/../tests/sinks" && npm ci --no-audit --no-fund --loglevel=error)
 fi
-# DuckDB's official Node API, for the docs' queries (tests/query, pinned by its package-lock.json).
+# DuckDB's official Node API, for the docs' queries (tests/query: the exact version in package.json, the tree in
+# package-lock.json). `npm install`, not `npm ci`: npm 11 writes only this platform's optional binary package into
+# the lock file, and `npm ci` then refuses it as out of sync; install still follows the lock file.
 if [ "${1:-}" = --ci ] && [ ! -d tests/query/node_modules/@duckdb/node-api ]; then
-  echo "deps: npm ci in tests/query"
-  (cd "$(dirname "$0")/../tests/query" && npm ci --no-audit --no-fund --loglevel=error)
+  echo "deps: npm install in tests/query"
+  (cd "$(dirname "$0")/../tests/query" && npm install --no-audit --no-fund --loglevel=error)
 fi
