@@ -51,6 +51,8 @@ const char* simTypeName(int t) {
 
 static void ctxNote(void* ctx, uint64_t commId, const char* name);
 
+_Thread_local int simInitMaskAfter; /* the mask as this thread's last init left it (sim.h) */
+
 static ncclResult_t initByVersion(const simPlugin* p, void** ctx, uint64_t commId, int* mask, const char* commName,
                                   int nNodes, int nranks, int rank) {
   ncclResult_t r;
@@ -59,7 +61,9 @@ static ncclResult_t initByVersion(const simPlugin* p, void** ctx, uint64_t commI
     return ((const ncclProfiler_v6_t*)p->api)->init(ctx, commId, mask, commName, nNodes, nranks, rank, simLog);
   case 5:
     r = ((const ncclProfiler_v5_t*)p->api)->init(ctx, commId, mask, commName, nNodes, nranks, rank, simLog);
-    if (r == ncclSuccess) __atomic_and_fetch(mask, ~NCCL_PROFILE_CE_MASK, __ATOMIC_RELAXED); /* NCCL threads read it relaxed */
+    /* NCCL threads read it relaxed; the value this init left (another rank's init may write it again at once) */
+    simInitMaskAfter = r == ncclSuccess ? __atomic_and_fetch(mask, ~NCCL_PROFILE_CE_MASK, __ATOMIC_RELAXED)
+                                        : __atomic_load_n(mask, __ATOMIC_RELAXED);
     return r;
   case 4:
     return ((const ncclProfiler_v4_t*)p->api)->init(ctx, mask, commName, commId, nNodes, nranks, rank, simLog);
@@ -75,6 +79,7 @@ static ncclResult_t initByVersion(const simPlugin* p, void** ctx, uint64_t commI
 ncclResult_t simAdaptInit(const simPlugin* p, void** ctx, uint64_t commId, int* mask, const char* commName, int nNodes,
                           int nranks, int rank) {
   ncclResult_t r = initByVersion(p, ctx, commId, mask, commName, nNodes, nranks, rank);
+  if (p->version != 5) simInitMaskAfter = __atomic_load_n(mask, __ATOMIC_RELAXED);
   if (r == ncclSuccess) ctxNote(*ctx, commId, commName);
   return r;
 }

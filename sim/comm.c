@@ -69,8 +69,7 @@ const simPlugin* simProfilerInit(void** ctx, uint64_t commId, const char* name, 
   ncclResult_t r = simAdaptInit(p, ctx, commId, &simEventMask, name, nNodes, nranks, rank);
   simTruthf("\"kind\":\"init\",\"comm\":\"0x%016llx\",\"rank\":%d,\"nranks\":%d,\"nnodes\":%d,\"version\":%d,"
             "\"result\":%d,\"mask_after\":%d,\"nccl\":\"%s\"",
-            (unsigned long long)commId, rank, nranks, nNodes, p->version, (int)r,
-            __atomic_load_n(&simEventMask, __ATOMIC_RELAXED), simNcclCur.name);
+            (unsigned long long)commId, rank, nranks, nNodes, p->version, (int)r, simInitMaskAfter, simNcclCur.name);
   return r == ncclSuccess ? p : initFailed(p, ctx, holdsRef);
 }
 

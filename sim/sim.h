@@ -135,6 +135,9 @@ int simPluginLoads(void);
 
 /* ---- adapters.c: v6 -> vN translation, as NCCL does for old plugins ---- */
 /* Each returns true when the plugin was actually called. */
+/* The event mask as the calling thread's last simAdaptInit left it: the truth's mask_after (the global mask
+ * itself may already hold another rank's init's value: last writer wins). */
+extern _Thread_local int simInitMaskAfter;
 ncclResult_t simAdaptInit(const simPlugin* p, void** ctx, uint64_t commId, int* mask, const char* commName, int nNodes,
                           int nranks, int rank);
 bool simAdaptStart(const simPlugin* p, void* ctx, void** h, ncclProfilerEventDescr_v6_t* d);

@@ -175,10 +175,11 @@ def check_hang(work, seeds):
 
 def truth_lateness(truth, comm):
     """Per rank of comm: the median over its collectives of (its kernel start - the collective's median kernel
-    start), us, from the truth's `coll` records (the modelled timeline: the host offsets are not in them)."""
+    start), us, from the truth's `coll` records (the modelled timeline: the host offsets are not in them).
+    Collectives only, as the report: Send/Recv records (peer >= 0) are not."""
     by_seq = {}
     for o in truth.get("coll", []):
-        if int(o["comm"], 16) == comm and not o.get("ce") and not o.get("aborted"):
+        if int(o["comm"], 16) == comm and not o.get("ce") and not o.get("aborted") and o.get("peer", -1) < 0:
             by_seq.setdefault((o["func"], o["seq"]), {})[o["rank"]] = o["t_start"]
     late = {}
     for arr in by_seq.values():

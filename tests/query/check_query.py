@@ -97,7 +97,8 @@ def truth_lateness(truth_path, comm, rank):
     by_seq = {}
     with open(truth_path) as f:
         for o in map(json.loads, f):
-            if o["kind"] == "coll" and o["comm"] == comm and not o.get("ce") and not o.get("aborted"):
+            if (o["kind"] == "coll" and o["comm"] == comm and not o.get("ce") and not o.get("aborted")
+                    and o.get("peer", -1) < 0):  # collectives only, as the query and the report
                 by_seq.setdefault((o["func"], o["seq"]), {})[o["rank"]] = o["t_start"]
     late = [(arr[rank] - statistics.median(arr.values())) / 1e3 for arr in by_seq.values() if rank in arr]
     return statistics.median(late)
