@@ -44,9 +44,13 @@ SCENARIOS=(default pxn graph ce churn straggler hang reuse threads nasty batch n
 #  e2e.clock_real_*  containment holds under TSan (0 conversions outside their bound),
 #                    but the median error goal of 5 us for prompt launches does not
 #                    (7.5-11.4 us: the plugin's callbacks run slower)
+#  e2e.hosts.drift_realtime  a host's drift found from the collectives' ends alone: under TSan the GPU
+#                    clock fits those ends are converted with are 3-5x wider (30-54 us bounds, not 6-14) and
+#                    the run 3x longer, so the rate comes out 0.5-1 ppm off (2-4 standard errors, which the
+#                    report states), 8-16 us at the ends of a 23 s run against the 10 us tolerance
 # The other e2e tests (busbw, links) stay (links skips itself when the simulator
 # falls behind its schedule).
-SAN_CTEST_EXCLUDE='^(e2e\.exec_end|e2e\.straggler|e2e\.gpu_clock|e2e\.gpu_clock_v4|e2e\.clock_fields|e2e\.clock_real_.*|sim\.replay\.fixed|sim\.nccl\.ptimer_overrun)$'
+SAN_CTEST_EXCLUDE='^(e2e\.hosts\.drift_realtime|e2e\.exec_end|e2e\.straggler|e2e\.gpu_clock|e2e\.gpu_clock_v4|e2e\.clock_fields|e2e\.clock_real_.*|sim\.replay\.fixed|sim\.nccl\.ptimer_overrun)$'
 FAILED=()
 
 need() { # need CHECK_CMD PACKAGE...: installs the packages unless CHECK_CMD succeeds

@@ -64,6 +64,7 @@ typedef struct {
   size_t nsamples, capsamples;
   double fit_a, fit_b; /* the line through them, last round */
   int rate_taken;      /* the collectives showed a drift (fit_b significant) */
+  double rate_se;      /* fit_b's standard error (from the bins' scatter about the line) */
   double found_rate;
   double residual_ns, uncert_ns;
   size_t used;
@@ -252,8 +253,8 @@ static int visit(void* user, const ns_hc_member* m, size_t n) {
 }
 
 /* The host's error as a line over time, a + b x (x: stimes), robustly: the
- * samples sorted by time in up to NS_HC_BINS bins of equal count, a least
- * squares line through the bins' medians; its slope is kept only over
+ * samples sorted by time in up to NS_HC_BINS bins of equal count, a
+ * Theil-Sen line through the bins' medians; its slope is kept only over
  * NS_HC_DRIFT_SPAN_NS, 4+ bins, and when it exceeds NS_HC_SIGNIFICANT times
  * its standard error; a is then the median of (y - b x). Scratch: 2n. */
 #define NS_HC_BINS 16
@@ -271,6 +272,7 @@ static void fit_line(hc_host* o, hc_pt* pt, double* tmp) {
   if (nb > NS_HC_BINS) nb = NS_HC_BINS;
   double b = 0;
   o->rate_taken = 0;
+  o->rate_se = 0;
   if (nb >= 4 && pt[n - 1].x - pt[0].x >= (double)NS_HC_DRIFT_SPAN_NS) {
     double bx[NS_HC_BINS], by[NS_HC_BINS], sx = 0, sy = 0;
     for (size_t i = 0; i < nb; i++) {
@@ -284,12 +286,22 @@ static void fit_line(hc_host* o, hc_pt* pt, double* tmp) {
     double mx = sx / (double)nb, my = sy / (double)nb, sxx = 0, sxy = 0;
     for (size_t i = 0; i < nb; i++) sxx += (bx[i] - mx) * (bx[i] - mx), sxy += (bx[i] - mx) * (by[i] - my);
     if (sxx > 0) {
-      double slope = sxy / sxx, rss = 0;
+      /* Theil-Sen: the median of the slopes between every two bins (a few bins biased, by the GPU clock fits
+       * still settling at the start of a run, do not tilt it as they tilt least squares) */
+      double sl[NS_HC_BINS * (NS_HC_BINS - 1) / 2];
+      size_t ns = 0;
+      for (size_t i = 0; i < nb; i++)
+        for (size_t j = i + 1; j < nb; j++)
+          if (bx[j] > bx[i]) sl[ns++] = (by[j] - by[i]) / (bx[j] - bx[i]);
+      double slope = ns ? median_of(sl, ns) : sxy / sxx, rss = 0;
+      for (size_t i = 0; i < nb; i++) tmp[i] = by[i] - slope * (bx[i] - mx);
+      double at = median_of(tmp, nb);
       for (size_t i = 0; i < nb; i++) {
-        double r = by[i] - my - slope * (bx[i] - mx);
+        double r = by[i] - at - slope * (bx[i] - mx);
         rss += r * r;
       }
       double se = sqrt(rss / (double)(nb - 2) / sxx);
+      o->rate_se = se;
       if (fabs(slope) > NS_HC_SIGNIFICANT * se) b = slope, o->rate_taken = 1;
     }
   }
@@ -414,6 +426,7 @@ void ns_hosts_json(const ns_hosts* h, ns_json* j) {
     nsj_kf64(j, "refinedNs", o->found);
     /* how much faster the collectives say this clock runs than its anchors do (the map takes it out) */
     nsj_kf64(j, "refinedRatePpm", -o->found_rate * 1e6);
+    nsj_kf64(j, "refinedRateErrorPpm", o->rate_se * 1e6); /* its standard error */
     nsj_kbool(j, "refinementTaken", o->applied);
     nsj_kf64(j, "residualNs", o->residual_ns);
     nsj_kf64(j, "uncertaintyNs", o->uncert_ns);
