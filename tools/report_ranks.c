@@ -477,9 +477,9 @@ static void one_collective(ns_xr* x, xr_comm* c, size_t a, size_t b, size_t cfro
   }
 }
 
-/* Per rank: median and p99 lateness; the outliers. */
 static double sorted_median(const double* v, size_t n) { return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2; }
 
+/* Per rank: median and p99 lateness, the median bound of its arrivals; the outliers. */
 static void stats_of(xr_comm* c) {
   double* m = calloc(c->nranks ? c->nranks : 1, sizeof *m);
   size_t nm = 0, most = 0;
@@ -794,7 +794,8 @@ static void text_lateness(const ns_xr* x, FILE* out) {
                "# on clocks aligned across hosts; median and p99 over the run (outlier: median >= %.0f us and > %.0f\n"
                "# robust deviations above the median rank); arrival +-: the median bound of its arrivals (its GPU\n"
                "# clock fit's error; 'host': Coll start times, as exact as the host's clock alignment). A GPU whose\n"
-               "# kernels always start late has a fit as wide as that delay: its lateness is then only known within it\n",
+               "# kernels always start late has a fit as wide as that delay; the collectives' ends, which the ranks\n"
+               "# reach together, then place its clock inside that bound (summary.json: gpuClockRefinedUs)\n",
           NS_XR_LATE_FLOOR_NS / 1e3, NS_XR_LATE_MADS);
   for (size_t i = 0; i < x->ncomms; i++) {
     const xr_comm* c = &x->comms[i];
