@@ -307,6 +307,7 @@ static void text_clocks(ns_analysis* const* list, size_t n, FILE* out) {
   fprintf(out, "# drift / ring overrun / before their launch): their GPU times are published unbounded.\n");
   fprintf(out, "# %-18s %6s %-22s %10s %24s %20s %12s %8s %6s %s\n", "commId", "rank", "gpu", "samples", "offset(us)",
           "drift(ppm)", "error(us)", "rejected", "resets", "foreign (drift/overrun/causal)");
+  size_t drifted = 0;
   for (fit_iter it = {0}; next_fit(list, n, &it);) {
     const ns_clock_fit* f = &it.fit;
     const uint64_t* v = it.cs->pt.verdicts;
@@ -325,7 +326,17 @@ static void text_clocks(ns_analysis* const* list, size_t n, FILE* out) {
             (double)f->offset_ns / 1e3, drift, err, (unsigned long long)f->rejected, (unsigned long long)f->resets,
             (unsigned long long)f->ops_foreign, (unsigned long long)v[NS_PT_DRIFT],
             (unsigned long long)v[NS_PT_OVERRUN], (unsigned long long)v[NS_PT_CAUSAL]);
+    drifted += v[NS_PT_DRIFT] ? 1 : 0;
   }
+  /* what a user can do about the commonest loss of GPU times (docs/metrics.md, "Whose time a pTimer is") */
+  if (drifted)
+    fprintf(out,
+            "# %zu (communicator, rank) row(s) above lost GPU times to work-counter drift: a work NCCL gives no profiler\n"
+            "# op ran on them (a Broadcast with no Coll, which NCCL 2.29+ runs through the AllGatherV scheduler:\n"
+            "# PyTorch DDP broadcasts its model at start; or a send/recv to the rank itself), so every later\n"
+            "# pTimer may be another work's. Their times and bandwidth fall back to the host's (exec basis).\n"
+            "# NCCL_ALLGATHERV_ENABLE=0 avoids the Broadcast case.\n",
+            drifted);
 }
 
 int ns_analysis_summary_text(ns_analysis* const* list, size_t n, const ns_summary_options* opt, FILE* out) {

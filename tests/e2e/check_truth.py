@@ -646,7 +646,16 @@ def check_clock_real(name, work):
     for nccl, scenario, opts, prompt in REAL_CASES[name]:
         for seed in REAL_SEEDS:
             args = ["--nccl", nccl, "--scenario", scenario, "--iters", "3", "--seed", str(seed)] + opts
-            truth, recs, _ = simulate(os.path.join(work, "%s-%s-%d" % (nccl, scenario, seed)), args)
+            case_work = os.path.join(work, "%s-%s-%d" % (nccl, scenario, seed))
+            truth, recs, summary = simulate(case_work, args, report=True)
+            # the report tells the user why GPU times are gone, where drift took them, and only there
+            drift_rows = sum(1 for c in summary["clocks"] if c["opsPtimerForeign"]["drift"])
+            with open(os.path.join(case_work, "dump", "summary.txt")) as f:
+                hint = "lost GPU times to work-counter drift" in f.read()
+            check(hint == (drift_rows > 0), "%s: the drift hint is %s with %d drifted rows"
+                  % (" ".join(args), "printed" if hint else "absent", drift_rows))
+            check(drift_rows > 0 or nccl != "2.30" or scenario != "default",
+                  "%s: no drift, though 2.30 runs the default scenario's Broadcasts without a Coll" % " ".join(args))
             st, errs, outside = containment(truth, recs)
             conv = st["kch_bounded"] + st["op_bounded"]
             med = pct(errs, .5) if errs else float("nan")
