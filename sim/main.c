@@ -31,7 +31,7 @@ simOptions simOpt = {
     .benchSeqMask = 7,
     .channels = 4,
     .timerGranNs = 2048,
-    .hangTimeoutMs = 1000,
+    .hangTimeoutMs = 0, /* 0: the scenario's default (simScenarioPresets) */
     .stragglerUs = 3000,
     .replaySpeed = 1.0,
     .profConnectUs = 25,
@@ -87,7 +87,8 @@ static void usage(FILE* f) {
           "  --channels C          max channels per collective (<= 64) [4]\n"
           "  --timer-gran-ns NS    GPU globaltimer granularity of pTimer values [2048]\n"
           "  --straggler-us US     delay of the late rank in `straggler` [3000]\n"
-          "  --hang-timeout-ms MS  how long the others wait in `hang` before giving up [1000]\n"
+          "  --hang-timeout-ms MS  how long ranks wait for the others before giving a collective up\n"
+          "                        [1000 in `hang`, 30000 elsewhere: a loaded machine is no hang]\n"
           "  --fast                no waiting: durations are not real (for overhead measurements)\n"
           "\n"
           "Scenarios (--scenario NAME, --seed N, --iters K):\n"

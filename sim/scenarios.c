@@ -399,6 +399,10 @@ static void* appMain(void* arg) {
 void simScenarioPresets(const char* name) {
   if (!strcmp(name, "overrun") && simOpt.asyncDepth == 0) simOpt.asyncDepth = 256; /* the app does not wait */
   if (!strcmp(name, "leaks")) simOpt.copyProxy = true; /* intra-node peers through a copy proxy */
+  /* Ranks give a collective up after this without the others (the sim's hang model). In `hang` it is the
+   * scenario; elsewhere it only guards against a broken run, and must outlast a slow start on a loaded
+   * machine: a second process 1 s late gave every collective of a `straggler` run up (all aborted). */
+  if (simOpt.hangTimeoutMs == 0) simOpt.hangTimeoutMs = !strcmp(name, "hang") ? 1000 : 30000;
 }
 
 int simRunScenario(const char* name) {

@@ -214,7 +214,11 @@ def check_straggler(work, seeds):
     # its lateness: the truth's. Its GPU's kernels always start late, so its clock fit is as wide as the delay
     # (the launch calls bound nothing better); the report places that GPU's clock by the collectives' ends
     # (ranks finish together), within the fit's bound (which must hold the truth either way)
-    true_late = truth_lateness(truth, comm)[late["rank"]]
+    truth_late = truth_lateness(truth, comm)
+    check(late["rank"] in truth_late, "the truth has no collective of rank %d on %s that ran (aborted: %d of %d)"
+          % (late["rank"], late["comm"], sum(1 for o in truth.get("coll", []) if o.get("aborted")),
+             len(truth.get("coll", []))))
+    true_late = truth_late[late["rank"]]
     first = c["ranks"][0]
     bound = first["arrivalBoundUs"]
     print("straggler: median lateness %.1f us +- %s (GPU clock moved by %s us on %s ops), truth %.1f us"
