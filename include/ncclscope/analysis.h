@@ -71,6 +71,13 @@ typedef struct {
    * of the trace or max_open, as `ncclscope export` keeps them, so both count
    * the same events as never stopped. */
   uint64_t running_max_age_ns;
+  /* How long a stopped op waits for the KernelCh its communicator should
+   * send before it is released without them (NS_EVF_FORCED). NCCL's proxy
+   * reports them from its own progress, which a busy host delays (CI saw a
+   * batch's KernelCh 100 ms late, which the former 5 grace periods, 100 ms,
+   * missed: the batch's ops came out alone). Online 1 s; offline the
+   * exporter's NS_ASM_WAIT_NS, so that report and export release ops alike. */
+  uint64_t kernel_wait_ns;
   size_t max_open; /* most running events; 0: no limit */
   size_t max_held; /* most held ops and unstarted entries; 0: no limit */
   /* Keep what is known of every op for questions asked after the whole trace

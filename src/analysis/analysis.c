@@ -20,10 +20,12 @@ void ns_analysis_config_default(ns_analysis_config* cfg) {
   cfg->clock_slack_ns = 0.0;
   cfg->clock_max_age_sec = 120.0;
   cfg->running_max_age_ns = 10000000000ull;
+  cfg->kernel_wait_ns = 1000000000ull;
 }
 
 void ns_analysis_config_offline(ns_analysis_config* cfg) {
   cfg->running_max_age_ns = 0;
+  cfg->kernel_wait_ns = NS_ASM_WAIT_NS;
   cfg->max_open = NS_ASM_OPEN_MAX;
   cfg->max_held = NS_ASM_HELD_MAX;
   cfg->keep_op_verdicts = 1;
@@ -54,12 +56,12 @@ ns_analysis* ns_analysis_create(const ns_analysis_config* cfg) {
   if (a->cfg.grace_ns == 0) a->cfg.grace_ns = 1;
   if (a->cfg.max_age_ns < a->cfg.grace_ns) a->cfg.max_age_ns = a->cfg.grace_ns * 10;
   /* An op is final once its children are done and nothing happened to it
-   * for grace_ns; it waits at most 5 grace periods for expected KernelCh
-   * children that do not come. */
+   * for grace_ns; it waits at most kernel_wait_ns (never less than 5 grace
+   * periods) for expected KernelCh children that do not come. */
   ns_asm_config ac;
   ns_asm_config_default(&ac);
   ac.grace_ns = a->cfg.grace_ns;
-  ac.expect_wait_ns = 5 * a->cfg.grace_ns;
+  ac.expect_wait_ns = a->cfg.kernel_wait_ns > 5 * a->cfg.grace_ns ? a->cfg.kernel_wait_ns : 5 * a->cfg.grace_ns;
   ac.orphan_wait_ns = a->cfg.max_age_ns;
   ac.max_age_ns = a->cfg.running_max_age_ns;
   ac.max_open = a->cfg.max_open;
