@@ -1,5 +1,6 @@
-/* ncclscope util: growing an array by one element. Single-threaded (whoever
- * owns the array). Never on NCCL's threads: it reallocs. */
+/* ncclscope util: growing an array by one element, and binary search in a
+ * sorted one. Single-threaded (whoever owns the array). Never on NCCL's
+ * threads: it reallocs. */
 #ifndef NCCLSCOPE_UTIL_ARRAY_H
 #define NCCLSCOPE_UTIL_ARRAY_H
 
@@ -17,5 +18,23 @@ static inline void* ns_array_room(void* items, size_t* cap, size_t len, size_t e
   if (grown) *cap = nc;
   return grown;
 }
+
+/* Binary search: sets `at` to the first index in [0, n) at which `before`
+ * is false, n when it is true everywhere. `before` is an expression of the
+ * index variable named `i`, true on a prefix of the indices and false after
+ * it (for a sorted array: `a[i].key < key` finds the first element >= key,
+ * `a[i].key <= key` the first > key). A statement, not an expression. */
+#define NS_LOWER_BOUND(at, n, i, before) \
+  do {                                   \
+    size_t ns_lo_ = 0, ns_hi_ = (n);     \
+    while (ns_lo_ < ns_hi_) {            \
+      size_t i = (ns_lo_ + ns_hi_) / 2;  \
+      if (before)                        \
+        ns_lo_ = i + 1;                  \
+      else                               \
+        ns_hi_ = i;                      \
+    }                                    \
+    (at) = ns_lo_;                       \
+  } while (0)
 
 #endif
