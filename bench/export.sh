@@ -24,19 +24,8 @@ RECORDS=10000000
 FORMATS="jsonl chrome perfetto"
 OUT=
 BASELINE=
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build) BUILD=$2; shift ;;
-    --reps) REPS=$2; shift ;;
-    --records) RECORDS=$2; shift ;;
-    --formats) FORMATS=$2; shift ;;
-    --out) OUT=$2; shift ;;
-    --baseline) BASELINE=$2; shift ;;
-    -h|--help) sed -n 2,14p "$0"; exit 0 ;;
-    *) echo "bench/export.sh: unknown option $1" >&2; exit 2 ;;
-  esac
-  shift
-done
+. bench/options.sh
+bench_options 14 "--build=BUILD --reps=REPS --records=RECORDS --formats=FORMATS --out=OUT --baseline=BASELINE" "" "$@"
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD" -j2 --target ncclscope ns-bench-rate ns-trace-stats nccl-profiler-ncclscope >/dev/null
 B=$PWD/$BUILD

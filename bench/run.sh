@@ -22,16 +22,8 @@ ROOT=$PWD
 BUILD=build-bench
 REPS=15
 QUICK=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --quick) QUICK=1 ;;
-    --build) BUILD=$2; shift ;;
-    --reps) REPS=$2; shift ;;
-    -h|--help) sed -n 2,20p "$0"; exit 0 ;;
-    *) echo "bench/run.sh: unknown option $1" >&2; exit 2 ;;
-  esac
-  shift
-done
+. bench/options.sh
+bench_options 20 "--build=BUILD --reps=REPS" "--quick=QUICK" "$@"
 [ "$QUICK" = 1 ] && REPS=5
 
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
