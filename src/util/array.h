@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Room for the element at index len of items (elem bytes each, capacity
  * *cap): items itself while len < *cap, else items reallocated to `first`
@@ -18,6 +19,21 @@ static inline void* ns_array_room(void* items, size_t* cap, size_t len, size_t e
   if (grown) *cap = nc;
   return grown;
 }
+
+/* e = a new zeroed element at the end of the array items[0..len) (capacity
+ * cap), grown as ns_array_room does with `first`, and len counted up; e is
+ * NULL when the allocation fails (then nothing changes). items, cap and len
+ * are lvalues; a statement, not an expression. */
+#define NS_ARRAY_PUSH(e, items, cap, len, first)                                       \
+  do {                                                                                 \
+    void* ns_grown_ = ns_array_room((items), &(cap), (len), sizeof *(items), (first)); \
+    (e) = NULL;                                                                        \
+    if (ns_grown_) {                                                                   \
+      (items) = ns_grown_;                                                             \
+      (e) = &(items)[(len)++];                                                         \
+      memset((e), 0, sizeof *(e));                                                     \
+    }                                                                                  \
+  } while (0)
 
 /* Binary search: sets `at` to the first index in [0, n) at which `before`
  * is false, n when it is true everywhere. `before` is an expression of the
