@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "ncclscope/events.h"
+#include "util/array.h"
 #include "util/idmap.h"
 
 enum { Q_NONE, Q_OPEN, Q_UNSTARTED, Q_WAITING, Q_SETTLING, Q_COUNT };
@@ -301,15 +302,9 @@ void ns_asm_advance(ns_asm* a, uint64_t now_ns) {
 
 void ns_asm_comm(ns_asm* a, uint32_t comm, uint64_t event_mask, uint32_t abi_version) {
   if (comm == 0 || comm >= NS_ASM_MAX_COMM_SERIAL) return;
-  if (comm >= a->ncomms) {
-    size_t n = a->ncomms ? a->ncomms : 16;
-    while (n <= comm) n *= 2;
-    comm_rec* c = realloc(a->comms, n * sizeof *c);
-    if (!c) return;
-    memset(c + a->ncomms, 0, (n - a->ncomms) * sizeof *c);
-    a->comms = c;
-    a->ncomms = n;
-  }
+  comm_rec* grown = ns_array_reach(a->comms, &a->ncomms, comm, sizeof *grown, 16);
+  if (!grown) return;
+  a->comms = grown;
   comm_rec* c = &a->comms[comm];
   *c = (comm_rec){.known = 1, .abi = abi_version, .mask = event_mask, .has_rank = c->has_rank, .rank = c->rank};
 }

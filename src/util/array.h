@@ -1,5 +1,5 @@
-/* ncclscope util: growing an array by one element, and binary search in a
- * sorted one. Single-threaded (whoever owns the array). Never on NCCL's
+/* ncclscope util: growing an array (by one element, or up to an index),
+ * and binary search in a sorted one. Single-threaded (whoever owns the array). Never on NCCL's
  * threads: it reallocs. */
 #ifndef NCCLSCOPE_UTIL_ARRAY_H
 #define NCCLSCOPE_UTIL_ARRAY_H
@@ -17,6 +17,23 @@ static inline void* ns_array_room(void* items, size_t* cap, size_t len, size_t e
   size_t nc = *cap ? *cap * 2 : first;
   void* grown = realloc(items, nc * elem);
   if (grown) *cap = nc;
+  return grown;
+}
+
+/* Makes index `at` valid in items (capacity *cap, elem bytes each): items
+ * itself while at < *cap, else items reallocated to `first` elements, or
+ * its capacity doubled, until above at; the new elements zeroed and *cap
+ * updated. NULL when the allocation fails: items and *cap are unchanged and
+ * still valid. For tables indexed by a serial, and slot arrays whose free
+ * slots are zero. */
+static inline void* ns_array_reach(void* items, size_t* cap, size_t at, size_t elem, size_t first) {
+  if (at < *cap) return items;
+  size_t nc = *cap ? *cap : first;
+  while (nc <= at) nc *= 2;
+  char* grown = realloc(items, nc * elem);
+  if (!grown) return NULL;
+  memset(grown + *cap * elem, 0, (nc - *cap) * elem);
+  *cap = nc;
   return grown;
 }
 
