@@ -459,16 +459,22 @@ static int hex_value(const char* s, size_t n, uint64_t* v) {
 
 static void read_value(pf_drawer* d, track* t, cursor* c, ns_pb* b, char* tmp);
 
+/* Inside an object or an array whose closing character is `close`: skips
+ * white space and commas. 1 at the next member or element, 0 at the close
+ * (not consumed) or the end of the text. */
+static int next_item(cursor* c, char close) {
+  for (;;) {
+    skip_ws(c);
+    if (c->p >= c->end || *c->p == close) return 0;
+    if (*c->p != ',') return 1;
+    c->p++;
+  }
+}
+
 /* The members of an object at c (after '{') as annotations in field `field` of b. */
 static void read_members(pf_drawer* d, track* t, cursor* c, ns_pb* b, uint32_t field, char* tmp,
                          const char* skip) {
-  for (;;) {
-    skip_ws(c);
-    if (c->p >= c->end || *c->p == '}') break;
-    if (*c->p == ',') {
-      c->p++;
-      continue;
-    }
+  while (next_item(c, '}')) {
     if (*c->p != '"') { /* not what the writer makes: stop */
       c->p = c->end;
       return;
@@ -515,13 +521,7 @@ static void read_value(pf_drawer* d, track* t, cursor* c, ns_pb* b, char* tmp) {
     read_members(d, t, c, b, DA_DICT_ENTRIES, tmp, NULL);
   } else if (ch == '[') {
     c->p++;
-    for (;;) {
-      skip_ws(c);
-      if (c->p >= c->end || *c->p == ']') break;
-      if (*c->p == ',') {
-        c->p++;
-        continue;
-      }
+    while (next_item(c, ']')) {
       ns_pb_begin(b, DA_ARRAY_VALUES);
       read_value(d, t, c, b, tmp);
       ns_pb_end(b);
