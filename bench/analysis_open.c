@@ -11,7 +11,6 @@
  * what both can sustain. Single-threaded. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "ncclscope/analysis.h"
@@ -42,11 +41,7 @@ static double run(unsigned open) {
   ns_analysis_config_default(&cfg);
   cfg.string = coll_string;
   ns_analysis* a = ns_analysis_create(&cfg);
-  ns_comm_info ci;
-  memset(&ci, 0, sizeof ci);
-  ci.comm = 1;
-  ci.comm_id = 0xbe;
-  ci.nranks = 2;
+  ns_comm_info ci = ns_comm_info_make(1, 0xbe, 0, 2);
   ns_analysis_comm(a, &ci);
   uint64_t t = 1000000000ull, id = 1;
   for (unsigned i = 0; i < open; i++) rec(a, NS_REC_START, NS_EV_KERNEL_CH, t, ++id, 0);

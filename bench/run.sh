@@ -22,16 +22,8 @@ ROOT=$PWD
 BUILD=build-bench
 REPS=15
 QUICK=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --quick) QUICK=1 ;;
-    --build) BUILD=$2; shift ;;
-    --reps) REPS=$2; shift ;;
-    -h|--help) sed -n 2,20p "$0"; exit 0 ;;
-    *) echo "bench/run.sh: unknown option $1" >&2; exit 2 ;;
-  esac
-  shift
-done
+. bench/options.sh
+bench_options 20 "--build=BUILD --reps=REPS" "--quick=QUICK" "$@"
 [ "$QUICK" = 1 ] && REPS=5
 
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -85,27 +77,8 @@ log "rate 1M records/s"
 XREPS=$(( REPS / 3 > 3 ? REPS / 3 : 3 ))
 if [ -x "$B/ncclscope" ]; then
   log "export jsonl/chrome, $XREPS runs each"
-  python3 - "$B/ncclscope" "$NCCLSCOPE_DUMP_DIR" "$RAW/export.out" "$XREPS" >"$RAW/export.jsonl" <<'PY' ||
-import json, os, resource, statistics, subprocess, sys, time
-exe, dump, out, reps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-runs = {"jsonl": [], "chrome": []}
-for _ in range(reps):
-    for fmt in runs:
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.monotonic()
-        rc = subprocess.call([exe, "export", dump, "-f", fmt, "-o", out], stderr=subprocess.DEVNULL)
-        wall = time.monotonic() - t0
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        size = os.path.getsize(out) if rc == 0 and os.path.exists(out) else 0
-        runs[fmt].append((wall, cpu, size, rc))
-        if os.path.exists(out):
-            os.remove(out)
-for fmt, r in runs.items():
-    print(json.dumps({"format": fmt, "us": int(statistics.median(x[0] for x in r) * 1e6),
-                      "cpu_us": int(statistics.median(x[1] for x in r) * 1e6), "out_bytes": r[0][2],
-                      "reps": len(r), "us_runs": [int(x[0] * 1e6) for x in r], "failed": sum(1 for x in r if x[3])}))
-PY
+  python3 "$ROOT/bench/export_timing.py" json "$B/ncclscope" "$NCCLSCOPE_DUMP_DIR" "$RAW/export.out" "$XREPS" \
+    jsonl chrome >"$RAW/export.jsonl" ||
     log "export failed"
 else
   log "no $B/ncclscope: export skipped"

@@ -154,12 +154,7 @@ static void queueOps(simProxy* px, simWork* w) {
     if (!op->hasOp) continue;
     simDevChannel* ch = &d->ch[op->ch];
     int conn = op->recvConn;
-    op->next = NULL;
-    if (ch->tail[conn])
-      ch->tail[conn]->next = op;
-    else
-      ch->head[conn] = op;
-    ch->tail[conn] = op;
+    SIM_FIFO_PUSH(ch->head[conn], ch->tail[conn], op);
     if (ch->head[conn] == op) schedulePoll(px, d, op->ch, conn, simNowNs() + lagNs(w->c));
   }
 }
@@ -169,12 +164,7 @@ static void startKernelNow(simProxy* px, simWork* w, uint64_t now);
 void simDeviceEnqueue(simProxy* px, simWork* w) {
   struct simDevice* d = w->c->dev;
   queueOps(px, w);
-  w->next = NULL;
-  if (d->waitTail)
-    d->waitTail->next = w;
-  else
-    d->waitHead = w;
-  d->waitTail = w;
+  SIM_FIFO_PUSH(d->waitHead, d->waitTail, w);
   if (!d->streamBusy) startKernelNow(px, d->waitHead, simNowNs());
   updateQuiet(d);
 }
@@ -183,8 +173,7 @@ void simDeviceEnqueue(simProxy* px, simWork* w) {
 static void startKernelNow(simProxy* px, simWork* w, uint64_t now) {
   simComm* c = w->c;
   struct simDevice* d = c->dev;
-  d->waitHead = w->next;
-  if (!d->waitHead) d->waitTail = NULL;
+  SIM_FIFO_POP(d->waitHead, d->waitTail);
   d->streamBusy = true;
   updateQuiet(d);
   /* from its launch call (streams_app.c), or for a graph replay, whose kernel
@@ -388,8 +377,7 @@ static void poll(simProxy* px, struct simDevice* d, int chIdx, int conn, uint64_
   simStop(p, &op->ev);
   op->state = 2;
   kchTruth(op);
-  ch->head[conn] = op->next;
-  if (!ch->head[conn]) ch->tail[conn] = NULL;
+  SIM_FIFO_POP(ch->head[conn], ch->tail[conn]);
   if (ch->head[conn]) schedulePoll(px, d, chIdx, conn, t + PASS_NS);
   opFinished(px, op);
 }

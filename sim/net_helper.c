@@ -14,12 +14,7 @@
 void simNetPost(simProxy* px, netReq* r) {
   atomic_store_explicit(&r->done, 0, memory_order_relaxed);
   pthread_mutex_lock(&px->nm);
-  r->next = NULL;
-  if (px->ntail)
-    px->ntail->next = r;
-  else
-    px->nhead = r;
-  px->ntail = r;
+  SIM_FIFO_PUSH(px->nhead, px->ntail, r);
   pthread_cond_signal(&px->ncv);
   pthread_mutex_unlock(&px->nm);
 }

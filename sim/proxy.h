@@ -21,6 +21,26 @@
 
 typedef struct simWork simWork;
 
+/* The singly linked FIFOs here (the proxy's inbox, the helper's requests, a
+ * stream's waiting works, a channel connection's KernelCh ops): item goes
+ * last, through its `next`. head and tail are lvalues, NULL when empty. */
+#define SIM_FIFO_PUSH(head, tail, item) \
+  do {                                  \
+    (item)->next = NULL;                \
+    if (tail)                           \
+      (tail)->next = (item);            \
+    else                                \
+      (head) = (item);                  \
+    (tail) = (item);                    \
+  } while (0)
+
+/* Drops the first item of a FIFO (head must be non-NULL). */
+#define SIM_FIFO_POP(head, tail)           \
+  do {                                     \
+    (head) = (head)->next;                 \
+    if (!(head)) (tail) = NULL;            \
+  } while (0)
+
 /* ---- action_heap.c: time-ordered actions; ties run first in, first out ---- */
 enum {
   A_KERNEL_START, /* the work's kernel begins on the GPU: ring writes, barrier arrival */

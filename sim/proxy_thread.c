@@ -80,12 +80,7 @@ int simWorkWait(simWork* w) {
 
 void simProxyPost(simProxy* px, simWork* w) {
   pthread_mutex_lock(&px->m);
-  w->next = NULL;
-  if (px->tail)
-    px->tail->next = w;
-  else
-    px->head = w;
-  px->tail = w;
+  SIM_FIFO_PUSH(px->head, px->tail, w);
   pthread_cond_signal(&px->cv);
   pthread_mutex_unlock(&px->m);
 }

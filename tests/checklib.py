@@ -1,6 +1,7 @@
 """What the Python test drivers share: a failed check, a skip, the exit
 status ctest reads (0 pass, 1 fail, 77 skip: SKIP_RETURN_CODE), a fresh dump
-directory, and the `DRIVER CHECK WORKDIR` command line. Stdlib only."""
+directory, the `DRIVER CHECK WORKDIR` command line and an option with a
+value taken out of a command line. Stdlib only."""
 import os
 
 SKIP = 77
@@ -48,3 +49,13 @@ def run_named(checks, doc, argv):
         print(doc)
         return 2
     return outcome(checks[argv[1]], argv[2])
+
+
+def pop_option(args, name, conv, default):
+    """conv(VALUE) of `name VALUE` in the list args, both then removed from it; default when name is absent."""
+    if name not in args:
+        return default
+    i = args.index(name)
+    value = conv(args[i + 1])
+    del args[i:i + 2]
+    return value

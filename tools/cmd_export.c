@@ -335,22 +335,11 @@ int ns_cmd_export(int argc, char** argv) {
         fprintf(stderr, "ncclscope export: bad value for %s: '%s' (see --help)\n", a, v ? v : "");
         return NS_EXIT_USAGE;
       }
-    } else if (a[0] == '-' && a[1] != '\0') {
-      fprintf(stderr, "ncclscope export: unknown option '%s'\n", a);
-      usage(stderr);
-      return NS_EXIT_USAGE;
-    } else if (!dir) {
-      dir = a;
-    } else {
-      fprintf(stderr, "ncclscope export: one directory only ('%s' and '%s')\n", dir, a);
+    } else if (ns_cli_dir_arg("export", a, &dir, usage) != NS_EXIT_OK) {
       return NS_EXIT_USAGE;
     }
   }
-  if (!dir) {
-    fprintf(stderr, "ncclscope export: missing the dump directory\n");
-    usage(stderr);
-    return NS_EXIT_USAGE;
-  }
+  if (ns_cli_dir_given("export", dir, usage) != NS_EXIT_OK) return NS_EXIT_USAGE;
   if (no_compress && fmt == &ns_format_perfetto) fmt = &ns_format_perfetto_plain;
   return ns_export_dir(dir, fmt, out, NULL, &opts, NULL);
 }

@@ -370,22 +370,11 @@ int ns_cmd_report(int argc, char** argv) {
         }
         o.max_links = (size_t)n;
       }
-    } else if (a[0] == '-' && a[1] != '\0') {
-      fprintf(stderr, "ncclscope report: unknown option '%s'\n", a);
-      usage(stderr);
-      return NS_EXIT_USAGE;
-    } else if (!dir) {
-      dir = a;
-    } else {
-      fprintf(stderr, "ncclscope report: one directory only ('%s' and '%s')\n", dir, a);
+    } else if (ns_cli_dir_arg("report", a, &dir, usage) != NS_EXIT_OK) {
       return NS_EXIT_USAGE;
     }
   }
-  if (!dir) {
-    fprintf(stderr, "ncclscope report: missing the dump directory\n");
-    usage(stderr);
-    return NS_EXIT_USAGE;
-  }
+  if (ns_cli_dir_given("report", dir, usage) != NS_EXIT_OK) return NS_EXIT_USAGE;
   if (o.text_path && strcmp(o.text_path, "-") == 0) o.print = NULL; /* the text goes there once */
   return ns_report_dir(dir, &o);
 }

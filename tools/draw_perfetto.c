@@ -40,6 +40,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "json_reader.h"
 #include "util/protowire.h"
 #include "timeline_draw.h"
 #include "util/idmap.h"
@@ -423,55 +424,24 @@ static int hexval(char ch) {
   return -1;
 }
 
-/* Appends the UTF-8 of code point u. */
-static size_t put_utf8(char* o, unsigned u) {
-  if (u < 0x80) {
-    o[0] = (char)u;
-    return 1;
-  }
-  if (u < 0x800) {
-    o[0] = (char)(0xC0 | u >> 6);
-    o[1] = (char)(0x80 | (u & 0x3F));
-    return 2;
-  }
-  o[0] = (char)(0xE0 | u >> 12);
-  o[1] = (char)(0x80 | ((u >> 6) & 0x3F));
-  o[2] = (char)(0x80 | (u & 0x3F));
-  return 3;
-}
-
 /* A JSON string at c (after its opening quote), unescaped into out (at
- * least as long as the input); returns its length. The writer's strings
- * are valid UTF-8 with \uXXXX only for control characters and U+FFFD. */
+ * least as long as the input) by the JSON reader's nsjr_unescape; returns
+ * its length. The writer's strings are valid JSON; anything else (never
+ * from ncclscope) is taken as it stands, without unescaping. */
 static size_t read_string(cursor* c, char* out) {
-  size_t n = 0;
-  while (c->p < c->end && *c->p != '"') {
-    char ch = *c->p++;
-    if (ch != '\\' || c->p >= c->end) {
-      out[n++] = ch;
-      continue;
-    }
-    char e = *c->p++;
-    switch (e) {
-      case 'n': out[n++] = '\n'; break;
-      case 't': out[n++] = '\t'; break;
-      case 'r': out[n++] = '\r'; break;
-      case 'b': out[n++] = '\b'; break;
-      case 'f': out[n++] = '\f'; break;
-      case 'u': {
-        unsigned u = 0;
-        for (int i = 0; i < 4 && c->p < c->end; i++) {
-          int h = hexval(*c->p++);
-          u = u << 4 | (unsigned)(h < 0 ? 0 : h);
-        }
-        n += put_utf8(out + n, u);
-        break;
-      }
-      default: out[n++] = e; break;
-    }
+  const char* s = c->p;
+  const char* q = s;
+  while (q < c->end && *q != '"') q += *q == '\\' ? 2 : 1;
+  if (q > c->end) q = c->end;
+  size_t len = (size_t)(q - s);
+  const char *bad, *why;
+  ptrdiff_t n = nsjr_unescape(s, len, out, &bad, &why);
+  if (n < 0) {
+    memcpy(out, s, len);
+    n = (ptrdiff_t)len;
   }
-  if (c->p < c->end) c->p++; /* closing quote */
-  return n;
+  c->p = q < c->end ? q + 1 : q; /* past the closing quote */
+  return (size_t)n;
 }
 
 /* "0x" and 1..20 hex digits: the low 64 bits (an eventAddr keeps its id). */
@@ -489,16 +459,22 @@ static int hex_value(const char* s, size_t n, uint64_t* v) {
 
 static void read_value(pf_drawer* d, track* t, cursor* c, ns_pb* b, char* tmp);
 
+/* Inside an object or an array whose closing character is `close`: skips
+ * white space and commas. 1 at the next member or element, 0 at the close
+ * (not consumed) or the end of the text. */
+static int next_item(cursor* c, char close) {
+  for (;;) {
+    skip_ws(c);
+    if (c->p >= c->end || *c->p == close) return 0;
+    if (*c->p != ',') return 1;
+    c->p++;
+  }
+}
+
 /* The members of an object at c (after '{') as annotations in field `field` of b. */
 static void read_members(pf_drawer* d, track* t, cursor* c, ns_pb* b, uint32_t field, char* tmp,
                          const char* skip) {
-  for (;;) {
-    skip_ws(c);
-    if (c->p >= c->end || *c->p == '}') break;
-    if (*c->p == ',') {
-      c->p++;
-      continue;
-    }
+  while (next_item(c, '}')) {
     if (*c->p != '"') { /* not what the writer makes: stop */
       c->p = c->end;
       return;
@@ -545,13 +521,7 @@ static void read_value(pf_drawer* d, track* t, cursor* c, ns_pb* b, char* tmp) {
     read_members(d, t, c, b, DA_DICT_ENTRIES, tmp, NULL);
   } else if (ch == '[') {
     c->p++;
-    for (;;) {
-      skip_ws(c);
-      if (c->p >= c->end || *c->p == ']') break;
-      if (*c->p == ',') {
-        c->p++;
-        continue;
-      }
+    while (next_item(c, ']')) {
       ns_pb_begin(b, DA_ARRAY_VALUES);
       read_value(d, t, c, b, tmp);
       ns_pb_end(b);

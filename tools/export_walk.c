@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
+
 /* Comm serials above this are taken as corruption (the table is indexed by serial). */
 #define NS_MAX_COMM_SERIAL (1u << 20)
 
@@ -129,15 +131,9 @@ void ns_walk_comm_details(ns_walk* w, ns_wfile* f, const ns_wcomm* c, int finali
 
 static ns_wcomm* comm_slot(ns_wfile* f, uint32_t serial) {
   if (serial == 0 || serial >= NS_MAX_COMM_SERIAL) return NULL;
-  if (serial >= f->ncomms) {
-    size_t n = f->ncomms ? f->ncomms : 16;
-    while (n <= serial) n *= 2;
-    ns_wcomm* c = realloc(f->comms, n * sizeof *c);
-    if (!c) return NULL;
-    memset(c + f->ncomms, 0, (n - f->ncomms) * sizeof *c);
-    f->comms = c;
-    f->ncomms = n;
-  }
+  ns_wcomm* grown = ns_array_reach(f->comms, &f->ncomms, serial, sizeof *grown, 16);
+  if (!grown) return NULL;
+  f->comms = grown;
   return &f->comms[serial];
 }
 

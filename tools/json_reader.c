@@ -91,6 +91,57 @@ static size_t utf8(char* o, unsigned cp) {
   return 4;
 }
 
+ptrdiff_t nsjr_unescape(const char* s, size_t len, char* out, const char** bad, const char** why) {
+  const char* p = s;
+  const char* q = s + len;
+  size_t n = 0;
+  while (p < q) {
+    char c = *p++;
+    if ((unsigned char)c < 0x20) {
+      *bad = p, *why = "control character in a string";
+      return -1;
+    }
+    if (c != '\\') {
+      out[n++] = c;
+      continue;
+    }
+    if (p >= q) {
+      *bad = p, *why = "bad escape";
+      return -1;
+    }
+    char e = *p++;
+    switch (e) {
+      case '"': out[n++] = '"'; break;
+      case '\\': out[n++] = '\\'; break;
+      case '/': out[n++] = '/'; break;
+      case 'b': out[n++] = '\b'; break;
+      case 'f': out[n++] = '\f'; break;
+      case 'n': out[n++] = '\n'; break;
+      case 'r': out[n++] = '\r'; break;
+      case 't': out[n++] = '\t'; break;
+      case 'u': {
+        unsigned cp, lo;
+        if (q - p < 4 || hex4(p, &cp) != 0) {
+          *bad = p, *why = "bad \\u escape";
+          return -1;
+        }
+        p += 4;
+        if (cp >= 0xD800 && cp < 0xDC00 && q - p >= 6 && p[0] == '\\' && p[1] == 'u' && hex4(p + 2, &lo) == 0 &&
+            lo >= 0xDC00 && lo < 0xE000) {
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          p += 6;
+        } else if (cp >= 0xD800 && cp < 0xE000) {
+          cp = 0xFFFD; /* a lone surrogate */
+        }
+        n += utf8(out + n, cp);
+        break;
+      }
+      default: *bad = p, *why = "bad escape"; return -1;
+    }
+  }
+  return (ptrdiff_t)n;
+}
+
 /* A string at ps->p (the opening quote); its unescaped bytes in the arena. */
 static const char* string(parser* ps, size_t* len) {
   const char* s = ++ps->p;
@@ -105,50 +156,16 @@ static const char* string(parser* ps, size_t* len) {
     fail(ps, "out of memory");
     return NULL;
   }
-  size_t n = 0;
-  while (ps->p < q) {
-    char c = *ps->p++;
-    if ((unsigned char)c < 0x20) {
-      fail(ps, "control character in a string");
-      return NULL;
-    }
-    if (c != '\\') {
-      out[n++] = c;
-      continue;
-    }
-    char e = *ps->p++;
-    switch (e) {
-      case '"': out[n++] = '"'; break;
-      case '\\': out[n++] = '\\'; break;
-      case '/': out[n++] = '/'; break;
-      case 'b': out[n++] = '\b'; break;
-      case 'f': out[n++] = '\f'; break;
-      case 'n': out[n++] = '\n'; break;
-      case 'r': out[n++] = '\r'; break;
-      case 't': out[n++] = '\t'; break;
-      case 'u': {
-        unsigned cp, lo;
-        if (q - ps->p < 4 || hex4(ps->p, &cp) != 0) {
-          fail(ps, "bad \\u escape");
-          return NULL;
-        }
-        ps->p += 4;
-        if (cp >= 0xD800 && cp < 0xDC00 && q - ps->p >= 6 && ps->p[0] == '\\' && ps->p[1] == 'u' &&
-            hex4(ps->p + 2, &lo) == 0 && lo >= 0xDC00 && lo < 0xE000) {
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          ps->p += 6;
-        } else if (cp >= 0xD800 && cp < 0xE000) {
-          cp = 0xFFFD; /* a lone surrogate */
-        }
-        n += utf8(out + n, cp);
-        break;
-      }
-      default: fail(ps, "bad escape"); return NULL;
-    }
+  const char *bad, *why;
+  ptrdiff_t n = nsjr_unescape(s, (size_t)(q - s), out, &bad, &why);
+  if (n < 0) {
+    ps->p = bad;
+    fail(ps, why);
+    return NULL;
   }
   ps->p = q + 1;
   out[n] = 0;
-  *len = n;
+  *len = (size_t)n;
   return out;
 }
 

@@ -31,6 +31,13 @@ struct nsjr_val {
 
 typedef struct nsjr_doc nsjr_doc;
 
+/* Unescapes the body of a JSON string (s[0..len), between its quotes) into
+ * out, which has room for len bytes (unescaping never grows): \uXXXX to
+ * UTF-8, a surrogate pair joined, a lone surrogate as U+FFFD. The unescaped
+ * length, or -1 at a control character, a bad escape or a bad \u, with *bad
+ * just after where it was found and *why saying which. */
+ptrdiff_t nsjr_unescape(const char* s, size_t len, char* out, const char** bad, const char** why);
+
 /* Parses text[0..len). NULL with a message in err on malformed input or no memory. */
 nsjr_doc* nsjr_parse(const char* text, size_t len, char* err, size_t errlen);
 /* Reads and parses a whole file (at most max_bytes). */

@@ -99,14 +99,12 @@ int ns_hosts_index(ns_hosts* h, const char* name) {
       h->v[i].nfiles++;
       return (int)i;
     }
-  hc_host* grown = ns_array_room(h->v, &h->cap, h->n, sizeof *grown, 8);
-  if (!grown) return -1;
-  h->v = grown;
-  hc_host* o = &h->v[h->n];
-  memset(o, 0, sizeof *o);
+  hc_host* o;
+  NS_ARRAY_PUSH(o, h->v, h->cap, h->n, 8);
+  if (!o) return -1;
   snprintf(o->name, sizeof o->name, "%s", name);
   o->nfiles = 1;
-  return (int)h->n++;
+  return (int)(h->n - 1);
 }
 
 void ns_hosts_anchor(ns_hosts* h, int host, uint64_t ts, int64_t real) {

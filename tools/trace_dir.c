@@ -126,3 +126,24 @@ int ns_file_health_print(const char* tool, const char* path, const ns_file_healt
   }
   return 0;
 }
+
+int ns_cli_dir_arg(const char* cmd, const char* a, const char** dir, void (*usage)(FILE*)) {
+  if (a[0] == '-' && a[1] != '\0') {
+    fprintf(stderr, "ncclscope %s: unknown option '%s'\n", cmd, a);
+    usage(stderr);
+    return NS_EXIT_USAGE;
+  }
+  if (*dir) {
+    fprintf(stderr, "ncclscope %s: one directory only ('%s' and '%s')\n", cmd, *dir, a);
+    return NS_EXIT_USAGE;
+  }
+  *dir = a;
+  return NS_EXIT_OK;
+}
+
+int ns_cli_dir_given(const char* cmd, const char* dir, void (*usage)(FILE*)) {
+  if (dir) return NS_EXIT_OK;
+  fprintf(stderr, "ncclscope %s: missing the dump directory\n", cmd);
+  usage(stderr);
+  return NS_EXIT_USAGE;
+}

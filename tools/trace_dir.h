@@ -4,6 +4,7 @@
 #define NCCLSCOPE_TOOLS_TRACE_DIR_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "ncclscope/trace_reader.h"
 
@@ -46,5 +47,14 @@ int ns_file_health_print(const char* tool, const char* path, const ns_file_healt
 /* The mode of files the CLI creates: NCCLSCOPE_FILE_MODE (octal), else
  * 0640; a bad value is reported once on stderr. */
 unsigned ns_cli_file_mode(void);
+
+/* The dump-directory argument of `ncclscope CMD`, for what the option loop
+ * did not take: `a` becomes *dir when none is set yet. NS_EXIT_OK, else
+ * NS_EXIT_USAGE with "ncclscope CMD: ..." on stderr: an unknown option (then
+ * also usage(stderr)) or a second directory. */
+int ns_cli_dir_arg(const char* cmd, const char* a, const char** dir, void (*usage)(FILE*));
+/* After the option loop: NS_EXIT_OK when a directory was given, else
+ * NS_EXIT_USAGE with the message and usage(stderr). */
+int ns_cli_dir_given(const char* cmd, const char* dir, void (*usage)(FILE*));
 
 #endif

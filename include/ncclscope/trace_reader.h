@@ -47,6 +47,13 @@ typedef struct {
   uint64_t ctx_addr;
 } ns_comm_info;
 
+/* A communicator's info with only its identity set (the rest zero): what
+ * tests, benchmarks and the writer start from before adding what they know. */
+static inline ns_comm_info ns_comm_info_make(uint32_t comm, uint64_t comm_id, int32_t rank, uint32_t nranks) {
+  ns_comm_info ci = {.comm = comm, .comm_id = comm_id, .rank = rank, .nranks = nranks};
+  return ci;
+}
+
 #define NS_MAX_PROP_KEY 160
 
 /* COMM_FINI, COUNTERS, CLOCKFIT, END and ANCHOR: every numeric property by key. */

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "analysis/clockfit.h"
+#include "util/array.h"
 
 #define CF_BOX_C 1e15       /* initial |c| range, ns (about 11 days) */
 #define CF_TOL 0.5          /* ns: a constraint violated by less is made tangent */
@@ -194,14 +195,8 @@ static void merge_bins(ns_clockfit* cf) {
 static ns_cf_bin* bin_for(ns_clockfit* cf, int64_t dx_ns) {
   for (;;) {
     int64_t key = floor_div(dx_ns, (int64_t)cf->width_ns);
-    size_t lo = 0, hi = cf->nbins;
-    while (lo < hi) {
-      size_t mid = (lo + hi) / 2;
-      if (cf->bins[mid].key < key)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
+    size_t lo;
+    NS_LOWER_BOUND(lo, cf->nbins, i, cf->bins[i].key < key);
     if (lo < cf->nbins && cf->bins[lo].key == key) return &cf->bins[lo];
     if (cf->nbins < cf->cap) {
       memmove(cf->bins + lo + 1, cf->bins + lo, (cf->nbins - lo) * sizeof *cf->bins);

@@ -5,19 +5,14 @@
 #include <string.h>
 
 #include "analysis/internal.h"
+#include "util/array.h"
 
 ns_comm_state* ns_an_comm(ns_analysis* a, uint32_t comm, int create) {
   if (comm < a->ncomms && a->comms[comm]) return a->comms[comm];
   if (!create || comm > (1u << 24)) return NULL;
-  if (comm >= a->ncomms) {
-    size_t n = a->ncomms ? a->ncomms : 8;
-    while (n <= comm) n *= 2;
-    ns_comm_state** c = realloc(a->comms, n * sizeof *c);
-    if (!c) return NULL;
-    memset(c + a->ncomms, 0, (n - a->ncomms) * sizeof *c);
-    a->comms = c;
-    a->ncomms = n;
-  }
+  ns_comm_state** grown = ns_array_reach(a->comms, &a->ncomms, comm, sizeof *grown, 8);
+  if (!grown) return NULL;
+  a->comms = grown;
   ns_comm_state* s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->comm = comm;

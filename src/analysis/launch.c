@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "analysis/internal.h"
+#include "util/array.h"
 
 static ns_launch_link* link_find(ns_analysis* a, uint64_t id) {
   uint64_t* at = id ? ns_idmap_get(&a->link_index, id) : NULL;
@@ -34,14 +35,9 @@ static ns_launch_link* link_get(ns_analysis* a, uint64_t id, uint8_t type, uint6
   if (at == a->links_cap) { /* find a free slot, else grow */
     for (at = 0; at < a->links_cap && a->links[at].id; at++) {
     }
-    if (at == a->links_cap) {
-      size_t nc = a->links_cap ? a->links_cap * 2 : 64;
-      ns_launch_link* nl = realloc(a->links, nc * sizeof *nl);
-      if (!nl) return NULL;
-      memset(nl + a->links_cap, 0, (nc - a->links_cap) * sizeof *nl);
-      a->links = nl;
-      a->links_cap = nc;
-    }
+    ns_launch_link* grown = ns_array_reach(a->links, &a->links_cap, at, sizeof *grown, 64);
+    if (!grown) return NULL;
+    a->links = grown;
   }
   int inserted;
   uint64_t* slot = ns_idmap_put(&a->link_index, id, &inserted);

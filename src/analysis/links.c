@@ -69,14 +69,8 @@ static uint64_t size_class(uint64_t s) {
 }
 
 static void min_put(ns_linkacc* l, uint64_t key, double x, double y, uint64_t n) {
-  size_t lo = 0, hi = l->nmins;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (l->mins[mid].key < key)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  size_t lo;
+  NS_LOWER_BOUND(lo, l->nmins, i, l->mins[i].key < key);
   if (lo < l->nmins && l->mins[lo].key == key) {
     l->mins[lo].n += n;
     if (y < l->mins[lo].y) {

@@ -121,15 +121,9 @@ void ns_pt_scan(ns_analysis* a, int flush) {
 
 /* Index of the first range with lo > id. */
 static size_t range_after(const ns_pt_comm* pt, uint64_t id) {
-  size_t lo = 0, hi = pt->nown;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (pt->own[mid].lo <= id)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+  size_t at;
+  NS_LOWER_BOUND(at, pt->nown, i, pt->own[i].lo <= id);
+  return at;
 }
 
 static int range_insert(ns_pt_comm* pt, size_t at, uint64_t lo, uint64_t hi) {

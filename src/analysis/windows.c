@@ -94,11 +94,9 @@ static ns_bucket_acc* bucket_for(ns_aggr* g, const ns_op_result* r, uint64_t sb)
         strcmp(k->func_name, r->func_name) == 0 && strcmp(k->algo, r->algo) == 0 && strcmp(k->proto, r->proto) == 0)
       return &g->b[i];
   }
-  ns_bucket_acc* grown = ns_array_room(g->b, &g->capb, g->nb, sizeof *grown, 8);
-  if (!grown) return NULL;
-  g->b = grown;
-  ns_bucket_acc* b = &g->b[g->nb++];
-  memset(b, 0, sizeof *b);
+  ns_bucket_acc* b;
+  NS_ARRAY_PUSH(b, g->b, g->capb, g->nb, 8);
+  if (!b) return NULL;
   b->key.comm = r->comm;
   b->key.func = r->func;
   b->key.size_bucket = sb;
@@ -119,11 +117,9 @@ static ns_link_acc* link_for(ns_aggr* g, const ns_link_stats* k) {
         x->channel == k->channel)
       return &g->l[i];
   }
-  ns_link_acc* grown = ns_array_room(g->l, &g->capl, g->nl, sizeof *grown, 8);
-  if (!grown) return NULL;
-  g->l = grown;
-  ns_link_acc* l = &g->l[g->nl++];
-  memset(l, 0, sizeof *l);
+  ns_link_acc* l;
+  NS_ARRAY_PUSH(l, g->l, g->capl, g->nl, 8);
+  if (!l) return NULL;
   l->key.comm = k->comm;
   l->key.rank = k->rank;
   l->key.peer = k->peer;
@@ -141,11 +137,9 @@ void ns_aggr_link_merge(ns_aggr* dst, const ns_link_acc* src) {
 static ns_func_stats* func_for(ns_aggr* g, uint32_t comm, int func, uint8_t type) {
   for (size_t i = 0; i < g->nf; i++)
     if (g->f[i].comm == comm && g->f[i].func == func && g->f[i].type == type) return &g->f[i];
-  ns_func_stats* grown = ns_array_room(g->f, &g->capf, g->nf, sizeof *grown, 8);
-  if (!grown) return NULL;
-  g->f = grown;
-  ns_func_stats* f = &g->f[g->nf++];
-  memset(f, 0, sizeof *f);
+  ns_func_stats* f;
+  NS_ARRAY_PUSH(f, g->f, g->capf, g->nf, 8);
+  if (!f) return NULL;
   f->comm = comm;
   f->func = func;
   f->type = type;
@@ -155,11 +149,9 @@ static ns_func_stats* func_for(ns_aggr* g, uint32_t comm, int func, uint8_t type
 ns_lateness_stats* ns_aggr_lateness(ns_aggr* g, uint32_t comm) {
   for (size_t i = 0; i < g->nlate; i++)
     if (g->late[i].comm == comm) return &g->late[i];
-  ns_lateness_stats* grown = ns_array_room(g->late, &g->caplate, g->nlate, sizeof *grown, 4);
-  if (!grown) return NULL;
-  g->late = grown;
-  ns_lateness_stats* l = &g->late[g->nlate++];
-  memset(l, 0, sizeof *l);
+  ns_lateness_stats* l;
+  NS_ARRAY_PUSH(l, g->late, g->caplate, g->nlate, 4);
+  if (!l) return NULL;
   l->comm = comm;
   return l;
 }
@@ -206,11 +198,8 @@ static void row_add(ns_analysis* a, const ns_op_result* r) {
     }
   }
   if (!row) {
-    ns_row_acc* grown = ns_array_room(a->rows, &a->caprows, a->nrows, sizeof *grown, 16);
-    if (!grown) return;
-    a->rows = grown;
-    row = &a->rows[a->nrows++];
-    memset(row, 0, sizeof *row);
+    NS_ARRAY_PUSH(row, a->rows, a->caprows, a->nrows, 16);
+    if (!row) return;
     row->func = r->func;
     memcpy(row->func_name, r->func_name, NS_STR_LEN);
     memcpy(row->dtype, r->dtype, NS_STR_LEN);

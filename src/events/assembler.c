@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "ncclscope/events.h"
+#include "util/array.h"
 #include "util/idmap.h"
 
 enum { Q_NONE, Q_OPEN, Q_UNSTARTED, Q_WAITING, Q_SETTLING, Q_COUNT };
@@ -76,16 +77,32 @@ ns_asm* ns_asm_new(const ns_asm_config* cfg) {
   return a;
 }
 
-/* ---- queues and the held list ---- */
+/* ---- queues and the held list ----
+ * Both are intrusive doubly linked lists through two fields of ns_event's
+ * link (prev, next): a timer queue (q_prev, q_next), the held list
+ * (hold_prev, hold_next). head and tail are lvalues. */
+#define LIST_APPEND(head, tail, e, prev, next) \
+  do {                                         \
+    (e)->link.prev = (tail);                   \
+    (e)->link.next = NULL;                     \
+    if (tail) (tail)->link.next = (e);         \
+    else (head) = (e);                         \
+    (tail) = (e);                              \
+  } while (0)
+
+#define LIST_UNLINK(head, tail, e, prev, next)                      \
+  do {                                                              \
+    if ((e)->link.prev) (e)->link.prev->link.next = (e)->link.next; \
+    else (head) = (e)->link.next;                                   \
+    if ((e)->link.next) (e)->link.next->link.prev = (e)->link.prev; \
+    else (tail) = (e)->link.prev;                                   \
+    (e)->link.prev = (e)->link.next = NULL;                         \
+  } while (0)
 
 static void q_remove(ns_asm* a, ns_event* e) {
   if (e->link.q == Q_NONE) return;
   evq* q = &a->q[e->link.q];
-  if (e->link.q_prev) e->link.q_prev->link.q_next = e->link.q_next;
-  else q->head = e->link.q_next;
-  if (e->link.q_next) e->link.q_next->link.q_prev = e->link.q_prev;
-  else q->tail = e->link.q_prev;
-  e->link.q_prev = e->link.q_next = NULL;
+  LIST_UNLINK(q->head, q->tail, e, q_prev, q_next);
   e->link.q = Q_NONE;
   q->n--;
 }
@@ -97,32 +114,20 @@ static void q_set(ns_asm* a, ns_event* e, int which) {
   evq* q = &a->q[which];
   e->link.q = (uint8_t)which;
   e->link.q_since = a->now;
-  e->link.q_prev = q->tail;
-  e->link.q_next = NULL;
-  if (q->tail) q->tail->link.q_next = e;
-  else q->head = e;
-  q->tail = e;
+  LIST_APPEND(q->head, q->tail, e, q_prev, q_next);
   q->n++;
 }
 
 static void hold(ns_asm* a, ns_event* e) {
   if (e->link.hold_seq) return;
   e->link.hold_seq = ++a->hold_seq;
-  e->link.hold_prev = a->held_tail;
-  e->link.hold_next = NULL;
-  if (a->held_tail) a->held_tail->link.hold_next = e;
-  else a->held_head = e;
-  a->held_tail = e;
+  LIST_APPEND(a->held_head, a->held_tail, e, hold_prev, hold_next);
   a->nheld++;
 }
 
 static void unhold(ns_asm* a, ns_event* e) {
   if (!e->link.hold_seq) return;
-  if (e->link.hold_prev) e->link.hold_prev->link.hold_next = e->link.hold_next;
-  else a->held_head = e->link.hold_next;
-  if (e->link.hold_next) e->link.hold_next->link.hold_prev = e->link.hold_prev;
-  else a->held_tail = e->link.hold_prev;
-  e->link.hold_prev = e->link.hold_next = NULL;
+  LIST_UNLINK(a->held_head, a->held_tail, e, hold_prev, hold_next);
   e->link.hold_seq = 0;
   a->nheld--;
 }
@@ -301,15 +306,9 @@ void ns_asm_advance(ns_asm* a, uint64_t now_ns) {
 
 void ns_asm_comm(ns_asm* a, uint32_t comm, uint64_t event_mask, uint32_t abi_version) {
   if (comm == 0 || comm >= NS_ASM_MAX_COMM_SERIAL) return;
-  if (comm >= a->ncomms) {
-    size_t n = a->ncomms ? a->ncomms : 16;
-    while (n <= comm) n *= 2;
-    comm_rec* c = realloc(a->comms, n * sizeof *c);
-    if (!c) return;
-    memset(c + a->ncomms, 0, (n - a->ncomms) * sizeof *c);
-    a->comms = c;
-    a->ncomms = n;
-  }
+  comm_rec* grown = ns_array_reach(a->comms, &a->ncomms, comm, sizeof *grown, 16);
+  if (!grown) return;
+  a->comms = grown;
   comm_rec* c = &a->comms[comm];
   *c = (comm_rec){.known = 1, .abi = abi_version, .mask = event_mask, .has_rank = c->has_rank, .rank = c->rank};
 }

@@ -13,6 +13,7 @@
 
 #include "internal.h"
 #include "ncclscope/analysis.h" /* ns_func_code, ns_dtype_size, ns_coll_bytes */
+#include "util/array.h"
 
 #define FR_DEFAULT_CHILDREN (1u << 20)
 #define FR_SWEEP_NS 1000000000ull
@@ -81,14 +82,9 @@ void ns_fr_comm(ns_fr* fr, const ns_comm_info* ci) {
       idx = i;
       break;
     }
-  if (idx == fr->capcomms) {
-    size_t nc = fr->capcomms ? fr->capcomms * 2 : 8;
-    fr_comm* n = realloc(fr->comms, nc * sizeof *n);
-    if (!n) return;
-    memset(n + fr->capcomms, 0, (nc - fr->capcomms) * sizeof *n);
-    fr->comms = n;
-    fr->capcomms = nc;
-  }
+  fr_comm* grown = ns_array_reach(fr->comms, &fr->capcomms, idx, sizeof *grown, 8);
+  if (!grown) return;
+  fr->comms = grown;
   fr_comm* c = &fr->comms[idx];
   memset(c, 0, sizeof *c);
   c->ring = calloc(fr->cfg.entries, sizeof *c->ring);

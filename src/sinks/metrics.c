@@ -163,11 +163,9 @@ static ns_mpoint* point(ns_metrics* m, int f, uint32_t res, unsigned nlabels, co
     m->refused += cost;
     return NULL;
   }
-  ns_mpoint* grown = ns_array_room(fam->p, &fam->cap, fam->n, sizeof *grown, 8);
-  if (!grown) return NULL;
-  fam->p = grown;
-  ns_mpoint* p = &fam->p[fam->n++];
-  memset(p, 0, sizeof *p);
+  ns_mpoint* p;
+  NS_ARRAY_PUSH(p, fam->p, fam->cap, fam->n, 8);
+  if (!p) return NULL;
   p->res = res;
   p->nlabels = (uint8_t)nlabels;
   for (unsigned k = 0; k < nlabels && k < NS_M_LABELS; k++) {

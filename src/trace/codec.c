@@ -39,6 +39,16 @@ static size_t reserve_fixed5(ns_buf* b) {
   return at;
 }
 
+/* Ends a block whose record count was reserved at count_at (EVENTS,
+ * STRINGS): the count patched in, then the framing. Nothing when the
+ * buffer failed. */
+static void end_counted_block(ns_buf* b, size_t block_at, size_t count_at, uint32_t count, uint16_t kind,
+                              uint64_t seq) {
+  if (b->failed) return;
+  put_fixed5(b->data + count_at, count);
+  ns_block_end(b, block_at, kind, seq);
+}
+
 /* ---- file header and block framing ---- */
 
 void ns_file_header_init(ns_file_header* h) {
@@ -192,9 +202,7 @@ void ns_events_put(ns_event_encoder* e, const ns_record* r) {
 }
 
 void ns_events_end(ns_event_encoder* e, uint64_t seq) {
-  if (e->buf->failed) return;
-  put_fixed5(e->buf->data + e->count_at, e->count);
-  ns_block_end(e->buf, e->block_at, NS_BLOCK_EVENTS, seq);
+  end_counted_block(e->buf, e->block_at, e->count_at, e->count, NS_BLOCK_EVENTS, seq);
 }
 
 int ns_events_open(ns_event_decoder* d, const uint8_t* payload, size_t n) {
@@ -286,9 +294,7 @@ void ns_strings_put(ns_strings_encoder* e, uint32_t id, const char* s, size_t n)
 }
 
 void ns_strings_end(ns_strings_encoder* e, uint64_t seq) {
-  if (e->buf->failed) return;
-  put_fixed5(e->buf->data + e->count_at, e->count);
-  ns_block_end(e->buf, e->block_at, NS_BLOCK_STRINGS, seq);
+  end_counted_block(e->buf, e->block_at, e->count_at, e->count, NS_BLOCK_STRINGS, seq);
 }
 
 int ns_strings_open(ns_strings_decoder* d, const uint8_t* payload, size_t n) {

@@ -9,7 +9,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "ncclscope/analysis.h"
 #include "clock/clock.h"
@@ -44,12 +43,7 @@ void ns_feed_open(const ns_strtab* strings) {
 int ns_feed_enabled(void) { return g_a != NULL; }
 
 void ns_feed_comm(const ns_context* c) {
-  ns_comm_info ci;
-  memset(&ci, 0, sizeof ci);
-  ci.comm = c->serial;
-  ci.comm_id = c->comm_id;
-  ci.rank = c->rank;
-  ci.nranks = (uint32_t)(c->nranks < 0 ? 0 : c->nranks);
+  ns_comm_info ci = ns_comm_info_make(c->serial, c->comm_id, c->rank, (uint32_t)(c->nranks < 0 ? 0 : c->nranks));
   ci.nnodes = (uint32_t)(c->nnodes < 0 ? 0 : c->nnodes);
   ci.has_name = c->has_name;
   if (c->has_name) snprintf(ci.comm_name, sizeof ci.comm_name, "%s", c->name);

@@ -86,12 +86,7 @@ static inline ns_analysis* synth_analysis(void (*on_op)(void* user, const ns_op_
 
 /* Tells the analysis of communicator `comm` (every event type recorded, ABI v6). */
 static inline void synth_comm(ns_analysis* a, uint32_t comm, uint64_t comm_id, int32_t rank, uint32_t nranks) {
-  ns_comm_info ci;
-  memset(&ci, 0, sizeof ci);
-  ci.comm = comm;
-  ci.comm_id = comm_id;
-  ci.rank = rank;
-  ci.nranks = nranks;
+  ns_comm_info ci = ns_comm_info_make(comm, comm_id, rank, nranks);
   ci.event_mask = 0x7FFF;
   ci.abi_version = 6;
   ns_analysis_comm(a, &ci);

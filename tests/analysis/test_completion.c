@@ -221,12 +221,7 @@ int main(void) {
   cfg.on_window = on_window;
   cfg.string = synth_string;
   ns_analysis* a = ns_analysis_create(&cfg);
-  ns_comm_info ci;
-  memset(&ci, 0, sizeof ci);
-  ci.comm = 1;
-  ci.comm_id = 0xabcdef;
-  ci.rank = 0;
-  ci.nranks = NRANKS;
+  ns_comm_info ci = ns_comm_info_make(1, 0xabcdef, 0, NRANKS);
   ns_analysis_comm(a, &ci);
   for (size_t i = 0; i < S.n; i++) {
     ns_record* r = &S.v[i].r;

@@ -37,12 +37,7 @@ static ns_analysis* rank_analysis(int rank, uint64_t comm_id, const char* proto,
   ns_analysis_config_offline(&cfg);
   cfg.string = synth_string;
   ns_analysis* a = ns_analysis_create(&cfg);
-  ns_comm_info ci;
-  memset(&ci, 0, sizeof ci);
-  ci.comm = 1;
-  ci.comm_id = comm_id;
-  ci.rank = rank;
-  ci.nranks = 2;
+  ns_comm_info ci = ns_comm_info_make(1, comm_id, rank, 2);
   ns_analysis_comm(a, &ci);
   for (size_t i = 0; i < s.n; i++) ns_analysis_record(a, &s.v[i].r);
   ns_analysis_flush(a);

@@ -80,6 +80,13 @@ def traces(d):
     return sorted(glob.glob(os.path.join(d, "*.nstrace")))
 
 
+def one_trace(d):
+    """The one trace file of d (checked: exactly one) and its stats; (None, None) when there is none."""
+    f = traces(d)
+    eq(len(f), 1, "one trace file")
+    return (f[0], stats(f[0])) if f else (None, None)
+
+
 # ---- dump directory cannot be created: init never fails ----
 RELEASES = ["2.23", "2.26", "2.27", "2.28", "2.29", "2.30"]
 
@@ -268,12 +275,10 @@ def full_disk_expectations(p, dump, limit):
     eq(len(ends), 1, "the last warning says the trace is incomplete (%s)" % ends)
     check("complete" not in " ".join(l.replace("incomplete", "") for l in p.stderr.splitlines()),
           "nothing says the trace is complete", p.stderr[-400:], "no 'complete'")
-    files = traces(dump)
-    eq(len(files), 1, "one trace file")
-    if files:
-        size = os.path.getsize(files[0])
+    path, s = one_trace(dump)
+    if path:
+        size = os.path.getsize(path)
         check(size <= limit, "trace size within the disk", size, "<= %d" % limit)
-        s = stats(files[0])
         eq(s.get("unreadable"), 0, "the trace is readable up to where the disk filled")
         check(s.get("records", 0) > 0, "records before the disk filled", s.get("records"), "> 0")
         eq(s.get("clean_end"), 0, "no clean end (END block could not be written)")
@@ -324,11 +329,9 @@ def t_disk_full_recovers():
     check(any("failed" in l for l in seen), "the disk filled", err[-300:], "a write-failure warning")
     check("works again" in err, "the writer says writing works again", err[-400:], "works again")
     check("is incomplete" not in err, "no incomplete-trace warning", err[-400:], "none")
-    f = traces(dump)
-    eq(len(f), 1, "one trace file")
-    if not f:
+    path, s = one_trace(dump)
+    if not path:
         return
-    s = stats(f[0])
     eq(s.get("clean_end"), 1, "the trace ends with its END block")
     eq(s.get("bytes_cut", 0) + s.get("bytes_skipped", 0), 0, "no damage in it")
     eq(s.get("seq_gaps"), 0, "no block missing")
@@ -408,11 +411,9 @@ def t_sigkill():
     check(p.poll() is None, "the simulator was still running when killed", p.poll(), None)
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=30)
-    f = traces(dump)
-    eq(len(f), 1, "one trace file")
-    if not f:
+    path, s = one_trace(dump)
+    if not path:
         return
-    s = stats(f[0])
     eq(s.get("unreadable"), 0, "the killed trace opens")
     eq(s.get("clean_end"), 0, "no END block")
     check(s.get("records", 0) > 0, "records up to the last flush", s.get("records"), "> 0")

@@ -23,12 +23,7 @@ static ns_fr* make(uint32_t entries) {
 }
 
 static void comm(ns_fr* fr, uint32_t serial, int32_t rank, uint64_t mask) {
-  ns_comm_info ci;
-  memset(&ci, 0, sizeof ci);
-  ci.comm = serial;
-  ci.comm_id = 0xC0FFEE00ull + serial;
-  ci.rank = rank;
-  ci.nranks = 4;
+  ns_comm_info ci = ns_comm_info_make(serial, 0xC0FFEE00ull + serial, rank, 4);
   ci.has_name = 1;
   snprintf(ci.comm_name, sizeof ci.comm_name, "world");
   ci.abi_version = 6;

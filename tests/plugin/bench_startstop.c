@@ -20,10 +20,8 @@ static uint64_t now_ns(void) {
 
 int main(void) {
   char dir[128];
-  if (tp_dump_dir(dir, sizeof dir, "bench")) return 2;
-  setenv("NCCLSCOPE_EVENT_MASK", "all", 1);
   tp_plugin plugin;
-  if (tp_open(&plugin)) return 2;
+  if (tp_start(&plugin, dir, sizeof dir, "bench")) return 2;
   ncclProfiler_v6_t* api = plugin.v6;
   void* ctx;
   int mask;
@@ -66,8 +64,6 @@ int main(void) {
   dlclose(plugin.so);
   printf("BENCH start+stop %.1f ns, recordEventState %.1f ns (best batch of %d, one thread)\n", best_ss,
          best_state, BATCH);
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0) return 3;
+  if (tp_remove_dir(dir)) return 3;
   CHECK_DONE();
 }

@@ -48,6 +48,24 @@ static inline int tp_open(tp_plugin* p) {
   return -1;
 }
 
+/* What most tests do first: tp_dump_dir, every event type recorded
+ * (NCCLSCOPE_EVENT_MASK=all), then tp_open. The plugin reads its environment
+ * at the first init, so a test may still set more after this. 0, or -1. */
+static inline int tp_start(tp_plugin* p, char* dir, size_t n, const char* name) {
+  if (tp_dump_dir(dir, n, name)) return -1;
+  setenv("NCCLSCOPE_EVENT_MASK", "all", 1);
+  return tp_open(p);
+}
+
+/* rm -rf of a dump directory tp_dump_dir made. 0, or -1 with a message. */
+static inline int tp_remove_dir(const char* dir) {
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) == 0) return 0;
+  fprintf(stderr, "could not remove %s\n", dir);
+  return -1;
+}
+
 /* A v6 communicator (rank 0 of nranks on 1 node): its context, or NULL when
  * init did not succeed (a message on stderr). */
 static inline void* tp_init_v6(tp_plugin* pl, const char* name, uint64_t comm_id, int nranks) {

@@ -19,6 +19,7 @@
 #include "check.h"
 #include "truth_fields.h"
 #include "trace_load.h"
+#include "util/array.h"
 
 /* The type named in the truth ("Coll"), -1 if unknown. */
 static int type_of(const char* name) {
@@ -168,12 +169,8 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < ft.nrecs; i++) {
       const ns_record* r = &ft.recs[i].r;
       if (r->kind != NS_REC_START) continue;
-      size_t lo = 0, hi = nstarts;
-      while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (starts[mid].tid < (long long)r->tid) lo = mid + 1;
-        else hi = mid;
-      }
+      size_t lo;
+      NS_LOWER_BOUND(lo, nstarts, j, starts[j].tid < (long long)r->tid);
       size_t k = lo + cursor[lo];
       while (k < nstarts && starts[k].tid == (long long)r->tid && starts[k].handle_null) k++;
       if (k >= nstarts || starts[k].tid != (long long)r->tid) {

@@ -174,10 +174,8 @@ static void check_coll_p2p(const tl_trace* t, uint32_t serial, int v, uint64_t c
 
 int main(void) {
   char dir[128];
-  if (tp_dump_dir(dir, sizeof dir, "test-fields")) return 2;
-  setenv("NCCLSCOPE_EVENT_MASK", "all", 1);
   tp_plugin plugin;
-  if (tp_open(&plugin)) return 2;
+  if (tp_start(&plugin, dir, sizeof dir, "test-fields")) return 2;
   g_ib.type = ncclProfileQp;
   g_ib.qp.device = 3;
   g_ib.qp.wr_id = 0x1234567890ull;
@@ -380,8 +378,6 @@ int main(void) {
   uint64_t cb[] = {(uint64_t)(int64_t)-7, V(6, 91), 1};
   check_nums(nth_start(&t, 6, NS_EV_CE_BATCH, 0), cb, 3, "CeBatch", 6);
   tl_free(&t);
-  char cmd[160];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+  tp_remove_dir(dir);
   CHECK_DONE();
 }

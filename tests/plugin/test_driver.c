@@ -32,14 +32,12 @@ static const tl_rec* only_start(const tl_trace* t, int type, uint32_t comm, int 
 static uint64_t prop(const ns_props_info* p, uint32_t key) { return p->has[key] ? p->u[key] : 0; }
 
 int main(void) {
-  if (tp_dump_dir(dump_dir, sizeof dump_dir, "test-driver")) return 2;
-  setenv("NCCLSCOPE_EVENT_MASK", "all", 1);
+  tp_plugin plugin;
+  if (tp_start(&plugin, dump_dir, sizeof dump_dir, "test-driver")) return 2;
   setenv("NCCLSCOPE_SLAB_EVENTS", "64", 1); /* address-reuse pressure */
   setenv("NCCLSCOPE_HOLD_MS", "0", 1);
   setenv("NCCLSCOPE_POLL_MS", "1", 1);
   setenv("NCCLSCOPE_RING_KB", "bogus", 1); /* must warn and use the default */
-  tp_plugin plugin;
-  if (tp_open(&plugin)) return 1;
   CHECK_STR(plugin.v6->name, "ncclscope");
   int mask = 0;
   pid_t me = getpid();

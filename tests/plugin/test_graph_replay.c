@@ -76,13 +76,11 @@ static void replay_coll(ncclProfiler_v6_t* p, void* ctx, void* coll_api, uint64_
 
 int main(void) {
   char dir[128];
-  if (tp_dump_dir(dir, sizeof dir, "test-graph")) return 2;
-  setenv("NCCLSCOPE_EVENT_MASK", "all", 1);
+  tp_plugin plugin;
+  if (tp_start(&plugin, dir, sizeof dir, "test-graph")) return 2;
   setenv("NCCLSCOPE_SLAB_EVENTS", "64", 1);
   setenv("NCCLSCOPE_HOLD_MS", "0", 1);
   setenv("NCCLSCOPE_POLL_MS", "1", 1);
-  tp_plugin plugin;
-  if (tp_open(&plugin)) return 2;
   ncclProfiler_v6_t* p = plugin.v6;
   void* ctx = tp_init_v6(&plugin, "graph", 0x6a, 2);
   if (!ctx) return 1;

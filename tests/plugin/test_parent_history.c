@@ -42,12 +42,10 @@ static void* start(ncclProfiler_v6_t* p, void* ctx, uint64_t type, void* parent,
 
 int main(void) {
   char dir[128];
-  if (tp_dump_dir(dir, sizeof dir, "test-history")) return 2;
-  setenv("NCCLSCOPE_EVENT_MASK", "all", 1);
+  tp_plugin plugin;
+  if (tp_start(&plugin, dir, sizeof dir, "test-history")) return 2;
   setenv("NCCLSCOPE_SLAB_EVENTS", "8192", 1);
   setenv("NCCLSCOPE_POLL_MS", "1", 1);
-  tp_plugin plugin;
-  if (tp_open(&plugin)) return 2;
   ncclProfiler_v6_t* p = plugin.v6;
   void* ctx = tp_init_v6(&plugin, "history", 0x4157, 1);
   if (!ctx) return 1;

@@ -130,23 +130,28 @@ static ncclResult_t commonInit(void** ctx, int* mask, const char* extra) {
   return getenv("REC_INIT_FAIL") ? ncclInternalError : ncclSuccess;
 }
 
+#if REC_V >= 4
+/* v4+ init: the communicator's fields in the init line; idKey is "commId"
+ * (v5+) or "commHash" (v4). */
+static ncclResult_t commInit(void** ctx, int* mask, const char* idKey, uint64_t id, const char* commName, int nNodes,
+                             int nranks, int rank, ncclDebugLogger_t logfn) {
+  char extra[512];
+  snprintf(extra, sizeof extra,
+           ",\"%s\":\"0x%016llx\",\"commName\":\"%s\",\"nNodes\":%d,\"nranks\":%d,\"rank\":%d,\"logfn\":%s", idKey,
+           (unsigned long long)id, s(commName), nNodes, nranks, rank, logfn ? "true" : "false");
+  return commonInit(ctx, mask, extra);
+}
+#endif
+
 #if REC_V >= 5
 static ncclResult_t recInit(void** ctx, uint64_t commId, int* mask, const char* commName, int nNodes, int nranks,
                             int rank, ncclDebugLogger_t logfn) {
-  char extra[512];
-  snprintf(extra, sizeof extra,
-           ",\"commId\":\"0x%016llx\",\"commName\":\"%s\",\"nNodes\":%d,\"nranks\":%d,\"rank\":%d,\"logfn\":%s",
-           (unsigned long long)commId, s(commName), nNodes, nranks, rank, logfn ? "true" : "false");
-  return commonInit(ctx, mask, extra);
+  return commInit(ctx, mask, "commId", commId, commName, nNodes, nranks, rank, logfn);
 }
 #elif REC_V == 4
 static ncclResult_t recInit(void** ctx, int* mask, const char* commName, uint64_t commHash, int nNodes, int nranks,
                             int rank, ncclDebugLogger_t logfn) {
-  char extra[512];
-  snprintf(extra, sizeof extra,
-           ",\"commHash\":\"0x%016llx\",\"commName\":\"%s\",\"nNodes\":%d,\"nranks\":%d,\"rank\":%d,\"logfn\":%s",
-           (unsigned long long)commHash, s(commName), nNodes, nranks, rank, logfn ? "true" : "false");
-  return commonInit(ctx, mask, extra);
+  return commInit(ctx, mask, "commHash", commHash, commName, nNodes, nranks, rank, logfn);
 }
 #else
 static ncclResult_t recInit(void** ctx, int* mask) { return commonInit(ctx, mask, ""); }

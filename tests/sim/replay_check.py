@@ -24,6 +24,9 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checklib import pop_option  # noqa: E402
+
 FAILS = []
 
 
@@ -240,11 +243,7 @@ def fixed(orig, again, max_dev_ms):
 
 def main():
     args = sys.argv[1:]
-    dev = 1.0
-    if "--max-dev-ms" in args:
-        i = args.index("--max-dev-ms")
-        dev = float(args[i + 1])
-        del args[i:i + 2]
+    dev = pop_option(args, "--max-dev-ms", float, 1.0)
     if args[0] == "stream":
         stream(args[1], args[2], args[3], dev)
     elif args[0] == "fixed":

@@ -11,7 +11,11 @@ with a parent id of mix(id ^ mix(parent)) mod 2^64, mix being the id map's
 the same numbers as its assembler counted them; every one must be equal.
 Exits 1 on any difference (both sides printed)."""
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checklib import pop_option  # noqa: E402
 
 M64 = (1 << 64) - 1
 ADDR_MIN_LEN = 2 + 4 + 16  # "0x" + file index (4+ hex digits) + 16 hex digits of the id
@@ -65,11 +69,7 @@ def from_report(path):
 
 def main():
     args = sys.argv[1:]
-    min_events = 1
-    if "--min-events" in args:
-        i = args.index("--min-events")
-        min_events = int(args[i + 1])
-        del args[i:i + 2]
+    min_events = pop_option(args, "--min-events", int, 1)
     exp, rep = from_export(args[0]), from_report(args[1])
     errors = []
     for name in sorted(set(exp) | set(rep)):

@@ -115,13 +115,17 @@ def main():
                 return True
         return False
 
-    for fid, pair in flows.items():
-        phs = sorted(x["ph"] for x in pair)
-        if phs != ["f", "s"]:
-            errors.append("flow %r has %r" % (fid, phs))
-            continue
-        s = next(x for x in pair if x["ph"] == "s")
-        f = next(x for x in pair if x["ph"] == "f")
+    def begin_end(groups, begin, end, what):
+        """(key, begin event, end event) of each group made of exactly one event of phase begin and
+        one of phase end; any other group is an error."""
+        for key, pair in groups.items():
+            phs = sorted(x["ph"] for x in pair)
+            if phs != sorted([begin, end]):
+                errors.append("%s %r has %r" % (what, key, phs))
+                continue
+            yield key, next(x for x in pair if x["ph"] == begin), next(x for x in pair if x["ph"] == end)
+
+    for fid, s, f in begin_end(flows, "s", "f", "flow"):
         if f.get("bp") != "e":
             errors.append("flow %r: f without bp=e" % fid)
         if s["ts"] > f["ts"] + EPS:
@@ -131,13 +135,7 @@ def main():
         if s.get("cat") != f.get("cat") or s.get("name") != f.get("name"):
             errors.append("flow %r: s/f name or cat differ" % fid)
 
-    for key, pair in asyncs.items():
-        phs = sorted(x["ph"] for x in pair)
-        if phs != ["b", "e"]:
-            errors.append("async slice %r has %r" % (key, phs))
-            continue
-        b = next(x for x in pair if x["ph"] == "b")
-        e = next(x for x in pair if x["ph"] == "e")
+    for key, b, e in begin_end(asyncs, "b", "e", "async slice"):
         if e["ts"] + EPS < b["ts"] or b.get("name") != e.get("name") or b["pid"] != e["pid"]:
             errors.append("async slice %r: end before begin or names/pids differ" % (key,))
         if b["pid"] not in pnames:

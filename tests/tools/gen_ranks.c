@@ -13,17 +13,13 @@
 #include <string.h>
 
 #include "trace_builder.h"
+#include "xorshift.h"
 
 #define T0 1000000000000ull
 #define PERIOD_NS 2000000ull
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static uint64_t rnd(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return rng_state;
-}
+static uint64_t rnd(void) { return xorshift64(&rng_state); }
 
 int main(int argc, char** argv) {
   if (argc < 4) {

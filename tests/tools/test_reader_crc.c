@@ -8,14 +8,12 @@
 
 #include "ncclscope/trace_reader.h"
 #include "trace/codec.h"
+#include "xorshift.h"
 
 int main(void) {
   static uint8_t buf[1200];
   uint64_t x = 0x9E3779B97F4A7C15ull;
-  for (size_t i = 0; i < sizeof buf; i++) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    buf[i] = (uint8_t)x;
-  }
+  for (size_t i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)xorshift64(&x);
   int failures = 0;
   for (size_t off = 0; off < 8; off++)
     for (size_t n = 0; n + off <= 1100; n++) {

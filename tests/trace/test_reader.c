@@ -70,6 +70,13 @@ static ns_reader_stats read_all(const char* path, tally* t, int* opened) {
   return st;
 }
 
+/* f written whole to DIR/NAME.nstrace (its path in path), then read_all. */
+static ns_reader_stats write_read_all(tb_file* f, const char* name, char* path, size_t n, tally* t, int* opened) {
+  snprintf(path, n, "%s/%s.nstrace", dir, name);
+  EXPECT_U64("write", tb_write(f, path, SIZE_MAX), 0);
+  return read_all(path, t, opened);
+}
+
 static void path_of(char* out, size_t n) { snprintf(out, n, "%s/ncclscope-node0-4001.nstrace", dir); }
 
 static void test_good_file(void) {
@@ -188,11 +195,9 @@ static void test_corrupt_crc(void) {
   tb_end(&f);
   f.buf.data[bad_at + sizeof(ns_block_header) + 3] ^= 0x40; /* inside the second EVENTS payload */
   char path[512];
-  snprintf(path, sizeof path, "%s/crc.nstrace", dir);
-  EXPECT_U64("write", tb_write(&f, path, SIZE_MAX), 0);
   tally t;
   int opened;
-  ns_reader_stats st = read_all(path, &t, &opened);
+  ns_reader_stats st = write_read_all(&f, "crc", path, sizeof path, &t, &opened);
   EXPECT_U64("opened", opened, 1);
   /* The damaged block is skipped, the reader resynchronises on END. */
   uint64_t bad_len = f.buf.len - sizeof(ns_block_header) - bad_at;
@@ -254,11 +259,9 @@ static void test_seq_gap_and_unknown_block(void) {
   tb_events(&f, 9, 1, a, 2);
   tb_end(&f);
   char path[512];
-  snprintf(path, sizeof path, "%s/gap.nstrace", dir);
-  EXPECT_U64("write", tb_write(&f, path, SIZE_MAX), 0);
   tally t;
   int opened;
-  ns_reader_stats st = read_all(path, &t, &opened);
+  ns_reader_stats st = write_read_all(&f, "gap", path, sizeof path, &t, &opened);
   EXPECT_U64("seq gaps", st.seq_gaps, 3);
   EXPECT_U64("records after the gap", t.records, 2);
   EXPECT_U64("clean end", st.clean_end, 1);

@@ -14,6 +14,7 @@
 #include "check.h"
 #include "ncclscope/trace_reader.h"
 #include "trace_builder.h"
+#include "xorshift.h"
 
 #define NBLOCKS 400
 #define PER_BLOCK 40
@@ -29,12 +30,7 @@ static size_t nblocks;
 static char dir[256];
 
 static uint64_t rng_state = 0x243F6A8885A308D3ull;
-static uint64_t rnd(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return rng_state;
-}
+static uint64_t rnd(void) { return xorshift64(&rng_state); }
 
 /* A trace: process, strings, thread, comm, NBLOCKS EVENTS blocks, fini, end. */
 static void build(tb_file* f) {
