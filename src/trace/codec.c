@@ -169,36 +169,54 @@ void ns_events_begin(ns_event_encoder* e, ns_buf* b, uint32_t tid, uint32_t ring
   e->prev_id = base_id;
 }
 
+/* A varint at p (room for 10 bytes is the caller's); returns its end. */
+static inline uint8_t* varint_at(uint8_t* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (uint8_t)v;
+  return p;
+}
+
+/* The most bytes one record takes: its tag and at most 6 + NS_REC_NUMS +
+ * NS_REC_STRS varints. The writer encodes millions of records a second, so
+ * the room is reserved once per record, not once per field. */
+#define NS_RECORD_MAX_BYTES (1 + 10 * (6 + NS_REC_NUMS + NS_REC_STRS))
+
 void ns_events_put(ns_event_encoder* e, const ns_record* r) {
   ns_buf* b = e->buf;
   unsigned kind = r->kind & 3;
   unsigned has_flags = r->flags != 0;
   unsigned comm_changed = r->comm != e->prev_comm;
-  uint8_t tag = (uint8_t)(kind << 6 | has_flags << 5 | comm_changed << 4 | (r->type & 0xF));
-  ns_buf_put(b, &tag, 1);
-  ns_buf_put_varint(b, ns_zigzag((int64_t)(r->ts - e->prev_ts)));
-  ns_buf_put_varint(b, ns_zigzag((int64_t)(r->id - e->prev_id)));
-  if (has_flags) ns_buf_put_varint(b, r->flags);
-  if (comm_changed) ns_buf_put_varint(b, r->comm);
+  uint64_t d_ts = ns_zigzag((int64_t)(r->ts - e->prev_ts)), d_id = ns_zigzag((int64_t)(r->id - e->prev_id));
   e->prev_ts = r->ts;
   e->prev_id = r->id;
   e->prev_comm = r->comm;
+  e->count++;
+  if (ns_buf_reserve(b, NS_RECORD_MAX_BYTES) != 0) return; /* the block is failed: nothing of it is written */
+  uint8_t* p = b->data + b->len;
+  *p++ = (uint8_t)(kind << 6 | has_flags << 5 | comm_changed << 4 | (r->type & 0xF));
+  p = varint_at(p, d_ts);
+  p = varint_at(p, d_id);
+  if (has_flags) p = varint_at(p, r->flags);
+  if (comm_changed) p = varint_at(p, r->comm);
   if (kind == NS_REC_START) {
     uint64_t code;
     if (r->flags & NS_RF_PARENT_RAW)
       code = r->parent + 1;
     else
       code = r->parent ? ns_zigzag((int64_t)(r->id - r->parent)) + 1 : 0;
-    ns_buf_put_varint(b, code);
-    if (r->flags & NS_RF_PXN) ns_buf_put_varint(b, r->origin_pid);
+    p = varint_at(p, code);
+    if (r->flags & NS_RF_PXN) p = varint_at(p, r->origin_pid);
     const ns_type_layout* l = &ns_type_layouts[r->type < NS_EV_COUNT ? r->type : 0];
-    for (unsigned i = 0; i < l->nums; i++) ns_buf_put_varint(b, ns_zigzag((int64_t)r->num[i]));
-    for (unsigned i = 0; i < l->strs; i++) ns_buf_put_varint(b, r->str[i]);
+    for (unsigned i = 0; i < l->nums; i++) p = varint_at(p, ns_zigzag((int64_t)r->num[i]));
+    for (unsigned i = 0; i < l->strs; i++) p = varint_at(p, r->str[i]);
   } else if (kind == NS_REC_STATE) {
-    ns_buf_put_varint(b, ns_zigzag(r->state));
-    ns_buf_put_varint(b, r->arg);
+    p = varint_at(p, ns_zigzag(r->state));
+    p = varint_at(p, r->arg);
   }
-  e->count++;
+  b->len = (size_t)(p - b->data);
 }
 
 void ns_events_end(ns_event_encoder* e, uint64_t seq) {

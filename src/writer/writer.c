@@ -501,13 +501,23 @@ static void on_start_entry(ns_record* rec, const uint64_t* e, unsigned flags, un
   }
 }
 
+/* Zeroes a record in pieces of at most 64 bytes, which GCC writes as vector
+ * stores: a memset of the whole 160 bytes (or `= {0}`) is a `rep stos`,
+ * whose start-up was 6 % of the writer's time at 2 M records/s (perf). */
+static inline void record_clear(ns_record* r) {
+  _Static_assert(sizeof *r > 128 && sizeof *r <= 192, "record_clear: three pieces");
+  memset(r, 0, 64);
+  memset((char*)r + 64, 0, 64);
+  memset((char*)r + 128, 0, sizeof *r - 128);
+}
+
 static void on_entry(void* user, ns_ring* r, const uint64_t* e, uint32_t nwords) {
   (void)user;
   unsigned kind = NS_ENT_KIND(e[0]), type = NS_ENT_TYPE(e[0]), flags = NS_ENT_FLAGS(e[0]);
   unsigned ctxi = NS_ENT_CTX(e[0]);
   if (type >= NS_EV_COUNT) return;
   ns_record rec;
-  memset(&rec, 0, sizeof rec);
+  record_clear(&rec);
   rec.kind = (uint8_t)kind;
   rec.type = (uint8_t)type;
   rec.tid = r->tid;
