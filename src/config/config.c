@@ -256,7 +256,7 @@ void ns_config_load(ns_config* c, ns_config_warn_fn warn) {
     default_dump_dir(c->dump_dir, sizeof c->dump_dir);
     if (s && *s) bad_value(warn, "NCCLSCOPE_DUMP_DIR", s, "is longer than PATH_MAX", "the default %s", c->dump_dir);
   }
-  load_u32(warn, "NCCLSCOPE_RING_KB", &c->ring_kb, 1024, 4, 1u << 20);
+  load_u32(warn, "NCCLSCOPE_RING_KB", &c->ring_kb, 4096, 4, 1u << 20);
   load_u32(warn, "NCCLSCOPE_MAX_THREADS", &c->max_threads, 128, 1, 4096);
   load_u32(warn, "NCCLSCOPE_SLAB_EVENTS", &c->slab_events, 65536, 64, 1u << 24);
   load_u32(warn, "NCCLSCOPE_FLUSH_MS", &c->flush_ms, 1000, 1, 60000);
