@@ -56,16 +56,17 @@ static const ns_format* format_named(const char* name) {
 /* Per-file warnings; 1 when the file yielded nothing. */
 static int report_file(const char* path, const ns_walk_result* r, size_t max_open) {
   int nothing = ns_file_health_print("ncclscope", path, &r->health);
+  const ns_asm_stats* st = &r->assembled;
   if (r->events_incomplete) {
     /* what closed them: the plugin's reasons (events NCCL never stops), else the end of the data */
     char why[256] = "";
     size_t at = 0;
     uint64_t closed = 0;
     for (unsigned k = 1; k < NS_CLOSE_REASONS; k++) {
-      if (!r->closed[k]) continue;
-      closed += r->closed[k];
+      if (!st->closed[k]) continue;
+      closed += st->closed[k];
       int w = snprintf(why + at, sizeof why - at, "%s%s %" PRIu64, at ? ", " : "", ns_close_reason_name(k),
-                       r->closed[k]);
+                       st->closed[k]);
       if (w > 0 && (size_t)w < sizeof why - at) at += (size_t)w;
     }
     fprintf(stderr,
@@ -74,15 +75,15 @@ static int report_file(const char* path, const ns_walk_result* r, size_t max_ope
             path, r->events_incomplete, closed ? "; closed by the plugin: " : "", why,
             r->events_incomplete > closed ? "; the rest still open when the trace ended" : "");
   }
-  if (r->evicted_open)
+  if (st->evicted_open)
     fprintf(stderr,
             "ncclscope: warning: %s: more than %zu events open at once: %" PRIu64 " of them (oldest first) were "
             "written unfinished (\"incomplete\":true); their later stops and states count as orphans; "
             "--max-open raises the cap\n",
-            path, max_open, r->evicted_open);
-  if (r->orphan_stops || r->orphan_states)
+            path, max_open, st->evicted_open);
+  if (st->orphan_stops || st->orphan_states)
     fprintf(stderr, "ncclscope: note: %s: %" PRIu64 " stop(s) and %" PRIu64 " state(s) of events whose start is missing\n",
-            path, r->orphan_stops, r->orphan_states);
+            path, st->orphan_stops, st->orphan_states);
   return nothing;
 }
 
@@ -185,7 +186,7 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
     totals->files_read++;
     if (res.reader.damaged || res.reader.seq_gaps || res.reader.blocks_duplicate) totals->files_damaged++;
     totals->events += res.events_done;
-    totals->incomplete += res.events_incomplete + res.evicted_open;
+    totals->incomplete += res.events_incomplete + res.assembled.evicted_open;
     for (int t = 0; t < NS_EV_COUNT; t++) totals->events_by_type[t] += res.events_by_type[t];
     empty += report_file(list.paths[i], &res, ns_walk_max_open(w));
   }

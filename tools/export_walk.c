@@ -258,15 +258,6 @@ static void fill_result(ns_walk_result* res, const ns_asm_stats* st) {
     res->events_incomplete += st->never_stopped[t];
   }
   res->events_incomplete -= st->evicted_open + st->evicted_age;
-  res->states = st->states;
-  res->orphan_stops = st->orphan_stops;
-  res->orphan_states = st->orphan_states;
-  res->duplicate_starts = st->duplicate_starts;
-  res->forced_releases = st->forced;
-  res->lost_parents = st->lost_parents;
-  res->peak_live = st->peak_live;
-  res->evicted_open = st->evicted_open;
-  memcpy(res->closed, st->closed, sizeof res->closed);
 }
 
 int ns_walk_file(ns_walk* w, int index, const char* path, ns_walk_result* res, char* err, size_t errlen) {

@@ -102,17 +102,8 @@ typedef struct {
   ns_reader_stats reader;
   uint64_t events_done;       /* complete events handed to the sink */
   uint64_t events_incomplete; /* started, never stopped (at the end of the file) */
-  uint64_t closed[NS_CLOSE_REASONS]; /* of those, closed by the plugin, by reason (NS_CLOSE_*) */
   uint64_t events_by_type[NS_EV_COUNT]; /* complete ones */
-  uint64_t states;
-  uint64_t orphan_stops;      /* STOP of an unknown event */
-  uint64_t orphan_states;     /* STATE of an unknown event */
-  uint64_t duplicate_starts;  /* START of an id already started (ignored) */
-  uint64_t forced_releases;   /* Coll/P2p released by age/count before their children were done */
-  uint64_t lost_parents;      /* parents named by children whose START never came */
-  uint64_t peak_live;         /* most events in memory at once */
-  uint64_t evicted_open;      /* open events written unfinished because more than max_open were open */
-  ns_asm_stats assembled;     /* everything the assembler counted */
+  ns_asm_stats assembled;     /* everything the assembler counted (evicted_open: written unfinished) */
   ns_file_health health;      /* the reader's stats (= reader) and damaged ranges */
 } ns_walk_result;
 

@@ -254,15 +254,16 @@ void nsj_quoted_slow(ns_json* j, const char* s, size_t n, const char* tail, size
 
 /* ---- scalar values ---- */
 
-void nsj_u64(ns_json* j, uint64_t v) {
-  before_value(j);
-  nsj_put_u64(j, v);
-}
-
-void nsj_i64(ns_json* j, int64_t v) {
-  before_value(j);
-  nsj_put_i64(j, v);
-}
+/* nsj_<name>(j, v): the separator, then nsj_put_<name>(j, v). */
+#define NSJ_VALUE(name, type)           \
+  void nsj_##name(ns_json* j, type v) { \
+    before_value(j);                    \
+    nsj_put_##name(j, v);               \
+  }
+NSJ_VALUE(u64, uint64_t)
+NSJ_VALUE(i64, int64_t)
+NSJ_VALUE(us, int64_t)
+#undef NSJ_VALUE
 
 void nsj_bool(ns_json* j, int v) {
   before_value(j);
@@ -291,11 +292,6 @@ void nsj_f64(ns_json* j, double v) {
   char tmp[40];
   int n = snprintf(tmp, sizeof tmp, "%.17g", v);
   if (n > 0) put(j, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-void nsj_us(ns_json* j, int64_t ns) {
-  before_value(j);
-  nsj_put_us(j, ns);
 }
 
 void nsj_hex(ns_json* j, uint64_t v) {

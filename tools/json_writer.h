@@ -173,33 +173,20 @@ static inline void nsj_str(ns_json* j, const char* s) {
   if (s) nsj_strn(j, s, strlen(s));
   else nsj_null(j);
 }
-static inline void nsj_kstr(ns_json* j, const char* key, const char* s) {
-  nsj_key(j, key);
-  nsj_str(j, s);
-}
-static inline void nsj_ku64(ns_json* j, const char* key, uint64_t v) {
-  nsj_key(j, key);
-  nsj_u64(j, v);
-}
-static inline void nsj_ki64(ns_json* j, const char* key, int64_t v) {
-  nsj_key(j, key);
-  nsj_i64(j, v);
-}
-static inline void nsj_kbool(ns_json* j, const char* key, int v) {
-  nsj_key(j, key);
-  nsj_bool(j, v);
-}
-static inline void nsj_kus(ns_json* j, const char* key, int64_t ns) {
-  nsj_key(j, key);
-  nsj_us(j, ns);
-}
-static inline void nsj_khex(ns_json* j, const char* key, uint64_t v) {
-  nsj_key(j, key);
-  nsj_hex(j, v);
-}
-static inline void nsj_kf64(ns_json* j, const char* key, double v) {
-  nsj_key(j, key);
-  nsj_f64(j, v);
-}
+
+/* nsj_k<name>(j, key, v): the key, then nsj_<name>(j, v). */
+#define NSJ_KEYED(name, type)                                           \
+  static inline void nsj_k##name(ns_json* j, const char* key, type v) { \
+    nsj_key(j, key);                                                    \
+    nsj_##name(j, v);                                                   \
+  }
+NSJ_KEYED(str, const char*)
+NSJ_KEYED(u64, uint64_t)
+NSJ_KEYED(i64, int64_t)
+NSJ_KEYED(bool, int)
+NSJ_KEYED(us, int64_t)
+NSJ_KEYED(hex, uint64_t)
+NSJ_KEYED(f64, double)
+#undef NSJ_KEYED
 
 #endif

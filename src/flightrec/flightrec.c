@@ -203,11 +203,8 @@ static ns_fr_op* op_find(ns_fr* fr, uint64_t id, uint32_t comm, int create, uint
   return op_new(fr, c, (size_t)(c - fr->comms), id, ts);
 }
 
-static void op_start(ns_fr* fr, const ns_record* r) {
-  fr_comm* c;
-  uint64_t pos;
-  ns_fr_op* op = op_find(fr, r->id, r->comm, 1, r->ts, &c, &pos);
-  if (!op || op->started) return;
+/* What an operation's START says about it. */
+static void op_take_start(ns_fr* fr, const fr_comm* c, ns_fr_op* op, const ns_record* r) {
   op->started = 1;
   op->type = r->type;
   if (op->stage < NS_FR_ENQUEUED) op->stage = NS_FR_ENQUEUED;
@@ -224,16 +221,22 @@ static void op_start(ns_fr* fr, const ns_record* r) {
   int func = ns_func_code(fr_str(fr, op->func_str));
   unsigned ts = ns_dtype_size(fr_str(fr, op->dtype_str));
   op->bytes = ts ? ns_coll_bytes(func, op->count, ts, c->nranks) : 0;
-  if (op_complete(c, op)) op_done(fr, c, pos, 1, r->ts);
 }
 
-static void op_stop(ns_fr* fr, const ns_record* r) {
+/* An operation's START (the first one only; it creates the operation when
+ * no child came before it) or STOP (the first one, of a known operation). */
+static void op_start_stop(ns_fr* fr, const ns_record* r) {
+  int start = r->kind == NS_REC_START;
   fr_comm* c;
   uint64_t pos;
-  ns_fr_op* op = op_find(fr, r->id, r->comm, 0, r->ts, &c, &pos);
-  if (!op || op->stopped) return;
-  op->stopped = 1;
-  op->t_stop = r->ts;
+  ns_fr_op* op = op_find(fr, r->id, r->comm, start, r->ts, &c, &pos);
+  if (!op || (start ? op->started : op->stopped)) return;
+  if (start) {
+    op_take_start(fr, c, op, r);
+  } else {
+    op->stopped = 1;
+    op->t_stop = r->ts;
+  }
   if (!op->done && op_complete(c, op)) op_done(fr, c, pos, 1, r->ts);
 }
 
@@ -427,10 +430,10 @@ void ns_fr_record(ns_fr* fr, const ns_record* r) {
   int child_type = r->type == NS_EV_PROXY_OP || r->type == NS_EV_PROXY_STEP || r->type == NS_EV_KERNEL_CH;
   if (!op_type && !child_type) return;
   if (r->kind == NS_REC_START) {
-    if (op_type) op_start(fr, r);
+    if (op_type) op_start_stop(fr, r);
     else child_start(fr, r);
   } else if (r->kind == NS_REC_STOP) {
-    if (op_type) op_stop(fr, r);
+    if (op_type) op_start_stop(fr, r);
     else child_event(fr, r, 1, 0);
   } else if (r->kind == NS_REC_STATE && child_type) {
     if (r->state == NS_ST_CLOSED) child_event(fr, r, 2, (unsigned)r->arg);

@@ -59,7 +59,7 @@ static inline int tp_start(tp_plugin* p, char* dir, size_t n, const char* name) 
 
 /* rm -rf of a dump directory tp_dump_dir made. 0, or -1 with a message. */
 static inline int tp_remove_dir(const char* dir) {
-  char cmd[256];
+  char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) == 0) return 0;
   fprintf(stderr, "could not remove %s\n", dir);

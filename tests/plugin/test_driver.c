@@ -501,8 +501,6 @@ int main(void) {
   for (int i = 0; i < t.nfinis; i++) fini_events += prop(&t.finis[i], NS_P_EVENTS);
   CHECK_U64(fini_events + 3, starts); /* PXN events belong to no communicator */
   tl_free(&t);
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dump_dir);
-  if (!check_failures && system(cmd) != 0) return 3;
+  if (!check_failures && tp_remove_dir(dump_dir)) return 3;
   CHECK_DONE();
 }

@@ -135,8 +135,6 @@ int main(void) {
   CHECK_TRUE(t.have_counters);
   CHECK_U64(t.have_counters ? (t.counters.has[NS_P_PARENTS_LATE] ? t.counters.u[NS_P_PARENTS_LATE] : 0) : 0, 4);
   tl_free(&t);
-  char cmd[160];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+  tp_remove_dir(dir);
   CHECK_DONE();
 }

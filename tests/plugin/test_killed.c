@@ -57,8 +57,6 @@ int main(void) {
   CHECK_U64(t.seq_gaps, 0);
   printf("killed process: %zu of 1500 starts readable\n", starts);
   tl_free(&t);
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0) return 3;
+  if (tp_remove_dir(dir)) return 3;
   CHECK_DONE();
 }

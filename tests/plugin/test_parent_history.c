@@ -91,8 +91,6 @@ int main(void) {
   CHECK_U64(net_parent, 0);
   CHECK_TRUE(net_flags & NS_RF_PARENT_LOST);
   tl_free(&t);
-  char cmd[160];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+  tp_remove_dir(dir);
   CHECK_DONE();
 }
