@@ -230,7 +230,7 @@ def t_config_warnings():
         "NCCLSCOPE_ANALYSIS": ("2", "using the default 1"),
         "NCCLSCOPE_NO_CUDA": ("maybe", "using the default 0"),
         "NCCLSCOPE_EVENT_MASK": ("0x17FFF", "using 0x7fff"),
-        "NCCLSCOPE_RING_KB": ("12\nNCCL WARN forged line", "using the default 1024"),
+        "NCCLSCOPE_RING_KB": ("12\nNCCL WARN forged line", "using the default 4096"),
         "NCCLSCOPE_CLOCK": ("fast", "using the default auto"),
         "NCCLSCOPE_FILE_MODE": ("0400", "using the default 0640"),
         "NCCLSCOPE_FR_ENTRIES": ("-3", "using the default 2000"),
