@@ -17,8 +17,9 @@
  * bandwidth of its own. A batch counts once in the windows and the summary.
  *
  * Only ops whose pTimers are their own (ptimers.c) and give a GPU duration
- * are held here, until no op joined their batch for a grace period (ops of
- * one batch end together, so they become final together), at most
+ * are held here, until no op joined their batch for NS_BATCH_HOLD_GRACES
+ * grace periods (ops of one batch end together, so they become final
+ * together, give or take how late their records arrive), at most
  * NS_BATCH_OPEN at once (the oldest is closed first). Every other op is
  * published at once. Closed batches are remembered (op id -> batch, up to
  * NS_BATCH_KEEP ops) for ns_analysis_batch_of when cfg.keep_op_verdicts asks.
@@ -31,6 +32,15 @@
 #include "util/array.h"
 
 #define NS_BATCH_OPEN 256
+/* A batch closes when no op joined it for this many grace periods. Its ops
+ * end together, but their records need not reach the analysis together: a
+ * thread descheduled between its timestamp and its ring commit, or a ring
+ * drained a pass later, delivers them behind the newest time seen (up to 46
+ * ms under TSan in CI, where one grace period, 20 ms, split a batch of a
+ * Send and a Recv). The oldest batch closes first when NS_BATCH_OPEN are
+ * open: above about 2,500 ops a second a batch is held for less (each new
+ * op scans the open batches: more would cost the writer more per op). */
+#define NS_BATCH_HOLD_GRACES 5
 #define NS_BATCH_KEEP (1u << 21) /* batched ops remembered for ns_analysis_batch_of (about 48 MB at most) */
 
 void ns_an_publish(ns_analysis* a, const ns_op_result* r) {
@@ -187,7 +197,7 @@ void ns_batch_op(ns_analysis* a, const ns_op_result* r, uint64_t plan, uint64_t 
 
 void ns_batch_scan(ns_analysis* a, int flush) {
   for (size_t i = 0; i < a->nopen_batches;) {
-    if (flush || a->now - a->open_batches[i].last_join >= a->cfg.grace_ns)
+    if (flush || a->now - a->open_batches[i].last_join >= NS_BATCH_HOLD_GRACES * a->cfg.grace_ns)
       close_batch(a, i);
     else
       i++;
