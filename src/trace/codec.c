@@ -169,16 +169,6 @@ void ns_events_begin(ns_event_encoder* e, ns_buf* b, uint32_t tid, uint32_t ring
   e->prev_id = base_id;
 }
 
-/* A varint at p (room for 10 bytes is the caller's); returns its end. */
-static inline uint8_t* varint_at(uint8_t* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = (uint8_t)(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = (uint8_t)v;
-  return p;
-}
-
 /* The most bytes one record takes: its tag and at most 6 + NS_REC_NUMS +
  * NS_REC_STRS varints. The writer encodes millions of records a second, so
  * the room is reserved once per record, not once per field. */
@@ -197,24 +187,24 @@ void ns_events_put(ns_event_encoder* e, const ns_record* r) {
   if (ns_buf_reserve(b, NS_RECORD_MAX_BYTES) != 0) return; /* the block is failed: nothing of it is written */
   uint8_t* p = b->data + b->len;
   *p++ = (uint8_t)(kind << 6 | has_flags << 5 | comm_changed << 4 | (r->type & 0xF));
-  p = varint_at(p, d_ts);
-  p = varint_at(p, d_id);
-  if (has_flags) p = varint_at(p, r->flags);
-  if (comm_changed) p = varint_at(p, r->comm);
+  p = ns_varint_at(p, d_ts);
+  p = ns_varint_at(p, d_id);
+  if (has_flags) p = ns_varint_at(p, r->flags);
+  if (comm_changed) p = ns_varint_at(p, r->comm);
   if (kind == NS_REC_START) {
     uint64_t code;
     if (r->flags & NS_RF_PARENT_RAW)
       code = r->parent + 1;
     else
       code = r->parent ? ns_zigzag((int64_t)(r->id - r->parent)) + 1 : 0;
-    p = varint_at(p, code);
-    if (r->flags & NS_RF_PXN) p = varint_at(p, r->origin_pid);
+    p = ns_varint_at(p, code);
+    if (r->flags & NS_RF_PXN) p = ns_varint_at(p, r->origin_pid);
     const ns_type_layout* l = &ns_type_layouts[r->type < NS_EV_COUNT ? r->type : 0];
-    for (unsigned i = 0; i < l->nums; i++) p = varint_at(p, ns_zigzag((int64_t)r->num[i]));
-    for (unsigned i = 0; i < l->strs; i++) p = varint_at(p, r->str[i]);
+    for (unsigned i = 0; i < l->nums; i++) p = ns_varint_at(p, ns_zigzag((int64_t)r->num[i]));
+    for (unsigned i = 0; i < l->strs; i++) p = ns_varint_at(p, r->str[i]);
   } else if (kind == NS_REC_STATE) {
-    p = varint_at(p, ns_zigzag(r->state));
-    p = varint_at(p, r->arg);
+    p = ns_varint_at(p, ns_zigzag(r->state));
+    p = ns_varint_at(p, r->arg);
   }
   b->len = (size_t)(p - b->data);
 }

@@ -54,13 +54,7 @@ void ns_buf_printf(ns_buf* b, const char* fmt, ...) {
 
 void ns_buf_put_varint(ns_buf* b, uint64_t v) {
   if (ns_buf_reserve(b, 10) != 0) return;
-  uint8_t* p = b->data + b->len;
-  while (v >= 0x80) {
-    *p++ = (uint8_t)(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = (uint8_t)v;
-  b->len = (size_t)(p - b->data);
+  b->len = (size_t)(ns_varint_at(b->data + b->len, v) - b->data);
 }
 
 void ns_buf_reset(ns_buf* b) {

@@ -26,6 +26,17 @@ void ns_buf_str(ns_buf* b, const char* s);
 void ns_buf_printf(ns_buf* b, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 /* An unsigned LEB128 varint (1 to 10 bytes): the trace codec's and protobuf's. */
 void ns_buf_put_varint(ns_buf* b, uint64_t v);
+/* The one varint writer (ns_buf_put_varint, the trace's event encoder and
+ * protobuf's ns_pb_put_varint use it): v at p, room for 10 bytes being the
+ * caller's; returns the byte after it. */
+static inline uint8_t* ns_varint_at(uint8_t* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (uint8_t)v;
+  return p;
+}
 void ns_buf_reset(ns_buf* b); /* len = 0, failed = 0; keeps the memory and the limit */
 void ns_buf_free(ns_buf* b);  /* back to empty; keeps the limit */
 

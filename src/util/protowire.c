@@ -5,15 +5,7 @@
 
 enum { WIRE_VARINT = 0, WIRE_FIXED64 = 1, WIRE_LEN = 2 };
 
-size_t ns_pb_put_varint(uint8_t* out, uint64_t v) {
-  size_t n = 0;
-  while (v >= 0x80) {
-    out[n++] = (uint8_t)(v | 0x80);
-    v >>= 7;
-  }
-  out[n++] = (uint8_t)v;
-  return n;
-}
+size_t ns_pb_put_varint(uint8_t* out, uint64_t v) { return (size_t)(ns_varint_at(out, v) - out); }
 
 void ns_pb_varint(ns_pb* b, uint64_t v) {
   if (ns_buf_reserve(&b->buf, 10) == 0) b->buf.len += ns_pb_put_varint(b->buf.data + b->buf.len, v);
