@@ -19,7 +19,8 @@
  * Only ops whose pTimers are their own (ptimers.c) and give a GPU duration
  * are held here, until no op joined their batch for NS_BATCH_HOLD_GRACES
  * grace periods (ops of one batch end together, so they become final
- * together, give or take how late their records arrive), at most
+ * together, give or take how late their records arrive) and no op of their
+ * plan is still to become final (one whose KernelCh come late), at most
  * NS_BATCH_OPEN at once (the oldest is closed first). Every other op is
  * published at once. Closed batches are remembered (op id -> batch, up to
  * NS_BATCH_KEEP ops) for ns_analysis_batch_of when cfg.keep_op_verdicts asks.
@@ -100,8 +101,8 @@ int ns_analysis_batch_of(ns_analysis* a, uint64_t op_id, ns_batch_info* out) {
 
 static void close_batch(ns_analysis* a, size_t i) {
   ns_batch_open* b = &a->open_batches[i];
-  if (b->n == 1) {
-    ns_an_publish(a, held_result(&b->ops[0]));
+  if (b->n == 1 || b->nown == 0) { /* alone, or no op whose times are known to be the batch's */
+    for (size_t k = 0; k < b->n; k++) ns_an_publish(a, held_result(&b->ops[k]));
   } else if (b->n > 1) {
     ns_batch_info info = {.ops = (uint32_t)b->n, .func = b->ops[0].r.func, .dur_ns = b->p1 - b->p0,
                           .first_op = b->ops[0].r.id};
@@ -151,8 +152,25 @@ static void close_batch(ns_analysis* a, size_t i) {
   a->nopen_batches--;
 }
 
+/* An op of `b` whose GPU start is this very pTimer, to the tick. */
+static int has_member_start(const ns_batch_open* b, uint64_t p0) {
+  for (size_t k = 0; k < b->n; k++)
+    if (b->ops[k].p0 == p0) return 1;
+  return 0;
+}
+
 void ns_batch_op(ns_analysis* a, const ns_op_result* r, uint64_t plan, uint64_t p0, uint64_t p1) {
-  if (r->basis != NS_BASIS_GPU || p1 < p0) {
+  /* An op whose pTimers may be another work's (ptimers.c: a KernelCh seen after
+   * so many later launches that the slot may have been reused, say) still
+   * joins a batch of its plan and kind when an op of it that owns its
+   * pTimers started at the very same tick: NCCL writes one start for the
+   * batch as a whole (its channels' stops may differ by a tick), so that
+   * start is its own too. Then its bytes count in the batch, whose interval
+   * stays its own ops', and it has no bandwidth over the batch's time. It
+   * never forms a batch without such an op. */
+  int own = r->basis == NS_BASIS_GPU && p1 >= p0;
+  int weak = !own && plan && (r->flags & NS_OPF_PTIMER_FOREIGN) && p0 && p1 > p0;
+  if (!own && !weak) {
     ns_an_publish(a, r);
     return;
   }
@@ -160,9 +178,14 @@ void ns_batch_op(ns_analysis* a, const ns_op_result* r, uint64_t plan, uint64_t 
   ns_batch_open* b = NULL;
   for (size_t i = 0; i < a->nopen_batches && !b; i++) {
     ns_batch_open* o = &a->open_batches[i];
-    int together = (p0 > o->p0 ? p0 - o->p0 : o->p0 - p0) <= q;
-    int overlap = (p0 < o->p1 && o->p0 < p1) || (p0 == o->p0 && p1 == o->p1);
-    if (o->comm == r->comm && o->plan == plan && together && overlap && same_kind(&o->ops[0], r)) b = o;
+    if (o->comm != r->comm || o->plan != plan || !same_kind(&o->ops[0], r)) continue;
+    if (own && o->nown) {
+      int together = (p0 > o->p0 ? p0 - o->p0 : o->p0 - p0) <= q;
+      int overlap = (p0 < o->p1 && o->p0 < p1) || (p0 == o->p0 && p1 == o->p1);
+      if (together && overlap) b = o;
+    } else if (has_member_start(o, p0)) {
+      b = o;
+    }
   }
   if (!b) {
     if (a->nopen_batches == NS_BATCH_OPEN) close_batch(a, 0);
@@ -190,14 +213,42 @@ void ns_batch_op(ns_analysis* a, const ns_op_result* r, uint64_t plan, uint64_t 
   ns_an_copy_str(h->proto, r->proto);
   h->p0 = p0;
   h->p1 = p1;
-  if (p0 < b->p0) b->p0 = p0;
-  if (p1 > b->p1) b->p1 = p1;
+  h->own = (uint8_t)own;
+  if (own && b->nown++ == 0) { /* the batch's interval is its own ops' */
+    b->p0 = p0;
+    b->p1 = p1;
+  } else if (own) {
+    if (p0 < b->p0) b->p0 = p0;
+    if (p1 > b->p1) b->p1 = p1;
+  }
   b->last_join = a->now;
+}
+
+void ns_batch_plan_started(ns_analysis* a, uint64_t plan) {
+  int inserted;
+  uint64_t* n = plan ? ns_idmap_put(&a->plan_pending, plan, &inserted) : NULL;
+  if (n) ++*n; /* out of memory: the plan's batches close on the quiet time alone */
+}
+
+void ns_batch_plan_final(ns_analysis* a, uint64_t plan) {
+  uint64_t* n = plan ? ns_idmap_get(&a->plan_pending, plan) : NULL;
+  if (n && --*n == 0) ns_idmap_del(&a->plan_pending, plan);
+}
+
+/* A batch is held while an op of its plan may still join it: an op of the
+ * batch whose KernelCh records come late (a busy proxy thread sees the GPU's
+ * ring writes milliseconds to seconds after the others') becomes final
+ * late. The assembler gives such an op up after its kernel wait at the
+ * latest, so the hold ends then too; kernel_wait_ns bounds it regardless. */
+static int batch_held(ns_analysis* a, const ns_batch_open* b) {
+  uint64_t quiet = a->now - b->last_join, hold = NS_BATCH_HOLD_GRACES * a->cfg.grace_ns;
+  if (quiet < hold) return 1;
+  return b->plan && ns_idmap_get(&a->plan_pending, b->plan) && quiet < hold + a->cfg.kernel_wait_ns;
 }
 
 void ns_batch_scan(ns_analysis* a, int flush) {
   for (size_t i = 0; i < a->nopen_batches;) {
-    if (flush || a->now - a->open_batches[i].last_join >= NS_BATCH_HOLD_GRACES * a->cfg.grace_ns)
+    if (flush || !batch_held(a, &a->open_batches[i]))
       close_batch(a, i);
     else
       i++;
@@ -209,6 +260,7 @@ void ns_batch_free(ns_analysis* a) {
   free(a->open_batches);
   free(a->batches);
   ns_idmap_free(&a->batch_of);
+  ns_idmap_free(&a->plan_pending);
   a->open_batches = NULL;
   a->batches = NULL;
   a->nopen_batches = a->capopen_batches = a->nbatches = a->capbatches = 0;

@@ -77,6 +77,7 @@ static void on_started(void* user, ns_event* ev) {
       x->plan = r->num[r->type == NS_EV_COLL ? NS_COLL_PARENT_GROUP : NS_P2P_PARENT_GROUP];
       const ns_event* p = x->plan || !api_id ? NULL : ns_asm_find(a->as, api_id);
       if (p && p->type == NS_EV_GROUP) x->plan = api_id;
+      ns_batch_plan_started(a, x->plan);
       ns_comm_state* cs = ns_an_comm(a, r->comm, 1);
       if (cs) ns_pt_op_started(a, cs, ev, x->launch_ts);
       return;
@@ -267,6 +268,7 @@ static void finalize_op(ns_analysis* a, ns_event* ev) {
     r.algbw_gbs = ns_algbw_gbs(r.bytes, r.dur_ns);
     r.busbw_gbs = r.algbw_gbs * ns_busbw_factor(r.func, r.nranks);
   }
+  ns_batch_plan_final(a, an(ev)->plan); /* before it joins: its batch may close once it is the last */
   ns_batch_op(a, &r, an(ev)->plan, ev->ptimer_min, ev->ptimer_max);
 }
 

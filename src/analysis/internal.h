@@ -114,13 +114,15 @@ typedef struct {
   ns_op_result r; /* its strings point into the fields below */
   char func[NS_STR_LEN], dtype[NS_STR_LEN], algo[NS_STR_LEN], proto[NS_STR_LEN];
   uint64_t p0, p1; /* raw pTimers: its channels' earliest start, latest stop */
+  uint8_t own;     /* its pTimers are judged its own; else it joined by the very pTimers of one that is */
 } ns_held_op;
 
 /* Ops of one plan that began together on the GPU: the batch being formed. */
 typedef struct {
   uint32_t comm;
   uint64_t plan;   /* their Group (the plan's legacy group event), 0 if unknown */
-  uint64_t p0, p1; /* earliest start, latest stop (raw pTimers) */
+  uint64_t p0, p1; /* earliest start, latest stop (raw pTimers) of the own ops */
+  uint32_t nown;   /* ops whose pTimers are judged their own; 0: none yet (p0, p1 are then a held op's) */
   uint64_t last_join;
   ns_held_op* ops;
   size_t n, cap;
@@ -215,6 +217,7 @@ struct ns_analysis {
   ns_batch_open* open_batches;
   size_t nopen_batches, capopen_batches;
   ns_idmap batch_of;       /* op id -> index + 1 in `batches` */
+  ns_idmap plan_pending;   /* plan -> its ops started and not yet final (batches.c) */
   ns_batch_info* batches;
   size_t nbatches, capbatches;
   int batch_store_full;
@@ -271,6 +274,10 @@ void ns_launch_free(ns_analysis* a);
 /* batches.c */
 /* A final op: published at once, or held (with its raw pTimers and plan) until its batch closes. */
 void ns_batch_op(ns_analysis* a, const ns_op_result* r, uint64_t plan, uint64_t p0, uint64_t p1);
+/* An op of `plan` started / became final (or left unstarted): a batch of the plan stays open while
+ * any of its ops may still join. plan 0 (unknown) is not counted. */
+void ns_batch_plan_started(ns_analysis* a, uint64_t plan);
+void ns_batch_plan_final(ns_analysis* a, uint64_t plan);
 void ns_batch_scan(ns_analysis* a, int flush);
 void ns_batch_free(ns_analysis* a);
 /* The op goes out: callback, window, summary. */
