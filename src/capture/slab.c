@@ -86,8 +86,9 @@ void ns_slab_release(uint32_t k) {
   ns_slab* s = &ns_reg.slabs[k];
   atomic_store_explicit(&s->active, 0, memory_order_relaxed);
   s->nlive = 0;
-  /* the slots' generations restart at 0 with the zeroed pages: the next
-   * communicator's handles differ from this one's by the epoch */
+  /* the slots' generations restart with the zeroed pages, at the next
+   * epoch's offset (ns_slab_alloc): the next communicator's handles differ
+   * from this one's */
   atomic_store_explicit(&s->epoch, atomic_load_explicit(&s->epoch, memory_order_relaxed) + 1,
                         memory_order_relaxed);
   /* Zero pages (stale handles then read running == 0) and give the memory back. */
@@ -126,6 +127,9 @@ ns_slot* ns_slab_alloc(uint32_t k) {
     if (i < s->n) {
       /* the slot after it is most likely this thread's next: fetch it for writing now */
       if (i + 1 < s->n) __builtin_prefetch(&s->slots[i + 1], 1, 3);
+      /* its first generation (the writer reads it once it drained our START, S4) */
+      atomic_store_explicit(&s->slots[i].gen, ns_epoch_gen(atomic_load_explicit(&s->epoch, memory_order_relaxed)),
+                            memory_order_relaxed);
       return &s->slots[i];
     }
   }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "capture/hot.h"
+#include "ring/ring.h"
 
 #define NS_MAX_CONTEXTS 256
 #define NS_PXN_SLAB NS_MAX_CONTEXTS
@@ -29,8 +30,10 @@
  * threads read are atomics (orderings: docs/memory-ordering.md, S1..S6). */
 typedef struct ns_slot {
   _Atomic uint64_t id;       /* event id; W: starter, release (S3); R: children acquire (S5) */
-  _Atomic uint64_t meta;     /* type | flags << 8 | ctx << 16 | comm << 32 (ns_slot_meta) */
-  _Atomic uint32_t gen;      /* generation of the handle out now; W: the writer at recycling (S4) */
+  _Atomic uint64_t meta;     /* entry head bits (type, flags, ctx) | comm << 32 (ns_slot_meta) */
+  _Atomic uint32_t gen;      /* generation of the handle out now (its low 16 bits are the handle's); W: the
+                              * allocator once, when the slot is first handed out (its slab's epoch), then
+                              * the writer at recycling (S4) */
   _Atomic uint32_t running;  /* ns_running_tag(handle's gen16) from start to stop, else 0 (S6) */
   _Atomic uint32_t origin_pid; /* PXN: the process the event runs for */
   _Atomic uint32_t last_state; /* state collapse: the last state recorded + 1 (0: none), its thread only */
@@ -50,14 +53,22 @@ static inline void* ns_handle(const ns_slot* s, uint32_t gen) {
 }
 static inline uint32_t ns_handle_gen(const void* h) { return (uint32_t)((uintptr_t)h >> NS_HANDLE_GEN_SHIFT); }
 
+/* A slot's meta: its low 32 bits are word 0 of the event's ring entries
+ * (ns_ent_w0) without kind and size, so that a state or a stop makes its
+ * entry's word 0 with one OR (ns_slot_entry_w0); the high 32 bits are the
+ * communicator serial. */
 static inline uint64_t ns_slot_meta(unsigned type, unsigned flags, unsigned ctx, uint32_t comm) {
-  return (uint64_t)(type & 0xFF) | (uint64_t)(flags & 0xFF) << 8 | (uint64_t)(ctx & 0xFFFF) << 16 |
-         (uint64_t)comm << 32;
+  return ns_ent_w0(0, type, flags, ctx, 0) | (uint64_t)comm << 32;
 }
-#define NS_META_TYPE(m) ((unsigned)((m)&0xFF))
-#define NS_META_FLAGS(m) ((unsigned)(((m) >> 8) & 0xFF))
-#define NS_META_CTX(m) ((unsigned)(((m) >> 16) & 0xFFFF))
+#define NS_META_TYPE(m) NS_ENT_TYPE(m)
+#define NS_META_FLAGS(m) NS_ENT_FLAGS(m)
+#define NS_META_CTX(m) NS_ENT_CTX(m)
 #define NS_META_COMM(m) ((uint32_t)((m) >> 32))
+/* Word 0 of an entry of kind `kind` and `nwords` words for the event of
+ * this meta, with `flags` (NS_RF_*) added to the event's own. */
+static inline uint64_t ns_slot_entry_w0(uint64_t meta, unsigned kind, unsigned flags, uint32_t nwords) {
+  return (meta & 0xFFFFFFFFu) | ns_ent_w0(kind, 0, flags, 0, nwords);
+}
 
 typedef struct ns_slab {
   /* Read by every hot-path call, written only at (de)activation: stays
@@ -121,25 +132,26 @@ static inline uint32_t ns_slot_slab(const ns_slot* s) {
   return (uint32_t)(((uintptr_t)s - (uintptr_t)ns_reg.base) >> ns_reg.shift);
 }
 
-/* A handle's 16 generation bits: the slot's generation offset by its slab's
- * activations, so that a handle of an earlier communicator in the same slab
- * (whose slots were zeroed when it ended) does not match a new event. */
-static inline uint32_t ns_gen16(const ns_slot* s, uint32_t gen) {
-  uint32_t epoch = atomic_load_explicit(&ns_reg.slabs[ns_slot_slab(s)].epoch, memory_order_relaxed);
-  return (gen + epoch * 0x9E37u) & 0xFFFFu;
-}
+/* A handle's 16 generation bits. A slot's generation starts, when the slot
+ * is first handed out after its slab was (re)activated, at an offset given
+ * by the slab's activations (ns_epoch_gen, in ns_slab_alloc), so that a
+ * handle of an earlier communicator in the same slab (whose slots were
+ * zeroed when it ended) does not match a new event; from then on the hot
+ * path reads it as it is. */
+static inline uint32_t ns_gen16(uint32_t gen) { return gen & 0xFFFFu; }
+static inline uint32_t ns_epoch_gen(uint32_t epoch) { return (epoch * 0x9E37u) & 0xFFFFu; }
 /* `running` while the event of the handle with these generation bits runs:
  * one compare checks both that the slot still holds the handle's event and
  * that it was not stopped (S6). Never 0. */
 static inline uint32_t ns_running_tag(uint32_t gen16) { return 0x10000u | gen16; }
 static inline void* ns_slot_handle(const ns_slot* s) {
-  return ns_handle(s, ns_gen16(s, atomic_load_explicit(&s->gen, memory_order_relaxed)));
+  return ns_handle(s, ns_gen16(atomic_load_explicit(&s->gen, memory_order_relaxed)));
 }
 
 /* Does slot s still hold the event of handle h (relaxed: a check of the
  * hot path's own calls; see ns_slot_read_id for a parent's id)? */
 static inline int ns_slot_current(const ns_slot* s, const void* h) {
-  return ns_gen16(s, atomic_load_explicit(&s->gen, memory_order_relaxed)) == ns_handle_gen(h);
+  return ns_gen16(atomic_load_explicit(&s->gen, memory_order_relaxed)) == ns_handle_gen(h);
 }
 
 /* The id of the event handle h named, if slot s still holds it: a seqlock
@@ -149,7 +161,7 @@ static inline uint64_t ns_slot_read_id(const ns_slot* s, const void* h, uint64_t
   uint64_t id = atomic_load_explicit(&s->id, memory_order_acquire);
   *meta = atomic_load_explicit(&s->meta, memory_order_relaxed);
   uint32_t g2 = atomic_load_explicit(&s->gen, memory_order_relaxed);
-  return g1 == g2 && ns_gen16(s, g1) == ns_handle_gen(h) ? id : 0;
+  return g1 == g2 && ns_gen16(g1) == ns_handle_gen(h) ? id : 0;
 }
 
 /* Writer: faults in never-used slots of slab k ahead of the allocators, so

@@ -36,16 +36,14 @@ void ns_capture_state(void* handle, int state, int has_arg, uint64_t arg) {
     return;
   }
   uint64_t meta = atomic_load_explicit(&s->meta, memory_order_relaxed);
-  uint32_t type = NS_META_TYPE(meta);
   ns_ring* ring = ns_ring_self();
   uint64_t* w = ring ? ns_ring_reserve(ring, NS_ENT_HEAD_WORDS + 1) : 0;
   if (!w) {
-    ns_count_dropped(ring, type);
+    ns_count_dropped(ring, NS_META_TYPE(meta));
     return;
   }
   uint32_t repeats = atomic_load_explicit(&s->repeats, memory_order_relaxed);
-  unsigned flags = NS_META_FLAGS(meta) | (has_arg ? NS_RF_HAS_ARG : 0);
-  w[0] = ns_ent_w0(NS_ENT_STATE, type, flags, NS_META_CTX(meta), NS_ENT_HEAD_WORDS + 1);
+  w[0] = ns_slot_entry_w0(meta, NS_ENT_STATE, has_arg ? NS_RF_HAS_ARG : 0, NS_ENT_HEAD_WORDS + 1);
   w[1] = ns_clock_ticks();
   w[2] = id;
   /* comm | state << 32 | repeats of the previous state << 40 (24 bits, saturated) */

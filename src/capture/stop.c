@@ -36,12 +36,11 @@ void ns_capture_stop(void* handle) {
                               memory_order_relaxed);
     return;
   }
-  uint32_t type = NS_META_TYPE(meta);
   /* B */
   ns_ring* ring = ns_ring_self();
   uint64_t* w = ring ? ns_ring_reserve(ring, NS_ENT_STOP_WORDS) : 0;
   if (w) {
-    w[0] = ns_ent_w0(NS_ENT_STOP, type, NS_META_FLAGS(meta), NS_META_CTX(meta), NS_ENT_STOP_WORDS);
+    w[0] = ns_slot_entry_w0(meta, NS_ENT_STOP, 0, NS_ENT_STOP_WORDS);
     w[1] = ns_clock_ticks();
     w[2] = id;
     w[3] = NS_META_COMM(meta) | (uint64_t)repeats << 32;
@@ -50,5 +49,5 @@ void ns_capture_stop(void* handle) {
     return;
   }
   /* C */
-  ns_count_dropped(ring, type);
+  ns_count_dropped(ring, NS_META_TYPE(meta));
 }
