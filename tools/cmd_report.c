@@ -282,11 +282,13 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     ns_file_health health;
     ns_analysis* a = ns_analyze_file_items(list.paths[i], &cfg, on_item, &ctx, &health, err, sizeof err);
     if (!a) {
+      if (ctx.xr) ns_xr_file_clock(ctx.xr, NULL); /* its ops keep the times they had */
       fprintf(stderr, "ncclscope report: warning: skipped %s\n", err);
       empty++;
       continue;
     }
     empty += ns_file_health_print("ncclscope report", list.paths[i], &health);
+    if (ctx.xr) ns_xr_file_clock(ctx.xr, a);
     if (ctx.xr) ns_xr_file_end(ctx.xr, ctx.file, health.st.clean_end);
     ns_trace_scan scan;
     if (ns_reader_scan(list.paths[i], &scan, err, sizeof err) == 0 && scan.has_counters) {

@@ -51,6 +51,13 @@ typedef struct {
   int64_t arr, end; /* trace ns of its host; 0: none */
 } xr_op;
 
+/* An op of the file being read whose pTimers the final fit converts again (ns_xr_file_clock). */
+typedef struct {
+  size_t op;           /* index in ops */
+  uint32_t comm;       /* the file's communicator serial */
+  uint64_t ptimer_start, ptimer_stop;
+  uint64_t host_start, host_last, host_end; /* place() */
+} xr_reconvert;
 typedef struct {
   char host[256];
   uint32_t pid;
@@ -127,6 +134,8 @@ struct ns_xr {
   ns_idmap comm_index; /* comm_id -> index + 1 */
   xr_op* ops;
   size_t nops, capops;
+  xr_reconvert* reconv; /* of the file being read */
+  size_t nreconv, capreconv;
   xr_episode* eps;
   size_t neps, capeps;
   uint64_t fr_files, fr_bad, ops_no_comm;
@@ -166,6 +175,7 @@ void ns_xr_free(ns_xr* x) {
   free(x->comms);
   free(x->files);
   free(x->ops);
+  free(x->reconv);
   free(x->eps);
   ns_hosts_free(x->hosts);
   ns_idmap_free(&x->comm_index);
@@ -235,11 +245,27 @@ void ns_xr_comm(ns_xr* x, int file, const ns_comm_info* ci) {
   r->has_trace = 1;
 }
 
-static void add_op(ns_xr* x, uint32_t comm, int32_t rank, int32_t file, int func, uint64_t seq, uint16_t flags,
-                   int64_t arr, int64_t end, float gpu_err_ns) {
-  if (grow((void**)&x->ops, &x->capops, x->nops, sizeof *x->ops)) return;
+static int add_op(ns_xr* x, uint32_t comm, int32_t rank, int32_t file, int func, uint64_t seq, uint16_t flags,
+                  int64_t arr, int64_t end, float gpu_err_ns) {
+  if (grow((void**)&x->ops, &x->capops, x->nops, sizeof *x->ops)) return -1;
   x->ops[x->nops++] = (xr_op){.comm = comm, .rank = rank, .file = file, .func = (int16_t)func, .flags = flags,
                               .gpu_err_ns = gpu_err_ns, .seq = seq, .arr = arr, .end = end};
+  return 0;
+}
+
+/* An op's arrival and end: the GPU's times where they fall inside the
+ * operation's host-side life, host_start to host_last (a GPU clock fit that
+ * is not there yet can be off by seconds; then the host's own times are the
+ * better guess: its start, and host_end). gpu_start 0: no GPU times. */
+static void place(xr_op* o, uint64_t host_start, uint64_t host_last, uint64_t host_end, uint64_t gpu_start,
+                  uint64_t gpu_stop, double gpu_err_ns) {
+  int gpu_ok = gpu_start && gpu_start + XR_GPU_SLACK_NS >= host_start &&
+               (!host_last || gpu_start <= host_last + XR_GPU_SLACK_NS) &&
+               (!gpu_stop || !host_last || gpu_stop <= host_last + XR_GPU_SLACK_NS);
+  o->arr = (int64_t)(gpu_ok ? gpu_start : host_start);
+  o->end = (int64_t)(gpu_ok && gpu_stop ? gpu_stop : host_end);
+  /* a bound of 0 is still a GPU time (0 marks host times): the timer quantum at least */
+  o->gpu_err_ns = !gpu_ok ? 0.0f : isfinite(gpu_err_ns) ? (float)gpu_err_ns + 1.0f : INFINITY;
 }
 
 void ns_xr_op(ns_xr* x, int file, const ns_op_result* op) {
@@ -250,18 +276,31 @@ void ns_xr_op(ns_xr* x, int file, const ns_op_result* op) {
     x->ops_no_comm++;
     return;
   }
-  /* the GPU's times where they fall inside the operation's host-side life (a GPU clock fit that is not
-   * there yet can be off by seconds; then the host's own times are the better guess) */
-  uint64_t host_end = op->exec_stop_ns > op->stop_ns ? op->exec_stop_ns : op->stop_ns;
-  int gpu_ok = op->gpu_start_ns && op->gpu_start_ns + XR_GPU_SLACK_NS >= op->start_ns &&
-               (!host_end || op->gpu_start_ns <= host_end + XR_GPU_SLACK_NS) &&
-               (!op->gpu_stop_ns || !host_end || op->gpu_stop_ns <= host_end + XR_GPU_SLACK_NS);
-  int64_t arr = (int64_t)(gpu_ok ? op->gpu_start_ns : op->start_ns);
-  uint64_t e = gpu_ok && op->gpu_stop_ns ? op->gpu_stop_ns : op->exec_stop_ns ? op->exec_stop_ns : op->stop_ns;
-  /* a bound of 0 is still a GPU time (0 marks host times): the timer quantum at least */
-  float err = !gpu_ok ? 0.0f : isfinite(op->gpu_err_ns) ? (float)op->gpu_err_ns + 1.0f : INFINITY;
-  add_op(x, idx, op->rank, file, op->func, op->seq, (op->flags & NS_OPF_INCOMPLETE) ? XR_STUCK : XR_DONE, arr,
-         (int64_t)e, err);
+  uint64_t host_last = op->exec_stop_ns > op->stop_ns ? op->exec_stop_ns : op->stop_ns;
+  uint64_t host_end = op->exec_stop_ns ? op->exec_stop_ns : op->stop_ns;
+  xr_op placed;
+  place(&placed, op->start_ns, host_last, host_end, op->gpu_start_ns, op->gpu_stop_ns, op->gpu_err_ns);
+  if (add_op(x, idx, op->rank, file, op->func, op->seq, (op->flags & NS_OPF_INCOMPLETE) ? XR_STUCK : XR_DONE,
+             placed.arr, placed.end, placed.gpu_err_ns))
+    return;
+  /* converted with the fit as it stood when the op completed: once the file is read, again with the final one */
+  if (op->ptimer_start && !grow((void**)&x->reconv, &x->capreconv, x->nreconv, sizeof *x->reconv))
+    x->reconv[x->nreconv++] = (xr_reconvert){.op = x->nops - 1, .comm = op->comm, .ptimer_start = op->ptimer_start,
+                                             .ptimer_stop = op->ptimer_stop, .host_start = op->start_ns,
+                                             .host_last = host_last, .host_end = host_end};
+}
+
+void ns_xr_file_clock(ns_xr* x, ns_analysis* a) {
+  for (size_t i = 0; a && i < x->nreconv; i++) {
+    const xr_reconvert* c = &x->reconv[i];
+    uint64_t t0, t1;
+    double e0, e1;
+    if (!ns_analysis_gpu_to_cpu(a, c->comm, c->ptimer_start, &t0, &e0) ||
+        !ns_analysis_gpu_to_cpu(a, c->comm, c->ptimer_stop, &t1, &e1))
+      continue;
+    place(&x->ops[c->op], c->host_start, c->host_last, c->host_end, t0, t1, e0 > e1 ? e0 : e1);
+  }
+  x->nreconv = 0;
 }
 
 /* ---- flight records ---- */

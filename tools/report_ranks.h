@@ -42,6 +42,9 @@ void ns_xr_comm(ns_xr* x, int file, const ns_comm_info* ci);
 void ns_xr_anchor(ns_xr* x, int file, uint64_t ts, int64_t real);
 /* One finalized op of the file (Coll only; others are ignored). */
 void ns_xr_op(ns_xr* x, int file, const ns_op_result* op);
+/* The file's analysis saw all of it: its ops' GPU times are converted again
+ * with the final clock fits (a NULL analysis: they keep the times they had). */
+void ns_xr_file_clock(ns_xr* x, ns_analysis* a);
 /* A flight record (flightrec-*.json). 0, or -1 with a message (the file is skipped). */
 int ns_xr_flightrec(ns_xr* x, const char* path, char* err, size_t errlen);
 /* Everything is in: align, match, judge. */

@@ -209,6 +209,8 @@ static void gpu_interval(ns_analysis* a, const ns_event* ev, ns_comm_state* cs, 
   if (ok1 && ok2 && ev->ptimer_max >= ev->ptimer_min) {
     r->gpu_start_ns = t1;
     r->gpu_stop_ns = t2;
+    r->ptimer_start = ev->ptimer_min;
+    r->ptimer_stop = ev->ptimer_max;
     r->gpu_err_ns = fmax(e1, e2);
     if (!isfinite(r->gpu_err_ns)) r->flags |= NS_OPF_GPU_UNBOUNDED;
   }
