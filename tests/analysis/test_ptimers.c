@@ -218,10 +218,12 @@ static void on_op(void* user, const ns_op_result* r) {
     double want = (double)r->batch_bytes / (double)r->batch_dur_ns; /* GB/s; 2 ranks AllReduce: factor 1 */
     double true_dur = (double)(tr->kend - tr->kstart), tick = 2048.0;
     if (r->batch_ops != 4 || r->batch_bytes != 4 * 65536 || r->algbw_gbs != 0 ||
-        fabs(r->batch_busbw_gbs - want) > 1e-9 * want || fabs((double)r->batch_dur_ns - true_dur) > 2 * tick + 1e-5 * true_dur)
+        fabs(r->batch_busbw_gbs - want) > 1e-9 * want ||
+        fabs((double)r->batch_dur_ns - true_dur) > 2 * tick + 1e-5 * true_dur)
       if (T.batch_busbw_wrong++ < 5)
-        fprintf(stderr, "op %llu: batch ops %u bytes %llu dur %llu, true %.0f, foreign %d\n", (unsigned long long)r->id,
-                r->batch_ops, (unsigned long long)r->batch_bytes, (unsigned long long)r->batch_dur_ns, true_dur, foreign);
+        fprintf(stderr, "op %llu: batch ops %u bytes %llu dur %llu, true %.0f, foreign %d\n",
+                (unsigned long long)r->id, r->batch_ops, (unsigned long long)r->batch_bytes,
+                (unsigned long long)r->batch_dur_ns, true_dur, foreign);
   }
 }
 
