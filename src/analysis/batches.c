@@ -43,6 +43,11 @@
  * op scans the open batches: more would cost the writer more per op). */
 #define NS_BATCH_HOLD_GRACES 5
 #define NS_BATCH_KEEP (1u << 21) /* batched ops remembered for ns_analysis_batch_of (about 48 MB at most) */
+/* Plans with ops not yet final. Every op that starts becomes final once (the
+ * assembler's `done`), so this counts the plans in flight; the cap only
+ * guards memory should that ever fail: the counts are then forgotten, and
+ * the batches of those plans close on their quiet time alone. */
+#define NS_PLANS_PENDING_MAX (1u << 16)
 
 void ns_an_publish(ns_analysis* a, const ns_op_result* r) {
   a->st.ops++;
@@ -225,6 +230,10 @@ void ns_batch_op(ns_analysis* a, const ns_op_result* r, uint64_t plan, uint64_t 
 }
 
 void ns_batch_plan_started(ns_analysis* a, uint64_t plan) {
+  if (a->plan_pending.len >= NS_PLANS_PENDING_MAX) {
+    ns_idmap_free(&a->plan_pending);
+    ns_idmap_init(&a->plan_pending);
+  }
   int inserted;
   uint64_t* n = plan ? ns_idmap_put(&a->plan_pending, plan, &inserted) : NULL;
   if (n) ++*n; /* out of memory: the plan's batches close on the quiet time alone */
