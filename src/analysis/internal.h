@@ -81,7 +81,7 @@ typedef struct {
 
 /* Which pTimers of a communicator's operations are their own (ptimers.c):
  * the sources of work-counter drift, the recent launches, the verdicts. */
-#define NS_PT_LAUNCH_LOG 256
+#define NS_PT_LAUNCH_LOG 2048
 #define NS_PT_PENDING_BCAST 64
 typedef struct {
   uint64_t drift_since;  /* ops started at or after this may carry another work's pTimers; 0: no drift seen */
@@ -89,6 +89,7 @@ typedef struct {
   uint32_t nbcast;
   uint64_t launch_log[NS_PT_LAUNCH_LOG]; /* launch (else start) times of the latest ops, a ring */
   uint32_t nlaunch;                      /* entries written (the ring holds the last NS_PT_LAUNCH_LOG) */
+  uint64_t launch_lost_max;              /* the latest time the ring has overwritten (0: none yet) */
   ns_id_range* own;                      /* ops whose pTimers were judged their own */
   size_t nown, capown;
   uint64_t last_judged;

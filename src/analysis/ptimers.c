@@ -26,7 +26,9 @@
  *    works of the channel were numbered, and an op has at most one work per
  *    channel: with fewer launches before the time read, k = 0. The margin
  *    (32, not 64) leaves room for works without an op of their own that
- *    the events do not show.
+ *    the events do not show. The analysis keeps the last NS_PT_LAUNCH_LOG
+ *    launches: an op judged after more later launches than that cannot be
+ *    counted, and is judged an overrun.
  *  - Causality: the op's converted start lies wholly before the start of
  *    its own launch call (a kernel cannot begin before it is launched): the
  *    time of an earlier work, whatever the reason (graph numbering, a stale
@@ -88,7 +90,9 @@ void ns_pt_op_started(ns_analysis* a, ns_comm_state* cs, const ns_event* op, uin
         break;
       }
   uint64_t t = launch_ts && launch_ts <= r->ts ? launch_ts : r->ts;
-  pt->launch_log[pt->nlaunch % NS_PT_LAUNCH_LOG] = t;
+  uint64_t* entry = &pt->launch_log[pt->nlaunch % NS_PT_LAUNCH_LOG];
+  if (pt->nlaunch >= NS_PT_LAUNCH_LOG && *entry > pt->launch_lost_max) pt->launch_lost_max = *entry;
+  *entry = t;
   pt->nlaunch++;
   if (r->type == NS_EV_P2P && cs->known && (int64_t)r->num[NS_P2P_PEER] == cs->rank) {
     /* A self send/recv: every op of its group may follow it on the device,
@@ -176,7 +180,12 @@ int ns_analysis_ptimers_own(ns_analysis* a, uint32_t comm, uint64_t op_id) {
 
 /* ---- the judgment ---- */
 
+/* Launches in (after, until]; UINT32_MAX when the log has overwritten one
+ * after `after`: how many there were is then unknown (an op judged after
+ * more than NS_PT_LAUNCH_LOG later launches, as when its KernelCh come
+ * late while the application launches on). */
 static uint32_t launches_between(const ns_pt_comm* pt, uint64_t after, uint64_t until) {
+  if (pt->launch_lost_max > after) return UINT32_MAX;
   uint32_t n = pt->nlaunch < NS_PT_LAUNCH_LOG ? pt->nlaunch : NS_PT_LAUNCH_LOG, count = 0;
   for (uint32_t i = 0; i < n; i++)
     count += pt->launch_log[i] > after && pt->launch_log[i] <= until;

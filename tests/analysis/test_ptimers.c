@@ -25,7 +25,13 @@
  *    2,000 launches later, with one stop read from a slot a later work
  *    overwrote: its pTimers are judged possibly another work's, it joins
  *    by its batch's very start, and the batch's interval stays its own
- *    ops' (the true one, within a timer tick at each end). */
+ *    ops' (the true one, within a timer tick at each end);
+ *  - an op whose KernelCh come 10 ms late, after some 60 launches, one stop
+ *    read from an overwritten slot, and that becomes final only a second
+ *    later (a KernelCh that never comes), after thousands more launches
+ *    than the analysis keeps: its pTimers are judged possibly another
+ *    work's (the launches in its window are no longer known), never
+ *    published as its own. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +63,11 @@ static op_truth truth[MAXOPS];
 static uint64_t next_id = 1;
 static unsigned long long rng = 11;
 static uint64_t kch_lag_ns; /* the last op of a batch: its KernelCh callbacks this much later */
+/* The next plan's op: its channel 0 KernelCh called back this much later, with
+ * a stop read from a slot that a work 64 launches later overwrote (that work
+ * ended halfway to the callback); its channel
+ * 1 KernelCh never comes (it is final only after the analysis's kernel wait). */
+static uint64_t late_overwritten_ns;
 
 /* the device side, per channel: time of each numbered work (0: no profiler write) */
 typedef struct {
@@ -137,6 +148,11 @@ static uint64_t plan(uint64_t t, uint32_t comm, int nops, uint8_t type, const ch
       uint64_t kid = next_id++;
       uint64_t p0 = gpu_read(ch->start_of[from % 8192]), p1 = gpu_read(ch->end_of[from % 8192]);
       uint64_t cb0 = ks + 3000 + test_rng(&rng) % 27000, cb1 = ke + 3000 + test_rng(&rng) % 27000;
+      if (late_overwritten_ns) {
+        if (c == 1) continue;
+        cb0 += late_overwritten_ns, cb1 += late_overwritten_ns;
+        p1 = gpu_read(ke + late_overwritten_ns / 2); /* a later work's end, before the callback read it */
+      }
       if (batch && i == nops - 1 && kch_lag_ns) {
         cb0 += kch_lag_ns, cb1 += kch_lag_ns;
         /* read that late, its last channel's slot already holds a work a second later: its stop */
@@ -317,6 +333,40 @@ static void run_batches(uint64_t lag_ns) {
   ns_analysis_destroy(A);
 }
 
+/* One op judged long after the launches that could have overwritten its slots. */
+static uint64_t late_op_flags = UINT64_MAX, late_op_id;
+static void on_op_late(void* user, const ns_op_result* r) {
+  on_op(user, r);
+  if (r->id == late_op_id) late_op_flags = r->flags;
+}
+
+static void run_late_overrun(void) {
+  reset();
+  uint64_t t = 5000000000000ull, first = 0;
+  for (int i = 0; i < 7000; i++) {
+    late_overwritten_ns = i == 100 ? 10000000 : 0;
+    t = plan(t, 1, 1, NS_EV_COLL, "AllReduce", 0, 0, &first);
+    if (i == 100) late_op_id = first;
+  }
+  late_overwritten_ns = 0;
+  synth_drain_every(&S, 2000000);
+  A = synth_analysis(on_op_late);
+  synth_comm(A, 1, 0xc1, 0, 2);
+  for (size_t i = 0; i < S.n; i++) {
+    ns_record* r = &S.v[i].r;
+    if (S.v[i].thread == 1) r->id |= 7ull << 40;
+    ns_analysis_record(A, r);
+  }
+  ns_analysis_flush(A);
+  printf("an op judged 1 s after its launch: ops %llu, foreign %llu, bounded %llu, outside %llu; its flags 0x%llx\n",
+         (unsigned long long)T.ops, (unsigned long long)T.foreign, (unsigned long long)T.bounded,
+         (unsigned long long)T.outside, (unsigned long long)late_op_flags);
+  CHECK_U64(T.outside, 0);
+  CHECK_TRUE(late_op_flags != UINT64_MAX && (late_op_flags & NS_OPF_PTIMER_FOREIGN));
+  CHECK_TRUE(T.bounded >= 6900); /* the others keep their bounds */
+  ns_analysis_destroy(A);
+}
+
 int main(void) {
   run(0, "no drift source");
   run(1, "a self send/recv");
@@ -325,6 +375,7 @@ int main(void) {
   run(4, "an unseen drift source");
   run_batches(0);
   run_batches(300000000);
+  run_late_overrun();
   synth_free(&S);
   CHECK_DONE();
 }
