@@ -88,6 +88,7 @@ typedef struct {
   uint64_t bcast_id[NS_PT_PENDING_BCAST], bcast_ts[NS_PT_PENDING_BCAST]; /* Broadcast CollApis without a Coll yet */
   uint32_t nbcast;
   uint64_t launch_log[NS_PT_LAUNCH_LOG]; /* launch (else start) times of the latest ops, a ring */
+  uint64_t launch_max[NS_PT_LAUNCH_LOG]; /* the latest of those times up to each entry, in log order */
   uint32_t nlaunch;                      /* entries written (the ring holds the last NS_PT_LAUNCH_LOG) */
   uint64_t launch_lost_max;              /* the latest time the ring has overwritten (0: none yet) */
   ns_id_range* own;                      /* ops whose pTimers were judged their own */

@@ -90,9 +90,12 @@ void ns_pt_op_started(ns_analysis* a, ns_comm_state* cs, const ns_event* op, uin
         break;
       }
   uint64_t t = launch_ts && launch_ts <= r->ts ? launch_ts : r->ts;
-  uint64_t* entry = &pt->launch_log[pt->nlaunch % NS_PT_LAUNCH_LOG];
+  uint32_t at = pt->nlaunch % NS_PT_LAUNCH_LOG;
+  uint64_t* entry = &pt->launch_log[at];
   if (pt->nlaunch >= NS_PT_LAUNCH_LOG && *entry > pt->launch_lost_max) pt->launch_lost_max = *entry;
+  uint64_t before = pt->nlaunch ? pt->launch_max[(pt->nlaunch - 1) % NS_PT_LAUNCH_LOG] : 0;
   *entry = t;
+  pt->launch_max[at] = t > before ? t : before;
   pt->nlaunch++;
   if (r->type == NS_EV_P2P && cs->known && (int64_t)r->num[NS_P2P_PEER] == cs->rank) {
     /* A self send/recv: every op of its group may follow it on the device,
@@ -187,8 +190,13 @@ int ns_analysis_ptimers_own(ns_analysis* a, uint32_t comm, uint64_t op_id) {
 static uint32_t launches_between(const ns_pt_comm* pt, uint64_t after, uint64_t until) {
   if (pt->launch_lost_max > after) return UINT32_MAX;
   uint32_t n = pt->nlaunch < NS_PT_LAUNCH_LOG ? pt->nlaunch : NS_PT_LAUNCH_LOG, count = 0;
-  for (uint32_t i = 0; i < n; i++)
+  /* newest first; times arrive nearly in order, so once the latest time up
+   * to an entry is no later than `after`, no earlier entry counts */
+  for (uint32_t k = 1; k <= n; k++) {
+    uint32_t i = (pt->nlaunch - k) % NS_PT_LAUNCH_LOG;
+    if (pt->launch_max[i] <= after) break;
     count += pt->launch_log[i] > after && pt->launch_log[i] <= until;
+  }
   return count;
 }
 
