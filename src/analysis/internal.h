@@ -89,7 +89,8 @@ typedef struct {
   uint32_t nbcast;
   uint64_t launch_log[NS_PT_LAUNCH_LOG]; /* launch (else start) times of the latest ops, a ring */
   uint64_t launch_max[NS_PT_LAUNCH_LOG]; /* the latest of those times up to each entry, in log order */
-  uint32_t nlaunch;                      /* entries written (the ring holds the last NS_PT_LAUNCH_LOG) */
+  uint64_t launch_min[NS_PT_LAUNCH_LOG]; /* the earliest of those times from each entry to the newest */
+  uint64_t nlaunch;                      /* entries written (the ring holds the last NS_PT_LAUNCH_LOG) */
   uint64_t launch_lost_max;              /* the latest time the ring has overwritten (0: none yet) */
   ns_id_range* own;                      /* ops whose pTimers were judged their own */
   size_t nown, capown;

@@ -96,6 +96,11 @@ void ns_pt_op_started(ns_analysis* a, ns_comm_state* cs, const ns_event* op, uin
   uint64_t before = pt->nlaunch ? pt->launch_max[(pt->nlaunch - 1) % NS_PT_LAUNCH_LOG] : 0;
   *entry = t;
   pt->launch_max[at] = t > before ? t : before;
+  pt->launch_min[at] = t;
+  /* launches come nearly in time order: this stops after a step or two */
+  uint64_t oldest = pt->nlaunch + 1 > NS_PT_LAUNCH_LOG ? pt->nlaunch + 1 - NS_PT_LAUNCH_LOG : 0;
+  for (uint64_t k = pt->nlaunch; k > oldest && pt->launch_min[(k - 1) % NS_PT_LAUNCH_LOG] > t; k--)
+    pt->launch_min[(k - 1) % NS_PT_LAUNCH_LOG] = t;
   pt->nlaunch++;
   if (r->type == NS_EV_P2P && cs->known && (int64_t)r->num[NS_P2P_PEER] == cs->rank) {
     /* A self send/recv: every op of its group may follow it on the device,
@@ -183,18 +188,32 @@ int ns_analysis_ptimers_own(ns_analysis* a, uint32_t comm, uint64_t op_id) {
 
 /* ---- the judgment ---- */
 
-/* Launches in (after, until]; UINT32_MAX when the log has overwritten one
+/* Launches in (after, until], counted up to NS_PT_OVERRUN_LAUNCHES (the
+ * verdict needs no more); UINT32_MAX when the log has overwritten one
  * after `after`: how many there were is then unknown (an op judged after
  * more than NS_PT_LAUNCH_LOG later launches, as when its KernelCh come
  * late while the application launches on). */
 static uint32_t launches_between(const ns_pt_comm* pt, uint64_t after, uint64_t until) {
   if (pt->launch_lost_max > after) return UINT32_MAX;
-  uint32_t n = pt->nlaunch < NS_PT_LAUNCH_LOG ? pt->nlaunch : NS_PT_LAUNCH_LOG, count = 0;
-  /* newest first; times arrive nearly in order, so once the latest time up
-   * to an entry is no later than `after`, no earlier entry counts */
-  for (uint32_t k = 1; k <= n; k++) {
-    uint32_t i = (pt->nlaunch - k) % NS_PT_LAUNCH_LOG;
-    if (pt->launch_max[i] <= after) break;
+  uint64_t n = pt->nlaunch < NS_PT_LAUNCH_LOG ? pt->nlaunch : NS_PT_LAUNCH_LOG;
+  uint32_t count = 0;
+  /* Only the entries between the first whose running maximum is later than
+   * `after` (none before it is) and the first whose running minimum to the
+   * newest is later than `until` (none from it on is) can count: a binary
+   * search finds the one, the walk stops at the other, or once the verdict
+   * is certain. An op judged long after its launch no longer walks every
+   * launch since. */
+  uint64_t lo = pt->nlaunch - n, hi = pt->nlaunch; /* ordinals; the first with max > after is in [lo, hi] */
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (pt->launch_max[mid % NS_PT_LAUNCH_LOG] > after)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  for (uint64_t k = lo; k < pt->nlaunch && count < NS_PT_OVERRUN_LAUNCHES; k++) {
+    uint32_t i = k % NS_PT_LAUNCH_LOG;
+    if (pt->launch_min[i] > until) break;
     count += pt->launch_log[i] > after && pt->launch_log[i] <= until;
   }
   return count;
