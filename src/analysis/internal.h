@@ -117,7 +117,7 @@ typedef struct {
   ns_op_result r; /* its strings point into the fields below */
   char func[NS_STR_LEN], dtype[NS_STR_LEN], algo[NS_STR_LEN], proto[NS_STR_LEN];
   uint64_t p0, p1; /* raw pTimers: its channels' earliest start, latest stop */
-  uint8_t own;     /* its pTimers are judged its own; else it joined by the very pTimers of one that is */
+  uint8_t own;     /* its pTimers are judged its own; else it joined at the very start pTimer of one that is */
 } ns_held_op;
 
 /* Ops of one plan that began together on the GPU: the batch being formed. */

@@ -243,9 +243,10 @@ static void on_op(void* user, const ns_op_result* r) {
   }
 }
 
-static ns_analysis* analyse(void) {
+/* The stream through a fresh analysis, each final op to `cb`. */
+static ns_analysis* analyse_with(void (*cb)(void* user, const ns_op_result* r)) {
   synth_drain_every(&S, 2000000);
-  A = synth_analysis(on_op);
+  A = synth_analysis(cb);
   for (uint32_t c = 1; c <= 2; c++) synth_comm(A, c, 0xc0 + c, 0, 2);
   for (size_t i = 0; i < S.n; i++) {
     ns_record* r = &S.v[i].r;
@@ -255,6 +256,7 @@ static ns_analysis* analyse(void) {
   ns_analysis_flush(A);
   return A;
 }
+static ns_analysis* analyse(void) { return analyse_with(on_op); }
 
 static void reset(void) {
   S.n = 0;
@@ -349,15 +351,7 @@ static void run_late_overrun(void) {
     if (i == 100) late_op_id = first;
   }
   late_overwritten_ns = 0;
-  synth_drain_every(&S, 2000000);
-  A = synth_analysis(on_op_late);
-  synth_comm(A, 1, 0xc1, 0, 2);
-  for (size_t i = 0; i < S.n; i++) {
-    ns_record* r = &S.v[i].r;
-    if (S.v[i].thread == 1) r->id |= 7ull << 40;
-    ns_analysis_record(A, r);
-  }
-  ns_analysis_flush(A);
+  analyse_with(on_op_late);
   printf("an op judged 1 s after its launch: ops %llu, foreign %llu, bounded %llu, outside %llu; its flags 0x%llx\n",
          (unsigned long long)T.ops, (unsigned long long)T.foreign, (unsigned long long)T.bounded,
          (unsigned long long)T.outside, (unsigned long long)late_op_flags);
