@@ -6,13 +6,47 @@
  * while the receiver is not ready) is only counted; the count travels with
  * the event's next entry, and the writer records it as one repeat record.
  * An event's states come from one thread (its proxy or application thread):
- * the collapse fields are relaxed loads and stores. */
+ * the collapse fields are relaxed loads and stores.
+ *
+ * Shape: the usual call (the thread's ring claimed in this session, the TSC
+ * in use) makes no call at all, so the compiler saves no registers for it;
+ * a thread's first entry and a clock without the TSC take record_cold(),
+ * which claims the ring and reads the clock the general way, then records
+ * through the same record_state(). */
 #include "capture/capture.h"
 #include "capture/drops.h"
 #include "capture/slab.h"
 #include "clock/clock.h"
 #include "ring/ring.h"
 #include "capture/context.h"
+
+__attribute__((always_inline)) static inline void record_state(ns_slot* s, ns_ring* ring, uint64_t ticks, uint64_t id, uint32_t key, int state,
+                                int has_arg, uint64_t arg) {
+  uint64_t meta = atomic_load_explicit(&s->meta, memory_order_relaxed);
+  uint64_t* w = ring ? ns_ring_reserve(ring, NS_ENT_HEAD_WORDS + 1) : 0;
+  if (!w) {
+    ns_count_dropped(ring, NS_META_TYPE(meta));
+    return;
+  }
+  uint32_t repeats = atomic_load_explicit(&s->repeats, memory_order_relaxed);
+  w[0] = ns_slot_entry_w0(meta, NS_ENT_STATE, has_arg ? NS_RF_HAS_ARG : 0, NS_ENT_HEAD_WORDS + 1);
+  w[1] = ticks;
+  w[2] = id;
+  /* comm | state << 32 | repeats of the previous state << 40 (24 bits, saturated) */
+  if (repeats > 0xFFFFFFu) repeats = 0xFFFFFFu;
+  w[3] = (uint64_t)NS_META_COMM(meta) | (uint64_t)(uint8_t)state << 32 | (uint64_t)repeats << 40;
+  w[4] = arg;
+  ns_ring_commit(ring);
+  atomic_store_explicit(&s->last_state, key, memory_order_relaxed);
+  atomic_store_explicit(&s->last_arg, arg, memory_order_relaxed);
+  atomic_store_explicit(&s->repeats, 0, memory_order_relaxed);
+}
+
+__attribute__((noinline, cold)) static void record_cold(ns_slot* s, uint64_t id, uint32_t key, int state,
+                                                         int has_arg, uint64_t arg) {
+  ns_ring* ring = ns_ring_self();
+  record_state(s, ring, ns_clock_ticks(), id, key, state, has_arg, arg);
+}
 
 void ns_capture_state(void* handle, int state, int has_arg, uint64_t arg) {
   ns_slot* s = ns_handle_slot(handle);
@@ -35,23 +69,10 @@ void ns_capture_state(void* handle, int state, int has_arg, uint64_t arg) {
                           memory_order_relaxed);
     return;
   }
-  uint64_t meta = atomic_load_explicit(&s->meta, memory_order_relaxed);
-  ns_ring* ring = ns_ring_self();
-  uint64_t* w = ring ? ns_ring_reserve(ring, NS_ENT_HEAD_WORDS + 1) : 0;
-  if (!w) {
-    ns_count_dropped(ring, NS_META_TYPE(meta));
+  ns_ring* ring = ns_ring_claimed();
+  if (__builtin_expect(ring != 0 && ns_clock_tsc_inline(), 1)) {
+    record_state(s, ring, ns_clock_tsc_ticks(), id, key, state, has_arg, arg);
     return;
   }
-  uint32_t repeats = atomic_load_explicit(&s->repeats, memory_order_relaxed);
-  w[0] = ns_slot_entry_w0(meta, NS_ENT_STATE, has_arg ? NS_RF_HAS_ARG : 0, NS_ENT_HEAD_WORDS + 1);
-  w[1] = ns_clock_ticks();
-  w[2] = id;
-  /* comm | state << 32 | repeats of the previous state << 40 (24 bits, saturated) */
-  if (repeats > 0xFFFFFFu) repeats = 0xFFFFFFu;
-  w[3] = (uint64_t)NS_META_COMM(meta) | (uint64_t)(uint8_t)state << 32 | (uint64_t)repeats << 40;
-  w[4] = arg;
-  ns_ring_commit(ring);
-  atomic_store_explicit(&s->last_state, key, memory_order_relaxed);
-  atomic_store_explicit(&s->last_arg, arg, memory_order_relaxed);
-  atomic_store_explicit(&s->repeats, 0, memory_order_relaxed);
+  record_cold(s, id, key, state, has_arg, arg);
 }

@@ -36,6 +36,24 @@ static inline uint64_t ns_clock_ticks(void) {
   return ns_mono_ns();
 }
 
+/* The hot path's call-free case: 1 if ticks are the TSC, which
+ * ns_clock_tsc_ticks() then reads with one instruction (else it must not be
+ * used: ns_clock_ticks() is the general read). */
+static inline int ns_clock_tsc_inline(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  return ns_clock_use_tsc;
+#else
+  return 0;
+#endif
+}
+static inline uint64_t ns_clock_tsc_ticks(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_ia32_rdtsc();
+#else
+  return 0;
+#endif
+}
+
 /* 1 if this CPU has an invariant TSC (CPUID 0x80000007 EDX bit 8). */
 int ns_clock_tsc_invariant(void);
 /* Calibrates `c` (spins about `spin_us`); sets ns_clock_use_tsc. force_mono: never use the TSC. */

@@ -159,6 +159,16 @@ static inline ns_ring* ns_ring_self(void) {
   return ns_ring_claim_slow();
 }
 
+/* The calling thread's ring when it has claimed one in this session, else
+ * NULL without trying (no call: ns_ring_self() is the general form). */
+static inline ns_ring* ns_ring_claimed(void) {
+  ns_ring* r = ns_tls.ring;
+  if (__builtin_expect(r != 0 && r != NS_RING_NONE &&
+                           ns_tls.gen == atomic_load_explicit(&ns_ring_gen, memory_order_relaxed), 1))
+    return r;
+  return 0;
+}
+
 /* Writer side. Returns the number of words consumed after calling `fn` for
  * every published entry (PAD entries skipped). A malformed size ends the
  * drain and discards the rest (a broken invariant disables the ring's
