@@ -78,4 +78,14 @@ static inline void* tp_init_v6(tp_plugin* pl, const char* name, uint64_t comm_id
   return ctx;
 }
 
+/* tp_start, then the plugin settings `settings` (NAME, VALUE, ..., NULL),
+ * then a v6 communicator as tp_init_v6 makes it: its context, or NULL (a
+ * message on stderr). */
+static inline void* tp_start_v6(tp_plugin* pl, char* dir, size_t n, const char* name, const char* const* settings,
+                                uint64_t comm_id, int nranks) {
+  if (tp_start(pl, dir, n, name)) return NULL;
+  for (size_t i = 0; settings && settings[i] && settings[i + 1]; i += 2) setenv(settings[i], settings[i + 1], 1);
+  return tp_init_v6(pl, name, comm_id, nranks);
+}
+
 #endif

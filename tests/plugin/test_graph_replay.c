@@ -40,10 +40,7 @@ static int churn(ncclProfiler_v6_t* p, void* ctx, int events, void* const* olds,
 }
 
 static void* start_api(ncclProfiler_v6_t* p, void* ctx, uint64_t type, void* parent, int captured) {
-  ncclProfilerEventDescr_v6_t d;
-  memset(&d, 0, sizeof d);
-  d.type = type;
-  d.parentObj = parent;
+  ncclProfilerEventDescr_v6_t d = {.type = type, .parentObj = parent};
   if (type == ncclProfileGroupApi) {
     d.groupApi.groupDepth = 1;
     d.groupApi.graphCaptured = captured;
@@ -60,10 +57,7 @@ static void* start_api(ncclProfiler_v6_t* p, void* ctx, uint64_t type, void* par
 }
 
 static void replay_coll(ncclProfiler_v6_t* p, void* ctx, void* coll_api, uint64_t seq) {
-  ncclProfilerEventDescr_v6_t d;
-  memset(&d, 0, sizeof d);
-  d.type = ncclProfileColl;
-  d.parentObj = coll_api;
+  ncclProfilerEventDescr_v6_t d = {.type = ncclProfileColl, .parentObj = coll_api};
   d.coll.func = "AllReduce";
   d.coll.seqNumber = seq;
   d.coll.count = 1024;
@@ -77,13 +71,11 @@ static void replay_coll(ncclProfiler_v6_t* p, void* ctx, void* coll_api, uint64_
 int main(void) {
   char dir[128];
   tp_plugin plugin;
-  if (tp_start(&plugin, dir, sizeof dir, "test-graph")) return 2;
-  setenv("NCCLSCOPE_SLAB_EVENTS", "64", 1);
-  setenv("NCCLSCOPE_HOLD_MS", "0", 1);
-  setenv("NCCLSCOPE_POLL_MS", "1", 1);
-  ncclProfiler_v6_t* p = plugin.v6;
-  void* ctx = tp_init_v6(&plugin, "graph", 0x6a, 2);
+  static const char* const settings[] = {"NCCLSCOPE_SLAB_EVENTS", "64", "NCCLSCOPE_HOLD_MS", "0",
+                                         "NCCLSCOPE_POLL_MS", "1", NULL};
+  void* ctx = tp_start_v6(&plugin, dir, sizeof dir, "test-graph", settings, 0x6a, 2);
   if (!ctx) return 1;
+  ncclProfiler_v6_t* p = plugin.v6;
 
   /* Capture: GroupApi -> CollApi, both graphCaptured, stopped at once. */
   void* g_api = start_api(p, ctx, ncclProfileGroupApi, NULL, 1);

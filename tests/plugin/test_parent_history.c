@@ -22,10 +22,7 @@
 #define BURST 1024
 
 static void* start(ncclProfiler_v6_t* p, void* ctx, uint64_t type, void* parent, uint64_t step) {
-  ncclProfilerEventDescr_v6_t d;
-  memset(&d, 0, sizeof d);
-  d.type = type;
-  d.parentObj = parent;
+  ncclProfilerEventDescr_v6_t d = {.type = type, .parentObj = parent};
   if (type == ncclProfileCollApi) {
     d.collApi.func = "AllReduce";
     d.collApi.count = 1024;
@@ -43,12 +40,10 @@ static void* start(ncclProfiler_v6_t* p, void* ctx, uint64_t type, void* parent,
 int main(void) {
   char dir[128];
   tp_plugin plugin;
-  if (tp_start(&plugin, dir, sizeof dir, "test-history")) return 2;
-  setenv("NCCLSCOPE_SLAB_EVENTS", "8192", 1);
-  setenv("NCCLSCOPE_POLL_MS", "1", 1);
-  ncclProfiler_v6_t* p = plugin.v6;
-  void* ctx = tp_init_v6(&plugin, "history", 0x4157, 1);
+  static const char* const settings[] = {"NCCLSCOPE_SLAB_EVENTS", "8192", "NCCLSCOPE_POLL_MS", "1", NULL};
+  void* ctx = tp_start_v6(&plugin, dir, sizeof dir, "test-history", settings, 0x4157, 1);
   if (!ctx) return 1;
+  ncclProfiler_v6_t* p = plugin.v6;
 
   void* api = start(p, ctx, ncclProfileCollApi, NULL, 0);
   void* first_step = start(p, ctx, ncclProfileProxyStep, NULL, 0);
