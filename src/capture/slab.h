@@ -72,8 +72,9 @@ static inline uint64_t ns_slot_entry_w0(uint64_t meta, unsigned kind, unsigned f
 
 typedef struct ns_slab {
   /* Read by every hot-path call, written only at (de)activation: stays
-   * shared in every core's cache. */
-  ns_slot* slots;
+   * shared in every core's cache. Each slab starts a line of its own (the
+   * lines below are per writer only if the slab is line-aligned). */
+  _Alignas(64) ns_slot* slots;
   _Atomic uint32_t* queue;    /* free slot indices, FIFO */
   uint32_t n;                 /* slots (power of two) */
   _Atomic uint32_t active;    /* 1 while a context owns it; W init/writer, R hot path relaxed */
@@ -95,8 +96,11 @@ typedef struct ns_slab {
   /* Slots [0, populated) are faulted in (set by activate before the context
    * is published, then advanced by the writer only; ns_slab_prefault). */
   uint32_t populated;
+  char pad4[48];
 } ns_slab;
 _Static_assert(offsetof(ns_slab, fresh) == 64 && offsetof(ns_slab, q_tail) == 128, "ns_slab: one line per writer");
+/* A power of two: a handle's slab is found with a shift, not a multiply. */
+_Static_assert(sizeof(ns_slab) == 256, "ns_slab: four lines");
 
 typedef struct {
   uint8_t* base;   /* slots of every slab, slab k at base + k * slab_bytes */
