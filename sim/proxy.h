@@ -118,6 +118,7 @@ typedef struct {
   uint64_t waitAt[SIM_STEPS]; /* send: when SendWait was recorded */
   bool waitTight[SIM_STEPS];  /* send: the SendWait call was quick, waitAt is within SIM_CALL_SLOP_NS */
   int stepsDone;
+  int posted;                 /* receive: steps whose post went out, in order (NCCL's sub->posted) */
   uint64_t tLast;             /* when the last step actually stopped */
   size_t lastSize;            /* the size NCCL's sub->transSize holds (stale-transsize) */
   int poolSlot;               /* the proxy's args pool element this op reuses */

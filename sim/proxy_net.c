@@ -432,9 +432,15 @@ static void stepStart(simProxy* px, simWork* w, subState* s, int st, int leakLef
   int slot = st % SIM_STEPS;
   simEvent* step = &s->steps[slot];
   const simPlugin* p = s->plugin;
+  bool leaks = !s->isSend && simQuirk(Q_RECV_STEP_LEAK);
+  /* NCCL starts a receive's steps in order, one a pass (its sub->posted):
+   * while an earlier step's post has not gone out, this one is not started */
+  if (leaks && leakLeft < 0 && st > s->posted) {
+    simHeapPush(&px->H, simNowNs() + PASS_NS, A_STEP_START, w, (int)(s - w->subs), STEP_ARG(st, 0, 0));
+    return;
+  }
   if (st == 0 && leakLeft < 0 && simQuirk(Q_OLD_PROXYOP_STATES)) startOp(w, s);
   memset(step, 0, sizeof *step);
-  bool leaks = !s->isSend && simQuirk(Q_RECV_STEP_LEAK);
   /* how many times this step is started again, decided before its first
    * start so that the truth marks that one leaked too */
   if (leaks && leakLeft < 0) leakLeft = repeats(c, st) / 2;
@@ -456,6 +462,7 @@ static void stepStart(simProxy* px, simWork* w, subState* s, int st, int leakLef
       return;
     }
   }
+  if (st + 1 > s->posted) s->posted = st + 1;
   size_t b = stepBytes(s, st);
   if (s->isSend) {
     oldOpState(px, s, ncclProfilerProxyOpSendPosted, st + 1, 0);

@@ -1,74 +1,99 @@
-/* ncclscope: ProxySteps started again (see restarts.h). An open-addressing
- * table keyed by (parent, step) with linear probing; entries are replaced
- * in place, and stale ones (their event stopped) are dropped when the
- * table would grow, so it never holds more than twice the open steps. */
+/* ncclscope: ProxySteps started again (see restarts.h). One entry per
+ * parent ProxyOp: the last step it started (NCCL restarts only that one),
+ * found through the one id map, the entries in a pool with a free list. An
+ * entry goes when its ProxyOp stops; ProxyOps that never stop are pruned
+ * when the map outgrows RESTARTS_MAX_PARENTS. */
 #include "writer/restarts.h"
 
 #include <stdlib.h>
 
 #include "util/idmap.h"
 
+#define RESTARTS_MAX_PARENTS 65536u
+
 typedef struct {
-  uint64_t parent, step; /* key; parent 0: empty */
-  uint64_t id, slot;
+  uint64_t parent, step, id, slot; /* parent 0: on the free list (next free in `slot`) */
 } entry;
 
-static entry* tab;
-static size_t cap, len;
+static ns_idmap by_parent; /* parent -> index + 1 into pool */
+static entry* pool;
+static size_t pool_cap, pool_used;
+static uint64_t free_head; /* index + 1 of a free entry, 0: none */
 
-static size_t bucket(uint64_t parent, uint64_t step, size_t n) {
-  return (size_t)(ns_idmap_mix(parent ^ ns_idmap_mix(step + 1)) & (n - 1));
-}
-
-static entry* find(uint64_t parent, uint64_t step) {
-  for (size_t i = bucket(parent, step, cap);; i = (i + 1) & (cap - 1)) {
-    entry* e = &tab[i];
-    if (!e->parent || (e->parent == parent && e->step == step)) return e;
+static entry* entry_new(void) {
+  if (free_head) {
+    entry* e = &pool[free_head - 1];
+    free_head = e->slot;
+    return e;
   }
+  if (pool_used == pool_cap) {
+    size_t cap = pool_cap ? pool_cap * 2 : 256;
+    entry* grown = realloc(pool, cap * sizeof *grown);
+    if (!grown) return NULL;
+    pool = grown;
+    pool_cap = cap;
+  }
+  return &pool[pool_used++];
 }
 
-/* Rebuilds into a table of n buckets keeping the open entries. 0 or -1. */
-static int rebuild(size_t n, int (*is_open)(uint64_t, uint64_t)) {
-  entry* old = tab;
-  size_t old_cap = cap;
-  entry* t = calloc(n, sizeof *t);
-  if (!t) return -1;
-  tab = t;
-  cap = n;
-  len = 0;
-  for (size_t i = 0; i < old_cap; i++)
-    if (old[i].parent && is_open(old[i].slot, old[i].id)) {
-      *find(old[i].parent, old[i].step) = old[i];
-      len++;
+static void entry_free(entry* e) {
+  e->parent = 0;
+  e->slot = free_head;
+  free_head = (uint64_t)(e - pool) + 1;
+}
+
+/* ProxyOps that never stopped: forget those whose last step is over. */
+static void prune(int (*is_open)(uint64_t, uint64_t)) {
+  for (size_t i = 0; i < pool_used; i++) {
+    entry* e = &pool[i];
+    if (e->parent && !is_open(e->slot, e->id)) {
+      ns_idmap_del(&by_parent, e->parent);
+      entry_free(e);
     }
-  free(old);
-  return 0;
+  }
 }
 
 uint64_t ns_restarts_start(uint64_t parent, uint64_t step, uint64_t id, uint64_t slot, uint64_t* old_slot,
                            int (*is_open)(uint64_t slot, uint64_t id)) {
   if (!parent) return 0; /* a step without a parent cannot be told apart */
-  if (!tab && rebuild(1024, is_open) != 0) return 0;
-  if (2 * (len + 1) > cap) {
-    /* Half full: first forget the steps that stopped; grow only if the
-     * open ones still fill half. */
-    size_t keep = cap;
-    if (rebuild(cap, is_open) != 0) return 0;
-    if (2 * (len + 1) > keep && rebuild(cap * 2, is_open) != 0) return 0;
-  }
-  entry* e = find(parent, step);
+  uint64_t* v = ns_idmap_get(&by_parent, parent);
+  entry* e;
   uint64_t restarted = 0;
-  if (e->parent && is_open(e->slot, e->id)) {
-    restarted = e->id;
-    *old_slot = e->slot;
+  if (v) {
+    e = &pool[*v - 1];
+    if (e->step == step && is_open(e->slot, e->id)) {
+      restarted = e->id;
+      *old_slot = e->slot;
+    }
+  } else {
+    if (by_parent.len >= RESTARTS_MAX_PARENTS) {
+      prune(is_open);
+      if (by_parent.len >= RESTARTS_MAX_PARENTS) return 0; /* that many open: this one goes unwatched */
+    }
+    int inserted;
+    if (!(e = entry_new())) return 0;
+    if (!(v = ns_idmap_put(&by_parent, parent, &inserted))) {
+      entry_free(e);
+      return 0;
+    }
+    *v = (uint64_t)(e - pool) + 1;
   }
-  if (!e->parent) len++;
   *e = (entry){.parent = parent, .step = step, .id = id, .slot = slot};
   return restarted;
 }
 
+void ns_restarts_parent_stopped(uint64_t parent) {
+  uint64_t* v = parent ? ns_idmap_get(&by_parent, parent) : NULL;
+  if (!v) return;
+  entry_free(&pool[*v - 1]);
+  ns_idmap_del(&by_parent, parent);
+}
+
 void ns_restarts_reset(void) {
-  free(tab);
-  tab = NULL;
-  cap = len = 0;
+  ns_idmap_free(&by_parent);
+  ns_idmap_init(&by_parent);
+  free(pool);
+  pool = NULL;
+  pool_cap = pool_used = 0;
+  free_head = 0;
 }

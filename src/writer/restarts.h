@@ -5,13 +5,17 @@
  * buffer the kernel has not published, a network that returns no request,
  * a grouped receive out of depth) starts the same step of the same
  * ProxyOp again on its next pass, overwriting the handle: every start but
- * the last is never stopped. The writer sees each START in order and asks
- * here whether the same (parent, step) is already open; the earlier event
- * is then closed at once (NS_CLOSE_RESTARTED) instead of holding its slot
- * until NCCLSCOPE_MAX_AGE_MS.
+ * the last is never stopped. The step started is always its ProxyOp's
+ * `posted` one, which advances only when the post went out, so a restart
+ * repeats the last step its ProxyOp started. The writer sees each START in
+ * order and asks here whether that ProxyOp's last step has the same number
+ * and is still open; the earlier event is then closed at once
+ * (NS_CLOSE_RESTARTED) instead of holding its slot until
+ * NCCLSCOPE_MAX_AGE_MS.
  *
- * Writer thread only. Memory: one entry per open ProxyStep, plus entries of
- * steps that stopped since the last growth (dropped when the table grows).
+ * Writer thread only. Memory: one entry per ProxyOp that started a step and
+ * has not stopped (ProxyOps that never stop are forgotten once their last
+ * step is over and the map holds 65,536).
  */
 #ifndef NCCLSCOPE_WRITER_RESTARTS_H
 #define NCCLSCOPE_WRITER_RESTARTS_H
@@ -24,6 +28,8 @@
  * slot), or 0. is_open(slot, id) says whether an event is still open. */
 uint64_t ns_restarts_start(uint64_t parent, uint64_t step, uint64_t id, uint64_t slot, uint64_t* old_slot,
                            int (*is_open)(uint64_t slot, uint64_t id));
+/* A ProxyOp stopped (or was closed): its entry goes. */
+void ns_restarts_parent_stopped(uint64_t parent);
 /* Session end: frees the table. */
 void ns_restarts_reset(void);
 

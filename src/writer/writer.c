@@ -459,6 +459,7 @@ static void on_close(void* user, uint64_t id, unsigned type, uint32_t ctx_index,
   (void)user;
   uint32_t tid = atomic_load_explicit(&W.tid, memory_order_relaxed);
   ns_record r = closed(id, type, ctx_index, reason, ns_clock_to_ns(&ns_sess.clock, ns_clock_ticks()), tid);
+  if (type == NS_EV_PROXY_OP) ns_restarts_parent_stopped(id);
   if (!W.own_open) {
     ns_events_begin(&W.own_enc, &W.own, tid, 0, r.ts, r.id);
     W.own_open = 1;
@@ -553,6 +554,7 @@ static void on_entry(void* user, ns_ring* r, const uint64_t* e, uint32_t nwords)
     repeats = e[3] >> 32;
     /* S7: the event is over; its slot goes back to its slab. */
     ns_recycle_stopped(e[4], rec.id);
+    if (type == NS_EV_PROXY_OP) ns_restarts_parent_stopped(rec.id);
   } else {
     return;
   }
