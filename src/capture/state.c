@@ -20,8 +20,10 @@
 #include "ring/ring.h"
 #include "capture/context.h"
 
-__attribute__((always_inline)) static inline void record_state(ns_slot* s, ns_ring* ring, uint64_t ticks, uint64_t id, uint32_t key, int state,
-                                int has_arg, uint64_t arg) {
+/* Writes the STATE entry (both callers: the fast path and record_cold). */
+__attribute__((always_inline)) static inline void record_state(ns_slot* s, ns_ring* ring, uint64_t ticks,
+                                                               uint64_t id, uint32_t key, int state, int has_arg,
+                                                               uint64_t arg) {
   uint64_t meta = atomic_load_explicit(&s->meta, memory_order_relaxed);
   uint64_t* w = ring ? ns_ring_reserve(ring, NS_ENT_HEAD_WORDS + 1) : 0;
   if (!w) {
