@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ns_buf_reserve(ns_buf* b, size_t n) {
+int ns_buf_grow(ns_buf* b, size_t n) {
   if (b->failed) return -1;
   if (n <= b->cap - b->len) return 0;
   size_t limit = b->limit ? b->limit : SIZE_MAX / 2;
