@@ -149,6 +149,7 @@ typedef struct {
   size_t nb, capb;
   ns_link_acc* l;
   size_t nl, capl;
+  ns_idmap l_at;    /* a link key's hash -> its index + 1 in l (windows.c link_for) */
   ns_func_stats* f; /* per (comm, func): every op, the time histogram */
   size_t nf, capf;
   ns_lateness_stats* late; /* per comm serial (lateness.c) */

@@ -110,16 +110,37 @@ static ns_bucket_acc* bucket_for(ns_aggr* g, const ns_op_result* r, uint64_t sb)
   return b;
 }
 
+static int link_same(const ns_link_stats* x, const ns_link_stats* k) {
+  return x->comm == k->comm && x->rank == k->rank && x->peer == k->peer && x->is_send == k->is_send &&
+         x->channel == k->channel;
+}
+
+/* A link key's hash (never 0, the map's empty key); keys that collide are
+ * told apart by link_same. */
+static uint64_t link_hash(const ns_link_stats* k) {
+  uint64_t a = ((uint64_t)k->comm << 32) ^ (uint32_t)k->peer;
+  uint64_t b = ((uint64_t)(uint32_t)k->rank << 32) ^ ((uint64_t)(uint32_t)k->channel << 1) ^ (k->is_send ? 1u : 0u);
+  return (ns_idmap_mix(a) ^ ns_idmap_mix(~b)) | 1;
+}
+
+/* The link's accumulator, made on first use. Every step looks its two up
+ * (its channel and all channels), and a process with 32 channels, two
+ * peers and both directions has 130 of them: a hash lookup, not a scan. */
 static ns_link_acc* link_for(ns_aggr* g, const ns_link_stats* k) {
-  for (size_t i = 0; i < g->nl; i++) {
-    ns_link_stats* x = &g->l[i].key;
-    if (x->comm == k->comm && x->rank == k->rank && x->peer == k->peer && x->is_send == k->is_send &&
-        x->channel == k->channel)
-      return &g->l[i];
-  }
+  uint64_t h = link_hash(k);
+  uint64_t* at = ns_idmap_get(&g->l_at, h);
+  if (at && *at <= g->nl && link_same(&g->l[*at - 1].key, k)) return &g->l[*at - 1];
+  if (at) /* another key with this hash holds the index: a scan finds this one */
+    for (size_t i = 0; i < g->nl; i++)
+      if (link_same(&g->l[i].key, k)) return &g->l[i];
   ns_link_acc* l;
   NS_ARRAY_PUSH(l, g->l, g->capl, g->nl, 8);
   if (!l) return NULL;
+  if (!at) {
+    int inserted;
+    uint64_t* v = ns_idmap_put(&g->l_at, h, &inserted);
+    if (v) *v = g->nl; /* index + 1 */
+  }
   l->key.comm = k->comm;
   l->key.rank = k->rank;
   l->key.peer = k->peer;
@@ -161,6 +182,7 @@ void ns_aggr_free(ns_aggr* g) {
   for (size_t i = 0; i < g->nl; i++) ns_linkacc_free(&g->l[i].acc);
   free(g->b);
   free(g->l);
+  ns_idmap_free(&g->l_at);
   free(g->f);
   free(g->late);
   memset(g, 0, sizeof *g);
