@@ -406,14 +406,12 @@ def replay_check(*args):
     eq(p.returncode, 0, f"replay_check {args[0]}")
 
 
-def t_replay(kind):
-    """--replay: what the replay makes equals the recording (replay_check.py)."""
-    sim_args = {"stream": ["--iters", "1"], "fixed": ["--iters", "1"],
-                "pxn": ["--iters", "1", "--scenario", "pxn", "--procs", "2", "--ranks-per-proc", "2"],
-                "graph": ["--iters", "1", "--scenario", "graph"], "ce": ["--iters", "1", "--scenario", "ce"]}[kind]
-    tmp, rec = record(sim_args)
-    if kind == "fixed":
-        # record -> export -> replay through ncclscope -> export: a fixed point
+def replay_fixed(sim_args):
+    """record -> export -> replay through ncclscope -> export: a fixed point. Both runs are real time: when
+    the only failed check is the p99 of the duration deviations (a stall of this shared machine during one of
+    the runs: the recorded durations themselves jump by milliseconds), it records again, once."""
+    for attempt in (1, 2):
+        tmp, rec = record(sim_args)
         again = os.path.join(tmp, "again")
         env = dict(os.environ, NCCLSCOPE_DUMP_DIR=again, NCCLSCOPE_EVENT_MASK="all", NCCLSCOPE_NO_CUDA="1")
         p = subprocess.run([SIM, "--plugin", PLUGIN, "--replay", rec], env=env, capture_output=True, text=True,
@@ -422,8 +420,25 @@ def t_replay(kind):
         out2 = os.path.join(tmp, "again.jsonl")
         subprocess.run([NCCLSCOPE, "export", again, "--format", "jsonl", "-o", out2], check=True, timeout=100,
                        capture_output=True)
-        replay_check("fixed", rec, out2)
+        p = subprocess.run([sys.executable, REPLAY_CHECK, "fixed", rec, out2], capture_output=True, text=True,
+                           timeout=200)
+        print(p.stdout[-3000:])
+        timing_only = "FAIL p99 of the duration deviations" in p.stdout and "1 check(s) failed" in p.stdout
+        if p.returncode == 0 or not timing_only or attempt == 2:
+            eq(p.returncode, 0, "replay_check fixed")
+            return
+        print("only the p99 of the duration deviations failed: recording again, once")
+
+
+def t_replay(kind):
+    """--replay: what the replay makes equals the recording (replay_check.py)."""
+    sim_args = {"stream": ["--iters", "1"], "fixed": ["--iters", "1"],
+                "pxn": ["--iters", "1", "--scenario", "pxn", "--procs", "2", "--ranks-per-proc", "2"],
+                "graph": ["--iters", "1", "--scenario", "graph"], "ce": ["--iters", "1", "--scenario", "ce"]}[kind]
+    if kind == "fixed":
+        replay_fixed(sim_args)
         return
+    tmp, rec = record(sim_args)
     recs, tr, p = run(lib(6), ["--replay", rec])
     check("0 skipped" in p.stderr, "nothing of a clean recording is skipped", p.stderr[-300:], "0 skipped")
     d = p.workdir
