@@ -29,13 +29,6 @@ static inline uint64_t ns_mono_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static inline uint64_t ns_clock_ticks(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (ns_clock_use_tsc) return __builtin_ia32_rdtsc();
-#endif
-  return ns_mono_ns();
-}
-
 /* The hot path's call-free case: 1 if ticks are the TSC, which
  * ns_clock_tsc_ticks() then reads with one instruction (else it must not be
  * used: ns_clock_ticks() is the general read). */
@@ -53,6 +46,8 @@ static inline uint64_t ns_clock_tsc_ticks(void) {
   return 0;
 #endif
 }
+
+static inline uint64_t ns_clock_ticks(void) { return ns_clock_tsc_inline() ? ns_clock_tsc_ticks() : ns_mono_ns(); }
 
 /* 1 if this CPU has an invariant TSC (CPUID 0x80000007 EDX bit 8). */
 int ns_clock_tsc_invariant(void);
