@@ -129,7 +129,7 @@ static uint64_t link_hash(const ns_link_stats* k) {
 static ns_link_acc* link_for(ns_aggr* g, const ns_link_stats* k) {
   uint64_t h = link_hash(k);
   uint64_t* at = ns_idmap_get(&g->l_at, h);
-  if (at && *at <= g->nl && link_same(&g->l[*at - 1].key, k)) return &g->l[*at - 1];
+  if (at && link_same(&g->l[*at - 1].key, k)) return &g->l[*at - 1];
   if (at) /* another key with this hash holds the index: a scan finds this one */
     for (size_t i = 0; i < g->nl; i++)
       if (link_same(&g->l[i].key, k)) return &g->l[i];
