@@ -401,10 +401,14 @@ def record(args):
     return tmp, out
 
 
-def replay_check(*args):
+def run_replay_check(*args):
     p = subprocess.run([sys.executable, REPLAY_CHECK] + list(args), capture_output=True, text=True, timeout=200)
     print(p.stdout[-3000:])
-    eq(p.returncode, 0, f"replay_check {args[0]}")
+    return p
+
+
+def replay_check(*args):
+    eq(run_replay_check(*args).returncode, 0, f"replay_check {args[0]}")
 
 
 def replay_fixed(sim_args):
@@ -421,9 +425,7 @@ def replay_fixed(sim_args):
         out2 = os.path.join(tmp, "again.jsonl")
         subprocess.run([NCCLSCOPE, "export", again, "--format", "jsonl", "-o", out2], check=True, timeout=100,
                        capture_output=True)
-        p = subprocess.run([sys.executable, REPLAY_CHECK, "fixed", rec, out2], capture_output=True, text=True,
-                           timeout=200)
-        print(p.stdout[-3000:])
+        p = run_replay_check("fixed", rec, out2)
         timing_only = ("FAIL p99 of the duration deviations" in p.stdout and
                        re.search(r"(?m)^1 check\(s\) failed", p.stdout) is not None)
         if p.returncode == 0 or not timing_only or attempt == 2:
