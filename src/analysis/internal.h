@@ -53,7 +53,7 @@ typedef struct {
  * past their stop for the ops that name them. */
 typedef struct {
   uint64_t id;     /* 0: free */
-  uint64_t parent; /* CollApi/P2pApi: their GroupApi */
+  uint64_t parent; /* CollApi/P2pApi: their GroupApi; a free slot: the next free position + 1 */
   uint8_t type;    /* NS_EV_GROUP_API, NS_EV_COLL_API or NS_EV_P2P_API */
   uint8_t graph;   /* CollApi/P2pApi: graphCaptured */
   uint64_t first_seen, last_activity;
@@ -198,6 +198,7 @@ struct ns_analysis {
   ns_idmap link_index;
   ns_launch_link* links;
   size_t links_cap, links_used;
+  size_t links_free; /* position + 1 of the first free slot below links_used, 0: none (rebuilt by each scan) */
   /* comms: indexed by serial, grown on demand */
   ns_comm_state** comms;
   size_t ncomms;

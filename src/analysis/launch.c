@@ -32,16 +32,23 @@ static ns_launch_link* link_get(ns_analysis* a, uint64_t id, uint8_t type, uint6
   ns_launch_link* l = link_find(a, id);
   if (l) return l;
   size_t at = a->links_used;
-  if (at == a->links_cap) { /* find a free slot, else grow */
-    for (at = 0; at < a->links_cap && a->links[at].id; at++) {
-    }
+  if (a->links_free) { /* a hole the last scan left: O(1), never a walk over the pool */
+    at = a->links_free - 1;
+    a->links_free = (size_t)a->links[at].parent;
+  } else if (at == a->links_cap) {
     ns_launch_link* grown = ns_array_reach(a->links, &a->links_cap, at, sizeof *grown, 64);
     if (!grown) return NULL;
     a->links = grown;
   }
   int inserted;
   uint64_t* slot = ns_idmap_put(&a->link_index, id, &inserted);
-  if (!slot) return NULL;
+  if (!slot) {
+    if (at < a->links_used) { /* the hole goes back on the list */
+      a->links[at].parent = a->links_free;
+      a->links_free = at + 1;
+    }
+    return NULL;
+  }
   *slot = at + 1;
   l = &a->links[at];
   memset(l, 0, sizeof *l);
@@ -119,11 +126,18 @@ void ns_launch_scan(ns_analysis* a, int flush) {
     }
   }
   a->links_used = used;
+  /* The free list, lowest position first: every hole below the new end. */
+  a->links_free = 0;
+  for (size_t i = used; i-- > 0;)
+    if (!a->links[i].id) {
+      a->links[i].parent = a->links_free;
+      a->links_free = i + 1;
+    }
 }
 
 void ns_launch_free(ns_analysis* a) {
   ns_idmap_free(&a->link_index);
   free(a->links);
   a->links = NULL;
-  a->links_cap = a->links_used = 0;
+  a->links_cap = a->links_used = a->links_free = 0;
 }
