@@ -14,9 +14,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A key beside its value: a lookup on a cold table costs one cache miss, not two. */
 typedef struct {
-  uint64_t* keys; /* 0: empty bucket */
-  uint64_t* vals;
+  uint64_t key; /* 0: empty bucket */
+  uint64_t val;
+} ns_idmap_bucket;
+
+typedef struct {
+  ns_idmap_bucket* b;
   size_t cap;     /* buckets, a power of two (0 before the first insert) */
   size_t len;     /* keys stored */
   unsigned shift; /* 64 - log2(cap) */
