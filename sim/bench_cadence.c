@@ -23,6 +23,8 @@
  * plugin's to count (ncclscope: `ncclscope report` on its trace).
  */
 #include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,8 +57,16 @@ typedef struct {
   uint64_t sink;
 } cadThread;
 
+/* The plugins' log lines: with --verbose on stderr (ncclscope says there
+ * what its writer thread cost), otherwise dropped. */
 static void cadLog(ncclDebugLogLevel level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
-  (void)level, (void)flags, (void)file, (void)line, (void)fmt;
+  (void)level, (void)flags, (void)file, (void)line;
+  if (!simOpt.verbose) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
 }
 
 /* Other work between collectives: walk a buffer larger than the caches for
