@@ -76,12 +76,16 @@ static void poly_box(ns_clockfit* cf) {
 /* Clips the polygon by sgn * (c + x d) <= sgn * h. Returns 0 if empty. */
 static int poly_clip(ns_clockfit* cf, double x, double h, double sgn) {
   size_t n = cf->nv;
-  double smin = INFINITY;
+  double smin = INFINITY, smax = -INFINITY;
   for (size_t i = 0; i < n; i++) {
     double s = sgn * (cf->vc[i] + x * cf->vd[i] - h);
     if (s < smin) smin = s;
+    if (s > smax) smax = s;
   }
   if (smin > CF_TOL) return 0;
+  /* Every vertex inside: the clip below would rebuild the same polygon (no
+   * shift, no crossing). Most samples of a settled fit end here. */
+  if (smax <= 0) return 1;
   double shift = smin > 0 ? smin : 0; /* within tolerance: make it tangent */
   double* oc = cf->tmp;
   double* od = cf->tmp + cf->vcap;
