@@ -104,8 +104,13 @@ int ns_analysis_batch_of(ns_analysis* a, uint64_t op_id, ns_batch_info* out) {
   return a->batch_store_full || !a->cfg.keep_op_verdicts ? -1 : 0;
 }
 
-static void close_batch(ns_analysis* a, size_t i) {
-  ns_batch_open* b = &a->open_batches[i];
+/* The i-th open batch, oldest first. */
+static ns_batch_open* open_at(ns_analysis* a, size_t i) {
+  return &a->open_batches[(a->open_head + i) % NS_BATCH_OPEN];
+}
+
+/* Publishes b's ops and frees them; the caller takes b off the ring. */
+static void close_batch(ns_analysis* a, ns_batch_open* b) {
   if (b->n == 1 || b->nown == 0) { /* alone, or no op whose times are known to be the batch's */
     for (size_t k = 0; k < b->n; k++) ns_an_publish(a, held_result(&b->ops[k]));
   } else if (b->n > 1) {
@@ -153,7 +158,13 @@ static void close_batch(ns_analysis* a, size_t i) {
     }
   }
   free(b->ops);
-  memmove(b, b + 1, (a->nopen_batches - i - 1) * sizeof *b);
+  b->ops = NULL;
+}
+
+/* Closes the oldest open batch: O(1), the ring's head moves on. */
+static void close_oldest(ns_analysis* a) {
+  close_batch(a, open_at(a, 0));
+  a->open_head = (a->open_head + 1) % NS_BATCH_OPEN;
   a->nopen_batches--;
 }
 
@@ -182,7 +193,7 @@ void ns_batch_op(ns_analysis* a, const ns_op_result* r, uint64_t plan, uint64_t 
   uint64_t q = a->cfg.timer_quantum_ns;
   ns_batch_open* b = NULL;
   for (size_t i = 0; i < a->nopen_batches && !b; i++) {
-    ns_batch_open* o = &a->open_batches[i];
+    ns_batch_open* o = open_at(a, i);
     if (o->comm != r->comm || o->plan != plan || !same_kind(&o->ops[0], r)) continue;
     if (own && o->nown) {
       int together = (p0 > o->p0 ? p0 - o->p0 : o->p0 - p0) <= q;
@@ -193,19 +204,17 @@ void ns_batch_op(ns_analysis* a, const ns_op_result* r, uint64_t plan, uint64_t 
     }
   }
   if (!b) {
-    if (a->nopen_batches == NS_BATCH_OPEN) close_batch(a, 0);
-    ns_batch_open* grown = ns_array_room(a->open_batches, &a->capopen_batches, a->nopen_batches, sizeof *grown, 16);
-    if (!grown) {
+    if (!a->open_batches && !(a->open_batches = malloc(NS_BATCH_OPEN * sizeof *a->open_batches))) {
       ns_an_publish(a, r);
       return;
     }
-    a->open_batches = grown;
-    b = &a->open_batches[a->nopen_batches++];
+    if (a->nopen_batches == NS_BATCH_OPEN) close_oldest(a);
+    b = open_at(a, a->nopen_batches++);
     *b = (ns_batch_open){.comm = r->comm, .plan = plan, .p0 = p0, .p1 = p1};
   }
   ns_held_op* ops = ns_array_room(b->ops, &b->cap, b->n, sizeof *ops, 4);
   if (!ops) { /* out of memory: the op goes out alone */
-    if (b->n == 0) a->nopen_batches--;
+    if (b->n == 0) a->nopen_batches--; /* the batch just opened: the newest, so the ring's tail */
     ns_an_publish(a, r);
     return;
   }
@@ -255,22 +264,27 @@ static int batch_held(ns_analysis* a, const ns_batch_open* b) {
   return b->plan && ns_idmap_get(&a->plan_pending, b->plan) && quiet < hold + a->cfg.kernel_wait_ns;
 }
 
+/* Closes the batches no longer held, oldest first, in one pass: those still
+ * held move up, in their order, into the places the closed ones left. */
 void ns_batch_scan(ns_analysis* a, int flush) {
-  for (size_t i = 0; i < a->nopen_batches;) {
-    if (flush || !batch_held(a, &a->open_batches[i]))
-      close_batch(a, i);
-    else
-      i++;
+  size_t kept = 0;
+  for (size_t i = 0; i < a->nopen_batches; i++) {
+    ns_batch_open* b = open_at(a, i);
+    if (flush || !batch_held(a, b))
+      close_batch(a, b);
+    else if (kept++ != i)
+      *open_at(a, kept - 1) = *b;
   }
+  a->nopen_batches = kept;
 }
 
 void ns_batch_free(ns_analysis* a) {
-  for (size_t i = 0; i < a->nopen_batches; i++) free(a->open_batches[i].ops);
+  for (size_t i = 0; i < a->nopen_batches; i++) free(open_at(a, i)->ops);
   free(a->open_batches);
   free(a->batches);
   ns_idmap_free(&a->batch_of);
   ns_idmap_free(&a->plan_pending);
   a->open_batches = NULL;
   a->batches = NULL;
-  a->nopen_batches = a->capopen_batches = a->nbatches = a->capbatches = 0;
+  a->nopen_batches = a->open_head = a->nbatches = a->capbatches = 0;
 }

@@ -198,7 +198,7 @@ struct ns_analysis {
   ns_idmap link_index;
   ns_launch_link* links;
   size_t links_cap, links_used;
-  size_t links_free; /* position + 1 of the first free slot below links_used, 0: none (rebuilt by each scan) */
+  size_t links_free; /* position + 1 of a free slot below links_used, chained through .parent; 0: none (rebuilt by each scan) */
   /* comms: indexed by serial, grown on demand */
   ns_comm_state** comms;
   size_t ncomms;
@@ -219,8 +219,8 @@ struct ns_analysis {
   /* per send connection (comm, peer, channel): the latest step stop, to tell queued steps (completion.c) */
   ns_idmap conn_last_stop;
   /* kernel batches being formed, and what became of closed ones (for ns_analysis_batch_of) */
-  ns_batch_open* open_batches;
-  size_t nopen_batches, capopen_batches;
+  ns_batch_open* open_batches; /* a ring of NS_BATCH_OPEN (allocated at the first batch), oldest at open_head */
+  size_t nopen_batches, open_head;
   ns_idmap batch_of;       /* op id -> index + 1 in `batches` */
   ns_idmap plan_pending;   /* plan -> its ops started and not yet final (batches.c) */
   ns_batch_info* batches;

@@ -113,26 +113,25 @@ int ns_launch_graph(ns_analysis* a, uint64_t api_id) {
 
 void ns_launch_scan(ns_analysis* a, int flush) {
   size_t used = 0;
+  a->links_free = 0;
   for (size_t i = 0; i < a->links_used; i++) {
     ns_launch_link* l = &a->links[i];
-    if (!l->id) continue;
-    uint64_t age = a->now > l->first_seen ? a->now - l->first_seen : 0;
-    uint64_t idle = a->now > l->last_activity ? a->now - l->last_activity : 0;
-    if (flush || age > a->cfg.max_age_ns || idle > 5 * a->cfg.grace_ns) {
+    if (l->id) {
+      uint64_t age = a->now > l->first_seen ? a->now - l->first_seen : 0;
+      uint64_t idle = a->now > l->last_activity ? a->now - l->last_activity : 0;
+      if (!flush && age <= a->cfg.max_age_ns && idle <= 5 * a->cfg.grace_ns) {
+        used = i + 1;
+        continue;
+      }
       ns_idmap_del(&a->link_index, l->id);
       l->id = 0;
-    } else {
-      used = i + 1;
     }
+    l->parent = a->links_free; /* every hole goes on the free list, the highest on top */
+    a->links_free = i + 1;
   }
   a->links_used = used;
-  /* The free list, lowest position first: every hole below the new end. */
-  a->links_free = 0;
-  for (size_t i = used; i-- > 0;)
-    if (!a->links[i].id) {
-      a->links[i].parent = a->links_free;
-      a->links_free = i + 1;
-    }
+  /* The holes at or above the new end are the list's top: off it. */
+  while (a->links_free > used) a->links_free = (size_t)a->links[a->links_free - 1].parent;
 }
 
 void ns_launch_free(ns_analysis* a) {
