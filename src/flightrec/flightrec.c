@@ -288,10 +288,14 @@ static void child_del(ns_fr* fr, fr_child* ch) {
 /* The channel record of op (made on first use); NULL once op is done. */
 static ns_fr_chan* chan_of(ns_fr_op* op, int32_t channel) {
   if (op->done) return NULL;
+  /* Channels usually arrive in order (NCCL starts an op's KernelCh and
+   * ProxyOps channel by channel), so channel c usually sits at c. */
+  if ((uint32_t)channel < op->nch && op->ch[channel].channel == channel) return &op->ch[channel];
   for (uint32_t i = 0; i < op->nch; i++)
     if (op->ch[i].channel == channel) return &op->ch[i];
-  if ((op->nch & 7) == 0) {
-    ns_fr_chan* n = realloc(op->ch, (op->nch + 8) * sizeof *n);
+  /* Room: 8 channels, then doubling (a 32-channel op reallocates twice, not 4 times). */
+  if (op->nch == 0 || (op->nch >= 8 && (op->nch & (op->nch - 1)) == 0)) {
+    ns_fr_chan* n = realloc(op->ch, (op->nch ? op->nch * 2 : 8) * sizeof *n);
     if (!n) return NULL;
     op->ch = n;
   }
