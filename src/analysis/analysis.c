@@ -118,7 +118,12 @@ static int scan_due(const ns_analysis* a) {
 static void scan(ns_analysis* a) {
   a->last_scan = a->now;
   a->records_since_scan = 0;
-  ns_launch_scan(a, 0);
+  /* Links live for 5 grace periods: a look once per grace period is enough
+   * (every ms it was 7 % of the writer's instructions at 10,000 ops/s). */
+  if (a->now - a->last_link_scan >= a->cfg.grace_ns) {
+    a->last_link_scan = a->now;
+    ns_launch_scan(a, 0);
+  }
   ns_pt_scan(a, 0);
   ns_batch_scan(a, 0);
   ns_win_scan(a, 0);

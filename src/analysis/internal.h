@@ -204,7 +204,7 @@ struct ns_analysis {
   size_t ncomms;
   ns_gpu_state** gpus;
   size_t ngpus;
-  uint64_t now, last_scan;
+  uint64_t now, last_scan, last_link_scan;
   uint64_t records_since_scan;
   /* windows */
   ns_win* wins;
