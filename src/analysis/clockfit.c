@@ -200,7 +200,10 @@ static ns_cf_bin* bin_for(ns_clockfit* cf, int64_t dx_ns) {
   for (;;) {
     int64_t key = floor_div(dx_ns, (int64_t)cf->width_ns);
     size_t lo;
-    NS_LOWER_BOUND(lo, cf->nbins, i, cf->bins[i].key < key);
+    if (cf->nbins && cf->bins[cf->nbins - 1].key <= key) /* samples come in time order: the newest bin, or after it */
+      lo = cf->bins[cf->nbins - 1].key == key ? cf->nbins - 1 : cf->nbins;
+    else
+      NS_LOWER_BOUND(lo, cf->nbins, i, cf->bins[i].key < key);
     if (lo < cf->nbins && cf->bins[lo].key == key) return &cf->bins[lo];
     if (cf->nbins < cf->cap) {
       memmove(cf->bins + lo + 1, cf->bins + lo, (cf->nbins - lo) * sizeof *cf->bins);
