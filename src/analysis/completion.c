@@ -216,6 +216,26 @@ static void gpu_interval(ns_analysis* a, const ns_event* ev, ns_comm_state* cs, 
   }
 }
 
+/* ns_func_code and ns_dtype_size of the last name seen again (a name that
+ * does not fit the memo is looked up every time). */
+static int func_code(ns_analysis* a, const char* name) {
+  if (!name || strnlen(name, NS_STR_LEN) == NS_STR_LEN) return ns_func_code(name);
+  if (!a->memo_func[0] || strcmp(name, a->memo_func) != 0) {
+    strcpy(a->memo_func, name);
+    a->memo_func_code = ns_func_code(name);
+  }
+  return a->memo_func_code;
+}
+
+static unsigned dtype_size(ns_analysis* a, const char* name) {
+  if (!name || strnlen(name, NS_STR_LEN) == NS_STR_LEN) return ns_dtype_size(name);
+  if (!a->memo_dtype[0] || strcmp(name, a->memo_dtype) != 0) {
+    strcpy(a->memo_dtype, name);
+    a->memo_dtype_size = ns_dtype_size(name);
+  }
+  return a->memo_dtype_size;
+}
+
 static void finalize_op(ns_analysis* a, ns_event* ev) {
   const ns_record* s = &ev->start;
   int coll = ev->type == NS_EV_COLL;
@@ -238,7 +258,7 @@ static void finalize_op(ns_analysis* a, ns_event* ev) {
   } else {
     r.rank = -1;
   }
-  r.func = ns_func_code(fname);
+  r.func = func_code(a, fname);
   r.func_name = func;
   r.dtype = dtype;
   r.algo = algo;
@@ -247,7 +267,8 @@ static void finalize_op(ns_analysis* a, ns_event* ev) {
   r.count = s->num[coll ? NS_COLL_COUNT : NS_P2P_COUNT];
   r.root_or_peer = (int64_t)s->num[coll ? NS_COLL_ROOT : NS_P2P_PEER];
   r.nchannels = (uint32_t)s->num[coll ? NS_COLL_CHANNELS : NS_P2P_CHANNELS];
-  r.bytes = ns_coll_bytes(r.func, r.count, ns_dtype_size(dtype), r.nranks);
+  r.bytes = ns_coll_bytes(r.func, r.count, dtype_size(a, ns_an_string(a, s->str[coll ? NS_COLL_DTYPE : NS_P2P_DTYPE])),
+                         r.nranks);
   r.start_ns = s->ts;
   r.stop_ns = ev->stopped ? ev->stop_ts : 0;
   r.exec_stop_ns = ev->has_exec_stop ? ev->exec_stop : 0;

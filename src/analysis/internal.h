@@ -205,6 +205,11 @@ struct ns_analysis {
   ns_gpu_state** gpus;
   size_t ngpus;
   uint64_t now, last_scan, last_link_scan;
+  /* The last op's function and datatype names and what they mean (finalize_op):
+   * ops come in runs of one kind, and the names are looked up case-blind in tables. */
+  char memo_func[NS_STR_LEN], memo_dtype[NS_STR_LEN];
+  int memo_func_code;
+  unsigned memo_dtype_size;
   uint64_t records_since_scan;
   /* windows */
   ns_win* wins;
