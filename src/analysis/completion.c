@@ -216,24 +216,18 @@ static void gpu_interval(ns_analysis* a, const ns_event* ev, ns_comm_state* cs, 
   }
 }
 
-/* ns_func_code and ns_dtype_size of the last name seen again (a name that
- * does not fit the memo is looked up every time). */
-static int func_code(ns_analysis* a, const char* name) {
-  if (!name || strnlen(name, NS_STR_LEN) == NS_STR_LEN) return ns_func_code(name);
-  if (!a->memo_func[0] || strcmp(name, a->memo_func) != 0) {
-    strcpy(a->memo_func, name);
-    a->memo_func_code = ns_func_code(name);
-  }
-  return a->memo_func_code;
-}
+static int64_t func_code_of(const char* name) { return ns_func_code(name); }
+static int64_t dtype_size_of(const char* name) { return ns_dtype_size(name); }
 
-static unsigned dtype_size(ns_analysis* a, const char* name) {
-  if (!name || strnlen(name, NS_STR_LEN) == NS_STR_LEN) return ns_dtype_size(name);
-  if (!a->memo_dtype[0] || strcmp(name, a->memo_dtype) != 0) {
-    strcpy(a->memo_dtype, name);
-    a->memo_dtype_size = ns_dtype_size(name);
+/* lookup(name), taken from the memo when name is the last one it was asked
+ * for (a name that does not fit the memo is looked up every time). */
+static int64_t memo_lookup(ns_name_memo* m, const char* name, int64_t (*lookup)(const char*)) {
+  if (!name || strnlen(name, NS_STR_LEN) == NS_STR_LEN) return lookup(name);
+  if (!m->name[0] || strcmp(name, m->name) != 0) {
+    strcpy(m->name, name);
+    m->value = lookup(name);
   }
-  return a->memo_dtype_size;
+  return m->value;
 }
 
 static void finalize_op(ns_analysis* a, ns_event* ev) {
@@ -243,7 +237,8 @@ static void finalize_op(ns_analysis* a, ns_event* ev) {
   char func[NS_STR_LEN], dtype[NS_STR_LEN], algo[NS_STR_LEN], proto[NS_STR_LEN];
   const char* fname = ns_an_string(a, s->str[coll ? NS_COLL_FUNC : NS_P2P_FUNC]);
   ns_an_copy_str(func, fname);
-  ns_an_copy_str(dtype, ns_an_string(a, s->str[coll ? NS_COLL_DTYPE : NS_P2P_DTYPE]));
+  const char* dname = ns_an_string(a, s->str[coll ? NS_COLL_DTYPE : NS_P2P_DTYPE]);
+  ns_an_copy_str(dtype, dname);
   ns_an_copy_str(algo, coll ? ns_an_string(a, s->str[NS_COLL_ALGO]) : NULL);
   ns_an_copy_str(proto, coll ? ns_an_string(a, s->str[NS_COLL_PROTO]) : NULL);
   ns_op_result r;
@@ -258,7 +253,7 @@ static void finalize_op(ns_analysis* a, ns_event* ev) {
   } else {
     r.rank = -1;
   }
-  r.func = func_code(a, fname);
+  r.func = (int)memo_lookup(&a->memo_func, fname, func_code_of);
   r.func_name = func;
   r.dtype = dtype;
   r.algo = algo;
@@ -267,8 +262,7 @@ static void finalize_op(ns_analysis* a, ns_event* ev) {
   r.count = s->num[coll ? NS_COLL_COUNT : NS_P2P_COUNT];
   r.root_or_peer = (int64_t)s->num[coll ? NS_COLL_ROOT : NS_P2P_PEER];
   r.nchannels = (uint32_t)s->num[coll ? NS_COLL_CHANNELS : NS_P2P_CHANNELS];
-  r.bytes = ns_coll_bytes(r.func, r.count, dtype_size(a, ns_an_string(a, s->str[coll ? NS_COLL_DTYPE : NS_P2P_DTYPE])),
-                         r.nranks);
+  r.bytes = ns_coll_bytes(r.func, r.count, (unsigned)memo_lookup(&a->memo_dtype, dname, dtype_size_of), r.nranks);
   r.start_ns = s->ts;
   r.stop_ns = ev->stopped ? ev->stop_ts : 0;
   r.exec_stop_ns = ev->has_exec_stop ? ev->exec_stop : 0;

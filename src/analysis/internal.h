@@ -111,6 +111,12 @@ typedef struct {
   ns_pt_comm pt;
 } ns_comm_state;
 
+/* A name and what a table lookup made of it (completion.c). */
+typedef struct {
+  char name[NS_STR_LEN]; /* "": none yet */
+  int64_t value;
+} ns_name_memo;
+
 /* ---- kernel batches (batches.c) ---- */
 /* An op with a GPU interval of its own, held until its batch is known. */
 typedef struct {
@@ -207,9 +213,7 @@ struct ns_analysis {
   uint64_t now, last_scan, last_link_scan;
   /* The last op's function and datatype names and what they mean (finalize_op):
    * ops come in runs of one kind, and the names are looked up case-blind in tables. */
-  char memo_func[NS_STR_LEN], memo_dtype[NS_STR_LEN];
-  int memo_func_code;
-  unsigned memo_dtype_size;
+  ns_name_memo memo_func, memo_dtype;
   uint64_t records_since_scan;
   /* windows */
   ns_win* wins;
