@@ -23,9 +23,9 @@
  * plugin's to count (ncclscope: `ncclscope report` on its trace).
  */
 #include <dlfcn.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>

@@ -12,9 +12,9 @@
  *
  * The API events stop before the ops that name them start, so their links
  * are kept here, past their release by the assembler, in a pool found
- * through the id map, and forgotten once idle for 5 grace periods, at the
- * next look (once per grace period) (ops resolve their launch at their
- * start and again when they are final).
+ * through the id map, and forgotten at the first look (once per grace
+ * period) after they were idle for 5 grace periods; ops resolve their
+ * launch at their start and again when they are final.
  * Runs on the thread that owns the ns_analysis.
  */
 #include <stdlib.h>
