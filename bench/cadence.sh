@@ -4,7 +4,7 @@
 #   bench/cadence.sh [BUILD_DIR] [THREADS] [REPS]     e.g. bench/cadence.sh build 1 5
 # Prints per gap and sequence: ns inside the plugin calls per collective (empty
 # plugin, ncclscope, added, added per event) and the events the plugin dropped
-# in that run (from its trace, `ncclscope report`), and per gap the writer
+# in that run (its trace's counters, `ns-trace-stats`), and per gap the writer
 # thread's CPU per trace record (its own log line, all four sequences
 # together: what the background thread pays for each record at this cadence).
 # A row whose run dropped events measured the drop path: it does not count.
@@ -13,7 +13,6 @@ B=${1:-build}
 T=${2:-1}
 R=${3:-5}
 SIM=$B/ncclscope-sim
-CLI=$B/ncclscope
 PLUGIN=$B/libnccl-profiler-ncclscope.so
 work=$(mktemp -d /tmp/ncclscope-cadence.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -22,17 +21,14 @@ printf '|---|---|---|---|---|---|---|---|---|---|\n'
 for gap in 1 10 100 1000; do
   NCCLSCOPE_DUMP_DIR=$work/g$gap NCCLSCOPE_NO_CUDA=1 "$SIM" --plugin "$PLUGIN" --bench-cadence --bench-gaps "$gap" \
     --bench-threads "$T" --bench-reps "$R" -v >"$work/out$gap.txt" 2>"$work/err$gap.txt"
-  "$CLI" report "$work/g$gap" -q >/dev/null
   "$B/ns-trace-stats" "$work/g$gap"/*.nstrace | tail -1 >"$work/stats$gap.json"
-  python3 - "$work/out$gap.txt" "$work/g$gap/summary.json" "$work/err$gap.txt" "$work/stats$gap.json" <<'PY'
+  python3 - "$work/out$gap.txt" "$work/err$gap.txt" "$work/stats$gap.json" <<'PY'
 import json, re, sys
 line = [l for l in open(sys.argv[1]) if l.startswith("BENCH_CADENCE ")][0]
-cpu = [float(m.group(1)) for m in re.finditer(r"writer thread CPU ([0-9.]+) ms", open(sys.argv[3]).read())]
+cpu = [float(m.group(1)) for m in re.finditer(r"writer thread CPU ([0-9.]+) ms", open(sys.argv[2]).read())]
 b = json.loads(line[len("BENCH_CADENCE "):])
-pc = json.load(open(sys.argv[2])).get("processCounters", [])
-dropped = sum(p.get("dropped", 0) for p in pc)
-events = sum(p.get("events", 0) for p in pc)
-records = json.load(open(sys.argv[4])).get("records", 0)
+stats = json.load(open(sys.argv[3]))
+dropped, events, records = stats.get("dropped", 0), stats.get("events", 0), stats.get("records", 0)
 writer = f"{sum(cpu) * 1e6 / records:.0f}" if cpu and records else "-"
 for r in b["rows"]:
     print(f"| {r['gap_us']} | {r['seq']} | {r['events']} | {r['empty_ns']:.0f} | {r['plugin_ns']:.0f} | {r['added_ns']:.0f} | "
