@@ -90,6 +90,23 @@ unsigned ns_dtype_size(const char* name) {
   return 0;
 }
 
+static int memo_lookup(ns_name_memo* m, const char* name, int (*lookup)(const char*)) {
+  if (!name || strnlen(name, sizeof m->name) == sizeof m->name) return lookup(name);
+  if (!m->name[0] || strcmp(name, m->name) != 0) {
+    strcpy(m->name, name);
+    m->value = lookup(name);
+  }
+  return m->value;
+}
+
+static int dtype_size_int(const char* name) { return (int)ns_dtype_size(name); }
+
+int ns_func_code_memo(ns_name_memo* m, const char* name) { return memo_lookup(m, name, ns_func_code); }
+
+unsigned ns_dtype_size_memo(ns_name_memo* m, const char* name) {
+  return (unsigned)memo_lookup(m, name, dtype_size_int);
+}
+
 const char* ns_dtype_short(const char* name) {
   static const char* const shorts[] = {"int8",   "uint8",  "int32", "uint32", "int64",  "uint64",
                                        "half",   "float",  "double", "bfloat16", "f8e4m3", "f8e5m2"};

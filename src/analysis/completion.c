@@ -216,20 +216,6 @@ static void gpu_interval(ns_analysis* a, const ns_event* ev, ns_comm_state* cs, 
   }
 }
 
-static int64_t func_code_of(const char* name) { return ns_func_code(name); }
-static int64_t dtype_size_of(const char* name) { return ns_dtype_size(name); }
-
-/* lookup(name), taken from the memo when name is the last one it was asked
- * for (a name that does not fit the memo is looked up every time). */
-static int64_t memo_lookup(ns_name_memo* m, const char* name, int64_t (*lookup)(const char*)) {
-  if (!name || strnlen(name, NS_STR_LEN) == NS_STR_LEN) return lookup(name);
-  if (!m->name[0] || strcmp(name, m->name) != 0) {
-    strcpy(m->name, name);
-    m->value = lookup(name);
-  }
-  return m->value;
-}
-
 static void finalize_op(ns_analysis* a, ns_event* ev) {
   const ns_record* s = &ev->start;
   int coll = ev->type == NS_EV_COLL;
@@ -253,7 +239,7 @@ static void finalize_op(ns_analysis* a, ns_event* ev) {
   } else {
     r.rank = -1;
   }
-  r.func = (int)memo_lookup(&a->memo_func, fname, func_code_of);
+  r.func = ns_func_code_memo(&a->memo_func, fname);
   r.func_name = func;
   r.dtype = dtype;
   r.algo = algo;
@@ -262,7 +248,7 @@ static void finalize_op(ns_analysis* a, ns_event* ev) {
   r.count = s->num[coll ? NS_COLL_COUNT : NS_P2P_COUNT];
   r.root_or_peer = (int64_t)s->num[coll ? NS_COLL_ROOT : NS_P2P_PEER];
   r.nchannels = (uint32_t)s->num[coll ? NS_COLL_CHANNELS : NS_P2P_CHANNELS];
-  r.bytes = ns_coll_bytes(r.func, r.count, (unsigned)memo_lookup(&a->memo_dtype, dname, dtype_size_of), r.nranks);
+  r.bytes = ns_coll_bytes(r.func, r.count, ns_dtype_size_memo(&a->memo_dtype, dname), r.nranks);
   r.start_ns = s->ts;
   r.stop_ns = ev->stopped ? ev->stop_ts : 0;
   r.exec_stop_ns = ev->has_exec_stop ? ev->exec_stop : 0;

@@ -111,11 +111,6 @@ typedef struct {
   ns_pt_comm pt;
 } ns_comm_state;
 
-/* A name and what a table lookup made of it (completion.c). */
-typedef struct {
-  char name[NS_STR_LEN]; /* "": none yet */
-  int64_t value;
-} ns_name_memo;
 
 /* ---- kernel batches (batches.c) ---- */
 /* An op with a GPU interval of its own, held until its batch is known. */

@@ -116,7 +116,8 @@ double ns_pct_get(ns_pct* p, double q) {
   if ((double)rank < r) rank++;
   if (rank < 1) rank = 1;
   if (!p->hist) {
-    qsort(p->vals, p->n, sizeof *p->vals, cmp_u64);
+    if (p->sorted != p->n) qsort(p->vals, p->n, sizeof *p->vals, cmp_u64);
+    p->sorted = p->n; /* windows ask for three percentiles of one set */
     return (double)p->vals[rank - 1];
   }
   uint64_t seen = 0;

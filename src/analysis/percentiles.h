@@ -15,8 +15,9 @@
 typedef struct {
   uint64_t n;
   uint64_t max, min;
-  uint64_t* vals;   /* exact mode: n values (unsorted), NULL in sketch mode */
+  uint64_t* vals;   /* exact mode: n values, NULL in sketch mode */
   size_t cap;
+  uint64_t sorted;  /* exact mode: vals is in order when this is n (ns_pct_get sorts it) */
   uint32_t* hist;   /* sketch mode: counts for indexes [hlo, hlo + hlen) */
   int32_t hlo;
   size_t hlen;

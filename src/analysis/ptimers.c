@@ -63,7 +63,8 @@ static void bcast_remove(ns_pt_comm* pt, uint32_t i) {
 
 void ns_pt_api_started(ns_analysis* a, const ns_event* api) {
   const ns_record* r = &api->start;
-  if (r->type != NS_EV_COLL_API || ns_func_code(ns_an_string(a, r->str[NS_COLL_API_FUNC])) != NS_FUNC_BROADCAST) return;
+  if (r->type != NS_EV_COLL_API) return;
+  if (ns_func_code_memo(&a->memo_func, ns_an_string(a, r->str[NS_COLL_API_FUNC])) != NS_FUNC_BROADCAST) return;
   ns_comm_state* cs = ns_an_comm(a, r->comm, 1);
   if (!cs) return;
   ns_pt_comm* pt = &cs->pt;

@@ -26,6 +26,16 @@ int main(void) {
   CHECK_U64(ns_func_code("2"), NS_FUNC_ALLGATHER);
   CHECK_TRUE(ns_func_code("Bogus") == NS_FUNC_UNKNOWN);
 
+  /* through a memo: each answer is the table's, whatever the memo held before */
+  ns_name_memo fm = {0}, dm = {0};
+  static const char* const names[] = {"AllReduce", "AllReduce", "Send", "4", "Bogus", "AllReduce", NULL,
+                                      "ncclAllGatherThisNameIsLongerThanTheMemo", "AllGather", "Recv"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    CHECK_U64(ns_func_code_memo(&fm, names[i]), ns_func_code(names[i]));
+  static const char* const dtypes[] = {"ncclFloat32", "ncclFloat32", "ncclInt8", NULL, "9", "Unknown", "ncclFloat32"};
+  for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
+    CHECK_U64(ns_dtype_size_memo(&dm, dtypes[i]), ns_dtype_size(dtypes[i]));
+
   /* n = 8 ranks, float32, count 1M, 1 ms */
   const uint32_t n = 8;
   const uint64_t count = 1 << 20, dur = 1000000;

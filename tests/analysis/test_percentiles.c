@@ -21,6 +21,11 @@ int main(void) {
   CHECK_NEAR(ns_pct_get(&p, 0.0), 10, 0);
   CHECK_NEAR(ns_pct_get(&p, 1.0), 100, 0);
   CHECK_NEAR(ns_pct_get(&p, 0.11), 20, 0); /* ceil(1.1) = 2nd */
+  /* values added after a get: the next get sorts again (11 values now) */
+  ns_pct_add(&p, 5);
+  CHECK_NEAR(ns_pct_get(&p, 0.5), 50, 0);  /* ceil(5.5) = 6th of 5,10,..,100 */
+  CHECK_NEAR(ns_pct_get(&p, 0.05), 5, 0);  /* ceil(0.55) = 1st */
+  CHECK_NEAR(ns_pct_get(&p, 0.1), 10, 0);  /* ceil(1.1) = 2nd */
   ns_pct_free(&p);
 
   ns_pct one;
