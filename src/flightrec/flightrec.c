@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "ncclscope/analysis.h" /* ns_func_code, ns_dtype_size, ns_coll_bytes */
+#include "ncclscope/analysis.h" /* ns_func_code_memo, ns_dtype_size_memo, ns_coll_bytes */
 #include "util/array.h"
 
 #define FR_DEFAULT_CHILDREN (1u << 20)
@@ -120,6 +120,7 @@ static void op_release_detail(ns_fr_op* op) {
   free(op->ch);
   op->ch = NULL;
   op->nch = 0;
+  op->ch_low = 0;
 }
 
 /* The operation at pos is done (how: 1 itself, 2 a later one finished);
@@ -179,27 +180,38 @@ static ns_fr_op* op_new(ns_fr* fr, fr_comm* c, size_t comm_idx, uint64_t id, uin
   return op;
 }
 
+/* The operation with that id at `at` (a value `ops` held for it), with
+ * its communicator and position; NULL when that ring slot has moved on to
+ * another operation (or its communicator ended). */
+static ns_fr_op* op_at(ns_fr* fr, uint64_t id, uint64_t at, fr_comm** cout, uint64_t* pos) {
+  size_t ci = (size_t)((at - 1) >> 32);
+  uint64_t slot = (at - 1) & 0xFFFFFFFFu;
+  if (ci >= fr->ncomms || !fr->comms[ci].ring) return NULL;
+  fr_comm* c = &fr->comms[ci];
+  ns_fr_op* op = &c->ring[slot];
+  if (op->id != id) return NULL;
+  /* The absolute position of the slot: the latest one at or before head - 1. */
+  uint64_t last = c->head - 1;
+  *pos = last - ((last % fr->cfg.entries) + fr->cfg.entries - slot) % fr->cfg.entries;
+  *cout = c;
+  return op;
+}
+
 /* The operation with that id (created for a child that comes before its
- * START when `create`), with its communicator and position. */
+ * START when `create`), with its communicator, position and place in `ops`
+ * (*at, for op_at). */
 static ns_fr_op* op_find(ns_fr* fr, uint64_t id, uint32_t comm, int create, uint64_t ts, fr_comm** cout,
-                         uint64_t* pos) {
-  uint64_t* at = ns_idmap_get(&fr->ops, id);
-  if (at) {
-    size_t ci = (size_t)((*at - 1) >> 32);
-    uint64_t slot = (*at - 1) & 0xFFFFFFFFu;
-    fr_comm* c = &fr->comms[ci];
-    ns_fr_op* op = &c->ring[slot];
-    if (op->id != id) return NULL;
-    /* The absolute position of the slot: the latest one at or before head - 1. */
-    uint64_t last = c->head - 1;
-    *pos = last - ((last % fr->cfg.entries) + fr->cfg.entries - slot) % fr->cfg.entries;
-    *cout = c;
-    return op;
+                         uint64_t* pos, uint64_t* at) {
+  uint64_t* known = ns_idmap_get(&fr->ops, id);
+  if (known) {
+    *at = *known;
+    return op_at(fr, id, *known, cout, pos);
   }
   fr_comm* c = create ? fr_comm_of(fr, comm) : NULL;
   if (!c) return NULL;
   *pos = c->head;
   *cout = c;
+  *at = ((uint64_t)(c - fr->comms) << 32 | (c->head % fr->cfg.entries)) + 1;
   return op_new(fr, c, (size_t)(c - fr->comms), id, ts);
 }
 
@@ -218,8 +230,8 @@ static void op_take_start(ns_fr* fr, const fr_comm* c, ns_fr_op* op, const ns_re
   op->dtype_str = r->str[coll ? NS_COLL_DTYPE : NS_P2P_DTYPE];
   op->algo_str = coll ? r->str[NS_COLL_ALGO] : 0;
   op->proto_str = coll ? r->str[NS_COLL_PROTO] : 0;
-  int func = ns_func_code(fr_str(fr, op->func_str));
-  unsigned ts = ns_dtype_size(fr_str(fr, op->dtype_str));
+  int func = ns_func_code_memo(&fr->memo_func, fr_str(fr, op->func_str));
+  unsigned ts = ns_dtype_size_memo(&fr->memo_dtype, fr_str(fr, op->dtype_str));
   op->bytes = ts ? ns_coll_bytes(func, op->count, ts, c->nranks) : 0;
 }
 
@@ -228,8 +240,8 @@ static void op_take_start(ns_fr* fr, const fr_comm* c, ns_fr_op* op, const ns_re
 static void op_start_stop(ns_fr* fr, const ns_record* r) {
   int start = r->kind == NS_REC_START;
   fr_comm* c;
-  uint64_t pos;
-  ns_fr_op* op = op_find(fr, r->id, r->comm, start, r->ts, &c, &pos);
+  uint64_t pos, at;
+  ns_fr_op* op = op_find(fr, r->id, r->comm, start, r->ts, &c, &pos, &at);
   if (!op || (start ? op->started : op->stopped)) return;
   if (start) {
     op_take_start(fr, c, op, r);
@@ -285,20 +297,28 @@ static void child_del(ns_fr* fr, fr_child* ch) {
   fr->pool_used--;
 }
 
-/* The channel record of op (made on first use); NULL once op is done. */
-static ns_fr_chan* chan_of(ns_fr_op* op, int32_t channel) {
+/* The channel record of op (made on first use); NULL once op is done.
+ * *at: where to look first (a child's chan_at), then where it is. */
+static ns_fr_chan* chan_of(ns_fr_op* op, int32_t channel, uint32_t* at) {
   if (op->done) return NULL;
-  /* Channels usually arrive in order (NCCL starts an op's KernelCh and
-   * ProxyOps channel by channel), so channel c usually sits at c. */
-  if ((uint32_t)channel < op->nch && op->ch[channel].channel == channel) return &op->ch[channel];
-  for (uint32_t i = 0; i < op->nch; i++)
-    if (op->ch[i].channel == channel) return &op->ch[i];
+  if (*at < op->nch && op->ch[*at].channel == channel) return &op->ch[*at];
+  int low = channel >= 0 && channel < 64;
+  /* A channel below 64 that is not in ch yet needs no search (each op's
+   * KernelCh and ProxyOps bring their channels one by one). */
+  if (!low || (op->ch_low >> channel & 1))
+    for (uint32_t i = 0; i < op->nch; i++)
+      if (op->ch[i].channel == channel) {
+        *at = i;
+        return &op->ch[i];
+      }
   /* Room: 8 channels, then doubling (a 32-channel op reallocates twice, not 4 times). */
   if (op->nch == 0 || (op->nch >= 8 && (op->nch & (op->nch - 1)) == 0)) {
     ns_fr_chan* n = realloc(op->ch, (op->nch ? op->nch * 2 : 8) * sizeof *n);
     if (!n) return NULL;
     op->ch = n;
   }
+  *at = op->nch;
+  if (low) op->ch_low |= 1ull << channel;
   ns_fr_chan* ch = &op->ch[op->nch++];
   memset(ch, 0, sizeof *ch);
   ch->channel = channel;
@@ -314,7 +334,7 @@ static void child_start(ns_fr* fr, const ns_record* r) {
   if (r->flags & (NS_RF_PXN | NS_RF_PARENT_RAW)) return; /* another process's operation */
   fr_comm* c;
   uint64_t pos;
-  uint64_t op_id = r->parent;
+  uint64_t op_id = r->parent, at = 0;
   int32_t channel = -1;
   int64_t step = -1;
   uint8_t dir = 0;
@@ -322,6 +342,7 @@ static void child_start(ns_fr* fr, const ns_record* r) {
     const fr_child* parent = child_get(fr, r->parent);
     if (!parent || parent->type != NS_EV_PROXY_OP) return;
     op_id = parent->op;
+    at = parent->op_at;
     channel = parent->channel;
     dir = parent->dir;
     step = (int64_t)r->num[NS_PROXY_STEP_STEP];
@@ -332,7 +353,8 @@ static void child_start(ns_fr* fr, const ns_record* r) {
     channel = (int32_t)r->num[NS_KERNEL_CH_CHANNEL];
   }
   if (!op_id) return;
-  ns_fr_op* op = op_find(fr, op_id, r->comm, 1, r->ts, &c, &pos);
+  ns_fr_op* op = at ? op_at(fr, op_id, at, &c, &pos) : NULL;
+  if (!op) op = op_find(fr, op_id, r->comm, 1, r->ts, &c, &pos, &at);
   if (!op) return;
   fr_child* ch = child_add(fr, r->id);
   if (!ch) {
@@ -340,13 +362,17 @@ static void child_start(ns_fr* fr, const ns_record* r) {
     return;
   }
   ch->op = op_id;
+  ch->op_at = at;
   ch->since = r->ts;
   ch->type = r->type;
   ch->channel = channel;
   ch->dir = dir;
   ch->step = step;
   op->t_last = r->ts;
-  ns_fr_chan* pc = chan_of(op, channel);
+  /* Channels usually arrive in order (NCCL starts an op's KernelCh and
+   * ProxyOps channel by channel), so channel c usually sits at c. */
+  ch->chan_at = (uint32_t)channel;
+  ns_fr_chan* pc = chan_of(op, channel, &ch->chan_at);
   if (r->type == NS_EV_KERNEL_CH) {
     op->kch++;
     if (!op->t_gpu) op->t_gpu = r->ts;
@@ -375,13 +401,13 @@ static void child_event(ns_fr* fr, const ns_record* r, int how, unsigned reason)
   if (!ch) return;
   fr_comm* c;
   uint64_t pos;
-  ns_fr_op* op = op_find(fr, ch->op, 0, 0, r->ts, &c, &pos);
+  ns_fr_op* op = op_at(fr, ch->op, ch->op_at, &c, &pos);
   if (!op) {
     if (how) child_del(fr, ch);
     return;
   }
   op->t_last = r->ts;
-  ns_fr_chan* pc = chan_of(op, ch->channel);
+  ns_fr_chan* pc = chan_of(op, ch->channel, &ch->chan_at);
   ns_fr_dir* d = pc ? &pc->dir[ch->dir] : NULL;
   if (!how) { /* a state */
     if (ch->type == NS_EV_PROXY_STEP && d) {

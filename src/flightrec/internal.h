@@ -4,6 +4,7 @@
 #ifndef NCCLSCOPE_FLIGHTREC_INTERNAL_H
 #define NCCLSCOPE_FLIGHTREC_INTERNAL_H
 
+#include "ncclscope/analysis.h" /* ns_name_memo */
 #include "ncclscope/flightrec.h"
 #include "util/idmap.h"
 
@@ -29,9 +30,11 @@ typedef struct {
 typedef struct {
   uint64_t id;    /* 0: free */
   uint64_t op;    /* the operation's id */
+  uint64_t op_at; /* where it was: its value in `ops` (valid while that ring slot still holds op) */
   uint64_t since; /* when it started (trace time), for the sweep */
   int64_t step;   /* ProxyStep: its step */
   int32_t channel;
+  uint32_t chan_at; /* index of its channel in the operation's ch (valid while that entry is channel) */
   uint32_t next_free;
   uint8_t type;
   uint8_t dir; /* ProxyOp / ProxyStep: 0 receive, 1 send */
@@ -48,6 +51,7 @@ struct ns_fr {
   size_t pool_cap, pool_used;
   uint32_t free_head; /* index + 1 of a free pool entry, 0: none */
   uint64_t now, last_sweep;
+  ns_name_memo memo_func, memo_dtype; /* op_take_start's name lookups */
   ns_fr_stuck episodes[FR_EPISODES]; /* the last ones, in order: n_episodes % FR_EPISODES is next */
   ns_fr_stats st;
 };

@@ -102,6 +102,7 @@ static void fill(const ns_fr* fr, const fr_comm* c, const ns_fr_op* op, uint64_t
   s->op = *op;
   s->op.ch = NULL;
   s->op.nch = 0;
+  s->op.ch_low = 0;
   const char* f = fr_str(fr, op->func_str);
   snprintf(s->func, sizeof s->func, "%s", *f ? f : op->type == NS_EV_P2P ? "P2p" : "unknown");
   s->detect_ns = now;
