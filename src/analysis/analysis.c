@@ -70,6 +70,7 @@ ns_analysis* ns_analysis_create(const ns_analysis_config* cfg) {
   ns_an_sink(a, &ac.sink);
   ns_idmap_init(&a->link_index);
   ns_idmap_init(&a->batch_of);
+  ns_idmap_init(&a->open_plans);
   ns_idmap_init(&a->plan_pending);
   ns_idmap_init(&a->conn_last_stop);
   ns_idmap_init(&a->late_index);

@@ -104,6 +104,21 @@ int ns_analysis_batch_of(ns_analysis* a, uint64_t op_id, ns_batch_info* out) {
   return a->batch_store_full || !a->cfg.keep_op_verdicts ? -1 : 0;
 }
 
+/* The open_plans key of the batches of plan on comm: never 0. Two pairs
+ * may share a key; their counts then add up and a search looks at more
+ * batches, never at fewer. */
+static uint64_t batch_key(uint32_t comm, uint64_t plan) {
+  uint64_t k = plan * 0x9E3779B97F4A7C15ull + comm;
+  return k ? k : 1;
+}
+
+/* b is no longer open: its key counts one batch less. */
+static void batch_gone(ns_analysis* a, const ns_batch_open* b) {
+  uint64_t key = batch_key(b->comm, b->plan);
+  uint64_t* n = ns_idmap_get(&a->open_plans, key);
+  if (n && --*n == 0) ns_idmap_del(&a->open_plans, key);
+}
+
 /* The i-th open batch, oldest first. */
 static ns_batch_open* open_at(ns_analysis* a, size_t i) {
   return &a->open_batches[(a->open_head + i) % NS_BATCH_OPEN];
@@ -111,6 +126,7 @@ static ns_batch_open* open_at(ns_analysis* a, size_t i) {
 
 /* Publishes b's ops and frees them; the caller takes b off the ring. */
 static void close_batch(ns_analysis* a, ns_batch_open* b) {
+  batch_gone(a, b);
   if (b->n == 1 || b->nown == 0) { /* alone, or no op whose times are known to be the batch's */
     for (size_t k = 0; k < b->n; k++) ns_an_publish(a, held_result(&b->ops[k]));
   } else if (b->n > 1) {
@@ -192,8 +208,16 @@ void ns_batch_op(ns_analysis* a, const ns_op_result* r, uint64_t plan, uint64_t 
   }
   uint64_t q = a->cfg.timer_quantum_ns;
   ns_batch_open* b = NULL;
-  for (size_t i = 0; i < a->nopen_batches && !b; i++) {
+  /* The oldest open batch it fits. Newest first, and only until every open
+   * batch of its key was looked at: a plan's batches are recent, and an op
+   * of a plan with none open (most ops) looks at none. */
+  uint64_t key = batch_key(r->comm, plan);
+  const uint64_t* with_key = ns_idmap_get(&a->open_plans, key);
+  size_t left = a->open_plans_lost ? SIZE_MAX : with_key ? *with_key : 0;
+  for (size_t i = a->nopen_batches; left && i-- > 0;) {
     ns_batch_open* o = open_at(a, i);
+    if (!a->open_plans_lost && batch_key(o->comm, o->plan) != key) continue;
+    left--;
     if (o->comm != r->comm || o->plan != plan || !same_kind(&o->ops[0], r)) continue;
     if (own && o->nown) {
       int together = (p0 > o->p0 ? p0 - o->p0 : o->p0 - p0) <= q;
@@ -209,12 +233,19 @@ void ns_batch_op(ns_analysis* a, const ns_op_result* r, uint64_t plan, uint64_t 
       return;
     }
     if (a->nopen_batches == NS_BATCH_OPEN) close_oldest(a);
+    int inserted;
+    uint64_t* n = ns_idmap_put(&a->open_plans, key, &inserted);
+    if (n) ++*n;
+    else a->open_plans_lost = 1;
     b = open_at(a, a->nopen_batches++);
     *b = (ns_batch_open){.comm = r->comm, .plan = plan, .p0 = p0, .p1 = p1};
   }
   ns_held_op* ops = ns_array_room(b->ops, &b->cap, b->n, sizeof *ops, 4);
   if (!ops) { /* out of memory: the op goes out alone */
-    if (b->n == 0) a->nopen_batches--; /* the batch just opened: the newest, so the ring's tail */
+    if (b->n == 0) { /* the batch just opened: the newest, so the ring's tail */
+      batch_gone(a, b);
+      a->nopen_batches--;
+    }
     ns_an_publish(a, r);
     return;
   }
@@ -284,6 +315,7 @@ void ns_batch_free(ns_analysis* a) {
   free(a->batches);
   ns_idmap_free(&a->batch_of);
   ns_idmap_free(&a->plan_pending);
+  ns_idmap_free(&a->open_plans);
   a->open_batches = NULL;
   a->batches = NULL;
   a->nopen_batches = a->open_head = a->nbatches = a->capbatches = 0;

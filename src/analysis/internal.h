@@ -225,6 +225,8 @@ struct ns_analysis {
   /* kernel batches being formed, and what became of closed ones (for ns_analysis_batch_of) */
   ns_batch_open* open_batches; /* a ring of NS_BATCH_OPEN (allocated at the first batch), oldest at open_head */
   size_t nopen_batches, open_head;
+  ns_idmap open_plans;     /* batch_key(comm, plan) -> open batches with that key (batches.c) */
+  int open_plans_lost;     /* a count could not be kept (out of memory): every open batch is looked at */
   ns_idmap batch_of;       /* op id -> index + 1 in `batches` */
   ns_idmap plan_pending;   /* plan -> its ops started and not yet final (batches.c) */
   ns_batch_info* batches;
