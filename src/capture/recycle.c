@@ -79,14 +79,16 @@ void ns_recycle_started(uint64_t slot_addr, uint64_t id, unsigned type, uint64_t
   ns_slot* s = ns_slot_from_handle((void*)(uintptr_t)slot_addr);
   if (!s) return;
   ns_slab* sl = &ns_reg.slabs[ns_slot_slab(s)];
-  unsigned listed = s->w_type & W_LISTED;
+  uint32_t i = (uint32_t)(s - sl->slots);
+  ns_slot_w* w = &sl->w[i];
+  unsigned listed = w->type & W_LISTED;
   if (!listed && sl->nlive < sl->n) {
-    sl->live[sl->nlive++] = (uint32_t)(s - sl->slots);
+    sl->live[sl->nlive++] = i;
     listed = W_LISTED;
   }
-  s->w_id = id;
-  s->w_type = type | (is_pinned ? W_PINNED : 0) | listed;
-  s->w_start_ns = ts ? ts : 1;
+  w->id = id;
+  w->type = type | (is_pinned ? W_PINNED : 0) | listed;
+  w->start_ns = ts ? ts : 1;
 }
 
 /* The event types slab k records: its communicator's mask, the session's for PXN. */
@@ -108,27 +110,34 @@ static history* history_for(unsigned type, uint32_t k) {
  * leaves the live list at the next run and goes back to its slab now. */
 static void recycle(ns_slot* s) {
   uint32_t k = ns_slot_slab(s);
-  history* h = history_for(s->w_type & 0xFF, k);
-  if (h) remember(h, (uint64_t)(uintptr_t)ns_slot_handle(s), s->w_id, (s->w_type & W_PINNED) != 0);
-  s->w_id = 0;
-  s->w_start_ns = 0;
-  s->w_type &= W_LISTED;
+  ns_slot_w* w = ns_slot_writer(s);
+  history* h = history_for(w->type & 0xFF, k);
+  if (h) remember(h, (uint64_t)(uintptr_t)ns_slot_handle(s), w->id, (w->type & W_PINNED) != 0);
+  w->id = 0;
+  w->start_ns = 0;
+  w->type &= W_LISTED;
   ns_slab_free(k, s); /* generation + 1, running 0, S1 release */
 }
 
-void ns_recycle_stopped(uint64_t slot_addr, uint64_t id) {
+/* The slot at slot_addr if it holds event id, open (its START drained, not recycled since). */
+static ns_slot* open_slot(uint64_t slot_addr, uint64_t id) {
   ns_slot* s = ns_slot_from_handle((void*)(uintptr_t)slot_addr);
-  if (s && s->w_id == id && s->w_start_ns) recycle(s);
+  if (!s) return NULL;
+  const ns_slot_w* w = ns_slot_writer(s);
+  return w->id == id && w->start_ns ? s : NULL;
 }
 
-int ns_recycle_is_open(uint64_t slot_addr, uint64_t id) {
-  ns_slot* s = ns_slot_from_handle((void*)(uintptr_t)slot_addr);
-  return s && s->w_id == id && s->w_start_ns;
+void ns_recycle_stopped(uint64_t slot_addr, uint64_t id) {
+  ns_slot* s = open_slot(slot_addr, id);
+  if (s) recycle(s);
 }
+
+int ns_recycle_is_open(uint64_t slot_addr, uint64_t id) { return open_slot(slot_addr, id) != NULL; }
 
 int ns_recycle_close(uint64_t slot_addr, uint64_t id) {
-  if (!ns_recycle_is_open(slot_addr, id)) return 0;
-  recycle(ns_slot_from_handle((void*)(uintptr_t)slot_addr));
+  ns_slot* s = open_slot(slot_addr, id);
+  if (!s) return 0;
+  recycle(s);
   return 1;
 }
 
@@ -141,8 +150,8 @@ void ns_recycle_note_progress_states(uint32_t ctx_index) {
  * starts and never stops (2.27+; transport/net.cc alone stops them). The
  * slot's last_state is written by the event's recording thread (relaxed:
  * a state that races this check only delays the close by a run). */
-static int never_stopped(const ns_slot* s, uint32_t k, uint64_t age, uint64_t hold) {
-  return (s->w_type & 0xFF) == NS_EV_PROXY_OP && progress_states[k] && age >= hold &&
+static int never_stopped(const ns_slot* s, const ns_slot_w* w, uint32_t k, uint64_t age, uint64_t hold) {
+  return (w->type & 0xFF) == NS_EV_PROXY_OP && progress_states[k] && age >= hold &&
          atomic_load_explicit(&s->last_state, memory_order_relaxed) == 0;
 }
 
@@ -164,19 +173,21 @@ void ns_recycle_run(uint64_t now, ns_close_fn on_close, void* user) {
     int pressure = ns_slab_free_count(k) < sl->n / 8;
     uint32_t keep = 0;
     for (uint32_t i = 0; i < sl->nlive; i++) {
-      ns_slot* s = &sl->slots[sl->live[i]];
-      if (!s->w_start_ns) { /* recycled since (its STOP was drained) */
-        s->w_type = 0;
+      ns_slot_w* w = &sl->w[sl->live[i]];
+      if (!w->start_ns) { /* recycled since (its STOP was drained) */
+        w->type = 0;
         continue;
       }
-      uint64_t age = now > s->w_start_ns ? now - s->w_start_ns : 0;
-      unsigned type = s->w_type & 0xFF;
-      unsigned reason = age >= max_age && !(s->w_type & W_PINNED) ? NS_CLOSE_MAX_AGE
-                        : never_stopped(s, k, age, hold)                ? NS_CLOSE_NEVER_STOPPED
-                        : pressure && leak_prone(type) && age >= hold   ? NS_CLOSE_PRESSURE
-                                                                        : 0;
+      /* The slot's own line is read only for a ProxyOp held long enough (never_stopped). */
+      ns_slot* s = &sl->slots[sl->live[i]];
+      uint64_t age = now > w->start_ns ? now - w->start_ns : 0;
+      unsigned type = w->type & 0xFF;
+      unsigned reason = age >= max_age && !(w->type & W_PINNED) ? NS_CLOSE_MAX_AGE
+                        : never_stopped(s, w, k, age, hold)           ? NS_CLOSE_NEVER_STOPPED
+                        : pressure && leak_prone(type) && age >= hold ? NS_CLOSE_PRESSURE
+                                                                      : 0;
       if (reason) {
-        if (on_close) on_close(user, s->w_id, type, k, reason);
+        if (on_close) on_close(user, w->id, type, k, reason);
         recycle(s);
         continue;
       }
@@ -189,13 +200,13 @@ void ns_recycle_run(uint64_t now, ns_close_fn on_close, void* user) {
 static void close_slab(uint32_t k, unsigned reason, ns_close_fn on_close, void* user) {
   ns_slab* sl = &ns_reg.slabs[k];
   for (uint32_t i = 0; i < sl->nlive; i++) {
-    ns_slot* s = &sl->slots[sl->live[i]];
-    if (!s->w_start_ns) continue;
+    ns_slot_w* w = &sl->w[sl->live[i]];
+    if (!w->start_ns) continue;
     /* a copy transport's ProxyOp would not have stopped later either: say so */
-    unsigned why = never_stopped(s, k, 0, 0) ? NS_CLOSE_NEVER_STOPPED : reason;
-    if (on_close) on_close(user, s->w_id, s->w_type & 0xFF, k, why);
-    s->w_start_ns = 0;
-    s->w_type = 0;
+    unsigned why = never_stopped(&sl->slots[sl->live[i]], w, k, 0, 0) ? NS_CLOSE_NEVER_STOPPED : reason;
+    if (on_close) on_close(user, w->id, w->type & 0xFF, k, why);
+    w->start_ns = 0;
+    w->type = 0;
   }
   sl->nlive = 0;
 }

@@ -22,6 +22,9 @@ ns_region ns_reg;
 static uint8_t* g_queue_base; /* per-slab queues, slab k at g_queue_base + k * queue_bytes */
 static size_t g_queue_bytes;
 
+/* Slab k's writer-side array (ns_slot_w), reserved with the region. */
+static ns_slot_w* writer_array(uint32_t k) { return (ns_slot_w*)(ns_reg.wbase + (size_t)k * ns_reg.w_bytes); }
+
 int ns_region_create(uint32_t slots_per_slab) {
   uint32_t n = 64;
   while (n < slots_per_slab && n < (1u << 24)) n <<= 1;
@@ -32,21 +35,29 @@ int ns_region_create(uint32_t slots_per_slab) {
   if (base == MAP_FAILED) return -1;
   void* qbase = mmap(NULL, qbytes * NS_MAX_SLABS, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (qbase == MAP_FAILED) goto unmap_base;
+  size_t wbytes = ((size_t)n * sizeof(ns_slot_w) + 4095) & ~(size_t)4095;
+  void* wbase = mmap(NULL, wbytes * NS_MAX_SLABS, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (wbase == MAP_FAILED) goto unmap_queues;
   memset(&ns_reg, 0, sizeof ns_reg);
   ns_reg.base = base;
   ns_reg.slab_bytes = slab_bytes;
   ns_reg.total = total;
   ns_reg.n = n;
   ns_reg.shift = (uint32_t)__builtin_ctzll(slab_bytes);
+  ns_reg.wbase = wbase;
+  ns_reg.w_bytes = wbytes;
   g_queue_base = qbase;
   g_queue_bytes = qbytes;
   for (uint32_t k = 0; k < NS_MAX_SLABS; k++) {
     ns_slab* s = &ns_reg.slabs[k];
     s->slots = (ns_slot*)(ns_reg.base + (size_t)k * slab_bytes);
     s->queue = (_Atomic uint32_t*)(g_queue_base + (size_t)k * qbytes);
+    s->w = writer_array(k);
     s->n = n;
   }
   return 0;
+unmap_queues:
+  munmap(qbase, qbytes * NS_MAX_SLABS);
 unmap_base:
   munmap(base, total);
   return -1;
@@ -56,6 +67,7 @@ void ns_region_destroy(void) {
   for (uint32_t k = 0; k < NS_MAX_SLABS; k++) free(ns_reg.slabs[k].live);
   if (ns_reg.base) munmap(ns_reg.base, ns_reg.total);
   if (g_queue_base) munmap(g_queue_base, g_queue_bytes * NS_MAX_SLABS);
+  if (ns_reg.wbase) munmap(ns_reg.wbase, ns_reg.w_bytes * NS_MAX_SLABS);
   memset(&ns_reg, 0, sizeof ns_reg);
   g_queue_base = NULL;
   g_queue_bytes = 0;
@@ -69,6 +81,7 @@ int ns_slab_activate(uint32_t k) {
   }
   if (mprotect(s->slots, ns_reg.slab_bytes, PROT_READ | PROT_WRITE) != 0) return -1;
   if (mprotect((void*)s->queue, g_queue_bytes, PROT_READ | PROT_WRITE) != 0) return -1;
+  if (mprotect(s->w, ns_reg.w_bytes, PROT_READ | PROT_WRITE) != 0) return -1;
   /* nlive belongs to the writer: 0 at region creation and after ns_slab_release. */
   atomic_store_explicit(&s->fresh, 0, memory_order_relaxed);
   atomic_store_explicit(&s->q_head, 0, memory_order_relaxed);
@@ -94,6 +107,7 @@ void ns_slab_release(uint32_t k) {
   /* Zero pages (stale handles then read running == 0) and give the memory back. */
   madvise(s->slots, ns_reg.slab_bytes, MADV_DONTNEED);
   madvise((void*)s->queue, g_queue_bytes, MADV_DONTNEED);
+  madvise(s->w, ns_reg.w_bytes, MADV_DONTNEED); /* what the writer knew of them, too */
   atomic_store_explicit(&s->fresh, 0, memory_order_relaxed);
   atomic_store_explicit(&s->q_head, 0, memory_order_relaxed);
   atomic_store_explicit(&s->q_tail, 0, memory_order_relaxed);
@@ -111,8 +125,9 @@ void ns_slab_prefault(uint32_t k) {
   if (s->populated >= fresh + NS_PREFAULT_AHEAD / 2) return;
   uint32_t end = fresh + NS_PREFAULT_AHEAD;
   if (end > s->n) end = s->n;
-  if (ns_populate_write(&s->slots[s->populated], (size_t)(end - s->populated) * sizeof(ns_slot)) != 0)
-    end = s->n; /* unsupported kernel: stop trying, allocators fault pages in */
+  if (ns_populate_write(&s->slots[s->populated], (size_t)(end - s->populated) * sizeof(ns_slot)) != 0 ||
+      ns_populate_write(&s->w[s->populated], (size_t)(end - s->populated) * sizeof(ns_slot_w)) != 0)
+    end = s->n; /* unsupported kernel: stop trying, allocators (and the writer) fault pages in */
   s->populated = end;
 }
 

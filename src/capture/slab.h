@@ -39,11 +39,21 @@ typedef struct ns_slot {
   _Atomic uint32_t last_state; /* state collapse: the last state recorded + 1 (0: none), its thread only */
   _Atomic uint64_t last_arg;   /* and its argument */
   _Atomic uint32_t repeats;    /* identical states since, not yet recorded */
-  uint32_t w_type;           /* writer only: the occupant's type (from its START) */
-  uint64_t w_start_ns;       /* writer only: when the writer saw the start (0: not yet) */
-  uint64_t w_id;             /* writer only: the occupant's id (from its START) */
+  char pad[20];
 } ns_slot;
 _Static_assert(sizeof(ns_slot) == 64, "a slot is one cacheline: handle checks use a mask");
+
+/* What the writer knows of a slot's occupant (recycle.c). Kept beside the
+ * slab, not in the slot: the writer never writes a slot's line while its
+ * event runs, so the recording thread keeps that line from start to stop
+ * (its states and its stop write it) instead of fetching it back from the
+ * writer's core after the writer drained the START. */
+typedef struct {
+  uint64_t id;       /* the occupant's id (from its START) */
+  uint64_t start_ns; /* when the writer saw the start; 0: not yet, or recycled since */
+  uint32_t type;     /* the occupant's type, and recycle.c's W_* bits */
+  uint32_t pad;
+} ns_slot_w;
 
 /* Handle <-> slot and generation. User-space addresses fit in 48 bits. */
 #define NS_HANDLE_GEN_SHIFT 48
@@ -96,7 +106,8 @@ typedef struct ns_slab {
   /* Slots [0, populated) are faulted in (set by activate before the context
    * is published, then advanced by the writer only; ns_slab_prefault). */
   uint32_t populated;
-  char pad4[48];
+  ns_slot_w* w; /* writer only: w[i] is slot i's occupant; zero pages after release */
+  char pad4[40];
 } ns_slab;
 _Static_assert(offsetof(ns_slab, fresh) == 64 && offsetof(ns_slab, q_tail) == 128, "ns_slab: one line per writer");
 /* A power of two: a handle's slab is found with a shift, not a multiply. */
@@ -108,6 +119,8 @@ typedef struct {
   size_t total;    /* NS_MAX_SLABS * slab_bytes */
   uint32_t n;      /* slots per slab */
   uint32_t shift;  /* log2(slab_bytes) */
+  uint8_t* wbase;  /* the slabs' ns_slot_w arrays, slab k's at wbase + k * w_bytes */
+  size_t w_bytes;
   ns_slab slabs[NS_MAX_SLABS];
 } ns_region;
 
@@ -134,6 +147,11 @@ static inline ns_slot* ns_slot_from_handle(const void* h) {
 }
 static inline uint32_t ns_slot_slab(const ns_slot* s) {
   return (uint32_t)(((uintptr_t)s - (uintptr_t)ns_reg.base) >> ns_reg.shift);
+}
+/* Writer: what it knows of slot s's occupant. */
+static inline ns_slot_w* ns_slot_writer(const ns_slot* s) {
+  ns_slab* sl = &ns_reg.slabs[ns_slot_slab(s)];
+  return &sl->w[s - sl->slots];
 }
 
 /* A handle's 16 generation bits. A slot's generation starts, when the slot

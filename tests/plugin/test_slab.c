@@ -34,11 +34,16 @@ int main(void) {
   int local;
   CHECK_TRUE(ns_slot_from_handle(&local) == NULL);
   /* release zeroes and deactivates; reactivation starts fresh */
-  got[0]->w_start_ns = 77;
+  atomic_store(&got[0]->repeats, 77);
+  ns_slot_writer(got[0])->start_ns = 77; /* the writer's record of it, beside the slab */
+  ns_slot_writer(got[0])->type = 0x200;
+  CHECK_TRUE(ns_slot_writer(got[1]) == ns_slot_writer(got[0]) + (got[1] - got[0]));
   ns_slab_release(3);
   CHECK_TRUE(ns_slot_from_handle(got[0]) == NULL);
   CHECK_U64(ns_slab_activate(3), 0);
-  CHECK_U64(got[0]->w_start_ns, 0);
+  CHECK_U64(atomic_load(&got[0]->repeats), 0);
+  CHECK_U64(ns_slot_writer(got[0])->start_ns, 0);
+  CHECK_U64(ns_slot_writer(got[0])->type, 0);
   CHECK_TRUE(ns_slab_alloc(3) == got[0]);
   ns_region_destroy();
   CHECK_TRUE(ns_slot_from_handle(got[0]) == NULL);
