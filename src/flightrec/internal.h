@@ -9,6 +9,10 @@
 #include "util/idmap.h"
 
 #define FR_EPISODES 32 /* episodes kept for the dump */
+/* Running children by the low bits of their id, looked at before the
+ * `children` map (as the assembler's `recent`: a state or stop mostly names
+ * a child its thread started a few events before). */
+#define FR_RECENT 512u
 
 typedef struct {
   uint32_t comm; /* serial; 0: a free entry */
@@ -47,6 +51,7 @@ struct ns_fr {
   ns_idmap comm_index; /* serial -> index + 1 in comms */
   ns_idmap ops;        /* op id -> (comm index << 32 | ring slot) + 1 */
   ns_idmap children;   /* child id -> index + 1 in pool */
+  uint32_t recent[FR_RECENT]; /* index + 1 in pool of a running child, 0: none */
   fr_child* pool;
   size_t pool_cap, pool_used;
   uint32_t free_head; /* index + 1 of a free pool entry, 0: none */
