@@ -34,6 +34,9 @@ ns_fr* ns_fr_create(const ns_fr_config* cfg) {
   fr->cfg = *cfg;
   if (fr->cfg.entries < 1) fr->cfg.entries = 1;
   if (!fr->cfg.max_children) fr->cfg.max_children = FR_DEFAULT_CHILDREN;
+  uint64_t cap = 1;
+  while (cap < fr->cfg.entries) cap <<= 1;
+  fr->ring_mask = cap - 1;
   ns_idmap_init(&fr->comm_index);
   ns_idmap_init(&fr->ops);
   ns_idmap_init(&fr->children);
@@ -87,7 +90,7 @@ void ns_fr_comm(ns_fr* fr, const ns_comm_info* ci) {
   fr->comms = grown;
   fr_comm* c = &fr->comms[idx];
   memset(c, 0, sizeof *c);
-  c->ring = calloc(fr->cfg.entries, sizeof *c->ring);
+  c->ring = calloc(fr->ring_mask + 1, sizeof *c->ring);
   int inserted;
   uint64_t* slot = c->ring ? ns_idmap_put(&fr->comm_index, ci->comm, &inserted) : NULL;
   if (!slot) {
@@ -155,15 +158,17 @@ static int op_complete(const fr_comm* c, const ns_fr_op* op) {
   return op->proxy_ops > 0 && op->proxy_ops_done >= op->proxy_ops;
 }
 
-/* A new operation at the head of c's ring (the oldest is pushed out). */
+/* A new operation at the head of c's ring (the oldest kept is pushed out). */
 static ns_fr_op* op_new(ns_fr* fr, fr_comm* c, size_t comm_idx, uint64_t id, uint64_t ts) {
   uint64_t pos = c->head;
-  ns_fr_op* op = fr_at(fr, c, pos);
-  if (pos >= fr->cfg.entries) { /* the ring is full: the oldest goes */
-    if (!op->done) fr->st.ops_evicted++;
-    ns_idmap_del(&fr->ops, op->id);
-    free(op->ch);
+  if (pos >= fr->cfg.entries) { /* cfg.entries kept: the oldest goes */
+    ns_fr_op* old = fr_at(fr, c, pos - fr->cfg.entries);
+    if (!old->done) fr->st.ops_evicted++;
+    ns_idmap_del(&fr->ops, old->id);
+    op_release_detail(old);
+    old->id = 0; /* no child finds it through a remembered position */
   }
+  ns_fr_op* op = fr_at(fr, c, pos);
   int inserted;
   uint64_t* slot = ns_idmap_put(&fr->ops, id, &inserted);
   if (!slot) return NULL;
@@ -172,7 +177,7 @@ static ns_fr_op* op_new(ns_fr* fr, fr_comm* c, size_t comm_idx, uint64_t id, uin
   op->t_start = ts;
   op->t_last = ts;
   op->peer_or_root = -1;
-  *slot = ((uint64_t)comm_idx << 32 | (pos % fr->cfg.entries)) + 1;
+  *slot = ((uint64_t)comm_idx << FR_POS_BITS | pos) + 1;
   c->head++;
   if (c->first_open + fr->cfg.entries < c->head) c->first_open = c->head - fr->cfg.entries;
   while (c->first_open < c->head - 1 && fr_at(fr, c, c->first_open)->done) c->first_open++;
@@ -184,15 +189,13 @@ static ns_fr_op* op_new(ns_fr* fr, fr_comm* c, size_t comm_idx, uint64_t id, uin
  * its communicator and position; NULL when that ring slot has moved on to
  * another operation (or its communicator ended). */
 static ns_fr_op* op_at(ns_fr* fr, uint64_t id, uint64_t at, fr_comm** cout, uint64_t* pos) {
-  size_t ci = (size_t)((at - 1) >> 32);
-  uint64_t slot = (at - 1) & 0xFFFFFFFFu;
+  size_t ci = fr_value_comm(at);
+  uint64_t p = fr_value_pos(at);
   if (ci >= fr->ncomms || !fr->comms[ci].ring) return NULL;
   fr_comm* c = &fr->comms[ci];
-  ns_fr_op* op = &c->ring[slot];
+  ns_fr_op* op = fr_at(fr, c, p);
   if (op->id != id) return NULL;
-  /* The absolute position of the slot: the latest one at or before head - 1. */
-  uint64_t last = c->head - 1;
-  *pos = last - ((last % fr->cfg.entries) + fr->cfg.entries - slot) % fr->cfg.entries;
+  *pos = p;
   *cout = c;
   return op;
 }
@@ -211,7 +214,7 @@ static ns_fr_op* op_find(ns_fr* fr, uint64_t id, uint32_t comm, int create, uint
   if (!c) return NULL;
   *pos = c->head;
   *cout = c;
-  *at = ((uint64_t)(c - fr->comms) << 32 | (c->head % fr->cfg.entries)) + 1;
+  *at = ((uint64_t)(c - fr->comms) << FR_POS_BITS | c->head) + 1;
   return op_new(fr, c, (size_t)(c - fr->comms), id, ts);
 }
 
@@ -483,7 +486,7 @@ void ns_fr_get_stats(const ns_fr* fr, ns_fr_stats* out) {
   for (size_t i = 0; i < fr->ncomms; i++) {
     const fr_comm* c = &fr->comms[i];
     if (!c->comm) continue;
-    bytes += fr->cfg.entries * sizeof(ns_fr_op);
+    bytes += (fr->ring_mask + 1) * sizeof(ns_fr_op);
     for (uint64_t p = c->first_open; p < c->head; p++) bytes += fr_at(fr, c, p)->nch * sizeof(ns_fr_chan);
   }
   out->detail_bytes = bytes;

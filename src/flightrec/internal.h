@@ -22,7 +22,7 @@ typedef struct {
   char name[64];
   int want_kch, want_pop; /* the communicator records KernelCh (ABI v3+) / ProxyOp */
   uint32_t abi;
-  ns_fr_op* ring;      /* cfg.entries operations; position p is ring[p % entries] */
+  ns_fr_op* ring;      /* ring_mask + 1 operations; position p is ring[p & ring_mask] (fr_at) */
   uint64_t head;       /* position of the next operation */
   uint64_t first_open; /* position of the oldest operation not done (head: none) */
   uint64_t episode_op; /* id of the operation last reported stuck, 0 none */
@@ -46,10 +46,14 @@ typedef struct {
 
 struct ns_fr {
   ns_fr_config cfg;
+  /* Each ring holds the next power of two at or above cfg.entries, so a
+   * position finds its slot with a mask, not a division; the operations
+   * kept are still the last cfg.entries (op_new forgets the older ones). */
+  uint64_t ring_mask;
   fr_comm* comms;
   size_t ncomms, capcomms;
   ns_idmap comm_index; /* serial -> index + 1 in comms */
-  ns_idmap ops;        /* op id -> (comm index << 32 | ring slot) + 1 */
+  ns_idmap ops;        /* op id -> (comm index << FR_POS_BITS | its position) + 1 */
   ns_idmap children;   /* child id -> index + 1 in pool */
   uint32_t recent[FR_RECENT]; /* index + 1 in pool of a running child, 0: none */
   fr_child* pool;
@@ -65,9 +69,15 @@ struct ns_fr {
 fr_comm* fr_comm_of(const ns_fr* fr, uint32_t comm);
 /* A string of the trace, "" when unknown. */
 const char* fr_str(const ns_fr* fr, uint32_t id);
+#define FR_POS_BITS 40 /* positions in an `ops` value: 10^12 operations per communicator */
+
 /* The operation at position pos of c. */
 static inline ns_fr_op* fr_at(const ns_fr* fr, const fr_comm* c, uint64_t pos) {
-  return &c->ring[pos % fr->cfg.entries];
+  return &c->ring[pos & fr->ring_mask];
 }
+
+/* What an `ops` value names: the communicator (an index in comms) and the position there. */
+static inline size_t fr_value_comm(uint64_t at) { return (size_t)((at - 1) >> FR_POS_BITS); }
+static inline uint64_t fr_value_pos(uint64_t at) { return (at - 1) & ((1ull << FR_POS_BITS) - 1); }
 
 #endif

@@ -33,7 +33,7 @@ void ns_fr_waits_for(const ns_fr* fr, const ns_fr_op* op, uint64_t now, char* bu
   buf[0] = 0;
   const fr_comm* c = NULL;
   uint64_t* at = ns_idmap_get(&fr->ops, op->id);
-  if (at) c = &fr->comms[(*at - 1) >> 32];
+  if (at) c = &fr->comms[fr_value_comm(*at)];
   if (!op->started) add(buf, len, "its start was not recorded; ");
   if (!op->proxy_ops && !op->kch) {
     add(buf, len, "nothing of it started on the proxy or the GPU (%s%s)",
@@ -116,7 +116,7 @@ size_t ns_fr_check(ns_fr* fr, uint64_t now, uint64_t timeout_ns, ns_fr_stuck* ou
     if (!c->comm) continue;
     if (c->episode_open) {
       uint64_t* at = ns_idmap_get(&fr->ops, c->episode_op);
-      const ns_fr_op* op = at ? &fr->comms[(*at - 1) >> 32].ring[(*at - 1) & 0xFFFFFFFFu] : NULL;
+      const ns_fr_op* op = at ? fr_at(fr, &fr->comms[fr_value_comm(*at)], fr_value_pos(*at)) : NULL;
       if (!op || op->id != c->episode_op || op->done) {
         out[n] = c->episode;
         out[n].cleared = 1;

@@ -99,8 +99,11 @@ static void full_op(ns_fr* fr, uint64_t id, uint64_t seq, uint64_t t, uint32_t c
   }
 }
 
-static void test_stuck_episode(void) {
-  ns_fr* fr = make(16);
+/* entries 3 (with another communicator first): the ring wraps, and the
+ * operation the watchdog looks up is at position 5 of the second communicator. */
+static void test_stuck_episode(uint32_t entries, int other_comm_first) {
+  ns_fr* fr = make(entries);
+  if (other_comm_first) comm(fr, 9, 0, 0x7FFF);
   comm(fr, 1, 1, 0x7FFF);
   for (uint64_t i = 0; i < 5; i++) full_op(fr, 10 + i, i, i * MS, 1);
   /* op 5: on the GPU; channel 0's receive from rank 0 posted a step that waits; channel 1 nothing */
@@ -251,7 +254,8 @@ static void test_evict_and_sweep(void) {
 }
 
 int main(void) {
-  test_stuck_episode();
+  test_stuck_episode(16, 0);
+  test_stuck_episode(3, 1);
   test_order_and_later();
   test_rules_and_bound();
   test_evict_and_sweep();
