@@ -17,7 +17,7 @@
 typedef struct {
   ns_idmap map;
   uint64_t* fifo; /* keys, oldest first from head */
-  uint32_t head, len, cap;
+  uint32_t head, len, cap; /* cap: a power of two (positions wrap with a mask) */
 } history;
 static history api_hist = {.cap = 1u << 17}, proxy_hist = {.cap = 1u << 16};
 static ns_idmap pinned;
@@ -52,13 +52,13 @@ static void remember(history* h, uint64_t handle, uint64_t id, int is_pinned) {
   if (!h->fifo && !(h->fifo = calloc(h->cap, sizeof *h->fifo))) return;
   if (h->len == h->cap) { /* forget the oldest */
     ns_idmap_del(&h->map, h->fifo[h->head]);
-    h->head = (h->head + 1) % h->cap;
+    h->head = (h->head + 1) & (h->cap - 1);
     h->len--;
   }
   uint64_t* v = ns_idmap_put(&h->map, handle, &ins);
   if (!v) return;
   *v = id;
-  if (ins) h->fifo[(h->head + h->len++) % h->cap] = handle;
+  if (ins) h->fifo[(h->head + h->len++) & (h->cap - 1)] = handle;
 }
 
 uint64_t ns_recycle_parent_id(uint64_t handle) {
