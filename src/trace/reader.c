@@ -518,74 +518,62 @@ int ns_reader_next(ns_reader* r, ns_item* item) {
     static const uint8_t no_payload[1];
     const uint8_t* p = r->payload ? r->payload : no_payload;
     const uint8_t* end = h.payload_size ? p + h.payload_size : p;
+    const char* bad = NULL; /* what is wrong with the block; NULL: nothing */
+    int out = 0;            /* item holds what the block brought */
     switch (h.kind) {
       case NS_BLOCK_PROCESS:
-        if (parse_process(r, p, end) < 0) {
-          malformed(r, "malformed PROCESS block");
-          continue;
-        }
-        item->kind = NS_ITEM_PROCESS;
-        item->process = &r->process;
-        return 1;
+        if (parse_process(r, p, end) < 0) bad = "malformed PROCESS block";
+        else item->kind = NS_ITEM_PROCESS, item->process = &r->process, out = 1;
+        break;
       case NS_BLOCK_STRINGS:
-        if (load_strings(r, p, h.payload_size) < 0) malformed(r, "malformed STRINGS block");
-        continue;
+        if (load_strings(r, p, h.payload_size) < 0) bad = "malformed STRINGS block";
+        break;
       case NS_BLOCK_THREAD:
-        if (parse_thread(r, p, end) < 0) {
-          malformed(r, "malformed THREAD block");
-          continue;
-        }
-        item->kind = NS_ITEM_THREAD;
-        item->thread = &r->thread;
-        return 1;
+        if (parse_thread(r, p, end) < 0) bad = "malformed THREAD block";
+        else item->kind = NS_ITEM_THREAD, item->thread = &r->thread, out = 1;
+        break;
       case NS_BLOCK_COMM_INIT:
-        if (parse_comm_init(r, p, end) < 0) {
-          malformed(r, "malformed COMM_INIT block");
-          continue;
-        }
-        r->stats.comm_inits++;
-        item->kind = NS_ITEM_COMM_INIT;
-        item->comm = &r->comm;
-        return 1;
+        if (parse_comm_init(r, p, end) < 0) bad = "malformed COMM_INIT block";
+        else r->stats.comm_inits++, item->kind = NS_ITEM_COMM_INIT, item->comm = &r->comm, out = 1;
+        break;
       case NS_BLOCK_EVENTS:
-        if (ns_events_open(&r->dec, p, h.payload_size) < 0) {
-          malformed(r, "malformed EVENTS block");
-          continue;
-        }
-        r->in_events = 1;
-        continue;
+        if (ns_events_open(&r->dec, p, h.payload_size) < 0) bad = "malformed EVENTS block";
+        else r->in_events = 1;
+        break;
       case NS_BLOCK_COMM_FINI:
       case NS_BLOCK_COUNTERS:
       case NS_BLOCK_CLOCKFIT:
       case NS_BLOCK_ANCHOR:
         if (parse_props(r, p, end) < 0) {
-          malformed(r, "malformed props block");
-          continue;
+          bad = "malformed props block";
+        } else if (h.kind == NS_BLOCK_ANCHOR && (!r->props.has[NS_P_TS] || !r->props.has[NS_P_REALTIME_OFFSET_NS])) {
+          bad = "ANCHOR block without its ts or offset";
+        } else {
+          item->kind = h.kind == NS_BLOCK_COMM_FINI  ? NS_ITEM_COMM_FINI
+                       : h.kind == NS_BLOCK_COUNTERS ? NS_ITEM_COUNTERS
+                       : h.kind == NS_BLOCK_CLOCKFIT ? NS_ITEM_CLOCKFIT
+                                                     : NS_ITEM_ANCHOR;
+          item->props = &r->props;
+          out = 1;
         }
-        if (h.kind == NS_BLOCK_ANCHOR && (!r->props.has[NS_P_TS] || !r->props.has[NS_P_REALTIME_OFFSET_NS])) {
-          malformed(r, "ANCHOR block without its ts or offset");
-          continue;
-        }
-        item->kind = h.kind == NS_BLOCK_COMM_FINI  ? NS_ITEM_COMM_FINI
-                     : h.kind == NS_BLOCK_COUNTERS ? NS_ITEM_COUNTERS
-                     : h.kind == NS_BLOCK_CLOCKFIT ? NS_ITEM_CLOCKFIT
-                                                   : NS_ITEM_ANCHOR;
-        item->props = &r->props;
-        return 1;
+        break;
       case NS_BLOCK_END:
         /* props since format 1.0's writer said how it ended; an empty END is a finalize */
         if (parse_props(r, p, end) < 0) {
-          malformed(r, "malformed END block");
-          continue;
+          bad = "malformed END block";
+          break;
         }
         r->stats.clean_end = 1;
         r->stats.end_how = r->props.has[NS_P_END_HOW] ? (unsigned)r->props.u[NS_P_END_HOW] : NS_END_FINALIZE;
         r->stats.end_signal = r->props.has[NS_P_END_SIGNAL] ? (int)r->props.u[NS_P_END_SIGNAL] : 0;
         item->kind = NS_ITEM_END;
         item->props = &r->props;
-        return 1;
+        out = 1;
+        break;
       default:
-        continue; /* a newer minor's block kind: skipped */
+        break; /* a newer minor's block kind: skipped */
     }
+    if (bad) malformed(r, bad);
+    else if (out) return 1;
   }
 }
