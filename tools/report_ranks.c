@@ -897,16 +897,21 @@ void ns_xr_text(const ns_xr* x, FILE* out) {
   text_cross(x, out);
 }
 
+/* Opens a communicator's object: its id, its name (when `named`), its size. */
+static void json_comm_begin(ns_json* j, const xr_comm* c, int named) {
+  nsj_obj_begin(j);
+  nsj_khex(j, "commId", c->comm_id);
+  if (named) nsj_kstr(j, "name", c->name);
+  nsj_ku64(j, "nranks", c->nranks);
+}
+
 static void json_hangs(const ns_xr* x, ns_json* j) {
   nsj_key(j, "hangs");
   nsj_arr_begin(j);
   for (size_t i = 0; i < x->ncomms; i++) {
     const xr_comm* c = &x->comms[i];
     if (!c->hang) continue;
-    nsj_obj_begin(j);
-    nsj_khex(j, "commId", c->comm_id);
-    nsj_kstr(j, "name", c->name);
-    nsj_ku64(j, "nranks", c->nranks);
+    json_comm_begin(j, c, 1);
     nsj_kstr(j, "func", func_name(c->hang_func));
     nsj_ku64(j, "seq", c->hang_seq);
     nsj_kbool(j, "seenStuck", c->hang_by_fr);
@@ -960,10 +965,7 @@ static void json_lateness(const ns_xr* x, ns_json* j) {
     uint32_t n;
     uint32_t* o = c->ops_late ? ranked(c, &n) : NULL;
     if (!o) continue;
-    nsj_obj_begin(j);
-    nsj_khex(j, "commId", c->comm_id);
-    nsj_kstr(j, "name", c->name);
-    nsj_ku64(j, "nranks", c->nranks);
+    json_comm_begin(j, c, 1);
     nsj_ku64(j, "collectives", c->ops_late);
     nsj_key(j, "outliers");
     nsj_arr_begin(j);
@@ -1007,9 +1009,7 @@ static void json_cross(const ns_xr* x, ns_json* j) {
     const xr_comm* c = &x->comms[i];
     int32_t r = top_rank(c);
     if (r < 0 || !c->compared) continue;
-    nsj_obj_begin(j);
-    nsj_khex(j, "commId", c->comm_id);
-    nsj_ku64(j, "nranks", c->nranks);
+    json_comm_begin(j, c, 0);
     nsj_ku64(j, "compared", c->compared);
     nsj_ku64(j, "partial", c->partial);
     nsj_ki64(j, "lastRank", r);
