@@ -22,6 +22,11 @@ typedef struct {
 static history api_hist = {.cap = 1u << 17}, proxy_hist = {.cap = 1u << 16};
 static ns_idmap pinned;
 static uint8_t progress_states[NS_MAX_SLABS]; /* ns_recycle_note_progress_states */
+/* Connections NCCL stopped a ProxyOp of (net ones: copy transports never
+ * stop theirs), by net_conn_key; their ProxyOps are never "never stopped". */
+static ns_idmap net_conns;
+
+static uint64_t net_conn_key(uint32_t k, uint32_t conn) { return (uint64_t)(k + 1) << 32 | conn; }
 
 /* The writer-only type word: the type, whether the handle is pinned, and
  * whether the slot is in its slab's live list (at most once: the list never
@@ -75,7 +80,7 @@ static void history_free(history* h) {
   h->head = h->len = 0;
 }
 
-void ns_recycle_started(uint64_t slot_addr, uint64_t id, unsigned type, uint64_t ts, int is_pinned) {
+void ns_recycle_started(uint64_t slot_addr, uint64_t id, unsigned type, uint64_t ts, int is_pinned, uint32_t conn) {
   ns_slot* s = ns_slot_from_handle((void*)(uintptr_t)slot_addr);
   if (!s) return;
   ns_slab* sl = &ns_reg.slabs[ns_slot_slab(s)];
@@ -89,6 +94,7 @@ void ns_recycle_started(uint64_t slot_addr, uint64_t id, unsigned type, uint64_t
   w->id = id;
   w->type = type | (is_pinned ? W_PINNED : 0) | listed;
   w->start_ns = ts ? ts : 1;
+  w->conn = conn;
 }
 
 /* The event types slab k records: its communicator's mask, the session's for PXN. */
@@ -129,7 +135,13 @@ static ns_slot* open_slot(uint64_t slot_addr, uint64_t id) {
 
 void ns_recycle_stopped(uint64_t slot_addr, uint64_t id) {
   ns_slot* s = open_slot(slot_addr, id);
-  if (s) recycle(s);
+  if (!s) return;
+  const ns_slot_w* w = ns_slot_writer(s);
+  if ((w->type & 0xFF) == NS_EV_PROXY_OP && w->conn && !(w->conn & NS_CONN_SEND)) {
+    int ins;
+    ns_idmap_put(&net_conns, net_conn_key(ns_slot_slab(s), w->conn), &ins); /* out of memory: the hold decides */
+  }
+  recycle(s);
 }
 
 int ns_recycle_is_open(uint64_t slot_addr, uint64_t id) { return open_slot(slot_addr, id) != NULL; }
@@ -151,8 +163,10 @@ void ns_recycle_note_progress_states(uint32_t ctx_index) {
  * slot's last_state is written by the event's recording thread (relaxed:
  * a state that races this check only delays the close by a run). */
 static int never_stopped(const ns_slot* s, const ns_slot_w* w, uint32_t k, uint64_t age, uint64_t hold) {
-  return (w->type & 0xFF) == NS_EV_PROXY_OP && progress_states[k] && age >= hold &&
-         atomic_load_explicit(&s->last_state, memory_order_relaxed) == 0;
+  if ((w->type & 0xFF) != NS_EV_PROXY_OP || !progress_states[k] || age < hold) return 0;
+  if (w->conn & NS_CONN_SEND) return 0; /* a net send: NCCL stops it once its turn came */
+  if (w->conn && ns_idmap_get(&net_conns, net_conn_key(k, w->conn))) return 0; /* queued on a net connection */
+  return atomic_load_explicit(&s->last_state, memory_order_relaxed) == 0;
 }
 
 /* Types NCCL may leave running: closed first when a slab runs short. */
@@ -214,6 +228,15 @@ static void close_slab(uint32_t k, unsigned reason, ns_close_fn on_close, void* 
 void ns_recycle_release_context(uint32_t ctx_index, ns_close_fn on_close, void* user) {
   close_slab(ctx_index, NS_CLOSE_COMM_END, on_close, user);
   progress_states[ctx_index] = 0;
+  /* its net connections: the next communicator in this slab has its own */
+  for (size_t pos = 0;;) {
+    uint64_t key, val;
+    if (!ns_idmap_next(&net_conns, &pos, &key, &val)) break;
+    if (key >> 32 == (uint64_t)ctx_index + 1) {
+      ns_idmap_del(&net_conns, key);
+      pos = 0; /* removal moves entries: start over (rare, cold) */
+    }
+  }
   /* the communicator's handles are gone with it: forget its pinned ones */
   uintptr_t lo = (uintptr_t)ns_reg.base + (uintptr_t)ctx_index * ns_reg.slab_bytes, hi = lo + ns_reg.slab_bytes;
   for (size_t pos = 0;;) {
@@ -237,5 +260,6 @@ void ns_recycle_reset(void) {
   history_free(&api_hist);
   history_free(&proxy_hist);
   ns_idmap_free(&pinned);
+  ns_idmap_free(&net_conns);
   memset(progress_states, 0, sizeof progress_states);
 }

@@ -27,10 +27,21 @@
 /* An event the writer closed: the writer records it. */
 typedef void (*ns_close_fn)(void* user, uint64_t id, unsigned type, uint32_t ctx_index, unsigned reason);
 
+/* A ProxyOp's connection as ns_recycle_started takes it: its channel, its
+ * peer and whether it is a net send (NCCL sets isSend only for those).
+ * 0 (unknown) when a field does not fit. */
+#define NS_CONN_VALID 1u
+#define NS_CONN_SEND 2u
+static inline uint32_t ns_recycle_conn(uint64_t channel, int64_t peer, int is_send) {
+  if (channel > 0xFF || peer < 0 || peer >= (1 << 22)) return 0;
+  return NS_CONN_VALID | (is_send ? NS_CONN_SEND : 0) | (uint32_t)channel << 2 | (uint32_t)peer << 10;
+}
+
 /* A drained START entry: the slot joins its slab's live list. pinned: a
  * graph-captured API event, whose handle NCCL names again at every replay
- * (remembered until its communicator ends). */
-void ns_recycle_started(uint64_t slot_addr, uint64_t id, unsigned type, uint64_t ts, int pinned);
+ * (remembered until its communicator ends). conn: a ProxyOp's connection
+ * (ns_recycle_conn), else 0. */
+void ns_recycle_started(uint64_t slot_addr, uint64_t id, unsigned type, uint64_t ts, int pinned, uint32_t conn);
 /* A drained STOP entry of event id: its slot is recycled now (a slot that
  * no longer holds id was closed before: nothing to do). */
 void ns_recycle_stopped(uint64_t slot_addr, uint64_t id);
@@ -41,7 +52,11 @@ int ns_recycle_is_open(uint64_t slot_addr, uint64_t id);
 /* Context ctx_index records ProxyOpInProgress (NCCL 2.27+, every net
  * ProxyOp at its first progress pass): from now on its ProxyOps that record
  * no state for NCCLSCOPE_HOLD_MS belong to a transport that never stops
- * them (NS_CLOSE_NEVER_STOPPED). */
+ * them (NS_CLOSE_NEVER_STOPPED), unless they are net sends or receive on a
+ * connection one of whose ProxyOps NCCL stopped: NCCL starts a ProxyOp when
+ * it queues it on its connection (proxy.cc ProxyAppend) and records
+ * InProgress only when the ops before it are done (net.cc), which on a
+ * busy connection takes longer than any hold time. */
 void ns_recycle_note_progress_states(uint32_t ctx_index);
 /* The id of the recycled event a parent handle named, or 0. */
 uint64_t ns_recycle_parent_id(uint64_t handle);

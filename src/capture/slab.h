@@ -52,7 +52,7 @@ typedef struct {
   uint64_t id;       /* the occupant's id (from its START) */
   uint64_t start_ns; /* when the writer saw the start; 0: not yet, or recycled since */
   uint32_t type;     /* the occupant's type, and recycle.c's W_* bits */
-  uint32_t pad;
+  uint32_t conn;     /* a ProxyOp's connection (ns_recycle_conn), 0: none or unknown */
 } ns_slot_w;
 
 /* Handle <-> slot and generation. User-space addresses fit in 48 bits. */

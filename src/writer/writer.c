@@ -491,7 +491,11 @@ static void on_start_entry(ns_record* rec, const uint64_t* e, unsigned flags, un
   if (ctxi < NS_MAX_CONTEXTS) W.ctx_events[ctxi][type]++;
   if (flags & NS_RF_PXN) W.pxn_events++;
   if (flags & NS_RF_PARENT_LOST) W.parent_lost++;
-  ns_recycle_started(e[5], rec->id, type, rec->ts, graph_captured_api(rec));
+  uint32_t conn = type == NS_EV_PROXY_OP && !(flags & NS_RF_PXN)
+                      ? ns_recycle_conn(rec->num[NS_PROXY_OP_CHANNEL], (int64_t)rec->num[NS_PROXY_OP_PEER],
+                                        rec->num[NS_PROXY_OP_IS_SEND] != 0)
+                      : 0;
+  ns_recycle_started(e[5], rec->id, type, rec->ts, graph_captured_api(rec), conn);
   if (type == NS_EV_PROXY_STEP) {
     uint64_t old_slot = 0;
     uint64_t old = ns_restarts_start(rec->parent, rec->num[NS_PROXY_STEP_STEP], rec->id, e[5], &old_slot, step_open);
