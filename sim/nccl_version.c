@@ -35,6 +35,8 @@ static const struct {
     {Q_SEND_PEER_REPEAT, "send-peer-repeat", 23, 30,
      "SendPeerWait (before 2.27: ProxyOp state 1) repeats each proxy pass while the receiver is not ready"},
     {Q_PROXYOP_UNSTOPPED, "proxyop-unstopped", 27, 30, "ProxyOps of copy (non-net) transports are never stopped"},
+    {Q_PROXYOP_QUEUED, "proxyop-queued", 27, 30,
+     "a net ProxyOp starts when queued on its connection, InProgress only when the ops before it are done"},
     {Q_STEP_ARGS_NULL, "step-args-null", 23, 26, "ProxyStep states carry NULL args"},
     {Q_OLD_PROXYOP_STATES, "old-proxyop-states", 23, 26,
      "ProxyOp states 0-7 with {steps, transSize accumulated over reuses} instead of InProgress (19)"},

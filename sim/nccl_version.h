@@ -29,6 +29,7 @@ enum {
   Q_RECV_STEP_LEAK,   /* a receive ProxyStep is started again until its post succeeds (2.23+) */
   Q_SEND_PEER_REPEAT, /* SendPeerWait (ProxyOp state 1 before 2.27) repeats per proxy pass while the peer is not ready */
   Q_PROXYOP_UNSTOPPED,/* ProxyOps of copy (non-net) transports start and never stop (2.27+) */
+  Q_PROXYOP_QUEUED,   /* a net ProxyOp starts when queued and records InProgress when it begins (2.27+) */
   Q_STEP_ARGS_NULL,   /* ProxyStep states carry NULL args (2.23-2.26) */
   Q_OLD_PROXYOP_STATES,/* ProxyOp states 0-7 with {steps, cumulative transSize} instead of 19 (2.23-2.26) */
   Q_STALE_TRANSSIZE,  /* transSize is this step's only in SendWait/RecvFlushWait; other states carry an older one (2.27+) */

@@ -288,9 +288,8 @@ static void startOp(simWork* w, subState* s) {
   snprintf(key, sizeof key, "\"channel\":%d,\"peer\":%d,\"send\":%d,\"nsteps\":%d,\"op\":%llu,\"copy\":%s", s->ch,
            s->peer, s->isSend, s->nSteps, (unsigned long long)w->opIndex, s->copy ? "true" : "false");
   simStart(p, s->ctx, &s->op, s->foreign ? NULL : (par->serial ? par : NULL), &d, s->foreign, s->pid, key);
-  /* InProgress comes from net.cc's progress at the op's Ready state: copy
-   * transports' progress functions call no profiler function at all */
-  if (!simQuirk(Q_OLD_PROXYOP_STATES) && !s->copy)
+  /* 2.27+: InProgress when it begins (simNetBegin), or at once without that quirk; before: states 0..7 */
+  if (!simQuirk(Q_OLD_PROXYOP_STATES) && !simQuirk(Q_PROXYOP_QUEUED) && !s->copy)
     simRecord(p, &s->op, ncclProfilerProxyOpInProgress_v4, &(ncclProfilerEventStateArgs_v6_t){0});
 }
 
@@ -331,6 +330,12 @@ void simNetBegin(simProxy* px, simWork* w) {
   for (int k = 0; k < w->nsub; k++) {
     subState* s = &w->subs[k];
     if (s->copy) continue;
+    /* InProgress comes from net.cc's progress at the op's Ready state, when
+     * the ops queued before it on its connection are done: the op may have
+     * started (ProxyAppend) long before. Copy transports' progress functions
+     * call no profiler function at all. */
+    if (!simQuirk(Q_OLD_PROXYOP_STATES) && simQuirk(Q_PROXYOP_QUEUED))
+      simRecord(s->plugin, &s->op, ncclProfilerProxyOpInProgress_v4, &(ncclProfilerEventStateArgs_v6_t){0});
     s->ib = s->ch % 2 == 0;
     s->linkFree = w->tAll;
     for (int st = 0; st < s->nSteps && st < SIM_STEPS; st++)

@@ -246,6 +246,23 @@ def t_proxyop_unstopped():
           len([o for o in r26.starts("ProxyOp") if o["nsteps"] == 0]), 0)
 
 
+def t_proxyop_queued():
+    """A net ProxyOp starts when NCCL queues it (proxy.cc ProxyAppend) and records InProgress only when it
+    begins (net.cc, the ops before it done): a straggler keeps the others' ops queued for 200 ms."""
+    args = ["--iters", "2", "--scenario", "straggler", "--straggler-us", "200000"]
+
+    def waits(r):
+        first = {}
+        for x in r.states(19):
+            first.setdefault(x["h"], x["ts"])
+        return [first[o["h"]] - o["ts"] for o in r.starts("ProxyOp") if o["h"] in first]
+    w = waits(Run("2.28", args))
+    check(w and max(w) >= 150e6, "2.28: a queued ProxyOp records InProgress >= 150 ms after its start (ns)",
+          max(w or [0]), ">= 1.5e8")
+    w2 = waits(Run("2.28", args + ["--quirk", "-proxyop-queued"]))
+    check(w2 and max(w2) < 150e6, "without the quirk InProgress comes with the start (ns)", max(w2 or [0]), "< 1.5e8")
+
+
 # ---- 7. not every collective emits a Coll ----
 def t_no_coll():
     r = Run("2.29", ["--iters", "1", "--scenario", "nocoll"])
