@@ -54,14 +54,8 @@ static void outcome(const tl_trace* t, uint64_t id, int* stopped, uint64_t* clos
   }
 }
 
-int main(void) {
-  char dir[128];
-  tp_plugin plugin;
-  static const char* const settings[] = {"NCCLSCOPE_HOLD_MS", "20", "NCCLSCOPE_POLL_MS", "1", NULL};
-  void* ctx = tp_start_v6(&plugin, dir, sizeof dir, "test-queued-proxyops", settings, 0x9E0E, 2);
-  if (!ctx) return 1;
-  ncclProfiler_v6_t* p = plugin.v6;
-
+/* NCCL's calls: a net receive that runs and stops, then three ProxyOps 80 ms without a state. */
+static void record_ops(ncclProfiler_v6_t* p, void* ctx) {
   ncclProfilerEventDescr_v6_t cd = {.type = ncclProfileColl};
   cd.coll.func = "AllReduce";
   cd.coll.nChannels = 1;
@@ -81,7 +75,17 @@ int main(void) {
   run_op(p, queued_recv);
   run_op(p, queued_send);
   usleep(10000);
-  CHECK_U64(p->finalize(ctx), ncclSuccess);
+}
+
+static const char* const settings[] = {"NCCLSCOPE_HOLD_MS", "20", "NCCLSCOPE_POLL_MS", "1", NULL};
+
+int main(void) {
+  char dir[128];
+  tp_plugin plugin;
+  void* ctx = tp_start_v6(&plugin, dir, sizeof dir, "test-queued-proxyops", settings, 0x9E0E, 2);
+  if (!ctx) return 1;
+  record_ops(plugin.v6, ctx);
+  CHECK_U64(plugin.v6->finalize(ctx), ncclSuccess);
 
   tl_trace t = {0};
   CHECK_TRUE(tl_load_dir(&t, dir) == 1);
