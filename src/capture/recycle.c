@@ -157,11 +157,13 @@ void ns_recycle_note_progress_states(uint32_t ctx_index) {
   if (ctx_index < NS_MAX_SLABS) progress_states[ctx_index] = 1;
 }
 
-/* A ProxyOp of a communicator whose net ProxyOps record InProgress at once,
- * that recorded no state in hold time: a copy transport's, which NCCL
- * starts and never stops (2.27+; transport/net.cc alone stops them). The
- * slot's last_state is written by the event's recording thread (relaxed:
- * a state that races this check only delays the close by a run). */
+/* A ProxyOp of a communicator whose net ProxyOps record InProgress, that
+ * recorded no state in hold time: a copy transport's, which NCCL starts and
+ * never stops (2.27+; transport/net.cc alone stops them). Not a net send,
+ * nor a receive on a connection NCCL stopped a ProxyOp of: those wait
+ * their turn on the connection without a state (recycle.h). The slot's
+ * last_state is written by the event's recording thread (relaxed: a state
+ * that races this check only delays the close by a run). */
 static int never_stopped(const ns_slot* s, const ns_slot_w* w, uint32_t k, uint64_t age, uint64_t hold) {
   if ((w->type & 0xFF) != NS_EV_PROXY_OP || !progress_states[k] || age < hold) return 0;
   if (w->conn & NS_CONN_SEND) return 0; /* a net send: NCCL stops it once its turn came */
