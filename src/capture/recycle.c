@@ -25,6 +25,10 @@ static uint8_t progress_states[NS_MAX_SLABS]; /* ns_recycle_note_progress_states
 /* Connections NCCL stopped a ProxyOp of (net ones: copy transports never
  * stop theirs), by net_conn_key; their ProxyOps are never "never stopped". */
 static ns_idmap net_conns;
+/* Per communicator: the latest start (writer time) of a ProxyOp NCCL
+ * stopped. A communicator's collectives complete in order, so a stateless
+ * ProxyOp that started before it is not waiting for its turn. */
+static uint64_t stopped_op_start[NS_MAX_SLABS];
 
 static uint64_t net_conn_key(uint32_t k, uint32_t conn) { return (uint64_t)(k + 1) << 32 | conn; }
 
@@ -137,9 +141,13 @@ void ns_recycle_stopped(uint64_t slot_addr, uint64_t id) {
   ns_slot* s = open_slot(slot_addr, id);
   if (!s) return;
   const ns_slot_w* w = ns_slot_writer(s);
-  if ((w->type & 0xFF) == NS_EV_PROXY_OP && w->conn && !(w->conn & NS_CONN_SEND)) {
-    int ins;
-    ns_idmap_put(&net_conns, net_conn_key(ns_slot_slab(s), w->conn), &ins); /* out of memory: the hold decides */
+  uint32_t k = ns_slot_slab(s);
+  if ((w->type & 0xFF) == NS_EV_PROXY_OP) {
+    if (w->start_ns > stopped_op_start[k]) stopped_op_start[k] = w->start_ns;
+    if (w->conn && !(w->conn & NS_CONN_SEND)) {
+      int ins;
+      ns_idmap_put(&net_conns, net_conn_key(k, w->conn), &ins); /* out of memory: the other rules decide */
+    }
   }
   recycle(s);
 }
@@ -160,14 +168,18 @@ void ns_recycle_note_progress_states(uint32_t ctx_index) {
 /* A ProxyOp of a communicator whose net ProxyOps record InProgress, that
  * recorded no state in hold time: a copy transport's, which NCCL starts and
  * never stops (2.27+; transport/net.cc alone stops them). Not a net send,
- * nor a receive on a connection NCCL stopped a ProxyOp of: those wait
- * their turn on the connection without a state (recycle.h). The slot's
- * last_state is written by the event's recording thread (relaxed: a state
- * that races this check only delays the close by a run). */
-static int never_stopped(const ns_slot* s, const ns_slot_w* w, uint32_t k, uint64_t age, uint64_t hold) {
+ * nor a receive on a connection NCCL stopped a ProxyOp of, nor one no
+ * later ProxyOp of its communicator was stopped after: those wait their
+ * turn on their connection without a state (recycle.h), a rank late at
+ * the first collectives included; at its communicator's end (at_end) no op
+ * waits any more. The slot's last_state is written by the event's
+ * recording thread (relaxed: a state that races this check only delays
+ * the close by a run). */
+static int never_stopped(const ns_slot* s, const ns_slot_w* w, uint32_t k, uint64_t age, uint64_t hold, int at_end) {
   if ((w->type & 0xFF) != NS_EV_PROXY_OP || !progress_states[k] || age < hold) return 0;
   if (w->conn & NS_CONN_SEND) return 0; /* a net send: NCCL stops it once its turn came */
   if (w->conn && ns_idmap_get(&net_conns, net_conn_key(k, w->conn))) return 0; /* queued on a net connection */
+  if (!at_end && stopped_op_start[k] <= w->start_ns) return 0; /* nothing after it finished: it may be next */
   return atomic_load_explicit(&s->last_state, memory_order_relaxed) == 0;
 }
 
@@ -199,7 +211,7 @@ void ns_recycle_run(uint64_t now, ns_close_fn on_close, void* user) {
       uint64_t age = now > w->start_ns ? now - w->start_ns : 0;
       unsigned type = w->type & 0xFF;
       unsigned reason = age >= max_age && !(w->type & W_PINNED) ? NS_CLOSE_MAX_AGE
-                        : never_stopped(s, w, k, age, hold)           ? NS_CLOSE_NEVER_STOPPED
+                        : never_stopped(s, w, k, age, hold, 0)        ? NS_CLOSE_NEVER_STOPPED
                         : pressure && leak_prone(type) && age >= hold ? NS_CLOSE_PRESSURE
                                                                       : 0;
       if (reason) {
@@ -219,7 +231,8 @@ static void close_slab(uint32_t k, unsigned reason, ns_close_fn on_close, void* 
     ns_slot_w* w = &sl->w[sl->live[i]];
     if (!w->start_ns) continue;
     /* a copy transport's ProxyOp would not have stopped later either: say so */
-    unsigned why = never_stopped(&sl->slots[sl->live[i]], w, k, 0, 0) ? NS_CLOSE_NEVER_STOPPED : reason;
+    int copy_op = never_stopped(&sl->slots[sl->live[i]], w, k, 0, 0, reason == NS_CLOSE_COMM_END);
+    unsigned why = copy_op ? NS_CLOSE_NEVER_STOPPED : reason;
     if (on_close) on_close(user, w->id, w->type & 0xFF, k, why);
     w->start_ns = 0;
     w->type = 0;
@@ -230,6 +243,7 @@ static void close_slab(uint32_t k, unsigned reason, ns_close_fn on_close, void* 
 void ns_recycle_release_context(uint32_t ctx_index, ns_close_fn on_close, void* user) {
   close_slab(ctx_index, NS_CLOSE_COMM_END, on_close, user);
   progress_states[ctx_index] = 0;
+  stopped_op_start[ctx_index] = 0;
   /* its net connections: the next communicator in this slab has its own */
   for (size_t pos = 0;;) {
     uint64_t key, val;
@@ -264,4 +278,5 @@ void ns_recycle_reset(void) {
   ns_idmap_free(&pinned);
   ns_idmap_free(&net_conns);
   memset(progress_states, 0, sizeof progress_states);
+  memset(stopped_op_start, 0, sizeof stopped_op_start);
 }

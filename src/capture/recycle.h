@@ -52,11 +52,12 @@ int ns_recycle_is_open(uint64_t slot_addr, uint64_t id);
 /* Context ctx_index records ProxyOpInProgress (NCCL 2.27+, every net
  * ProxyOp at its first progress pass): from now on its ProxyOps that record
  * no state for NCCLSCOPE_HOLD_MS belong to a transport that never stops
- * them (NS_CLOSE_NEVER_STOPPED), unless they are net sends or receive on a
- * connection one of whose ProxyOps NCCL stopped: NCCL starts a ProxyOp when
- * it queues it on its connection (proxy.cc ProxyAppend) and records
- * InProgress only when the ops before it are done (net.cc), which on a
- * busy connection takes longer than any hold time. */
+ * them (NS_CLOSE_NEVER_STOPPED), unless they are net sends, receive on a
+ * connection one of whose ProxyOps NCCL stopped, or started after every
+ * ProxyOp of the communicator NCCL stopped so far: NCCL starts a ProxyOp
+ * when it queues it on its connection (proxy.cc ProxyAppend) and records
+ * InProgress only when the ops before it are done (net.cc), which on a busy
+ * connection, or behind a late rank, takes longer than any hold time. */
 void ns_recycle_note_progress_states(uint32_t ctx_index);
 /* The id of the recycled event a parent handle named, or 0. */
 uint64_t ns_recycle_parent_id(uint64_t handle);

@@ -9,10 +9,12 @@
  * ProxyOps that NCCL never stops, then counted their real stops as stale.
  *
  * Here, with a 20 ms hold: a receive ProxyOp on connection (channel 0, peer 1)
- * runs and stops (a net connection); then three ProxyOps wait 80 ms without a
- * state: a second receive on that connection and a net send, which must both
- * end with their own stops, and a receive on a connection no ProxyOp of which
- * ever stopped (a copy transport's), which must still be closed neverStopped. */
+ * runs and stops (a net connection); then four ProxyOps wait 80 ms without a
+ * state, in this order: a receive on a connection no ProxyOp of which ever
+ * stops (a copy transport's), a second receive on (0, 1), a net send, and a
+ * receive that is the first of its connection (1, 1). All but the copy
+ * transport's end with their own stops; that one is closed neverStopped once
+ * ProxyOps started after it were stopped (collectives end in order). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -54,7 +56,7 @@ static void outcome(const tl_trace* t, uint64_t id, int* stopped, uint64_t* clos
   }
 }
 
-/* NCCL's calls: a net receive that runs and stops, then three ProxyOps 80 ms without a state. */
+/* NCCL's calls: a net receive that runs and stops, then four ProxyOps 80 ms without a state. */
 static void record_ops(ncclProfiler_v6_t* p, void* ctx) {
   ncclProfilerEventDescr_v6_t cd = {.type = ncclProfileColl};
   cd.coll.func = "AllReduce";
@@ -67,13 +69,16 @@ static void record_ops(ncclProfiler_v6_t* p, void* ctx) {
   run_op(p, first); /* InProgress: the communicator's net ProxyOps record it; then NCCL stops it */
   usleep(10000);    /* the writer drains both */
 
+  void* copy = proxy_op(p, ctx, coll, 0, 2, 0);
   void* queued_recv = proxy_op(p, ctx, coll, 0, 1, 0);
   void* queued_send = proxy_op(p, ctx, coll, 0, 1, 1);
-  void* copy = proxy_op(p, ctx, coll, 0, 2, 0);
-  CHECK_TRUE(queued_recv && queued_send && copy);
+  void* first_of_conn = proxy_op(p, ctx, coll, 1, 1, 0);
+  CHECK_TRUE(copy && queued_recv && queued_send && first_of_conn);
   usleep(80000); /* 4 hold times without a state, the writer polling each ms */
   run_op(p, queued_recv);
   run_op(p, queued_send);
+  usleep(40000); /* the copy transport's is now older than ops NCCL stopped */
+  run_op(p, first_of_conn);
   usleep(10000);
 }
 
@@ -89,22 +94,21 @@ int main(void) {
 
   tl_trace t = {0};
   CHECK_TRUE(tl_load_dir(&t, dir) == 1);
-  uint64_t ids[4] = {0};
+  uint64_t ids[5] = {0};
   size_t n = 0;
-  for (size_t i = 0; i < t.nrecs && n < 4; i++)
+  for (size_t i = 0; i < t.nrecs && n < 5; i++)
     if (t.recs[i].r.kind == NS_REC_START && t.recs[i].r.type == NS_EV_PROXY_OP) ids[n++] = t.recs[i].r.id;
-  CHECK_U64(n, 4);
+  CHECK_U64(n, 5);
   int stopped;
   uint64_t closed;
   outcome(&t, ids[1], &stopped, &closed);
-  CHECK_U64(stopped, 1); /* the queued receive: its own stop */
-  CHECK_U64(closed, 0);
-  outcome(&t, ids[2], &stopped, &closed);
-  CHECK_U64(stopped, 1); /* the net send */
-  CHECK_U64(closed, 0);
-  outcome(&t, ids[3], &stopped, &closed);
   CHECK_U64(stopped, 0); /* the copy transport's receive */
   CHECK_U64(closed, NS_CLOSE_NEVER_STOPPED);
+  for (size_t k = 2; k < 5; k++) { /* the queued receive, the net send, the first of its connection */
+    outcome(&t, ids[k], &stopped, &closed);
+    CHECK_U64(stopped, 1);
+    CHECK_U64(closed, 0);
+  }
   tl_free(&t);
   CHECK_DONE();
 }
