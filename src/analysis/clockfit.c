@@ -17,7 +17,9 @@
  * set is a convex polygon kept explicitly (clipped by each new sample). The
  * true line is inside it whatever the lag distribution, so the conversion's
  * interval [min over vertices, max over vertices] always contains the truth:
- * that is the published bound. Samples are also kept in time bins (the
+ * that is the published bound. Where in it the point estimate sits (the
+ * lean) follows how closely each side's samples hug their edge: see
+ * update_lean. Samples are also kept in time bins (the
  * tightest of each side per bin) so old ones can be forgotten (max age) and
  * the polygon rebuilt; contradictory samples (empty polygon: a clock jump or a
  * wrong association) restart the fit from the newest bins and are counted.
@@ -34,6 +36,7 @@
 #define CF_NUM_SLACK 1.0    /* ns: floating point margin added to every bound */
 #define CF_MAX_BINS 256
 #define CF_WIDTH0 1000000ull /* first bin width: 1 ms */
+#define CF_CALLBACK_FLOOR 1000.0 /* ns: the shortest lag assumed for the point estimate (never for the bound) */
 
 int ns_cf_init(ns_clockfit* cf, double quantum_ns, double max_drift_ppm, double slack_ns, double max_age_sec) {
   memset(cf, 0, sizeof *cf);
@@ -48,7 +51,9 @@ int ns_cf_init(ns_clockfit* cf, double quantum_ns, double max_drift_ppm, double 
   cf->vc = malloc(cf->vcap * sizeof(double));
   cf->vd = malloc(cf->vcap * sizeof(double));
   cf->tmp = malloc(2 * cf->vcap * sizeof(double));
-  if (!cf->bins || !cf->vc || !cf->vd || !cf->tmp) {
+  cf->resid = malloc(cf->cap * sizeof(double));
+  cf->lean = 0.5;
+  if (!cf->bins || !cf->vc || !cf->vd || !cf->tmp || !cf->resid) {
     ns_cf_free(cf);
     return -1;
   }
@@ -60,6 +65,7 @@ void ns_cf_free(ns_clockfit* cf) {
   free(cf->vc);
   free(cf->vd);
   free(cf->tmp);
+  free(cf->resid);
   memset(cf, 0, sizeof *cf);
 }
 
@@ -146,6 +152,71 @@ static int rebuild_from(ns_clockfit* cf, size_t first) {
     }
   }
   return 1;
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+/* Median over the bins of one side's residual: how far that side's tightest
+ * sample of each bin lies from the polygon's edge on that side (>= 0). */
+static double side_residual(ns_clockfit* cf, int before) {
+  size_t n = 0;
+  for (size_t i = 0; i < cf->nbins; i++) {
+    const ns_cf_bin* b = &cf->bins[i];
+    if (before ? !b->has_before : !b->has_after) continue;
+    double x = before ? b->before_x : b->after_x, z = before ? b->before_z : b->after_z;
+    double edge = before ? -INFINITY : INFINITY; /* the polygon's highest (before) or lowest (after) f at x */
+    for (size_t v = 0; v < cf->nv; v++) {
+      double f = cf->vc[v] + x * cf->vd[v];
+      edge = before ? fmax(edge, f) : fmin(edge, f);
+    }
+    cf->resid[n++] = fmax(0.0, before ? z - edge : edge - z);
+  }
+  if (n == 0) return 0;
+  qsort(cf->resid, n, sizeof *cf->resid, cmp_double);
+  return n % 2 ? cf->resid[n / 2] : (cf->resid[n / 2 - 1] + cf->resid[n / 2]) / 2;
+}
+
+/* Where the point estimate sits inside the polygon. Each side's samples
+ * are the truth plus a lag (>= 0), and the polygon's edge on a side is its
+ * tightest sample, off the truth by that side's shortest lag, which no
+ * sample reveals: the midpoint is the estimate whose worst case is least.
+ * But the two sides differ by nature. A kernel starts several µs after its
+ * launch call began at the very least, while the proxy spins on the pTimers
+ * the GPU writes to host memory: on real NCCL 2.28 (one H100) the callbacks
+ * trailed the GPU time by under a µs at their tightest while kernels started
+ * 6-60 µs after their launch call, and the midpoint was off by the whole
+ * half-width (docs/validation/2026-11-26-h100-nccl2.28.9.md). The lean
+ * tells which case a fit is in: the callbacks' median residual over the sum
+ * of both sides' (each side's tightest sample per time bin, measured from
+ * that side's edge), a timer quantum added to each so that sides alike, or
+ * a single bin, give 0.5. Well below 0.5 the callbacks hug their edge and
+ * the estimate moves towards it (back_from_callbacks). The bound never depends
+ * on it: a conversion's error is its distance to the farther end. */
+static void update_lean(ns_clockfit* cf) {
+  cf->lean = 0.5;
+  if (!cf->have_after || !cf->have_before || cf->nv == 0) return;
+  double eps = cf->quantum_ns;
+  double ra = side_residual(cf, 0) + eps, rb = side_residual(cf, 1) + eps;
+  cf->lean = ra / (ra + rb);
+}
+
+/* How far before the callbacks' edge (the latest time they allow) the
+ * estimate sits, for a set of times `width` wide: the midpoint while the
+ * callbacks are less than twice as tight as the launches (lean >= 1/3);
+ * the lean's share of the width once they are three times as tight
+ * (lean <= 1/4), linear between. Never closer to that edge than
+ * CF_CALLBACK_FLOOR plus half a timer quantum: a callback cannot follow the
+ * GPU time it carries more closely than the GPU's write takes to reach host
+ * memory and the proxy's next poll, and a reading lies up to a quantum
+ * below the time. Never past the midpoint towards the launches: a kernel
+ * starts some µs after its launch call at the very least (the launch
+ * itself), so their edge is never the closer one by nature. */
+static double back_from_callbacks(const ns_clockfit* cf, double width) {
+  double l = cf->lean, share = l <= 0.25 ? l : l < 1.0 / 3 ? 3 * l - 0.5 : 0.5;
+  return fmin(fmax(share * width, CF_CALLBACK_FLOOR + cf->quantum_ns / 2), width / 2);
 }
 
 static void drop_oldest(ns_clockfit* cf, size_t k) {
@@ -237,6 +308,8 @@ static void add_sample(ns_clockfit* cf, uint64_t cpu, uint64_t gpu, int before) 
     poly_box(cf);
   }
   cf->samples++;
+  size_t nbins_was = cf->nbins;
+  uint64_t resets_was = cf->resets;
   int64_t dx = (int64_t)(cpu - cf->ref_cpu);
   int64_t dy = (int64_t)(gpu - cf->ref_gpu);
   double x = (double)dx * 1e-9;
@@ -272,6 +345,10 @@ static void add_sample(ns_clockfit* cf, uint64_t cpu, uint64_t gpu, int before) 
       recover(cf);
   }
   expire(cf);
+  /* the lean is a slow statistic, O(bins x vertices) to compute: refreshed
+   * when the bins change (a new bin: at most one per bin width, 1 ms and
+   * wider) and every 1024th sample */
+  if (cf->nbins != nbins_was || cf->resets != resets_was || (cf->samples & 1023) == 0) update_lean(cf);
 }
 
 void ns_cf_add_after(ns_clockfit* cf, uint64_t cpu, uint64_t gpu) { add_sample(cf, cpu, gpu, 0); }
@@ -290,7 +367,8 @@ int ns_cf_convert(const ns_clockfit* cf, uint64_t gpu, uint64_t* cpu, double* er
     if (a < lo) lo = a;
     if (b > hi) hi = b;
   }
-  double e = (hi - lo) / 2 + CF_NUM_SLACK + cf->slack_ns;
+  double back = back_from_callbacks(cf, hi - lo);
+  double e = fmax(back, (hi - lo) - back) + CF_NUM_SLACK + cf->slack_ns;
   if (!bounded(cf) || !(e < 1e12)) {
     /* one-sided: report the latest time consistent with the callbacks (the tight side) */
     double best = -INFINITY;
@@ -304,7 +382,8 @@ int ns_cf_convert(const ns_clockfit* cf, uint64_t gpu, uint64_t* cpu, double* er
     *err = INFINITY;
     return 1;
   }
-  *cpu = cf->ref_cpu + (uint64_t)(int64_t)llround((lo + hi) / 2);
+  /* hi is the latest time the callbacks allow, lo the earliest the launches do */
+  *cpu = cf->ref_cpu + (uint64_t)(int64_t)llround(hi - back);
   *err = e;
   return 1;
 }
@@ -332,13 +411,14 @@ void ns_cf_get(const ns_clockfit* cf, ns_clock_fit* out) {
     dlo = fmin(dlo, cf->vd[i]), dhi = fmax(dhi, cf->vd[i]);
   }
   double c, d;
+  /* f's lowest value is the callbacks' edge (the latest CPU time) */
   if (x2 - x1 > 1e-6) {
-    double m1 = (f1lo + f1hi) / 2, m2 = (f2lo + f2hi) / 2;
+    double m1 = f1lo + back_from_callbacks(cf, f1hi - f1lo), m2 = f2lo + back_from_callbacks(cf, f2hi - f2lo);
     d = (m2 - m1) / (x2 - x1);
     c = m1 - d * x1;
   } else {
     d = (dlo + dhi) / 2;
-    c = (f1lo + f1hi) / 2 - d * x1;
+    c = f1lo + back_from_callbacks(cf, f1hi - f1lo) - d * x1;
   }
   if (!bounded(cf)) {
     /* one-sided: the lowest line still consistent with the callbacks */

@@ -33,6 +33,12 @@ typedef struct {
   uint64_t samples, resets;
   uint64_t rejected; /* "before" samples dropped: they contradicted the callbacks (and the fit) */
   uint64_t newest_cpu;
+  /* Where the point estimate sits between the two sides of the polygon: 0 on
+   * the callbacks' edge, 1 on the launches' edge (0.5 until both sides have
+   * samples). Recomputed when a bin is added, the fit restarts, and every
+   * 1024th sample. */
+  double lean;
+  double* resid; /* scratch for the lean: one residual per bin (cap) */
 } ns_clockfit;
 
 int ns_cf_init(ns_clockfit* cf, double quantum_ns, double max_drift_ppm, double slack_ns, double max_age_sec);
@@ -41,8 +47,10 @@ void ns_cf_free(ns_clockfit* cf);
 void ns_cf_add_after(ns_clockfit* cf, uint64_t cpu, uint64_t gpu);
 /* The GPU event with timer value gpu happened at or after cpu (its Coll start). */
 void ns_cf_add_before(ns_clockfit* cf, uint64_t cpu, uint64_t gpu);
-/* Trace-clock time of a timer value: the midpoint of every time consistent
- * with the samples; err = half the width of that set (INFINITY if not bounded). */
+/* Trace-clock time of a timer value: a point of the set of times consistent
+ * with the samples, leaning towards the side whose samples hug their edge
+ * (clockfit.c); err = its largest distance to either end of that set
+ * (INFINITY if not bounded), so the set lies within cpu +- err. */
 int ns_cf_convert(const ns_clockfit* cf, uint64_t gpu, uint64_t* cpu, double* err);
 void ns_cf_get(const ns_clockfit* cf, ns_clock_fit* out);
 
