@@ -87,7 +87,7 @@ typedef struct {
   uint64_t t_done, t_last; /* done; last progress of any child */
   uint32_t proxy_ops, proxy_ops_done, kch, kch_done, closed_children;
   uint32_t nch;         /* channels in ch (0 once done: the detail is freed) */
-  uint64_t ch_low;      /* bit c: channel c (< 64) is in ch */
+  uint64_t ch_low;      /* with ch: bit c set when channel c (< 64) is in it (a new channel needs no search) */
   ns_fr_chan* ch;       /* by first appearance; NULL when done */
 } ns_fr_op;
 

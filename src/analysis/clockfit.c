@@ -346,9 +346,10 @@ static void add_sample(ns_clockfit* cf, uint64_t cpu, uint64_t gpu, int before) 
   }
   expire(cf);
   /* the lean is a slow statistic, O(bins x vertices) to compute: refreshed
-   * when the bins change (a new bin: at most one per bin width, 1 ms and
-   * wider) and every 1024th sample */
-  if (cf->nbins != nbins_was || cf->resets != resets_was || (cf->samples & 1023) == 0) update_lean(cf);
+   * every 1024th sample, after a restart, and while the fit is young (its
+   * first 32 bins), when every bin moves it */
+  if ((cf->samples & 1023) == 0 || cf->resets != resets_was || (cf->nbins != nbins_was && cf->nbins <= 32))
+    update_lean(cf);
 }
 
 void ns_cf_add_after(ns_clockfit* cf, uint64_t cpu, uint64_t gpu) { add_sample(cf, cpu, gpu, 0); }

@@ -35,8 +35,8 @@ typedef struct {
   uint64_t newest_cpu;
   /* Where the point estimate sits between the two sides of the polygon: 0 on
    * the callbacks' edge, 1 on the launches' edge (0.5 until both sides have
-   * samples). Recomputed when a bin is added, the fit restarts, and every
-   * 1024th sample. */
+   * samples). Recomputed every 1024th sample, when the fit restarts, and
+   * with each of its first 32 bins. */
   double lean;
   double* resid; /* scratch for the lean: one residual per bin (cap) */
 } ns_clockfit;

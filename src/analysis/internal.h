@@ -111,7 +111,6 @@ typedef struct {
   ns_pt_comm pt;
 } ns_comm_state;
 
-
 /* ---- kernel batches (batches.c) ---- */
 /* An op with a GPU interval of its own, held until its batch is known. */
 typedef struct {

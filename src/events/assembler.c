@@ -39,17 +39,14 @@ typedef struct {
   int64_t rank;
 } comm_rec;
 
-/* Entries by the low bits of their id, a look before by_id: a record
- * mostly names an event its thread started a few events before (a state,
- * a stop, a ProxyStep's ProxyOp), and a thread's ids are consecutive, so
- * most finds end here, in a table that stays in the cache, instead of in
- * a probe of by_id, which does not. */
-#define RECENT_SLOTS 512u
-
 struct ns_asm {
   ns_asm_config cfg;
   ns_idmap by_id;        /* id -> ns_event* */
-  ns_event* recent[RECENT_SLOTS]; /* an entry of by_id or NULL; release clears its own */
+  /* by_id's latest entries, looked at first: a record mostly names an event
+   * its thread started a few events before (a state, a stop, a ProxyStep's
+   * ProxyOp), and a thread's ids are consecutive, so most finds end in this
+   * table, which stays in the cache, not in a probe of by_id, which does not */
+  ns_idmap_recent recent;
   size_t user_off, states_off, entry_bytes;
   ns_event* free_list;   /* linked through link.q_next */
   size_t nfree;
@@ -143,9 +140,8 @@ static void unhold(ns_asm* a, ns_event* e) {
 /* ---- entries ---- */
 
 ns_event* ns_asm_find(const ns_asm* a, uint64_t id) {
-  /* Exact: an entry in `recent` is live, and a live entry's id never changes. */
-  ns_event* e = a->recent[id % RECENT_SLOTS];
-  if (e && e->id == id) return e;
+  uint64_t hit = ns_idmap_recent_get(&a->recent, id);
+  if (hit) return (ns_event*)(uintptr_t)hit;
   const uint64_t* v = ns_idmap_get(&a->by_id, id);
   return v ? (ns_event*)(uintptr_t)*v : NULL;
 }
@@ -169,7 +165,7 @@ static ns_event* entry_new(ns_asm* a, uint64_t id) {
     return NULL;
   }
   *slot = (uint64_t)(uintptr_t)e;
-  a->recent[id % RECENT_SLOTS] = e;
+  ns_idmap_recent_put(&a->recent, id, (uint64_t)(uintptr_t)e);
   /* Everything but the START record, which a START overwrites and the
    * other creators clear (start_clear): most entries are made by their START. */
   memset(e, 0, offsetof(ns_event, start));
@@ -265,7 +261,7 @@ static void release(ns_asm* a, ns_event* e) {
   count_released(a, e);
   if (a->cfg.sink.done) a->cfg.sink.done(a->cfg.sink.user, e);
   ns_idmap_del(&a->by_id, e->id);
-  if (a->recent[e->id % RECENT_SLOTS] == e) a->recent[e->id % RECENT_SLOTS] = NULL;
+  ns_idmap_recent_del(&a->recent, e->id);
   a->st.live--;
   if (a->nfree < NS_ASM_MAX_FREE) {
     e->link.q_next = a->free_list;

@@ -258,9 +258,8 @@ static void op_start_stop(ns_fr* fr, const ns_record* r) {
 /* ---- children ---- */
 
 static fr_child* child_get(const ns_fr* fr, uint64_t id) {
-  /* Exact: a pool entry's id is its child's while it runs, 0 once deleted. */
-  uint32_t r = fr->recent[id % FR_RECENT];
-  if (r && fr->pool[r - 1].id == id) return &fr->pool[r - 1];
+  uint64_t hit = ns_idmap_recent_get(&fr->recent, id);
+  if (hit) return &fr->pool[hit - 1];
   uint64_t* at = ns_idmap_get(&fr->children, id);
   return at ? &fr->pool[*at - 1] : NULL;
 }
@@ -290,13 +289,14 @@ static fr_child* child_add(ns_fr* fr, uint64_t id) {
   memset(ch, 0, sizeof *ch);
   ch->id = id;
   *slot = i + 1;
-  fr->recent[id % FR_RECENT] = i + 1;
+  ns_idmap_recent_put(&fr->recent, id, i + 1);
   fr->pool_used++;
   return ch;
 }
 
 static void child_del(ns_fr* fr, fr_child* ch) {
   ns_idmap_del(&fr->children, ch->id);
+  ns_idmap_recent_del(&fr->recent, ch->id);
   uint32_t i = (uint32_t)(ch - fr->pool);
   memset(ch, 0, sizeof *ch);
   ch->next_free = fr->free_head;

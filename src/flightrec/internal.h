@@ -9,10 +9,7 @@
 #include "util/idmap.h"
 
 #define FR_EPISODES 32 /* episodes kept for the dump */
-/* Running children by the low bits of their id, looked at before the
- * `children` map (as the assembler's `recent`: a state or stop mostly names
- * a child its thread started a few events before). */
-#define FR_RECENT 512u
+#define FR_POS_BITS 40 /* positions in an `ops` value: 10^12 operations per communicator */
 
 typedef struct {
   uint32_t comm; /* serial; 0: a free entry */
@@ -55,7 +52,8 @@ struct ns_fr {
   ns_idmap comm_index; /* serial -> index + 1 in comms */
   ns_idmap ops;        /* op id -> (comm index << FR_POS_BITS | its position) + 1 */
   ns_idmap children;   /* child id -> index + 1 in pool */
-  uint32_t recent[FR_RECENT]; /* index + 1 in pool of a running child, 0: none */
+  ns_idmap_recent recent; /* children's latest entries, looked at first (a state or stop
+                           * mostly names a child its thread started a few events before) */
   fr_child* pool;
   size_t pool_cap, pool_used;
   uint32_t free_head; /* index + 1 of a free pool entry, 0: none */
@@ -69,8 +67,6 @@ struct ns_fr {
 fr_comm* fr_comm_of(const ns_fr* fr, uint32_t comm);
 /* A string of the trace, "" when unknown. */
 const char* fr_str(const ns_fr* fr, uint32_t id);
-#define FR_POS_BITS 40 /* positions in an `ops` value: 10^12 operations per communicator */
-
 /* The operation at position pos of c. */
 static inline ns_fr_op* fr_at(const ns_fr* fr, const fr_comm* c, uint64_t pos) {
   return &c->ring[pos & fr->ring_mask];

@@ -47,4 +47,32 @@ int ns_idmap_next(const ns_idmap* m, size_t* pos, uint64_t* key, uint64_t* val);
  * fold larger keys (a string, a tuple) into one 64-bit key. */
 uint64_t ns_idmap_mix(uint64_t k);
 
+/* A direct-mapped cache in front of a map, for ids looked up soon after they
+ * were put (a state or a stop names an event its thread started a few
+ * events before): slot key % NS_IDMAP_RECENT holds the last pair put there.
+ * Exact, not a guess: the owner removes a key here whenever it removes it
+ * from the map, so a hit is the map's current value. Values must not be 0
+ * (0 reads as "not here"); key 0 is never found, as in the map. */
+#define NS_IDMAP_RECENT 512u
+
+typedef struct {
+  ns_idmap_bucket slot[NS_IDMAP_RECENT];
+} ns_idmap_recent;
+
+static inline uint64_t ns_idmap_recent_get(const ns_idmap_recent* r, uint64_t key) {
+  const ns_idmap_bucket* b = &r->slot[key % NS_IDMAP_RECENT];
+  return b->key == key ? b->val : 0;
+}
+
+static inline void ns_idmap_recent_put(ns_idmap_recent* r, uint64_t key, uint64_t val) {
+  ns_idmap_bucket* b = &r->slot[key % NS_IDMAP_RECENT];
+  b->key = key;
+  b->val = val;
+}
+
+static inline void ns_idmap_recent_del(ns_idmap_recent* r, uint64_t key) {
+  ns_idmap_bucket* b = &r->slot[key % NS_IDMAP_RECENT];
+  if (b->key == key) b->key = b->val = 0;
+}
+
 #endif
