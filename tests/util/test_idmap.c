@@ -44,7 +44,41 @@ static void check_all(const ns_idmap* m) {
   CHECK_U64(count, n);
 }
 
+/* The recent-entry table against the same reference: a hit is always the
+ * reference's current value (the owner deletes from both), a key that
+ * shares its slot with a later one misses, key 0 never hits. */
+static void check_recent(void) {
+  static ns_idmap_recent r; /* zeroed: every slot empty */
+  static uint64_t val[4 * NS_IDMAP_RECENT + 1];
+  unsigned long long s = 7;
+  uint64_t hits = 0;
+  for (int op = 0; op < 200000; op++) {
+    uint64_t k = 1 + test_rng(&s) % (4 * NS_IDMAP_RECENT);
+    if (test_rng(&s) % 3) {
+      val[k] = 1 + test_rng(&s) % 1000;
+      ns_idmap_recent_put(&r, k, val[k]);
+    } else {
+      ns_idmap_recent_del(&r, k);
+      val[k] = 0;
+    }
+    uint64_t probe = 1 + test_rng(&s) % (4 * NS_IDMAP_RECENT);
+    uint64_t hit = ns_idmap_recent_get(&r, probe);
+    if (hit) CHECK_U64(hit, val[probe]);
+    hits += hit != 0;
+  }
+  CHECK_TRUE(hits > 20000); /* it does hit: a slot holds one of its 4 keys */
+  /* the slot keeps the last key put there */
+  ns_idmap_recent_put(&r, 5, 11);
+  ns_idmap_recent_put(&r, 5 + NS_IDMAP_RECENT, 12);
+  CHECK_U64(ns_idmap_recent_get(&r, 5), 0);
+  CHECK_U64(ns_idmap_recent_get(&r, 5 + NS_IDMAP_RECENT), 12);
+  ns_idmap_recent_del(&r, 5); /* not the slot's key: nothing changes */
+  CHECK_U64(ns_idmap_recent_get(&r, 5 + NS_IDMAP_RECENT), 12);
+  CHECK_U64(ns_idmap_recent_get(&r, 0), 0);
+}
+
 int main(void) {
+  check_recent();
   ns_idmap m;
   ns_idmap_init(&m);
   int ins;
