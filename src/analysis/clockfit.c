@@ -154,9 +154,29 @@ static int rebuild_from(ns_clockfit* cf, size_t first) {
   return 1;
 }
 
-static int cmp_double(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
+/* The k-th smallest of v[0..n) (Hoare's selection; reorders v). */
+static double select_kth(double* v, size_t n, size_t k) {
+  size_t lo = 0, hi = n - 1;
+  while (lo < hi) {
+    double pivot = v[lo + (hi - lo) / 2];
+    size_t i = lo, j = hi;
+    while (i <= j) {
+      while (v[i] < pivot) i++;
+      while (v[j] > pivot) j--;
+      if (i <= j) {
+        double t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+        i++;
+        if (j == 0) break;
+        j--;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return v[k];
+  }
+  return v[k];
 }
 
 /* Median over the bins of one side's residual: how far that side's tightest
@@ -175,8 +195,12 @@ static double side_residual(ns_clockfit* cf, int before) {
     cf->resid[n++] = fmax(0.0, before ? z - edge : edge - z);
   }
   if (n == 0) return 0;
-  qsort(cf->resid, n, sizeof *cf->resid, cmp_double);
-  return n % 2 ? cf->resid[n / 2] : (cf->resid[n / 2 - 1] + cf->resid[n / 2]) / 2;
+  double upper = select_kth(cf->resid, n, n / 2);
+  if (n % 2) return upper;
+  /* the lower middle: the largest of the half select_kth left below */
+  double lower = cf->resid[0];
+  for (size_t i = 1; i < n / 2; i++) lower = fmax(lower, cf->resid[i]);
+  return (lower + upper) / 2;
 }
 
 /* Where the point estimate sits inside the polygon. Each side's samples
@@ -334,15 +358,23 @@ static void add_sample(ns_clockfit* cf, uint64_t cpu, uint64_t gpu, int before) 
     }
   } else {
     ns_cf_bin* b = bin_for(cf, dx);
-    if (!b->has_after || z > b->after_z) {
-      b->has_after = 1;
-      b->after_x = x;
-      b->after_z = z;
+    /* The polygon holds every bin's tightest callback (to within CF_TOL),
+     * and f moves by at most dmax * |x - x'| between two times: a callback
+     * looser than its bin's by more than that is implied, and clipping by it
+     * would change nothing. Most callbacks of a settled fit end here. */
+    if (b->has_after && z + cf->dmax * fabs(x - b->after_x) + 2 * CF_TOL <= b->after_z) {
+      /* implied */
+    } else {
+      if (!b->has_after || z > b->after_z) {
+        b->has_after = 1;
+        b->after_x = x;
+        b->after_z = z;
+      }
+      if (poly_clip(cf, x, z, -1.0))
+        cf->have_after = 1;
+      else if (!rebuild_from(cf, 0)) /* a "before" sample in use was wrong: rebuild without it */
+        recover(cf);
     }
-    if (poly_clip(cf, x, z, -1.0))
-      cf->have_after = 1;
-    else if (!rebuild_from(cf, 0)) /* a "before" sample in use was wrong: rebuild without it */
-      recover(cf);
   }
   expire(cf);
   /* the lean is a slow statistic, O(bins x vertices) to compute: refreshed
