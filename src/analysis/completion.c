@@ -170,7 +170,7 @@ static void on_stopped(void* user, ns_event* ev) {
       if (ev->stop_ts > *last) *last = ev->stop_ts;
     }
   }
-  ns_win_step(a, win, &key, x->size, (double)(ev->stop_ts - x->wait_ts) / 1000.0, queued);
+  ns_win_step(a, win, &key, x->size, (double)(ev->stop_ts - x->wait_ts) / 1000.0, queued, &an(pop)->links);
 }
 
 /* The op's GPU interval. Its pTimers are judged first (ptimers.c): a

@@ -25,9 +25,19 @@ enum {
   NS_PT_REASONS
 };
 
+/* Where a ProxyOp's steps count in a window: the index + 1 of its link's
+ * accumulators (its channel's and all channels') in that window's links,
+ * so its steps after the first need no lookup (windows.c ns_win_step).
+ * Every step of a ProxyOp has its link key (communicator, rank, peer,
+ * direction, channel: all the ProxyOp's). */
+typedef struct {
+  uint64_t window; /* index + 1 of the window the indexes are of; 0: none */
+  uint32_t channel, all;
+} ns_link_cache;
+
 /* What the analysis keeps per event, in the assembler's consumer area
  * (ns_event_user): a Coll/P2p's window and the two "before" sides of its
- * GPU clock bound; a ProxyStep's transfer. */
+ * GPU clock bound; a ProxyStep's transfer; a ProxyOp's link cache. */
 typedef struct {
   uint64_t window;        /* op: the window it started in (has_window) */
   uint64_t launch_ts;     /* op: earliest KernelLaunch start of its group on this comm, 0 if not known (yet) */
@@ -35,6 +45,7 @@ typedef struct {
   uint64_t plan;          /* op: its plan's legacy Group (parentGroup, or the parent before v5), 0 unknown */
   uint64_t ptimer_last;   /* op: the largest pTimer (start or stop) of its KernelCh */
   uint64_t wait_ts, size; /* ProxyStep: SendWait/RecvWait time, its own transSize (SendWait/RecvFlushWait) */
+  ns_link_cache links;    /* ProxyOp: where its steps count */
   uint8_t has_window;
   uint8_t graph;    /* op: its CollApi/P2pApi was graph-captured: the Coll start precedes the kernel */
   uint8_t has_wait; /* ProxyStep */
@@ -299,8 +310,10 @@ void ns_win_op_done(ns_analysis* a, const ns_op_result* r);
 /* A closed batch of 2+ ops, as one call (func, bytes, dur_ns, basis, batch_ops): its window and summary row. */
 void ns_win_batch_done(ns_analysis* a, const ns_op_result* batch);
 void ns_win_op_dropped(ns_analysis* a, uint64_t window);
+/* A step's transfer in its link's statistics (key's channel and all
+ * channels). cache: its ProxyOp's (NULL: look the link up). */
 void ns_win_step(ns_analysis* a, uint64_t window, const ns_link_stats* key, uint64_t size, double time_us,
-                 int queued);
+                 int queued, ns_link_cache* cache);
 void ns_win_scan(ns_analysis* a, int flush);
 void ns_aggr_free(ns_aggr* g);
 /* The window an op of window index `window` counts in: its own, else (force-closed) the newest; NULL if none. */

@@ -300,16 +300,31 @@ void ns_win_op_dropped(ns_analysis* a, uint64_t window) {
 }
 
 void ns_win_step(ns_analysis* a, uint64_t window, const ns_link_stats* key, uint64_t size, double time_us,
-                 int queued) {
+                 int queued, ns_link_cache* cache) {
   ns_win* w = window != UINT64_MAX ? find_window(a, window) : NULL;
   if (!w) w = a->nwins ? &a->wins[a->nwins - 1] : current(a, a->now);
   if (!w) return;
-  ns_link_stats k = *key;
-  ns_link_acc* l = link_for(&w->ag, &k);
-  if (l) ns_linkacc_add(&l->acc, size, time_us, queued);
-  k.channel = -1;
-  l = link_for(&w->ag, &k);
-  if (l) ns_linkacc_add(&l->acc, size, time_us, queued);
+  ns_aggr* g = &w->ag;
+  /* A window's links only grow (indexes stay), and its index is never
+   * reused: the cache holds while its window is the step's. */
+  if (!cache || cache->window != w->index + 1) {
+    ns_link_stats k = *key;
+    ns_link_acc* l = link_for(g, &k);
+    k.channel = -1;
+    size_t one = l ? (size_t)(l - g->l) : 0; /* link_for may move g->l */
+    ns_link_acc* all = l ? link_for(g, &k) : NULL;
+    if (!all) return;
+    if (!cache) {
+      ns_linkacc_add(&g->l[one].acc, size, time_us, queued);
+      ns_linkacc_add(&all->acc, size, time_us, queued);
+      return;
+    }
+    cache->window = w->index + 1;
+    cache->channel = (uint32_t)one + 1;
+    cache->all = (uint32_t)(all - g->l) + 1;
+  }
+  ns_linkacc_add(&g->l[cache->channel - 1].acc, size, time_us, queued);
+  ns_linkacc_add(&g->l[cache->all - 1].acc, size, time_us, queued);
 }
 
 void ns_link_publish(const ns_link_acc* l, ns_link_stats* out) {
