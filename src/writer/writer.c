@@ -209,6 +209,8 @@ static void flush_out(void) {
  * would otherwise cost its length). */
 static void clock_pair(uint64_t* mono, int64_t* real) {
   uint64_t best_gap = UINT64_MAX;
+  *mono = 0; /* the first try always replaces these (a gap is below UINT64_MAX) */
+  *real = 0;
   for (int i = 0; i < 3; i++) {
     uint64_t a = ns_mono_ns();
     struct timespec rt;
