@@ -41,12 +41,14 @@ typedef struct {
 
 struct ns_asm {
   ns_asm_config cfg;
-  ns_idmap by_id;        /* id -> ns_event* */
-  /* by_id's latest entries, looked at first: a record mostly names an event
-   * its thread started a few events before (a state, a stop, a ProxyStep's
-   * ProxyOp), and a thread's ids are consecutive, so most finds end in this
-   * table, which stays in the cache, not in a probe of by_id, which does not */
+  /* Live entries by id: in `recent`, the slot of their id, or, once a newer
+   * entry took that slot, in by_id; each in exactly one (entry_home). A
+   * record mostly names an event its thread started a few events before (a
+   * state, a stop, a ProxyStep's ProxyOp), so most finds end in `recent`,
+   * which stays in the cache, and most entries (a ProxyStep lives a few
+   * records) come and go without a hash insert or removal. */
   ns_idmap_recent recent;
+  ns_idmap by_id; /* id -> ns_event*, the entries `recent` displaced */
   size_t user_off, states_off, entry_bytes;
   ns_event* free_list;   /* linked through link.q_next */
   size_t nfree;
@@ -148,6 +150,51 @@ ns_event* ns_asm_find(const ns_asm* a, uint64_t id) {
 
 uint64_t ns_asm_now(const ns_asm* a) { return a->now; }
 
+/* Gives a new entry its place: the slot of its id in `recent`, whose live
+ * occupant moves to by_id; by_id itself when there is no room for that
+ * move. -1 when there is none at all. */
+static int entry_home(ns_asm* a, uint64_t id, ns_event* e) {
+  ns_idmap_bucket* b = ns_idmap_recent_slot(&a->recent, id);
+  int inserted;
+  if (b->key) {
+    uint64_t* moved = ns_idmap_put(&a->by_id, b->key, &inserted);
+    if (!moved) {
+      uint64_t* v = ns_idmap_put(&a->by_id, id, &inserted);
+      if (!v) return -1;
+      *v = (uint64_t)(uintptr_t)e;
+      return 0;
+    }
+    *moved = b->val;
+  }
+  b->key = id;
+  b->val = (uint64_t)(uintptr_t)e;
+  return 0;
+}
+
+/* Takes a released entry out of wherever it lives. */
+static void entry_unhome(ns_asm* a, const ns_event* e) {
+  ns_idmap_bucket* b = ns_idmap_recent_slot(&a->recent, e->id);
+  if (b->key == e->id)
+    b->key = b->val = 0;
+  else
+    ns_idmap_del(&a->by_id, e->id);
+}
+
+/* Moves every entry of `recent` to by_id, for the walks over all entries
+ * (flush, free). Returns an entry it found no room for, NULL when done. */
+static ns_event* entries_to_map(ns_asm* a) {
+  for (size_t i = 0; i < NS_IDMAP_RECENT; i++) {
+    ns_idmap_bucket* b = &a->recent.slot[i];
+    if (!b->key) continue;
+    int inserted;
+    uint64_t* v = ns_idmap_put(&a->by_id, b->key, &inserted);
+    if (!v) return (ns_event*)(uintptr_t)b->val;
+    *v = b->val;
+    b->key = b->val = 0;
+  }
+  return NULL;
+}
+
 /* A new entry for id (the caller sets what it knows, then announces it). */
 static ns_event* entry_new(ns_asm* a, uint64_t id) {
   ns_event* e = a->free_list;
@@ -158,14 +205,10 @@ static ns_event* entry_new(ns_asm* a, uint64_t id) {
     e = malloc(a->entry_bytes);
     if (!e) return NULL;
   }
-  int inserted;
-  uint64_t* slot = ns_idmap_put(&a->by_id, id, &inserted);
-  if (!slot) {
+  if (entry_home(a, id, e) != 0) {
     free(e);
     return NULL;
   }
-  *slot = (uint64_t)(uintptr_t)e;
-  ns_idmap_recent_put(&a->recent, id, (uint64_t)(uintptr_t)e);
   /* Everything but the START record, which a START overwrites and the
    * other creators clear (start_clear): most entries are made by their START. */
   memset(e, 0, offsetof(ns_event, start));
@@ -260,8 +303,7 @@ static void release(ns_asm* a, ns_event* e) {
     child_gone(a, e);
   count_released(a, e);
   if (a->cfg.sink.done) a->cfg.sink.done(a->cfg.sink.user, e);
-  ns_idmap_del(&a->by_id, e->id);
-  ns_idmap_recent_del(&a->recent, e->id);
+  entry_unhome(a, e);
   a->st.live--;
   if (a->nfree < NS_ASM_MAX_FREE) {
     e->link.q_next = a->free_list;
@@ -534,6 +576,9 @@ static int by_start(const void* x, const void* y) {
 void ns_asm_flush(ns_asm* a) {
   a->flushing = 1;
   while (a->held_head) release(a, a->held_head);
+  /* every entry in by_id, for one walk in start order (an entry there is no
+   * room for is released first: out of order, never lost) */
+  for (ns_event* e; (e = entries_to_map(a));) release(a, e);
   size_t n = a->by_id.len, k = 0;
   ns_event** v = n ? malloc(n * sizeof *v) : NULL;
   uint64_t id, ptr;
@@ -554,6 +599,8 @@ void ns_asm_free(ns_asm* a) {
   if (!a) return;
   uint64_t id, ptr;
   for (size_t pos = 0; ns_idmap_next(&a->by_id, &pos, &id, &ptr);) free((void*)(uintptr_t)ptr);
+  for (size_t i = 0; i < NS_IDMAP_RECENT; i++)
+    if (a->recent.slot[i].key) free((void*)(uintptr_t)a->recent.slot[i].val);
   while (a->free_list) {
     ns_event* e = a->free_list;
     a->free_list = e->link.q_next;

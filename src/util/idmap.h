@@ -47,12 +47,19 @@ int ns_idmap_next(const ns_idmap* m, size_t* pos, uint64_t* key, uint64_t* val);
  * fold larger keys (a string, a tuple) into one 64-bit key. */
 uint64_t ns_idmap_mix(uint64_t k);
 
-/* A direct-mapped cache in front of a map, for ids looked up soon after they
- * were put (a state or a stop names an event its thread started a few
- * events before): slot key % NS_IDMAP_RECENT holds the last pair put there.
- * Exact, not a guess: the owner removes a key here whenever it removes it
- * from the map, so a hit is the map's current value. Values must not be 0
- * (0 reads as "not here"); key 0 is never found, as in the map. */
+/* A direct-mapped table of recent keys beside a map, for ids looked up soon
+ * after they were put (a state or a stop names an event its thread started a
+ * few events before): slot key % NS_IDMAP_RECENT holds one pair. Two uses:
+ *  - a cache in front of the map (the flight recorder's children): every
+ *    key is in the map, the owner removes a key here whenever it removes it
+ *    from the map, so a hit is the map's current value;
+ *  - a home of its own for the newest keys (the assembler's entries): a key
+ *    goes into the map only when a newer key takes its slot
+ *    (ns_idmap_recent_slot), so a key lives in exactly one of the two, and
+ *    the many that come and go within a few hundred others never touch the
+ *    map.
+ * Values must not be 0 (0 reads as "not here"); key 0 is never found, as in
+ * the map. */
 #define NS_IDMAP_RECENT 512u
 
 typedef struct {
@@ -68,6 +75,11 @@ static inline void ns_idmap_recent_put(ns_idmap_recent* r, uint64_t key, uint64_
   ns_idmap_bucket* b = &r->slot[key % NS_IDMAP_RECENT];
   b->key = key;
   b->val = val;
+}
+
+/* The slot of key: its pair, another key's, or an empty one (key 0). */
+static inline ns_idmap_bucket* ns_idmap_recent_slot(ns_idmap_recent* r, uint64_t key) {
+  return &r->slot[key % NS_IDMAP_RECENT];
 }
 
 static inline void ns_idmap_recent_del(ns_idmap_recent* r, uint64_t key) {

@@ -19,8 +19,13 @@ static struct {
   size_t n;
 } done;
 
+static uint64_t done_total, done_last_start, done_out_of_order;
+
 static void on_done(void* user, ns_event* ev) {
   (void)user;
+  done_total++;
+  if (ev->start.ts < done_last_start) done_out_of_order++;
+  done_last_start = ev->start.ts;
   if (done.n == MAX_DONE) return;
   done.id[done.n] = ev->id;
   done.stopped[done.n] = ev->stopped;
@@ -248,7 +253,49 @@ static void test_self_p2p(void) {
   ns_asm_free(a);
 }
 
+/* Many events alive at once, with ids that share slots of the table of
+ * recent entries (four ids to a slot, in runs of consecutive ones): each is
+ * found by its id while it runs and gone once it stopped, whether it still
+ * sits in that table or a newer one moved it to the map; the flush
+ * releases the rest, each once, in start order. */
+static void test_many_live(void) {
+  ns_asm* a = make(0, 0, 0, 0);
+  enum { N = 3000 };
+  static uint64_t ids[N];
+  /* distinct, and four to a slot: (i % 4) * 512,000 apart, then consecutive */
+  for (int i = 0; i < N; i++) ids[i] = 1000 + (uint64_t)(i % 4) * 512 * 1000 + (uint64_t)(i / 4);
+  done_total = done_out_of_order = done_last_start = 0;
+  for (int i = 0; i < N; i++) rec(a, NS_REC_START, NS_EV_PROXY_STEP, 10 + (uint64_t)i, ids[i], 0);
+  int found = 0;
+  for (int i = 0; i < N; i++) {
+    const ns_event* e = ns_asm_find(a, ids[i]);
+    found += e && e->id == ids[i] && e->started && !e->stopped;
+  }
+  CHECK_U64(found, N);
+  for (int i = 0; i < N; i += 2) rec(a, NS_REC_STOP, NS_EV_PROXY_STEP, 10000 + (uint64_t)i, ids[i], 0);
+  CHECK_U64(done_total, N / 2); /* a stopped ProxyStep goes at once */
+  int gone = 0, still = 0;
+  for (int i = 0; i < N; i++) {
+    const ns_event* e = ns_asm_find(a, ids[i]);
+    if (i % 2 == 0) gone += e == NULL;
+    else still += e && e->id == ids[i];
+  }
+  CHECK_U64(gone, N / 2);
+  CHECK_U64(still, N / 2);
+  done_last_start = 0;
+  done_out_of_order = 0;
+  ns_asm_flush(a);
+  CHECK_U64(done_total, N);
+  CHECK_U64(done_out_of_order, 0);
+  ns_asm_stats st;
+  ns_asm_get_stats(a, &st);
+  CHECK_U64(st.live, 0);
+  for (int i = 0; i < N; i++) CHECK_TRUE(ns_asm_find(a, ids[i]) == NULL);
+  ns_asm_free(a);
+}
+
 int main(void) {
+  test_many_live();
   test_closed_and_repeated();
   test_self_p2p();
   test_children_first();
