@@ -305,20 +305,17 @@ void ns_win_step(ns_analysis* a, uint64_t window, const ns_link_stats* key, uint
   if (!w) w = a->nwins ? &a->wins[a->nwins - 1] : current(a, a->now);
   if (!w) return;
   ns_aggr* g = &w->ag;
+  ns_link_cache none = {0};
+  if (!cache) cache = &none;
   /* A window's links only grow (indexes stay), and its index is never
    * reused: the cache holds while its window is the step's. */
-  if (!cache || cache->window != w->index + 1) {
+  if (cache->window != w->index + 1) {
     ns_link_stats k = *key;
     ns_link_acc* l = link_for(g, &k);
     k.channel = -1;
     size_t one = l ? (size_t)(l - g->l) : 0; /* link_for may move g->l */
     ns_link_acc* all = l ? link_for(g, &k) : NULL;
     if (!all) return;
-    if (!cache) {
-      ns_linkacc_add(&g->l[one].acc, size, time_us, queued);
-      ns_linkacc_add(&all->acc, size, time_us, queued);
-      return;
-    }
     cache->window = w->index + 1;
     cache->channel = (uint32_t)one + 1;
     cache->all = (uint32_t)(all - g->l) + 1;

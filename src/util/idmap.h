@@ -66,24 +66,24 @@ typedef struct {
   ns_idmap_bucket slot[NS_IDMAP_RECENT];
 } ns_idmap_recent;
 
+/* The slot of key: its pair, another key's, or an empty one (key 0). */
+static inline ns_idmap_bucket* ns_idmap_recent_slot(ns_idmap_recent* r, uint64_t key) {
+  return &r->slot[key % NS_IDMAP_RECENT];
+}
+
 static inline uint64_t ns_idmap_recent_get(const ns_idmap_recent* r, uint64_t key) {
   const ns_idmap_bucket* b = &r->slot[key % NS_IDMAP_RECENT];
   return b->key == key ? b->val : 0;
 }
 
 static inline void ns_idmap_recent_put(ns_idmap_recent* r, uint64_t key, uint64_t val) {
-  ns_idmap_bucket* b = &r->slot[key % NS_IDMAP_RECENT];
+  ns_idmap_bucket* b = ns_idmap_recent_slot(r, key);
   b->key = key;
   b->val = val;
 }
 
-/* The slot of key: its pair, another key's, or an empty one (key 0). */
-static inline ns_idmap_bucket* ns_idmap_recent_slot(ns_idmap_recent* r, uint64_t key) {
-  return &r->slot[key % NS_IDMAP_RECENT];
-}
-
 static inline void ns_idmap_recent_del(ns_idmap_recent* r, uint64_t key) {
-  ns_idmap_bucket* b = &r->slot[key % NS_IDMAP_RECENT];
+  ns_idmap_bucket* b = ns_idmap_recent_slot(r, key);
   if (b->key == key) b->key = b->val = 0;
 }
 
