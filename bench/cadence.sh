@@ -3,7 +3,9 @@
 # one gap per run so that the drops of each gap are the plugin's own count for it.
 #   bench/cadence.sh [BUILD_DIR] [THREADS] [REPS]     e.g. bench/cadence.sh build 1 5
 # Prints per gap and sequence: ns inside the plugin calls per collective (empty
-# plugin, ncclscope, added, added per event) and the events the plugin dropped
+# plugin, ncclscope, added, added per event), the same added per event for the
+# floor plugin (sim/floor_plugin.c: a timestamp and an entry per call, nothing
+# else; timed in the same runs, interleaved) and the events the plugin dropped
 # in that run (its trace's counters, `ns-trace-stats`), and per gap the writer
 # thread's CPU per trace record (its own log line, all four sequences
 # together: what the background thread pays for each record at this cadence).
@@ -14,13 +16,14 @@ T=${2:-1}
 R=${3:-5}
 SIM=$B/ncclscope-sim
 PLUGIN=$B/libnccl-profiler-ncclscope.so
+FLOOR=$B/libnccl-profiler-floor.so
 work=$(mktemp -d /tmp/ncclscope-cadence.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-printf '| gap us | sequence | events | empty ns | ncclscope ns | added ns | added ns/event | p90 added ns | dropped (run) | writer ns/record (run) |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|\n'
+printf '| gap us | sequence | events | empty ns | ncclscope ns | added ns | added ns/event | floor added ns/event | p90 added ns | dropped (run) | writer ns/record (run) |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|\n'
 for gap in 1 10 100 1000; do
   NCCLSCOPE_DUMP_DIR=$work/g$gap NCCLSCOPE_NO_CUDA=1 "$SIM" --plugin "$PLUGIN" --bench-cadence --bench-gaps "$gap" \
-    --bench-threads "$T" --bench-reps "$R" -v >"$work/out$gap.txt" 2>"$work/err$gap.txt"
+    --bench-baseline "$FLOOR" --bench-threads "$T" --bench-reps "$R" -v >"$work/out$gap.txt" 2>"$work/err$gap.txt"
   "$B/ns-trace-stats" "$work/g$gap"/*.nstrace | tail -1 >"$work/stats$gap.json"
   python3 - "$work/out$gap.txt" "$work/err$gap.txt" "$work/stats$gap.json" <<'PY'
 import json, re, sys
@@ -32,6 +35,6 @@ dropped, events, records = stats.get("dropped", 0), stats.get("events", 0), stat
 writer = f"{sum(cpu) * 1e6 / records:.0f}" if cpu and records else "-"
 for r in b["rows"]:
     print(f"| {r['gap_us']} | {r['seq']} | {r['events']} | {r['empty_ns']:.0f} | {r['plugin_ns']:.0f} | {r['added_ns']:.0f} | "
-          f"{r['added_per_event_ns']:.1f} | {r['p90_added_ns']:.0f} | {dropped} of {dropped + events} | {writer} |")
+          f"{r['added_per_event_ns']:.1f} | {(r['baseline_ns'] - r['empty_ns']) / r['events']:.1f} | {r['p90_added_ns']:.0f} | {dropped} of {dropped + events} | {writer} |")
 PY
 done

@@ -375,6 +375,21 @@ def t_bench():
     eq([c["name"] for c in j["configs"]], ["none", "empty", "plugin"], "bench configurations")
 
 
+def t_bench_floor():
+    """The floor plugin as --bench-cadence's baseline: every sequence runs
+    through it (its handles carry the ids its children and stops decode)."""
+    floor = os.path.join(BUILD, "libnccl-profiler-floor.so")
+    p = subprocess.run([SIM, "--bench-cadence", "--bench-gaps", "100", "--bench-reps", "1", "--plugin",
+                        os.path.join(BUILD, "libnccl-profiler-empty.so"), "--bench-baseline", floor],
+                       capture_output=True, text=True, timeout=120)
+    eq(p.returncode, 0, "cadence bench with the floor plugin: exit status")
+    line = [l for l in p.stdout.splitlines() if l.startswith("BENCH_CADENCE ")]
+    eq(len(line), 1, "one BENCH_CADENCE line")
+    rows = json.loads(line[0][len("BENCH_CADENCE "):])["rows"]
+    eq(sorted(r["seq"] for r in rows), ["net_coll", "node_coll32", "node_coll8", "p2p_pair"], "every sequence")
+    eq([r["seq"] for r in rows if not r["baseline_ns"] > 0], [], "the floor timed in every sequence")
+
+
 def t_help():
     p = subprocess.run([SIM, "--help"], capture_output=True, text=True, timeout=10)
     for word in ("NCCL_PROFILER_PLUGIN", "--procs", "--truth", "--bench", "pxn", "churn", "nasty", "--fast"):
@@ -552,7 +567,7 @@ def t_rules(nccl):
 TESTS = {"version": t_version, "mask_static": t_mask_static, "mask_runtime": t_mask_runtime, "v5_ce": t_v5_ce,
          "v6_ce": t_v6_ce, "pxn_procs": t_pxn_procs, "pxn_single": t_pxn_single, "dlclose": t_dlclose,
          "leak": t_leak, "graph": t_graph, "hang": t_hang, "none": t_none, "scenario": t_scenario,
-         "nasty_null": t_nasty_null, "bench": t_bench, "help": t_help, "replay": t_replay,
+         "nasty_null": t_nasty_null, "bench": t_bench, "bench_floor": t_bench_floor, "help": t_help, "replay": t_replay,
          "replay_bad": t_replay_bad, "cli_errors": t_cli_errors, "rules": t_rules, "replay_gpu_truth": t_replay_gpu_truth}
 
 if __name__ == "__main__":
