@@ -40,8 +40,8 @@ trap 'rm -rf "$RAW"' EXIT
 export NCCLSCOPE_DUMP_DIR=$RAW/dump NCCLSCOPE_NO_CUDA=1
 log() { echo "bench: $*" >&2; }
 
-# ---- micro: tight loops; the slab is enlarged so that 16 threads sharing one
-# communicator do not exhaust it between repetitions (it is not on the hot path).
+# ---- micro: tight loops; the writer holds more open events so that 16 threads
+# sharing one communicator do not make it close them early (not on the hot path).
 for shared in "" "--bench-shared-comm"; do
   for t in 1 4 16; do
     log "micro threads=$t ${shared:-own-comm}"

@@ -68,9 +68,9 @@ static void on_started(void* user, ns_event* ev) {
     case NS_EV_P2P: {
       uint64_t api_id = (r->flags & NS_RF_PARENT_RAW) ? 0 : r->parent;
       x->launch_ts = ns_launch_for(a, api_id, r->comm);
-      /* The flag is never wrongly set: a parent handle is stale (its slot
-       * recycled, resolving to some newer event) only for a graph replay, and a
-       * replay's Coll start does precede its kernel. */
+      /* The flag is never wrongly set: a Coll names a CollApi that stopped
+       * long before only for a graph replay, and a replay's Coll start does
+       * precede its kernel. */
       x->graph = (uint8_t)ns_launch_graph(a, api_id);
       /* its plan: the legacy Group every op of its kernel shares (v5+ name it in
        * parentGroup; before v5 it is their parent) */

@@ -13,10 +13,11 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "capture/slab.h"
 #include "clock/clock.h"
 #include "config/config.h"
 #include "ncclscope/record.h"
+
+#define NS_MAX_CONTEXTS 256
 
 typedef enum { NS_CTX_FREE = 0, NS_CTX_ACTIVE = 1, NS_CTX_CLOSING = 2 } ns_ctx_state;
 
@@ -38,7 +39,6 @@ typedef struct ns_context {
   uint32_t init_tid;
   /* Drops attributed to this communicator (rare path: relaxed RMW counters). */
   _Atomic uint64_t dropped[NS_EV_COUNT];
-  _Atomic uint64_t dropped_handles;
 } ns_context;
 
 extern ns_context ns_ctx_table[NS_MAX_CONTEXTS];
@@ -64,13 +64,13 @@ extern ns_session ns_sess;
 /* Process counters bumped on rare hot-path branches (relaxed RMW; read by
  * the writer for COUNTERS, exactly after the join). */
 typedef struct {
-  _Atomic uint64_t bad_handles;   /* stop/state on a handle that is not one of our slots */
-  _Atomic uint64_t stale_handles; /* stop/state on a handle whose event the writer already recycled */
+  _Atomic uint64_t bad_handles;   /* stop/state on a handle that is not one of ours (capture/handle.h) */
+  /* Counted by the writer, from the ids it saw end (writer/open_events.h): */
+  _Atomic uint64_t stale_handles; /* stop/state of an event the writer closed (never stopped, max age, ...) */
   _Atomic uint64_t double_stops;  /* a second stop of the same event */
   _Atomic uint64_t late_states;   /* a state of an event after its stop */
   _Atomic uint64_t bad_contexts;  /* start with a context that is not ours (not PXN) */
   _Atomic uint64_t unknown_types; /* start with a type bit we do not know */
-  _Atomic uint64_t dropped_handles[NS_EV_COUNT]; /* slab exhausted */
   _Atomic uint64_t dropped_unringed[NS_EV_COUNT]; /* no ring for the thread */
   _Atomic uint64_t pxn_dropped;
 } ns_counters;

@@ -4,18 +4,6 @@
 
 #include "ring/ring.h"
 #include "capture/context.h"
-#include "capture/slab.h"
-
-/* The slot of a handle NCCL hands to stop or state; NULL for a NULL handle
- * (nothing to do) and for one that is not a slot of an active slab
- * (counted: badHandles). Whether the slot still holds the handle's event
- * is the caller's check (S6). */
-static inline ns_slot* ns_handle_slot(void* handle) {
-  if (!handle) return NULL;
-  ns_slot* s = ns_slot_from_handle(handle);
-  if (!s) atomic_fetch_add_explicit(&ns_cnt.bad_handles, 1, memory_order_relaxed);
-  return s;
-}
 
 /* A full ring counts in its own producer-owned counter (relaxed load/store:
  * only this thread writes it, the writer reads it relaxed); a thread with no

@@ -23,11 +23,11 @@ typedef struct {
   char dump_dir[PATH_MAX];
   uint32_t ring_kb;     /* per-thread ring */
   uint32_t max_threads; /* rings in the pool */
-  uint32_t slab_events; /* slots per communicator */
+  uint32_t slab_events; /* open events the writer keeps per communicator (NCCLSCOPE_SLAB_EVENTS) */
   uint32_t flush_ms;    /* longest time between writes to disk */
   uint32_t poll_ms;     /* writer poll period */
-  uint32_t hold_ms;     /* how long a finished parent slot stays unreused */
-  uint32_t max_age_ms;  /* a stopped event's slot is recycled after this even with children missing */
+  uint32_t hold_ms;     /* how long an event stays open before a never-stopped or pressure close */
+  uint32_t max_age_ms;  /* an event still open after this is closed (maxAge) */
   int no_cuda;          /* do not look for the GPU UUID */
   int force_mono;       /* NCCLSCOPE_CLOCK=monotonic: never use the TSC */
   int analysis;         /* NCCLSCOPE_ANALYSIS: run the in-plugin analysis */

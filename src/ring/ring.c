@@ -115,7 +115,10 @@ ns_ring* ns_ring_claim_slow(void) {
                                                  memory_order_relaxed))
       continue;
     r->serial = atomic_fetch_add_explicit(&g_next_serial, 1, memory_order_relaxed) + 1;
-    r->id_base = (uint64_t)r->serial << 40;
+    /* Ids are unique while fewer than 2^16 claims separate two rings' owners
+     * (a handle holds 56 bits of id); the trace's ring serial stays whole. */
+    r->id_base = (uint64_t)(r->serial & 0xFFFFu) << 40;
+    memset(r->collapse, 0, sizeof r->collapse);
     r->next_id = 0;
     r->cached_tail = atomic_load_explicit(&r->tail, memory_order_relaxed); /* ordered by the CAS above */
     r->pending_head = atomic_load_explicit(&r->head, memory_order_relaxed);
@@ -140,6 +143,19 @@ unsigned ns_ring_fill_percent(ns_ring* r) {
   uint64_t used = atomic_load_explicit(&r->head, memory_order_relaxed) -
                   atomic_load_explicit(&r->tail, memory_order_relaxed);
   return (unsigned)(used * 100 / (r->mask + 1));
+}
+
+const uint64_t* ns_ring_find_start(ns_ring* r, uint64_t id) {
+  uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire); /* R2 */
+  uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);  /* own variable */
+  while (tail < head) {
+    const uint64_t* e = &r->words[tail & r->mask];
+    uint32_t n = NS_ENT_WORDS(e[0]);
+    if (n == 0 || n > head - tail || (tail & r->mask) + n > r->mask + 1) return NULL;
+    if (NS_ENT_KIND(e[0]) == NS_ENT_START && n > 2 && e[2] == id) return e;
+    tail += n;
+  }
+  return NULL;
 }
 
 uint64_t ns_ring_drain(ns_ring* r, ns_ring_entry_fn fn, void* user) {

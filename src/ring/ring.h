@@ -16,45 +16,64 @@
 #include "ncclscope/record.h"
 
 /* Entry kinds (word 0, bits 0..3). */
-enum { NS_ENT_PAD = 0, NS_ENT_START = 1, NS_ENT_STOP = 2, NS_ENT_STATE = 3 };
+enum { NS_ENT_PAD = 0, NS_ENT_START = 1, NS_ENT_STOP = 2, NS_ENT_STATE = 3, NS_ENT_REPEAT = 4 };
 
 /* Word 0 of every entry:
  *   bits 0..3 kind | 4..7 type | 8..15 flags (NS_RF_*) | 16..31 context index
- *   (NS_CTX_NONE for PXN) | 32..63 size in words, header included. */
+ *   (NS_CTX_NONE for PXN, and for stops, states and repeats: the writer knows
+ *   the event's) | 32..63 size in words, header included. */
 #define NS_CTX_NONE 0xFFFFu
 static inline uint64_t ns_ent_w0(unsigned kind, unsigned type, unsigned flags, unsigned ctx, uint32_t nwords) {
   return (uint64_t)(kind & 0xF) | (uint64_t)(type & 0xF) << 4 | (uint64_t)(flags & 0xFF) << 8 |
          (uint64_t)(ctx & 0xFFFF) << 16 | (uint64_t)nwords << 32;
 }
-/* Entry-only flag (the record flags NS_RF_* use the low bits): a START's
- * parent word is the parent's handle, whose slot was recycled before the
- * start could read its id; the writer finds the id by the handle. */
-#define NS_ENTF_PARENT_HANDLE 0x80u
 #define NS_ENT_KIND(w0) ((unsigned)((w0)&0xF))
 #define NS_ENT_TYPE(w0) ((unsigned)(((w0) >> 4) & 0xF))
 #define NS_ENT_FLAGS(w0) ((unsigned)(((w0) >> 8) & 0xFF))
 #define NS_ENT_CTX(w0) ((unsigned)(((w0) >> 16) & 0xFFFF))
 #define NS_ENT_WORDS(w0) ((uint32_t)((w0) >> 32))
 
-/* Common head of START, STOP and STATE entries. */
+/* Common head of every entry but PAD. */
 typedef struct {
   uint64_t w0;
   uint64_t tick; /* ns_clock_ticks() at the call */
   uint64_t id;   /* event id */
-  uint32_t comm; /* communicator serial, 0 = unknown (PXN) */
-  uint32_t aux;  /* START: origin pid (PXN); STATE: NCCL's state id */
+  uint32_t comm; /* START: communicator serial, 0 = unknown (PXN); others: 0 */
+  uint32_t aux;  /* START: origin pid (PXN; 0 for a PXN child: the writer takes its parent's);
+                  * STATE: NCCL's state id | repeats of the event's previous state << 8;
+                  * STOP: repeats of the event's last state; REPEAT: the repeats */
 } ns_ent_head;
 #define NS_ENT_HEAD_WORDS 4
-/* START: head, parent (id or raw pointer), slot address (for the writer's
- * recycling), nums[layout.nums], then the strings: per string one length
- * byte (NS_STR_NULL for NULL) and its bytes, padded to a word.
- * STOP: head, slot address (the writer releases its references, S7).
- * STATE: head, arg. */
-#define NS_ENT_STOP_WORDS (NS_ENT_HEAD_WORDS + 1)
+/* START: head, parent (id or raw foreign handle), nums[layout.nums], then
+ * the strings: per string one length byte (NS_STR_NULL for NULL) and its
+ * bytes, padded to a word.
+ * STOP: head. STATE: head, arg. REPEAT: head (a collapsed state's repeats
+ * that could not wait for the event's next entry, ns_collapse). */
+#define NS_ENT_STOP_WORDS NS_ENT_HEAD_WORDS
+#define NS_ENT_REPEAT_WORDS NS_ENT_HEAD_WORDS
 #define NS_STR_NULL 0xFFu
 #define NS_STR_MAX 63 /* longer strings are truncated (NS_RF_STR_TRUNC) */
 
 typedef enum { NS_RING_FREE = 0, NS_RING_OWNED = 1, NS_RING_DEAD = 2 } ns_ring_state;
+
+/* State collapse (producer only): the last state each of a few recent
+ * events recorded on this thread, found by its id. A state equal to its
+ * event's last one (state, argument) is only counted; the count travels
+ * with the event's next entry, or in a REPEAT entry when another event
+ * takes the place. NCCL records SendPeerWait once per proxy pass for every
+ * step waiting on its receiver (2.27+), interleaved over the channels of a
+ * connection: one place per event, up to NS_COLLAPSE_SLOTS of them. */
+#define NS_COLLAPSE_SLOTS 16
+typedef struct {
+  uint64_t id;      /* 0: free */
+  uint64_t arg;
+  uint32_t key;     /* state + 1 | has_arg << 8 | type << 16 | pxn << 20 */
+  uint32_t repeats; /* identical states since, not yet recorded */
+  uint64_t pad;
+} ns_collapse;
+static inline ns_collapse* ns_collapse_of(ns_collapse* table, uint64_t id) {
+  return &table[(id ^ id >> 4) & (NS_COLLAPSE_SLOTS - 1)];
+}
 
 typedef struct ns_ring {
   /* Producer cacheline. */
@@ -64,7 +83,7 @@ typedef struct ns_ring {
   uint64_t next_id;       /* producer only: per-ring event counter */
   uint64_t* words;
   uint64_t mask;          /* capacity in words - 1 (power of two) */
-  uint64_t id_base;       /* serial << 40 */
+  uint64_t id_base;       /* (serial mod 2^16) << 40: ids fit a handle's 56 bits (capture/handle.h) */
   uint64_t prefetched;    /* producer only: words up to here were asked for (ns_ring_commit) */
   /* Consumer cacheline. */
   _Atomic uint64_t tail;  /* words consumed; W writer (release, R3), R producer (acquire, R4) */
@@ -79,6 +98,8 @@ typedef struct ns_ring {
   /* Written only by the producer, read by the writer: relaxed load/store pairs
    * (a counter, no ordering needed; the writer's final read follows a join). */
   _Atomic uint64_t dropped[NS_EV_COUNT];
+  /* Producer only. */
+  _Alignas(64) ns_collapse collapse[NS_COLLAPSE_SLOTS];
 } ns_ring;
 
 /* Reserves `nwords` contiguous words; NULL if the ring is full. Follow with
@@ -175,6 +196,9 @@ static inline ns_ring* ns_ring_claimed(void) {
  * content rather than crash). */
 typedef void (*ns_ring_entry_fn)(void* user, ns_ring* r, const uint64_t* entry, uint32_t nwords);
 uint64_t ns_ring_drain(ns_ring* r, ns_ring_entry_fn fn, void* user);
+/* Writer: the START entry of event id among r's published words it has not
+ * drained yet, or NULL (read only: the words stay for the drain). */
+const uint64_t* ns_ring_find_start(ns_ring* r, uint64_t id);
 /* Writer: faults in an owned ring's words once per session, so that its
  * producer does not page-fault on its first pass around the ring. */
 void ns_ring_prefault(ns_ring* r);

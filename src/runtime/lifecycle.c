@@ -14,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture/slab.h"
 #include "clock/clock.h"
 #include "gpu/uuid.h"
 #include "log/log.h"
@@ -65,22 +64,19 @@ static int session_start(char* why, size_t whylen) {
     if (*p == '/') *p = '_';
   ns_clock_init(&ns_sess.clock, ns_sess.cfg.force_mono, 1000); /* refined by the writer */
   if (ns_writer_open(why, whylen) != 0) return -1;
-  if (ns_region_create(ns_sess.cfg.slab_events) != 0) goto fail_region;
-  if (ns_slab_activate(NS_PXN_SLAB) != 0) goto fail_rings;
   if (ns_ring_pool_create(ns_sess.cfg.max_threads, ns_sess.cfg.ring_kb * 1024u) != 0) goto fail_rings;
   if (ns_writer_start() != 0) goto fail_writer;
   ns_exit_hooks_install();
   char mb[200];
-  ns_log_info("tracing to %s; event mask 0x%x (%s); clock %s; rings %u x %u KiB; %u slots per communicator",
+  ns_log_info("tracing to %s; event mask 0x%x (%s); clock %s; rings %u x %u KiB; %u open events tracked per "
+              "communicator",
               ns_sess.trace_path, ns_sess.cfg.event_mask, mask_names(ns_sess.cfg.event_mask, mb, sizeof mb),
               ns_sess.clock.use_tsc ? "tsc" : "clock_gettime", ns_sess.cfg.max_threads, ns_sess.cfg.ring_kb,
-              ns_reg.n);
+              ns_sess.cfg.slab_events);
   return 0;
 fail_writer:
   ns_ring_pool_destroy();
 fail_rings:
-  ns_region_destroy();
-fail_region:
   snprintf(why, whylen, "cannot reserve memory for tracing");
   ns_writer_discard();
   return -1;
@@ -90,7 +86,6 @@ static void session_stop(void) {
   ns_exit_hooks_remove();
   ns_writer_stop(NS_END_FINALIZE);
   ns_ring_pool_destroy();
-  ns_region_destroy();
   memset(ns_ctx_table, 0, sizeof ns_ctx_table);
   memset(&ns_cnt, 0, sizeof ns_cnt);
   memset(&ns_sess, 0, sizeof ns_sess);
@@ -164,29 +159,25 @@ void ns_runtime_init(void** context, const ns_init_args* a) {
   if (c) {
     uint32_t index = (uint32_t)(c - ns_ctx_table);
     memset((char*)c + sizeof c->state, 0, sizeof *c - sizeof c->state);
-    if (ns_slab_activate(index) != 0) {
-      c = NULL;
-    } else {
-      c->index = index;
-      c->serial = ++g_next_serial;
-      c->mask = mask;
-      c->abi_version = a->version;
-      c->rank = a->rank;
-      c->nranks = a->nranks;
-      c->nnodes = a->nnodes;
-      c->comm_id = a->comm_id;
-      if (a->comm_name) {
-        c->has_name = 1;
-        snprintf(c->name, sizeof c->name, "%s", a->comm_name);
-      }
-      if (!ns_sess.cfg.no_cuda) ns_gpu_uuid(c->gpu_uuid, sizeof c->gpu_uuid);
-      c->init_tick = ns_clock_ticks();
-      c->init_tid = (uint32_t)syscall(SYS_gettid);
-      /* C1: release publishes the fields to the writer (which also reads
-       * them under the queue mutex) and to a later ctx_claim. */
-      atomic_store_explicit(&c->state, NS_CTX_ACTIVE, memory_order_release);
-      ns_writer_post_init(index);
+    c->index = index;
+    c->serial = ++g_next_serial;
+    c->mask = mask;
+    c->abi_version = a->version;
+    c->rank = a->rank;
+    c->nranks = a->nranks;
+    c->nnodes = a->nnodes;
+    c->comm_id = a->comm_id;
+    if (a->comm_name) {
+      c->has_name = 1;
+      snprintf(c->name, sizeof c->name, "%s", a->comm_name);
     }
+    if (!ns_sess.cfg.no_cuda) ns_gpu_uuid(c->gpu_uuid, sizeof c->gpu_uuid);
+    c->init_tick = ns_clock_ticks();
+    c->init_tid = (uint32_t)syscall(SYS_gettid);
+    /* C1: release publishes the fields to the writer (which also reads
+     * them under the queue mutex) and to a later ctx_claim. */
+    atomic_store_explicit(&c->state, NS_CTX_ACTIVE, memory_order_release);
+    ns_writer_post_init(index);
   }
   if (!c) {
     /* Success all the same, with the untraced context: NCCL calls finalize
@@ -194,7 +185,7 @@ void ns_runtime_init(void** context, const ns_init_args* a) {
      * dropped by the hot path (not a context of ours) and counted. */
     char line[200];
     snprintf(line, sizeof line,
-             "no free communicator slot (at most %d at once) or no memory; such communicators are not traced",
+             "no free communicator slot (at most %d at once); such communicators are not traced",
              NS_MAX_CONTEXTS);
     warn_once(WARNED_NO_SLOT, line);
     pthread_mutex_unlock(&g_lock);

@@ -26,8 +26,8 @@ static const ns_mdesc g_desc[F_COUNT] = {
   [F_WINDOWS] = {"ncclscope.windows", "ncclscope_windows_total", "{window}", NS_MK_COUNTER, 1,
                  "Metric windows closed (NCCLSCOPE_WINDOW_SEC)."},
   [F_DROPPED] = {"ncclscope.events.dropped", "ncclscope_events_dropped_total", "{event}", NS_MK_COUNTER, 1,
-                 "Profiler events lost: reason ring (a full ring, or a thread without one: per process) or slab "
-                 "(no free event slot: per communicator)."},
+                 "Profiler events lost to a full ring (reason ring; or a thread without one): per process, and "
+                 "per communicator for its starts."},
   [F_CLOSED] = {"ncclscope.events.incomplete", "ncclscope_events_incomplete_total", "{event}", NS_MK_COUNTER, 1,
                 "Events NCCL never stopped, closed by ncclscope, by reason."},
   [F_OTLP_REQ] = {"ncclscope.otlp.requests", "ncclscope_otlp_requests_total", "{request}", NS_MK_COUNTER, 1,
@@ -234,8 +234,8 @@ static void comm_counters(ns_metrics* m, const ns_mwindow* in) {
       if (w->funcs[i].comm == m->res[r].comm) inc += w->funcs[i].incomplete;
     add(m, F_INCOMPLETE, (uint32_t)r, 0, NULL, (double)inc);
     if (in->comm_dropped) {
-      const char* slab[] = {"reason", "slab"};
-      set(m, F_DROPPED, (uint32_t)r, 1, slab, (double)in->comm_dropped(in->user, m->res[r].comm));
+      const char* ring[] = {"reason", "ring"};
+      set(m, F_DROPPED, (uint32_t)r, 1, ring, (double)in->comm_dropped(in->user, m->res[r].comm));
     }
     double err = in->clock_error_s ? in->clock_error_s(in->user, m->res[r].comm) : NAN;
     if (isfinite(err)) set(m, F_CLOCK, (uint32_t)r, 0, NULL, err);

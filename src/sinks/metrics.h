@@ -90,10 +90,10 @@ typedef struct {
 typedef struct {
   const ns_window* w;
   uint64_t start_unix_ns, end_unix_ns; /* the window, wall clock */
-  uint64_t dropped_ring, dropped_slab; /* events lost: full rings (and threads without one); no free slot */
+  uint64_t dropped_ring; /* events lost: full rings (and threads without one) */
   const uint64_t* closed;              /* events closed by the plugin, by NS_CLOSE_* reason (NS_CLOSE_REASONS) */
   uint64_t otlp_ok, otlp_failed, otlp_dropped; /* the OTLP sender's requests and payloads it gave up */
-  /* per communicator: its GPU clock's error bound in seconds (NaN: none) and its slab drops */
+  /* per communicator: its GPU clock's error bound in seconds (NaN: none) and its starts lost to a full ring */
   double (*clock_error_s)(void* user, uint32_t comm);
   uint64_t (*comm_dropped)(void* user, uint32_t comm);
   void* user;

@@ -12,7 +12,7 @@
 #define RESTARTS_MAX_PARENTS 65536u
 
 typedef struct {
-  uint64_t parent, step, id, slot; /* parent 0: on the free list (next free in `slot`) */
+  uint64_t parent, step, id; /* parent 0: on the free list (next free in `id`) */
 } entry;
 
 static ns_idmap by_parent; /* parent -> index + 1 into pool */
@@ -23,7 +23,7 @@ static uint64_t free_head; /* index + 1 of a free entry, 0: none */
 static entry* entry_new(void) {
   if (free_head) {
     entry* e = &pool[free_head - 1];
-    free_head = e->slot;
+    free_head = e->id;
     return e;
   }
   if (pool_used == pool_cap) {
@@ -38,33 +38,29 @@ static entry* entry_new(void) {
 
 static void entry_free(entry* e) {
   e->parent = 0;
-  e->slot = free_head;
+  e->id = free_head;
   free_head = (uint64_t)(e - pool) + 1;
 }
 
 /* ProxyOps that never stopped: forget those whose last step is over. */
-static void prune(int (*is_open)(uint64_t, uint64_t)) {
+static void prune(int (*is_open)(uint64_t)) {
   for (size_t i = 0; i < pool_used; i++) {
     entry* e = &pool[i];
-    if (e->parent && !is_open(e->slot, e->id)) {
+    if (e->parent && !is_open(e->id)) {
       ns_idmap_del(&by_parent, e->parent);
       entry_free(e);
     }
   }
 }
 
-uint64_t ns_restarts_start(uint64_t parent, uint64_t step, uint64_t id, uint64_t slot, uint64_t* old_slot,
-                           int (*is_open)(uint64_t slot, uint64_t id)) {
+uint64_t ns_restarts_start(uint64_t parent, uint64_t step, uint64_t id, int (*is_open)(uint64_t id)) {
   if (!parent) return 0; /* a step without a parent cannot be told apart */
   uint64_t* v = ns_idmap_get(&by_parent, parent);
   entry* e;
   uint64_t restarted = 0;
   if (v) {
     e = &pool[*v - 1];
-    if (e->step == step && is_open(e->slot, e->id)) {
-      restarted = e->id;
-      *old_slot = e->slot;
-    }
+    if (e->step == step && is_open(e->id)) restarted = e->id;
   } else {
     if (by_parent.len >= RESTARTS_MAX_PARENTS) {
       prune(is_open);
@@ -78,7 +74,7 @@ uint64_t ns_restarts_start(uint64_t parent, uint64_t step, uint64_t id, uint64_t
     }
     *v = (uint64_t)(e - pool) + 1;
   }
-  *e = (entry){.parent = parent, .step = step, .id = id, .slot = slot};
+  *e = (entry){.parent = parent, .step = step, .id = id};
   return restarted;
 }
 

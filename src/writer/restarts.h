@@ -10,7 +10,7 @@
  * repeats the last step its ProxyOp started. The writer sees each START in
  * order and asks here whether that ProxyOp's last step has the same number
  * and is still open; the earlier event is then closed at once
- * (NS_CLOSE_RESTARTED) instead of holding its slot until
+ * (NS_CLOSE_RESTARTED) instead of staying open until
  * NCCLSCOPE_MAX_AGE_MS.
  *
  * Writer thread only. Memory: one entry per ProxyOp that started a step and
@@ -23,11 +23,10 @@
 #include <stdint.h>
 
 /* A ProxyStep START: parent (its ProxyOp's id, or raw pointer), its step
- * number, its id and slot. Returns the id of the open event the same
- * (parent, step) named before (the caller closes it; *old_slot is its
- * slot), or 0. is_open(slot, id) says whether an event is still open. */
-uint64_t ns_restarts_start(uint64_t parent, uint64_t step, uint64_t id, uint64_t slot, uint64_t* old_slot,
-                           int (*is_open)(uint64_t slot, uint64_t id));
+ * number and its id. Returns the id of the open event the same (parent,
+ * step) named before (the caller closes it), or 0. is_open(id) says whether
+ * an event is still open. */
+uint64_t ns_restarts_start(uint64_t parent, uint64_t step, uint64_t id, int (*is_open)(uint64_t id));
 /* A ProxyOp stopped (or was closed): its entry goes. */
 void ns_restarts_parent_stopped(uint64_t parent);
 /* Session end: frees the table. */

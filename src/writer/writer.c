@@ -7,10 +7,11 @@
  *     block for new strings),
  *  3. writes the COMM_FINI blocks taken in step 1 (their events were in the
  *     rings before finalize queued them, so step 2 drained them),
- *  4. recycles event slots whose references are gone (hold time, max age),
+ *  4. closes the open events NCCL will not stop (open_events.h: never-stopped
+ *     ProxyOps, max age, too many open, a communicator's end),
  *  5. writes the batch with one write() when a second passed, the batch is
  *     large, or lifecycle blocks are in it.
- * It owns the trace file, the string table and the slab live lists, and
+ * It owns the trace file, the string table and the open events, and
  * feeds every record it encodes into the process's analysis
  * (analysis_feed.c): a CLOCKFIT block per communicator at each timed flush
  * when its fit moved and always right before its COMM_FINI; the summary
@@ -19,6 +20,7 @@
 #include "writer/writer.h"
 
 #include "writer/analysis_feed.h"
+#include "writer/open_events.h"
 #include "writer/restarts.h"
 
 #include <errno.h>
@@ -35,7 +37,6 @@
 #include <unistd.h>
 
 #include "capture/context.h"
-#include "capture/recycle.h"
 #include "clock/clock.h"
 #include "log/log.h"
 #include "ring/ring.h"
@@ -74,7 +75,7 @@ static struct {
   uint64_t ctx_events[NS_MAX_CONTEXTS][NS_EV_COUNT];
   uint64_t ctx_fit_samples[NS_MAX_CONTEXTS]; /* samples of the last CLOCKFIT written */
   uint64_t events[NS_EV_COUNT];
-  uint64_t pxn_events, parent_lost, parents_late, state_repeats;
+  uint64_t pxn_events, parent_lost, state_repeats;
   uint64_t closed[NS_CLOSE_REASONS];
   uint64_t bytes_written, write_errors, bytes_lost, blocks_dropped;
   ns_buf pending;    /* bytes the file did not take yet (disk full): written first at the next flush */
@@ -308,8 +309,8 @@ static void emit_finis(ctl* l) {
   while (l) {
     ctl* next = l->next;
     ns_context* c = &ns_ctx_table[l->ctx];
-    /* Its events still open end here, before its COMM_FINI; its slab goes back. */
-    ns_recycle_release_context(l->ctx, on_close, NULL);
+    /* Its events still open end here, before its COMM_FINI. */
+    ns_open_release_context(l->ctx, on_close, NULL);
     own_flush();
     ns_feed_comm_end(c->serial);
     /* The exporter attaches the last CLOCKFIT seen before COMM_FINI. */
@@ -341,27 +342,26 @@ static void emit_finis(ctl* l) {
 
 static void emit_counters(void) {
   size_t at = ns_block_begin(&W.out);
-  uint64_t ev = 0, dr_ring = 0, dr_handles = 0;
+  uint64_t ev = 0, dr_ring = 0;
   for (int t = 0; t < NS_EV_COUNT; t++) {
     uint64_t ring_t = 0;
     for (uint32_t i = 0; i < ns_ring_pool_count(); i++)
       ring_t += atomic_load_explicit(&ns_ring_pool_get(i)->dropped[t], memory_order_relaxed);
-    uint64_t h = atomic_load_explicit(&ns_cnt.dropped_handles[t], memory_order_relaxed);
     uint64_t u = atomic_load_explicit(&ns_cnt.dropped_unringed[t], memory_order_relaxed);
     ev += W.events[t];
     dr_ring += ring_t + u; /* events of a thread that got no ring count as ring drops */
-    dr_handles += h;
     if (W.events[t]) ns_props_u64(&W.out, NS_P_TYPE_EVENTS_BASE + t, W.events[t]);
-    if (ring_t + h + u) ns_props_u64(&W.out, NS_P_TYPE_DROPPED_BASE + t, ring_t + h + u);
+    if (ring_t + u) ns_props_u64(&W.out, NS_P_TYPE_DROPPED_BASE + t, ring_t + u);
   }
   ns_props_u64(&W.out, NS_P_EVENTS, ev);
-  ns_props_u64(&W.out, NS_P_DROPPED, dr_ring + dr_handles);
+  ns_props_u64(&W.out, NS_P_DROPPED, dr_ring);
   ns_props_u64(&W.out, NS_P_DROPPED_RING, dr_ring);
-  ns_props_u64(&W.out, NS_P_DROPPED_HANDLES, dr_handles);
+  /* Handles carry their id: no start is lost for want of one (the field stays for readers). */
+  ns_props_u64(&W.out, NS_P_DROPPED_HANDLES, 0);
   ns_props_u64(&W.out, NS_P_BAD_HANDLES, atomic_load_explicit(&ns_cnt.bad_handles, memory_order_relaxed));
   ns_props_u64(&W.out, NS_P_PXN_EVENTS, W.pxn_events);
   ns_props_u64(&W.out, NS_P_PARENT_LOST, W.parent_lost);
-  ns_props_u64(&W.out, NS_P_PARENTS_LATE, W.parents_late);
+  ns_props_u64(&W.out, NS_P_PARENTS_LATE, 0); /* a handle carries its parent's id: none is found late */
   ns_props_u64(&W.out, NS_P_STALE_HANDLES, atomic_load_explicit(&ns_cnt.stale_handles, memory_order_relaxed));
   ns_props_u64(&W.out, NS_P_DOUBLE_STOPS, atomic_load_explicit(&ns_cnt.double_stops, memory_order_relaxed));
   ns_props_u64(&W.out, NS_P_LATE_STATES, atomic_load_explicit(&ns_cnt.late_states, memory_order_relaxed));
@@ -376,16 +376,14 @@ static void emit_counters(void) {
 
 /* ---- drops, for the metrics (writer thread) ---- */
 
-void ns_writer_drops(uint64_t* ring, uint64_t* slab, uint64_t* closed) {
-  uint64_t r = 0, h = 0;
+void ns_writer_drops(uint64_t* ring, uint64_t* closed) {
+  uint64_t r = 0;
   for (int t = 0; t < NS_EV_COUNT; t++) {
     for (uint32_t i = 0; i < ns_ring_pool_count(); i++)
       r += atomic_load_explicit(&ns_ring_pool_get(i)->dropped[t], memory_order_relaxed);
     r += atomic_load_explicit(&ns_cnt.dropped_unringed[t], memory_order_relaxed);
-    h += atomic_load_explicit(&ns_cnt.dropped_handles[t], memory_order_relaxed);
   }
   *ring = r;
-  *slab = h;
   memcpy(closed, W.closed, sizeof W.closed); /* NS_CLOSE_REASONS entries */
 }
 
@@ -470,42 +468,77 @@ static void on_close(void* user, uint64_t id, unsigned type, uint32_t ctx_index,
   ns_feed_record(&r);
 }
 
-static int step_open(uint64_t slot, uint64_t id) { return ns_recycle_is_open(slot, id); }
-
-/* A START: the parent the hot path could not read (its slot recycled) is
- * found by its handle; a ProxyStep started again closes the earlier one. */
-static void on_start_entry(ns_record* rec, const uint64_t* e, unsigned flags, unsigned ctxi) {
-  if (flags & NS_ENTF_PARENT_HANDLE) {
-    uint64_t pid = ns_recycle_parent_id(e[4]);
-    flags &= ~NS_ENTF_PARENT_HANDLE;
-    if (pid) {
-      W.parents_late++;
-    } else {
-      flags |= NS_RF_PARENT_LOST;
-    }
-    rec->parent = pid;
-  } else {
-    rec->parent = e[4];
+/* The origin pid of PXN event id: held open or remembered by the writer, or
+ * still in a ring it has not drained (a NetPlugin event's helper thread may
+ * be drained before the proxy thread that started its ProxyStep). Its ring
+ * is the one whose serial the id carries; a PXN child's own START names its
+ * parent in turn (depth: NetPlugin, ProxyStep, ProxyOp). */
+static uint32_t origin_pid_of(uint64_t id, int depth) {
+  uint32_t pid = ns_open_origin_pid(id);
+  if (pid || depth > 2) return pid;
+  for (uint32_t i = 0; i < ns_ring_pool_count(); i++) {
+    ns_ring* r = ns_ring_pool_get(i);
+    /* has_data's acquire of head (R2) first: the serial was written before the ring's first publish */
+    if (!ns_ring_has_data(r) || (r->serial & 0xFFFFu) != ((id >> 40) & 0xFFFFu)) continue;
+    const uint64_t* e = ns_ring_find_start(r, id);
+    if (!e || !(NS_ENT_FLAGS(e[0]) & NS_RF_PXN)) continue;
+    pid = (uint32_t)(e[3] >> 32);
+    if (!pid && !(NS_ENT_FLAGS(e[0]) & NS_RF_PARENT_RAW) && e[4]) pid = origin_pid_of(e[4], depth + 1);
+    return pid;
   }
+  return 0;
+}
+
+/* A START: a ProxyStep started again closes the earlier one; a child of a
+ * PXN event takes its parent's origin pid; the event is held open. */
+static void on_start_entry(ns_record* rec, unsigned flags, unsigned ctxi) {
   rec->flags = (uint16_t)flags;
   unsigned type = rec->type;
   W.events[type]++;
   if (ctxi < NS_MAX_CONTEXTS) W.ctx_events[ctxi][type]++;
   if (flags & NS_RF_PXN) W.pxn_events++;
   if (flags & NS_RF_PARENT_LOST) W.parent_lost++;
+  if ((flags & NS_RF_PXN) && !(flags & NS_RF_PARENT_RAW) && !rec->origin_pid && rec->parent)
+    rec->origin_pid = origin_pid_of(rec->parent, 0);
   uint32_t conn = type == NS_EV_PROXY_OP && !(flags & NS_RF_PXN)
-                      ? ns_recycle_conn(rec->num[NS_PROXY_OP_CHANNEL], (int64_t)rec->num[NS_PROXY_OP_PEER],
-                                        rec->num[NS_PROXY_OP_IS_SEND] != 0)
+                      ? ns_open_conn(rec->num[NS_PROXY_OP_CHANNEL], (int64_t)rec->num[NS_PROXY_OP_PEER],
+                                     rec->num[NS_PROXY_OP_IS_SEND] != 0)
                       : 0;
-  ns_recycle_started(e[5], rec->id, type, rec->ts, graph_captured_api(rec), conn);
   if (type == NS_EV_PROXY_STEP) {
-    uint64_t old_slot = 0;
-    uint64_t old = ns_restarts_start(rec->parent, rec->num[NS_PROXY_STEP_STEP], rec->id, e[5], &old_slot, step_open);
-    if (old && ns_recycle_close(old_slot, old)) {
+    uint64_t old = ns_restarts_start(rec->parent, rec->num[NS_PROXY_STEP_STEP], rec->id, ns_open_is_open);
+    if (old && ns_open_close(old)) {
       ns_record c = closed(old, NS_EV_PROXY_STEP, ctxi, NS_CLOSE_RESTARTED, rec->ts, rec->tid);
       put(&c);
     }
   }
+  ns_open_started(rec->id, type, ctxi < NS_MAX_CONTEXTS ? ctxi : NS_OPEN_PXN, rec->ts, graph_captured_api(rec), conn,
+                  rec->comm, rec->origin_pid);
+}
+
+/* A STOP, STATE or REPEAT: the event's communicator, from its START. One
+ * the writer saw end is not recorded: a second stop, a state after the
+ * stop, a call after the writer closed it (counted). 0: drop the entry. */
+static int on_later_entry(ns_record* rec, unsigned kind) {
+  ns_open_event* o = ns_open_find(rec->id);
+  if (o) {
+    rec->comm = o->comm;
+    if (kind == NS_ENT_STATE) {
+      o->has_state = 1;
+      if (rec->type == NS_EV_PROXY_OP && rec->state == NS_ST_PROXY_OP_IN_PROGRESS)
+        ns_open_note_progress_states(o->ctx);
+    } else if (kind == NS_ENT_STOP) {
+      ns_open_stopped(o);
+    }
+    return 1;
+  }
+  if (kind == NS_ENT_REPEAT) return 1; /* counts of states recorded before the event ended */
+  int how = ns_open_ended(rec->id);
+  if (how == NS_OPEN_UNKNOWN) return 1; /* its START is in a ring not drained yet, or was forgotten */
+  _Atomic uint64_t* counter = how == NS_OPEN_CLOSED  ? &ns_cnt.stale_handles
+                              : kind == NS_ENT_STOP ? &ns_cnt.double_stops
+                                                    : &ns_cnt.late_states;
+  atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
+  return 0;
 }
 
 /* Zeroes a record in pieces of at most 64 bytes, which GCC writes as vector
@@ -535,10 +568,11 @@ static void on_entry(void* user, ns_ring* r, const uint64_t* e, uint32_t nwords)
   uint64_t repeats = 0;
   if (kind == NS_ENT_START) {
     const ns_type_layout* lay = &ns_type_layouts[type];
-    if (nwords < NS_ENT_HEAD_WORDS + 2u + lay->nums) return;
+    if (nwords < NS_ENT_HEAD_WORDS + 1u + lay->nums) return;
     rec.origin_pid = (uint32_t)(e[3] >> 32);
-    for (unsigned i = 0; i < lay->nums; i++) rec.num[i] = e[6 + i];
-    const uint8_t* sp = (const uint8_t*)&e[6 + lay->nums];
+    rec.parent = e[4];
+    for (unsigned i = 0; i < lay->nums; i++) rec.num[i] = e[5 + i];
+    const uint8_t* sp = (const uint8_t*)&e[5 + lay->nums];
     const uint8_t* send = (const uint8_t*)&e[nwords];
     for (unsigned i = 0; i < lay->strs && sp < send; i++) {
       uint8_t len = *sp++;
@@ -547,20 +581,25 @@ static void on_entry(void* user, ns_ring* r, const uint64_t* e, uint32_t nwords)
       rec.str[i] = ns_strtab_intern(W.strs, (const char*)sp, len, &W.senc, &W.sb, &W.st_open);
       sp += len;
     }
-    on_start_entry(&rec, e, flags, ctxi);
+    on_start_entry(&rec, flags, ctxi);
   } else if (kind == NS_ENT_STATE) {
     if (nwords < NS_ENT_HEAD_WORDS + 1) return;
     rec.flags = (uint16_t)(flags & NS_RF_HAS_ARG);
     rec.state = (int32_t)((e[3] >> 32) & 0xFF);
     repeats = e[3] >> 40;
     rec.arg = e[4];
-    if (type == NS_EV_PROXY_OP && rec.state == NS_ST_PROXY_OP_IN_PROGRESS) ns_recycle_note_progress_states(ctxi);
+    if (!on_later_entry(&rec, kind)) return;
   } else if (kind == NS_ENT_STOP) {
     if (nwords < NS_ENT_STOP_WORDS) return;
     repeats = e[3] >> 32;
-    /* S7: the event is over; its slot goes back to its slab. */
-    ns_recycle_stopped(e[4], rec.id);
+    if (!on_later_entry(&rec, kind)) return;
     if (type == NS_EV_PROXY_OP) ns_restarts_parent_stopped(rec.id);
+  } else if (kind == NS_ENT_REPEAT) {
+    if (nwords < NS_ENT_REPEAT_WORDS) return;
+    on_later_entry(&rec, kind);
+    ns_record rep = repeated(&rec, e[3] >> 32);
+    put(&rep);
+    return;
   } else {
     return;
   }
@@ -638,7 +677,7 @@ static void iteration(void) {
   uint64_t trace_now = ns_clock_to_ns(&ns_sess.clock, ns_clock_ticks());
   ns_feed_tick(trace_now);
   emit_finis(finis);
-  ns_recycle_run(trace_now, on_close, NULL);
+  ns_open_run(trace_now, on_close, NULL);
   own_flush();
   int timed = now - W.last_flush_ns >= (uint64_t)ns_sess.cfg.flush_ms * 1000000u;
   if (timed) {
@@ -663,7 +702,7 @@ static void finish(void) {
   iteration();
   /* After the last finalize only PXN events can be open; at exit, any. */
   unsigned how = W.end_how ? W.end_how : NS_END_FINALIZE;
-  ns_recycle_close_all(how == NS_END_FINALIZE ? NS_CLOSE_COMM_END : NS_CLOSE_EXIT, on_close, NULL);
+  ns_open_close_all(how == NS_END_FINALIZE ? NS_CLOSE_COMM_END : NS_CLOSE_EXIT, on_close, NULL);
   own_flush();
   emit_counters();
   emit_anchor();
@@ -821,7 +860,7 @@ void ns_writer_stop(unsigned how) {
   ns_buf_free(&W.own);
   ns_strtab_free(W.strs);
   ns_restarts_reset();
-  ns_recycle_reset();
+  ns_open_reset();
   free(W.ring_serial_seen);
   memset(&W, 0, sizeof W);
 }

@@ -33,10 +33,10 @@ void ns_writer_request_dump(void);
 void ns_writer_post_init(uint32_t ctx_index);
 void ns_writer_post_fini(uint32_t ctx_index, uint64_t tick, uint32_t tid);
 
-/* Writer thread: events lost so far (full rings and threads without one;
- * no free slot), and events closed by the plugin by NS_CLOSE_* reason. */
-void ns_writer_drops(uint64_t* ring, uint64_t* slab, uint64_t* closed); /* closed: NS_CLOSE_REASONS entries */
-/* Writer thread: events of the live communicator with that serial lost for want of a slot (0 once finalized). */
+/* Writer thread: events lost so far (full rings and threads without one),
+ * and events closed by the plugin by NS_CLOSE_* reason. */
+void ns_writer_drops(uint64_t* ring, uint64_t* closed); /* closed: NS_CLOSE_REASONS entries */
+/* Writer thread: starts of the live communicator with that serial lost to a full ring (0 once finalized). */
 uint64_t ns_writer_comm_dropped(uint32_t serial);
 
 /* ---- records.c: ring entries -> ns_record, string interning ---- */

@@ -9,8 +9,8 @@ usage: check_real_nccl.py CHECK WORKDIR [SEEDS]
              late (2.30): every exported parent is the truth's parent instance,
              none lost, none wrong
   leaks      2.30's leaks (copy-transport ProxyOps never stopped, receive steps
-             started again, SendPeerWait repeated) through a small slab: no slot
-             runs out, nothing is dropped, every leaked event is exported
+             started again, SendPeerWait repeated) with few open events held
+             (NCCLSCOPE_SLAB_EVENTS): nothing is dropped, every leaked event is exported
              incomplete with its reason, every other event stops, and the folded
              SendPeerWait reports add up to the calls made
   exit       processes that exit with communicators alive: each trace ends
@@ -85,7 +85,7 @@ def check_lifetimes(work, seed):
 
 
 def check_leaks(work, seed):
-    # 2048 slots: the leaked events alone would fill it within the run
+    # 2048 open events held per communicator: the leaked events alone would fill that within the run
     truth, recs, _, _ = simulate(work, ["--nccl", "2.30", "--scenario", "leaks", "--seed", str(seed), "--iters", "1",
                                         "--ranks-per-proc", "4"], {"NCCLSCOPE_SLAB_EVENTS": "2048"})
     evs = events(recs)

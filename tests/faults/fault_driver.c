@@ -14,7 +14,7 @@
  *                  the session alive), 20 rounds; the last finalize is not
  *                  raced (NCCL destroys the proxy before it)
  *   stale_handles  stop/record on handles of a finalized communicator (the
- *                  writer may already have released its slab)
+ *                  writer may already have closed its events)
  *   garbage        stop/record/start with garbage handles, contexts and parents:
  *                  NULL, unmapped, PROT_NONE, misaligned, kernel addresses
  * Every case: no plugin thread is left once the last context is finalized
@@ -233,7 +233,7 @@ static void caseStaleHandles(void) {
   void* op = startOp(gone);
   for (int i = 0; i < H; i++) hs[i] = startStep(gone, op, i);
   api->finalize(gone);
-  usleep(300000); /* the writer releases the finalized communicator's slab */
+  usleep(300000); /* the writer closes the finalized communicator's open events */
   ncclProfilerEventStateArgs_v6_t sa;
   memset(&sa, 0, sizeof sa);
   for (int i = 0; i < H; i++) {
