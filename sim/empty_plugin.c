@@ -4,17 +4,7 @@
  * simulator takes every path; every start returns a NULL handle. Used by
  * --bench as the cost floor of a plugin call. Any NCCL thread may call it.
  */
-#include "abi/nccl_profiler.h"
-
-#define EXPORT __attribute__((visibility("default")))
-
-static ncclResult_t emptyInit(void** context, uint64_t commId, int* eActivationMask, const char* commName,
-                              int nNodes, int nranks, int rank, ncclDebugLogger_t logfn) {
-  (void)commId, (void)commName, (void)nNodes, (void)nranks, (void)rank, (void)logfn;
-  __atomic_store_n(eActivationMask, NCCL_PROFILE_ALL_MASK, __ATOMIC_RELAXED); /* NCCL reads it relaxed */
-  *context = NULL;
-  return ncclSuccess;
-}
+#include "baseline_plugin.h"
 
 static ncclResult_t emptyStart(void* context, void** eHandle, ncclProfilerEventDescr_v6_t* eDescr) {
   (void)context, (void)eDescr;
@@ -33,10 +23,4 @@ static ncclResult_t emptyRecord(void* eHandle, ncclProfilerEventState_t eState,
   return ncclSuccess;
 }
 
-static ncclResult_t emptyFinalize(void* context) {
-  (void)context;
-  return ncclSuccess;
-}
-
-EXPORT ncclProfiler_v6_t ncclProfiler_v6 = {"ncclscope-empty", emptyInit, emptyStart, emptyStop, emptyRecord,
-                                            emptyFinalize};
+NS_BASELINE_PLUGIN("ncclscope-empty", emptyStart, emptyStop, emptyRecord);

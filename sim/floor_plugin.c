@@ -19,9 +19,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "abi/nccl_profiler.h"
-
-#define EXPORT __attribute__((visibility("default")))
+#include "baseline_plugin.h"
 
 #define FLOOR_THREADS 64
 #define FLOOR_WORDS (1u << 17) /* 1 MiB per thread, as ncclscope's default ring */
@@ -64,14 +62,6 @@ static inline uint64_t* floorReserve(floorThread* t) {
 static inline void* floorHandle(uint64_t id) { return (void*)(uintptr_t)(id << 4 | 1); }
 static inline uint64_t floorId(const void* h) { return (uint64_t)(uintptr_t)h >> 4; }
 
-static ncclResult_t floorInit(void** context, uint64_t commId, int* eActivationMask, const char* commName,
-                              int nNodes, int nranks, int rank, ncclDebugLogger_t logfn) {
-  (void)commId, (void)commName, (void)nNodes, (void)nranks, (void)rank, (void)logfn;
-  __atomic_store_n(eActivationMask, NCCL_PROFILE_ALL_MASK, __ATOMIC_RELAXED);
-  *context = NULL;
-  return ncclSuccess;
-}
-
 static ncclResult_t floorStart(void* context, void** eHandle, ncclProfilerEventDescr_v6_t* eDescr) {
   (void)context;
   floorThread* t = &floorSelf;
@@ -105,10 +95,4 @@ static ncclResult_t floorRecord(void* eHandle, ncclProfilerEventState_t eState,
   return ncclSuccess;
 }
 
-static ncclResult_t floorFinalize(void* context) {
-  (void)context;
-  return ncclSuccess;
-}
-
-EXPORT ncclProfiler_v6_t ncclProfiler_v6 = {"ncclscope-floor", floorInit, floorStart, floorStop, floorRecord,
-                                            floorFinalize};
+NS_BASELINE_PLUGIN("ncclscope-floor", floorStart, floorStop, floorRecord);

@@ -8,10 +8,9 @@
  * the table's place first, the count goes out alone, in a REPEAT entry.
  *
  * Shape: the usual call (the thread's ring claimed in this session, the TSC
- * in use) makes no call at all, so the compiler saves no registers for it;
- * a thread's first entry and a clock without the TSC take record_cold(),
- * which claims the ring and reads the clock the general way, then records
- * through the same record_state(). */
+ * in use, no other event's repeats to flush) makes no call at all; the rest
+ * tail-calls state_cold(), which claims the ring and reads the clock the
+ * general way, then records through the same write_state(). */
 #include "capture/capture.h"
 #include "capture/drops.h"
 #include "capture/handle.h"
@@ -37,23 +36,13 @@ __attribute__((noinline, cold)) static void flush_repeats(ns_ring* ring, const n
   ns_ring_commit(ring);
 }
 
-/* Collapses or writes the STATE entry (both callers: the fast path and record_cold). */
-__attribute__((always_inline)) static inline void record_state(ns_ring* ring, uint64_t ticks, uint64_t id,
-                                                               uint32_t key, int state, int has_arg,
-                                                               uint64_t arg) {
-  ns_collapse* c = ns_collapse_of(ring->collapse, id);
-  uint32_t repeats = 0;
-  if (c->id == id) {
-    if (c->key == key && c->arg == arg) {
-      c->repeats++;
-      return;
-    }
-    repeats = c->repeats;
-  } else if (c->repeats) {
-    flush_repeats(ring, c, ticks);
-    c->id = 0;
-    c->repeats = 0;
-  }
+/* Writes the STATE entry and makes the event's place hold it (the place is
+ * free, or holds this event: nothing to flush). No call: a full ring only
+ * counts the drop. */
+__attribute__((always_inline)) static inline void write_state(ns_ring* ring, ns_collapse* c, uint64_t ticks,
+                                                              uint64_t id, uint32_t key, int state, int has_arg,
+                                                              uint64_t arg) {
+  uint32_t repeats = c->id == id ? c->repeats : 0;
   uint64_t* w = ns_ring_reserve(ring, NS_ENT_HEAD_WORDS + 1);
   if (!w) {
     ns_count_dropped(ring, KEY_TYPE(key)); /* the place keeps what it had: the dropped state collapses nothing */
@@ -74,14 +63,26 @@ __attribute__((always_inline)) static inline void record_state(ns_ring* ring, ui
   ns_ring_commit(ring);
 }
 
-__attribute__((noinline, cold)) static void record_cold(uint64_t id, uint32_t key, int state, int has_arg,
-                                                         uint64_t arg) {
-  ns_ring* ring = ns_ring_self();
-  if (!ring) {
+/* The general way: the ring claimed if need be, the clock read however it
+ * is, another event's counted repeats flushed from the place first. */
+__attribute__((noinline, cold)) static void state_cold(ns_ring* ring, uint64_t id, uint32_t key, int state,
+                                                        int has_arg, uint64_t arg) {
+  if (!ring && !(ring = ns_ring_self())) {
     ns_count_dropped(ring, KEY_TYPE(key));
     return;
   }
-  record_state(ring, ns_clock_ticks(), id, key, state, has_arg, arg);
+  uint64_t ticks = ns_clock_ticks();
+  ns_collapse* c = ns_collapse_of(ring->collapse, id);
+  if (c->id == id && c->key == key && c->arg == arg) {
+    c->repeats++;
+    return;
+  }
+  if (c->id != id && c->repeats) {
+    flush_repeats(ring, c, ticks);
+    c->id = 0;
+    c->repeats = 0;
+  }
+  write_state(ring, c, ticks, id, key, state, has_arg, arg);
 }
 
 void ns_capture_state(void* handle, int state, int has_arg, uint64_t arg) {
@@ -96,8 +97,18 @@ void ns_capture_state(void* handle, int state, int has_arg, uint64_t arg) {
                  (uint32_t)ns_handle_pxn(handle) << 20;
   ns_ring* ring = ns_ring_claimed();
   if (__builtin_expect(ring != 0 && ns_clock_tsc_inline(), 1)) {
-    record_state(ring, ns_clock_tsc_ticks(), id, key, state, has_arg, arg);
+    ns_collapse* c = ns_collapse_of(ring->collapse, id);
+    if (c->id == id) {
+      if (c->key == key && c->arg == arg) {
+        c->repeats++;
+        return;
+      }
+    } else if (c->repeats) {
+      state_cold(ring, id, key, state, has_arg, arg); /* another event's repeats to flush first */
+      return;
+    }
+    write_state(ring, c, ns_clock_tsc_ticks(), id, key, state, has_arg, arg);
     return;
   }
-  record_cold(id, key, state, has_arg, arg);
+  state_cold(ring, id, key, state, has_arg, arg);
 }

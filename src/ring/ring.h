@@ -56,23 +56,26 @@ typedef struct {
 
 typedef enum { NS_RING_FREE = 0, NS_RING_OWNED = 1, NS_RING_DEAD = 2 } ns_ring_state;
 
-/* State collapse (producer only): the last state each of a few recent
- * events recorded on this thread, found by its id. A state equal to its
+/* State collapse (producer only): the last state each of the recent events
+ * recorded on this thread, in the place its id gives. A state equal to its
  * event's last one (state, argument) is only counted; the count travels
  * with the event's next entry, or in a REPEAT entry when another event
  * takes the place. NCCL records SendPeerWait once per proxy pass for every
- * step waiting on its receiver (2.27+), interleaved over the channels of a
- * connection: one place per event, up to NS_COLLAPSE_SLOTS of them. */
-#define NS_COLLAPSE_SLOTS 16
+ * step waiting on its receiver (2.27+), interleaved over the channels of
+ * its connections. A thread's ids are consecutive, so any
+ * NS_COLLAPSE_SLOTS events started one after another have places of their
+ * own: up to that many interleaved events collapse (more are recorded
+ * uncollapsed, their counts still exact). */
+#define NS_COLLAPSE_SLOTS 128
 typedef struct {
   uint64_t id;      /* 0: free */
   uint64_t arg;
   uint32_t key;     /* state + 1 | has_arg << 8 | type << 16 | pxn << 20 */
   uint32_t repeats; /* identical states since, not yet recorded */
-  uint64_t pad;
+  uint64_t pad;     /* 32 bytes: a place never spans two cache lines */
 } ns_collapse;
 static inline ns_collapse* ns_collapse_of(ns_collapse* table, uint64_t id) {
-  return &table[(id ^ id >> 4) & (NS_COLLAPSE_SLOTS - 1)];
+  return &table[id & (NS_COLLAPSE_SLOTS - 1)];
 }
 
 typedef struct ns_ring {
