@@ -5,8 +5,9 @@
  * low bits. A stop, a state and a child's start learn what they need from
  * the handle with shifts, without reading memory; no handle is ever
  * dereferenced, so a stale one (a parent named seconds after it stopped, a
- * late stop) can do no harm, and an id is never handed out twice in a
- * process, so a stale handle never names another event. The writer tells
+ * late stop) can do no harm, and an id is not handed out twice in a process
+ * while fewer than 2^16 ring claims separate the two events (ring.c), so a
+ * stale handle does not name another event. The writer tells
  * late and repeated calls apart by the ids it saw end (writer/open_events.h).
  *
  *   bits 0..2  tag 0b101: never NULL, never an aligned pointer

@@ -31,7 +31,8 @@ void* ns_capture_start(void* context, const ns_start_args* a) {
   uint64_t parent_code = 0;
   if (type == NS_EV_PROXY_OP && (uint32_t)a->pid != ns_sess.pid) {
     /* PXN: context and parentObj are another process's. The parent handle
-     * is kept as it is (its id in that process's trace). */
+     * is kept as it is, never decoded here (the other process's plugin may
+     * not be this one). */
     if (!(ns_sess.cfg.event_mask & (1u << type))) return NULL;
     flags = NS_RF_PXN;
     origin_pid = (uint32_t)a->pid;
