@@ -142,43 +142,18 @@ static void unhold(ns_asm* a, ns_event* e) {
 /* ---- entries ---- */
 
 ns_event* ns_asm_find(const ns_asm* a, uint64_t id) {
-  uint64_t hit = ns_idmap_recent_get(&a->recent, id);
-  if (hit) return (ns_event*)(uintptr_t)hit;
-  const uint64_t* v = ns_idmap_get(&a->by_id, id);
-  return v ? (ns_event*)(uintptr_t)*v : NULL;
+  return (ns_event*)(uintptr_t)ns_idmap_home_get(&a->recent, &a->by_id, id);
 }
 
 uint64_t ns_asm_now(const ns_asm* a) { return a->now; }
 
-/* Gives a new entry its place: the slot of its id in `recent`, whose live
- * occupant moves to by_id; by_id itself when there is no room for that
- * move. -1 when there is none at all. */
+/* Gives a new entry its place (ns_idmap_home_put). -1 when there is none. */
 static int entry_home(ns_asm* a, uint64_t id, ns_event* e) {
-  ns_idmap_bucket* b = ns_idmap_recent_slot(&a->recent, id);
-  int inserted;
-  if (b->key) {
-    uint64_t* moved = ns_idmap_put(&a->by_id, b->key, &inserted);
-    if (!moved) {
-      uint64_t* v = ns_idmap_put(&a->by_id, id, &inserted);
-      if (!v) return -1;
-      *v = (uint64_t)(uintptr_t)e;
-      return 0;
-    }
-    *moved = b->val;
-  }
-  b->key = id;
-  b->val = (uint64_t)(uintptr_t)e;
-  return 0;
+  return ns_idmap_home_put(&a->recent, &a->by_id, id, (uint64_t)(uintptr_t)e);
 }
 
 /* Takes a released entry out of wherever it lives. */
-static void entry_unhome(ns_asm* a, const ns_event* e) {
-  ns_idmap_bucket* b = ns_idmap_recent_slot(&a->recent, e->id);
-  if (b->key == e->id)
-    b->key = b->val = 0;
-  else
-    ns_idmap_del(&a->by_id, e->id);
-}
+static void entry_unhome(ns_asm* a, const ns_event* e) { ns_idmap_home_del(&a->recent, &a->by_id, e->id); }
 
 /* Moves every entry of `recent` to by_id, for the walks over all entries
  * (flush, free). Returns an entry it found no room for, NULL when done. */

@@ -106,3 +106,21 @@ int ns_idmap_next(const ns_idmap* m, size_t* pos, uint64_t* key, uint64_t* val) 
   *pos = m->cap;
   return 0;
 }
+
+int ns_idmap_home_put(ns_idmap_recent* r, ns_idmap* m, uint64_t key, uint64_t val) {
+  ns_idmap_bucket* b = ns_idmap_recent_slot(r, key);
+  int inserted;
+  if (b->key) {
+    uint64_t* moved = ns_idmap_put(m, b->key, &inserted);
+    if (!moved) {
+      uint64_t* v = ns_idmap_put(m, key, &inserted);
+      if (!v) return -1;
+      *v = val;
+      return 0;
+    }
+    *moved = b->val;
+  }
+  b->key = key;
+  b->val = val;
+  return 0;
+}

@@ -87,4 +87,24 @@ static inline void ns_idmap_recent_del(ns_idmap_recent* r, uint64_t key) {
   if (b->key == key) b->key = b->val = 0;
 }
 
+/* The second use above, a key's home: the recent table r, or the map m once
+ * a newer key took its slot (each key in exactly one of the two). */
+static inline uint64_t ns_idmap_home_get(const ns_idmap_recent* r, const ns_idmap* m, uint64_t key) {
+  uint64_t hit = ns_idmap_recent_get(r, key);
+  if (hit) return hit;
+  const uint64_t* v = ns_idmap_get(m, key);
+  return v ? *v : 0;
+}
+/* Puts a new key in its slot of r, whose occupant moves to m; in m itself
+ * when there is no room for that move. 0, or -1 (out of memory: nothing changed). */
+int ns_idmap_home_put(ns_idmap_recent* r, ns_idmap* m, uint64_t key, uint64_t val);
+/* Takes key out of wherever it lives. */
+static inline void ns_idmap_home_del(ns_idmap_recent* r, ns_idmap* m, uint64_t key) {
+  ns_idmap_bucket* b = ns_idmap_recent_slot(r, key);
+  if (b->key == key)
+    b->key = b->val = 0;
+  else
+    ns_idmap_del(m, key);
+}
+
 #endif

@@ -71,36 +71,9 @@ static int grow(void) {
   return 0;
 }
 
-static int index_put(uint64_t id, uint32_t i) {
-  ns_idmap_bucket* b = ns_idmap_recent_slot(recent, id);
-  if (b->key) { /* a newer id takes the place: the older goes to the map */
-    int ins;
-    uint64_t* v = ns_idmap_put(&by_id, b->key, &ins);
-    if (!v) return -1;
-    *v = b->val;
-  }
-  b->key = id;
-  b->val = (uint64_t)i + 1;
-  return 0;
-}
-
-static void index_del(uint64_t id) {
-  ns_idmap_bucket* b = ns_idmap_recent_slot(recent, id);
-  if (b->key == id)
-    b->key = b->val = 0;
-  else
-    ns_idmap_del(&by_id, id);
-}
-
 ns_open_event* ns_open_find(uint64_t id) {
-  if (!recent || !id) return NULL;
-  uint64_t v = ns_idmap_recent_get(recent, id);
-  if (!v) {
-    uint64_t* m = ns_idmap_get(&by_id, id);
-    if (!m) return NULL;
-    v = *m;
-  }
-  return &pool[v - 1];
+  uint64_t v = recent && id ? ns_idmap_home_get(recent, &by_id, id) : 0;
+  return v ? &pool[v - 1] : NULL;
 }
 
 void ns_open_started(uint64_t id, unsigned type, uint32_t ctx, uint64_t ts, int pinned, uint32_t conn, uint32_t comm,
@@ -116,7 +89,7 @@ void ns_open_started(uint64_t id, unsigned type, uint32_t ctx, uint64_t ts, int 
     live_cap = cap;
   }
   uint32_t i = nfree ? free_idx[--nfree] : pool_len++;
-  if (index_put(id, i) != 0) {
+  if (ns_idmap_home_put(recent, &by_id, id, (uint64_t)i + 1) != 0) {
     free_idx[nfree++] = i;
     return;
   }
@@ -139,7 +112,7 @@ static void end_event(uint32_t i, int how) {
   ns_open_event* e = &pool[i];
   if (!ended) ended = calloc(ENDED_SLOTS, sizeof *ended);
   if (ended) *ended_at(e->id) = (ended_id){e->id << 2 | (uint64_t)how, e->origin_pid};
-  index_del(e->id);
+  ns_idmap_home_del(recent, &by_id, e->id);
   ctx_open[e->ctx]--;
   e->id = 0;
   free_idx[nfree++] = i; /* listed[i] stays: ns_open_run takes it off the list */

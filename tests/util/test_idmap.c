@@ -77,8 +77,32 @@ static void check_recent(void) {
   CHECK_U64(ns_idmap_recent_get(&r, 0), 0);
 }
 
+/* Homes: keys 1..3000 (each NS_IDMAP_RECENT later key takes an earlier
+ * one's slot); each found with its value, the newest NS_IDMAP_RECENT in the
+ * recent table and the rest in the map, and gone after its removal. */
+static void check_home(void) {
+  static ns_idmap_recent r;
+  ns_idmap m;
+  ns_idmap_init(&m);
+  for (uint64_t k = 1; k <= 3000; k++) CHECK_U64(ns_idmap_home_put(&r, &m, k, k * 7), 0);
+  int found = 0, in_map = 0;
+  for (uint64_t k = 1; k <= 3000; k++) {
+    found += ns_idmap_home_get(&r, &m, k) == k * 7;
+    in_map += ns_idmap_get(&m, k) != NULL;
+  }
+  CHECK_U64(found, 3000);
+  CHECK_U64(in_map, 3000 - NS_IDMAP_RECENT);
+  for (uint64_t k = 1; k <= 3000; k += 2) ns_idmap_home_del(&r, &m, k);
+  int right = 0;
+  for (uint64_t k = 1; k <= 3000; k++) right += ns_idmap_home_get(&r, &m, k) == (k % 2 ? 0 : k * 7);
+  CHECK_U64(right, 3000);
+  CHECK_U64(m.len, (3000 - NS_IDMAP_RECENT) / 2);
+  ns_idmap_free(&m);
+}
+
 int main(void) {
   check_recent();
+  check_home();
   ns_idmap m;
   ns_idmap_init(&m);
   int ins;
