@@ -145,13 +145,19 @@ unsigned ns_ring_fill_percent(ns_ring* r) {
   return (unsigned)(used * 100 / (r->mask + 1));
 }
 
+/* Whether an entry of n words at tail lies within the published words and
+ * does not wrap (a broken invariant otherwise: the caller stops reading). */
+static inline int entry_ok(const ns_ring* r, uint64_t tail, uint64_t head, uint32_t n) {
+  return n != 0 && n <= head - tail && (tail & r->mask) + n <= r->mask + 1;
+}
+
 const uint64_t* ns_ring_find_start(ns_ring* r, uint64_t id) {
   uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire); /* R2 */
   uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);  /* own variable */
   while (tail < head) {
     const uint64_t* e = &r->words[tail & r->mask];
     uint32_t n = NS_ENT_WORDS(e[0]);
-    if (n == 0 || n > head - tail || (tail & r->mask) + n > r->mask + 1) return NULL;
+    if (!entry_ok(r, tail, head, n)) return NULL;
     if (NS_ENT_KIND(e[0]) == NS_ENT_START && n > 2 && e[2] == id) return e;
     tail += n;
   }
@@ -166,7 +172,7 @@ uint64_t ns_ring_drain(ns_ring* r, ns_ring_entry_fn fn, void* user) {
   while (tail < head) {
     const uint64_t* e = &r->words[tail & r->mask];
     uint32_t n = NS_ENT_WORDS(e[0]);
-    if (n == 0 || n > head - tail || (tail & r->mask) + n > r->mask + 1) {
+    if (!entry_ok(r, tail, head, n)) {
       tail = head; /* broken invariant: discard, never crash */
       break;
     }
