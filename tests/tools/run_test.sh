@@ -246,7 +246,7 @@ agreement)
   # (all event types; the simulator's default NCCL release), then gen_trace's
   # never-stopped and out-of-order cases.
   for sc in default "pxn --procs 2" graph ce "churn --iters 20" straggler "hang --hang-timeout-ms 200" reuse threads \
-    nasty; do
+    nasty batch nocoll overrun leaks split; do
     name=${sc%% *}
     mkdir -p "$name"
     NCCLSCOPE_DUMP_DIR="$work/$name" NCCLSCOPE_NO_CUDA=1 NCCLSCOPE_EVENT_MASK=all "$SIM" --plugin "$PLUGIN" --fast \
