@@ -257,14 +257,18 @@ static void op_start_stop(ns_fr* fr, const ns_record* r) {
 
 /* ---- children ---- */
 
+/* A child lives in `recent`, the slot of its id, until a newer child takes
+ * that slot, and in `children` after that (ns_idmap_home_*): a ProxyStep,
+ * started, given a state or two and stopped within a few hundred children,
+ * is never hashed in or out of the map. */
 static fr_child* child_get(const ns_fr* fr, uint64_t id) {
-  uint64_t hit = ns_idmap_recent_get(&fr->recent, id);
-  if (hit) return &fr->pool[hit - 1];
-  uint64_t* at = ns_idmap_get(&fr->children, id);
-  return at ? &fr->pool[*at - 1] : NULL;
+  uint64_t at = ns_idmap_home_get(&fr->recent, &fr->children, id);
+  return at ? &fr->pool[at - 1] : NULL;
 }
 
 static fr_child* child_add(ns_fr* fr, uint64_t id) {
+  fr_child* dup = child_get(fr, id);
+  if (dup) return dup; /* a duplicate START: keep the first */
   if (!fr->free_head) {
     if (fr->pool_cap >= fr->cfg.max_children) return NULL;
     size_t nc = fr->pool_cap ? fr->pool_cap * 2 : 1024;
@@ -279,24 +283,18 @@ static fr_child* child_add(ns_fr* fr, uint64_t id) {
     fr->pool = np;
     fr->pool_cap = nc;
   }
-  int inserted;
-  uint64_t* slot = ns_idmap_put(&fr->children, id, &inserted);
-  if (!slot) return NULL;
-  if (!inserted) return &fr->pool[*slot - 1]; /* a duplicate START: keep the first */
   uint32_t i = fr->free_head - 1;
+  if (ns_idmap_home_put(&fr->recent, &fr->children, id, (uint64_t)i + 1) != 0) return NULL;
   fr_child* ch = &fr->pool[i];
   fr->free_head = ch->next_free;
   memset(ch, 0, sizeof *ch);
   ch->id = id;
-  *slot = i + 1;
-  ns_idmap_recent_put(&fr->recent, id, i + 1);
   fr->pool_used++;
   return ch;
 }
 
 static void child_del(ns_fr* fr, fr_child* ch) {
-  ns_idmap_del(&fr->children, ch->id);
-  ns_idmap_recent_del(&fr->recent, ch->id);
+  ns_idmap_home_del(&fr->recent, &fr->children, ch->id);
   uint32_t i = (uint32_t)(ch - fr->pool);
   memset(ch, 0, sizeof *ch);
   ch->next_free = fr->free_head;

@@ -51,9 +51,11 @@ struct ns_fr {
   size_t ncomms, capcomms;
   ns_idmap comm_index; /* serial -> index + 1 in comms */
   ns_idmap ops;        /* op id -> (comm index << FR_POS_BITS | its position) + 1 */
-  ns_idmap children;   /* child id -> index + 1 in pool */
-  ns_idmap_recent recent; /* children's latest entries, looked at first (a state or stop
-                           * mostly names a child its thread started a few events before) */
+  /* child id -> index + 1 in pool: the newest children in `recent` (a state
+   * or stop mostly names a child its thread started a few events before),
+   * those a newer child displaced in `children` (ns_idmap_home_*) */
+  ns_idmap children;
+  ns_idmap_recent recent;
   fr_child* pool;
   size_t pool_cap, pool_used;
   uint32_t free_head; /* index + 1 of a free pool entry, 0: none */

@@ -49,15 +49,12 @@ uint64_t ns_idmap_mix(uint64_t k);
 
 /* A direct-mapped table of recent keys beside a map, for ids looked up soon
  * after they were put (a state or a stop names an event its thread started a
- * few events before): slot key % NS_IDMAP_RECENT holds one pair. Two uses:
- *  - a cache in front of the map (the flight recorder's children): every
- *    key is in the map, the owner removes a key here whenever it removes it
- *    from the map, so a hit is the map's current value;
- *  - a home of its own for the newest keys (the assembler's entries): a key
- *    goes into the map only when a newer key takes its slot
- *    (ns_idmap_recent_slot), so a key lives in exactly one of the two, and
- *    the many that come and go within a few hundred others never touch the
- *    map.
+ * few events before): slot key % NS_IDMAP_RECENT holds one pair. It is the
+ * home of the newest keys (the assembler's entries, the writer's open
+ * events, the flight recorder's children: ns_idmap_home_*): a key goes into
+ * the map only when a newer key takes its slot (ns_idmap_recent_slot), so
+ * a key lives in exactly one of the two, and the many that come and go
+ * within a few hundred others never touch the map.
  * Values must not be 0 (0 reads as "not here"); key 0 is never found, as in
  * the map. */
 #define NS_IDMAP_RECENT 512u
