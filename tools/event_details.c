@@ -95,6 +95,7 @@ static const struct {
     {NS_P_PARENT_LOST, "parentLost"},     {NS_P_PARENTS_LATE, "parentsFoundLate"},
     {NS_P_STALE_HANDLES, "staleHandles"}, {NS_P_DOUBLE_STOPS, "doubleStops"},
     {NS_P_LATE_STATES, "lateStates"},     {NS_P_STATE_REPEATS, "stateRepeats"},
+    {NS_P_STEPS_UNANALYSED, "stepsNotAnalysed"},
 };
 
 static void per_type(ns_json* j, const char* key, const ns_props_info* p, uint32_t base) {

@@ -125,6 +125,10 @@ void ns_analysis_destroy(ns_analysis* a);
 void ns_analysis_comm(ns_analysis* a, const ns_comm_info* comm);
 /* One record (its strings through cfg.string). */
 void ns_analysis_record(ns_analysis* a, const ns_record* r);
+/* A record the feeder recorded but does not analyse (the plugin's writer
+ * sheds ProxySteps when it falls behind): counted, so the summary says how
+ * many ProxySteps its link figures leave out. */
+void ns_analysis_unanalysed(ns_analysis* a, const ns_record* r);
 /* Finalizes what is due at time now_ns (the trace clock): ops past their
  * grace time, stale state, windows whose time has passed. Call periodically
  * (the writer thread: after each drain); ns_analysis_record does the same.
@@ -368,6 +372,7 @@ int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summar
 /* Counters for tests and the finalize record. */
 typedef struct {
   uint64_t records, ops, ops_incomplete, orphans_evicted, windows, steps, pxn_skipped;
+  uint64_t steps_unanalysed; /* ProxySteps recorded but not fed (ns_analysis_unanalysed) */
   uint64_t batches, ops_batched; /* kernel batches of 2+ ops, and their ops */
   size_t inflight, inflight_peak; /* the assembler's entries */
 } ns_analysis_stats;

@@ -112,6 +112,7 @@ typedef enum {
   NS_P_LATE_STATES = 142,   /* a state of an event after its stop */
   NS_P_STATE_REPEATS = 143, /* identical states counted, not recorded (NS_ST_REPEATED) */
   NS_P_PARENTS_LATE = 144,  /* children whose parent was over, found by its handle */
+  NS_P_STEPS_UNANALYSED = 147, /* ProxySteps recorded but left out of the live analysis (the writer was behind) */
   NS_P_CLOSED_BASE = 150,   /* + NS_CLOSE_*: events the plugin closed for that reason */
   /* END */
   NS_P_END_HOW = 145,       /* NS_END_*: how the process ended its trace */

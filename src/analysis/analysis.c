@@ -139,6 +139,10 @@ void ns_analysis_record(ns_analysis* a, const ns_record* r) {
   if (scan_due(a)) scan(a);
 }
 
+void ns_analysis_unanalysed(ns_analysis* a, const ns_record* r) {
+  if (r->kind == NS_REC_START && r->type == NS_EV_PROXY_STEP) a->st.steps_unanalysed++;
+}
+
 void ns_analysis_tick(ns_analysis* a, uint64_t now_ns) {
   if (now_ns > a->now) a->now = now_ns;
   ns_asm_advance(a->as, a->now);

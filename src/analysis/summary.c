@@ -218,10 +218,22 @@ static void text_collectives(ns_analysis* const* list, size_t n, FILE* out) {
   free_rows(rows, nr);
 }
 
+/* ProxySteps the plugin's writer recorded but left out of its analysis (it sheds when behind). */
+static uint64_t steps_unanalysed(ns_analysis* const* list, size_t n) {
+  uint64_t s = 0;
+  for (size_t i = 0; i < n; i++) s += list[i]->st.steps_unanalysed;
+  return s;
+}
+
 static void text_links(ns_analysis* const* list, size_t n, size_t max_links, FILE* out) {
   size_t nl = 0, nr = 0;
   sum_link* links = merge_links(list, n, &nl, &nr);
   fprintf(out, "\n# slowest links: one channel's send connection, SendWait -> stop per step, fitted in MIN mode\n");
+  uint64_t shed = steps_unanalysed(list, n);
+  if (shed)
+    fprintf(out, "# %llu ProxySteps are in the trace but not in these rows: the writer fell behind and left them out\n"
+                 "# of its live analysis (NCCLSCOPE_SHED_FILL); `ncclscope report` on the trace counts every step\n",
+            (unsigned long long)shed);
   fprintf(out, "# (time = latency + size / bandwidth through the fastest time of each size) from >= %d sizes seen\n",
           NS_LINK_FIT_SIZES);
   fprintf(out, "# >= %d times spanning >= %gx; slowest first. Rows that measure no link are below, never ranked.\n",
@@ -456,7 +468,7 @@ int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summar
   for (size_t i = nranked; links && i < nl && i - nranked < max_links; i++)
     json_link(out, &links[i], i > nranked, link_kind(&links[i].s));
   free(links);
-  fputs("],\"clocks\":[", out);
+  fprintf(out, "],\"stepsNotAnalysed\":%llu,\"clocks\":[", (unsigned long long)steps_unanalysed(list, n));
   int first = 1;
   for (fit_iter it = {0}; next_fit(list, n, &it);) {
     const ns_clock_fit* f = &it.fit;

@@ -261,6 +261,7 @@ void ns_config_load(ns_config* c, ns_config_warn_fn warn) {
   load_u32(warn, "NCCLSCOPE_SLAB_EVENTS", &c->slab_events, 65536, 64, 1u << 24);
   load_u32(warn, "NCCLSCOPE_FLUSH_MS", &c->flush_ms, 1000, 1, 60000);
   load_u32(warn, "NCCLSCOPE_POLL_MS", &c->poll_ms, 2, 1, 1000);
+  load_u32(warn, "NCCLSCOPE_SHED_FILL", &c->shed_fill, 50, 0, 100);
   load_u32(warn, "NCCLSCOPE_HOLD_MS", &c->hold_ms, 100, 0, 600000);
   load_u32(warn, "NCCLSCOPE_MAX_AGE_MS", &c->max_age_ms, 10000, 1, 3600000);
   if (c->max_age_ms < c->hold_ms) {

@@ -26,6 +26,7 @@ typedef struct {
   uint32_t slab_events; /* open events the writer keeps per communicator (NCCLSCOPE_SLAB_EVENTS) */
   uint32_t flush_ms;    /* longest time between writes to disk */
   uint32_t poll_ms;     /* writer poll period */
+  uint32_t shed_fill;   /* NCCLSCOPE_SHED_FILL: ring fill (%) from which ProxySteps skip the live analysis; 0 = never */
   uint32_t hold_ms;     /* how long an event stays open before a never-stopped or pressure close */
   uint32_t max_age_ms;  /* an event still open after this is closed (maxAge) */
   int no_cuda;          /* do not look for the GPU UUID */

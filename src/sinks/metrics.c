@@ -13,7 +13,7 @@
 
 /* The families, in the order they are exported and admitted (metrics.h). */
 enum {
-  F_SERIES, F_REFUSED, F_WINDOWS, F_DROPPED, F_CLOSED, F_OTLP_REQ, F_OTLP_DROPPED,
+  F_SERIES, F_REFUSED, F_WINDOWS, F_DROPPED, F_CLOSED, F_UNANALYSED, F_OTLP_REQ, F_OTLP_DROPPED,
   F_OPS, F_BYTES, F_INCOMPLETE, F_CLOCK, F_LATE_SUM, F_LATE_N, F_LATE_LAST, F_LATE_MAX,
   F_LINKS_FITTED, F_LINK_BW_MIN, F_LINK_LAT_MAX, F_DURATION, F_LINK_LAT, F_LINK_BW, F_ALGBW, F_BUSBW, F_COUNT
 };
@@ -30,6 +30,9 @@ static const ns_mdesc g_desc[F_COUNT] = {
                  "per communicator for its starts."},
   [F_CLOSED] = {"ncclscope.events.incomplete", "ncclscope_events_incomplete_total", "{event}", NS_MK_COUNTER, 1,
                 "Events NCCL never stopped, closed by ncclscope, by reason."},
+  [F_UNANALYSED] = {"ncclscope.steps.unanalysed", "ncclscope_steps_unanalysed_total", "{event}", NS_MK_COUNTER, 1,
+                    "ProxySteps recorded in the trace but left out of the live analysis while the writer was behind "
+                    "(NCCLSCOPE_SHED_FILL)."},
   [F_OTLP_REQ] = {"ncclscope.otlp.requests", "ncclscope_otlp_requests_total", "{request}", NS_MK_COUNTER, 1,
                   "OTLP export requests by result (ok, failed: each failed attempt)."},
   [F_OTLP_DROPPED] = {"ncclscope.otlp.dropped", "ncclscope_otlp_payloads_dropped_total", "{payload}", NS_MK_COUNTER,
@@ -210,6 +213,7 @@ static void process_counters(ns_metrics* m, const ns_mwindow* in) {
     const char* kv[] = {"reason", name ? name : "unknown"};
     if (in->closed[r]) set(m, F_CLOSED, 0, 1, kv, (double)in->closed[r]);
   }
+  if (in->steps_unanalysed) set(m, F_UNANALYSED, 0, 0, NULL, (double)in->steps_unanalysed);
   if (in->otlp_ok || in->otlp_failed || in->otlp_dropped || m->fam[F_OTLP_REQ].n) {
     const char* ok[] = {"result", "ok"};
     const char* failed[] = {"result", "failed"};

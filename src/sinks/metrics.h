@@ -92,6 +92,7 @@ typedef struct {
   uint64_t start_unix_ns, end_unix_ns; /* the window, wall clock */
   uint64_t dropped_ring; /* events lost: full rings (and threads without one) */
   const uint64_t* closed;              /* events closed by the plugin, by NS_CLOSE_* reason (NS_CLOSE_REASONS) */
+  uint64_t steps_unanalysed;           /* ProxySteps the analysis left out (the writer shed them) */
   uint64_t otlp_ok, otlp_failed, otlp_dropped; /* the OTLP sender's requests and payloads it gave up */
   /* per communicator: its GPU clock's error bound in seconds (NaN: none) and its starts lost to a full ring */
   double (*clock_error_s)(void* user, uint32_t comm);

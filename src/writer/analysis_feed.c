@@ -66,6 +66,11 @@ void ns_feed_record(const ns_record* r) {
   if (g_a) ns_analysis_record(g_a, r);
 }
 
+void ns_feed_unanalysed(const ns_record* r) {
+  ns_frw_record(r);
+  if (g_a) ns_analysis_unanalysed(g_a, r);
+}
+
 void ns_feed_tick(uint64_t now_ns) {
   ns_frw_tick(now_ns);
   if (!g_a) return;

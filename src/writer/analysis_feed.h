@@ -24,6 +24,9 @@ void ns_feed_comm(const ns_context* c);
 void ns_feed_comm_end(uint32_t comm);
 /* One encoded record. */
 void ns_feed_record(const ns_record* r);
+/* One encoded record of an event that skips the analysis (the writer
+ * sheds): the flight recorder takes it; the analysis counts the event. */
+void ns_feed_unanalysed(const ns_record* r);
 /* After each drain: now_ns on the trace clock. */
 void ns_feed_tick(uint64_t now_ns);
 /* Encodes a CLOCKFIT block for comm into out when its fit is bounded and,

@@ -164,6 +164,9 @@ void ns_mout_window(ns_analysis* a, const ns_window* w) {
   uint64_t end = w->end_ns != UINT64_MAX ? w->end_ns : ns_clock_to_ns(&ns_sess.clock, ns_clock_ticks());
   in.end_unix_ns = (uint64_t)((int64_t)end + M.unix_minus_trace);
   ns_writer_drops(&in.dropped_ring, closed);
+  ns_analysis_stats st;
+  ns_analysis_get_stats(a, &st);
+  in.steps_unanalysed = st.steps_unanalysed;
   ns_sender_stats(M.otlp, &in.otlp_ok, &in.otlp_failed, &in.otlp_dropped);
   M.a = a;
   ns_metrics_window(M.m, &in);

@@ -50,6 +50,7 @@ static ns_idmap net_conns;
 static uint64_t stopped_op_start[NS_OPEN_CONTEXTS];
 
 #define T_PINNED 0x100u
+_Static_assert(!(T_PINNED & NS_OPEN_UNANALYSED), "open event flags: one bit each");
 
 static uint64_t net_conn_key(uint32_t k, uint32_t conn) { return (uint64_t)(k + 1) << 32 | conn; }
 

@@ -38,11 +38,15 @@ static inline uint32_t ns_open_conn(uint64_t channel, int64_t peer, int is_send)
   return NS_CONN_VALID | (is_send ? NS_CONN_SEND : 0) | (uint32_t)channel << 2 | (uint32_t)peer << 10;
 }
 
+/* In ns_open_started's type, kept in ns_open_event.type: the event's
+ * records skip the analysis (the writer sheds, writer.c shedding_now). */
+#define NS_OPEN_UNANALYSED 0x200u
+
 /* What the writer knows of an open event. */
 typedef struct {
   uint64_t id;         /* 0: a free place */
   uint64_t start_ns;   /* its START's time */
-  uint32_t type;       /* its type, and open_events.c's flags */
+  uint32_t type;       /* its type (low 8 bits), NS_OPEN_UNANALYSED, open_events.c's flags */
   uint32_t conn;       /* a ProxyOp's connection (ns_open_conn), 0: none or unknown */
   uint32_t comm;       /* its communicator's serial (0: PXN) */
   uint32_t origin_pid; /* PXN: the process it runs for */

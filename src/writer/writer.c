@@ -71,11 +71,14 @@ static struct {
   uint64_t seq;
   int lifecycle_pending;
   uint32_t* ring_serial_seen;
+  uint8_t* ring_shedding; /* by ring index: its ProxySteps skip the analysis (shedding_now) */
+  int shedding;           /* the ring being drained sheds: its ProxySteps that start now skip it */
   uint32_t ctx_serial[NS_MAX_CONTEXTS];
   uint64_t ctx_events[NS_MAX_CONTEXTS][NS_EV_COUNT];
   uint64_t ctx_fit_samples[NS_MAX_CONTEXTS]; /* samples of the last CLOCKFIT written */
   uint64_t events[NS_EV_COUNT];
   uint64_t pxn_events, parent_lost, state_repeats;
+  uint64_t steps_unanalysed; /* ProxySteps recorded, not fed to the analysis (shedding_now) */
   uint64_t closed[NS_CLOSE_REASONS];
   uint64_t bytes_written, write_errors, bytes_lost, blocks_dropped;
   ns_buf pending;    /* bytes the file did not take yet (disk full): written first at the next flush */
@@ -366,6 +369,7 @@ static void emit_counters(void) {
   ns_props_u64(&W.out, NS_P_DOUBLE_STOPS, atomic_load_explicit(&ns_cnt.double_stops, memory_order_relaxed));
   ns_props_u64(&W.out, NS_P_LATE_STATES, atomic_load_explicit(&ns_cnt.late_states, memory_order_relaxed));
   ns_props_u64(&W.out, NS_P_STATE_REPEATS, W.state_repeats);
+  ns_props_u64(&W.out, NS_P_STEPS_UNANALYSED, W.steps_unanalysed);
   for (unsigned r = 1; r < NS_CLOSE_REASONS; r++)
     if (W.closed[r]) ns_props_u64(&W.out, NS_P_CLOSED_BASE + r, W.closed[r]);
   ns_props_u64(&W.out, NS_P_WRITE_ERRORS, W.write_errors);
@@ -412,14 +416,16 @@ static int graph_captured_api(const ns_record* rec) {
 }
 
 /* One record into the block of the ring being drained (opened on demand),
- * and into the analysis. */
-static void put(const ns_record* rec) {
+ * the flight recorder and, unless its event skips it (shedding_now), the
+ * analysis. */
+static void put_record(const ns_record* rec, int analysed) {
   if (!W.ev_open) {
     ns_events_begin(&W.enc, &W.ev, W.ev_tid, W.ev_ring, rec->ts, rec->id);
     W.ev_open = 1;
   }
   ns_events_put(&W.enc, rec);
-  ns_feed_record(rec);
+  if (analysed) ns_feed_record(rec);
+  else ns_feed_unanalysed(rec);
 }
 
 /* An NS_ST_REPEATED record: the event's previous state came `n` more times. */
@@ -465,7 +471,9 @@ static void on_close(void* user, uint64_t id, unsigned type, uint32_t ctx_index,
     W.own_open = 1;
   }
   ns_events_put(&W.own_enc, &r);
-  ns_feed_record(&r);
+  const ns_open_event* o = ns_open_find(id); /* still open: closed after this call */
+  if (o && (o->type & NS_OPEN_UNANALYSED)) ns_feed_unanalysed(&r);
+  else ns_feed_record(&r);
 }
 
 /* The origin pid of PXN event id: held open or remembered by the writer, or
@@ -490,11 +498,15 @@ static uint32_t origin_pid_of(uint64_t id, int depth) {
 }
 
 /* A START: a ProxyStep started again closes the earlier one; a child of a
- * PXN event takes its parent's origin pid; the event is held open. */
-static void on_start_entry(ns_record* rec, unsigned flags, unsigned ctxi) {
+ * PXN event takes its parent's origin pid; the event is held open, marked
+ * when it skips the analysis (a ProxyStep while its ring sheds). Returns
+ * whether its records go to the analysis. */
+static int on_start_entry(ns_record* rec, unsigned flags, unsigned ctxi) {
   rec->flags = (uint16_t)flags;
   unsigned type = rec->type;
+  int analysed = !(type == NS_EV_PROXY_STEP && W.shedding);
   W.events[type]++;
+  W.steps_unanalysed += !analysed;
   if (ctxi < NS_MAX_CONTEXTS) W.ctx_events[ctxi][type]++;
   if (flags & NS_RF_PXN) W.pxn_events++;
   if (flags & NS_RF_PARENT_LOST) W.parent_lost++;
@@ -506,39 +518,47 @@ static void on_start_entry(ns_record* rec, unsigned flags, unsigned ctxi) {
                       : 0;
   if (type == NS_EV_PROXY_STEP) {
     uint64_t old = ns_restarts_start(rec->parent, rec->num[NS_PROXY_STEP_STEP], rec->id, ns_open_is_open);
-    if (old && ns_open_close(old)) {
+    const ns_open_event* o = old ? ns_open_find(old) : NULL;
+    if (o) {
+      int old_analysed = !(o->type & NS_OPEN_UNANALYSED);
+      ns_open_close(old);
       ns_record c = closed(old, NS_EV_PROXY_STEP, ctxi, NS_CLOSE_RESTARTED, rec->ts, rec->tid);
-      put(&c);
+      put_record(&c, old_analysed);
     }
   }
-  ns_open_started(rec->id, type, ctxi < NS_MAX_CONTEXTS ? ctxi : NS_OPEN_PXN, rec->ts, graph_captured_api(rec), conn,
-                  rec->comm, rec->origin_pid);
+  ns_open_started(rec->id, type | (analysed ? 0 : NS_OPEN_UNANALYSED), ctxi < NS_MAX_CONTEXTS ? ctxi : NS_OPEN_PXN,
+                  rec->ts, graph_captured_api(rec), conn, rec->comm, rec->origin_pid);
+  return analysed;
 }
 
 /* A STOP, STATE or REPEAT: the event's communicator, from its START. One
  * the writer saw end is not recorded: a second stop, a state after the
- * stop, a call after the writer closed it (counted). 0: drop the entry. */
-static int on_later_entry(ns_record* rec, unsigned kind) {
+ * stop, a call after the writer closed it (counted). 0: drop the entry;
+ * LATER_ANALYSED: record it; LATER_UNANALYSED: record it, its event skips
+ * the analysis (shedding_now). */
+enum { LATER_DROP, LATER_ANALYSED, LATER_UNANALYSED };
+__attribute__((always_inline)) static inline int on_later_entry(ns_record* rec, unsigned kind) {
   ns_open_event* o = ns_open_find(rec->id);
   if (o) {
+    int how = o->type & NS_OPEN_UNANALYSED ? LATER_UNANALYSED : LATER_ANALYSED;
     rec->comm = o->comm;
     if (kind == NS_ENT_STATE) {
       o->has_state = 1;
       if (rec->type == NS_EV_PROXY_OP && rec->state == NS_ST_PROXY_OP_IN_PROGRESS)
         ns_open_note_progress_states(o->ctx);
     } else if (kind == NS_ENT_STOP) {
-      ns_open_stopped(o);
+      ns_open_stopped(o); /* o ends here */
     }
-    return 1;
+    return how;
   }
-  if (kind == NS_ENT_REPEAT) return 1; /* counts of states recorded before the event ended */
-  int how = ns_open_ended(rec->id);
-  if (how == NS_OPEN_UNKNOWN) return 1; /* its START is in a ring not drained yet, or was forgotten */
-  _Atomic uint64_t* counter = how == NS_OPEN_CLOSED  ? &ns_cnt.stale_handles
-                              : kind == NS_ENT_STOP ? &ns_cnt.double_stops
-                                                    : &ns_cnt.late_states;
+  if (kind == NS_ENT_REPEAT) return LATER_ANALYSED; /* counts of states recorded before the event ended */
+  int ended = ns_open_ended(rec->id);
+  if (ended == NS_OPEN_UNKNOWN) return LATER_ANALYSED; /* its START is in a ring not drained yet, or was forgotten */
+  _Atomic uint64_t* counter = ended == NS_OPEN_CLOSED ? &ns_cnt.stale_handles
+                              : kind == NS_ENT_STOP  ? &ns_cnt.double_stops
+                                                     : &ns_cnt.late_states;
   atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
-  return 0;
+  return LATER_DROP;
 }
 
 /* Zeroes a record in pieces of at most 64 bytes, which GCC writes as vector
@@ -566,6 +586,7 @@ static void on_entry(void* user, ns_ring* r, const uint64_t* e, uint32_t nwords)
   rec.comm = (uint32_t)e[3];
   if (ctxi < NS_MAX_CONTEXTS && rec.comm && W.ctx_serial[ctxi] != rec.comm) take_and_emit_inits();
   uint64_t repeats = 0;
+  int analysed;
   if (kind == NS_ENT_START) {
     const ns_type_layout* lay = &ns_type_layouts[type];
     if (nwords < NS_ENT_HEAD_WORDS + 1u + lay->nums) return;
@@ -581,33 +602,53 @@ static void on_entry(void* user, ns_ring* r, const uint64_t* e, uint32_t nwords)
       rec.str[i] = ns_strtab_intern(W.strs, (const char*)sp, len, &W.senc, &W.sb, &W.st_open);
       sp += len;
     }
-    on_start_entry(&rec, flags, ctxi);
+    analysed = on_start_entry(&rec, flags, ctxi);
   } else if (kind == NS_ENT_STATE) {
     if (nwords < NS_ENT_HEAD_WORDS + 1) return;
     rec.flags = (uint16_t)(flags & NS_RF_HAS_ARG);
     rec.state = (int32_t)((e[3] >> 32) & 0xFF);
     repeats = e[3] >> 40;
     rec.arg = e[4];
-    if (!on_later_entry(&rec, kind)) return;
+    int how = on_later_entry(&rec, kind);
+    if (how == LATER_DROP) return;
+    analysed = how == LATER_ANALYSED;
   } else if (kind == NS_ENT_STOP) {
     if (nwords < NS_ENT_STOP_WORDS) return;
     repeats = e[3] >> 32;
-    if (!on_later_entry(&rec, kind)) return;
+    int how = on_later_entry(&rec, kind);
+    if (how == LATER_DROP) return;
+    analysed = how == LATER_ANALYSED;
     if (type == NS_EV_PROXY_OP) ns_restarts_parent_stopped(rec.id);
   } else if (kind == NS_ENT_REPEAT) {
     if (nwords < NS_ENT_REPEAT_WORDS) return;
-    on_later_entry(&rec, kind);
+    int how = on_later_entry(&rec, kind);
     ns_record rep = repeated(&rec, e[3] >> 32);
-    put(&rep);
+    put_record(&rep, how == LATER_ANALYSED);
     return;
   } else {
     return;
   }
   if (repeats) {
     ns_record rep = repeated(&rec, repeats);
-    put(&rep);
+    put_record(&rep, analysed);
   }
-  put(&rec);
+  put_record(&rec, analysed);
+}
+
+/* Whether ring i sheds at this drain, from how full it is. The writer
+ * falls behind when every record goes through the analysis (docs/
+ * performance.md section 16); a full ring then drops events from the
+ * trace. Before that, from NCCLSCOPE_SHED_FILL percent full until it is
+ * back under half of that, the ProxySteps that start in it are recorded
+ * but skip the analysis (about 40 % of the writer's instructions per
+ * step), each counted (stepsNotAnalysed). A step is one or the other for
+ * all its records: the mark is on its open event. The flight recorder
+ * still sees every record: a hang's last steps are exact. */
+static int shedding_now(uint32_t i, unsigned fill) {
+  unsigned on = ns_sess.cfg.shed_fill;
+  if (!on || !W.ring_shedding) return 0;
+  W.ring_shedding[i] = fill >= on || (W.ring_shedding[i] && fill >= (on + 1) / 2);
+  return W.ring_shedding[i];
 }
 
 static void drain_ring(ns_ring* r, uint32_t i) {
@@ -618,6 +659,7 @@ static void drain_ring(ns_ring* r, uint32_t i) {
   if (ns_ring_has_data(r)) {
     unsigned fill = ns_ring_fill_percent(r);
     if (fill > W.max_fill) W.max_fill = fill;
+    W.shedding = shedding_now(i, fill);
     if (W.ring_serial_seen && W.ring_serial_seen[i] != r->serial) {
       W.ring_serial_seen[i] = r->serial;
       size_t at = ns_block_begin(&W.out);
@@ -796,7 +838,8 @@ int ns_writer_start(void) {
   W.finis_tail = &W.finis;
   W.strs = ns_strtab_new();
   W.ring_serial_seen = calloc(ns_ring_pool_count() + 1, sizeof *W.ring_serial_seen);
-  if (!W.strs || !W.ring_serial_seen) goto fail;
+  W.ring_shedding = calloc(ns_ring_pool_count() + 1, 1);
+  if (!W.strs || !W.ring_serial_seen || !W.ring_shedding) goto fail;
   write_process_block();
   W.last_flush_ns = ns_mono_ns();
   sigset_t all, old;
@@ -814,8 +857,10 @@ int ns_writer_start(void) {
 fail:
   ns_strtab_free(W.strs);
   free(W.ring_serial_seen);
+  free(W.ring_shedding);
   W.strs = NULL;
   W.ring_serial_seen = NULL;
+  W.ring_shedding = NULL;
   pthread_cond_destroy(&W.cond);
   pthread_mutex_destroy(&W.lock);
   return -1;
@@ -862,6 +907,7 @@ void ns_writer_stop(unsigned how) {
   ns_restarts_reset();
   ns_open_reset();
   free(W.ring_serial_seen);
+  free(W.ring_shedding);
   memset(&W, 0, sizeof W);
 }
 
