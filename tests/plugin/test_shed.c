@@ -113,6 +113,7 @@ int main(int argc, char** argv) {
   CHECK_TRUE(read_file(dir, "windows-", ".jsonl", windows, sizeof windows) != NULL);
   const char* last = windows;
   for (const char* nl = strstr(windows, "\n{"); nl; nl = strstr(nl + 1, "\n{")) last = nl + 1;
+  CHECK_TRUE(strstr(last, "\"ncclscope_ops_total\"") != NULL); /* the AllReduce's window */
   const char* metric = strstr(last, "\"ncclscope_steps_unanalysed_total\"");
   if (shedding)
     CHECK_U64(number_after(metric, "\"value\":"), shed);
