@@ -146,9 +146,10 @@ void ns_open_stopped(ns_open_event* e) {
 
 int ns_open_is_open(uint64_t id) { return ns_open_find(id) != NULL; }
 
-int ns_open_close(uint64_t id) {
+int ns_open_close(uint64_t id, uint32_t* type) {
   ns_open_event* e = ns_open_find(id);
   if (!e) return 0;
+  if (type) *type = e->type;
   end_event((uint32_t)(e - pool), NS_OPEN_CLOSED);
   return 1;
 }

@@ -74,8 +74,9 @@ void ns_open_stopped(ns_open_event* e);
 int ns_open_ended(uint64_t id);
 /* The origin pid of a PXN event, open or remembered as ended; 0 if unknown. */
 uint32_t ns_open_origin_pid(uint64_t id);
-/* Closes the open event id (a restarted ProxyStep). 1 if it was open. */
-int ns_open_close(uint64_t id);
+/* Closes the open event id (a restarted ProxyStep). 1 if it was open, its
+ * type word (type, NS_OPEN_UNANALYSED) then in *type unless type is NULL. */
+int ns_open_close(uint64_t id, uint32_t* type);
 /* Whether event id is open. */
 int ns_open_is_open(uint64_t id);
 /* Context ctx_index records ProxyOpInProgress (NCCL 2.27+, every net

@@ -518,12 +518,10 @@ static int on_start_entry(ns_record* rec, unsigned flags, unsigned ctxi) {
                       : 0;
   if (type == NS_EV_PROXY_STEP) {
     uint64_t old = ns_restarts_start(rec->parent, rec->num[NS_PROXY_STEP_STEP], rec->id, ns_open_is_open);
-    const ns_open_event* o = old ? ns_open_find(old) : NULL;
-    if (o) {
-      int old_analysed = !(o->type & NS_OPEN_UNANALYSED);
-      ns_open_close(old);
+    uint32_t old_type;
+    if (old && ns_open_close(old, &old_type)) {
       ns_record c = closed(old, NS_EV_PROXY_STEP, ctxi, NS_CLOSE_RESTARTED, rec->ts, rec->tid);
-      put_record(&c, old_analysed);
+      put_record(&c, !(old_type & NS_OPEN_UNANALYSED));
     }
   }
   ns_open_started(rec->id, type | (analysed ? 0 : NS_OPEN_UNANALYSED), ctxi < NS_MAX_CONTEXTS ? ctxi : NS_OPEN_PXN,

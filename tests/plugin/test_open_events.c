@@ -67,9 +67,15 @@ static void check_many_open(void) {
   }
   CHECK_U64(open, 10000);
   CHECK_U64(stopped, 10000);
-  /* a restarted step closes: ended as closed, a second close is a no-op */
-  CHECK_U64(ns_open_close(2), 1);
-  CHECK_U64(ns_open_close(2), 0);
+  /* a restarted step closes, giving its type word (the shedding mark
+   * included): ended as closed, a second close is a no-op */
+  ns_open_started(20002, NS_EV_PROXY_STEP | NS_OPEN_UNANALYSED, 1, 1, 0, 0, 42, 0);
+  uint32_t type = 0;
+  CHECK_U64(ns_open_close(20002, &type), 1);
+  CHECK_U64(type & (0xFFu | NS_OPEN_UNANALYSED), NS_EV_PROXY_STEP | NS_OPEN_UNANALYSED);
+  CHECK_U64(ns_open_close(2, &type), 1);
+  CHECK_U64(type & (0xFFu | NS_OPEN_UNANALYSED), NS_EV_PROXY_STEP);
+  CHECK_U64(ns_open_close(2, NULL), 0);
   CHECK_U64(ns_open_ended(2), NS_OPEN_CLOSED);
   CHECK_U64(ns_open_ended(999999), NS_OPEN_UNKNOWN);
   /* the communicator ends: its open events are closed, once each */
