@@ -644,7 +644,7 @@ static void on_entry(void* user, ns_ring* r, const uint64_t* e, uint32_t nwords)
  * still sees every record: a hang's last steps are exact. */
 static int shedding_now(uint32_t i, unsigned fill) {
   unsigned on = ns_sess.cfg.shed_fill;
-  if (!on || !W.ring_shedding) return 0;
+  if (!on || !ns_feed_enabled()) return 0; /* without the analysis there is nothing to shed */
   W.ring_shedding[i] = fill >= on || (W.ring_shedding[i] && fill >= (on + 1) / 2);
   return W.ring_shedding[i];
 }
