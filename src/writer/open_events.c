@@ -202,7 +202,7 @@ void ns_open_run(uint64_t now, ns_close_fn on_close, void* user) {
                       : pressed[e->ctx] && leak_prone(type) && age >= hold ? NS_CLOSE_PRESSURE
                                                                           : 0;
     if (reason) {
-      if (on_close) on_close(user, e->id, type, e->ctx, reason);
+      if (on_close) on_close(user, e->id, type, !(e->type & NS_OPEN_UNANALYSED), e->ctx, reason);
       end_event(i, NS_OPEN_CLOSED);
       listed[i] = 0;
       continue;
@@ -225,7 +225,7 @@ static void close_context(uint32_t k, unsigned reason, ns_close_fn on_close, voi
     if (e->id) {
       /* a copy transport's ProxyOp would not have stopped later either: say so */
       unsigned why = never_stopped(e, 0, 0, reason == NS_CLOSE_COMM_END) ? NS_CLOSE_NEVER_STOPPED : reason;
-      if (on_close) on_close(user, e->id, e->type & 0xFF, e->ctx, why);
+      if (on_close) on_close(user, e->id, e->type & 0xFF, !(e->type & NS_OPEN_UNANALYSED), e->ctx, why);
       end_event(i, NS_OPEN_CLOSED);
     }
     listed[i] = 0;

@@ -25,8 +25,10 @@
 #define NS_OPEN_PXN 256u
 #define NS_OPEN_CONTEXTS (NS_OPEN_PXN + 1)
 
-/* An event the writer closed: the writer records it. */
-typedef void (*ns_close_fn)(void* user, uint64_t id, unsigned type, uint32_t ctx_index, unsigned reason);
+/* An event the writer closed: the writer records it. analysed: it was not
+ * started with NS_OPEN_UNANALYSED. */
+typedef void (*ns_close_fn)(void* user, uint64_t id, unsigned type, int analysed, uint32_t ctx_index,
+                            unsigned reason);
 
 /* A ProxyOp's connection as ns_open_started takes it: its channel, its
  * peer and whether it is a net send (NCCL sets isSend only for those).

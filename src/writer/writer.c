@@ -305,7 +305,7 @@ static void take_and_emit_inits(void) {
   emit_inits(l);
 }
 
-static void on_close(void* user, uint64_t id, unsigned type, uint32_t ctx_index, unsigned reason);
+static void on_close(void* user, uint64_t id, unsigned type, int analysed, uint32_t ctx_index, unsigned reason);
 static void own_flush(void);
 
 static void emit_finis(ctl* l) {
@@ -461,7 +461,7 @@ static void own_flush(void) {
   W.own_open = 0;
 }
 
-static void on_close(void* user, uint64_t id, unsigned type, uint32_t ctx_index, unsigned reason) {
+static void on_close(void* user, uint64_t id, unsigned type, int analysed, uint32_t ctx_index, unsigned reason) {
   (void)user;
   uint32_t tid = atomic_load_explicit(&W.tid, memory_order_relaxed);
   ns_record r = closed(id, type, ctx_index, reason, ns_clock_to_ns(&ns_sess.clock, ns_clock_ticks()), tid);
@@ -471,9 +471,8 @@ static void on_close(void* user, uint64_t id, unsigned type, uint32_t ctx_index,
     W.own_open = 1;
   }
   ns_events_put(&W.own_enc, &r);
-  const ns_open_event* o = ns_open_find(id); /* still open: closed after this call */
-  if (o && (o->type & NS_OPEN_UNANALYSED)) ns_feed_unanalysed(&r);
-  else ns_feed_record(&r);
+  if (analysed) ns_feed_record(&r);
+  else ns_feed_unanalysed(&r);
 }
 
 /* The origin pid of PXN event id: held open or remembered by the writer, or

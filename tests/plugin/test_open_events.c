@@ -11,15 +11,16 @@
 
 typedef struct {
   uint64_t id[64];
-  unsigned reason[64];
-  int n;
+  unsigned reason[64], type[64];
+  int n, unanalysed;
 } closes;
 
-static void on_close(void* user, uint64_t id, unsigned type, uint32_t ctx, unsigned reason) {
-  (void)type, (void)ctx;
+static void on_close(void* user, uint64_t id, unsigned type, int analysed, uint32_t ctx, unsigned reason) {
+  (void)ctx;
   closes* c = user;
-  if (c->n < 64) c->id[c->n] = id, c->reason[c->n] = reason;
+  if (c->n < 64) c->id[c->n] = id, c->reason[c->n] = reason, c->type[c->n] = type;
   c->n++;
+  c->unanalysed += !analysed;
 }
 
 static void check_handles(void) {
@@ -105,8 +106,10 @@ static void check_closing_rules(void) {
   CHECK_U64(c.reason[0], NS_CLOSE_MAX_AGE);
   CHECK_U64(ns_open_is_open(101), 1);
   /* pressure: 16 held in communicator 3, the 17th is not; above 14 open, the
-   * leak-prone ones older than the hold time go */
-  for (uint64_t i = 1; i <= 17; i++) ns_open_started(200 + i, NS_EV_PROXY_STEP, 3, 2000 * ms, 0, 0, 6, 0);
+   * leak-prone ones older than the hold time go (the first one started
+   * marked as skipping the analysis: its close says so, its type is bare) */
+  for (uint64_t i = 1; i <= 17; i++)
+    ns_open_started(200 + i, NS_EV_PROXY_STEP | (i == 1 ? NS_OPEN_UNANALYSED : 0), 3, 2000 * ms, 0, 0, 6, 0);
   CHECK_U64(ns_open_is_open(216), 1);
   CHECK_U64(ns_open_is_open(217), 0);
   c.n = 0;
@@ -115,12 +118,15 @@ static void check_closing_rules(void) {
   ns_open_run(2002 * ms, on_close, &c);
   CHECK_U64(c.n, 16);
   CHECK_U64(c.reason[0], NS_CLOSE_PRESSURE);
+  CHECK_U64(c.unanalysed, 1);
+  CHECK_U64(c.type[0], NS_EV_PROXY_STEP);
   /* the other communicator's events were not touched */
   CHECK_U64(ns_open_is_open(101), 1);
   /* the process ends: what is left is closed */
-  c.n = 0;
+  c.n = c.unanalysed = 0;
   ns_open_close_all(NS_CLOSE_EXIT, on_close, &c);
   CHECK_U64(c.n, 1);
+  CHECK_U64(c.unanalysed, 0);
   CHECK_U64(c.id[0], 101);
   CHECK_U64(c.reason[0], NS_CLOSE_EXIT);
   ns_open_reset();
