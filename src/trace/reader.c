@@ -1,16 +1,18 @@
 /* ncclscope: streaming reader of one trace file (API: include/ncclscope/trace_reader.h).
  *
  * Used by the CLI only (single-threaded). The reader holds the current block
- * payload (one buffer, grown to the largest block seen) and the string table;
- * nothing else grows with the trace. Every length read from the file is
+ * payload (one buffer, grown to the largest block seen), the string table
+ * and the CRC of every block read (duplicates); nothing else grows with the
+ * trace. Every length read from the file is
  * checked against what is left of the file before it is used, and every
  * block's CRC is checked before its payload is decoded. After a damaged
  * block the reader looks for the next "NSB1" whose header is plausible and
  * whose payload's CRC matches, and goes on from there (resynchronisation):
  * each block is self-contained apart from the string ids, so every intact
- * block after the damage is read. A block whose sequence number was already
- * read is a duplicate and is dropped. Damage with no valid block after it
- * is the cut tail (a killed writer's torn last write).
+ * block after the damage is read. A block whose sequence number and payload
+ * CRC were already read, however far back, is a duplicate and is dropped
+ * (seen_blocks.h: 4 bytes a block). Damage with no valid block after it is
+ * the cut tail (a killed writer's torn last write).
  */
 #include "ncclscope/trace_reader.h"
 
@@ -22,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "trace/codec.h"
+#include "trace/seen_blocks.h"
 #include "util/idmap.h"
 
 /* A block larger than this is taken as corruption rather than allocated:
@@ -51,12 +54,10 @@ struct ns_reader {
   ns_reader_stats stats;
   uint64_t block_at, block_seq; /* the block the current item came from */
   /* Sequence bookkeeping. The header is not under the CRC, so a damaged seq
-   * must not discard good data: a block is dropped only when it repeats one
-   * of the last DUP_RING blocks exactly (seq, size, CRC); a jump forward that
-   * the next block contradicts (it resumes the old sequence) is undone. */
-#define DUP_RING 1024
-  struct { uint64_t seq; uint32_t size, crc; } recent[DUP_RING];
-  uint32_t nrecent;
+   * must not discard good data: a block is dropped only when it repeats a
+   * block read before, anywhere in the file (seq and CRC); a jump forward
+   * that the next block contradicts (it resumes the old sequence) is undone. */
+  ns_seen_blocks seen;
   uint64_t jump_from, jump_gap; /* the last forward jump: next_seq before it, gaps it added */
   int jump_pending;
   ns_reader_damage damage[NS_READER_MAX_DAMAGE];
@@ -146,6 +147,7 @@ void ns_reader_close(ns_reader* r) {
   uint64_t id, str;
   for (size_t pos = 0; ns_idmap_next(&r->strings, &pos, &id, &str);) free((char*)(uintptr_t)str);
   ns_idmap_free(&r->strings);
+  ns_seen_blocks_free(&r->seen);
   free(r->payload);
   if (r->f) fclose(r->f);
   free(r);
@@ -371,18 +373,13 @@ static int find_block(ns_reader* r, uint64_t from, ns_block_header* h, uint64_t*
 }
 
 static int is_duplicate(const ns_reader* r, const ns_block_header* h) {
-  uint32_t n = r->nrecent < DUP_RING ? r->nrecent : DUP_RING;
-  for (uint32_t i = 0; i < n; i++)
-    if (r->recent[i].seq == h->seq && r->recent[i].size == h->payload_size && r->recent[i].crc == h->payload_crc32)
-      return 1;
-  return 0;
+  return ns_seen_blocks_has(&r->seen, h->seq, h->payload_crc32);
 }
 
+/* Out of memory: that block is not recognised if it comes again (its copy is
+ * then read twice, as before duplicates were detected). */
 static void remember(ns_reader* r, const ns_block_header* h) {
-  uint32_t i = r->nrecent++ % DUP_RING;
-  r->recent[i].seq = h->seq;
-  r->recent[i].size = h->payload_size;
-  r->recent[i].crc = h->payload_crc32;
+  (void)ns_seen_blocks_add(&r->seen, h->seq, h->payload_crc32);
 }
 
 /* Counts missing sequence numbers; see the struct for why a jump is tentative. */
@@ -427,7 +424,7 @@ static int read_block(ns_reader* r, ns_block_header* h) {
     }
     uint64_t size = sizeof *h + h->payload_size;
     r->offset = at + size;
-    if (r->have_seq && h->seq < r->next_seq && is_duplicate(r, h)) {
+    if (is_duplicate(r, h)) {
       r->stats.blocks_duplicate++;
       r->stats.bytes_duplicate += size;
       continue;

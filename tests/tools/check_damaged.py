@@ -100,6 +100,28 @@ def main():
     check("missing" not in p.stderr, "no block reported missing", p.stderr[-300:], "no 'missing'")
     check(lines(out) == ref, "the export equals the undamaged one", len(lines(out)), len(ref))
 
+    # 2b. a block copied far away (1,100 blocks later): exported once, said so, exit 0
+    d, files = fresh_dump("fardup")
+    data = open(files[0], "rb").read()
+    at, size, _, seq = [b for b in blocks(data) if b[2] == EVENTS][1]
+    copied = data[at:at + size]
+    # 1,100 blocks of a kind no reader knows (skipped), numbered on from the copied block's seq; every
+    # block after them renumbered accordingly, then the copy with its own old seq
+    filler = [HDR.pack(0x3142534E, 77, 0, 0, 0, seq + 1 + i) for i in range(1100)]
+    rest = b""
+    for b_at, b_size, _, b_seq in [b for b in blocks(data) if b[0] > at]:
+        blk = bytearray(data[b_at:b_at + b_size])
+        struct.pack_into("<Q", blk, 16, b_seq + 1100)
+        rest += bytes(blk)
+    open(files[0], "wb").write(data[:at + size] + b"".join(filler) + copied + rest)
+    out = os.path.join(WORK, "fardup.jsonl")
+    p = run("export", d, "-o", out)
+    check(p.returncode == 0, "export with a far duplicate: exit 0", p.returncode, 0)
+    check("1 duplicate block(s) (%d bytes) dropped" % size in p.stderr, "says the far duplicate was dropped",
+          p.stderr[-300:], "duplicate dropped")
+    check("1 of 2 trace file(s) damaged" in p.stderr, "counts the file as damaged", p.stderr[-300:], "1 of 2 damaged")
+    check(lines(out) == ref, "the export with a far duplicate equals the undamaged one", len(lines(out)), len(ref))
+
     # 3. a file that yields nothing (a valid header, then garbage): exit 3, the other file exported
     d, files = fresh_dump("empty")
     data = open(files[0], "rb").read()

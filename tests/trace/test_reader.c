@@ -249,6 +249,74 @@ static void test_corrupt_crc(void) {
   tb_free(&f);
 }
 
+/* A block copied far away (more than a thousand blocks later, whether
+ * inserted or written over another block) is read once, wherever it is; a
+ * block whose seq was damaged into an earlier block's seq, with its own
+ * payload, is still read. */
+static void test_far_duplicate(void) {
+  enum { NEV = 1500, COPIED = 3, AT = 1300, RENUMBERED = 1400 };
+  tb_file f;
+  tb_begin(&f);
+  tb_process(&f, 7, "h", 0);
+  size_t off[NEV + 1], size[NEV];
+  for (int i = 0; i < NEV; i++) {
+    off[i] = f.buf.len;
+    ns_record a[2] = {tb_start(NS_EV_PROXY_CTRL, 0, 9, 1000000 + 10 * (uint64_t)i, 100000 + (uint64_t)i, 0),
+                      tb_stop(NS_EV_PROXY_CTRL, 0, 9, 1000005 + 10 * (uint64_t)i, 100000 + (uint64_t)i)};
+    tb_events(&f, 9, 1, a, 2);
+    size[i] = f.buf.len - off[i];
+  }
+  off[NEV] = f.buf.len;
+  tb_end(&f);
+  char path[512];
+  snprintf(path, sizeof path, "%s/far-dup.nstrace", dir);
+  tally t;
+  int opened;
+
+  /* inserted after block AT: the file grows by one block */
+  size_t len = f.buf.len, dup = size[COPIED];
+  uint8_t* copy = malloc(len + dup);
+  memcpy(copy, f.buf.data, off[AT + 1]);
+  memcpy(copy + off[AT + 1], f.buf.data + off[COPIED], dup);
+  memcpy(copy + off[AT + 1] + dup, f.buf.data + off[AT + 1], len - off[AT + 1]);
+  FILE* out = fopen(path, "wb");
+  fwrite(copy, 1, len + dup, out);
+  fclose(out);
+  ns_reader_stats st = read_all(path, &t, &opened);
+  EXPECT_U64("far duplicate inserted: records", t.records, 2 * NEV);
+  EXPECT_U64("far duplicate inserted: dropped", st.blocks_duplicate, 1);
+  EXPECT_U64("far duplicate inserted: bytes", st.bytes_duplicate, dup);
+  EXPECT_U64("far duplicate inserted: no gap", st.seq_gaps, 0);
+  EXPECT_U64("far duplicate inserted: clean end", st.clean_end, 1);
+
+  /* written over block AT (same size: every EVENTS block here is): that block is lost, the copy dropped */
+  EXPECT_U64("blocks of one size", size[AT], dup);
+  memcpy(copy, f.buf.data, len);
+  memcpy(copy + off[AT], f.buf.data + off[COPIED], dup);
+  out = fopen(path, "wb");
+  fwrite(copy, 1, len, out);
+  fclose(out);
+  st = read_all(path, &t, &opened);
+  EXPECT_U64("far duplicate over a block: records", t.records, 2 * (NEV - 1));
+  EXPECT_U64("far duplicate over a block: dropped", st.blocks_duplicate, 1);
+  EXPECT_U64("far duplicate over a block: one block missing", st.seq_gaps, 1);
+
+  /* a block whose seq was damaged into an earlier block's seq: its payload differs, it is read */
+  memcpy(copy, f.buf.data, len);
+  ns_block_header h;
+  memcpy(&h, copy + off[RENUMBERED], sizeof h);
+  h.seq = 5;
+  memcpy(copy + off[RENUMBERED], &h, sizeof h);
+  out = fopen(path, "wb");
+  fwrite(copy, 1, len, out);
+  fclose(out);
+  st = read_all(path, &t, &opened);
+  EXPECT_U64("damaged seq: every record", t.records, 2 * NEV);
+  EXPECT_U64("damaged seq: not a duplicate", st.blocks_duplicate, 0);
+  free(copy);
+  tb_free(&f);
+}
+
 static void test_seq_gap_and_unknown_block(void) {
   tb_file f;
   tb_begin(&f);
@@ -307,6 +375,7 @@ int main(void) {
   test_good_file();
   test_truncation_everywhere();
   test_corrupt_crc();
+  test_far_duplicate();
   test_seq_gap_and_unknown_block();
   test_not_a_trace();
   char cmd[512];
