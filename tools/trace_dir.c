@@ -89,6 +89,9 @@ void ns_file_health_take(const ns_reader* r, ns_file_health* h) {
 
 int ns_file_health_print(const char* tool, const char* path, const ns_file_health* h) {
   const ns_reader_stats* s = &h->st;
+  if (s->header_damaged)
+    fprintf(stderr, "%s: warning: %s: the file header is damaged; the blocks were found by their own framing and "
+                    "CRCs\n", tool, path);
   for (size_t i = 0; i < h->n; i++) {
     const ns_reader_damage* d = &h->d[i];
     char blocks[96];

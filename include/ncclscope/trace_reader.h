@@ -1,12 +1,16 @@
 /* ncclscope: streaming reader of one trace file (format: docs/trace-format.md).
  *
- * Memory does not grow with the length of the trace: the reader holds one
- * block, the string table and the first NS_READER_MAX_DAMAGE damaged ranges.
+ * The reader holds one block, the string table, the first
+ * NS_READER_MAX_DAMAGE damaged ranges and, to know duplicates, the CRC of
+ * every block read (4 bytes a block: the only memory that grows with the
+ * length of the trace).
  * Damaged input never crashes it: after a bad block (torn write, flipped
  * bit, overwritten bytes) it resynchronises on the next valid block (magic,
  * plausible size, CRC), so every intact block after the damage is read; a
  * block whose sequence number was already read (a duplicate) is dropped.
- * ns_reader_stats and ns_reader_damage_list say what was lost, where.
+ * A damaged file header costs nothing more: the blocks are found by their
+ * own framing and CRCs. ns_reader_stats and ns_reader_damage_list say what
+ * was lost, where.
  * Single-threaded.
  */
 #ifndef NCCLSCOPE_TRACE_READER_H
@@ -94,7 +98,8 @@ typedef struct {
   const ns_record* record;
 } ns_item;
 
-/* NULL on failure with a message in err (not a trace, other major version, unreadable). */
+/* NULL on failure with a message in err (not a trace, other major version, unreadable). A damaged
+ * header (stats.header_damaged) is not a failure when valid blocks follow it. */
 ns_reader* ns_reader_open(const char* path, char* err, size_t errlen);
 /* 1: *item filled; 0: end of readable data (see stats for why). */
 int ns_reader_next(ns_reader* r, ns_item* item);
@@ -115,6 +120,8 @@ typedef struct {
   uint64_t comm_inits;     /* COMM_INIT blocks read */
   uint64_t seq_gaps;       /* block sequence numbers missing between valid blocks */
   uint64_t damaged;        /* damaged ranges inside the file (each one resynchronised) */
+  int header_damaged;      /* the file header did not check out (magic, major version or size): the blocks were
+                              found by their framing and CRCs, the header is the first damaged range */
   int clean_end;           /* END block seen */
   unsigned end_how;        /* NS_END_*: how the traced process ended the file (0: no END) */
   int end_signal;          /* NS_END_SIGNAL: the signal */

@@ -96,6 +96,45 @@ const char* ns_reader_string(const ns_reader* r, uint32_t id) {
 
 /* ---- open / close ---- */
 
+static int block_at(ns_reader* r, uint64_t at, ns_block_header* h, int with_payload, const char** why);
+static int find_block(ns_reader* r, uint64_t from, ns_block_header* h, uint64_t* found);
+static void note_damage(ns_reader* r, uint64_t at, uint64_t len, uint64_t seq_next, int tail, const char* why);
+
+/* What is wrong with a file header, NULL when nothing: its magic, its major
+ * version or its size (a longer header is a newer minor's). */
+static const char* header_problem(const ns_file_header* h, uint64_t file_size) {
+  if (memcmp(h->magic, NS_TRACE_MAGIC, sizeof NS_TRACE_MAGIC) != 0) return "bad magic";
+  if (h->version_major != NS_TRACE_VERSION_MAJOR) return "major version";
+  if (h->header_size < sizeof *h || (uint64_t)h->header_size > file_size) return "header size";
+  return NULL;
+}
+
+/* A major version one bit from ours is taken as a flipped bit when blocks of
+ * ours follow; any other (2, 4, 6 ...: the next majors) is another format. */
+static int one_bit_from_major(uint32_t major) {
+  uint32_t x = major ^ NS_TRACE_VERSION_MAJOR;
+  return x && !(x & (x - 1));
+}
+
+/* The header is damaged (or says a size no block follows): the blocks are
+ * found by their own framing and CRCs from the end of a version-1 header on,
+ * the header's bytes (and any before the first valid block) count as one
+ * damaged range. 1, or 0 when no valid block is in the file (not a trace). */
+static int recover_header(ns_reader* r, const char* why) {
+  ns_block_header h;
+  const char* bad;
+  uint64_t first = sizeof(ns_file_header);
+  if (!block_at(r, first, &h, 1, &bad) && !find_block(r, first + 1, &h, &first)) return 0;
+  char what[48];
+  snprintf(what, sizeof what, "file header: %s", why);
+  note_damage(r, 0, first, h.seq, 0, what);
+  r->stats.header_damaged = 1;
+  r->stats.bytes_ok = 0;
+  r->stats.bytes_skipped += first;
+  r->offset = first;
+  return 1;
+}
+
 ns_reader* ns_reader_open(const char* path, char* err, size_t errlen) {
   FILE* f = fopen(path, "rb");
   if (!f) {
@@ -105,40 +144,54 @@ ns_reader* ns_reader_open(const char* path, char* err, size_t errlen) {
   struct stat st;
   if (fstat(fileno(f), &st) != 0) {
     snprintf(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
-    goto close_file;
+    fclose(f);
+    return NULL;
   }
   ns_file_header h;
   if (fread(&h, 1, sizeof h, f) != sizeof h) {
     snprintf(err, errlen, "%s: not an ncclscope trace (shorter than the %zu-byte header)", path, sizeof h);
-    goto close_file;
+    fclose(f);
+    return NULL;
   }
-  if (memcmp(h.magic, NS_TRACE_MAGIC, sizeof NS_TRACE_MAGIC) != 0) {
-    snprintf(err, errlen, "%s: not an ncclscope trace (bad magic)", path);
-    goto close_file;
-  }
-  if (h.version_major != NS_TRACE_VERSION_MAJOR) {
+  const char* bad = header_problem(&h, (uint64_t)st.st_size);
+  if (bad && !strcmp(bad, "major version") && !one_bit_from_major(h.version_major)) {
     snprintf(err, errlen,
              "%s: trace format version %" PRIu32 ".%" PRIu32 " is not supported (this ncclscope reads version %d.x)",
              path, h.version_major, h.version_minor, NS_TRACE_VERSION_MAJOR);
-    goto close_file;
-  }
-  if (h.header_size < sizeof h || (uint64_t)h.header_size > (uint64_t)st.st_size) {
-    snprintf(err, errlen, "%s: corrupt file header (header size %" PRIu32 ")", path, h.header_size);
-    goto close_file;
+    fclose(f);
+    return NULL;
   }
   ns_reader* r = calloc(1, sizeof *r);
   if (!r) {
     snprintf(err, errlen, "%s: out of memory", path);
-    goto close_file;
+    fclose(f);
+    return NULL;
   }
   r->f = f;
-  r->offset = h.header_size; /* a newer minor may have a longer header: skip the rest */
   r->stats.file_size = (uint64_t)st.st_size;
-  r->stats.bytes_ok = h.header_size;
-  return r;
-
-close_file:
-  fclose(f);
+  /* A header size other than ours is a newer minor's longer header only
+   * when a valid block starts there and none at the end of ours. */
+  ns_block_header bh;
+  const char* why;
+  if (!bad && h.header_size != sizeof h &&
+      (block_at(r, sizeof h, &bh, 1, &why) || !block_at(r, h.header_size, &bh, 1, &why)))
+    bad = "header size";
+  if (!bad) {
+    r->offset = h.header_size; /* a newer minor may have a longer header: skip the rest */
+    r->stats.bytes_ok = h.header_size;
+    return r;
+  }
+  if (recover_header(r, bad)) return r;
+  if (!strcmp(bad, "bad magic"))
+    snprintf(err, errlen, "%s: not an ncclscope trace (bad magic)", path);
+  else if (!strcmp(bad, "major version"))
+    snprintf(err, errlen,
+             "%s: trace format version %" PRIu32 ".%" PRIu32 " is not supported (this ncclscope reads version %d.x)",
+             path, h.version_major, h.version_minor, NS_TRACE_VERSION_MAJOR);
+  else
+    snprintf(err, errlen, "%s: corrupt file header (header size %" PRIu32 ") and no valid block", path,
+             h.header_size);
+  ns_reader_close(r);
   return NULL;
 }
 

@@ -122,6 +122,28 @@ def main():
     check("1 of 2 trace file(s) damaged" in p.stderr, "counts the file as damaged", p.stderr[-300:], "1 of 2 damaged")
     check(lines(out) == ref, "the export with a far duplicate equals the undamaged one", len(lines(out)), len(ref))
 
+    # 2c. every bit of a file header flipped in turn: the export equals the undamaged one; a flip that makes the
+    # header wrong (magic, major version, header size) is named, exit 0
+    d, files = fresh_dump("header")
+    good = open(files[0], "rb").read()
+    out = os.path.join(WORK, "header.jsonl")
+    named = 0
+    for bit in range(32 * 8):
+        data = bytearray(good)
+        data[bit // 8] ^= 1 << (bit % 8)
+        open(files[0], "wb").write(bytes(data))
+        p = run("export", d, "-o", out)
+        field = "minor" if 20 <= bit // 8 < 24 else "reserved" if bit // 8 >= 28 else "checked"
+        if p.returncode != 0 or lines(out) != ref:
+            check(False, "header bit %d (%s field) flipped: exit 0, the export unchanged" % (bit, field),
+                  (p.returncode, p.stderr[-200:]), 0)
+            continue
+        said = "the file header is damaged" in p.stderr and "(file header: " in p.stderr
+        check(said == (field == "checked"), "header bit %d (%s field): the damage named when the field is checked"
+              % (bit, field), p.stderr[-200:], field == "checked")
+        named += said
+    check(named == 24 * 8, "flips named as header damage", named, 24 * 8)
+
     # 3. a file that yields nothing (a valid header, then garbage): exit 3, the other file exported
     d, files = fresh_dump("empty")
     data = open(files[0], "rb").read()

@@ -355,7 +355,33 @@ static void test_not_a_trace(void) {
   r = ns_reader_open(path, err, sizeof err);
   EXPECT_TRUE("minor 9 read", r != NULL);
   ns_reader_close(r);
+  h->version_minor = 1;
+  /* A damaged header with valid blocks after it: read, the header is the damaged range. */
   h->magic[0] = 'X';
+  EXPECT_U64("write", tb_write(&f, path, SIZE_MAX), 0);
+  tally t;
+  int opened;
+  ns_reader_stats st = read_all(path, &t, &opened);
+  EXPECT_TRUE("bad magic, valid blocks: read", opened);
+  EXPECT_U64("bad magic: header damaged", st.header_damaged, 1);
+  EXPECT_U64("bad magic: one damaged range", st.damaged, 1);
+  EXPECT_U64("bad magic: the END block read", t.end, 1);
+  EXPECT_U64("bad magic: header bytes skipped", st.bytes_skipped, sizeof(ns_file_header));
+  EXPECT_U64("bad magic: bytes add up", st.bytes_ok + st.bytes_skipped, f.buf.len);
+  h->magic[0] = 'N';
+  h->version_major = 3; /* one bit from 1, blocks of version 1 after it */
+  EXPECT_U64("write", tb_write(&f, path, SIZE_MAX), 0);
+  st = read_all(path, &t, &opened);
+  EXPECT_TRUE("major 3 with version-1 blocks: read", opened && t.end == 1 && st.header_damaged);
+  h->version_major = 1;
+  h->header_size = 64; /* a block starts at 32: the size is damaged, not a longer header */
+  EXPECT_U64("write", tb_write(&f, path, SIZE_MAX), 0);
+  st = read_all(path, &t, &opened);
+  EXPECT_TRUE("header size 64, a block at 32: read", opened && t.end == 1 && st.header_damaged);
+  h->header_size = 32;
+  /* A bad magic and no valid block: not a trace. */
+  h->magic[0] = 'X';
+  f.buf.data[sizeof(ns_file_header)] ^= 0xFF;
   EXPECT_U64("write", tb_write(&f, path, SIZE_MAX), 0);
   r = ns_reader_open(path, err, sizeof err);
   EXPECT_TRUE("bad magic refused", r == NULL);
