@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/safefile.h"
+
 typedef struct chunk {
   struct chunk* next;
   size_t used, cap;
@@ -320,7 +322,7 @@ nsjr_doc* nsjr_parse(const char* text, size_t len, char* err, size_t errlen) {
 }
 
 nsjr_doc* nsjr_parse_file(const char* path, size_t max_bytes, char* err, size_t errlen) {
-  FILE* f = fopen(path, "rb");
+  FILE* f = ns_fopen_read(path); /* a path of any length (a dump directory near PATH_MAX) */
   if (!f) {
     snprintf(err, errlen, "%s: %s", path, strerror(errno));
     return NULL;

@@ -3,11 +3,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ncclscope/trace_format.h"
 #include "util/safefile.h"
@@ -26,9 +28,13 @@ int ns_trace_dir_list(const char* dir, ns_trace_list* out, char* err, size_t err
 int ns_dir_list(const char* dir, const char* prefix, const char* suffix, ns_trace_list* out, char* err,
                 size_t errlen) {
   memset(out, 0, sizeof *out);
-  DIR* d = opendir(dir);
+  /* Each entry is examined relative to the directory, so DIR/NAME may be
+   * longer than PATH_MAX (the reader opens such paths piece by piece). */
+  int fd = ns_open_long(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* d = fd >= 0 ? fdopendir(fd) : NULL;
   if (!d) {
     snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+    if (fd >= 0) close(fd);
     return -1;
   }
   size_t cap = 0;
@@ -40,7 +46,13 @@ int ns_dir_list(const char* dir, const char* prefix, const char* suffix, ns_trac
     if (!path) break;
     snprintf(path, len, "%s/%s", dir, de->d_name);
     struct stat st;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstatat(dirfd(d), de->d_name, &st, 0) != 0) {
+      fprintf(stderr, "ncclscope: warning: cannot examine %s (%s): skipped\n", path, strerror(errno));
+      free(path);
+      continue;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      fprintf(stderr, "ncclscope: warning: %s is not a regular file: skipped\n", path);
       free(path);
       continue;
     }

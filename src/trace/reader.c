@@ -26,6 +26,7 @@
 #include "trace/codec.h"
 #include "trace/seen_blocks.h"
 #include "util/idmap.h"
+#include "util/safefile.h"
 
 /* A block larger than this is taken as corruption rather than allocated:
  * the writer flushes at least once a second, so real blocks are far smaller. */
@@ -136,7 +137,7 @@ static int recover_header(ns_reader* r, const char* why) {
 }
 
 ns_reader* ns_reader_open(const char* path, char* err, size_t errlen) {
-  FILE* f = fopen(path, "rb");
+  FILE* f = ns_fopen_read(path); /* a path of any length: a dump directory may be near PATH_MAX */
   if (!f) {
     snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
     return NULL;

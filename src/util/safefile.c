@@ -80,6 +80,62 @@ int ns_dir_open(const char* path, unsigned dir_mode, int create) {
   return fd;
 }
 
+int ns_open_long(const char* path, int flags) {
+  int fd = open(path, flags);
+  if (fd >= 0 || errno != ENAMETOOLONG) return fd;
+  int dirfd = AT_FDCWD;
+  const char* rest = path;
+  for (;;) {
+    size_t n = strlen(rest);
+    int sub;
+    if (n < PATH_MAX) {
+      sub = openat(dirfd, rest, flags);
+    } else {
+      /* the longest piece that ends at a '/' (an absolute path's first piece keeps its '/') */
+      size_t cut = PATH_MAX - 1;
+      while (cut > 0 && rest[cut] != '/') cut--;
+      if (cut == 0) {
+        if (dirfd != AT_FDCWD) close(dirfd);
+        errno = ENAMETOOLONG; /* one component longer than PATH_MAX */
+        return -1;
+      }
+      char piece[PATH_MAX];
+      memcpy(piece, rest, cut);
+      piece[cut] = '\0';
+      sub = openat(dirfd, piece, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      rest += cut + 1;
+      while (*rest == '/') rest++;
+      if (sub >= 0 && !*rest) { /* the path ended in '/': it names that directory */
+        int whole = openat(sub, ".", flags);
+        int err = errno;
+        close(sub);
+        if (dirfd != AT_FDCWD) close(dirfd);
+        errno = err;
+        return whole;
+      }
+    }
+    int err = errno;
+    if (dirfd != AT_FDCWD) close(dirfd);
+    if (sub < 0 || n < PATH_MAX) {
+      errno = err;
+      return sub;
+    }
+    dirfd = sub;
+  }
+}
+
+FILE* ns_fopen_read(const char* path) {
+  int fd = ns_open_long(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  FILE* f = fdopen(fd, "rb");
+  if (!f) {
+    int err = errno;
+    close(fd);
+    errno = err;
+  }
+  return f;
+}
+
 /* 64 unpredictable bits: getrandom, else a mix of time, pid and a counter. */
 static uint64_t random64(void) {
   uint64_t v;

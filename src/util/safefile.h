@@ -36,6 +36,15 @@ unsigned ns_dir_mode_for(unsigned file_mode);
  * (O_CLOEXEC) or -1 with errno set (ELOOP: a symlink at the last component). */
 int ns_dir_open(const char* path, unsigned dir_mode, int create);
 
+/* open(path, flags) for a path of any length: one longer than the system
+ * takes (ENAMETOOLONG: a dump directory near PATH_MAX, a file inside it) is
+ * opened one piece of at most PATH_MAX - 1 bytes at a time, each piece
+ * relative to the directory the last one opened, resolved as open() would.
+ * The fd, or -1 with errno set. */
+int ns_open_long(const char* path, int flags);
+/* fopen(path, "rb") through ns_open_long (O_CLOEXEC). */
+FILE* ns_fopen_read(const char* path);
+
 /* Creates a new, unpredictably named temporary file ".NAME.XXXXXXXXXXXX.tmp"
  * in dirfd with O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC and `mode`. Returns the
  * fd (write-only) with the name in tmp, or -1 with errno set. */

@@ -172,6 +172,10 @@ filters)
   "$GEN_TRACE" dump 2 || fail "gen_trace"
   "$PYTHON" "$SRC/check_filters.py" "$NCCLSCOPE" "$work/dump" "$work/out" || fail "filters"
   ;;
+long_paths)
+  # A 4,088-character dump directory: written by the plugin, found and read by export and report.
+  "$PYTHON" "$SRC/check_long_paths.py" "$NCCLSCOPE" "$SIM" "$PLUGIN" "$work/cases" || fail "long paths"
+  ;;
 damaged)
   # A damaged block costs that block only; duplicates dropped; files that yield nothing: exit 3 / 1.
   "$PYTHON" "$SRC/check_damaged.py" "$NCCLSCOPE" "$GEN_TRACE" "$work/cases" || fail "damaged traces"
