@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "config/config.h"
+#include "util/url_userinfo.h"
 
 static void warn_value(ns_otel_warn_fn warn, const char* name, const char* value, const char* why, const char* used) {
   if (!warn) return;
@@ -19,6 +20,13 @@ static void warn_value(ns_otel_warn_fn warn, const char* name, const char* value
   ns_config_escape(value, esc, sizeof esc);
   snprintf(msg, sizeof msg, "%s=\"%s\" %s; using %s", name, esc, why, used);
   warn(msg);
+}
+
+/* An endpoint is quoted without its user-info (a password may be there). */
+static void warn_endpoint(ns_otel_warn_fn warn, const char* name, const char* value, const char* used) {
+  char shown[NS_OTEL_URL_MAX];
+  ns_url_hide_userinfo(value, shown, sizeof shown);
+  warn_value(warn, name, shown, "is not an http:// or https:// URL", used);
 }
 
 /* The metrics variable if set, else the general one; *name says which. */
@@ -82,6 +90,49 @@ static int parse_pairs(const char* s, char (*keys)[64], char (*vals)[128], unsig
   return (int)n;
 }
 
+static int is_token(const char* k) {
+  for (; *k; k++)
+    if (!isalnum((unsigned char)*k) && !strchr("!#$%&'*+-.^_`|~", *k)) return 0;
+  return 1;
+}
+
+/* What is wrong with the first bad pair of a headers value, naming its key
+ * at most: a header value (or a pair without '=', which may be one) is a
+ * credential as often as not. */
+static void bad_header(const char* s, char* what, size_t cap) {
+  unsigned i = 0;
+  for (const char* p = s; *p; i++) {
+    const char* end = strchr(p, ',');
+    if (!end) end = p + strlen(p);
+    const char* eq = memchr(p, '=', (size_t)(end - p));
+    char k[64], v[256], esc[100];
+    if (i >= NS_OTEL_HEADERS_MAX) {
+      snprintf(what, cap, "more than %d pairs", NS_OTEL_HEADERS_MAX);
+      return;
+    }
+    if (!eq) {
+      snprintf(what, cap, "pair %u has no '=' (not shown)", i + 1);
+      return;
+    }
+    if (decode(p, (size_t)(eq - p), k, sizeof k) != 0 || !k[0]) {
+      snprintf(what, cap, "pair %u: its key is empty, too long or badly percent-encoded", i + 1);
+      return;
+    }
+    ns_config_escape(k, esc, sizeof esc);
+    if (!is_token(k)) {
+      snprintf(what, cap, "pair %u: key \"%s\" is not a token", i + 1, esc);
+      return;
+    }
+    if (decode(eq + 1, (size_t)(end - eq - 1), v, sizeof v) != 0 || strlen(v) >= 128) {
+      snprintf(what, cap, "pair %u: the value of key \"%s\" is badly percent-encoded or longer than 127 bytes",
+               i + 1, esc);
+      return;
+    }
+    p = *end ? end + 1 : end;
+  }
+  snprintf(what, cap, "no pair");
+}
+
 static int is_http_url(const char* s) { return !strncasecmp(s, "http://", 7) || !strncasecmp(s, "https://", 8); }
 
 static void load_endpoint(ns_otel_config* c, ns_otel_warn_fn warn, int* set) {
@@ -91,9 +142,10 @@ static void load_endpoint(ns_otel_config* c, ns_otel_warn_fn warn, int* set) {
   const char* s = getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT");
   if (s && *s) {
     if (!is_http_url(s) || strlen(s) >= sizeof c->url || strpbrk(s, " \t\r\n"))
-      warn_value(warn, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", s, "is not an http:// or https:// URL", def);
+      warn_endpoint(warn, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", s, def);
     else
       snprintf(c->url, sizeof c->url, "%s", s), *set = 1;
+    ns_url_hide_userinfo(c->url, c->url_shown, sizeof c->url_shown);
     return;
   }
   s = getenv("OTEL_EXPORTER_OTLP_ENDPOINT");
@@ -101,10 +153,11 @@ static void load_endpoint(ns_otel_config* c, ns_otel_warn_fn warn, int* set) {
     size_t n = strlen(s);
     while (n && s[n - 1] == '/') n--;
     if (!is_http_url(s) || n + sizeof "/v1/metrics" > sizeof c->url || strpbrk(s, " \t\r\n"))
-      warn_value(warn, "OTEL_EXPORTER_OTLP_ENDPOINT", s, "is not an http:// or https:// URL", def);
+      warn_endpoint(warn, "OTEL_EXPORTER_OTLP_ENDPOINT", s, def);
     else
       snprintf(c->url, sizeof c->url, "%.*s/v1/metrics", (int)n, s), *set = 1;
   }
+  ns_url_hide_userinfo(c->url, c->url_shown, sizeof c->url_shown);
 }
 
 void ns_otel_config_load(ns_otel_config* c, ns_otel_warn_fn warn) {
@@ -147,11 +200,15 @@ void ns_otel_config_load(ns_otel_config* c, ns_otel_warn_fn warn) {
     char keys[NS_OTEL_HEADERS_MAX][64], vals[NS_OTEL_HEADERS_MAX][128];
     int n = parse_pairs(s, keys, vals, NS_OTEL_HEADERS_MAX, sizeof vals[0]);
     for (int i = 0; i < n; i++)
-      for (const char* k = keys[i]; *k; k++)
-        if (!isalnum((unsigned char)*k) && !strchr("!#$%&'*+-.^_`|~", *k)) n = -1;
+      if (!is_token(keys[i])) n = -1;
     if (n < 0) {
-      warn_value(warn, name, s, "is not a list of key=value pairs (percent-encoded, at most 16) with token keys",
-                 "no extra headers");
+      if (warn) {
+        char what[300], msg[512];
+        bad_header(s, what, sizeof what);
+        snprintf(msg, sizeof msg, "%s is not a list of key=value pairs (percent-encoded, at most %d) with token keys: "
+                 "%s; using no extra headers (header values are never logged)", name, NS_OTEL_HEADERS_MAX, what);
+        warn(msg);
+      }
     } else {
       c->nheaders = (unsigned)n;
       for (int i = 0; i < n; i++) snprintf(c->header[i], sizeof c->header[i], "%.63s: %.127s", keys[i], vals[i]);

@@ -19,12 +19,14 @@
 
 #include "log/log.h"
 #include "sinks/dl.h"
+#include "util/url_userinfo.h"
 
 #define NS_OTLP_HEADERS_MAX 20
 
 struct ns_sender {
   ns_sender_config cfg;
   char url[1024];
+  char url_shown[1024]; /* url for logs: no user-info (it may hold a password) */
   char header_buf[NS_OTLP_HEADERS_MAX][300];
   const char* headers[NS_OTLP_HEADERS_MAX];
   unsigned nheaders;
@@ -69,7 +71,7 @@ static int attempt(ns_sender* s, const uint8_t* body, size_t len, uint32_t timeo
   if (st >= 200 && st < 300) {
     bump(&s->ok);
     if (s->failing)
-      ns_log_warn("OTLP export to %s works again (%llu failed attempts meanwhile)", s->url,
+      ns_log_warn("OTLP export to %s works again (%llu failed attempts meanwhile)", s->url_shown,
                   (unsigned long long)s->episode_fails);
     s->failing = 0;
     s->episode_fails = 0;
@@ -83,7 +85,7 @@ static int attempt(ns_sender* s, const uint8_t* body, size_t len, uint32_t timeo
     else snprintf(what, sizeof what, "%s", why[0] ? why : "transport error");
     ns_log_warn("OTLP export to %s failed (%s); retrying up to %d times with backoff, a newer window replaces a "
                 "waiting one; counted in ncclscope_otlp_requests_total{result=\"failed\"}, one warning until it works",
-                s->url, what, NS_OTLP_RETRIES);
+                s->url_shown, what, NS_OTLP_RETRIES);
   }
   s->failing = 1;
   return retryable(st) ? 0 : -1;
@@ -147,6 +149,7 @@ ns_sender* ns_sender_start(const ns_sender_config* cfg) {
   ns_sink_buf_bound(&s->cur);
   ns_sink_buf_bound(&s->zbuf);
   snprintf(s->url, sizeof s->url, "%s", cfg->url);
+  ns_url_hide_userinfo(cfg->url, s->url_shown, sizeof s->url_shown);
   s->http = ns_http_open(why, sizeof why);
   if (!s->http) {
     ns_log_warn("OTLP export is off: %s; the trace, windows.jsonl and the Prometheus file are not affected", why);

@@ -131,7 +131,7 @@ void ns_mout_open(void) {
                            .timeout_ms = oc->timeout_ms};
     M.otlp = ns_sender_start(&sc);
     if (M.otlp)
-      ns_log_info("OTLP metrics to %s (%s%s) every window", oc->url,
+      ns_log_info("OTLP metrics to %s (%s%s) every window", oc->url_shown,
                   oc->protocol == NS_OTLP_JSON ? "http/json" : "http/protobuf", oc->gzip ? ", gzip" : "");
   }
 }

@@ -17,6 +17,10 @@ usage: check_sinks.py CHECK WORKDIR
            temporality, histogram buckets, resource attributes (OTEL_SERVICE_NAME,
            OTEL_RESOURCE_ATTRIBUTES, SLURM job, local rank, communicator), headers
            (OTEL_EXPORTER_OTLP_HEADERS) and counters against the truth
+  otlp_secrets
+           no credential reaches NCCL's log (NCCL_DEBUG=INFO): header values, valid
+           or not, and the user-info of an endpoint (http://user:password@host), valid
+           or not; a bad headers value names the pair and its key only
   otlp_down, otlp_hang, otlp_503, otlp_reset
            an endpoint that is down, never answers, answers 503, resets: the run ends
            on time, counters = truth, failures counted, one warning
@@ -420,12 +424,42 @@ def check_failing(work, mode):
           % (mode, wall, ring_drops(prom), failed, warns[0][:160]))
 
 
+def check_secrets(work):
+    """Credentials in OTEL_EXPORTER_OTLP_HEADERS and in the endpoint's user-info never reach
+    NCCL's log, at INFO or WARN, whether the values are valid or not."""
+    os.makedirs(work, exist_ok=True)
+    port = free_port()  # nothing listens: the export fails and says so, naming the endpoint
+    runs = [
+        ("valid", {"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://user:S3CRET-url@127.0.0.1:%d/v1/metrics" % port,
+                   "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20S3CRET-hdr,x-tenant=S3CRET-tenant"},
+         ["OTLP metrics to http://***@127.0.0.1:%d/v1/metrics" % port,
+          "OTLP export to http://***@127.0.0.1:%d/v1/metrics failed" % port]),
+        ("no '='", {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://user:S3CRET-url@host with a space",
+                    "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer S3CRET-hdr,Bearer S3CRET-bare"},
+         ['OTEL_EXPORTER_OTLP_ENDPOINT="http://***@host with a space" is not an http:// or https:// URL',
+          "OTEL_EXPORTER_OTLP_HEADERS is not a list", "pair 2 has no '=' (not shown)"]),
+        ("bad key", {"OTEL_EXPORTER_OTLP_METRICS_HEADERS": "x-ok=S3CRET-hdr,bad key=S3CRET-value"},
+         ['OTEL_EXPORTER_OTLP_METRICS_HEADERS is not a list', 'pair 2: key "bad key" is not a token']),
+    ]
+    for name, env, want in runs:
+        env = dict(env, NCCL_DEBUG="INFO", NCCLSCOPE_OTLP="1")
+        _, _, _, _, log = simulate(os.path.join(work, name.replace(" ", "-").replace("'", "")), iters=5,
+                                   env_extra=env)
+        ours = [l for l in log.splitlines() if "NCCLSCOPE" in l]
+        leaked = [l for l in log.splitlines() if "S3CRET" in l or "user:" in l]
+        check(not leaked, "%s: a credential in the log: %s" % (name, leaked[:3]))
+        for w in want:
+            check(any(w in l for l in ours), "%s: no line says %r in:\n%s" % (name, w, "\n".join(ours)[-1500:]))
+        print("%s: %d plugin log lines, no credential; e.g. %s" % (name, len(ours), [l for l in ours if want[-1] in l][0]))
+
+
 CHECKS = {"prom": check_prom, "scrape": check_scrape,
           "otlp_proto": lambda w: check_otlp(w, "http/protobuf", False),
           "otlp_proto_gzip": lambda w: check_otlp(w, "http/protobuf", True),
           "otlp_json": lambda w: check_otlp(w, "http/json", False),
           "otlp_down": lambda w: check_failing(w, "down"), "otlp_hang": lambda w: check_failing(w, "hang"),
-          "otlp_503": lambda w: check_failing(w, "503"), "otlp_reset": lambda w: check_failing(w, "reset")}
+          "otlp_503": lambda w: check_failing(w, "503"), "otlp_reset": lambda w: check_failing(w, "reset"),
+          "otlp_secrets": check_secrets}
 
 
 def main():
