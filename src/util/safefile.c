@@ -340,6 +340,64 @@ int ns_out_commit(ns_out* o, char* err, size_t errlen) {
   return rc;
 }
 
+/* The try-th name of a set (see NS_UNIQUE_TRIES): 0, or -1 when it does not fit. */
+static int unique_name(char* name, size_t namelen, const char* stem, const char* suffix, uint64_t alt, int try) {
+  int n = try == 0 ? snprintf(name, namelen, "%s%s", stem, suffix)
+                   : snprintf(name, namelen, "%s-%llu%s", stem, (unsigned long long)(alt + (uint64_t)try - 1), suffix);
+  return n < 0 || (size_t)n >= namelen ? -1 : 0;
+}
+
+int ns_create_unique(int dirfd, const char* stem, const char* suffix, uint64_t alt, int flags, unsigned mode,
+                     char* name, size_t namelen) {
+  flags |= O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  for (int try = 0; try <= NS_UNIQUE_TRIES; try++) {
+    if (unique_name(name, namelen, stem, suffix, alt, try) != 0) {
+      errno = ENAMETOOLONG;
+      return -1;
+    }
+    int fd = openat(dirfd, name, flags, (mode_t)mode);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  return -1; /* errno: EEXIST */
+}
+
+int ns_out_commit_unique(ns_out* o, const char* stem, const char* suffix, uint64_t alt, char* name, size_t namelen,
+                         char* err, size_t errlen) {
+  if (!o->f || o->dirfd < 0) {
+    snprintf(err, errlen, "%s: not a file written in a directory", o->shown);
+    ns_out_abort(o);
+    return -1;
+  }
+  int rc = 0;
+  if (fflush(o->f) != 0 || ferror(o->f)) rc = -1;
+  if (fclose(o->f) != 0) rc = -1;
+  o->f = NULL;
+  if (rc != 0) snprintf(err, errlen, "%s: write error: %s", o->shown, strerror(errno));
+  for (int try = 0; rc == 0; try++) {
+    if (try > NS_UNIQUE_TRIES || unique_name(name, namelen, stem, suffix, alt, try) != 0) {
+      snprintf(err, errlen, "%s: no free name (%s%s and %d others taken)", o->shown, stem, suffix, NS_UNIQUE_TRIES);
+      rc = -1;
+      break;
+    }
+    if (linkat(o->dirfd, o->tmp, o->dirfd, name, 0) == 0) break;
+    if (errno == EEXIST) continue;
+    /* no hard links on this file system: claim the name, then move the file onto it */
+    int fd = openat(o->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == EEXIST) continue;
+    if (fd < 0 || (close(fd), renameat(o->dirfd, o->tmp, o->dirfd, name) != 0)) {
+      snprintf(err, errlen, "%s: cannot move the temporary file into place: %s", name, strerror(errno));
+      if (fd >= 0) unlinkat(o->dirfd, name, 0);
+      rc = -1;
+      break;
+    }
+    o->tmp[0] = '\0'; /* renamed: nothing left to remove */
+    break;
+  }
+  if (o->tmp[0]) unlinkat(o->dirfd, o->tmp, 0);
+  out_close_dir(o);
+  return rc;
+}
+
 void ns_out_abort(ns_out* o) {
   if (o->f && !o->is_stdout) fclose(o->f);
   if (o->f && o->is_stdout) fflush(o->f);

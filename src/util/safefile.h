@@ -19,6 +19,7 @@
 #define NCCLSCOPE_UTIL_SAFEFILE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define NS_FILE_MODE_DEFAULT 0640u
@@ -50,6 +51,19 @@ FILE* ns_fopen_read(const char* path);
  * fd (write-only) with the name in tmp, or -1 with errno set. */
 int ns_tmp_create(int dirfd, const char* name, unsigned mode, char* tmp, size_t tmplen);
 
+/* Names for files several processes may want at once (two containers'
+ * processes with one pid share a dump directory): the first free one of
+ * STEM SUFFIX, then STEM-<alt> SUFFIX, STEM-<alt+1> SUFFIX ... (100 tries);
+ * alt is the caller's (a clock reading), so a later name sorts later. */
+#define NS_UNIQUE_TRIES 100
+
+/* Creates a file no one else has in dirfd under the first free such name,
+ * with O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC|flags and mode: the trace and
+ * windows.jsonl, opened once and appended to. The fd with the name in
+ * `name`, or -1 with errno set. */
+int ns_create_unique(int dirfd, const char* stem, const char* suffix, uint64_t alt, int flags, unsigned mode,
+                     char* name, size_t namelen);
+
 /* One output file. */
 typedef struct {
   FILE* f;        /* write here */
@@ -75,6 +89,15 @@ int ns_out_open_at(ns_out* o, int dirfd, const char* name, const char* shown, un
 /* Flushes and closes; renames the temporary file into place. 0, or -1 with
  * a message in err (the temporary file is removed). */
 int ns_out_commit(ns_out* o, char* err, size_t errlen);
+/* ns_out_commit for a file opened with ns_out_open_at that must replace no
+ * one's: the whole file appears under the first free name of STEM SUFFIX,
+ * STEM-<alt> SUFFIX ... (a hard link from its temporary name; where the
+ * file system has none, the name is claimed with O_EXCL and the file
+ * renamed over it), the name in `name`. A later version of the same file
+ * goes there with ns_out_open_at(name) + ns_out_commit. 0, or -1 with a
+ * message in err (the temporary file is removed). */
+int ns_out_commit_unique(ns_out* o, const char* stem, const char* suffix, uint64_t alt, char* name, size_t namelen,
+                         char* err, size_t errlen);
 /* Closes and removes the temporary file (no-op for in-place outputs). */
 void ns_out_abort(ns_out* o);
 

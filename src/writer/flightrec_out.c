@@ -30,6 +30,7 @@
 
 static ns_fr* g_fr;     /* writer thread only */
 static int g_write_warned;
+static char g_name[NAME_MAX + 1]; /* the session's flight record once written ("": not yet) */
 static uint64_t g_timeout_ns; /* 0: no watchdog */
 
 /* Set by the dump signal's handler, taken by the writer. Relaxed: a flag
@@ -43,6 +44,7 @@ static const char* strtab_string(void* user, uint32_t id) { return ns_strtab_str
 void ns_frw_open(const ns_strtab* strings) {
   g_fr = NULL;
   g_write_warned = 0;
+  g_name[0] = '\0';
   /* g_dump_requested is left alone: a request made between init and this
    * thread's start is taken at its first pass. */
   if (!ns_sess.cfg.fr_entries) return;
@@ -70,11 +72,16 @@ void ns_frw_record(const ns_record* r) {
   if (g_fr) ns_fr_record(g_fr, r);
 }
 
-/* DIR/flightrec-<host>-<pid>.json, or one warning (per session). 0 or -1. */
+/* DIR/flightrec-<host>-<pid>.json, or one warning (per session). The first
+ * dump takes the first free name of flightrec-<host>-<pid>[-<n>].json (a
+ * process with the same pid in another PID namespace keeps its own); later
+ * ones replace it. 0 or -1. */
 static int write_dump(const char* reason, uint64_t now, char* shown, size_t shownlen) {
   int dirfd = ns_writer_dump_dirfd();
-  char name[NAME_MAX + 1], why[PATH_MAX + 200];
-  snprintf(name, sizeof name, "flightrec-%.200s-%u.json", ns_sess.hostname, ns_sess.pid);
+  char stem[NAME_MAX + 1], name[NAME_MAX + 1], why[PATH_MAX + 200];
+  snprintf(stem, sizeof stem, "flightrec-%.200s-%u", ns_sess.hostname, ns_sess.pid);
+  snprintf(name, sizeof name, "%s", g_name[0] ? g_name : stem);
+  if (!g_name[0]) strncat(name, ".json", sizeof name - strlen(name) - 1);
   snprintf(shown, shownlen, "%s/%s", ns_sess.cfg.dump_dir, name);
   struct timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);
@@ -94,8 +101,12 @@ static int write_dump(const char* reason, uint64_t now, char* shown, size_t show
       snprintf(why, sizeof why, "%s: %s", name, strerror(errno));
       ns_out_abort(&o);
       rc = -1;
-    } else {
+    } else if (g_name[0]) {
       rc = ns_out_commit(&o, why, sizeof why);
+    } else {
+      rc = ns_out_commit_unique(&o, stem, ".json", now, g_name, sizeof g_name, why, sizeof why);
+      if (rc == 0) snprintf(shown, shownlen, "%s/%s", ns_sess.cfg.dump_dir, g_name);
+      else g_name[0] = '\0';
     }
   }
   if (rc != 0 && !g_write_warned) {

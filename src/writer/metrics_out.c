@@ -64,15 +64,11 @@ static void open_jsonl(void) {
   int dirfd = ns_writer_dump_dirfd();
   if (dirfd < 0) return;
   unsigned mode = ns_sess.cfg.file_mode ? ns_sess.cfg.file_mode : NS_FILE_MODE_DEFAULT;
-  int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC;
-  snprintf(M.jsonl_name, sizeof M.jsonl_name, "windows-%.64s-%u.jsonl", ns_sess.hostname, ns_sess.pid);
-  int fd = openat(dirfd, M.jsonl_name, flags, mode);
-  /* a reload in the same process: a new file, as for the trace */
-  for (int tries = 0; fd < 0 && errno == EEXIST && tries < 100; tries++) {
-    snprintf(M.jsonl_name, sizeof M.jsonl_name, "windows-%.64s-%u-%llu.jsonl", ns_sess.hostname, ns_sess.pid,
-             (unsigned long long)ns_mono_ns() + (unsigned)tries);
-    fd = openat(dirfd, M.jsonl_name, flags, mode);
-  }
+  char stem[NAME_MAX + 1];
+  snprintf(stem, sizeof stem, "windows-%.64s-%u", ns_sess.hostname, ns_sess.pid);
+  /* a reload in the same process, or the same pid in another PID namespace: a new file, as for the trace */
+  int fd = ns_create_unique(dirfd, stem, ".jsonl", ns_mono_ns(), O_WRONLY | O_APPEND, mode, M.jsonl_name,
+                            sizeof M.jsonl_name);
   if (fd < 0)
     ns_log_warn("cannot create %s/%s (%s): windows are not written there", ns_sess.cfg.dump_dir, M.jsonl_name,
                 strerror(errno));

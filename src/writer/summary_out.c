@@ -16,6 +16,7 @@
 
 #include "ncclscope/analysis.h"
 #include "log/log.h"
+#include "clock/clock.h"
 #include "util/safefile.h"
 #include "writer/analysis_feed.h"
 
@@ -33,17 +34,24 @@ static void log_lines(const char* text, size_t len) {
 typedef int (*summary_fn)(ns_analysis* const*, size_t, const ns_summary_options*, FILE*);
 
 /* Temporary file (unpredictable name, O_EXCL|O_NOFOLLOW) in the dump
- * directory, renamed over NAME. 0 or -1 with the reason in why. */
-static int write_file(int dirfd, const char* name, const char* shown, unsigned mode, summary_fn fn, ns_analysis* a,
-                      const ns_summary_options* opt, char* why, size_t whylen) {
+ * directory, published under the first free name of STEM SUFFIX, STEM-<n>
+ * SUFFIX ... (in `name`): a process with the same pid in another PID
+ * namespace keeps its own summary. 0 or -1 with the reason in why. */
+static int write_file(int dirfd, const char* stem, const char* suffix, char* name, size_t namelen, unsigned mode,
+                      summary_fn fn, ns_analysis* a, const ns_summary_options* opt, char* why, size_t whylen) {
   ns_out o;
-  if (ns_out_open_at(&o, dirfd, name, shown, mode, why, whylen) != 0) return -1;
+  int n = snprintf(name, namelen, "%s%s", stem, suffix);
+  if (n < 0 || (size_t)n >= namelen) {
+    snprintf(why, whylen, "%s%s: name too long", stem, suffix);
+    return -1;
+  }
+  if (ns_out_open_at(&o, dirfd, name, name, mode, why, whylen) != 0) return -1;
   if (fn(&a, 1, opt, o.f) != 0) {
-    snprintf(why, whylen, "%s: %s", shown, strerror(errno));
+    snprintf(why, whylen, "%s: %s", name, strerror(errno));
     ns_out_abort(&o);
     return -1;
   }
-  return ns_out_commit(&o, why, whylen);
+  return ns_out_commit_unique(&o, stem, suffix, ns_mono_ns(), name, namelen, why, whylen);
 }
 
 void ns_summary_out(struct ns_analysis* a, int dirfd, const char* dir, const char* host, uint32_t pid,
@@ -59,17 +67,19 @@ void ns_summary_out(struct ns_analysis* a, int dirfd, const char* dir, const cha
   free(text);
   if (dirfd < 0) return;
 
-  char name[NAME_MAX + 1], why[PATH_MAX + 200];
+  char stem[NAME_MAX + 1], name[NAME_MAX + 1], why[PATH_MAX + 200];
   why[0] = 0;
-  static const char* const ext[] = {"txt", "json"};
+  static const char* const ext[] = {".txt", ".json"};
   static const summary_fn fns[] = {ns_analysis_summary_text, ns_analysis_summary_json};
+  snprintf(stem, sizeof stem, "summary-%.200s-%u", host, pid);
   for (int i = 0; i < 2; i++) {
-    snprintf(name, sizeof name, "summary-%s-%u.%s", host, pid, ext[i]);
-    if (write_file(dirfd, name, name, mode, fns[i], a, &opt, why, sizeof why) != 0) {
+    if (write_file(dirfd, stem, ext[i], name, sizeof name, mode, fns[i], a, &opt, why, sizeof why) != 0) {
       ns_log_warn("cannot write the summary in %s (%s); `ncclscope report %s` makes one from the trace", dir, why,
                   dir);
       return;
     }
+    /* the .json goes with the .txt: the same name, whatever it took to be free */
+    if (i == 0) name[strlen(name) - strlen(ext[0])] = '\0', snprintf(stem, sizeof stem, "%s", name);
   }
-  ns_log_info("summary written to %s/summary-%s-%u.{txt,json}", dir, host, pid);
+  ns_log_info("summary written to %s/%s.{txt,json}", dir, stem);
 }

@@ -111,17 +111,12 @@ int ns_writer_open(char* why, size_t whylen) {
              errno == ELOOP ? "it is a symbolic link (refused: it could point anywhere)" : strerror(errno));
     return -1;
   }
-  char name[NAME_MAX + 1];
-  snprintf(name, sizeof name, "ncclscope-%.64s-%u%s", ns_sess.hostname, ns_sess.pid, NS_TRACE_FILE_SUFFIX);
-  /* O_EXCL|O_NOFOLLOW: never an existing file, never through a link. */
-  int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-  int fd = openat(dirfd, name, flags, fmode);
-  /* A reload of the plugin in the same process: a new file, never an overwrite. */
-  for (int tries = 0; fd < 0 && errno == EEXIST && tries < 100; tries++) {
-    snprintf(name, sizeof name, "ncclscope-%.64s-%u-%llu%s", ns_sess.hostname, ns_sess.pid,
-             (unsigned long long)ns_mono_ns() + (unsigned)tries, NS_TRACE_FILE_SUFFIX);
-    fd = openat(dirfd, name, flags, fmode);
-  }
+  char name[NAME_MAX + 1], stem[NAME_MAX + 1];
+  snprintf(stem, sizeof stem, "ncclscope-%.64s-%u", ns_sess.hostname, ns_sess.pid);
+  /* O_EXCL|O_NOFOLLOW: never an existing file, never through a link. A
+   * reload of the plugin in the same process, or a process with the same
+   * pid in another PID namespace: a new file, never an overwrite. */
+  int fd = ns_create_unique(dirfd, stem, NS_TRACE_FILE_SUFFIX, ns_mono_ns(), O_WRONLY, fmode, name, sizeof name);
   int len = snprintf(ns_sess.trace_path, sizeof ns_sess.trace_path, "%s/%s", dir, name);
   if (len < 0 || (size_t)len >= sizeof ns_sess.trace_path) snprintf(ns_sess.trace_path, sizeof ns_sess.trace_path, "%s", name);
   if (fd < 0) {

@@ -168,12 +168,11 @@ def t_summary_planted():
         return
     eq(p.returncode, 0, "simulator exit status (stderr=%s)" % p.stderr[-300:])
     eq(open(victim).read(), "precious\n", "the planted links' target is untouched")
-    txt = [n for n in os.listdir(dump) if n.startswith("summary-") and n.endswith(".txt")]
-    eq(len(txt), 1, "one text summary")
+    txt = [n for n in os.listdir(dump) if n.startswith("summary-") and n.endswith(".txt")
+           and not os.path.islink(os.path.join(dump, n))]
+    eq(len(txt), 1, "one text summary, a regular file beside the planted link (whose name is taken)")
     if txt:
-        path = os.path.join(dump, txt[0])
-        check(os.path.isfile(path) and not os.path.islink(path), "the summary replaced the planted link", path,
-              "a regular file")
+        check(os.path.isfile(os.path.join(dump, txt[0])), "the summary is a regular file", txt[0], "a regular file")
     check(any(n.endswith(".json") for n in os.listdir(dump)), "the JSON summary is written", os.listdir(dump),
           "summary-*.json")
 
@@ -496,6 +495,63 @@ def t_stale_handles():
 
 def t_garbage():
     driver("garbage")
+
+
+def pid_namespaces():
+    """True when `unshare -p -f --mount-proc` works here (root, or user namespaces)."""
+    try:
+        p = subprocess.run(["unshare", "-p", "-f", "--mount-proc", "true"], capture_output=True, timeout=30)
+        return p.returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def t_pid_collision():
+    """Two jobs whose processes have the same pids (two PID namespaces, one host name, one dump
+    directory) at the same time: every process keeps its own trace, windows file, summary and
+    flight record (none overwrites another's), and `report` reads them all."""
+    dump = tempfile.mkdtemp(prefix="nsfault")
+    args = [SIM, "--plugin", PLUGIN, "--nccl", "ideal", "--procs", "2", "--scenario", "hang", "--hang-timeout-ms",
+            "1500", "--iters", "3"]
+    env = env_with(NCCLSCOPE_DUMP_DIR=dump, NCCLSCOPE_HANG_TIMEOUT_SEC="0.3")
+    if pid_namespaces():
+        how = "PID namespaces"
+        cmds = [["unshare", "-p", "-f", "--mount-proc"] + args] * 2
+        envs = [env, env]
+    else:  # every process of both jobs sees pid 4242
+        how = "getpid() fixed by LD_PRELOAD"
+        cmds = [args] * 2
+        envs = [dict(env, LD_PRELOAD=os.path.join(BUILD, "libns-fixed-pid.so"), NS_FIXED_PID="4242")] * 2
+    procs = [subprocess.Popen(c, env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for c, e in zip(cmds, envs)]
+    for p in procs:
+        out, _ = p.communicate(timeout=120)
+        eq(p.returncode, 0, "simulator exit status (%s; output=%s)" % (how, out[-300:]))
+    names = sorted(os.listdir(dump))
+    regular = [n for n in names if os.path.isfile(os.path.join(dump, n))]
+
+    def count(prefix, suffix):
+        return len([n for n in regular if n.startswith(prefix) and n.endswith(suffix)])
+
+    eq(count("ncclscope-", ".nstrace"), 4, "traces of the 4 processes (%s): %s" % (how, names))
+    eq(count("windows-", ".jsonl"), 4, "windows files of the 4 processes")
+    eq(count("summary-", ".txt"), 4, "text summaries of the 4 processes, none overwritten: %s" % names)
+    eq(count("summary-", ".json"), 4, "JSON summaries of the 4 processes")
+    eq(count("flightrec-", ".json"), 4, "flight records of the 4 processes, none overwritten")
+    for n in regular:
+        if n.startswith(("summary-", "flightrec-")) and n.endswith(".json"):
+            try:
+                json.load(open(os.path.join(dump, n)))
+            except ValueError as e:
+                check(False, "%s is whole JSON" % n, str(e), "valid")
+    p = subprocess.run([CLI, "report", dump, "--json", "-", "-q"], capture_output=True, text=True, timeout=120)
+    eq(p.returncode, 0, "report exit status (stderr=%s)" % p.stderr[-300:])
+    try:
+        rep = json.loads(p.stdout)
+    except ValueError:
+        rep = {}
+    eq(len(rep.get("processCounters", [])), 4, "report: the 4 processes")
+    eq(sum(h.get("files", 0) for h in rep.get("hosts", [])), 8, "report: 4 traces and 4 flight records read")
 
 
 CASES = {n[2:]: f for n, f in globals().items() if n.startswith("t_")}
