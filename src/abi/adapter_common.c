@@ -4,6 +4,9 @@
 #include "abi/adapter.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
 
 ncclResult_t ns_abi_stop(void* eHandle) {
   ns_capture_stop(eHandle);
@@ -25,14 +28,30 @@ ncclResult_t ns_abi_finalize(void* context) {
  * the sink that reads it is installed); relaxed: it names NCCL's function,
  * which lives as long as NCCL. */
 static _Atomic(ncclDebugLogger_t) g_nccl_logger;
+/* NCCL prints nothing, not even a WARN, unless NCCL_DEBUG asks for WARN or
+ * more (NCCL has read its nccl.conf files into the environment by the time
+ * it calls init). Then our warnings also go to stderr, so a bad setting is
+ * never silent. Set with the logger; relaxed for the same reason. */
+static _Atomic int g_nccl_hides_warn;
+
+static int nccl_shows_warn(void) {
+  static const char* const levels[] = {"WARN", "INFO", "ABORT", "TRACE"};
+  const char* dbg = getenv("NCCL_DEBUG");
+  for (size_t i = 0; dbg && i < sizeof levels / sizeof levels[0]; i++)
+    if (!strcasecmp(dbg, levels[i])) return 1;
+  return 0;
+}
 
 static void nccl_log_line(int warn, const char* line) {
   ncclDebugLogger_t fn = atomic_load_explicit(&g_nccl_logger, memory_order_relaxed);
   if (fn) fn(warn ? NCCL_LOG_WARN : NCCL_LOG_INFO, NCCL_PROFILE | NCCL_INIT, __FILE__, __LINE__, "NCCLSCOPE %s", line);
+  if (warn && atomic_load_explicit(&g_nccl_hides_warn, memory_order_relaxed))
+    fprintf(stderr, "NCCLSCOPE WARN %s\n", line);
 }
 
 ns_log_sink_fn ns_abi_log_sink(ncclDebugLogger_t logfn) {
   if (!logfn) return NULL;
+  atomic_store_explicit(&g_nccl_hides_warn, !nccl_shows_warn(), memory_order_relaxed);
   atomic_store_explicit(&g_nccl_logger, logfn, memory_order_relaxed);
   return nccl_log_line;
 }

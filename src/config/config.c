@@ -28,13 +28,23 @@ static void warnf(ns_config_warn_fn warn, const char* fmt, ...) {
   warn(msg);
 }
 
+/* strtoull, decimal unless the digits start with 0x: a leading zero is not
+ * octal (NCCLSCOPE_RING_KB=0100 is 100). */
+static unsigned long long parse_uint(const char* s, char** end) {
+  const char* p = s;
+  while (isspace((unsigned char)*p)) p++;
+  if (*p == '+') p++;
+  int hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
+  return strtoull(s, end, hex ? 16 : 10);
+}
+
 int ns_config_parse_mask(const char* s, uint32_t* out) {
   while (isspace((unsigned char)*s)) s++;
   if (!*s) return -1;
   if (isdigit((unsigned char)*s)) {
     char* end;
     errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
+    unsigned long long v = parse_uint(s, &end);
     while (isspace((unsigned char)*end)) end++;
     if (errno || *end || v > 0xFFFFFFFFull) return -1;
     *out = (uint32_t)v & 0x7FFFu;
@@ -98,11 +108,11 @@ static void load_u32(ns_config_warn_fn warn, const char* name, uint32_t* out, ui
   if (!s || !*s) return;
   char* end;
   errno = 0;
-  unsigned long long v = strtoull(s, &end, 0);
+  unsigned long long v = parse_uint(s, &end);
   while (isspace((unsigned char)*end)) end++;
   if (errno || *end || end == s || *s == '-' || v < lo || v > hi) {
-    char why[64];
-    snprintf(why, sizeof why, "is not a number in [%u, %u]", lo, hi);
+    char why[96];
+    snprintf(why, sizeof why, "is not a number in [%u, %u] (decimal, or hex with 0x)", lo, hi);
     bad_value(warn, name, s, why, "the default %u", def);
     return;
   }
@@ -123,6 +133,27 @@ static void load_bool(ns_config_warn_fn warn, const char* name, int* out, int de
   bad_value(warn, name, s, "is not 1/0, true/false, yes/no or on/off", "the default %d", def);
 }
 
+/* A plain decimal number ("12", "0.5", "1e-3"): not hex ("0x1p-3"), inf or nan, which strtod takes too. */
+static int is_decimal(const char* s) {
+  while (isspace((unsigned char)*s)) s++;
+  if (*s == '+' || *s == '-') s++;
+  int digits = 0;
+  while (isdigit((unsigned char)*s)) s++, digits++;
+  if (*s == '.') {
+    s++;
+    while (isdigit((unsigned char)*s)) s++, digits++;
+  }
+  if (!digits) return 0;
+  if (*s == 'e' || *s == 'E') {
+    s++;
+    if (*s == '+' || *s == '-') s++;
+    if (!isdigit((unsigned char)*s)) return 0;
+    while (isdigit((unsigned char)*s)) s++;
+  }
+  while (isspace((unsigned char)*s)) s++;
+  return *s == '\0';
+}
+
 /* A number of seconds in [lo, hi] (fractions allowed); zero_off: 0 is taken too (off). */
 static void load_seconds(ns_config_warn_fn warn, const char* name, double* out, double def, double lo, double hi,
                          int zero_off) {
@@ -131,15 +162,44 @@ static void load_seconds(ns_config_warn_fn warn, const char* name, double* out, 
   if (!s || !*s) return;
   char* end = NULL;
   errno = 0;
-  double v = strtod(s, &end);
+  double v = is_decimal(s) ? strtod(s, &end) : 0;
   while (end && isspace((unsigned char)*end)) end++;
-  if (errno || end == s || *end || !((v >= lo && v <= hi) || (zero_off && v == 0))) {
-    char why[96];
-    snprintf(why, sizeof why, "is not a number of seconds in [%g, %g]%s", lo, hi, zero_off ? " or 0 (off)" : "");
+  if (!end || errno || end == s || *end || !((v >= lo && v <= hi) || (zero_off && v == 0))) {
+    char why[128];
+    snprintf(why, sizeof why, "is not a decimal number of seconds in [%g, %g]%s", lo, hi,
+             zero_off ? " or 0 (off)" : "");
     bad_value(warn, name, s, why, "the default %g", def);
     return;
   }
   *out = v;
+}
+
+/* The node-local rank the launcher gives (OTLP resource nccl.local_rank):
+ * the first of these that is set and a number; one that is set but not a
+ * number is warned about, naming what is used instead. */
+static void load_local_rank(ns_config_warn_fn warn, int* out) {
+  static const char* const vars[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"};
+  enum { N = sizeof vars / sizeof vars[0] };
+  int bad[N] = {0};
+  *out = -1;
+  size_t i = 0;
+  for (; i < N; i++) {
+    const char* s = getenv(vars[i]);
+    if (!s || !*s) continue;
+    char* end;
+    errno = 0;
+    long v = isdigit((unsigned char)*s) ? strtol(s, &end, 10) : -1;
+    if (v >= 0 && !errno && *end == '\0' && v < 1000000) {
+      *out = (int)v;
+      break;
+    }
+    bad[i] = 1;
+  }
+  for (size_t b = 0; b < i && b < N; b++) {
+    if (!bad[b]) continue;
+    if (*out >= 0) bad_value(warn, vars[b], getenv(vars[b]), "is not a rank in [0, 999999]", "%s=%d", vars[i], *out);
+    else bad_value(warn, vars[b], getenv(vars[b]), "is not a rank in [0, 999999]", "no nccl.local_rank");
+  }
 }
 
 /* Signals a flight-record dump may be asked with: never one that ends or
@@ -292,9 +352,11 @@ void ns_config_load(ns_config* c, ns_config_warn_fn warn) {
   load_u32(warn, "NCCLSCOPE_TOP_LINKS", &c->top_links, 16, 0, 1024);
   load_u32(warn, "NCCLSCOPE_MAX_SERIES", &c->max_series, 300, 20, 1000000);
   ns_otel_config_load(&c->otel, warn);
+  load_local_rank(warn, &c->local_rank);
   c->file_mode = NS_FILE_MODE_DEFAULT;
   s = getenv("NCCLSCOPE_FILE_MODE");
   if (s && *s && ns_file_mode_parse(s, &c->file_mode) != 0)
     bad_value(warn, "NCCLSCOPE_FILE_MODE", s, "is not an octal mode <= 0777 with owner read and write",
               "the default 0%o", NS_FILE_MODE_DEFAULT);
+  ns_config_warn_unknown(warn);
 }

@@ -39,6 +39,7 @@ typedef struct {
   uint32_t top_links;   /* NCCLSCOPE_TOP_LINKS: per-link series for the slowest links */
   uint32_t max_series;  /* NCCLSCOPE_MAX_SERIES: the series budget per process */
   ns_otel_config otel;  /* OTEL_* and NCCLSCOPE_OTLP (otel.c) */
+  int local_rank;       /* LOCAL_RANK / SLURM_LOCALID / OMPI_COMM_WORLD_LOCAL_RANK / MPI_LOCALRANKID; -1: none */
   uint32_t fr_entries;  /* NCCLSCOPE_FR_ENTRIES: flight recorder operations per communicator; 0 = off */
   double hang_timeout_sec; /* NCCLSCOPE_HANG_TIMEOUT_SEC: the watchdog's timeout; 0 = off */
   int dump_signal;      /* NCCLSCOPE_DUMP_SIGNAL: asks for a flight-record dump; 0 = none */
@@ -51,9 +52,17 @@ void ns_config_load(ns_config* c, ns_config_warn_fn warn);
 /* Writes `s` for a log line: printable ASCII as is, '"' and '\\' escaped,
  * every other byte as \xNN; at most 80 source bytes, then "...". */
 void ns_config_escape(const char* s, char* out, size_t cap);
-/* Parses a mask: a number (decimal, 0x hex) or names ("Coll,ProxyOp", "all",
+/* Parses a mask: a number (decimal, 0x hex; a leading 0 is not octal) or names ("Coll,ProxyOp", "all",
  * "default", "none"). 0 on success. */
 int ns_config_parse_mask(const char* s, uint32_t* out);
+/* 1 when name[0..len) is an NCCLSCOPE_* variable that ncclscope reads (the
+ * one list, names.c: a new variable is added there). */
+int ns_config_known(const char* name, size_t len);
+/* The known variable nearest to name[0..len) (edit distance, any case). */
+const char* ns_config_closest(const char* name, size_t len);
+/* One warning for every NCCLSCOPE_* variable of the environment that no
+ * part of ncclscope reads, naming the closest known one. */
+void ns_config_warn_unknown(ns_config_warn_fn warn);
 /* Parses a dump signal: 0 (none), a number or a name ("SIGUSR1", "usr2")
  * among those allowed (config.c). 0 on success. */
 int ns_config_parse_signal(const char* s, int* out);

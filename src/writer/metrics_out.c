@@ -48,17 +48,8 @@ static struct {
   ns_analysis* a;           /* during ns_mout_window only */
 } M = {.jsonl_fd = -1, .prom_dirfd = -1, .lines = {.limit = NS_SINK_BUF_LIMIT}, .payload = {.limit = NS_SINK_BUF_LIMIT}};
 
-static int local_rank(void) {
-  static const char* const vars[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"};
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-    const char* s = getenv(vars[i]);
-    char* end;
-    if (!s || !*s) continue;
-    long v = strtol(s, &end, 10);
-    if (*end == '\0' && v >= 0 && v < 1000000) return (int)v;
-  }
-  return -1;
-}
+/* read (and a bad value warned about) with the configuration */
+static int local_rank(void) { return ns_sess.cfg.local_rank; }
 
 static void open_jsonl(void) {
   int dirfd = ns_writer_dump_dirfd();

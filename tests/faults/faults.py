@@ -246,12 +246,16 @@ def t_config_warnings():
     lines = p.stderr.splitlines()
     check(not any(l.startswith("NCCL WARN forged") for l in lines), "no forged log line", lines[-5:], "none")
     for name, (value, used) in bad.items():
-        mine = [l for l in lines if name + "=" in l]
+        secret = name == "OTEL_EXPORTER_OTLP_HEADERS"  # header values are credentials: never quoted
+        mine = [l for l in lines if (name + " " if secret else name + "=") in l]
         eq(len(mine), 1, "%s: one warning (%s)" % (name, mine))
         if mine:
             check(used in mine[0], "%s: names the value used" % name, mine[0], used)
             shown = value.replace("\n", "\\x0a")
-            check('"%s"' % shown in mine[0], "%s: quotes the value, escaped" % name, mine[0], shown)
+            if secret:
+                check(value not in mine[0], "%s: the value is not in the log" % name, mine[0], "no " + value)
+            else:
+                check('"%s"' % shown in mine[0], "%s: quotes the value, escaped" % name, mine[0], shown)
     # and they took effect as said: the default ring, the analysis on (a summary), monotonic
     check(any(n.startswith("summary-") for n in os.listdir(dump)), "NCCLSCOPE_ANALYSIS=2 -> on (summary written)",
           os.listdir(dump), "summary-*")
@@ -261,6 +265,60 @@ def t_config_warnings():
                 NCCLSCOPE_FR_ENTRIES="0", NCCLSCOPE_HANG_TIMEOUT_SEC="2.5", NCCLSCOPE_DUMP_SIGNAL="usr2")
     warns = [l for l in p.stderr.splitlines() if "NCCLSCOPE" in l and "WARN" in l]
     eq(warns, [], "valid values: no warning")
+
+
+def t_config_values():
+    """Numbers are decimal unless they start with 0x (a leading 0 is not octal); seconds are decimal
+    (no hex float, inf or nan); a garbage LOCAL_RANK is warned about, naming what is used; every
+    unknown NCCLSCOPE_* variable gets one warning naming the closest known one; with NCCL_DEBUG
+    unset (NCCL then prints nothing) the warnings still reach stderr, once each."""
+    base = [SIM, "--plugin", PLUGIN, "--nccl", "ideal", "--fast", "--iters", "2", "--procs", "1"]
+
+    def run(nccl_debug, **kw):
+        env = env_with(NCCLSCOPE_DUMP_DIR=tempfile.mkdtemp(prefix="nsfault"), **kw)
+        if nccl_debug is None:
+            env.pop("NCCL_DEBUG", None)
+        else:
+            env["NCCL_DEBUG"] = nccl_debug
+        p = subprocess.run(base, env=env, capture_output=True, text=True, timeout=120)
+        eq(p.returncode, 0, "simulator exit status (stderr=%s)" % p.stderr[-300:])
+        return p.stderr.splitlines()
+
+    # a leading zero: decimal; 0x: hex; taken without a word (the INFO line says what is used)
+    lines = run("INFO", NCCLSCOPE_RING_KB="0100", NCCLSCOPE_MAX_THREADS="010", NCCLSCOPE_EVENT_MASK="010")
+    info = [l for l in lines if "NCCLSCOPE tracing to" in l]
+    check(info and "rings 10 x 100 KiB" in info[0], "RING_KB=0100, MAX_THREADS=010: decimal", info[:1],
+          "rings 10 x 100 KiB")
+    check(info and "event mask 0xa " in info[0], "EVENT_MASK=010: decimal 10", info[:1], "event mask 0xa")
+    eq([l for l in lines if "WARN" in l and "NCCLSCOPE" in l], [], "decimal values: no warning")
+    lines = run("INFO", NCCLSCOPE_EVENT_MASK="0x10", NCCLSCOPE_RING_KB="0x40")
+    info = [l for l in lines if "NCCLSCOPE tracing to" in l]
+    check(info and "event mask 0x10 " in info[0] and "x 64 KiB" in info[0], "0x: hex", info[:1], "0x10, 64 KiB")
+
+    bad = {  # variable: (value, what the warning must say)
+        "NCCLSCOPE_WINDOW_SEC": ("0x1p-3", "using the default 10"),
+        "NCCLSCOPE_HANG_TIMEOUT_SEC": ("inf", "using the default 60"),
+        "LOCAL_RANK": ("rank0", "using SLURM_LOCALID=3"),
+        "NCCLSCOPE_RING_K": ("8", "the closest one is NCCLSCOPE_RING_KB"),
+        "NCCLSCOPE_DUMPDIR": ("/tmp/x", "the closest one is NCCLSCOPE_DUMP_DIR"),
+        "NCCLSCOPE_HANG_TIMEOUT": ("5", "the closest one is NCCLSCOPE_HANG_TIMEOUT_SEC"),
+    }
+    env = {k: v for k, (v, _) in bad.items()}
+    env["SLURM_LOCALID"] = "3"
+    for dbg, prefix in (("WARN", "NCCL WARN NCCLSCOPE "), (None, "NCCLSCOPE WARN ")):
+        lines = run(dbg, **env)
+        for name, (value, says) in bad.items():
+            sep = " " if "closest" in says else "="  # an unknown name is shown without its value
+            mine = [l for l in lines if l.startswith(prefix + name + sep)]
+            eq(len(mine), 1, "NCCL_DEBUG=%s: %s: one warning, at WARN (%s)" % (dbg, name, lines[-8:]))
+            if mine:
+                check(says in mine[0], "NCCL_DEBUG=%s: %s: says %r" % (dbg, name, says), mine[0], says)
+        dup = [l for l in lines if l.startswith("NCCLSCOPE WARN")] if dbg else []
+        eq(dup, [], "NCCL_DEBUG=WARN: NCCL shows the warnings, they are not repeated on stderr")
+    lines = run("WARN", LOCAL_RANK="-1")
+    mine = [l for l in lines if "LOCAL_RANK=" in l]
+    check(mine and "using no nccl.local_rank" in mine[0], "LOCAL_RANK alone and bad: says none is used", mine,
+          "using no nccl.local_rank")
 
 
 # ---- the disk fills up during the run ----
