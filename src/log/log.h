@@ -1,6 +1,7 @@
 /* ncclscope: logging. Cold paths only (init, finalize, the writer thread):
  * never on the hot path. Lines go to the sink the ABI layer installs when
- * NCCL hands init a logger (v4+: NCCL_DEBUG=INFO shows them); without one
+ * NCCL hands init a logger (v4+: NCCL_DEBUG=INFO shows them; that sink also
+ * prints warnings to stderr when NCCL_DEBUG hides NCCL's WARN); without one
  * (v1..v3) only warnings are printed, to stderr. Knows nothing of NCCL. */
 #ifndef NCCLSCOPE_LOG_H
 #define NCCLSCOPE_LOG_H
