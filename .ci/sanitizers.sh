@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # CI: sanitizer matrix, short fuzz runs and a valgrind memcheck. Called by
 # .ci/run after the normal tests; runs alone too.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: loading the profiler plugin the way NCCL does.
  *
  * Called from whichever thread initializes or finalizes a communicator.

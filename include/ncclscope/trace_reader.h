@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: streaming reader of one trace file (format: docs/trace-format.md).
  *
  * Memory does not grow with the length of the trace: the reader holds one

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """ncclscope-sim conformance tests: drive the recording plugin and compare with the truth.
 
 Usage: conformance.py BUILD_DIR TEST [ARG]. Each ctest entry runs one TEST in
