@@ -41,6 +41,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from checklib import Fail, Skip, check, run_named, fresh_dump  # noqa: E402
 
 PLUGIN = "libnccl-profiler-ncclscope.so"
+# installed when the source tree has them (install(FILES ... OPTIONAL)): source, path under share/
+DEPLOY_FILES = (("deploy/grafana/ncclscope.json", "ncclscope/grafana/ncclscope.json"),
+                ("deploy/prometheus/ncclscope-rules.yml", "ncclscope/prometheus/ncclscope-rules.yml"))
 
 
 def run(cmd, env=None, timeout=120, expect=0):
@@ -153,9 +156,7 @@ def check_prefix(work):
     for d, _, files in os.walk(prefix):
         check("libnccl-profiler.so" not in files, "%s/libnccl-profiler.so is installed: NCCL would load it for every job"
               % d)
-    # the dashboard and the rules are installed when the source tree has them (install(FILES ... OPTIONAL))
-    for src, dst in (("deploy/grafana/ncclscope.json", "ncclscope/grafana/ncclscope.json"),
-                     ("deploy/prometheus/ncclscope-rules.yml", "ncclscope/prometheus/ncclscope-rules.yml")):
+    for src, dst in DEPLOY_FILES:
         s, d = os.path.join(os.environ["SOURCE"], src), os.path.join(share, dst)
         if os.path.isfile(s):
             check(os.path.isfile(d), "%s is not installed as %s" % (src, d))
@@ -245,6 +246,9 @@ def check_deb_metadata(deb):
     want = ["./usr/bin/ncclscope", "./usr/bin/ncclscope-sim", "./usr/%s/%s" % (libdir, PLUGIN),
             "./usr/share/man/man1/ncclscope.1", "./usr/share/man/man1/ncclscope-sim.1", "./usr/share/man/man7/ncclscope.7",
             "./usr/share/doc/ncclscope/LICENSE", "./usr/share/doc/ncclscope/README.md"]
+    for src, dst in DEPLOY_FILES:
+        if os.path.isfile(os.path.join(os.environ["SOURCE"], src)):
+            want.append("./usr/share/" + dst)
     for p in want:
         check(p in paths, "%s is not in the .deb:\n%s" % (p, listing))
     check(not any(p.endswith("/libnccl-profiler.so") for p in paths), "the .deb ships libnccl-profiler.so")
