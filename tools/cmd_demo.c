@@ -227,7 +227,7 @@ int ns_cmd_demo(int argc, char** argv) {
     snprintf(plugin, sizeof plugin, "%s/" NCCLSCOPE_BIN_TO_LIBDIR "/libnccl-profiler-ncclscope.so", bin);
   if (access(sim, X_OK) != 0 || access(plugin, R_OK) != 0) {
     fprintf(stderr,
-            "ncclscope demo: needs %s and %s next to this program;\n"
+            "ncclscope demo: needs %s and %s (beside this program in a build tree);\n"
             "build the whole project first: cmake -S . -B build && cmake --build build -j\n",
             sim, plugin);
     return 1;
