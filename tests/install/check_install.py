@@ -9,7 +9,8 @@ usage: check_install.py CHECK WORKDIR
   prefix   cmake --install into WORKDIR/prefix: the layout (the plugin only as
            libnccl-profiler-ncclscope.so, no bare libnccl-profiler.so), no RPATH
            into the build or source tree, `--version` of both programs, the man
-           pages rendered by man/groff without a warning; then the installed
+           pages rendered by man/groff without a warning, ncclscope(7) naming every
+           NCCLSCOPE_* variable of src/; then the installed
            ncclscope-sim finds the plugin by name only (NCCL_PROFILER_PLUGIN=ncclscope,
            LD_LIBRARY_PATH=PREFIX/LIBDIR) as NCCL 2.26+ does (and not as 2.25 does),
            its trace read by the installed `ncclscope export` holds every event the
@@ -31,6 +32,7 @@ import collections
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -104,6 +106,18 @@ def check_man_pages(mandir):
             check("NAME" in out and "ncclscope" in out and "SEE ALSO" in out, "man -l %s rendered:\n%s" % (page, out[:500]))
     if not man:
         print("note: man(1) is not installed; the pages were rendered with groff only")
+    # ncclscope(7) names every variable the plugin reads
+    with open(pages[2]) as f:
+        page7 = f.read().replace("\\-", "-")
+    read = set()
+    for d, _, files in os.walk(os.path.join(os.environ["SOURCE"], "src")):
+        for name in files:
+            if name.endswith(".c"):
+                with open(os.path.join(d, name)) as f:
+                    read.update(re.findall(r'"(NCCLSCOPE_[A-Z0-9_]+)"', f.read()))
+    check(len(read) > 10, "found only %s in src/" % sorted(read))
+    missing = sorted(v for v in read if not re.search(r"\b%s\b" % v, page7))
+    check(not missing, "ncclscope(7) does not describe %s (man/ncclscope.7.in)" % ", ".join(missing))
 
 
 def simulate_by_name(bindir, work, env, nccl="2.30", expect=0):
