@@ -10,7 +10,7 @@
 #                      (prometheus), prometheus-node-exporter, libcurl4 and zlib (loaded by the
 #                      plugin at run time), node + npm and the OTLP decoder (tests/sinks/package.json);
 #                      and chromium (headless) for e2e.report_html (skipped, saying so, where it is missing);
-#                      dpkg-shlibdeps (dpkg-dev) and rpmbuild (rpm) for the packages of install.package
+#                      dpkg-shlibdeps (dpkg-dev), file and rpmbuild (rpm) for the packages of install.package
 # Uses sudo when not run as root. The plugin itself links only libc, pthread,
 # libdl and libm; json-c is for ncclscope-sim --replay, zlib for the CLI's
 # compressed Perfetto output.
@@ -19,9 +19,9 @@ declare -A package=([cmake]=cmake [gcc]=gcc [make]=make [python3]=python3 [nm]=b
                     [protoc]=protobuf-compiler [clang]=clang [llvm-symbolizer]=llvm [valgrind]=valgrind
                     [promtool]=prometheus [prometheus]=prometheus [prometheus-node-exporter]=prometheus-node-exporter
                     [node]=nodejs [npm]=npm [chromium]=chromium [groff]=groff-base [dpkg-shlibdeps]=dpkg-dev
-                    [rpmbuild]=rpm)
+                    [file]=file [rpmbuild]=rpm)
 tools=(cmake gcc make python3 nm pkg-config protoc npm groff)
-[ "${1:-}" = --ci ] && tools+=(clang llvm-symbolizer valgrind promtool prometheus prometheus-node-exporter node chromium dpkg-shlibdeps rpmbuild)
+[ "${1:-}" = --ci ] && tools+=(clang llvm-symbolizer valgrind promtool prometheus prometheus-node-exporter node chromium dpkg-shlibdeps file rpmbuild)
 missing=()
 for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("${package[$tool]}")

@@ -31,10 +31,17 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 find_program(NS_DPKG_SHLIBDEPS dpkg-shlibdeps)
-if(NS_DPKG_SHLIBDEPS)
-  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # libc6, libjson-c5, zlib1g with their versions
+find_program(NS_FILE file)
+if(NS_DPKG_SHLIBDEPS AND NS_FILE)
+  # libc6, libjson-c5, zlib1g with their versions; CPack's postinst and postrm
+  # then run ldconfig for the library in /usr/lib...
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 else()
+  # without dpkg-shlibdeps (dpkg-dev) or file(1): the same names, no versions,
+  # and dpkg's ldconfig trigger instead of the scripts
   set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6, libjson-c5, zlib1g")
+  file(WRITE ${CMAKE_BINARY_DIR}/deb-control/triggers "activate-noawait ldconfig\n")
+  set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_BINARY_DIR}/deb-control/triggers)
 endif()
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libcurl4 | libcurl4t64, zlib1g")
 

@@ -253,8 +253,11 @@ def check_deb_metadata(deb):
     check(not any("curl" in n for n in names), "Depends names libcurl, which the plugin only dlopens: %s" % depends)
     recommends = deb_field(info, "Recommends") or ""
     check("libcurl4" in recommends and "zlib1g" in recommends, "Recommends is %r, not libcurl4 and zlib1g" % recommends)
+    # ldconfig at install and removal: CPack's maintainer scripts, or dpkg's trigger
     postinst, _, _ = run(["dpkg-deb", "-I", deb, "postinst"], expect=None)
-    check("ldconfig" in postinst, "the .deb's postinst does not run ldconfig:\n%s" % postinst)
+    triggers, _, _ = run(["dpkg-deb", "-I", deb, "triggers"], expect=None)
+    check("ldconfig" in postinst or "activate-noawait ldconfig" in triggers,
+          "the .deb runs no ldconfig: postinst %r, triggers %r" % (postinst, triggers))
     listing, _, _ = run(["dpkg-deb", "-c", deb])
     paths = {line.split()[-1] for line in listing.splitlines() if line.strip()}
     want = ["./usr/bin/ncclscope", "./usr/bin/ncclscope-sim", "./usr/%s/%s" % (libdir, PLUGIN),
