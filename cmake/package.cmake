@@ -11,9 +11,10 @@ set(CPACK_PACKAGE_NAME ncclscope)
 set(CPACK_PACKAGE_VENDOR ncclscope)
 set(CPACK_PACKAGE_CONTACT "ncclscope maintainers" CACHE STRING "the packages' Maintainer / Packager field")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "NCCL profiler plugin you can leave on, trace tools and an NCCL-free simulator")
-set(CPACK_PACKAGE_DESCRIPTION "libnccl-profiler-ncclscope.so records every NCCL collective, point-to-point, proxy \
-and network step in a compact per-process trace (NCCL_PROFILER_PLUGIN=ncclscope). ncclscope exports and \
-summarises traces; ncclscope-sim drives any NCCL profiler plugin without NCCL or a GPU.")
+set(CPACK_PACKAGE_DESCRIPTION "libnccl-profiler-ncclscope.so records every NCCL collective, point-to-point,
+proxy and network step in a compact per-process trace (NCCL_PROFILER_PLUGIN=ncclscope).
+ncclscope exports and summarises traces; ncclscope-sim drives any NCCL profiler
+plugin without NCCL or a GPU.")
 set(CPACK_RESOURCE_FILE_LICENSE ${CMAKE_SOURCE_DIR}/LICENSE)
 set(CPACK_RESOURCE_FILE_README ${CMAKE_SOURCE_DIR}/README.md)
 set(CPACK_PACKAGE_CHECKSUM SHA256)
