@@ -16,7 +16,7 @@ install(TARGETS nccl-profiler-ncclscope LIBRARY DESTINATION ${CMAKE_INSTALL_LIBD
 install(TARGETS ncclscope ncclscope-sim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # `ncclscope demo` of an installed tree finds the plugin from its own
-# directory: PREFIX/bin/<this>/libnccl-profiler-ncclscope.so.
+# directory: BINDIR/NCCLSCOPE_BIN_TO_LIBDIR (../lib)/libnccl-profiler-ncclscope.so.
 file(RELATIVE_PATH NS_BIN_TO_LIBDIR ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
 target_compile_definitions(ncclscope PRIVATE NCCLSCOPE_BIN_TO_LIBDIR="${NS_BIN_TO_LIBDIR}")
 

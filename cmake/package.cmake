@@ -35,7 +35,7 @@ find_program(NS_DPKG_SHLIBDEPS dpkg-shlibdeps)
 find_program(NS_FILE file)
 if(NS_DPKG_SHLIBDEPS AND NS_FILE)
   # libc6, libjson-c5, zlib1g with their versions; CPack's postinst and postrm
-  # then run ldconfig for the library in /usr/lib...
+  # then run ldconfig for a library in /usr/lib or a directory right below it
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 else()
   # without dpkg-shlibdeps (dpkg-dev) or file(1): the same names, no versions,

@@ -224,7 +224,7 @@ int simPluginErrors(void) { return errors; }
 /* "lib...so": a library's file name, which 2.28+ never prefixes again */
 static bool isLibFileName(const char* s) {
   size_t n = strlen(s);
-  return strncmp(s, "lib", 3) == 0 && n >= 3 && strcmp(s + n - 3, ".so") == 0;
+  return n >= 3 && strncmp(s, "lib", 3) == 0 && strcmp(s + n - 3, ".so") == 0;
 }
 
 static void* openByNcclRules(void) {

@@ -2,8 +2,8 @@
 /* ncclscope CLI: `ncclscope demo`. Runs the simulator (build/ncclscope-sim)
  * with the plugin (build/libnccl-profiler-ncclscope.so), both found next to
  * this binary (or, installed, the plugin in the library directory beside
- * bin/: NCCLSCOPE_BIN_TO_LIBDIR), exports the traces as Perfetto JSON and JSON Lines, and
- * prints a short summary saying what to open. The simulator is started with
+ * bin/: NCCLSCOPE_BIN_TO_LIBDIR), exports the traces as Perfetto JSON and
+ * JSON Lines, and prints a short summary saying what to open. The simulator is started with
  * fork/exec (no shell), with NCCLSCOPE_DUMP_DIR pointing at a fresh
  * directory. */
 #include <dirent.h>
