@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The include layering of ncclscope, checked against docs/design.md.
 
 usage: .ci/check_layering.py [REPO]

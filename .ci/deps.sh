@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what building and testing ncclscope needs, from Debian's packages,
 # when it is missing (nothing is installed when everything is there):
-#   .ci/deps.sh        build + tests: cmake, gcc, make, python3, nm, pkg-config, json-c, zlib,
+#   .ci/deps.sh        build + tests: cmake, gcc, make, python3, nm, pkg-config, json-c, zlib, groff (man pages),
 #                      protoc (decodes `export --format perfetto` in tools.perfetto*), npm (report.html's
 #                      chart library, uPlot, is vendored from npm at configure time: tools/html/package.json)
 #   .ci/deps.sh --ci   also what .ci/sanitizers.sh uses: clang + libFuzzer, llvm-symbolizer, valgrind;
 #                      what the metric tests drive (tests/sinks): promtool and prometheus
 #                      (prometheus), prometheus-node-exporter, libcurl4 and zlib (loaded by the
 #                      plugin at run time), node + npm and the OTLP decoder (tests/sinks/package.json);
-#                      and chromium (headless) for e2e.report_html (skipped, saying so, where it is missing)
+#                      and chromium (headless) for e2e.report_html (skipped, saying so, where it is missing);
+#                      dpkg-shlibdeps (dpkg-dev), file and rpmbuild (rpm) for the packages of install.package
 # Uses sudo when not run as root. The plugin itself links only libc, pthread,
 # libdl and libm; json-c is for ncclscope-sim --replay, zlib for the CLI's
 # compressed Perfetto output.
@@ -16,9 +18,10 @@ set -euo pipefail
 declare -A package=([cmake]=cmake [gcc]=gcc [make]=make [python3]=python3 [nm]=binutils [pkg-config]=pkg-config
                     [protoc]=protobuf-compiler [clang]=clang [llvm-symbolizer]=llvm [valgrind]=valgrind
                     [promtool]=prometheus [prometheus]=prometheus [prometheus-node-exporter]=prometheus-node-exporter
-                    [node]=nodejs [npm]=npm [chromium]=chromium)
-tools=(cmake gcc make python3 nm pkg-config protoc npm)
-[ "${1:-}" = --ci ] && tools+=(clang llvm-symbolizer valgrind promtool prometheus prometheus-node-exporter node chromium)
+                    [node]=nodejs [npm]=npm [chromium]=chromium [groff]=groff-base [dpkg-shlibdeps]=dpkg-dev
+                    [file]=file [rpmbuild]=rpm)
+tools=(cmake gcc make python3 nm pkg-config protoc npm groff)
+[ "${1:-}" = --ci ] && tools+=(clang llvm-symbolizer valgrind promtool prometheus prometheus-node-exporter node chromium dpkg-shlibdeps file rpmbuild)
 missing=()
 for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("${package[$tool]}")

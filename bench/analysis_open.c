@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope bench: analysis throughput beside many never-stopped events.
  *
  * usage: ns-bench-analysis-open [OPEN...]   (default: 0 10000 100000)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The plugin's cost at the cadence NCCL calls it (ncclscope-sim --bench-cadence),
 # one gap per run so that the drops of each gap are the plugin's own count for it.
 #   bench/cadence.sh [BUILD_DIR] [THREADS] [REPS]     e.g. bench/cadence.sh build 1 5

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ncclscope benchmark: `ncclscope export` throughput, records per second.
 #
 #   bench/export.sh [--build DIR] [--reps N] [--records N] [--formats "jsonl chrome perfetto"] [--out DIR]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """ncclscope bench: timed `ncclscope export` runs on one trace, shared by
 bench/run.sh and bench/export.sh.
 

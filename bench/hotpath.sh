@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ncclscope bench: the hot path's instruction counts, repeatable on a noisy machine.
 #
 #   bench/hotpath.sh [BUILD_DIR] [--disasm]

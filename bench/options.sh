@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # ncclscope bench: the option loop the bench scripts share; sourced by them.
 #
 #   bench_options HELP_LAST "--opt=VAR ..." "--flag=VAR ..." "$@"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope bench: a paced flood of proxy events, for the background
  * thread's CPU cost, memory over run length and bytes on disk.
  *

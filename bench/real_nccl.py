@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """How the ncclscope plugin fares under the simulator's NCCL personalities.
 
 usage: bench/real_nccl.py [BUILD_DIR] [--quick]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """ncclscope bench: turn bench/run.sh's raw outputs into tables and one JSON file.
 
 report.py RAW_DIR OUT_JSON

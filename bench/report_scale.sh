@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ncclscope bench: `ncclscope report` at scale (issue 15): synthetic traces of
 # RANKS ranks x COLLS collectives (tests/tools/gen_ranks.c: 8 ranks per
 # process, 8 processes per host, hosts' clocks seconds apart, one straggler),

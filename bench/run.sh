@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ncclscope benchmark: one command, prints tables, writes bench/results-<host>.json.
 #
 #   bench/run.sh [--quick] [--build DIR] [--reps N]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope bench/tests: what a trace holds, as one JSON line.
  *
  * ns-trace-stats PATH...   (trace files or dump directories)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: the proxy thread's time-ordered action queue (a binary heap).
  *
  * Proxy thread only. An action that starts a timed interval schedules its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: the descriptor fill of one older profiler ABI, written once.
  *
  * adapters.c includes this file once per version after defining:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: per-version translation of the simulator's v6 calls.
  *
  * Mirrors what NCCL does when it finds an older ncclProfiler_vN symbol:

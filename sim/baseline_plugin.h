@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: what the baseline plugins (empty_plugin.c, floor_plugin.c)
  * share: an init that enables every event (so that the simulator takes
  * every path) and gives no context, a finalize with nothing to do, and the

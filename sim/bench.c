@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: --bench, the cost of a plugin's calls per thread kind.
  *
  * Runs on the main thread: for each configuration (no plugin, the empty

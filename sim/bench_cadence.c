@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: --bench-cadence, the cost of a plugin at the cadence NCCL calls it.
  *
  * A tight loop of identical calls (--bench-micro) keeps every line the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: --bench-micro, the cost of identical plugin calls in a tight loop.
  *
  * Runs on the main thread plus --bench-threads worker threads. The empty

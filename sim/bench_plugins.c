@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: what --bench-micro and --bench-cadence share: the plugins
  * they compare (the empty one beside the simulator binary, the chosen one,
  * and optionally --bench-baseline's, all through ncclProfiler_v6, dlopened directly: the load rules

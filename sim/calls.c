@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: the one place where the simulator calls the plugin.
  *
  * Runs on every simulator thread. Applies the version adapter, keeps the

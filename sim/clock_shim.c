@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: a simulated host whose clock runs at a rate of its own
  * (--host-drift-ppm), with no hook in the plugin.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: communicators and the cross-process shared area.
  *
  * simCommInit/simCommFinalize run on the thread that owns the rank (the app

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: the GPU of a communicator rank, its profiler ring and the
  * KernelCh events NCCL's proxy derives from it.
  *

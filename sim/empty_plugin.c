@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: libnccl-profiler-empty.so, the do-nothing baseline plugin.
  *
  * Exports ncclProfiler_v6 only. init enables every event (0x7FFF) so that the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: libnccl-profiler-floor.so, the least a recording plugin
  * can do: the floor under any design that keeps every call NCCL makes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: simulated hosts (--host-ns, --host-offset-s, --host-drift-ppm).
  *
  * With --host-ns the processes of each simulated node run as if on a host of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: loading the profiler plugin the way NCCL does.
  *
  * Called from whichever thread initializes or finalizes a communicator.
@@ -220,8 +221,15 @@ void simLoaderForceSpec(const char* spec) { forcedSpec = spec; loadFailed = 0; }
 int simPluginLoads(void) { return loads; }
 int simPluginErrors(void) { return errors; }
 
+/* "lib...so": a library's file name, which 2.28+ never prefixes again */
+static bool isLibFileName(const char* s) {
+  size_t n = strlen(s);
+  return n >= 3 && strncmp(s, "lib", 3) == 0 && strcmp(s + n - 3, ".so") == 0;
+}
+
 static void* openByNcclRules(void) {
   const char* spec = forcedSpec ? forcedSpec : simOpt.plugin ? simOpt.plugin : getenv("NCCL_PROFILER_PLUGIN");
+  if (spec && !*spec) spec = NULL; /* every release reads an empty value as unset */
   if (spec && strcasecmp(spec, "none") == 0) return NULL;
   if (spec == NULL) return dlopen("libnccl-profiler.so", RTLD_NOW | RTLD_LOCAL);
   void* h = dlopen(spec, RTLD_NOW | RTLD_LOCAL);
@@ -234,6 +242,13 @@ static void* openByNcclRules(void) {
   }
   char first[512];
   snprintf(first, sizeof first, "%s", dlerror());
+  if (simNcclCur.minor >= 28 && (strchr(spec, '/') || isLibFileName(spec))) {
+    /* 2.28+ (2.27.5+) build libnccl-profiler-<value>.so only from a bare name:
+     * no slash (a path), not itself a lib*.so file name */
+    SIM_ERR("cannot load profiler plugin '%s': %s", spec, first);
+    errors++;
+    return NULL;
+  }
   char name[1024];
   snprintf(name, sizeof name, "libnccl-profiler-%s.so", spec);
   h = dlopen(name, RTLD_NOW | RTLD_LOCAL);

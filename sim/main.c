@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: command line, process fan-out and the run summary.
  *
  * Runs on the main thread of the parent process. With --procs P it forks
@@ -66,7 +67,8 @@ static void usage(FILE* f) {
           "Plugin selection (NCCL's rules):\n"
           "  NCCL_PROFILER_PLUGIN unset      dlopen(\"libnccl-profiler.so\")\n"
           "  NCCL_PROFILER_PLUGIN=none       no plugin (case-insensitive)\n"
-          "  NCCL_PROFILER_PLUGIN=X          dlopen(\"X\"), then dlopen(\"libnccl-profiler-X.so\")\n"
+          "  NCCL_PROFILER_PLUGIN=X          dlopen(\"X\"), then dlopen(\"libnccl-profiler-X.so\") (2.26+; 2.28+ only\n"
+          "                                  where X has no '/' and is not a lib*.so name); empty: as unset\n"
           "  --plugin PATH                   shortcut that takes precedence over the variable\n"
           "  The first of ncclProfiler_v6..v1 found is used, through NCCL's version adapters.\n"
           "  The library is dlclosed when the last communicator of the process is finalized; a plugin\n"
@@ -136,6 +138,7 @@ static void usage(FILE* f) {
           "  --bench-baseline PATH --bench-micro, --bench-cadence: another build of the plugin, timed side by side\n"
           "                        (interleaved) with --plugin's, e.g. the previous commit's\n"
           "  -v, --verbose         progress on stderr\n"
+          "  --version             the version (the ncclscope project's)\n"
           "  -h, --help            this text\n");
 }
 
@@ -203,6 +206,7 @@ int main(int argc, char** argv) {
       {"bench-baseline", required_argument, 0, 1016},
       {"host-ns", no_argument, 0, 1017},          {"host-offset-s", required_argument, 0, 1018},
       {"host-drift-ppm", required_argument, 0, 1019},     {"host-drift-realtime", no_argument, 0, 1020},
+      {"version", no_argument, 0, 1021},
       {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
   int o;
   const char* quirkSpec = NULL;
@@ -272,6 +276,7 @@ int main(int argc, char** argv) {
     case 1020: simOpt.hostDriftRealtime = true; break;
     case 'v': simOpt.verbose++; break;
     case 'h': usage(stdout); return 0;
+    case 1021: printf("ncclscope-sim %s\n", NCCLSCOPE_VERSION); return 0;
     default: usage(stderr); return 2;
     }
   }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: time, random numbers and the ground-truth performance model.
  *
  * Pure functions and per-caller state only; any thread may call them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: the NCCL personalities and the quirks each one shows.
  *
  * Sources: NCCL's tree at v2.23.4 .. v2.30.7 (src/plugin/profiler*.cc,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: NCCL personalities (--nccl VERSION) and their quirks.
  *
  * A personality is what one NCCL release does to a profiler plugin: which

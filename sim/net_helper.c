@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: NetPlugin calls, inline or on the socket plugin's helper thread.
  *
  * The IB plugin (and the socket plugin without helper threads, NCCL's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: running the simulated processes.
  *
  * Runs on the main thread. The first process is this one; the others are

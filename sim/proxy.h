@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: the proxy progress thread, its network steps and the GPU
  * model it drives. Private to action_heap.c, device.c, proxy_net.c,
  * net_helper.c and proxy_thread.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: a work's ProxyOps and their network steps, on the proxy thread.
  *
  * Per channel and network peer a send and a receive ProxyOp; their steps in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: the proxy progress thread.
  *
  * One per rank and shared-resource set (split communicators share it; it

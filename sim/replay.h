@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim --replay: drive a profiler plugin with a recorded event stream.
  *
  * A recording is JSON Lines in the ncclscope export contract (the format of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim --replay: reading a recording into per-thread call lists.
  *
  * Runs on the main thread before any replay process is forked. Input: one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim --replay: running a recording against a plugin.
  *
  * The main thread loads the recording (replay_load.c) and forks one process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: the scenarios (--scenario NAME).
  *
  * simRunScenario runs in each simulator process: it starts one application

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: shared types and prototypes of the NCCL-free simulator.
  *
  * The simulator drives a profiler plugin the way NCCL does: app threads issue

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: layout of the area shared by all simulator processes.
  * Written by app and proxy threads of every process; all fields are atomics
  * or written before a release store that readers acquire.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: what NCCL's application-side code emits for one group.
  *
  * Runs on the application thread of a rank; the launch part runs on an async

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: the ground-truth record (--truth FILE, JSON Lines).
  *
  * Every simulator thread owns a buffer (thread-local) and call counters; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope tests: typed assertions that print both sides, shared by every
  * C test (one process per test; a failed check is counted, the test goes
  * on, and CHECK_DONE turns the count into the exit status). */

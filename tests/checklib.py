@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the Python test drivers share: a failed check, a skip, the exit
 status ctest reads (0 pass, 1 fail, 77 skip: SKIP_RETURN_CODE), a fresh dump
 directory, the `DRIVER CHECK WORKDIR` command line and an option with a

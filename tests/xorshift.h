@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope tests: the pseudo-random numbers of tests and generators that
  * need repeatable input (Marsaglia's xorshift64: shifts 13, 7, 17). Not for
  * anything that must be unpredictable. */

@@ -1,7 +1,9 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: `ncclscope demo`. Runs the simulator (build/ncclscope-sim)
  * with the plugin (build/libnccl-profiler-ncclscope.so), both found next to
- * this binary, exports the traces as Perfetto JSON and JSON Lines, and
- * prints a short summary saying what to open. The simulator is started with
+ * this binary (or, installed, the plugin in the library directory beside
+ * bin/: NCCLSCOPE_BIN_TO_LIBDIR), exports the traces as Perfetto JSON and
+ * JSON Lines, and prints a short summary saying what to open. The simulator is started with
  * fork/exec (no shell), with NCCLSCOPE_DUMP_DIR pointing at a fresh
  * directory. */
 #include <dirent.h>
@@ -214,16 +216,18 @@ int ns_cmd_demo(int argc, char** argv) {
     return 2;
   }
 
-  char bin[PATH_MAX], sim[PATH_MAX + 32], plugin[PATH_MAX + 40];
+  char bin[PATH_MAX], sim[PATH_MAX + 32], plugin[PATH_MAX + 40 + sizeof NCCLSCOPE_BIN_TO_LIBDIR];
   if (exe_dir(bin, sizeof bin)) {
     fprintf(stderr, "ncclscope demo: cannot find the directory of this program (/proc/self/exe)\n");
     return 1;
   }
   snprintf(sim, sizeof sim, "%s/ncclscope-sim", bin);
   snprintf(plugin, sizeof plugin, "%s/libnccl-profiler-ncclscope.so", bin);
+  if (access(plugin, R_OK) != 0) /* installed: PREFIX/bin and PREFIX/lib */
+    snprintf(plugin, sizeof plugin, "%s/" NCCLSCOPE_BIN_TO_LIBDIR "/libnccl-profiler-ncclscope.so", bin);
   if (access(sim, X_OK) != 0 || access(plugin, R_OK) != 0) {
     fprintf(stderr,
-            "ncclscope demo: needs %s and %s next to this program;\n"
+            "ncclscope demo: needs %s and %s (beside this program in a build tree);\n"
             "build the whole project first: cmake -S . -B build && cmake --build build -j\n",
             sim, plugin);
     return 1;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: `ncclscope export DIR --format jsonl|chrome|perfetto -o FILE`.
  * Files are exported one after another into one output, written to a
  * temporary file renamed into place at the end (a failed export never leaves

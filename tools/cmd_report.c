@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: `ncclscope report DIR [--json FILE] [--text FILE] [--html FILE]`.
  *
  * Runs one ns_analysis per trace file of the dump directory (event ids and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: the Trace Event Format (JSON) drawer for the timeline
  * layout (timeline_draw.h): "M" metadata for track names and order, "X"
  * complete slices (sub-slices follow their slice), "b"/"e" async slices,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: the Perfetto drawer for the timeline layout
  * (timeline_draw.h): Perfetto's native protobuf trace (a Trace message:
  * TracePackets holding TrackDescriptors and TrackEvents), for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: `details` per event type (num[]/str[] layout: ncclscope/record.h). */
 #include "event_details.h"
 

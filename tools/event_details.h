@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: the type-specific `details` of an event and the common
  * record fields, shared by the JSONL and Chrome exporters
  * (field names: shared/docs/jsonl-contract.md). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: exporters and subcommands. */
 #ifndef NCCLSCOPE_TOOLS_EXPORT_H
 #define NCCLSCOPE_TOOLS_EXPORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: JSON Lines exporter, exactly per docs/jsonl-contract.md.
  *
  * Lines are written as the walker finishes things: a state when it is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: derived metrics in the export (see export_metrics.h).
  *
  * Ordering. The walker writes a Coll/P2p as soon as its children are done,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: the metrics extension of the exporters (ns_export_ext).
  * Adds the derived fields of the JSONL contract that need the analysis:
  * Coll/P2p `bytes`, `gpuStart`, `gpuStop`, `gpuErrorUs`, `algbwGBs`,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: the timeline exporters' layout (Trace Event JSON for
  * ui.perfetto.dev / chrome://tracing, and Perfetto's native protobuf trace):
  * which track every event, state and parent link goes to. The drawers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: the exporters' walk (see export_walk.h): reader items in,
  * file context kept here, records through the event assembler, sink and
  * extension callbacks out. Single-threaded. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: the exporters' walk over one trace file at a time.
  *
  * The walker reads a file (ns_reader) and feeds its records to the event

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: the JSON reader (json_reader.h). A recursive-descent parser
  * over the whole text; nodes and unescaped strings come from an arena of
  * chunks, freed at once with the document. */

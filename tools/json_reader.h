@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: a small JSON reader, for the files ncclscope itself writes
  * and reads back (flight records: `ncclscope report`). The whole text is
  * parsed into a tree whose nodes live in one arena; strings are unescaped

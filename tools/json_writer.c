@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: streaming JSON writer (see json_writer.h). Single-threaded.
  *
  * Everything is formatted into j->buf; drain() hands the buffer to the

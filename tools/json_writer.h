@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: a small streaming JSON writer.
  *
  * Formats into its own buffer (NSJ_BUF bytes, inside the struct) and hands

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: entry point and subcommand dispatch. One file per subcommand
  * (cmd_*.c). */
 #include <stdio.h>
@@ -7,7 +8,7 @@
 #include "report.h"
 
 #ifndef NCCLSCOPE_VERSION
-#define NCCLSCOPE_VERSION "0.1.0"
+#error "NCCLSCOPE_VERSION comes from project(VERSION) in CMakeLists.txt"
 #endif
 
 static void usage(FILE* out) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: what the timeline layout (export_timeline.c) draws, and the
  * drawers that write it in one file format each: Trace Event JSON
  * (draw_chrome.c) and Perfetto's protobuf trace (draw_perfetto.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: one analysis over one trace file (see trace_analysis.h).
  * Memory is what the analysis keeps (bounded by the events in flight, see
  * docs/metrics.md) plus the reader's one block and string table. */

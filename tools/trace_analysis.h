@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: runs the analysis library (src/analysis) over one recorded
  * trace file. Used by `ncclscope report` (the whole job) and by the export's
  * metrics extension (a first pass that fits the GPU clocks before any line is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: listing the *.nstrace files (and flight records) of a dump directory. */
 #include "trace_dir.h"
 

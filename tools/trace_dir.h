@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: finding the trace files of a dump directory, the mode of
  * the files the CLI writes, and the exit codes every command shares. */
 #ifndef NCCLSCOPE_TOOLS_TRACE_DIR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis: collective completion, GPU clock mapping, bandwidth,
  * per-link transfer regression, aggregation windows and the summary.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the event assembler, the one place where trace records become
  * events and operations.
  *

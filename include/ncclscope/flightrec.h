@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the flight recorder and the hang watchdog's verdict.
  *
  * Per communicator, the last N operations (Coll and P2p) with where each one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the logical trace record.
  *
  * One ns_record is one profiler call as ncclscope understood it: the start

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the record schema, declared once.
  *
  * Every event type, every field of its START record and every state id is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the on-disk trace format, version 1 (see docs/trace-format.md).
  *
  * A trace file is a 32-byte file header followed by self-contained blocks.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: streaming reader of one trace file (format: docs/trace-format.md).
  *
  * The reader holds one block, the string table, the first

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: helpers shared by the per-version ABI adapters (adapter_v*.c).
  * Each adapter exports one ncclProfiler_vN and turns that version's
  * descriptor into an ns_start_args with the shared per-shape fills

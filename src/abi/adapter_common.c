@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: adapter helpers: the shared stop/finalize, v1 code names, and
  * NetPlugin descriptor decoding (hot path for NetPlugin starts: no
  * allocation, reads only what the id's type and version bits promise). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: one fill function per descriptor shape, shared by every ABI
  * version that has that shape (adapter_v*.c pass their own fields).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the body of every ABI adapter, written once.
  *
  * Each adapter_vN.c defines what its version has, then includes this file,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: ncclProfiler_v1 (NCCL 2.23: numeric func/dtype/algo/proto, uint8_t type).
  * The adapter's body is adapter_template.h; this file says what v1 has. */
 #define NS_V 1

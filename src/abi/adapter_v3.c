@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: ncclProfiler_v3 (NCCL 2.26: + KernelCh, NetPlugin).
  * The adapter's body is adapter_template.h; this file says what v3 has. */
 #define NS_V 3

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: ncclProfiler_v4 (NCCL 2.27: init with comm info and logger, nChannels, pTimer).
  * The adapter's body is adapter_template.h; this file says what v4 has. */
 #define NS_V 4

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: ncclProfiler_v5 (NCCL 2.28: uint64_t type, API events, parentGroup, new init argument order).
  * The adapter's body is adapter_template.h; this file says what v5 has. */
 #define NS_V 5

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: ncclProfiler_v6 (NCCL 2.29+: + copy-engine events).
  * The adapter's body is adapter_template.h; this file says what v6 has. */
 #define NS_V 6

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: NCCL types shared by every profiler ABI version.
  *
  * Written from the documented layouts of NCCL's profiler plugin interface

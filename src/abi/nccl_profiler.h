@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: every ncclProfiler_vN ABI version in one include. */
 #ifndef NCCLSCOPE_ABI_NCCL_PROFILER_H
 #define NCCLSCOPE_ABI_NCCL_PROFILER_H

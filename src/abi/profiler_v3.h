@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: ncclProfiler_v3 ABI (NCCL 2.26). Written from the documented layout. */
 #ifndef NCCLSCOPE_ABI_PROFILER_V3_H
 #define NCCLSCOPE_ABI_PROFILER_V3_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: ncclProfiler_v4 ABI (NCCL 2.27). Written from the documented layout. */
 #ifndef NCCLSCOPE_ABI_PROFILER_V4_H
 #define NCCLSCOPE_ABI_PROFILER_V4_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: ncclProfiler_v5 ABI (NCCL 2.28). Written from the documented layout. */
 #ifndef NCCLSCOPE_ABI_PROFILER_V5_H
 #define NCCLSCOPE_ABI_PROFILER_V5_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: ncclProfiler_v6 ABI (NCCL 2.29+). Written from the documented layout. */
 #ifndef NCCLSCOPE_ABI_PROFILER_V6_H
 #define NCCLSCOPE_ABI_PROFILER_V6_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis: instance lifetime, configuration,
  * feeding the event assembler and the periodic scans.
  *

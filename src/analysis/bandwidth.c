@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis: message size and bandwidth as nccl-tests counts them.
  *
  * Pure functions, no state: any thread may call them (in practice the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis: kernel batches.
  *
  * NCCL (2.27+, device/common.h) runs the works of a plan in batches, and

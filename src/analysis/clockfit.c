@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis: GPU timer -> trace clock fit for one GPU context.
  *
  * Runs on the thread that owns the ns_analysis (the plugin's writer thread

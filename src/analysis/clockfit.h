@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis: GPU timer -> trace clock fit for one GPU context.
  *
  * Single-threaded (the thread that owns the ns_analysis). See clockfit.c

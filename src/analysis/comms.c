@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis: the communicators an analysis knows, by serial; the
  * GPUs their kernels run on, each with one clock fit; and the clock queries.
  * Runs on the thread that owns the ns_analysis. */

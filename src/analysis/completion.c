@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis: from assembled events to completed operations.
  *
  * The event assembler (include/ncclscope/events.h) decides the hierarchy

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis: state shared by the analysis sources (not public).
  * Everything here belongs to the one thread that owns the ns_analysis.
  */

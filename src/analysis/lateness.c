@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis: how late each local rank arrives at a collective.
  *
  * Runs on the thread that owns the ns_analysis. A process often holds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis: kernel launches, the "before" side of the GPU clock
  * bound.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis: per-link regression of transfer time over size
  * (see links.h). Runs on the thread that owns the ns_analysis.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis: per-link regression of transfer time over size.
  *
  * AVG mode: least squares over every (size, time) point, kept as mergeable

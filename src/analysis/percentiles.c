@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis: percentile sketch of durations (see percentiles.h).
  * Runs on the thread that owns the ns_analysis.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis: percentile sketch of durations.
  *
  * Exact order statistics up to NS_PCT_EXACT values; beyond that a log-linear

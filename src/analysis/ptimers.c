@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis: whose times an operation's KernelCh pTimers are.
  *
  * NCCL's proxy numbers the works it has a profiler op for, per channel of a

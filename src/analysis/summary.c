@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis: the summary (nccl-tests style table, slowest links,
  * clock-fit quality) as text and JSON, merged over any number of analyses.
  *

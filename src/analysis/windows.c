@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis: aggregation windows.
  *
  * Runs on the thread that owns the ns_analysis. A window collects the

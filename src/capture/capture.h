@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the version-independent profiler callbacks.
  *
  * The ABI adapters (src/abi/adapter_v*.c) turn NCCL's descriptors into an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: storage of the context table, the session and the rare-path counters. */
 #include "capture/context.h"
 

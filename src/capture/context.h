@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the static context table and the session state.
  *
  * A context is what init hands NCCL: the address of an entry of a static

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: counting what the hot path could not record or could not use. */
 #ifndef NCCLSCOPE_CAPTURE_DROPS_H
 #define NCCLSCOPE_CAPTURE_DROPS_H

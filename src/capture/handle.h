@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the handles given to NCCL carry their event's id.
  *
  * A handle is not an address: it is the event id (56 bits), the event type

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: NS_HOT marks the functions NCCL's threads run for every event
  * (the ABI adapters' start/stop/state and capture's). GCC and clang put
  * them in .text.hot, which the linker keeps together at the start of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: startEvent, version-independent part (hot path, NCCL threads).
  *
  * Sequence (labels used in docs/memory-ordering.md):

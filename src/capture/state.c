@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: recordEventState (hot path, NCCL threads). The STATE entry
  * carries NCCL's state id and the value its args held (the adapter picked
  * it). A state identical to its event's previous one on this thread (state

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: stopEvent (hot path, NCCL threads).
  *
  *  A  the handle's id and type (capture/handle.h); a handle that is not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: TSC detection and calibration against CLOCK_MONOTONIC.
  * ns_clock_init runs in the first init of a session; ns_clock_refine on the
  * writer thread. The TSC is used only when invariant; elsewhere the ticks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: event timestamps.
  *
  * The hot path reads raw ticks (ns_clock_ticks): the TSC when the CPU says it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: environment variables (cold: the first init of a session). */
 #include "config/config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: configuration from the environment, read once per session by
  * the first init. Every variable is validated; a bad value gives one warning
  * line (to the caller's sink) naming the variable, the value as found

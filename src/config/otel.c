@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: OTEL_* environment variables (cold: the first init of a
  * session). See otel.h; the defaults are the OTLP exporter specification's:
  * http://localhost:4318/v1/metrics, http/protobuf, 10 s, no compression. */

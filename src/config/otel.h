@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the OpenTelemetry exporter's standard environment variables
  * (OTLP/HTTP, metrics only), read with the rest of the configuration.
  * Every value is validated like NCCLSCOPE_*: one warning naming the

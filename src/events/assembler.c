@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the event assembler (model and rules: include/ncclscope/events.h).
  *
  * Entries live in the id map (src/util/idmap) and on at most one timer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: GPU UUID through the CUDA driver API, looked up at run time. */
 #include "gpu/uuid.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the current GPU's UUID, if CUDA is already in the process.
  * Cold (init). The plugin never links CUDA: libcuda is looked up with
  * RTLD_NOLOAD, so a process without CUDA never gets it loaded by us. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: logging (see log.h). Runs on init/finalize and the writer thread. */
 #include "log/log.h"
 

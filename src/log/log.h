@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: logging. Cold paths only (init, finalize, the writer thread):
  * never on the hot path. Lines go to the sink the ABI layer installs when
  * NCCL hands init a logger (v4+: NCCL_DEBUG=INFO shows them; that sink also

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the ring pool. Created by the first init of a session and
  * destroyed by the last finalize (after the writer thread was joined).
  * Claiming runs once per producer thread (cold: a CAS scan, gettid, the

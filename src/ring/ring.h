@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: per-thread single-producer/single-consumer rings.
  *
  * Producer: the NCCL thread that owns the ring (claimed on its first event,

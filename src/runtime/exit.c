@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: a process that ends without finalizing its communicators.
  *
  * PyTorch and most training scripts exit with communicators alive; torchrun

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: init and finalize (cold; any NCCL thread, several at once).
  *
  * One mutex serializes them. The first init of a loaded instance starts a

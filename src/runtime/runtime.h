@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: init and finalize, version-independent (cold paths). Called by
  * the ABI adapters (src/abi), which turn NCCL's types into these and the
  * status back into ncclResult_t. */

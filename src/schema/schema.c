@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the schema's tables as data (include/ncclscope/schema.h).
  *
  * Everything here is generated from the X-macro tables: the START layouts

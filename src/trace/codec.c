@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: trace block encoder/decoder (format: docs/trace-format.md).
  * Runs on the plugin's writer thread and in the CLI; never on NCCL's threads. */
 #include "trace/codec.h"

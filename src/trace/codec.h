@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: encoding and decoding of trace blocks (format: docs/trace-format.md).
  *
  * Shared by the plugin's background writer thread and by the CLI's reader.

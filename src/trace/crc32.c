@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320; the value
  * zlib's crc32() gives) over trace block payloads. The writer thread checks
  * every block it writes, the reader every block it reads (the export reads

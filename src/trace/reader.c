@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: streaming reader of one trace file (API: include/ncclscope/trace_reader.h).
  *
  * Used by the CLI only (single-threaded). The reader holds the current block

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope util: growing an array (by one element, or up to an index),
  * and binary search in a sorted one. Single-threaded (whoever owns the array). Never on NCCL's
  * threads: it reallocs. */

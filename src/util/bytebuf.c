@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope util: the growable byte buffer (bytebuf.h). */
 #include "util/bytebuf.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope util: a growable byte buffer (trace blocks, metric payloads, file
  * contents). Single-threaded: whoever owns it. Never on NCCL's threads: it
  * grows with realloc.

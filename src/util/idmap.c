@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the id hash map (see idmap.h). Single-threaded. */
 #include "util/idmap.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the one hash map for every id table (events by id, strings by
  * id or hash, tracks by key): 64-bit keys to 64-bit values.
  *

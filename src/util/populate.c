@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: prefaulting memory off the hot path (see populate.h). */
 #include "util/populate.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: prefaulting memory off the hot path.
  *
  * A first write to an anonymous page costs a page fault (about a

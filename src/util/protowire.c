@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope util: the protobuf wire format (protowire.h). */
 #include "util/protowire.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope util: the protobuf wire format, encode only, no schema: OTLP
  * metrics (src/sinks) and the Perfetto trace (tools). Single-threaded.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: safe output files and directories (see safefile.h). Cold paths
  * only: session start, the summary at the last finalize, the CLI. */
 #include "util/safefile.h"

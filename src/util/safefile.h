@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: creating output files and directories safely (cold paths: the
  * plugin's session start and summary, the CLI's outputs).
  *

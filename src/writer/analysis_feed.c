@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: feeding the writer's records into the analysis library and
  * the flight recorder (flightrec_out.c).
  *

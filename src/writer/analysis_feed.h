@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the writer thread's analysis (one ns_analysis per process) and
  * flight recorder (flightrec_out.c). Writer thread only: it feeds every
  * record it encodes, ticks after each drain, writes CLOCKFIT blocks and, at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the flight recorder and the hang watchdog on the writer thread.
  *
  * The writer feeds every record it encodes into the process's flight

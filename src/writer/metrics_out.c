@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the writer thread's metric outputs (metrics_out.h).
  *
  * Windows close inside the analysis while records are fed (during a ring's
@@ -28,7 +29,7 @@
 #include "writer/writer.h"
 
 #define NS_PROM_FILE_MODE 0644u /* node_exporter runs as another user: world-readable */
-#define NS_VERSION_STRING "0.1.0"
+#define NS_VERSION_STRING NCCLSCOPE_VERSION /* project(VERSION) in CMakeLists.txt */
 
 static struct {
   ns_metrics* m;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the writer thread's metric outputs. Each closed analysis
  * window becomes one set of metrics (src/sinks/metrics.h) that goes, once
  * the drain that closed it is over, to windows-<host>-<pid>.jsonl in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the events the writer holds open (see open_events.h). Writer thread only. */
 #include "writer/open_events.h"
 

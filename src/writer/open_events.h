@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the events the writer has seen start and not end, by id.
  *
  * The hot path keeps nothing per event (its handles carry the id,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: string interning for the writer thread (writer thread only).
  * Every string seen in this trace gets an id, written in a STRINGS block
  * before the first EVENTS block that uses it. Strings are found by a 64-bit

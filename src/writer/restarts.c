@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: ProxySteps started again (see restarts.h). One entry per
  * parent ProxyOp: the last step it started (NCCL restarts only that one),
  * found through the one id map, the entries in a pool with a free list. An

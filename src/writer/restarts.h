@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: ProxySteps NCCL starts again before stopping them.
  *
  * NCCL's receive progress (transport/net.cc, 2.23+) starts a step's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the plugin's summary at the last finalize (writer thread).
  *
  * The text summary goes to NCCL's log at INFO, one line per call, and both

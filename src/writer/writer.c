@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the writer thread.
  *
  * Every poll period it:
@@ -42,7 +43,7 @@
 #include "ring/ring.h"
 #include "util/safefile.h"
 
-#define NS_VERSION_STRING "0.1.0"
+#define NS_VERSION_STRING NCCLSCOPE_VERSION /* project(VERSION) in CMakeLists.txt */
 #define FLUSH_BYTES (1u << 20)
 #define NS_PENDING_MAX (4u << 20) /* bytes held while the file takes none */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the background writer thread (one per process and session).
  * Started by the first init, stopped (final drain, flush, join) by the last
  * finalize. init/finalize hand it COMM_INIT/COMM_FINI work through a small

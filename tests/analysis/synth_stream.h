@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis tests: synthetic record streams. Each producing thread
  * pushes its records in its own time order; synth_order then puts them in
  * the order a batching writer delivers them: by arrival time, threads in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Bytes, algbw and busbw against hand-computed nccl-tests values. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GPU clock fit against a known model: true offset (Unix-epoch-like, +-40 s),
  * drift (+-5 ppm), 2048 ns quantization, polling lag 2..40 us with 0.5 %
  * stalls of 1..3 ms; the "before" side is the start of the kernel's launch

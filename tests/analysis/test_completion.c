@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* End to end through ns_analysis on a synthetic record stream: 2000
  * collectives of every kind on rank 0 of 4, two channels, KernelCh with
  * pTimers from a known GPU clock, ProxyOps/ProxySteps with an injected link

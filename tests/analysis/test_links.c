@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Link regression: injected latency/bandwidth with one-sided noise recovered
  * within 5 % in MIN mode; AVG on exact data; merging equals one pass; no fit
  * (and why) from too few sizes, too few samples per size, sizes within 4x, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Percentiles: exact nearest-rank on small sets, < 0.4 % relative in sketch mode, merge. */
 #include <stdlib.h>
 

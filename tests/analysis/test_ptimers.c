@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Whose times pTimers are (ptimers.c), the per-GPU clock (comms.c) and kernel
  * batches (batches.c), on synthetic streams shaped as NCCL 2.27+ makes them.
  *

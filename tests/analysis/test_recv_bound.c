@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The GPU clock's receive-handover bound (completion.c, docs/metrics.md):
  * a Simple-protocol Coll's last KernelCh stop comes after the latest
  * RecvGPUWait of its own network receives.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The summary's collectives table: one row per (communicator, function,
  * size, type, algorithm, protocol) over every rank; per-rank call counts;
  * each rank's first min(5, calls/4) calls are warm-up and left out of the

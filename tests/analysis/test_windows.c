@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope analysis test: windows are published in the order they opened.
  *
  * Windows of 50 ms. Op A starts in window 0 and stays in flight for 300 ms;

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """ncclscope end-to-end checks across simulated hosts (issue 15).
 
 usage: check_hosts.py CHECK WORKDIR [SEEDS]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """report.html in a real headless Chromium (issue 15).
 
 usage: check_html.py WORKDIR [SCREENSHOT.png]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """ncclscope on real NCCL behaviour: the simulator's personalities against its truth.
 
 usage: check_real_nccl.py CHECK WORKDIR [SEEDS]

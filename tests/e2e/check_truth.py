@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """ncclscope end-to-end checks against the simulator's ground truth.
 
 usage: check_truth.py CHECK WORKDIR

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Matching a ncclscope export to the simulator's truth (stdlib only).
 
 Used by tests/e2e/check_real_nccl.py and bench/real_nccl.py."""

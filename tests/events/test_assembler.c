@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the event assembler (src/events/assembler.c) on small record
  * streams with known outcomes: a child read before its parent's START, a
  * STOP before its own START, an op held until its KernelCh children are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope fault tests: host behaviour the simulator does not produce.
  *
  * fault_driver PLUGIN CASE      (run by tests/faults/faults.py, one case per process)

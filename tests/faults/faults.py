@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """ncclscope fault tests: the host misbehaves, the plugin must survive and say so.
 
 Usage: faults.py BUILD_DIR CASE. Each ctest entry runs one CASE in its own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope tests: the flight recorder on synthetic record streams whose
  * state is known at every point (include/ncclscope/flightrec.h): stages,
  * completion rules, out-of-order children, the ring bound, the watchdog's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope fuzz target: arbitrary descriptors and call sequences through
  * the ncclProfiler_v1..v6 ABI (the plugin's sources are linked in).
  *

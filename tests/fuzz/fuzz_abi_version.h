@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope fuzz: the per-version half of fuzz_abi.c, written once.
  *
  * fuzz_abi.c includes this once per ABI version, after defining FV (1..6)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope fuzz target: the streaming trace reader on arbitrary bytes.
  *
  * The input is written to an anonymous in-memory file (memfd) and read back

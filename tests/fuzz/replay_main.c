@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope fuzz targets as plain regression tests: a main() that feeds
  * every file named on the command line (or found in the directories named)
  * to LLVMFuzzerTestOneInput once. Built with any compiler, so the corpus

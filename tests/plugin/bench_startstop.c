@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope plugin microbenchmark: ns per startEvent+stopEvent (ProxyStep
  * under a ProxyOp) and per recordEventState on one thread, in steady state
  * (rings and slots already touched). Prints; checks only that nothing was

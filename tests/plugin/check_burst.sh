@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # plugin.burst: a burst of 10,000 ProxySteps (start, 3 states, stop: 216 bytes
 # of ring each, the most per event of NCCL's frequent events), emitted as fast
 # as one thread can, never drops with the default ring (issue 13): 4 MiB hold

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # plugin.exports: the plugin's dynamic symbol table defines exactly
 # ncclProfiler_v1 .. ncclProfiler_v6 (-fvisibility=hidden everywhere else).
 # Sanitizer instrumentation adds symbols of its own that are not ours to

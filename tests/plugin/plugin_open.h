@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope plugin tests: what every test that drives the real .so does
  * first: a fresh dump directory, and the plugin dlopened as NCCL opens it
  * with every ncclProfiler_vN it exports. NS_PLUGIN_PATH comes from CMake. */

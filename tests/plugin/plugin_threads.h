@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope tests: counting the plugin's threads in /proc/self/task.
  *
  * The plugin names every thread it starts "ncclscope-..." (set by the

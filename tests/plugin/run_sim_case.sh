@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # ncclscope plugin test: run the simulator with the plugin, then compare the
 # traces with its ground truth. usage: SIM CHECK WORKDIR NAME PLUGIN "SIMARGS" "CHECKARGS"
 # The default-mask case (name default_mask) keeps the plugin's default mask;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope plugin test: the writer thread's analysis against the
  * simulator's truth. usage: sim_clockfit_check TRUTH.jsonl DUMPDIR
  *  - every communicator's COMM_FINI is preceded by a CLOCKFIT block;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope plugin test: compares the traces a simulator run left in a dump
  * directory with the simulator's ground truth (--truth, docs/simulator.md).
  *

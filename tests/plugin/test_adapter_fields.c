@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope plugin test: every descriptor field of every event type, through
  * every ABI version (ncclProfiler_v1..v6), lands in the right num[]/str[]
  * slot of the recorded START (record.h layout). Descriptors are first

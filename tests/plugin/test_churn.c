@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope plugin test: lifecycle churn. 2,000 cycles of dlopen, init,
  * a few events, finalize, dlclose (as NCCL does after the last
  * communicator); every 100th cycle four threads init at once and the main

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope plugin unit test: TSC calibration against CLOCK_MONOTONIC. */
 #include <time.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope plugin test: repeated states, collapsed per thread.
  *
  * NCCL 2.27+ records SendPeerWait once per proxy pass for every step that

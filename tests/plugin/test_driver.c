@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope plugin test: drive the real .so through ncclProfiler_v1..v6 with
  * hand-built descriptors, the way NCCL would (including the odd inputs:
  * PXN with a foreign pid and an unmapped parent, NULL strings and handles,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope plugin test: the watchdog and the dump signal, through the real
  * .so. A collective whose KernelCh never stops gives one flight record
  * (reason "hang") within the timeout plus a second; the dump signal gives

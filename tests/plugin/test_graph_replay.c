@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope plugin test: a CUDA-graph replay long after the capture.
  *
  * NCCL re-emits a captured plan's Coll at every replay with parentObj = the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope plugin test: a process killed mid-run (SIGKILL, no finalize)
  * leaves a readable trace up to the last flush (NCCLSCOPE_FLUSH_MS). */
 #include <dlfcn.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope plugin test: how long a stopped parent stays resolvable.
  *
  * A handle carries its event's id (capture/handle.h), so a parent named

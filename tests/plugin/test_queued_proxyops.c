@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope plugin test: ProxyOps queued on a busy connection are not
  * "never stopped".
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope plugin test: a writer that falls behind sheds the analysis of
  * ProxySteps, never their records.
  *

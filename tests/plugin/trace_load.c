@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope plugin tests: load traces through the reader. */
 #include "trace_load.h"
 

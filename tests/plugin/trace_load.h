@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope plugin tests: a whole trace file (or dump dir) in memory, read
  * with the public reader (include/ncclscope/trace_reader.h). Tests only. */
 #ifndef NCCLSCOPE_TEST_TRACE_LOAD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope plugin tests: minimal accessors for the flat one-line JSON
  * objects of the simulator's truth file and the plugin's summary JSON
  * (tests only: no escapes, no nesting). Each returns 1 and sets *out when

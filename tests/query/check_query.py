@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The queries users copy from the docs, run by the real engine (issue 15).
 
 usage: check_query.py stragglers WORKDIR

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test-only: runs a file of SQL statements in DuckDB (the official Node API, @duckdb/node-api) in
 // the current directory and prints the last statement's rows as JSON, one array per line.
 // usage: node run_sql.mjs FILE.sql

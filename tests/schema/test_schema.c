@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope schema test: the tables of include/ncclscope/schema.h against
  * what the trace format fixed (docs/trace-format.md, version 1.0): the
  * number of num[]/str[] words each type's START carries, the type and

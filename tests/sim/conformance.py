@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """ncclscope-sim conformance tests: drive the recording plugin and compare with the truth.
 
 Usage: conformance.py BUILD_DIR TEST [ARG]. Each ctest entry runs one TEST in
@@ -351,6 +352,20 @@ def t_none():
     eq(len(recs), 1, "NCCL_PROFILER_PLUGIN=recv3 loads libnccl-profiler-recv3.so")
     for pid, lines in recs.items():
         eq(lines[0].get("version"), 3, "the v3 recording plugin was loaded")
+    # NCCL's names, in a directory of the library path: the default name, and one that
+    # only the 2.26-2.27 rule (libnccl-profiler-<value>.so for any value) builds
+    libs = tempfile.mkdtemp(prefix="simnames")
+    os.symlink(lib(3), os.path.join(libs, "libnccl-profiler.so"))
+    os.symlink(lib(3), os.path.join(libs, "libnccl-profiler-libfoo.so.so"))
+    recs, tr, p = run(None, ["--fast", "--iters", "1"], {"NCCL_PROFILER_PLUGIN": "", "LD_LIBRARY_PATH": libs})
+    eq(len(recs), 1, "NCCL_PROFILER_PLUGIN= (empty) loads libnccl-profiler.so, as unset")
+    recs, tr, p = run(None, ["--fast", "--iters", "1", "--nccl", "2.26"],
+                      {"NCCL_PROFILER_PLUGIN": "libfoo.so", "LD_LIBRARY_PATH": libs})
+    eq(len(recs), 1, "2.26: NCCL_PROFILER_PLUGIN=libfoo.so loads libnccl-profiler-libfoo.so.so")
+    recs, tr, p = run(None, ["--fast", "--iters", "1", "--nccl", "2.28"],
+                      {"NCCL_PROFILER_PLUGIN": "libfoo.so", "LD_LIBRARY_PATH": libs}, expect_rc=1)
+    eq(len(recs), 0, "2.28: a lib*.so value is not prefixed again")
+    check("cannot load profiler plugin 'libfoo.so'" in p.stderr, "2.28 says why", p.stderr[-400:], "")
 
 
 def t_scenario(name):

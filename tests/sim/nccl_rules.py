@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The rules every NCCL release (2.23 .. 2.30) guarantees a profiler plugin, and only those.
 
 usage: nccl_rules.py spy DIR        the recording plugin's call logs (DIR/rec.<pid>)

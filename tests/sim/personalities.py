@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """NCCL personalities: each behaviour of the facts page, seen in the call log.
 
 Usage: personalities.py BUILD_DIR TEST. Each test runs ncclscope-sim with the

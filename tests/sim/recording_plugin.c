@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope tests: a recording profiler plugin, built once per ABI version.
  *
  * Compiled with -DREC_V=N into libnccl-profiler-recvN.so exporting only

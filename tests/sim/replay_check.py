@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Compare a recording (JSON Lines export contract) with what a replay of it made.
 
 Usage:

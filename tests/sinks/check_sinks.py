@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """ncclscope's metric windows against real tools and the simulator's truth.
 
 usage: check_sinks.py CHECK WORKDIR

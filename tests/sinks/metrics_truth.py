@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the metric outputs must say, from the simulator's truth (stdlib only).
 
 The ops and bytes counters of a communicator rank are cumulative: after the

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // tests/sinks: a small OTLP/HTTP metrics receiver on 127.0.0.1 for check_sinks.py.
 //
 // Every payload is decoded by the decoder that @opentelemetry/otlp-transformer

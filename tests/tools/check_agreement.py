@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """`ncclscope export` and `ncclscope report` agree on the events, python3 stdlib only.
 
 usage: check_agreement.py EXPORT.jsonl SUMMARY.json [--min-events N]

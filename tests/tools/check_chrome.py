@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks an `ncclscope export --format chrome` file against the structure
 documented in docs/cli.md (python3 stdlib only).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks JSON Lines exports against docs/jsonl-contract.md, whose field
 lists are read from the page itself: lines of the form
   - **NAME**: always `a`, `b`; optional `c`

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks how an export carries the plugin's process counters (the COUNTERS
 block: events, drops per type, ring and handle drops, bad handles ...),
 python3 stdlib only.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Damaged traces through the CLI: a block damaged mid-file costs that block
 only (the export reads on from the next valid block and names the byte range
 and block sequence numbers lost), a duplicated block is exported once, a file

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """export filters (--types, --ranks, --comm, --from/--to) on every format:
 the output holds exactly the records of the unfiltered export that match.
 usage: check_filters.py NCCLSCOPE DUMP WORK"""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks an `ncclscope export --format jsonl` file against
 docs/jsonl-contract.md (python3 stdlib only).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The exporter's cap on open events (--max-open), python3 stdlib only.
 
 usage: check_open_cap.py NCCLSCOPE GEN_TRACE WORKDIR

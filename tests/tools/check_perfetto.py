@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks `ncclscope export --format perfetto` against Perfetto's published
 trace schema and against the JSONL and Chrome exports of the same trace.
 

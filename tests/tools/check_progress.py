@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The export's progress line: on stderr when it is a terminal (a pty here),
 never when it is not.
 

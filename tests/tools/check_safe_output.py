@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Planted files and odd outputs: `ncclscope export -o` and `ncclscope report`
 never follow a planted link, never hang on a planted FIFO, never replace what
 is not a regular file, and create files with explicit modes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope bench input: synthetic traces of a large job, for `ncclscope
  * report` at scale (bench/report_scale.sh).
  * usage: gen_ranks DIR RANKS COLLS [RANKS_PER_PROC [PROCS_PER_HOST [STRAGGLER]]]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope tests: writes synthetic traces into a directory.
  * usage: gen_trace DIR [NPROC [TRUNCATE_BYTES_OF_LAST_FILE]]   the standard run
  *        gen_trace --case NAME DIR [N]                          a special run (trace_builder.h) */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # ncclscope CLI tests, one case per ctest test (see CMakeLists.txt).
 # usage: run_test.sh CASE WORKDIR   (env: NCCLSCOPE GEN_TRACE PYTHON SRC [SIM PLUGIN])
 set -u

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope tests: special synthetic runs, one exporter property each (see
  * tb_write_special in trace_builder.h). Times are ns on the trace clock. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope tests: the standard synthetic run (see tb_write_standard_run in
  * trace_builder.h). Times are ns on the trace clock; T is the run's origin. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: tests of the CLI's JSON reader (tools/json_reader.c), which
  * reads flight records back for `ncclscope report`: values of every kind,
  * 64-bit integers exact, escapes (\uXXXX, surrogate pairs) to UTF-8, and

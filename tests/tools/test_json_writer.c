@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: tests of the CLI's JSON writer: escaping of every kind of byte
  * NCCL may hand us, comma placement, exact microsecond formatting, integers
  * formatted exactly as printf does, and output longer than the buffer. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope tests: the 8-bytes-at-a-time CRC-32 the writer and the reader
  * use (ns_crc32, ns_reader_crc32) gives exactly the one-byte-per-step
  * reference value for every length 0..1100 at every alignment 0..7, on

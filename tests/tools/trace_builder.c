@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope tests: trace file builder (see trace_builder.h). */
 #include "trace_builder.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope tests: builds trace files block by block with the codec, so the
  * reader and the exporters can be tested on exactly known input (including
  * damaged input). Test-only; single-threaded. */

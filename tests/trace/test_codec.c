@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: round-trip tests of the trace codec against hand-built records. */
 #include <inttypes.h>
 #include <stdio.h>

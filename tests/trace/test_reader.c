@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: tests of the trace reader on files built with the codec: a good
  * file, the same file cut at every byte, a corrupted CRC, a seq gap, and files
  * that are not version-1 traces. Each case prints both sides on failure. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Recovery of damaged traces, fuzz-style: a trace of 400 EVENTS blocks is
  * damaged in 600 ways (bit flips, overwritten and zeroed ranges, deleted and
  * inserted bytes, duplicated blocks, several at once) and read back. Every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the id hash map (src/util/idmap.c) against a brute-force
  * reference: random inserts, updates and removals of keys drawn from a
  * small range (long probe runs, wrap-around at the end of the table,
