@@ -1,0 +1,499 @@
+#!/usr/bin/env python3
+"""The shipped operations files (deploy/) against real tools and simulated runs.
+
+usage: check_ops.py CHECK WORKDIR
+  env: SIM PLUGIN (built binaries); node on PATH (dashboard, otlp_names)
+
+  rules       promtool check rules and promtool test rules (tests/ops/ncclscope-rules.test.yml)
+              on deploy/prometheus/ncclscope-rules.yml; promtool also parses every query of
+              the dashboard (variables substituted)
+  dashboard   check_dashboard.js: deploy/grafana/ncclscope.json against @grafana/schema and
+              its structure
+  live        node_exporter's textfile collector and a Prometheus server on 127.0.0.1 (scrape
+              and rule evaluation every 1 s, the shipped rules with the hang thresholds
+              lowered), ncclscope-sim with the plugin: the default scenario, then `hang`.
+              Every query of every panel and every variable returns data, for "All" and for
+              one job, host and communicator picked from the variables; every label a
+              legend names is on the series; every metric a rule names exists; the process's
+              series are gone within one scrape after its clean end; in `hang`, the stuck
+              operation's table names the hung AllReduce and NcclscopeJobHang fires in
+              ALERTS within its threshold and `for` + two intervals (+ one metrics window)
+              of the hang's start (the simulator's truth)
+  otlp_names  the plugin's OTLP payloads (tests/sinks/otlp_receiver.js, the decoder generated
+              from opentelemetry-proto): each metric's name, unit and type translated by the
+              OpenTelemetry Collector's Prometheus naming rules gives the name of the same
+              metric in the Prometheus textfile of the same run, and every metric the
+              dashboard and the rules use is among them
+
+Exit 0 pass, 1 fail, 77 skip (a tool is not installed: CI installs them, .ci/deps.sh
+--ci). Stdlib only."""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+RULES = os.path.join(ROOT, "deploy", "prometheus", "ncclscope-rules.yml")
+RULES_TEST = os.path.join(HERE, "ncclscope-rules.test.yml")
+DASHBOARD = os.path.join(ROOT, "deploy", "grafana", "ncclscope.json")
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "sinks"))
+from checklib import Fail, check, run_named  # noqa: E402
+from check_sinks import Receiver, free_port, http_get, need, wait_http  # noqa: E402
+from metrics_truth import load_truth, parse_prom  # noqa: E402
+import otel_names  # noqa: E402
+
+SCRAPE_S = 1.0      # scrape_interval and evaluation_interval of the test's Prometheus
+WINDOW_S = 0.5      # NCCLSCOPE_WINDOW_SEC of the simulated runs
+# NcclscopeJobHang with test thresholds: the shipped 300 s and 1m would make the test
+# last minutes. Each replacement must match exactly once in the shipped file.
+HANG_OVER_S, HANG_FOR_S = 3, 2
+RULE_OVERRIDES = [
+    ("expr: max by (job_id, comm) (ncclscope_oldest_inflight_seconds) > 300",
+     "expr: max by (job_id, comm) (ncclscope_oldest_inflight_seconds) > %d" % HANG_OVER_S),
+    ("for: 1m  # threshold\n        labels:\n          severity: critical",
+     "for: %ds  # threshold\n        labels:\n          severity: critical" % HANG_FOR_S),
+]
+HANG_WAIT_MS = 15000  # the simulated ranks wait this long for the rank that never posts
+JOBS = {"default": "e2e-default", "hang": "e2e-hang"}
+
+
+def dashboard():
+    with open(DASHBOARD) as f:
+        return json.load(f)
+
+
+def targets(dash):
+    """[(panel title, target)] of every panel."""
+    return [(p["title"], t) for p in dash["panels"] for t in p["targets"]]
+
+
+def variables(dash):
+    """{name: label_values query} of the query variables."""
+    out = {}
+    for v in dash["templating"]["list"]:
+        if v["type"] == "query":
+            out[v["name"]] = v["query"]["query"] if isinstance(v["query"], dict) else v["query"]
+    return out
+
+
+def substitute(expr, values, range_s=3600, rate_interval_s=4):
+    """Grafana's substitution of the dashboard variables (regex-escaped values: the
+    queries use =~) and of $__rate_interval and $__range."""
+    expr = expr.replace("$__rate_interval", "%ds" % rate_interval_s).replace("$__range", "%ds" % range_s)
+    for name, value in values.items():
+        expr = re.sub(r"\$\{?%s\b\}?" % name, value, expr)
+    check("$" not in expr, "a variable left in %s" % expr)
+    return expr
+
+
+ALL = {"job_id": ".*", "host": ".*", "comm": ".*"}
+
+
+def check_rules(work):
+    promtool = need("promtool")
+    os.makedirs(work, exist_ok=True)
+    r = subprocess.run([promtool, "check", "rules", RULES], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = r.stdout.decode(errors="replace")
+    check(r.returncode == 0 and "SUCCESS" in out, "promtool check rules:\n%s" % out)
+    print(out.strip())
+    r = subprocess.run([promtool, "test", "rules", RULES_TEST], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = r.stdout.decode(errors="replace")
+    check(r.returncode == 0 and "SUCCESS" in out, "promtool test rules:\n%s" % out)
+    print(out.strip())
+    # every alert of the shipped file has a unit test
+    with open(RULES) as f:
+        alerts = re.findall(r"^\s*- alert: (\w+)", f.read(), re.M)
+    with open(RULES_TEST) as f:
+        tested = set(re.findall(r"alertname: (\w+)", f.read()))
+    check(alerts and set(alerts) <= tested, "alerts without a promtool test: %s" % sorted(set(alerts) - tested))
+    # promtool parses every dashboard query (as a recording rule)
+    dash = dashboard()
+    exprs = [substitute(t["expr"], ALL) for _, t in targets(dash)]
+    exprs += [re.sub(r"^label_values\((.*), \w+\)$", r"\1", substitute(q, ALL)) for q in variables(dash).values()]
+    path = os.path.join(work, "dashboard-queries.yml")
+    with open(path, "w") as f:
+        f.write("groups:\n  - name: dashboard\n    rules:\n")
+        for i, e in enumerate(exprs):
+            f.write("      - record: dashboard:query%d\n        expr: %s\n" % (i, json.dumps(e)))
+    r = subprocess.run([promtool, "check", "rules", path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    check(r.returncode == 0, "promtool does not parse a dashboard query:\n%s" % r.stdout.decode(errors="replace"))
+    print("rules: %d alerts, each unit-tested; promtool parsed the dashboard's %d queries" % (len(alerts), len(exprs)))
+
+
+def check_dashboard_schema(work):
+    node = need("node")
+    r = subprocess.run([node, os.path.join(HERE, "check_dashboard.js"), DASHBOARD], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=240)
+    out = r.stdout.decode(errors="replace")
+    print(out.strip())
+    if r.returncode == 77:
+        sys.exit(77)
+    check(r.returncode == 0, "check_dashboard.js failed")
+
+
+class Stack:
+    """node_exporter (textfile collector on DIR) and Prometheus (scraping it, the rules
+    file loaded) on 127.0.0.1, random free ports."""
+
+    def __init__(self, work, textfiles, rules):
+        self.procs = []
+        ne_bin, prom_bin = need("prometheus-node-exporter"), need("prometheus")
+        self.ne_port, self.prom_port = free_port(), free_port()
+        ne = subprocess.Popen([ne_bin, "--web.listen-address=127.0.0.1:%d" % self.ne_port,
+                               "--collector.disable-defaults", "--collector.textfile",
+                               "--collector.textfile.directory=" + textfiles],
+                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "node_exporter.log"), "w"))
+        self.procs.append(ne)
+        wait_http("http://127.0.0.1:%d/metrics" % self.ne_port, ne, "node_exporter")
+        cfg = os.path.join(work, "prometheus.yml")
+        with open(cfg, "w") as f:
+            f.write("global:\n  scrape_interval: %gs\n  evaluation_interval: %gs\nrule_files:\n  - %s\n"
+                    "scrape_configs:\n  - job_name: node\n    static_configs:\n      - targets: ['127.0.0.1:%d']\n"
+                    % (SCRAPE_S, SCRAPE_S, json.dumps(rules), self.ne_port))
+        pr = subprocess.Popen([prom_bin, "--config.file=" + cfg, "--storage.tsdb.path=" + os.path.join(work, "tsdb"),
+                               "--web.listen-address=127.0.0.1:%d" % self.prom_port],
+                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "prometheus.log"), "w"))
+        self.procs.append(pr)
+        self.base = "http://127.0.0.1:%d" % self.prom_port
+        wait_http(self.base + "/-/ready", pr, "prometheus", secs=60)
+        end = time.time() + 30
+        while time.time() < end and not self.query('up{job="node"} == 1'):
+            time.sleep(0.2)
+        check(self.query('up{job="node"} == 1'), "Prometheus does not scrape node_exporter")
+        rules_loaded = json.loads(http_get(self.base + "/api/v1/rules"))["data"]["groups"]
+        check(rules_loaded and rules_loaded[0]["rules"], "Prometheus loaded no rules: %s" % rules_loaded)
+
+    def api(self, path, **params):
+        r = json.loads(http_get(self.base + path + "?" + urllib.parse.urlencode(params, doseq=True), timeout=10))
+        check(r["status"] == "success", "%s %s: %s" % (path, params, r))
+        return r["data"]
+
+    def query(self, expr, at=None):
+        params = {"query": expr}
+        if at is not None:
+            params["time"] = "%.3f" % at
+        return self.api("/api/v1/query", **params)["result"]
+
+    def query_range(self, expr, start, end, step=SCRAPE_S):
+        return self.api("/api/v1/query_range", query=expr, start="%.3f" % start, end="%.3f" % end,
+                        step="%g" % step)["result"]
+
+    def close(self):
+        for p in self.procs:
+            p.terminate()
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def sim_env(textfiles, dump, job):
+    env = dict(os.environ, NCCLSCOPE_DUMP_DIR=dump, NCCLSCOPE_PROM_DIR=textfiles, NCCLSCOPE_WINDOW_SEC=str(WINDOW_S),
+               NCCLSCOPE_JOB_NAME=job, NCCLSCOPE_HANG_TIMEOUT_SEC="1")
+    for k in [k for k in env if k.startswith("OTEL_") or k.startswith("SLURM_") or k == "NCCLSCOPE_OTLP"]:
+        del env[k]
+    return env
+
+
+def has_data(result):
+    """A query result with at least one number (a range query's values, an instant query's value)."""
+    for s in result:
+        vals = s.get("values") or ([s["value"]] if "value" in s else [])
+        if any(v[1] not in ("NaN", "+Inf", "-Inf") for v in vals):
+            return True
+    return False
+
+
+def legend_labels(target):
+    return set(re.findall(r"\{\{\s*(\w+)\s*\}\}", target.get("legendFormat") or ""))
+
+
+PROBLEMS = []
+
+
+def expect(cond, msg):
+    """A check of the live run that lets the others run too; check_live fails with all of them."""
+    if not cond:
+        PROBLEMS.append(msg)
+    return cond
+
+
+def check_live(work):
+    if os.path.isdir(work):
+        shutil.rmtree(work)
+    textfiles, dump = os.path.join(work, "textfiles"), os.path.join(work, "dump")
+    os.makedirs(textfiles)
+    os.makedirs(dump)
+    with open(RULES) as f:
+        rules_text = f.read()
+    for old, new in RULE_OVERRIDES:
+        check(rules_text.count(old) == 1, "the test's threshold override no longer matches the rules file: %r" % old)
+        rules_text = rules_text.replace(old, new)
+    rules = os.path.join(work, "rules-test-thresholds.yml")
+    with open(rules, "w") as f:
+        f.write(rules_text)
+    dash = dashboard()
+    stack = Stack(work, textfiles, rules)
+    try:
+        live_runs(work, stack, textfiles, dump, dash)
+    finally:
+        stack.close()
+    check(not PROBLEMS, "\n  ".join(["%d of the live checks failed:" % len(PROBLEMS)] + PROBLEMS))
+
+
+def watch_run(cmd, env, textfiles, log, during=None):
+    """Runs the simulator; returns (start, exit time, .prom file names seen, exit status).
+    during(now) is called every 0.25 s while it runs."""
+    seen = set()
+    start = time.time()
+    p = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    while p.poll() is None:
+        seen.update(n for n in os.listdir(textfiles) if n.endswith(".prom"))
+        if during:
+            during(time.time())
+        time.sleep(0.25)
+    return start, time.time(), seen, p.returncode
+
+
+def wait_gone(stack, since, what, limit):
+    """Seconds from `since` until the instant query `what` has no result (limit + 5 s at most)."""
+    while time.time() < since + limit + 5:
+        if not stack.query(what):
+            return time.time() - since
+        time.sleep(0.05)
+    return None
+
+
+def live_runs(work, stack, textfiles, dump, dash):
+    sim, plugin = os.environ["SIM"], os.environ["PLUGIN"]
+    # 1. the default scenario, long enough for rates over a few scrapes
+    truth_default = os.path.join(work, "truth-default.jsonl")
+    with open(os.path.join(work, "sim-default.log"), "w") as log:
+        d_start, d_end, d_files, rc = watch_run(
+            [sim, "--plugin", plugin, "--nccl", "ideal", "--iters", "300", "--truth", truth_default],
+            sim_env(textfiles, dump, JOBS["default"]), textfiles, log)
+    check(rc == 0, "ncclscope-sim (default) exited %d: %s/sim-default.log" % (rc, work))
+    check(len(d_files) == 1, "one .prom file per process, saw %s" % sorted(d_files))
+    print("default run: %.1f s, %s" % (d_end - d_start, sorted(d_files)))
+    # a clean end removes the process's file; its series are gone within one scrape
+    left = [n for n in os.listdir(textfiles) if n.endswith(".prom")]
+    gone = wait_gone(stack, d_end, '{__name__=~"ncclscope_.+"}', SCRAPE_S)
+    expect(not left, "the process's .prom file is still there after its clean end: %s" % left)
+    if expect(gone is not None and gone <= SCRAPE_S + 0.5,
+              "the process's series are still served %s s after its clean end (one scrape: %g s)"
+              % ("%.2f" % gone if gone else "> 5", SCRAPE_S)):
+        print("clean end: .prom file removed, series gone from Prometheus %.2f s after the exit" % gone)
+    for name in os.listdir(textfiles):  # what a failed check above left, out of the next run's way
+        os.unlink(os.path.join(textfiles, name))
+
+    # 2. the hang scenario: one rank never posts an AllReduce, the others wait HANG_WAIT_MS
+    truth_hang = os.path.join(work, "truth-hang.jsonl")
+    stuck_rows = []
+    instant = [(title, t) for title, t in targets(dash) if t.get("instant")]
+
+    def during(now):
+        for title, t in instant:
+            if "ncclscope_stuck_op_info" in t["expr"]:
+                stuck_rows.extend(stack.query(substitute(t["expr"], ALL)))
+
+    mono_to_wall = time.time() - time.monotonic()  # the truth's times are CLOCK_MONOTONIC
+    with open(os.path.join(work, "sim-hang.log"), "w") as log:
+        h_start, h_end, h_files, rc = watch_run(
+            [sim, "--plugin", plugin, "--nccl", "ideal", "--scenario", "hang", "--hang-timeout-ms", str(HANG_WAIT_MS),
+             "--truth", truth_hang], sim_env(textfiles, dump, JOBS["hang"]), textfiles, log, during)
+    check(rc == 0, "ncclscope-sim (hang) exited %d: %s/sim-hang.log" % (rc, work))
+    truth = load_truth(truth_hang)
+    hung = [c for c in truth["coll"] if c["aborted"]]
+    check(hung and truth["hang"], "the hang scenario's truth names no hung collective")
+    hang_start = min(c["t_start"] for c in hung) / 1e9 + mono_to_wall
+    hang_checks(stack, h_start, h_end, hang_start, truth["hang"][0], stuck_rows)
+
+    # 3. every panel's queries and every variable over both runs
+    start, end = d_start, time.time()
+    range_s = int(end - start) + 1
+    names = set(stack.api("/api/v1/label/__name__/values", start="%.3f" % start, end="%.3f" % end))
+    picked = pick_variables(stack, dash, start, end)
+    failures, report = [], []
+    for values, what in ((ALL, "All"), (picked, "one job/host/comm")):
+        if values is None:
+            continue
+        for title, t in targets(dash):
+            expr = substitute(t["expr"], values, range_s)
+            if t.get("instant"):
+                results = [r for at in frange(start, end, SCRAPE_S) for r in stack.query(expr, at)]
+            else:
+                results = stack.query_range(expr, start, end)
+            if not has_data(results):
+                failures.append("%s: panel %r query %s returns no data" % (what, title, expr))
+                continue
+            missing = {lab for lab in legend_labels(t) for r in results if lab not in r["metric"]}
+            if missing:
+                failures.append("%s: panel %r: legend labels %s not on its series (%s)" % (what, title, missing, expr))
+            report.append((what, title, t["refId"], len(results)))
+    for title, t in targets(dash):
+        for metric in set(re.findall(r"\b(ncclscope_\w+|node_textfile_\w+)", t["expr"])):
+            base = re.sub(r"_(bucket|sum|count)$", "", metric) if metric.endswith("_bucket") else metric
+            if metric not in names and base not in names:
+                failures.append("panel %r names %s, which Prometheus never had" % (title, metric))
+    with open(RULES) as f:
+        for metric in sorted(set(re.findall(r"\b(ncclscope_\w+|node_textfile_\w+)", f.read()))):
+            if metric not in names:
+                failures.append("the rules name %s, which Prometheus never had" % metric)
+    for f in failures:
+        expect(False, f)
+    if not failures:
+        print("dashboard: %d panel queries returned data for All and for job_id=%s host=%s comm=%s; every legend "
+              "label present; every metric of the panels and rules exists (%d ncclscope metric names)"
+              % (len(report) // 2, picked["job_id"], picked["host"], picked["comm"],
+                 len([n for n in names if n.startswith("ncclscope_")])))
+
+
+def hang_checks(stack, h_start, h_end, hang_start, hang, stuck_rows):
+    fired = stack.query_range('ALERTS{alertname="NcclscopeJobHang",alertstate="firing"}', h_start, time.time(), 0.25)
+    if not expect(fired, "NcclscopeJobHang never fired in ALERTS during the %d s hang" % (HANG_WAIT_MS // 1000)):
+        return
+    first = min(float(v[0]) for s in fired for v in s["values"])
+    alert_labels = fired[0]["metric"]
+    expect(alert_labels.get("comm") == hang["comm"], "the alert names comm %s, the hung one is %s"
+           % (alert_labels.get("comm"), hang["comm"]))
+    expect(alert_labels.get("job_id") == JOBS["hang"], "the alert names job_id %s" % alert_labels.get("job_id"))
+    # The rule holds once the age passes HANG_OVER_S, fires HANG_FOR_S later; the age
+    # reaches Prometheus within one metrics window plus one scrape, the rule sees it at
+    # its next evaluation (every scrape interval here).
+    budget = HANG_OVER_S + HANG_FOR_S + 2 * SCRAPE_S + WINDOW_S
+    latency = first - hang_start
+    expect(latency <= budget, "NcclscopeJobHang fired %.2f s after the hang began (threshold %d s + for %d s: "
+           "at most %.2f s)" % (latency, HANG_OVER_S, HANG_FOR_S, budget))
+    expect(latency >= HANG_OVER_S + HANG_FOR_S - SCRAPE_S, "NcclscopeJobHang fired %.2f s after the hang began: "
+           "before its threshold %d s + for %d s" % (latency, HANG_OVER_S, HANG_FOR_S))
+    rows = {(r["metric"].get("comm"), r["metric"].get("func"), r["metric"].get("seq")) for r in stuck_rows}
+    expect((hang["comm"], "AllReduce", str(hang["seq"])) in rows,
+           "the stuck operations table never showed comm %s AllReduce seq %d: %s" % (hang["comm"], hang["seq"], rows))
+    print("hang: AllReduce seq %d of %s hung at +%.2f s of the run; NcclscopeJobHang firing in ALERTS %.2f s later "
+           "(threshold %d s + for %d s, budget %.2f s); stuck operations table: %s"
+           % (hang["seq"], hang["comm"], hang_start - h_start, latency, HANG_OVER_S, HANG_FOR_S, budget, sorted(rows)))
+    gone = wait_gone(stack, h_end, 'ALERTS{alertname="NcclscopeJobHang",alertstate="firing"}', 3 * SCRAPE_S)
+    if expect(gone is not None, "NcclscopeJobHang still firing after the job ended"):
+        print("hang: the alert cleared %.2f s after the process's clean end" % gone)
+
+
+def frange(a, b, step):
+    while a <= b:
+        yield a
+        a += step
+
+
+def pick_variables(stack, dash, start, end):
+    """Evaluates the variables as Grafana does (label_values(selector, label): the
+    label's values on the series of the selector) in their order, each after the ones
+    it depends on; picks the default run's job, this host and the world communicator
+    (None when a variable has no values)."""
+    want = {"job_id": JOBS["default"], "host": socket.gethostname()}
+    values = {}
+    for name, q in variables(dash).items():
+        m = re.match(r"^label_values\((.*), (\w+)\)$", q)
+        check(m and m.group(2) == name, "variable %s: %s" % (name, q))
+        selector = substitute(m.group(1), dict(ALL, **values))
+        series = stack.api("/api/v1/series", **{"match[]": selector, "start": "%.3f" % start, "end": "%.3f" % end})
+        got = sorted({s[name] for s in series if s.get(name)})
+        if not expect(got, "variable %s (%s) has no values" % (name, selector)):
+            return None
+        if name in want:
+            if not expect(want[name] in got, "variable %s: %s not among %s" % (name, want[name], got)):
+                return None
+            values[name] = re.escape(want[name])
+        else:
+            # the communicator with the most series (the world communicator)
+            values[name] = max(got, key=lambda c: sum(1 for s in series if s.get(name) == c))
+        print("variable %s = %s of %s" % (name, values[name], got))
+    return values
+
+
+def check_otlp_names(work):
+    """The plugin's OTLP metrics, named by the collector's rules, are the textfile's names."""
+    if os.path.isdir(work):
+        shutil.rmtree(work)
+    os.makedirs(work)
+    textfiles, dump = os.path.join(work, "textfiles"), os.path.join(work, "dump")
+    os.makedirs(textfiles)
+    rx = Receiver(work)
+    versions = []
+    try:
+        env = sim_env(textfiles, dump, "e2e-otlp")
+        env.update({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:%d/" % rx.port,
+                    "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"})
+        with open(os.path.join(work, "sim.log"), "w") as log:
+            p = subprocess.Popen([os.environ["SIM"], "--plugin", os.environ["PLUGIN"], "--nccl", "ideal", "--iters",
+                                  "200", "--scenario", "default"], env=env, stdout=log, stderr=subprocess.STDOUT)
+            while p.poll() is None:  # every version of the .prom file (a clean end removes it)
+                for n in os.listdir(textfiles):
+                    try:
+                        with open(os.path.join(textfiles, n)) as f:
+                            versions.append(f.read())
+                    except FileNotFoundError:
+                        pass
+                time.sleep(0.05)
+        check(p.returncode == 0, "ncclscope-sim exited %d: %s/sim.log" % (p.returncode, work))
+    finally:
+        rx.close()
+    reqs = rx.requests()
+    check(reqs, "no OTLP request reached the receiver")
+    prom = {}  # textfile name -> TYPE
+    for text in versions:
+        for line in text.splitlines():
+            m = re.match(r"# TYPE (\S+) (\S+)", line)
+            if m:
+                prom[m.group(1)] = m.group(2)
+        for name, _, _ in parse_prom(text):
+            prom.setdefault(name, None)
+    otlp = {}  # OTLP name -> (unit, kind, monotonic)
+    for r in reqs:
+        check(not r.get("error"), "the decoder refused a payload: %s" % r.get("error"))
+        for rm in r["decoded"]["resourceMetrics"]:
+            for sm in rm["scopeMetrics"]:
+                for m in sm["metrics"]:
+                    kind = next(k for k in ("sum", "gauge", "histogram", "exponentialHistogram", "summary") if k in m)
+                    otlp[m["name"]] = (m.get("unit", ""), kind, bool(m.get(kind, {}).get("isMonotonic")))
+    failures, lines = [], []
+    for name, (unit, kind, monotonic) in sorted(otlp.items()):
+        translated = otel_names.prometheus_name(name, unit, kind, monotonic)
+        ptype = {"sum": "counter" if monotonic else "gauge", "gauge": "gauge", "histogram": "histogram"}.get(kind)
+        if translated not in prom:
+            failures.append("%s (unit %r, %s) becomes %s behind a collector: not a textfile metric" %
+                            (name, unit, kind, translated))
+        elif prom[translated] and prom[translated] != ptype:
+            failures.append("%s: %s in OTLP, %s in the textfile" % (name, ptype, prom[translated]))
+        lines.append("%s [%s] %s -> %s" % (name, unit, kind, translated))
+    used = set()
+    for _, t in targets(dashboard()):
+        used.update(re.findall(r"\b(ncclscope_\w+)", t["expr"]))
+    with open(RULES) as f:
+        used.update(re.findall(r"\b(ncclscope_\w+)", f.read()))
+    reachable = {otel_names.prometheus_name(n, *v) for n, v in otlp.items()}
+    reachable |= {n + s for n in reachable for s in ("_bucket", "_sum", "_count")}
+    for metric in sorted(used - reachable):
+        failures.append("the dashboard or the rules use %s, which no OTLP metric becomes" % metric)
+    print("\n".join(lines))
+    check(not failures, "\n  ".join(["OTLP -> Prometheus names:"] + failures))
+    print("otlp names: %d OTLP metrics from %d requests translate to their textfile names; the %d metrics of the "
+          "dashboard and rules all arrive through a collector" % (len(otlp), len(reqs), len(used)))
+
+
+CHECKS = {"rules": check_rules, "dashboard": check_dashboard_schema, "live": check_live,
+          "otlp_names": check_otlp_names}
+
+
+def main():
+    return run_named(CHECKS, __doc__, sys.argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
