@@ -88,7 +88,7 @@ def substitute(expr, values, range_s=3600, rate_interval_s=4):
     queries use =~) and of $__rate_interval and $__range."""
     expr = expr.replace("$__rate_interval", "%ds" % rate_interval_s).replace("$__range", "%ds" % range_s)
     for name, value in values.items():
-        expr = re.sub(r"\$\{?%s\b\}?" % name, value, expr)
+        expr = re.sub(r"\$\{?%s\b\}?" % name, lambda _: value, expr)
     check("$" not in expr, "a variable left in %s" % expr)
     return expr
 
@@ -249,17 +249,27 @@ def check_live(work):
     check(not PROBLEMS, "\n  ".join(["%d of the live checks failed:" % len(PROBLEMS)] + PROBLEMS))
 
 
-def watch_run(cmd, env, textfiles, log, during=None):
+def watch_run(cmd, env, textfiles, log, during=None, on_removed=None):
     """Runs the simulator; returns (start, exit time, .prom file names seen, exit status).
-    during(now) is called every 0.25 s while it runs."""
-    seen = set()
+    during(now) is called every 0.25 s while it runs; on_removed(t), once, as soon as
+    the .prom files seen are all gone (t: the last time one was seen, 0.01 s before)."""
+    seen, last_seen = set(), None
     start = time.time()
     p = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     while p.poll() is None:
-        seen.update(n for n in os.listdir(textfiles) if n.endswith(".prom"))
+        now = time.time()
+        present = {n for n in os.listdir(textfiles) if n.endswith(".prom")}
+        if present:
+            seen |= present
+            last_seen = now
+        elif last_seen is not None and on_removed:
+            on_removed(last_seen)
+            on_removed = None
         if during:
-            during(time.time())
-        time.sleep(0.25)
+            during(now)
+        time.sleep(0.01 if seen else 0.25)
+    if on_removed and last_seen is not None and not any(n.endswith(".prom") for n in os.listdir(textfiles)):
+        on_removed(last_seen)
     return start, time.time(), seen, p.returncode
 
 
@@ -275,22 +285,28 @@ def wait_gone(stack, since, what, limit):
 def live_runs(work, stack, textfiles, dump, dash):
     sim, plugin = os.environ["SIM"], os.environ["PLUGIN"]
     # 1. the default scenario, long enough for rates over a few scrapes
-    truth_default = os.path.join(work, "truth-default.jsonl")
+    # A clean end removes the process's file; from then on its series must be gone
+    # within one scrape (Prometheus marks them stale at the first scrape without them).
+    removed = {}
+
+    def on_removed(last_seen):
+        removed["gone"] = wait_gone(stack, last_seen, '{__name__=~"ncclscope_.+"}', SCRAPE_S)
+
     with open(os.path.join(work, "sim-default.log"), "w") as log:
         d_start, d_end, d_files, rc = watch_run(
-            [sim, "--plugin", plugin, "--nccl", "ideal", "--iters", "300", "--truth", truth_default],
-            sim_env(textfiles, dump, JOBS["default"]), textfiles, log)
+            [sim, "--plugin", plugin, "--nccl", "ideal", "--iters", "300"],
+            sim_env(textfiles, dump, JOBS["default"]), textfiles, log, on_removed=on_removed)
     check(rc == 0, "ncclscope-sim (default) exited %d: %s/sim-default.log" % (rc, work))
     check(len(d_files) == 1, "one .prom file per process, saw %s" % sorted(d_files))
     print("default run: %.1f s, %s" % (d_end - d_start, sorted(d_files)))
-    # a clean end removes the process's file; its series are gone within one scrape
     left = [n for n in os.listdir(textfiles) if n.endswith(".prom")]
-    gone = wait_gone(stack, d_end, '{__name__=~"ncclscope_.+"}', SCRAPE_S)
+    gone = removed.get("gone")
     expect(not left, "the process's .prom file is still there after its clean end: %s" % left)
-    if expect(gone is not None and gone <= SCRAPE_S + 0.5,
-              "the process's series are still served %s s after its clean end (one scrape: %g s)"
+    if expect(gone is not None and gone <= SCRAPE_S + 0.25,
+              "the process's series are still served %s s after its .prom file went (one scrape: %g s)"
               % ("%.2f" % gone if gone else "> 5", SCRAPE_S)):
-        print("clean end: .prom file removed, series gone from Prometheus %.2f s after the exit" % gone)
+        print("clean end: .prom file removed, series gone from Prometheus %.2f s later (scrape interval %g s)"
+              % (gone, SCRAPE_S))
     for name in os.listdir(textfiles):  # what a failed check above left, out of the next run's way
         os.unlink(os.path.join(textfiles, name))
 
@@ -320,24 +336,26 @@ def live_runs(work, stack, textfiles, dump, dash):
     start, end = d_start, time.time()
     range_s = int(end - start) + 1
     names = set(stack.api("/api/v1/label/__name__/values", start="%.3f" % start, end="%.3f" % end))
-    picked = pick_variables(stack, dash, start, end)
+    # "All", then each job with its host and its largest communicator as one would
+    # pick them: every query has data for All and for one of the jobs (the stuck
+    # operations only in the hang job), and every label its legend names.
+    picked = [pick_variables(stack, dash, start, end, job) for job in (JOBS["default"], JOBS["hang"])]
     failures, report = [], []
-    for values, what in ((ALL, "All"), (picked, "one job/host/comm")):
-        if values is None:
-            continue
-        for title, t in targets(dash):
+    for title, t in targets(dash):
+        data = {}
+        for values in [ALL] + [p for p in picked if p]:
             expr = substitute(t["expr"], values, range_s)
             if t.get("instant"):
                 results = [r for at in frange(start, end, SCRAPE_S) for r in stack.query(expr, at)]
             else:
                 results = stack.query_range(expr, start, end)
-            if not has_data(results):
-                failures.append("%s: panel %r query %s returns no data" % (what, title, expr))
-                continue
+            data[values.get("job_id")] = has_data(results)
             missing = {lab for lab in legend_labels(t) for r in results if lab not in r["metric"]}
             if missing:
-                failures.append("%s: panel %r: legend labels %s not on its series (%s)" % (what, title, missing, expr))
-            report.append((what, title, t["refId"], len(results)))
+                failures.append("panel %r: legend labels %s not on its series (%s)" % (title, missing, expr))
+        if not data[".*"] or not any(v for k, v in data.items() if k != ".*"):
+            failures.append("panel %r query %s returns no data: %s" % (title, t["expr"], data))
+        report.append((title, t["refId"], sorted(k for k, v in data.items() if v)))
     for title, t in targets(dash):
         for metric in set(re.findall(r"\b(ncclscope_\w+|node_textfile_\w+)", t["expr"])):
             base = re.sub(r"_(bucket|sum|count)$", "", metric) if metric.endswith("_bucket") else metric
@@ -349,11 +367,12 @@ def live_runs(work, stack, textfiles, dump, dash):
                 failures.append("the rules name %s, which Prometheus never had" % metric)
     for f in failures:
         expect(False, f)
+    for title, ref, jobs in report:
+        print("  panel %r %s: data for %s" % (title, ref, ", ".join(jobs)))
     if not failures:
-        print("dashboard: %d panel queries returned data for All and for job_id=%s host=%s comm=%s; every legend "
-              "label present; every metric of the panels and rules exists (%d ncclscope metric names)"
-              % (len(report) // 2, picked["job_id"], picked["host"], picked["comm"],
-                 len([n for n in names if n.startswith("ncclscope_")])))
+        print("dashboard: each of the %d panel queries returned data for All and for a picked job, host and "
+              "communicator; every legend label present; every metric of the panels and rules exists (%d ncclscope "
+              "metric names)" % (len(report), len([n for n in names if n.startswith("ncclscope_")])))
 
 
 def hang_checks(stack, h_start, h_end, hang_start, hang, stuck_rows):
@@ -391,12 +410,19 @@ def frange(a, b, step):
         a += step
 
 
-def pick_variables(stack, dash, start, end):
+def grafana_regex_escape(value):
+    """A variable's value as Grafana's Prometheus data source puts it into a =~ matcher:
+    regex metacharacters escaped with two backslashes (a PromQL string's escape, then
+    the regex's)."""
+    return re.sub(r"([$^*{}\[\]'+?.()|\\])", r"\\\\\1", value)
+
+
+def pick_variables(stack, dash, start, end, job):
     """Evaluates the variables as Grafana does (label_values(selector, label): the
     label's values on the series of the selector) in their order, each after the ones
-    it depends on; picks the default run's job, this host and the world communicator
+    it depends on; picks the job, this host and the job's largest communicator
     (None when a variable has no values)."""
-    want = {"job_id": JOBS["default"], "host": socket.gethostname()}
+    want = {"job_id": job, "host": socket.gethostname()}
     values = {}
     for name, q in variables(dash).items():
         m = re.match(r"^label_values\((.*), (\w+)\)$", q)
@@ -409,7 +435,7 @@ def pick_variables(stack, dash, start, end):
         if name in want:
             if not expect(want[name] in got, "variable %s: %s not among %s" % (name, want[name], got)):
                 return None
-            values[name] = re.escape(want[name])
+            values[name] = grafana_regex_escape(want[name])
         else:
             # the communicator with the most series (the world communicator)
             values[name] = max(got, key=lambda c: sum(1 for s in series if s.get(name) == c))
