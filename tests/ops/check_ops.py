@@ -443,8 +443,83 @@ def pick_variables(stack, dash, start, end, job):
     return values
 
 
+# The collector documentation's own examples of its naming rules (pkg/translator/prometheus,
+# "Full normalization"): otel_names.py must give these before it judges ncclscope's names.
+COLLECTOR_EXAMPLES = [
+    ("(lambda).function.executions(#)", "", "gauge", False, "lambda_function_executions"),
+    ("system.filesystem.usage", "By", "gauge", False, "system_filesystem_usage_bytes"),
+    ("system.network.dropped", "{packets}", "gauge", False, "system_network_dropped"),
+    ("system.network.dropped", "packets", "gauge", False, "system_network_dropped_packets"),
+    ("system.memory.utilization", "1", "gauge", False, "system_memory_utilization_ratio"),
+    ("storage.filesystem.utilization", "%", "gauge", False, "storage_filesystem_utilization_percent"),
+    ("astro.light.speed", "m/s", "gauge", False, "astro_light_speed_meters_per_second"),
+    ("system.processes.created", "", "sum", True, "system_processes_created_total"),
+]
+COLLECTOR_LABEL_EXAMPLES = [("name", "name"), ("host.name", "host_name"), ("host_name", "host_name"),
+                            ("name (of the host)", "name__of_the_host_"), ("2 cents", "key_2_cents")]
+DEPLOY_DOC = os.path.join(ROOT, "docs", "deploy.md")
+
+
+def doc_transform():
+    """The transform processor's statements of docs/deploy.md's collector config, as
+    (target key, source ('resource'|'point', key), condition or None) and the
+    delete_matching_keys patterns. Only the forms the doc uses are understood; any
+    other statement there fails the check."""
+    with open(DEPLOY_DOC) as f:
+        text = f.read()
+    block = text[text.index("transform/ncclscope:"):text.index("exporters:", text.index("transform/ncclscope:"))]
+    ref = r'(resource\.)?attributes\["([^"]+)"\]'
+    sets, deletes = [], []
+    for line in re.findall(r"^\s*- (\w+\(.*)$", block, re.M):
+        m = re.fullmatch(r'set\(attributes\["([^"]+)"\], %s\)(?: where %s (==|!=) nil)?' % (ref, ref), line)
+        d = re.fullmatch(r'delete_matching_keys\(attributes, "(.*)"\)', line)
+        if m:
+            cond = ((m.group(4) and "resource" or "point", m.group(5), m.group(6)) if m.group(6) else None)
+            sets.append((m.group(1), (m.group(2) and "resource" or "point", m.group(3)), cond))
+        elif d:
+            deletes.append(d.group(1).replace("\\\\", "\\"))
+        else:
+            raise Fail("docs/deploy.md: a transform statement this check does not understand: %s" % line)
+    check(sets and deletes, "docs/deploy.md: no transform/ncclscope statements found")
+    return sets, deletes
+
+
+def collector_labels(point_attrs, resource_attrs, transform):
+    """The labels the collector gives a data point: the doc's transform, then the
+    attribute-to-label rule (resource attributes only through the transform)."""
+    sets, deletes = transform
+    attrs = dict(point_attrs)
+    for target, (where, key), cond in sets:
+        if cond:
+            cwhere, ckey, op = cond
+            present = ckey in (resource_attrs if cwhere == "resource" else attrs)
+            if present != (op == "!="):
+                continue
+        value = (resource_attrs if where == "resource" else attrs).get(key)
+        if value is not None:
+            attrs[target] = value
+    attrs = {k: v for k, v in attrs.items() if not any(re.search(p, k) for p in deletes)}
+    return {otel_names.prometheus_label(k): str(v) for k, v in attrs.items()}
+
+
+def otlp_attrs(kvs):
+    out = {}
+    for kv in kvs or []:
+        v = kv["value"]
+        out[kv["key"]] = next((v[k] for k in ("stringValue", "intValue", "boolValue", "doubleValue") if k in v), None)
+    return out
+
+
 def check_otlp_names(work):
-    """The plugin's OTLP metrics, named by the collector's rules, are the textfile's names."""
+    """The plugin's OTLP metrics, named and labelled as the collector does, are the
+    textfile's metrics."""
+    for name, unit, kind, mono, want in COLLECTOR_EXAMPLES:
+        got = otel_names.prometheus_name(name, unit, kind, mono)
+        check(got == want, "otel_names: %s [%s] -> %s, the collector's documentation says %s" % (name, unit, got, want))
+    for key, want in COLLECTOR_LABEL_EXAMPLES:
+        check(otel_names.prometheus_label(key) == want, "otel_names: attribute %r -> %r, documented %r"
+              % (key, otel_names.prometheus_label(key), want))
+    transform = doc_transform()
     if os.path.isdir(work):
         shutil.rmtree(work)
     os.makedirs(work)
@@ -453,51 +528,66 @@ def check_otlp_names(work):
     rx = Receiver(work)
     versions = []
     try:
-        env = sim_env(textfiles, dump, "e2e-otlp")
-        env.update({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:%d/" % rx.port,
-                    "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"})
-        with open(os.path.join(work, "sim.log"), "w") as log:
-            p = subprocess.Popen([os.environ["SIM"], "--plugin", os.environ["PLUGIN"], "--nccl", "ideal", "--iters",
-                                  "200", "--scenario", "default"], env=env, stdout=log, stderr=subprocess.STDOUT)
-            while p.poll() is None:  # every version of the .prom file (a clean end removes it)
-                for n in os.listdir(textfiles):
-                    try:
-                        with open(os.path.join(textfiles, n)) as f:
-                            versions.append(f.read())
-                    except FileNotFoundError:
-                        pass
-                time.sleep(0.05)
-        check(p.returncode == 0, "ncclscope-sim exited %d: %s/sim.log" % (p.returncode, work))
+        # the default scenario, and `hang` for the stuck operation's series (the watchdog at 1 s)
+        for scenario, extra in (("default", ["--iters", "200"]), ("hang", ["--hang-timeout-ms", "2500"])):
+            env = sim_env(textfiles, dump, "e2e-otlp-" + scenario)
+            env.update({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:%d/" % rx.port,
+                        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"})
+            with open(os.path.join(work, "sim-%s.log" % scenario), "w") as log:
+                p = subprocess.Popen([os.environ["SIM"], "--plugin", os.environ["PLUGIN"], "--nccl", "ideal",
+                                      "--scenario", scenario] + extra, env=env, stdout=log, stderr=subprocess.STDOUT)
+                while p.poll() is None:  # every version of the .prom file (a clean end removes it)
+                    for n in os.listdir(textfiles):
+                        try:
+                            with open(os.path.join(textfiles, n)) as f:
+                                versions.append(f.read())
+                        except FileNotFoundError:
+                            pass
+                    time.sleep(0.05)
+            check(p.returncode == 0, "ncclscope-sim (%s) exited %d: %s/sim-%s.log" % (scenario, p.returncode, work,
+                                                                                      scenario))
     finally:
         rx.close()
     reqs = rx.requests()
     check(reqs, "no OTLP request reached the receiver")
-    prom = {}  # textfile name -> TYPE
+    prom_type, prom_keys = {}, {}  # textfile metric -> TYPE, {label name sets}
     for text in versions:
         for line in text.splitlines():
             m = re.match(r"# TYPE (\S+) (\S+)", line)
             if m:
-                prom[m.group(1)] = m.group(2)
-        for name, _, _ in parse_prom(text):
-            prom.setdefault(name, None)
-    otlp = {}  # OTLP name -> (unit, kind, monotonic)
+                prom_type[m.group(1)] = m.group(2)
+        for name, labels, _ in parse_prom(text):
+            base = re.sub(r"_(bucket|sum|count)$", "", name) if prom_type.get(
+                re.sub(r"_(bucket|sum|count)$", "", name)) == "histogram" else name
+            prom_keys.setdefault(base, set()).add(frozenset(k for k in labels if k != "le"))
+    otlp, otlp_keys = {}, {}  # OTLP name -> (unit, kind, monotonic); collector name -> {label name sets}
     for r in reqs:
         check(not r.get("error"), "the decoder refused a payload: %s" % r.get("error"))
         for rm in r["decoded"]["resourceMetrics"]:
+            res = otlp_attrs(rm["resource"].get("attributes"))
             for sm in rm["scopeMetrics"]:
                 for m in sm["metrics"]:
                     kind = next(k for k in ("sum", "gauge", "histogram", "exponentialHistogram", "summary") if k in m)
-                    otlp[m["name"]] = (m.get("unit", ""), kind, bool(m.get(kind, {}).get("isMonotonic")))
+                    mono = bool(m[kind].get("isMonotonic"))
+                    otlp[m["name"]] = (m.get("unit", ""), kind, mono)
+                    name = otel_names.prometheus_name(m["name"], m.get("unit", ""), kind, mono)
+                    for dp in m[kind].get("dataPoints", []):
+                        labels = collector_labels(otlp_attrs(dp.get("attributes")), res, transform)
+                        otlp_keys.setdefault(name, set()).add(frozenset(labels))
     failures, lines = [], []
-    for name, (unit, kind, monotonic) in sorted(otlp.items()):
-        translated = otel_names.prometheus_name(name, unit, kind, monotonic)
-        ptype = {"sum": "counter" if monotonic else "gauge", "gauge": "gauge", "histogram": "histogram"}.get(kind)
-        if translated not in prom:
+    for name, (unit, kind, mono) in sorted(otlp.items()):
+        translated = otel_names.prometheus_name(name, unit, kind, mono)
+        ptype = {"sum": "counter" if mono else "gauge", "gauge": "gauge", "histogram": "histogram"}.get(kind)
+        lines.append("%s [%s] %s -> %s" % (name, unit, kind, translated))
+        if translated not in prom_type:
             failures.append("%s (unit %r, %s) becomes %s behind a collector: not a textfile metric" %
                             (name, unit, kind, translated))
-        elif prom[translated] and prom[translated] != ptype:
-            failures.append("%s: %s in OTLP, %s in the textfile" % (name, ptype, prom[translated]))
-        lines.append("%s [%s] %s -> %s" % (name, unit, kind, translated))
+        elif prom_type[translated] != ptype:
+            failures.append("%s: %s in OTLP, %s in the textfile" % (name, ptype, prom_type[translated]))
+        elif otlp_keys.get(translated, set()) != prom_keys.get(translated, set()):
+            fmt = lambda sets: sorted(sorted(x) for x in sets)  # noqa: E731
+            failures.append("%s: labels behind the collector %s, in the textfile %s"
+                            % (translated, fmt(otlp_keys.get(translated, set())), fmt(prom_keys.get(translated, set()))))
     used = set()
     for _, t in targets(dashboard()):
         used.update(re.findall(r"\b(ncclscope_\w+)", t["expr"]))
@@ -509,8 +599,9 @@ def check_otlp_names(work):
         failures.append("the dashboard or the rules use %s, which no OTLP metric becomes" % metric)
     print("\n".join(lines))
     check(not failures, "\n  ".join(["OTLP -> Prometheus names:"] + failures))
-    print("otlp names: %d OTLP metrics from %d requests translate to their textfile names; the %d metrics of the "
-          "dashboard and rules all arrive through a collector" % (len(otlp), len(reqs), len(used)))
+    print("otlp names: %d OTLP metrics from %d requests become their textfile names, with the textfile's label names "
+          "through docs/deploy.md's transform; the %d metrics of the dashboard and rules all arrive through a collector"
+          % (len(otlp), len(reqs), len(used)))
 
 
 CHECKS = {"rules": check_rules, "dashboard": check_dashboard_schema, "live": check_live,
