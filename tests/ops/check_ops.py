@@ -37,6 +37,7 @@ import sys
 import time
 import urllib.parse
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 RULES = os.path.join(ROOT, "deploy", "prometheus", "ncclscope-rules.yml")
