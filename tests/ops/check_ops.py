@@ -285,13 +285,15 @@ def wait_gone(stack, since, what, limit):
 
 def live_runs(work, stack, textfiles, dump, dash):
     sim, plugin = os.environ["SIM"], os.environ["PLUGIN"]
-    # 1. the default scenario, long enough for rates over a few scrapes
-    # A clean end removes the process's file; from then on its series must be gone
-    # within one scrape (Prometheus marks them stale at the first scrape without them).
+    # 1. the default scenario, long enough for rates over a few scrapes.
+    # A clean end removes the process's file; the first scrape after that must drop
+    # its series (Prometheus marks them stale), whatever the machine's load: judged at
+    # the scrapes' own timestamps (the samples of `up`), not by the test's clock.
     removed = {}
 
     def on_removed(last_seen):
-        removed["gone"] = wait_gone(stack, last_seen, '{__name__=~"ncclscope_.+"}', SCRAPE_S)
+        removed["at"] = last_seen + 0.01  # the file was there at last_seen, gone 0.01 s later
+        removed["gone"] = wait_gone(stack, last_seen, '{__name__=~"ncclscope_.+"}', 3 * SCRAPE_S)
 
     with open(os.path.join(work, "sim-default.log"), "w") as log:
         d_start, d_end, d_files, rc = watch_run(
@@ -301,13 +303,21 @@ def live_runs(work, stack, textfiles, dump, dash):
     check(len(d_files) == 1, "one .prom file per process, saw %s" % sorted(d_files))
     print("default run: %.1f s, %s" % (d_end - d_start, sorted(d_files)))
     left = [n for n in os.listdir(textfiles) if n.endswith(".prom")]
-    gone = removed.get("gone")
     expect(not left, "the process's .prom file is still there after its clean end: %s" % left)
-    if expect(gone is not None and gone <= SCRAPE_S + 0.25,
-              "the process's series are still served %s s after its .prom file went (one scrape: %g s)"
-              % ("%.2f" % gone if gone else "> 5", SCRAPE_S)):
-        print("clean end: .prom file removed, series gone from Prometheus %.2f s later (scrape interval %g s)"
-              % (gone, SCRAPE_S))
+    if expect(removed.get("gone") is not None, "the process's series are still served %g s after its .prom file "
+              "went" % (3 * SCRAPE_S + 5)):
+        time.sleep(SCRAPE_S)
+        scrapes = sorted(float(t) for t, _ in stack.query('up{job="node"}[%ds]' % (10 + 2 * SCRAPE_S))[0]["values"])
+        before = [t for t in scrapes if t < removed["at"] - 0.01]
+        after = [t for t in scrapes if t >= removed["at"]]
+        series = lambda at: stack.query('count({__name__=~"ncclscope_.+"})', at)  # noqa: E731
+        if expect(before and after, "no scrapes around the removal at %.2f: %s" % (removed["at"], scrapes)):
+            expect(series(before[-1]), "no ncclscope series at the last scrape before the removal")
+            expect(not series(after[0]), "ncclscope series still served at the first scrape after the removal "
+                   "(%.2f s later)" % (after[0] - removed["at"]))
+            print("clean end: .prom file removed; the scrape %.2f s later dropped its series (scrape interval %g s; "
+                  "seen gone by the test %.2f s after the removal)" % (after[0] - removed["at"], SCRAPE_S,
+                                                                      removed["gone"]))
     for name in os.listdir(textfiles):  # what a failed check above left, out of the next run's way
         os.unlink(os.path.join(textfiles, name))
 
