@@ -19,11 +19,14 @@ usage: check_ops.py CHECK WORKDIR
               operation's table names the hung AllReduce and NcclscopeJobHang fires in
               ALERTS within its threshold and `for` + two intervals (+ one metrics window)
               of the hang's start (the simulator's truth)
-  otlp_names  the plugin's OTLP payloads (tests/sinks/otlp_receiver.js, the decoder generated
-              from opentelemetry-proto): each metric's name, unit and type translated by the
-              OpenTelemetry Collector's Prometheus naming rules gives the name of the same
-              metric in the Prometheus textfile of the same run, and every metric the
-              dashboard and the rules use is among them
+  otlp_names  the plugin's OTLP payloads over a default and a hang run (tests/sinks/
+              otlp_receiver.js, the decoder generated from opentelemetry-proto): each
+              metric's name, unit and type translated by the OpenTelemetry Collector's
+              Prometheus naming rules (otel_names.py, checked first against the examples
+              of the collector's documentation) is the name and type of a metric of the
+              textfiles of the same runs, its data points labelled through the transform
+              of docs/deploy.md's collector config carry the textfile's label names, and
+              every metric the dashboard and the rules use arrives
 
 Exit 0 pass, 1 fail, 77 skip (a tool is not installed: CI installs them, .ci/deps.sh
 --ci). Stdlib only."""
@@ -85,8 +88,9 @@ def variables(dash):
 
 
 def substitute(expr, values, range_s=3600, rate_interval_s=4):
-    """Grafana's substitution of the dashboard variables (regex-escaped values: the
-    queries use =~) and of $__rate_interval and $__range."""
+    """Grafana's substitution of the dashboard variables (values as put into a =~
+    matcher), of $__range and of $__rate_interval (Grafana: the larger of 4 scrape
+    intervals and the query step + one scrape interval: 4 s at 1 s scrapes and steps)."""
     expr = expr.replace("$__rate_interval", "%ds" % rate_interval_s).replace("$__range", "%ds" % range_s)
     for name, value in values.items():
         expr = re.sub(r"\$\{?%s\b\}?" % name, lambda _: value, expr)
@@ -254,7 +258,7 @@ def watch_run(cmd, env, textfiles, log, during=None, on_removed=None):
     """Runs the simulator; returns (start, exit time, .prom file names seen, exit status).
     during(now) is called every 0.25 s while it runs; on_removed(t), once, as soon as
     the .prom files seen are all gone (t: the last time one was seen, 0.01 s before)."""
-    seen, last_seen = set(), None
+    seen, last_seen, last_during = set(), None, 0
     start = time.time()
     p = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     while p.poll() is None:
@@ -266,9 +270,10 @@ def watch_run(cmd, env, textfiles, log, during=None, on_removed=None):
         elif last_seen is not None and on_removed:
             on_removed(last_seen)
             on_removed = None
-        if during:
+        if during and now - last_during >= 0.25:
             during(now)
-        time.sleep(0.01 if seen else 0.25)
+            last_during = now
+        time.sleep(0.01)
     if on_removed and last_seen is not None and not any(n.endswith(".prom") for n in os.listdir(textfiles)):
         on_removed(last_seen)
     return start, time.time(), seen, p.returncode
