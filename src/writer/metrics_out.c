@@ -224,6 +224,7 @@ static void write_jsonl(void) {
  * process's series at its next scrape (a dead process's series must not
  * look live); NCCLSCOPE_PROM_KEEP=1 keeps it, with the last values. */
 static void remove_prom(void) {
+  if ((uint32_t)getpid() != ns_sess.pid) return; /* a forked child ending: the file is its parent's */
   if (unlinkat(M.prom_dirfd, M.prom_name, 0) != 0 && errno != ENOENT)
     ns_log_warn("cannot remove %s from NCCLSCOPE_PROM_DIR=%s (%s): node_exporter serves it until it is removed",
                 M.prom_name, ns_sess.cfg.prom_dir, strerror(errno));

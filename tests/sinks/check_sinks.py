@@ -367,7 +367,9 @@ def check_otlp(work, protocol, gzip):
     got, metrics = otlp_ops(last)
     compare_ops(got, expected_ops(truth), "the last OTLP request", ring_drops(prom))
     units = {"ncclscope.ops": "{op}", "ncclscope.bytes": "By", "ncclscope.op.duration": "s",
-             "ncclscope.gpu.clock.error": "s", "ncclscope.algbw": "By/s"}
+             "ncclscope.gpu.clock.error": "s", "ncclscope.algbw": "By/s", "ncclscope.oldest_inflight": "s",
+             "ncclscope.hang.episodes": "{episode}", "ncclscope.last_update": "s"}
+    live = ("ncclscope.oldest_inflight", "ncclscope.hang.episodes", "ncclscope.last_update")
     # Counters and histograms are cumulative: the last request has them all. Gauges
     # (bandwidth by size, clock error) are the window's own and only when it measured
     # them: a last window that closed with few ops may have none, so any request counts.
@@ -376,7 +378,7 @@ def check_otlp(work, protocol, gzip):
         for name, ms in otlp_ops(r["decoded"])[1].items():
             seen.setdefault(name, []).extend(ms)
     for name, unit in units.items():
-        cumulative = name in ("ncclscope.ops", "ncclscope.bytes", "ncclscope.op.duration")
+        cumulative = name in ("ncclscope.ops", "ncclscope.bytes", "ncclscope.op.duration") + live
         where = metrics if cumulative else seen
         check(name in where, "no %s in the %s (%s)" % (name, "last request" if cumulative else "requests",
                                                        sorted(where)))
@@ -386,6 +388,12 @@ def check_otlp(work, protocol, gzip):
         check(m["sum"]["aggregationTemporality"] == 2 and m["sum"]["isMonotonic"], "ops: cumulative monotonic sum")
         for dp in m["sum"]["dataPoints"]:
             check(int(dp["startTimeUnixNano"]) < int(dp["timeUnixNano"]), "start before time")
+    # the live series: every communicator rank's age of its oldest operation in flight, the process's update time
+    inflight = {(ra["nccl.comm.hash"], ra["nccl.rank"]) for ra, m in metrics["ncclscope.oldest_inflight"]}
+    check(inflight == {(c["comm"], c["rank"]) for c in truth["comm"]}, "oldest_inflight resources %s" % inflight)
+    for ra, m in metrics["ncclscope.last_update"]:
+        t = m["gauge"]["dataPoints"][0]
+        check(abs(t["asDouble"] * 1e9 - int(t["timeUnixNano"])) < 1e6, "last_update %s" % t)
     for ra, m in metrics["ncclscope.op.duration"]:
         check(m["histogram"]["aggregationTemporality"] == 2, "histogram: cumulative")
         for dp in m["histogram"]["dataPoints"]:
