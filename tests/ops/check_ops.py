@@ -290,7 +290,8 @@ def wait_gone(stack, since, what, limit):
 
 def live_runs(work, stack, textfiles, dump, dash):
     sim, plugin = os.environ["SIM"], os.environ["PLUGIN"]
-    # 1. the default scenario, long enough for rates over a few scrapes.
+    # 1. the default scenario: 600 iterations keep the counters moving over several scrapes (300
+    # ended their growth within one scrape on an idle machine: no rate, no quantile).
     # A clean end removes the process's file; the first scrape after that must drop
     # its series (Prometheus marks them stale), whatever the machine's load: judged at
     # the scrapes' own timestamps (the samples of `up`), not by the test's clock.
@@ -302,7 +303,7 @@ def live_runs(work, stack, textfiles, dump, dash):
 
     with open(os.path.join(work, "sim-default.log"), "w") as log:
         d_start, d_end, d_files, rc = watch_run(
-            [sim, "--plugin", plugin, "--nccl", "ideal", "--iters", "300"],
+            [sim, "--plugin", plugin, "--nccl", "ideal", "--iters", "600"],
             sim_env(textfiles, dump, JOBS["default"]), textfiles, log, on_removed=on_removed)
     check(rc == 0, "ncclscope-sim (default) exited %d: %s/sim-default.log" % (rc, work))
     check(len(d_files) == 1, "one .prom file per process, saw %s" % sorted(d_files))
