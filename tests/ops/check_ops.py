@@ -217,6 +217,13 @@ def has_data(result):
     return False
 
 
+def summary(result):
+    """Series count and the largest value of a query result, for the log."""
+    vals = [float(v[1]) for s in result for v in (s.get("values") or [s["value"]])
+            if v[1] not in ("NaN", "+Inf", "-Inf")]
+    return "%d results, max %.4g" % (len(result), max(vals)) if vals else "no data"
+
+
 def legend_labels(target):
     return set(re.findall(r"\{\{\s*(\w+)\s*\}\}", target.get("legendFormat") or ""))
 
@@ -359,7 +366,7 @@ def live_runs(work, stack, textfiles, dump, dash):
     picked = [pick_variables(stack, dash, start, end, job) for job in (JOBS["default"], JOBS["hang"])]
     failures, report = [], []
     for title, t in targets(dash):
-        data = {}
+        data, hang_view = {}, "-"
         for values in [ALL] + [p for p in picked if p]:
             expr = substitute(t["expr"], values, range_s)
             if t.get("instant"):
@@ -367,12 +374,14 @@ def live_runs(work, stack, textfiles, dump, dash):
             else:
                 results = stack.query_range(expr, start, end)
             data[values.get("job_id")] = has_data(results)
+            if values.get("job_id") == grafana_regex_escape(JOBS["hang"]):
+                hang_view = summary(results)
             missing = {lab for lab in legend_labels(t) for r in results if lab not in r["metric"]}
             if missing:
                 failures.append("panel %r: legend labels %s not on its series (%s)" % (title, missing, expr))
         if not data[".*"] or not any(v for k, v in data.items() if k != ".*"):
             failures.append("panel %r query %s returns no data: %s" % (title, t["expr"], data))
-        report.append((title, t["refId"], sorted(k for k, v in data.items() if v)))
+        report.append((title, t["refId"], sorted(k for k, v in data.items() if v), hang_view))
     for title, t in targets(dash):
         for metric in set(re.findall(r"\b(ncclscope_\w+|node_textfile_\w+)", t["expr"])):
             base = re.sub(r"_(bucket|sum|count)$", "", metric) if metric.endswith("_bucket") else metric
@@ -384,8 +393,8 @@ def live_runs(work, stack, textfiles, dump, dash):
                 failures.append("the rules name %s, which Prometheus never had" % metric)
     for f in failures:
         expect(False, f)
-    for title, ref, jobs in report:
-        print("  panel %r %s: data for %s" % (title, ref, ", ".join(jobs)))
+    for title, ref, jobs, hang_view in report:
+        print("  panel %r %s: data for %s; in the hang job: %s" % (title, ref, ", ".join(jobs), hang_view))
     if not failures:
         print("dashboard: each of the %d panel queries returned data for All and for a picked job, host and "
               "communicator; every legend label present; every metric of the panels and rules exists (%d ncclscope "
