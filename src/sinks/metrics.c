@@ -23,7 +23,7 @@ static const ns_mdesc g_desc[F_COUNT] = {
                 "Series this process exports (Prometheus sample lines), at most NCCLSCOPE_MAX_SERIES."},
   [F_REFUSED] = {"ncclscope.series.refused", "ncclscope_series_refused", "{series}", NS_MK_GAUGE, 1,
                  "Series of the last window left out to stay within NCCLSCOPE_MAX_SERIES."},
-  [F_UPDATED] = {"ncclscope.last_update", "ncclscope_last_update_timestamp_seconds", "s", NS_MK_GAUGE, 0,
+  [F_UPDATED] = {"ncclscope.last_update.timestamp", "ncclscope_last_update_timestamp_seconds", "s", NS_MK_GAUGE, 0,
                  "When this process last wrote its metrics (Unix time): at least every NCCLSCOPE_WINDOW_SEC while "
                  "it lives; a value that stops moving is a dead process's."},
   [F_OLDEST] = {"ncclscope.oldest_inflight", "ncclscope_oldest_inflight_seconds", "s", NS_MK_GAUGE, 0,
@@ -31,7 +31,7 @@ static const ns_mdesc g_desc[F_COUNT] = {
                 "measured by ncclscope's own thread: it keeps rising while nothing progresses."},
   [F_HANGS] = {"ncclscope.hang.episodes", "ncclscope_hang_episodes_total", "{episode}", NS_MK_COUNTER, 1,
                "Times the watchdog found an operation in flight longer than NCCLSCOPE_HANG_TIMEOUT_SEC."},
-  [F_STUCK] = {"ncclscope.stuck_op", "ncclscope_stuck_op_info", "1", NS_MK_GAUGE, 1,
+  [F_STUCK] = {"ncclscope.stuck_op", "ncclscope_stuck_op_info", "{op}", NS_MK_GAUGE, 1,
                "1 while an operation of the communicator rank is in flight longer than NCCLSCOPE_HANG_TIMEOUT_SEC: "
                "its function and seqNumber (gone once it completes)."},
   [F_WINDOWS] = {"ncclscope.windows", "ncclscope_windows_total", "{window}", NS_MK_COUNTER, 1,

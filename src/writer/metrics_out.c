@@ -197,7 +197,12 @@ void ns_mout_window(ns_analysis* a, const ns_window* w) {
   M.a = a;
   ns_metrics_window(M.m, &in);
   M.a = NULL;
-  if (M.jsonl_fd >= 0) ns_jsonl_window(M.m, &M.proc, &M.lines);
+  if (M.jsonl_fd >= 0) {
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    ns_metrics_stamp(M.m, (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec); /* the line's own time */
+    ns_jsonl_window(M.m, &M.proc, &M.lines);
+  }
   M.pending = 1;
 }
 
