@@ -11,9 +11,10 @@
 #include "ncclscope/record.h"
 #include "util/array.h"
 
-/* The families, in the order they are exported and admitted (metrics.h). */
+/* The families, in the order they are exported (ns_metrics_window admits them in the budget's order, metrics.h). */
 enum {
-  F_SERIES, F_REFUSED, F_UPDATED, F_OLDEST, F_HANGS, F_STUCK, F_WINDOWS, F_DROPPED, F_CLOSED, F_UNANALYSED, F_OTLP_REQ, F_OTLP_DROPPED,
+  F_SERIES, F_REFUSED, F_UPDATED, F_OLDEST, F_HANGS, F_STUCK,
+  F_WINDOWS, F_DROPPED, F_CLOSED, F_UNANALYSED, F_OTLP_REQ, F_OTLP_DROPPED,
   F_OPS, F_BYTES, F_INCOMPLETE, F_CLOCK, F_LATE_SUM, F_LATE_N, F_LATE_LAST, F_LATE_MAX,
   F_LINKS_FITTED, F_LINK_BW_MIN, F_LINK_LAT_MAX, F_DURATION, F_LINK_LAT, F_LINK_BW, F_ALGBW, F_BUSBW, F_COUNT
 };
@@ -410,7 +411,7 @@ static ns_mpoint* point_of(ns_metrics* m, int f, uint32_t res) {
   return NULL;
 }
 
-/* The budget gauges' values (their points exist from the first window on). */
+/* The budget gauges' values (their points are made with the model and at each window). */
 static void budget_values(ns_metrics* m) {
   ns_mpoint* series = point_of(m, F_SERIES, 0);
   ns_mpoint* refused = point_of(m, F_REFUSED, 0);
