@@ -644,13 +644,14 @@ def check_prom_escape(work):
     want_job = 'train "7b"\\ run\nB?'
     wrap, want_host = (), socket.gethostname()
     unshare = shutil.which("unshare")
-    if unshare and os.geteuid() == 0:  # a UTS namespace of its own, with an odd host name
+    if unshare and subprocess.run([unshare, "--uts", "true"], stderr=subprocess.DEVNULL).returncode == 0:
+        # a UTS namespace of its own (root, not in a container without CAP_SYS_ADMIN), with an odd host name
         want_host = 'node"7\\a'
         wrap = (unshare, "--uts", sys.executable, "-c",
                 "import os, socket, sys; socket.sethostname(sys.argv[1]); os.execv(sys.argv[2], sys.argv[2:])",
                 want_host)
     else:
-        print("note: not root: the host name stays %s (the job name is checked)" % want_host)
+        print("note: no UTS namespace here: the host name stays %s (the job name is checked)" % want_host)
     _, prom, dump, versions, log = simulate(work, iters=20, watch_prom=True, env_extra={"NCCLSCOPE_JOB_NAME": job},
                                             wrap=wrap)
     check(versions, "no .prom file written")
