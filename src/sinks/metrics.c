@@ -11,9 +11,10 @@
 #include "ncclscope/record.h"
 #include "util/array.h"
 
-/* The families, in the order they are exported and admitted (metrics.h). */
+/* The families, in the order they are exported (ns_metrics_window admits them in the budget's order, metrics.h). */
 enum {
-  F_SERIES, F_REFUSED, F_UPDATED, F_OLDEST, F_HANGS, F_STUCK, F_WINDOWS, F_DROPPED, F_CLOSED, F_UNANALYSED, F_OTLP_REQ, F_OTLP_DROPPED,
+  F_SERIES, F_REFUSED, F_UPDATED, F_OLDEST, F_HANGS, F_STUCK,
+  F_WINDOWS, F_DROPPED, F_CLOSED, F_UNANALYSED, F_OTLP_REQ, F_OTLP_DROPPED,
   F_OPS, F_BYTES, F_INCOMPLETE, F_CLOCK, F_LATE_SUM, F_LATE_N, F_LATE_LAST, F_LATE_MAX,
   F_LINKS_FITTED, F_LINK_BW_MIN, F_LINK_LAT_MAX, F_DURATION, F_LINK_LAT, F_LINK_BW, F_ALGBW, F_BUSBW, F_COUNT
 };
@@ -23,7 +24,7 @@ static const ns_mdesc g_desc[F_COUNT] = {
                 "Series this process exports (Prometheus sample lines), at most NCCLSCOPE_MAX_SERIES."},
   [F_REFUSED] = {"ncclscope.series.refused", "ncclscope_series_refused", "{series}", NS_MK_GAUGE, 1,
                  "Series of the last window left out to stay within NCCLSCOPE_MAX_SERIES."},
-  [F_UPDATED] = {"ncclscope.last_update", "ncclscope_last_update_timestamp_seconds", "s", NS_MK_GAUGE, 0,
+  [F_UPDATED] = {"ncclscope.last_update.timestamp", "ncclscope_last_update_timestamp_seconds", "s", NS_MK_GAUGE, 0,
                  "When this process last wrote its metrics (Unix time): at least every NCCLSCOPE_WINDOW_SEC while "
                  "it lives; a value that stops moving is a dead process's."},
   [F_OLDEST] = {"ncclscope.oldest_inflight", "ncclscope_oldest_inflight_seconds", "s", NS_MK_GAUGE, 0,
@@ -31,7 +32,7 @@ static const ns_mdesc g_desc[F_COUNT] = {
                 "measured by ncclscope's own thread: it keeps rising while nothing progresses."},
   [F_HANGS] = {"ncclscope.hang.episodes", "ncclscope_hang_episodes_total", "{episode}", NS_MK_COUNTER, 1,
                "Times the watchdog found an operation in flight longer than NCCLSCOPE_HANG_TIMEOUT_SEC."},
-  [F_STUCK] = {"ncclscope.stuck_op", "ncclscope_stuck_op_info", "1", NS_MK_GAUGE, 1,
+  [F_STUCK] = {"ncclscope.stuck_op", "ncclscope_stuck_op_info", "{op}", NS_MK_GAUGE, 1,
                "1 while an operation of the communicator rank is in flight longer than NCCLSCOPE_HANG_TIMEOUT_SEC: "
                "its function and seqNumber (gone once it completes)."},
   [F_WINDOWS] = {"ncclscope.windows", "ncclscope_windows_total", "{window}", NS_MK_COUNTER, 1,
@@ -410,7 +411,7 @@ static ns_mpoint* point_of(ns_metrics* m, int f, uint32_t res) {
   return NULL;
 }
 
-/* The budget gauges' values (their points exist from the first window on). */
+/* The budget gauges' values (their points are made with the model and at each window). */
 static void budget_values(ns_metrics* m) {
   ns_mpoint* series = point_of(m, F_SERIES, 0);
   ns_mpoint* refused = point_of(m, F_REFUSED, 0);

@@ -3,8 +3,13 @@
  * Windows close inside the analysis while records are fed (during a ring's
  * drain), so ns_mout_window only folds the window into the model and keeps
  * its windows.jsonl line; the files are written and the OTLP payload queued
- * by ns_mout_flush after the drain. Cost: a few KiB encoded per window (at
- * most NCCLSCOPE_MAX_SERIES series), two small file writes. */
+ * by ns_mout_flush after the drain. ns_mout_live, also after the drain, takes
+ * the flight recorder's operations in flight into the model when a window
+ * closed, a watchdog verdict came or a window's length passed: so the
+ * textfile and OTLP are written at least that often even when no window
+ * closes (no operation starts while the application hangs). Cost: a few KiB
+ * encoded per write (at most NCCLSCOPE_MAX_SERIES series), two small file
+ * writes; nothing per record. */
 #include "writer/metrics_out.h"
 
 #include <errno.h>
@@ -40,7 +45,7 @@ static struct {
   ns_mlive* live;           /* NS_MAX_CONTEXTS entries, NULL: no live series */
   ns_fr_inflight* inflight; /* NS_MAX_CONTEXTS entries */
   ns_buf lines;             /* windows.jsonl lines not written yet */
-  int pending;              /* windows folded since the last flush */
+  int pending;              /* windows folded or live series taken since the last flush */
   int jsonl_fd;             /* -1: none */
   char jsonl_name[NAME_MAX + 1];
   int jsonl_failed;
@@ -197,7 +202,12 @@ void ns_mout_window(ns_analysis* a, const ns_window* w) {
   M.a = a;
   ns_metrics_window(M.m, &in);
   M.a = NULL;
-  if (M.jsonl_fd >= 0) ns_jsonl_window(M.m, &M.proc, &M.lines);
+  if (M.jsonl_fd >= 0) {
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    ns_metrics_stamp(M.m, (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec); /* the line's own time */
+    ns_jsonl_window(M.m, &M.proc, &M.lines);
+  }
   M.pending = 1;
 }
 

@@ -368,8 +368,8 @@ def check_otlp(work, protocol, gzip):
     compare_ops(got, expected_ops(truth), "the last OTLP request", ring_drops(prom))
     units = {"ncclscope.ops": "{op}", "ncclscope.bytes": "By", "ncclscope.op.duration": "s",
              "ncclscope.gpu.clock.error": "s", "ncclscope.algbw": "By/s", "ncclscope.oldest_inflight": "s",
-             "ncclscope.hang.episodes": "{episode}", "ncclscope.last_update": "s"}
-    live = ("ncclscope.oldest_inflight", "ncclscope.hang.episodes", "ncclscope.last_update")
+             "ncclscope.hang.episodes": "{episode}", "ncclscope.last_update.timestamp": "s"}
+    live = ("ncclscope.oldest_inflight", "ncclscope.hang.episodes", "ncclscope.last_update.timestamp")
     # Counters and histograms are cumulative: the last request has them all. Gauges
     # (bandwidth by size, clock error) are the window's own and only when it measured
     # them: a last window that closed with few ops may have none, so any request counts.
@@ -391,7 +391,7 @@ def check_otlp(work, protocol, gzip):
     # the live series: every communicator rank's age of its oldest operation in flight, the process's update time
     inflight = {(ra["nccl.comm.hash"], ra["nccl.rank"]) for ra, m in metrics["ncclscope.oldest_inflight"]}
     check(inflight == {(c["comm"], c["rank"]) for c in truth["comm"]}, "oldest_inflight resources %s" % inflight)
-    for ra, m in metrics["ncclscope.last_update"]:
+    for ra, m in metrics["ncclscope.last_update.timestamp"]:
         t = m["gauge"]["dataPoints"][0]
         check(abs(t["asDouble"] * 1e9 - int(t["timeUnixNano"])) < 1e6, "last_update %s" % t)
     for ra, m in metrics["ncclscope.op.duration"]:
@@ -503,9 +503,10 @@ def check_live_hang(work):
     hang = truth["hang"][0]
     with open(os.path.join(dump, [n for n in os.listdir(dump) if n.startswith("flightrec-")][0])) as f:
         episodes = [e for e in json.load(f)["episodes"] if e["commId"] == hang["comm"]]
-    check(episodes, "no episode of communicator %s in the flight record" % hang["comm"])
-    ep = episodes[0]
-    check(ep["func"] == hang["func"] and ep["seq"] == hang["seq"], "flight record %s, truth %s" % (ep, hang))
+    # on a loaded machine an earlier operation may also pass the 0.3 s (an episode that clears): not this one
+    this = [e for e in episodes if e["func"] == hang["func"] and e["seq"] == hang["seq"]]
+    check(this, "no episode of %s seq %s in the flight record: %s" % (hang["func"], hang["seq"], episodes))
+    ep = this[0]
     key = (hang["comm"], str(ep["rank"]))
     rows = []  # per version: (last update, oldest, episodes, stuck series, windows closed)
     for text in versions:
@@ -513,13 +514,16 @@ def check_live_hang(work):
         one = lambda name: [v for n, l, v in smp if n == name and (l.get("comm"), l.get("rank")) == key]
         proc = lambda name: [v for n, l, v in smp if n == name and "pid" in l]
         stuck = [l for n, l, v in smp if n == "ncclscope_stuck_op_info" and v == 1]
+        check(len(stuck) <= 1, "one stuck-operation series at most (one stuck communicator rank): %s" % stuck)
+        if stuck and stuck[0]["seq"] != str(hang["seq"]):
+            check(int(stuck[0]["seq"]) < hang["seq"], "a stuck operation after the hung one: %s" % stuck[0])
+            stuck = []  # an earlier operation late on a loaded machine, cleared since (the flight record says so)
         rows.append((proc("ncclscope_last_update_timestamp_seconds"), one("ncclscope_oldest_inflight_seconds"),
                      one("ncclscope_hang_episodes_total"), stuck, proc("ncclscope_windows_total")))
     stuck_rows = [r for r in rows if r[3]]
     check(len(stuck_rows) >= 5, "%d versions of the file show a stuck operation (a 3 s hang, windows of %.1f s)"
           % (len(stuck_rows), window))
     for r in stuck_rows:
-        check(len(r[3]) == 1, "one stuck-operation series: %s" % r[3])
         lab = r[3][0]
         check((lab["comm"], lab["rank"]) == key and lab["func"] == hang["func"] and lab["seq"] == str(hang["seq"]),
               "stuck series %s; truth %s, flight record rank %s" % (lab, hang, ep["rank"]))
@@ -531,13 +535,14 @@ def check_live_hang(work):
     check(oldest[-1] >= 2.0, "oldest in flight reached only %.2f s in a 3 s hang" % oldest[-1])
     check(updates == sorted(updates) and len(set(updates)) == len(updates), "update times %s" % updates)
     gaps = [b - a for a, b in zip(updates, updates[1:])]
-    check(max(gaps) < window + 0.5, "the file was not rewritten for %.2f s (window %.1f s)" % (max(gaps), window))
+    # at least every window (1 s of slack for a writer thread starved on a loaded 2-core machine)
+    check(max(gaps) < window + 1.0, "the file was not rewritten for %.2f s (window %.1f s)" % (max(gaps), window))
     # no window closed meanwhile (the stuck operation holds its window open): the writes are the live path's
     closed = [r[4][0] if r[4] else 0 for r in stuck_rows]  # no series before the first window closes
     check(len(set(closed)) == 1,
           "windows closed while the application made no progress: %s" % closed)
-    # its age is measured from the operation's start: within two writes of the watchdog's verdict
-    check(oldest[0] < timeout + window + 0.5, "first stuck version shows %.2f s (timeout %.1f s)" % (oldest[0], timeout))
+    # written at once on the watchdog's verdict: the age then is the timeout and a poll period (and load)
+    check(oldest[0] < timeout + 1.0, "first stuck version shows %.2f s (timeout %.1f s)" % (oldest[0], timeout))
     print("live hang: %d versions checked by promtool; %s seq %s stuck on comm %s rank %s, oldest in flight %.2f -> "
           "%.2f s over %d writes with %d windows closed, episodes %d"
           % (len(versions), hang["func"], hang["seq"], key[0], key[1], oldest[0], oldest[-1], len(stuck_rows),
@@ -639,13 +644,14 @@ def check_prom_escape(work):
     want_job = 'train "7b"\\ run\nB?'
     wrap, want_host = (), socket.gethostname()
     unshare = shutil.which("unshare")
-    if unshare and os.geteuid() == 0:  # a UTS namespace of its own, with an odd host name
+    if unshare and subprocess.run([unshare, "--uts", "true"], stderr=subprocess.DEVNULL).returncode == 0:
+        # a UTS namespace of its own (root, not in a container without CAP_SYS_ADMIN), with an odd host name
         want_host = 'node"7\\a'
         wrap = (unshare, "--uts", sys.executable, "-c",
                 "import os, socket, sys; socket.sethostname(sys.argv[1]); os.execv(sys.argv[2], sys.argv[2:])",
                 want_host)
     else:
-        print("note: not root: the host name stays %s (the job name is checked)" % want_host)
+        print("note: no UTS namespace here: the host name stays %s (the job name is checked)" % want_host)
     _, prom, dump, versions, log = simulate(work, iters=20, watch_prom=True, env_extra={"NCCLSCOPE_JOB_NAME": job},
                                             wrap=wrap)
     check(versions, "no .prom file written")
