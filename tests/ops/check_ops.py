@@ -346,7 +346,7 @@ def live_runs(work, stack, textfiles, dump, dash):
 
     mono_to_wall = time.time() - time.monotonic()  # the truth's times are CLOCK_MONOTONIC
     with open(os.path.join(work, "sim-hang.log"), "w") as log:
-        h_start, h_end, h_files, rc = watch_run(
+        h_start, h_end, _, rc = watch_run(
             [sim, "--plugin", plugin, "--nccl", "ideal", "--scenario", "hang", "--hang-timeout-ms", str(HANG_WAIT_MS),
              "--truth", truth_hang], sim_env(textfiles, dump, JOBS["hang"]), textfiles, log, during)
     check(rc == 0, "ncclscope-sim (hang) exited %d: %s/sim-hang.log" % (rc, work))
