@@ -9,6 +9,7 @@
 #                      what the metric tests drive (tests/sinks): promtool and prometheus
 #                      (prometheus), prometheus-node-exporter, libcurl4 and zlib (loaded by the
 #                      plugin at run time), node + npm and the OTLP decoder (tests/sinks/package.json);
+#                      Grafana's dashboard types and a JSON Schema validator (tests/ops/package.json);
 #                      and chromium (headless) for e2e.report_html (skipped, saying so, where it is missing);
 #                      dpkg-shlibdeps (dpkg-dev), file and rpmbuild (rpm) for the packages of install.package
 # Uses sudo when not run as root. The plugin itself links only libc, pthread,
@@ -53,6 +54,12 @@ fi
 if [ "${1:-}" = --ci ] && [ ! -f tests/sinks/node_modules/@opentelemetry/otlp-transformer/build/src/generated/root.js ]; then
   echo "deps: npm ci in tests/sinks"
   (cd "$(dirname "$0")/../tests/sinks" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+# The dashboard check's Grafana types (@grafana/schema), their JSON Schema generator and validator (npm,
+# pinned by tests/ops/package-lock.json) into tests/ops/node_modules (git-ignored).
+if [ "${1:-}" = --ci ] && [ ! -d tests/ops/node_modules/@grafana/schema ]; then
+  echo "deps: npm ci in tests/ops"
+  (cd "$(dirname "$0")/../tests/ops" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 # DuckDB's official Node API, for the docs' queries (tests/query: the exact version in package.json, the tree in
 # package-lock.json). `npm install`, not `npm ci`: npm 11 writes only this platform's optional binary package into

@@ -133,6 +133,19 @@ typedef struct {
  * (at most max; the rest come at the next call). */
 size_t ns_fr_check(ns_fr* fr, uint64_t now_ns, uint64_t timeout_ns, ns_fr_stuck* out, size_t max);
 
+/* Each live communicator's oldest operation not done, at now_ns: what a
+ * live metric shows while nothing else moves. */
+typedef struct {
+  uint32_t comm;
+  uint64_t age_ns;      /* in flight since its START that long; 0: none in flight */
+  uint64_t episodes;    /* episodes ns_fr_check reported for this communicator so far */
+  int stuck;            /* an episode is open: its operation has not completed */
+  char func[32];        /* with stuck: the stuck operation's function */
+  uint64_t seq;         /* and its seqNumber (P2p: 0) */
+} ns_fr_inflight;
+/* One entry per live communicator, at most max; returns how many. */
+size_t ns_fr_inflight_get(const ns_fr* fr, uint64_t now_ns, ns_fr_inflight* out, size_t max);
+
 /* "channels 0,1 on the GPU not stopped; rank 7: receive ch 0 no step ..." for
  * an operation not done: its channels and peers without progress at now_ns. */
 void ns_fr_waits_for(const ns_fr* fr, const ns_fr_op* op, uint64_t now_ns, char* buf, size_t len);

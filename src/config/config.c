@@ -277,9 +277,11 @@ static time_t process_start_time(void) {
   return (time_t)(btime + start_ticks / (unsigned long long)hz);
 }
 
-static void default_dump_dir(char* out, size_t len) {
-  const char* job = getenv("SLURM_JOB_ID");
-  if (job && *job && strlen(job) < 64 && !strchr(job, '/')) {
+/* ./ncclscope-<job id> where the job id makes a plain file name, else the process start. */
+static void default_dump_dir(char* out, size_t len, const char* job) {
+  int plain = *job && strlen(job) < 64 && !strchr(job, '/');
+  for (const char* p = job; plain && *p; p++) plain = (unsigned char)*p >= 0x20 && *p != 0x7F;
+  if (plain) {
     snprintf(out, len, "./ncclscope-%s", job);
     return;
   }
@@ -293,6 +295,7 @@ static void default_dump_dir(char* out, size_t len) {
 
 void ns_config_load(ns_config* c, ns_config_warn_fn warn) {
   memset(c, 0, sizeof *c);
+  ns_job_identity_read(&c->job);
   c->event_mask = NS_DEFAULT_EVENT_MASK;
   const char* name = "NCCLSCOPE_EVENT_MASK";
   const char* s = getenv(name);
@@ -314,7 +317,7 @@ void ns_config_load(ns_config* c, ns_config_warn_fn warn) {
   if (s && *s && strlen(s) < sizeof c->dump_dir) {
     memcpy(c->dump_dir, s, strlen(s) + 1);
   } else {
-    default_dump_dir(c->dump_dir, sizeof c->dump_dir);
+    default_dump_dir(c->dump_dir, sizeof c->dump_dir, c->job.id);
     if (s && *s) bad_value(warn, "NCCLSCOPE_DUMP_DIR", s, "is longer than PATH_MAX", "the default %s", c->dump_dir);
   }
   load_u32(warn, "NCCLSCOPE_RING_KB", &c->ring_kb, 4096, 4, 1u << 20);
@@ -351,7 +354,8 @@ void ns_config_load(ns_config* c, ns_config_warn_fn warn) {
     else bad_value(warn, "NCCLSCOPE_PROM_DIR", s, "is longer than PATH_MAX", "no Prometheus file");
   }
   load_u32(warn, "NCCLSCOPE_TOP_LINKS", &c->top_links, 16, 0, 1024);
-  load_u32(warn, "NCCLSCOPE_MAX_SERIES", &c->max_series, 300, 20, 1000000);
+  load_bool(warn, "NCCLSCOPE_PROM_KEEP", &c->prom_keep, 0);
+  load_u32(warn, "NCCLSCOPE_MAX_SERIES", &c->max_series, NS_MAX_SERIES_DEFAULT, 20, 1000000);
   ns_otel_config_load(&c->otel, warn);
   load_local_rank(warn, &c->local_rank);
   c->file_mode = NS_FILE_MODE_DEFAULT;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/identity.h"
 #include "config/otel.h"
 
 /* Default mask: every type except ProxyCtrl (proxy-thread sleep/wake
@@ -18,6 +19,8 @@
 #define NS_DEFAULT_EVENT_MASK (0x7FFFu & ~((1u << 5) | (1u << 7)))
 /* NCCLSCOPE_WINDOW_SEC: the metrics window */
 #define NS_WINDOW_SEC_DEFAULT 10.0
+/* NCCLSCOPE_MAX_SERIES: the series budget per process (docs/metrics.md, "Series budget") */
+#define NS_MAX_SERIES_DEFAULT 500
 
 typedef struct {
   uint32_t event_mask;
@@ -37,10 +40,12 @@ typedef struct {
   uint64_t window_ops;  /* NCCLSCOPE_WINDOW_OPS: 0 = by time only */
   unsigned file_mode;   /* NCCLSCOPE_FILE_MODE: trace and summary files (directories: x where r) */
   char prom_dir[PATH_MAX]; /* NCCLSCOPE_PROM_DIR: node_exporter textfile directory, "" = none */
+  int prom_keep;        /* NCCLSCOPE_PROM_KEEP: the .prom file stays after a clean end (default: removed) */
   uint32_t top_links;   /* NCCLSCOPE_TOP_LINKS: per-link series for the slowest links */
   uint32_t max_series;  /* NCCLSCOPE_MAX_SERIES: the series budget per process */
   ns_otel_config otel;  /* OTEL_* and NCCLSCOPE_OTLP (otel.c) */
   int local_rank;       /* LOCAL_RANK / SLURM_LOCALID / OMPI_COMM_WORLD_LOCAL_RANK / MPI_LOCALRANKID; -1: none */
+  ns_job_identity job;  /* NCCLSCOPE_JOB_NAME, SLURM_JOB_ID, ... (identity.c) */
   uint32_t fr_entries;  /* NCCLSCOPE_FR_ENTRIES: flight recorder operations per communicator; 0 = off */
   double hang_timeout_sec; /* NCCLSCOPE_HANG_TIMEOUT_SEC: the watchdog's timeout; 0 = off */
   int dump_signal;      /* NCCLSCOPE_DUMP_SIGNAL: asks for a flight-record dump; 0 = none */

@@ -25,6 +25,7 @@ typedef struct {
   uint64_t episode_op; /* id of the operation last reported stuck, 0 none */
   int episode_open;    /* it has not completed yet */
   ns_fr_stuck episode; /* what was reported, for the cleared entry */
+  uint64_t episodes;   /* episodes reported for this communicator */
 } fr_comm;
 
 /* A running ProxyOp, ProxyStep or KernelCh. */

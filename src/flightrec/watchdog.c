@@ -144,9 +144,36 @@ size_t ns_fr_check(ns_fr* fr, uint64_t now, uint64_t timeout_ns, ns_fr_stuck* ou
     ns_fr_waits_for(fr, op, now, s->waits_for, sizeof s->waits_for);
     c->episode_op = op->id;
     c->episode_open = 1;
+    c->episodes++;
     c->episode = *s;
     fr->episodes[fr->st.episodes % FR_EPISODES] = *s;
     fr->st.episodes++;
+  }
+  return n;
+}
+
+size_t ns_fr_inflight_get(const ns_fr* fr, uint64_t now, ns_fr_inflight* out, size_t max) {
+  size_t n = 0;
+  for (size_t i = 0; i < fr->ncomms && n < max; i++) {
+    const fr_comm* c = &fr->comms[i];
+    if (!c->comm) continue;
+    ns_fr_inflight* f = &out[n++];
+    memset(f, 0, sizeof *f);
+    f->comm = c->comm;
+    f->episodes = c->episodes;
+    if (c->first_open < c->head) {
+      const ns_fr_op* op = fr_at(fr, c, c->first_open);
+      if (!op->done && now > op->t_start) f->age_ns = now - op->t_start;
+    }
+    if (c->episode_open) { /* as ns_fr_check sees it: the episode's operation, still there and not done */
+      uint64_t* at = ns_idmap_get(&fr->ops, c->episode_op);
+      const ns_fr_op* op = at ? fr_at(fr, &fr->comms[fr_value_comm(*at)], fr_value_pos(*at)) : NULL;
+      if (op && op->id == c->episode_op && !op->done) {
+        f->stuck = 1;
+        snprintf(f->func, sizeof f->func, "%s", c->episode.func);
+        f->seq = c->episode.op.seq;
+      }
+    }
   }
   return n;
 }

@@ -6,9 +6,17 @@
 
 #include "sinks/outputs.h"
 
-static void labels(ns_buf* b, const ns_metrics* m, const ns_mpoint* p) {
+static void labels(ns_buf* b, const ns_metrics* m, const ns_mprocess* proc, const ns_mpoint* p) {
   const ns_mres* r = ns_metrics_res(m, p->res);
   ns_buf_str(b, "\"labels\":{");
+  const char *ik[NS_M_IDENT], *iv[NS_M_IDENT];
+  unsigned ni = ns_mident(m, proc, p->res, ik, iv);
+  for (unsigned k = 0; k < ni; k++) {
+    ns_buf_json_str(b, ik[k]);
+    ns_buf_str(b, ":");
+    ns_buf_json_str(b, iv[k]);
+    ns_buf_str(b, ",");
+  }
   if (p->res == 0) {
     ns_buf_str(b, "\"pid\":");
     ns_buf_json_str(b, r->rank_str);
@@ -60,7 +68,7 @@ void ns_jsonl_window(const ns_metrics* m, const ns_mprocess* p, ns_buf* b) {
     for (size_t i = 0; i < fam->n; i++) {
       const ns_mpoint* pt = &fam->p[i];
       ns_buf_str(b, i ? ",{" : "{");
-      labels(b, m, pt);
+      labels(b, m, p, pt);
       if (fam->d->kind == NS_MK_HISTOGRAM) {
         ns_buf_printf(b, ",\"count\":%" PRIu64 ",\"sum\":", pt->count);
         ns_buf_json_double(b, pt->sum);

@@ -11,9 +11,10 @@
 #include "ncclscope/record.h"
 #include "util/array.h"
 
-/* The families, in the order they are exported and admitted (metrics.h). */
+/* The families, in the order they are exported (ns_metrics_window admits them in the budget's order, metrics.h). */
 enum {
-  F_SERIES, F_REFUSED, F_WINDOWS, F_DROPPED, F_CLOSED, F_UNANALYSED, F_OTLP_REQ, F_OTLP_DROPPED,
+  F_SERIES, F_REFUSED, F_UPDATED, F_OLDEST, F_HANGS, F_STUCK,
+  F_WINDOWS, F_DROPPED, F_CLOSED, F_UNANALYSED, F_OTLP_REQ, F_OTLP_DROPPED,
   F_OPS, F_BYTES, F_INCOMPLETE, F_CLOCK, F_LATE_SUM, F_LATE_N, F_LATE_LAST, F_LATE_MAX,
   F_LINKS_FITTED, F_LINK_BW_MIN, F_LINK_LAT_MAX, F_DURATION, F_LINK_LAT, F_LINK_BW, F_ALGBW, F_BUSBW, F_COUNT
 };
@@ -23,6 +24,17 @@ static const ns_mdesc g_desc[F_COUNT] = {
                 "Series this process exports (Prometheus sample lines), at most NCCLSCOPE_MAX_SERIES."},
   [F_REFUSED] = {"ncclscope.series.refused", "ncclscope_series_refused", "{series}", NS_MK_GAUGE, 1,
                  "Series of the last window left out to stay within NCCLSCOPE_MAX_SERIES."},
+  [F_UPDATED] = {"ncclscope.last_update.timestamp", "ncclscope_last_update_timestamp_seconds", "s", NS_MK_GAUGE, 0,
+                 "When this process last wrote its metrics (Unix time): at least every NCCLSCOPE_WINDOW_SEC while "
+                 "it lives; a value that stops moving is a dead process's."},
+  [F_OLDEST] = {"ncclscope.oldest_inflight", "ncclscope_oldest_inflight_seconds", "s", NS_MK_GAUGE, 0,
+                "Age of the communicator rank's oldest collective or point-to-point operation in flight (0: none), "
+                "measured by ncclscope's own thread: it keeps rising while nothing progresses."},
+  [F_HANGS] = {"ncclscope.hang.episodes", "ncclscope_hang_episodes_total", "{episode}", NS_MK_COUNTER, 1,
+               "Times the watchdog found an operation in flight longer than NCCLSCOPE_HANG_TIMEOUT_SEC."},
+  [F_STUCK] = {"ncclscope.stuck_op", "ncclscope_stuck_op_info", "{op}", NS_MK_GAUGE, 1,
+               "1 while an operation of the communicator rank is in flight longer than NCCLSCOPE_HANG_TIMEOUT_SEC: "
+               "its function and seqNumber (gone once it completes)."},
   [F_WINDOWS] = {"ncclscope.windows", "ncclscope_windows_total", "{window}", NS_MK_COUNTER, 1,
                  "Metric windows closed (NCCLSCOPE_WINDOW_SEC)."},
   [F_DROPPED] = {"ncclscope.events.dropped", "ncclscope_events_dropped_total", "{event}", NS_MK_COUNTER, 1,
@@ -80,24 +92,33 @@ struct ns_metrics {
   ns_mres* res;
   size_t nres, capres;
   uint32_t series, refused;
+  uint32_t reserved;      /* places held for stuck-operation series not there now */
+  uint32_t live_refused;  /* live series of communicator ranks that did not fit */
   uint64_t windows, window_index;
-  uint64_t start_unix_ns, win_start_unix_ns, end_unix_ns;
+  uint64_t start_unix_ns, win_start_unix_ns, end_unix_ns, time_unix_ns;
 };
+
+static int is_live(int f) { return f == F_UPDATED || f == F_OLDEST || f == F_HANGS || f == F_STUCK; }
 
 unsigned ns_mpoint_series(const ns_mdesc* d) { return d->kind == NS_MK_HISTOGRAM ? NS_HIST_BOUNDS + 3 : 1; }
 
 double ns_metrics_bound_s(unsigned i) { return (double)ns_hist_bound_ns(i) / 1e9; }
 
-static void res_init(ns_mres* r, uint32_t comm, uint64_t comm_id, int32_t rank, uint32_t nranks, const char* uuid) {
+static void res_init(ns_mres* r, uint32_t comm, uint64_t comm_id, int32_t rank, uint32_t nranks, const char* uuid,
+                     const char* name) {
   memset(r, 0, sizeof *r);
   r->comm = comm;
   r->comm_id = comm_id;
   r->rank = rank;
   r->nranks = nranks;
   snprintf(r->uuid, sizeof r->uuid, "%s", uuid ? uuid : "");
+  snprintf(r->name, sizeof r->name, "%s", name ? name : "");
   snprintf(r->comm_hex, sizeof r->comm_hex, "0x%016llx", (unsigned long long)comm_id);
   snprintf(r->rank_str, sizeof r->rank_str, "%d", rank);
 }
+
+static ns_mpoint* point(ns_metrics* m, int f, uint32_t res, unsigned nlabels, const char* const* kv);
+static void budget_values(ns_metrics* m);
 
 ns_metrics* ns_metrics_new(const ns_metrics_config* cfg) {
   ns_metrics* m = calloc(1, sizeof *m);
@@ -112,8 +133,12 @@ ns_metrics* ns_metrics_new(const ns_metrics_config* cfg) {
   }
   m->capres = 4;
   m->nres = 1;
-  res_init(&m->res[0], 0, 0, -1, 0, "");
+  res_init(&m->res[0], 0, 0, -1, 0, "", NULL);
   snprintf(m->res[0].rank_str, sizeof m->res[0].rank_str, "%u", cfg->pid); /* the process: its pid */
+  /* the budget gauges exist before the first window: a file written on a watchdog's verdict has them */
+  point(m, F_SERIES, 0, 0, NULL);
+  point(m, F_REFUSED, 0, 0, NULL);
+  budget_values(m);
   return m;
 }
 
@@ -127,17 +152,19 @@ void ns_metrics_free(ns_metrics* m) {
 static uint32_t res_of(ns_metrics* m, uint32_t comm) {
   for (size_t i = 1; i < m->nres; i++)
     if (m->res[i].comm == comm) return (uint32_t)i;
-  ns_metrics_comm(m, comm, 0, -1, 0, "");
+  ns_metrics_comm(m, comm, 0, -1, 0, "", NULL);
   for (size_t i = 1; i < m->nres; i++)
     if (m->res[i].comm == comm) return (uint32_t)i;
   return UINT32_MAX;
 }
 
 void ns_metrics_comm(ns_metrics* m, uint32_t comm, uint64_t comm_id, int32_t rank, uint32_t nranks,
-                     const char* uuid) {
+                     const char* uuid, const char* name) {
   for (size_t i = 1; i < m->nres; i++)
-    if (m->res[i].comm == comm) { /* a comm serial is never reused: an update */
-      res_init(&m->res[i], comm, comm_id, rank, nranks, uuid);
+    if (m->res[i].comm == comm) { /* a comm serial is never reused: an update (its live state stays) */
+      ns_mres_live keep = m->res[i].live;
+      res_init(&m->res[i], comm, comm_id, rank, nranks, uuid, name);
+      m->res[i].live = keep;
       return;
     }
   if (m->nres == m->capres) {
@@ -146,12 +173,13 @@ void ns_metrics_comm(ns_metrics* m, uint32_t comm, uint64_t comm_id, int32_t ran
     m->res = r;
     m->capres *= 2;
   }
-  res_init(&m->res[m->nres++], comm, comm_id, rank, nranks, uuid);
+  res_init(&m->res[m->nres++], comm, comm_id, rank, nranks, uuid, name);
 }
 
 /* The point of family f for (resource, labels): found, else created when the
- * budget allows (else NULL, counted as refused). Labels: key/value pairs. */
-static ns_mpoint* point(ns_metrics* m, int f, uint32_t res, unsigned nlabels, const char* const* kv) {
+ * budget allows (else NULL, counted as refused), or in a place held for it
+ * (!budgeted). Labels: key/value pairs. */
+static ns_mpoint* point_in(ns_metrics* m, int f, uint32_t res, unsigned nlabels, const char* const* kv, int budgeted) {
   ns_mfamily* fam = &m->fam[f];
   if (res == UINT32_MAX) return NULL;
   for (size_t i = 0; i < fam->n; i++) {
@@ -162,7 +190,7 @@ static ns_mpoint* point(ns_metrics* m, int f, uint32_t res, unsigned nlabels, co
     if (k == nlabels) return p;
   }
   unsigned cost = ns_mpoint_series(fam->d);
-  if (m->series + cost > m->cfg.max_series) {
+  if (budgeted && m->series + m->reserved + cost > m->cfg.max_series) {
     m->refused += cost;
     return NULL;
   }
@@ -177,6 +205,10 @@ static ns_mpoint* point(ns_metrics* m, int f, uint32_t res, unsigned nlabels, co
   }
   m->series += cost;
   return p;
+}
+
+static ns_mpoint* point(ns_metrics* m, int f, uint32_t res, unsigned nlabels, const char* const* kv) {
+  return point_in(m, f, res, nlabels, kv, 1);
 }
 
 static void set(ns_metrics* m, int f, uint32_t res, unsigned nl, const char* const* kv, double v) {
@@ -199,7 +231,7 @@ static void begin(ns_metrics* m) {
   m->refused = 0;
   for (int f = 0; f < F_COUNT; f++) {
     ns_mfamily* fam = &m->fam[f];
-    if (fam->d->kind == NS_MK_GAUGE) fam->n = 0;
+    if (fam->d->kind == NS_MK_GAUGE && !is_live(f)) fam->n = 0;
     for (size_t i = 0; i < fam->n; i++) m->series += ns_mpoint_series(fam->d);
   }
 }
@@ -223,8 +255,20 @@ static void process_counters(ns_metrics* m, const ns_mwindow* in) {
   }
 }
 
-static void comm_counters(ns_metrics* m, const ns_mwindow* in) {
-  const ns_window* w = in->w;
+/* Per communicator rank: its starts lost to a full ring, its GPU clock's error bound. */
+static void comm_health(ns_metrics* m, const ns_mwindow* in) {
+  for (size_t r = 1; r < m->nres; r++) {
+    if (in->comm_dropped) {
+      const char* ring[] = {"reason", "ring"};
+      set(m, F_DROPPED, (uint32_t)r, 1, ring, (double)in->comm_dropped(in->user, m->res[r].comm));
+    }
+    double err = in->clock_error_s ? in->clock_error_s(in->user, m->res[r].comm) : NAN;
+    if (isfinite(err)) set(m, F_CLOCK, (uint32_t)r, 0, NULL, err);
+  }
+}
+
+/* Operations and bytes by function, operations never completed. */
+static void comm_counts(ns_metrics* m, const ns_window* w) {
   for (size_t i = 0; w && i < w->n_funcs; i++) {
     const ns_func_stats* f = &w->funcs[i];
     uint32_t res = res_of(m, f->comm);
@@ -237,13 +281,10 @@ static void comm_counters(ns_metrics* m, const ns_mwindow* in) {
     for (size_t i = 0; w && i < w->n_funcs; i++)
       if (w->funcs[i].comm == m->res[r].comm) inc += w->funcs[i].incomplete;
     add(m, F_INCOMPLETE, (uint32_t)r, 0, NULL, (double)inc);
-    if (in->comm_dropped) {
-      const char* ring[] = {"reason", "ring"};
-      set(m, F_DROPPED, (uint32_t)r, 1, ring, (double)in->comm_dropped(in->user, m->res[r].comm));
-    }
-    double err = in->clock_error_s ? in->clock_error_s(in->user, m->res[r].comm) : NAN;
-    if (isfinite(err)) set(m, F_CLOCK, (uint32_t)r, 0, NULL, err);
   }
+}
+
+static void lateness(ns_metrics* m, const ns_window* w) {
   for (size_t i = 0; w && i < w->n_lateness; i++) {
     const ns_lateness_stats* l = &w->lateness[i];
     uint32_t res = res_of(m, l->comm);
@@ -319,8 +360,9 @@ static void top_links(ns_metrics* m, const ns_window* w) {
   free(rank);
 }
 
-/* The window's buckets are per (comm, func, algo, proto, size, ops per batch): bandwidth per (comm, func, size). */
-static void bandwidth(ns_metrics* m, const ns_window* w) {
+/* The window's buckets are per (comm, func, algo, proto, size, ops per batch): bandwidth per (comm, func, size),
+ * family f: F_BUSBW or F_ALGBW. */
+static void bandwidth(ns_metrics* m, const ns_window* w, int f) {
   for (size_t i = 0; w && i < w->n_buckets; i++) {
     const ns_bucket_stats* b = &w->buckets[i];
     int done = 0;
@@ -342,24 +384,122 @@ static void bandwidth(ns_metrics* m, const ns_window* w) {
     const char* kv[] = {"func", ns_func_name(b->func), "size", size};
     uint32_t res = res_of(m, b->comm);
     double algbw = bytes / (dur_us * 1e-6);
-    set(m, F_ALGBW, res, 2, kv, algbw);
-    if (factor > 0) set(m, F_BUSBW, res, 2, kv, algbw * factor);
+    if (f == F_ALGBW) set(m, F_ALGBW, res, 2, kv, algbw);
+    else if (factor > 0) set(m, F_BUSBW, res, 2, kv, algbw * factor);
   }
+}
+
+/* ---- the live series ---- */
+
+/* Forgets the points of family f of resource res. */
+static void drop_points(ns_metrics* m, int f, uint32_t res) {
+  ns_mfamily* fam = &m->fam[f];
+  size_t k = 0;
+  for (size_t i = 0; i < fam->n; i++) {
+    if (fam->p[i].res == res) {
+      m->series -= ns_mpoint_series(fam->d);
+      continue;
+    }
+    fam->p[k++] = fam->p[i];
+  }
+  fam->n = k;
+}
+
+static ns_mpoint* point_of(ns_metrics* m, int f, uint32_t res) {
+  for (size_t i = 0; i < m->fam[f].n; i++)
+    if (m->fam[f].p[i].res == res) return &m->fam[f].p[i];
+  return NULL;
+}
+
+/* The budget gauges' values (their points are made with the model and at each window). */
+static void budget_values(ns_metrics* m) {
+  ns_mpoint* series = point_of(m, F_SERIES, 0);
+  ns_mpoint* refused = point_of(m, F_REFUSED, 0);
+  if (series) series->value = m->series;
+  if (refused) refused->value = m->refused + m->live_refused;
+}
+
+/* The live series from the resources' live state. A communicator rank's are
+ * admitted as a whole, 3 series: its oldest operation's age, its episodes and
+ * the place of its stuck-operation series, held while there is none (so the
+ * budget never refuses a hang's series); ahead of every window series. */
+static void live_points(ns_metrics* m) {
+  ns_mpoint* up = point(m, F_UPDATED, 0, 0, NULL);
+  if (up) up->value = (double)m->time_unix_ns * 1e-9;
+  m->reserved = 0;
+  m->live_refused = 0;
+  for (size_t r = 1; r < m->nres && m->cfg.live; r++) {
+    ns_mres_live* lv = &m->res[r].live;
+    uint32_t res = (uint32_t)r;
+    if (!lv->known) continue;
+    if (!lv->admitted) {
+      if (m->series + m->reserved + 3 > m->cfg.max_series) {
+        m->live_refused += 3;
+        continue;
+      }
+      lv->admitted = 1;
+    }
+    ns_mpoint* p = point_in(m, F_OLDEST, res, 0, NULL, 0);
+    if (p) p->value = lv->oldest_s;
+    p = point_in(m, F_HANGS, res, 0, NULL, 0);
+    if (p) p->value = (double)lv->episodes;
+    const char* kv[] = {"func", lv->func, "seq", lv->seq};
+    ns_mpoint* stuck = point_of(m, F_STUCK, res);
+    if (stuck && (!lv->stuck || strcmp(stuck->labels[0].val, lv->func) || strcmp(stuck->labels[1].val, lv->seq)))
+      drop_points(m, F_STUCK, res); /* at most one per communicator rank: the current one */
+    if (lv->stuck) {
+      p = point_in(m, F_STUCK, res, 2, kv, 0);
+      if (p) p->value = 1;
+    }
+    if (!point_of(m, F_STUCK, res)) m->reserved++;
+  }
+}
+
+void ns_metrics_live(ns_metrics* m, const ns_mlive* v, size_t n) {
+  for (size_t r = 1; r < m->nres; r++) {
+    ns_mres_live* lv = &m->res[r].live;
+    const ns_mlive* in = NULL;
+    for (size_t i = 0; i < n && !in; i++)
+      if (v[i].comm == m->res[r].comm) in = &v[i];
+    if (!in) { /* ended: nothing in flight any more; its episodes stay counted */
+      lv->oldest_s = 0;
+      lv->stuck = 0;
+      continue;
+    }
+    lv->known = 1;
+    lv->oldest_s = in->oldest_s;
+    if (in->episodes > lv->episodes) lv->episodes = in->episodes;
+    lv->stuck = in->stuck;
+    snprintf(lv->func, sizeof lv->func, "%s", in->stuck && in->func ? in->func : "");
+    snprintf(lv->seq, sizeof lv->seq, "%llu", (unsigned long long)(in->stuck ? in->seq : 0));
+  }
+  live_points(m);
+  budget_values(m);
+}
+
+void ns_metrics_stamp(ns_metrics* m, uint64_t unix_ns) {
+  m->time_unix_ns = unix_ns;
+  ns_mpoint* up = point_of(m, F_UPDATED, 0);
+  if (up) up->value = (double)unix_ns * 1e-9;
 }
 
 void ns_metrics_window(ns_metrics* m, const ns_mwindow* in) {
   begin(m);
   /* the two budget gauges first, so that they always fit; their values last */
-  ns_mpoint* series = point(m, F_SERIES, 0, 0, NULL);
-  ns_mpoint* refused = point(m, F_REFUSED, 0, 0, NULL);
+  point(m, F_SERIES, 0, 0, NULL);
+  point(m, F_REFUSED, 0, 0, NULL);
+  /* then in the order a dashboard needs them (metrics.h) */
+  live_points(m);
   process_counters(m, in);
-  comm_counters(m, in);
-  link_aggregates(m, in->w);
+  comm_health(m, in);
+  bandwidth(m, in->w, F_BUSBW);
   histograms(m, in->w);
+  lateness(m, in->w);
   top_links(m, in->w);
-  bandwidth(m, in->w);
-  if (series) series->value = m->series;
-  if (refused) refused->value = m->refused;
+  comm_counts(m, in->w);
+  link_aggregates(m, in->w);
+  bandwidth(m, in->w, F_ALGBW);
+  budget_values(m);
   m->windows++;
   m->window_index = in->w ? in->w->index : m->window_index;
   m->win_start_unix_ns = in->start_unix_ns;
@@ -375,5 +515,8 @@ uint64_t ns_metrics_window_index(const ns_metrics* m) { return m->window_index; 
 uint64_t ns_metrics_start_unix_ns(const ns_metrics* m) { return m->start_unix_ns; }
 uint64_t ns_metrics_end_unix_ns(const ns_metrics* m) { return m->end_unix_ns; }
 uint64_t ns_metrics_win_start_unix_ns(const ns_metrics* m) { return m->win_start_unix_ns; }
+uint64_t ns_metrics_time_unix_ns(const ns_metrics* m) {
+  return m->time_unix_ns > m->end_unix_ns ? m->time_unix_ns : m->end_unix_ns;
+}
 uint32_t ns_metrics_series(const ns_metrics* m) { return m->series; }
-uint32_t ns_metrics_refused(const ns_metrics* m) { return m->refused; }
+uint32_t ns_metrics_refused(const ns_metrics* m) { return m->refused + m->live_refused; }

@@ -13,19 +13,31 @@
  * link fits, clock error, the largest lateness) are the last window's and
  * exported only when that window measured them.
  *
+ * The live families (ncclscope_oldest_inflight_seconds, ncclscope_hang_
+ * episodes_total, ncclscope_stuck_op_info, ncclscope_last_update_timestamp_
+ * seconds) are not the window's: ns_metrics_live and ns_metrics_stamp set
+ * them from the flight recorder whenever the writer exports, window or not,
+ * so they move while the application makes no progress at all.
+ *
  * Resources: the process, and one per communicator rank (comm hash, rank,
- * nranks, GPU UUID). OTLP sends them as resources; Prometheus as the labels
- * comm and rank (the process: pid).
+ * nranks, GPU UUID, the communicator's name). OTLP sends them as resources;
+ * Prometheus as the labels comm and rank (the process: pid). Every output
+ * adds the identity labels of ns_mident (job_id, host, comm_name).
  *
  * Cardinality is a budget (docs/metrics.md, "Series budget"): a series is
  * one Prometheus sample line (a histogram is NS_HIST_BOUNDS + 3 of them).
- * No label holds a sequence number or an address. A new series is admitted
- * only while the total stays within max_series, in a fixed priority order
- * (process counters, per-communicator counts and bytes, incomplete and
- * dropped events, clock error, lateness, link aggregates, time histograms,
- * the top_links worst links, bandwidth by function and size); what does not
- * fit is counted in ncclscope_series_refused, never exported. Per-link
- * series exist only for the top_links slowest send links with a valid fit.
+ * No label holds an address, and a sequence number only on the one
+ * stuck-operation series of a communicator rank. A new series is admitted
+ * only while the total stays within max_series, in a fixed priority order,
+ * what a dashboard needs first: the budget gauges and the update time, the
+ * live series (each communicator rank holds a place for its stuck-operation
+ * series from the start, so a hang is never refused), process counters,
+ * per-communicator drops and clock error, bus bandwidth by function and
+ * size, time histograms, lateness, the top_links worst links, counts and
+ * bytes, incomplete operations, link aggregates, algorithm bandwidth; what
+ * does not fit is counted in ncclscope_series_refused, never exported.
+ * Per-link series exist only for the top_links slowest send links with a
+ * valid fit.
  */
 #ifndef NCCLSCOPE_SINKS_METRICS_H
 #define NCCLSCOPE_SINKS_METRICS_H
@@ -68,6 +80,16 @@ typedef struct {
   size_t n, cap;
 } ns_mfamily;
 
+/* A communicator rank's live state (ns_metrics_live). */
+typedef struct {
+  int known;        /* the flight recorder reported it */
+  int admitted;     /* its live series are in the budget (its stuck series' place held) */
+  double oldest_s;
+  uint64_t episodes;
+  int stuck;
+  char func[24], seq[24];
+} ns_mres_live;
+
 /* A resource: the process (index 0) or one communicator rank. */
 typedef struct {
   uint32_t comm;    /* comm serial, 0 for the process */
@@ -75,7 +97,9 @@ typedef struct {
   int32_t rank;
   uint32_t nranks;
   char uuid[48];    /* the GPU UUID, "" unknown */
+  char name[64];    /* the communicator's name (NCCL's commName), "" none */
   char comm_hex[24], rank_str[16];
+  ns_mres_live live;
 } ns_mres;
 
 typedef struct {
@@ -83,6 +107,7 @@ typedef struct {
   uint32_t top_links;  /* NCCLSCOPE_TOP_LINKS */
   uint32_t pid;
   uint64_t start_unix_ns; /* the start of every cumulative sum (the session's start) */
+  int live;               /* the flight recorder runs: the live series exist */
 } ns_metrics_config;
 
 /* What one window adds, besides the analysis' ns_window. Counters are the
@@ -104,10 +129,26 @@ typedef struct ns_metrics ns_metrics;
 
 ns_metrics* ns_metrics_new(const ns_metrics_config* cfg); /* NULL when out of memory */
 void ns_metrics_free(ns_metrics* m);
-/* A communicator rank (COMM_INIT), before its windows. */
-void ns_metrics_comm(ns_metrics* m, uint32_t comm, uint64_t comm_id, int32_t rank, uint32_t nranks, const char* uuid);
+/* A communicator rank (COMM_INIT), before its windows; name: NCCL's commName or NULL. */
+void ns_metrics_comm(ns_metrics* m, uint32_t comm, uint64_t comm_id, int32_t rank, uint32_t nranks, const char* uuid,
+                     const char* name);
 /* Folds one closed window in. */
 void ns_metrics_window(ns_metrics* m, const ns_mwindow* in);
+
+/* What the flight recorder says of one communicator rank now. */
+typedef struct {
+  uint32_t comm;     /* serial */
+  double oldest_s;   /* age of its oldest Coll/P2p in flight, 0 none */
+  uint64_t episodes; /* hang episodes so far */
+  int stuck;         /* an operation older than the hang timeout has not completed */
+  const char* func;  /* with stuck: its function */
+  uint64_t seq;      /* and its seqNumber */
+} ns_mlive;
+/* The live series, from n entries (communicator ranks not among them have
+ * nothing in flight: their communicator ended). */
+void ns_metrics_live(ns_metrics* m, const ns_mlive* v, size_t n);
+/* The wall-clock time the outputs are written at: the last-update gauge and the OTLP points' time. */
+void ns_metrics_stamp(ns_metrics* m, uint64_t unix_ns);
 
 /* ---- for the outputs ---- */
 size_t ns_metrics_nfamilies(const ns_metrics* m);
@@ -120,6 +161,8 @@ uint64_t ns_metrics_window_index(const ns_metrics* m);
 uint64_t ns_metrics_start_unix_ns(const ns_metrics* m);
 uint64_t ns_metrics_end_unix_ns(const ns_metrics* m);
 uint64_t ns_metrics_win_start_unix_ns(const ns_metrics* m);
+/* The time of the values as exported (ns_metrics_stamp, else the last window's end). */
+uint64_t ns_metrics_time_unix_ns(const ns_metrics* m);
 /* Series exported after the last window (Prometheus sample lines), and refused for the budget. */
 uint32_t ns_metrics_series(const ns_metrics* m);
 uint32_t ns_metrics_refused(const ns_metrics* m);

@@ -29,11 +29,13 @@ static void key_value(ns_buf* b, int* first, const char* key, int is_int, int64_
   ns_buf_str(b, "}");
 }
 
-/* ,"attributes":[...] (left out when empty, as the protobuf JSON mapping does) */
-static void point_attrs(ns_buf* b, const ns_mpoint* p) {
-  if (!p->nlabels) return;
+/* ,"attributes":[...]: the identity labels of the point's resource (ns_mident), then its own */
+static void point_attrs(ns_buf* b, const ns_metrics* m, const ns_mprocess* proc, const ns_mpoint* p) {
+  const char *ik[NS_M_IDENT], *iv[NS_M_IDENT];
+  unsigned ni = ns_mident(m, proc, p->res, ik, iv);
   ns_buf_str(b, ",\"attributes\":[");
   int first = 1;
+  for (unsigned k = 0; k < ni; k++) key_value(b, &first, ik[k], 0, 0, iv[k]);
   for (unsigned k = 0; k < p->nlabels; k++) {
     int is_int = 0;
     const char* key = ns_otlp_attr_key(p->labels[k].key, &is_int);
@@ -42,7 +44,7 @@ static void point_attrs(ns_buf* b, const ns_mpoint* p) {
   ns_buf_str(b, "]");
 }
 
-static void metric(ns_buf* b, const ns_metrics* m, const ns_mfamily* fam, uint32_t res) {
+static void metric(ns_buf* b, const ns_metrics* m, const ns_mprocess* proc, const ns_mfamily* fam, uint32_t res) {
   const ns_mdesc* d = fam->d;
   ns_buf_str(b, "{\"name\":");
   ns_buf_json_str(b, d->otel);
@@ -64,8 +66,8 @@ static void metric(ns_buf* b, const ns_metrics* m, const ns_mfamily* fam, uint32
       ns_buf_str(b, ",");
     }
     ns_buf_str(b, "\"timeUnixNano\":");
-    u64(b, ns_metrics_end_unix_ns(m));
-    point_attrs(b, p);
+    u64(b, ns_metrics_time_unix_ns(m));
+    point_attrs(b, m, proc, p);
     if (d->kind == NS_MK_HISTOGRAM) {
       ns_buf_str(b, ",\"count\":");
       u64(b, p->count);
@@ -119,7 +121,7 @@ void ns_otlp_json(const ns_metrics* m, const ns_mprocess* p, ns_buf* b) {
       if (!ns_otlp_has_points(fam, (uint32_t)r)) continue;
       if (!first_m) ns_buf_str(b, ",");
       first_m = 0;
-      metric(b, m, fam, (uint32_t)r);
+      metric(b, m, p, fam, (uint32_t)r);
     }
     ns_buf_str(b, "]}]}");
   }

@@ -30,7 +30,11 @@ static void key_value(ns_pb* b, unsigned field, const char* key, int is_int, int
   ns_pb_end(b);
 }
 
-static void point_attrs(ns_pb* b, unsigned field, const ns_mpoint* p) {
+/* The point's labels, then the identity labels of its resource (ns_mident). */
+static void point_attrs(ns_pb* b, unsigned field, const ns_metrics* m, const ns_mprocess* proc, const ns_mpoint* p) {
+  const char *ik[NS_M_IDENT], *iv[NS_M_IDENT];
+  unsigned ni = ns_mident(m, proc, p->res, ik, iv);
+  for (unsigned k = 0; k < ni; k++) key_value(b, field, ik[k], 0, 0, iv[k]);
   for (unsigned k = 0; k < p->nlabels; k++) {
     int is_int = 0;
     const char* key = ns_otlp_attr_key(p->labels[k].key, &is_int);
@@ -39,22 +43,23 @@ static void point_attrs(ns_pb* b, unsigned field, const ns_mpoint* p) {
 }
 
 /* NumberDataPoint { start_time_unix_nano = 2; time_unix_nano = 3; as_double = 4; as_int = 6; attributes = 7 } */
-static void number_point(ns_pb* b, const ns_metrics* m, const ns_mdesc* d, const ns_mpoint* p) {
+static void number_point(ns_pb* b, const ns_metrics* m, const ns_mprocess* proc, const ns_mdesc* d,
+                         const ns_mpoint* p) {
   ns_pb_begin(b, 1);
   if (d->kind == NS_MK_COUNTER) ns_pb_fixed64(b, 2, ns_metrics_start_unix_ns(m));
-  ns_pb_fixed64(b, 3, ns_metrics_end_unix_ns(m));
+  ns_pb_fixed64(b, 3, ns_metrics_time_unix_ns(m));
   if (d->is_int) ns_pb_fixed64(b, 6, (uint64_t)(int64_t)p->value); /* sfixed64 */
   else ns_pb_double(b, 4, p->value);
-  point_attrs(b, 7, p);
+  point_attrs(b, 7, m, proc, p);
   ns_pb_end(b);
 }
 
 /* HistogramDataPoint { start = 2; time = 3; count = 4; sum = 5; bucket_counts = 6 (packed fixed64);
  * explicit_bounds = 7 (packed double); attributes = 9 } */
-static void histogram_point(ns_pb* b, const ns_metrics* m, const ns_mpoint* p) {
+static void histogram_point(ns_pb* b, const ns_metrics* m, const ns_mprocess* proc, const ns_mpoint* p) {
   ns_pb_begin(b, 1);
   ns_pb_fixed64(b, 2, ns_metrics_start_unix_ns(m));
-  ns_pb_fixed64(b, 3, ns_metrics_end_unix_ns(m));
+  ns_pb_fixed64(b, 3, ns_metrics_time_unix_ns(m));
   ns_pb_fixed64(b, 4, p->count);
   ns_pb_double(b, 5, p->sum);
   ns_pb_tag(b, 6, 2 /* length-delimited */);
@@ -63,14 +68,14 @@ static void histogram_point(ns_pb* b, const ns_metrics* m, const ns_mpoint* p) {
   ns_pb_tag(b, 7, 2 /* length-delimited */);
   ns_pb_varint(b, 8u * NS_HIST_BOUNDS);
   for (unsigned k = 0; k < NS_HIST_BOUNDS; k++) ns_pb_raw_fixed64(b, double_bits(ns_metrics_bound_s(k)));
-  point_attrs(b, 9, p);
+  point_attrs(b, 9, m, proc, p);
   ns_pb_end(b);
 }
 
 /* Metric { name = 1; description = 2; unit = 3; gauge = 5 | sum = 7 | histogram = 9 }
  * Sum { data_points = 1; aggregation_temporality = 2; is_monotonic = 3 }
  * Histogram { data_points = 1; aggregation_temporality = 2 }   Gauge { data_points = 1 } */
-static void metric(ns_pb* b, const ns_metrics* m, const ns_mfamily* fam, uint32_t res) {
+static void metric(ns_pb* b, const ns_metrics* m, const ns_mprocess* proc, const ns_mfamily* fam, uint32_t res) {
   const ns_mdesc* d = fam->d;
   ns_pb_begin(b, 2); /* ScopeMetrics.metrics */
   ns_pb_str(b, 1, d->otel);
@@ -80,8 +85,8 @@ static void metric(ns_pb* b, const ns_metrics* m, const ns_mfamily* fam, uint32_
   ns_pb_begin(b, field[d->kind]);
   for (size_t i = 0; i < fam->n; i++) {
     if (fam->p[i].res != res) continue;
-    if (d->kind == NS_MK_HISTOGRAM) histogram_point(b, m, &fam->p[i]);
-    else number_point(b, m, d, &fam->p[i]);
+    if (d->kind == NS_MK_HISTOGRAM) histogram_point(b, m, proc, &fam->p[i]);
+    else number_point(b, m, proc, d, &fam->p[i]);
   }
   if (d->kind != NS_MK_GAUGE) ns_pb_uint(b, 2, 2); /* AGGREGATION_TEMPORALITY_CUMULATIVE */
   if (d->kind == NS_MK_COUNTER) ns_pb_uint(b, 3, 1);
@@ -111,7 +116,7 @@ static void encode(const ns_metrics* m, const ns_mprocess* p, ns_pb* b) {
     ns_pb_end(b);
     for (size_t f = 0; f < ns_metrics_nfamilies(m); f++) {
       const ns_mfamily* fam = ns_metrics_family(m, f);
-      if (ns_otlp_has_points(fam, (uint32_t)r)) metric(b, m, fam, (uint32_t)r);
+      if (ns_otlp_has_points(fam, (uint32_t)r)) metric(b, m, p, fam, (uint32_t)r);
     }
     ns_pb_end(b);
     ns_pb_end(b);

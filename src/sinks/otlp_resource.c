@@ -1,7 +1,9 @@
 /* ncclscope sinks: the OTLP resource of each exported resource (the
  * process, or one communicator rank): who measured, shared by the JSON and
- * protobuf encoders. Writer thread. Attributes set here win over
- * OTEL_RESOURCE_ATTRIBUTES pairs of the same key, which are added after. */
+ * protobuf encoders, named by OpenTelemetry's semantic conventions where
+ * they have a name (service.*, host.name, process.*). Writer thread.
+ * Attributes set here win over OTEL_RESOURCE_ATTRIBUTES pairs of the same
+ * key, which are added after. */
 #include <stdio.h>
 #include <string.h>
 
@@ -34,7 +36,8 @@ size_t ns_otlp_resource(const ns_metrics* m, const ns_mprocess* p, size_t res, n
   str(out, &n, cap, "service.version", p->version ? p->version : "");
   str(out, &n, cap, "host.name", p->host ? p->host : "");
   num(out, &n, cap, "process.pid", p->pid);
-  if (p->job_id && *p->job_id) str(out, &n, cap, "slurm.job.id", p->job_id);
+  if (p->executable && *p->executable) str(out, &n, cap, "process.executable.name", p->executable);
+  if (p->slurm_job && *p->slurm_job) str(out, &n, cap, "slurm.job.id", p->slurm_job);
   if (p->local_rank >= 0) num(out, &n, cap, "nccl.local_rank", p->local_rank);
   if (r && res > 0) {
     str(out, &n, cap, "nccl.comm.hash", r->comm_hex);
@@ -52,7 +55,7 @@ const char* ns_otlp_attr_key(const char* label, int* is_int) {
     int is_int;
   } map[] = {{"type", "nccl.op.type", 0}, {"func", "nccl.func", 0},   {"size", "nccl.size.bucket", 1},
              {"peer", "nccl.peer", 1},    {"channel", "nccl.channel", 1}, {"reason", "reason", 0},
-             {"result", "result", 0}};
+             {"result", "result", 0}, {"seq", "nccl.seq", 1}};
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
     if (strcmp(map[i].label, label) == 0) {
       *is_int = map[i].is_int;

@@ -11,7 +11,9 @@ typedef struct {
   const char* host;
   uint32_t pid;
   const char* service_name; /* OTEL_SERVICE_NAME, else "ncclscope" */
-  const char* job_id;       /* SLURM_JOB_ID, NULL when none */
+  const char* job_id;       /* the job identity (src/config/identity.h), NULL when none */
+  const char* slurm_job;    /* SLURM_JOB_ID, NULL when none */
+  const char* executable;   /* the process's executable name, NULL when unknown */
   int local_rank;           /* LOCAL_RANK / SLURM_LOCALID / OMPI_COMM_WORLD_LOCAL_RANK, -1 when none */
   /* OTEL_RESOURCE_ATTRIBUTES, decoded and validated by src/config */
   unsigned nattrs;
@@ -19,6 +21,13 @@ typedef struct {
   const char (*attr_val)[128];
   const char* version;        /* the plugin's */
 } ns_mprocess;
+
+/* identity.c: the identity labels of resource res, every output's (docs/
+ * metrics.md, "Identity labels"): job_id (when known), host, and for a
+ * communicator rank comm_name (when NCCL named it). Returns how many. */
+#define NS_M_IDENT 3
+unsigned ns_mident(const ns_metrics* m, const ns_mprocess* p, uint32_t res, const char* key[NS_M_IDENT],
+                   const char* val[NS_M_IDENT]);
 
 /* prom.c: the Prometheus text exposition format 0.0.4 for node_exporter's
  * textfile collector (no timestamps: the collector refuses them). */

@@ -3,7 +3,8 @@
  *
  * Every family with points gets one # HELP and one # TYPE line; names
  * follow Prometheus' conventions (base units: _seconds, _bytes; counters end
- * in _total). A communicator rank's series carry comm (its hash) and rank,
+ * in _total). Every series carries the identity labels (ns_mident: job_id,
+ * host, comm_name); a communicator rank's carry comm (its hash) and rank,
  * the process's carry pid, so the files of several processes on one node
  * never name the same series (node_exporter fails a scrape that does). No
  * timestamps: the textfile collector refuses them. */
@@ -38,13 +39,16 @@ static void label(ns_buf* b, int* first, const char* k, const char* v) {
   ns_buf_str(b, "\"");
 }
 
-/* name{labels[,le="x"]} value */
-static void sample(ns_buf* b, const ns_metrics* m, const char* name, const char* suffix, const ns_mpoint* p,
-                   const char* le, double v) {
+/* name{identity,pid|comm,rank,labels[,le="x"]} value */
+static void sample(ns_buf* b, const ns_metrics* m, const ns_mprocess* proc, const char* name, const char* suffix,
+                   const ns_mpoint* p, const char* le, double v) {
   ns_buf_str(b, name);
   ns_buf_str(b, suffix);
   int first = 1;
   const ns_mres* r = ns_metrics_res(m, p->res);
+  const char *ik[NS_M_IDENT], *iv[NS_M_IDENT];
+  unsigned ni = ns_mident(m, proc, p->res, ik, iv);
+  for (unsigned k = 0; k < ni; k++) label(b, &first, ik[k], iv[k]);
   if (p->res == 0) {
     label(b, &first, "pid", r->rank_str);
   } else {
@@ -60,7 +64,6 @@ static void sample(ns_buf* b, const ns_metrics* m, const char* name, const char*
 }
 
 void ns_prom_write(const ns_metrics* m, const ns_mprocess* proc, ns_buf* out) {
-  (void)proc;
   static const char* const type[] = {"counter", "gauge", "histogram"};
   for (size_t f = 0; f < ns_metrics_nfamilies(m); f++) {
     const ns_mfamily* fam = ns_metrics_family(m, f);
@@ -70,7 +73,7 @@ void ns_prom_write(const ns_metrics* m, const ns_mprocess* proc, ns_buf* out) {
     for (size_t i = 0; i < fam->n; i++) {
       const ns_mpoint* p = &fam->p[i];
       if (fam->d->kind != NS_MK_HISTOGRAM) {
-        sample(out, m, fam->d->prom, "", p, NULL, p->value);
+        sample(out, m, proc, fam->d->prom, "", p, NULL, p->value);
         continue;
       }
       uint64_t cum = 0;
@@ -82,10 +85,10 @@ void ns_prom_write(const ns_metrics* m, const ns_mprocess* proc, ns_buf* out) {
         } else {
           snprintf(le, sizeof le, "+Inf");
         }
-        sample(out, m, fam->d->prom, "_bucket", p, le, (double)cum);
+        sample(out, m, proc, fam->d->prom, "_bucket", p, le, (double)cum);
       }
-      sample(out, m, fam->d->prom, "_sum", p, NULL, p->sum);
-      sample(out, m, fam->d->prom, "_count", p, NULL, (double)p->count);
+      sample(out, m, proc, fam->d->prom, "_sum", p, NULL, p->sum);
+      sample(out, m, proc, fam->d->prom, "_count", p, NULL, (double)p->count);
     }
   }
 }

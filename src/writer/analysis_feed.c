@@ -57,7 +57,7 @@ void ns_feed_comm(const ns_context* c) {
   ns_frw_comm(&ci);
   if (!g_a) return;
   ns_analysis_comm(g_a, &ci);
-  ns_mout_comm(ci.comm, ci.comm_id, ci.rank, ci.nranks, ci.gpu_uuid);
+  ns_mout_comm(ci.comm, ci.comm_id, ci.rank, ci.nranks, ci.gpu_uuid, ci.has_name ? ci.comm_name : NULL);
 }
 
 void ns_feed_comm_end(uint32_t comm) { ns_frw_comm_end(comm); }
@@ -73,9 +73,10 @@ void ns_feed_unanalysed(const ns_record* r) {
 }
 
 void ns_feed_tick(uint64_t now_ns) {
-  ns_frw_tick(now_ns);
+  int verdicts = ns_frw_tick(now_ns);
   if (!g_a) return;
   ns_analysis_tick(g_a, now_ns);
+  ns_mout_live(now_ns, verdicts);
   ns_mout_flush();
 }
 

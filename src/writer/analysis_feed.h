@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "ncclscope/flightrec.h"
 #include "ncclscope/record.h"
 #include "ncclscope/trace_reader.h" /* ns_comm_info */
 #include "capture/context.h"
@@ -52,8 +53,13 @@ void ns_frw_open(const ns_strtab* strings);
 void ns_frw_comm(const ns_comm_info* ci);
 void ns_frw_comm_end(uint32_t comm);
 void ns_frw_record(const ns_record* r);
-/* After each drain (now_ns: trace clock): the watchdog and requested dumps. */
-void ns_frw_tick(uint64_t now_ns);
+/* After each drain (now_ns: trace clock): the watchdog and requested dumps.
+ * Returns the watchdog's verdicts (new episodes and ended ones). */
+int ns_frw_tick(uint64_t now_ns);
+/* Whether the flight recorder runs (the live metrics exist). */
+int ns_frw_running(void);
+/* Each live communicator's oldest operation in flight at now_ns (ns_fr_inflight_get). */
+size_t ns_frw_inflight(uint64_t now_ns, ns_fr_inflight* out, size_t max);
 void ns_frw_close(void);
 
 #endif

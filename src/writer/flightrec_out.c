@@ -10,6 +10,9 @@
  *    and, once per tick with new episodes, writes flightrec-<host>-<pid>.json
  *    into the dump directory (temporary file + rename, src/util/safefile.h);
  *    an episode's end is one INFO line;
+ *  - tells the metrics (metrics_out.h) that a verdict came, so they are
+ *    written at once, and gives them each communicator's oldest operation
+ *    in flight (ns_frw_inflight);
  *  - writes the same file when the dump signal (NCCLSCOPE_DUMP_SIGNAL,
  *    SIGUSR1) asked for it: the handler (src/runtime/exit.c) only sets a flag.
  * NCCLSCOPE_FR_ENTRIES=0 turns all of it off. Writer thread only, except
@@ -117,13 +120,13 @@ static int write_dump(const char* reason, uint64_t now, char* shown, size_t show
   return rc;
 }
 
-void ns_frw_tick(uint64_t now) {
-  if (!g_fr) return;
+int ns_frw_tick(uint64_t now) {
+  if (!g_fr) return 0;
   char shown[PATH_MAX + 300];
   if (atomic_exchange_explicit(&g_dump_requested, 0, memory_order_relaxed)) {
     if (write_dump("signal", now, shown, sizeof shown) == 0) ns_log_info("flight record written to %s (on request)", shown);
   }
-  if (!g_timeout_ns) return;
+  if (!g_timeout_ns) return 0;
   ns_fr_stuck v[FRW_BATCH];
   size_t n = ns_fr_check(g_fr, now, g_timeout_ns, v, FRW_BATCH);
   int fresh = 0;
@@ -144,6 +147,13 @@ void ns_frw_tick(uint64_t now) {
                 s->op.started ? ns_fr_stage_name(s->op.stage) : "start not recorded", s->waits_for,
                 written ? shown : "not written");
   }
+  return (int)n;
+}
+
+int ns_frw_running(void) { return g_fr != NULL; }
+
+size_t ns_frw_inflight(uint64_t now, ns_fr_inflight* out, size_t max) {
+  return g_fr ? ns_fr_inflight_get(g_fr, now, out, max) : 0;
 }
 
 void ns_frw_close(void) {

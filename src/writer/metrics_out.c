@@ -4,8 +4,13 @@
  * Windows close inside the analysis while records are fed (during a ring's
  * drain), so ns_mout_window only folds the window into the model and keeps
  * its windows.jsonl line; the files are written and the OTLP payload queued
- * by ns_mout_flush after the drain. Cost: a few KiB encoded per window (at
- * most NCCLSCOPE_MAX_SERIES series), two small file writes. */
+ * by ns_mout_flush after the drain. ns_mout_live, also after the drain, takes
+ * the flight recorder's operations in flight into the model when a window
+ * closed, a watchdog verdict came or a window's length passed: so the
+ * textfile and OTLP are written at least that often even when no window
+ * closes (no operation starts while the application hangs). Cost: a few KiB
+ * encoded per write (at most NCCLSCOPE_MAX_SERIES series), two small file
+ * writes; nothing per record. */
 #include "writer/metrics_out.h"
 
 #include <errno.h>
@@ -26,6 +31,7 @@
 #include "sinks/json_text.h"
 #include "sinks/sender.h"
 #include "util/safefile.h"
+#include "writer/analysis_feed.h"
 #include "writer/writer.h"
 
 #define NS_PROM_FILE_MODE 0644u /* node_exporter runs as another user: world-readable */
@@ -34,16 +40,20 @@
 static struct {
   ns_metrics* m;
   ns_mprocess proc;
-  char job[64];
+  char exe[NAME_MAX + 1];   /* the executable's name, for the OTLP resource */
   int64_t unix_minus_trace; /* wall clock - trace clock (ns) */
+  uint64_t live_at;         /* trace time of the last ns_mout_live update */
+  ns_mlive* live;           /* NS_MAX_CONTEXTS entries, NULL: no live series */
+  ns_fr_inflight* inflight; /* NS_MAX_CONTEXTS entries */
   ns_buf lines;             /* windows.jsonl lines not written yet */
-  int pending;              /* windows folded since the last flush */
+  int pending;              /* windows folded or live series taken since the last flush */
   int jsonl_fd;             /* -1: none */
   char jsonl_name[NAME_MAX + 1];
   int jsonl_failed;
   int prom_dirfd;           /* -1: none */
   char prom_name[NAME_MAX + 1];
   int prom_failing;
+  int closing;              /* ns_mout_close: the .prom file goes, not a new version */
   ns_sender* otlp;          /* NULL: no OTLP */
   ns_buf payload;           /* the OTLP request being encoded (handed to the sender) */
   ns_analysis* a;           /* during ns_mout_window only */
@@ -85,22 +95,42 @@ void ns_mout_open(void) {
   clock_gettime(CLOCK_MONOTONIC, &mono);
   (void)mono;
   M.unix_minus_trace = ((int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec) - (int64_t)trace_now;
-  ns_metrics_config mc = {.max_series = ns_sess.cfg.max_series ? ns_sess.cfg.max_series : 300,
+  if (ns_frw_running()) {
+    M.live = calloc(NS_MAX_CONTEXTS, sizeof *M.live);
+    M.inflight = calloc(NS_MAX_CONTEXTS, sizeof *M.inflight);
+    if (!M.live || !M.inflight) {
+      free(M.live);
+      free(M.inflight);
+      M.live = NULL;
+      M.inflight = NULL;
+    }
+  }
+  ns_metrics_config mc = {.max_series = ns_sess.cfg.max_series ? ns_sess.cfg.max_series : NS_MAX_SERIES_DEFAULT,
                           .top_links = ns_sess.cfg.top_links,
                           .pid = ns_sess.pid,
-                          .start_unix_ns = (uint64_t)((int64_t)trace_now + M.unix_minus_trace)};
+                          .start_unix_ns = (uint64_t)((int64_t)trace_now + M.unix_minus_trace),
+                          .live = M.live != NULL};
   M.m = ns_metrics_new(&mc);
   if (!M.m) {
     ns_log_warn("no memory for the metrics: no windows exported from this process");
     return;
   }
-  const char* job = getenv("SLURM_JOB_ID");
-  snprintf(M.job, sizeof M.job, "%s", job ? job : "");
+  /* process.executable.name: the base name of /proc/self/exe's target */
+  char exe[PATH_MAX];
+  ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (k > 0) {
+    exe[k] = 0;
+    const char* base = strrchr(exe, '/');
+    snprintf(M.exe, sizeof M.exe, "%.*s", (int)(sizeof M.exe - 1), base ? base + 1 : exe);
+  }
   const ns_otel_config* oc = &ns_sess.cfg.otel;
+  const ns_job_identity* job = &ns_sess.cfg.job;
   M.proc = (ns_mprocess){.host = ns_sess.hostname,
                          .pid = ns_sess.pid,
                          .service_name = oc->service_name,
-                         .job_id = M.job[0] ? M.job : NULL,
+                         .job_id = job->id[0] ? job->id : NULL,
+                         .slurm_job = job->slurm_job[0] ? job->slurm_job : NULL,
+                         .executable = M.exe[0] ? M.exe : NULL,
                          .local_rank = local_rank(),
                          .nattrs = oc->nattrs,
                          .attr_key = oc->attr_key,
@@ -124,8 +154,9 @@ void ns_mout_open(void) {
   }
 }
 
-void ns_mout_comm(uint32_t serial, uint64_t comm_id, int32_t rank, uint32_t nranks, const char* uuid) {
-  if (M.m) ns_metrics_comm(M.m, serial, comm_id, rank, nranks, uuid);
+void ns_mout_comm(uint32_t serial, uint64_t comm_id, int32_t rank, uint32_t nranks, const char* uuid,
+                  const char* name) {
+  if (M.m) ns_metrics_comm(M.m, serial, comm_id, rank, nranks, uuid, name);
 }
 
 static double clock_error_s(void* user, uint32_t comm) {
@@ -159,7 +190,12 @@ void ns_mout_window(ns_analysis* a, const ns_window* w) {
   M.a = a;
   ns_metrics_window(M.m, &in);
   M.a = NULL;
-  if (M.jsonl_fd >= 0) ns_jsonl_window(M.m, &M.proc, &M.lines);
+  if (M.jsonl_fd >= 0) {
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    ns_metrics_stamp(M.m, (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec); /* the line's own time */
+    ns_jsonl_window(M.m, &M.proc, &M.lines);
+  }
   M.pending = 1;
 }
 
@@ -182,8 +218,22 @@ static void write_jsonl(void) {
   ns_buf_reset(&M.lines);
 }
 
+/* A clean end: the file goes, so that node_exporter stops serving the
+ * process's series at its next scrape (a dead process's series must not
+ * look live); NCCLSCOPE_PROM_KEEP=1 keeps it, with the last values. */
+static void remove_prom(void) {
+  if ((uint32_t)getpid() != ns_sess.pid) return; /* a forked child ending: the file is its parent's */
+  if (unlinkat(M.prom_dirfd, M.prom_name, 0) != 0 && errno != ENOENT)
+    ns_log_warn("cannot remove %s from NCCLSCOPE_PROM_DIR=%s (%s): node_exporter serves it until it is removed",
+                M.prom_name, ns_sess.cfg.prom_dir, strerror(errno));
+}
+
 static void write_prom(void) {
   if (M.prom_dirfd < 0) return;
+  if (M.closing && !ns_sess.cfg.prom_keep) {
+    remove_prom();
+    return;
+  }
   ns_buf text = {.limit = NS_SINK_BUF_LIMIT};
   ns_prom_write(M.m, &M.proc, &text);
   char why[PATH_MAX + 200];
@@ -209,9 +259,31 @@ static void write_prom(void) {
   M.prom_failing = rc != 0;
 }
 
+void ns_mout_live(uint64_t now_ns, int verdicts) {
+  if (!M.m || !M.live) return;
+  double every_s = ns_sess.cfg.window_sec > 0 ? ns_sess.cfg.window_sec : NS_WINDOW_SEC_DEFAULT;
+  if (!verdicts && !M.pending && M.live_at && now_ns - M.live_at < (uint64_t)(every_s * 1e9)) return;
+  M.live_at = now_ns ? now_ns : 1;
+  size_t n = ns_frw_inflight(now_ns, M.inflight, NS_MAX_CONTEXTS);
+  for (size_t i = 0; i < n; i++) {
+    const ns_fr_inflight* f = &M.inflight[i];
+    M.live[i] = (ns_mlive){.comm = f->comm,
+                           .oldest_s = (double)f->age_ns * 1e-9,
+                           .episodes = f->episodes,
+                           .stuck = f->stuck,
+                           .func = f->func,
+                           .seq = f->seq};
+  }
+  ns_metrics_live(M.m, M.live, n);
+  M.pending = 1;
+}
+
 void ns_mout_flush(void) {
   if (!M.m || !M.pending) return;
   M.pending = 0;
+  struct timespec rt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  ns_metrics_stamp(M.m, (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec);
   write_jsonl();
   write_prom();
   if (M.otlp) {
@@ -223,6 +295,8 @@ void ns_mout_flush(void) {
 }
 
 void ns_mout_close(void) {
+  M.closing = 1;
+  M.pending = 1; /* the .prom file goes even when no window closed since the last write */
   ns_mout_flush();
   ns_sender_stop(M.otlp); /* joined here, on the writer thread, before the last finalize returns */
   ns_buf_free(&M.payload);
@@ -230,6 +304,8 @@ void ns_mout_close(void) {
   if (M.prom_dirfd >= 0) close(M.prom_dirfd);
   ns_buf_free(&M.lines);
   ns_metrics_free(M.m);
+  free(M.live);
+  free(M.inflight);
   memset(&M, 0, sizeof M);
   M.jsonl_fd = M.prom_dirfd = -1;
 }

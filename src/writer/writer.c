@@ -253,8 +253,8 @@ static void write_process_block(void) {
   ns_props_str(&W.out, NS_P_CLOCK_SOURCE, src, strlen(src));
   ns_props_f64(&W.out, NS_P_TSC_HZ, ns_clock_hz(&ns_sess.clock));
   ns_props_str(&W.out, NS_P_PLUGIN_VERSION, NS_VERSION_STRING, strlen(NS_VERSION_STRING));
-  const char* job = getenv("SLURM_JOB_ID");
-  if (job) ns_props_str(&W.out, NS_P_SLURM_JOB, job, strnlen(job, 64));
+  const char* job = ns_sess.cfg.job.slurm_job;
+  if (*job) ns_props_str(&W.out, NS_P_SLURM_JOB, job, strlen(job));
   ns_block_end(&W.out, at, NS_BLOCK_PROCESS, W.seq++);
   W.lifecycle_pending = 1;
 }
