@@ -11,13 +11,13 @@
 //                busbw, recording) and what the recording lost
 //   hang         did a collective get stuck? the ranks around it (SVG)
 //   comms        which communicators: name, id, ranks, hosts
-//   collectives  nccl-tests style table, one block per communicator
 //   busbw, time  how fast per message size: small multiples per function,
 //                one line per communicator, legends with the values
 //   lateness     which rank arrives late: median (bars) and p99 (dots) per
 //                rank on a symmetric log axis, the latest ranks listed
 //   links        which link is slow: fitted send links, rank x peer (SVG),
 //                blocks of ranks beyond 64 ranks
+//   collectives  nccl-tests style table, one block per communicator
 //   hosts        the hosts' clocks
 // What each section drew is counted in window.NCCLSCOPE_MARKS (section ->
 // marks) and body[data-marks], for tests.
@@ -830,11 +830,11 @@
     if (!dataError) {
       hangs();
       comms();
-      collectives();
       bandwidth();
       times();
       lateness();
       links();
+      collectives();
       hosts();
     }
     window.NCCLSCOPE_DONE = true;
