@@ -96,6 +96,8 @@ class Page(html.parser.HTMLParser):
         self.matrices = []   # svg attrs of the link matrices, with their text labels
         self.headings = []   # (data-comm, text) of the per-communicator headings
         self.comm_cells = []  # the communicator table's name cells
+        self.loss = None     # the header's loss line: (data-loss, text)
+        self.tiles = []      # the header's tiles' text
         self.text = []
         self._table = []
         self._row = None
@@ -104,6 +106,8 @@ class Page(html.parser.HTMLParser):
         self._h3 = None
         self._label = None
         self._comm_row = None
+        self._loss = None
+        self._tile = None
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -132,6 +136,12 @@ class Page(html.parser.HTMLParser):
             self._label = ""
         elif tag == "h3" and "data-comm" in a:
             self._h3 = [a["data-comm"], ""]
+        elif tag == "p" and "data-loss" in a:
+            self._loss = [a["data-loss"], ""]
+        elif tag == "div" and (a.get("class") or "").startswith("tile "):
+            self._tile = [0, ""]
+        if tag == "div" and self._tile is not None:
+            self._tile[0] += 1
 
     def handle_endtag(self, tag):
         if tag == "table" and self._table:
@@ -157,6 +167,14 @@ class Page(html.parser.HTMLParser):
         elif tag == "h3" and self._h3 is not None:
             self.headings.append(tuple(self._h3))
             self._h3 = None
+        elif tag == "p" and self._loss is not None:
+            self.loss = tuple(self._loss)
+            self._loss = None
+        elif tag == "div" and self._tile is not None:
+            self._tile[0] -= 1
+            if self._tile[0] == 0:
+                self.tiles.append(self._tile[1])
+                self._tile = None
 
     def handle_data(self, data):
         self.text.append(data)
@@ -166,6 +184,10 @@ class Page(html.parser.HTMLParser):
             self._label += data
         if self._h3 is not None:
             self._h3[1] += data
+        if self._loss is not None:
+            self._loss[1] += data
+        if self._tile is not None:
+            self._tile[1] += " " + data
 
 
 def embedded(text):
@@ -336,14 +358,16 @@ def report_and_load(chrome, work, dump):
         summary = json.load(f)
     with open(os.path.join(dump, "report.html"), encoding="utf-8") as f:
         text = f.read()
-    check("uPlot" in text[text.find('id="ncclscope-summary"'):].split("</script>", 1)[-1],
+    check("var uPlot=" in text,
           "report.html has no chart library: ncclscope was built without npm (tools/html/package.json)")
+    # first what a reader sees: the page's script ran and drew its charts
+    p, flags, url = load(chrome, work, os.path.join(dump, "report.html"))
+    check(p.svgs >= 1 and p.canvases >= 1, "%d svg, %d canvas: the charts were not drawn" % (p.svgs, p.canvases))
+    check(p.scripts == 3, "the page has %d <script> elements, want 3 (data, uPlot, report.js)" % p.scripts)
     data = embedded(text)
     for c in ("<", ">", "&", "\u2028", "\u2029"):
         check(c not in data, "the embedded data holds a raw %r" % c)
     check(json.loads(data) == summary, "the page's embedded data is not summary.json's object")
-    p, flags, url = load(chrome, work, os.path.join(dump, "report.html"))
-    check(p.scripts == 3, "the page has %d <script> elements, want 3 (data, uPlot, report.js)" % p.scripts)
     want = expected_marks(summary)
     print("marks drawn: %s" % json.dumps(p.marks, sort_keys=True))
     print("marks due:   %s" % json.dumps(want, sort_keys=True))
@@ -356,6 +380,38 @@ def report_and_load(chrome, work, dump):
     print("table: %d rows, %d numbers equal to summary.json's; link cells: %d (%s)" %
           (len(p.rows), compared, len(p.links), ", ".join("%s in blocks of %d" % kv for kv in blocks.items())))
     return summary, p, flags, url
+
+
+# summary.json's loss object (written by `ncclscope report` from the traces' own counters; older
+# versions have none): the header shows every figure of it
+LOSS = {"eventsSeen": 1000, "eventsInTrace": 900, "eventsDropped": 60, "eventsLostToWriteErrors": 40,
+        "stepsNotAnalysed": 5, "bytesLostToWriteErrors": 4096, "blocksDamaged": 2, "blocksMissing": 1,
+        "processesWithoutEnd": 3, "complete": False}
+LOSS_SHOWN = ["events seen 1,000", "in the trace 900", "lost 100 (dropped 60, to write errors 40)",
+              "bytes lost to write errors 4,096", "blocks damaged 2, missing 1", "processes without an end marker 3",
+              "ProxySteps not analysed 5"]
+
+
+def check_loss(chrome, work, dump, summary, p):
+    """The header's loss line: from summary.json's loss object when it has one, else the processes' counters."""
+    if "loss" not in summary:
+        check(p.loss and p.loss[0] == "processCounters" and "no loss figures" in p.loss[1],
+              "without a loss object the header does not say where its figures come from: %s" % (p.loss,))
+    page = os.path.join(dump, "report.html")
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    data = json.dumps(dict(summary, loss=LOSS)).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    at = text.index('id="ncclscope-summary">') + len('id="ncclscope-summary">')
+    end = text.index("</script>", at)
+    lossy = os.path.join(dump, "report-loss.html")
+    with open(lossy, "w", encoding="utf-8") as f:
+        f.write(text[:at] + data + text[end:])
+    q, _, _ = load(chrome, work, lossy)
+    check(q.loss and q.loss[0] == "loss", "with a loss object the header does not show it: %s" % (q.loss,))
+    missing = [w for w in LOSS_SHOWN if w not in q.loss[1]]
+    check(not missing, "the header's loss line lacks %s: %r" % (missing, q.loss[1]))
+    check(any("10.0 % lost" in t for t in q.tiles), "no tile says 10.0 %% lost: %s" % q.tiles)
+    print("loss line: %s" % q.loss[1])
 
 
 def check_ranks8(chrome, work, shot):
@@ -398,6 +454,7 @@ def check_ranks1024(chrome, work, shot):
     heads = " | ".join(t for _, t in p.headings)
     for name, n in (("world", 1024), ("dp0", 512), ("dp1", 512)):
         check("%s · %d ranks" % (name, n) in heads, "no heading '%s · %d ranks': %s" % (name, n, heads))
+    check_loss(chrome, work, dump, summary, p)
     screenshot(flags, url, shot, 3600)
 
 

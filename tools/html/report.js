@@ -262,9 +262,10 @@
       hs.length ? hs.map((h) => h.func + " #" + h.seq + " on " + commLabel(h.commId)).join("; ") : "every posted collective completed",
       hs.length ? "bad" : "good");
     const strag = [];
-    for (const l of arr(S.lateness)) for (const r of arr(l.outliers)) strag.push(r + " (" + commLabel(l.commId) + ")");
-    tile(tiles, "Stragglers", strag.length ? "rank " + strag.map((s) => s.split(" ")[0]).join(", ") : "none",
-      strag.length ? strag.join("; ") : "no rank arrives late consistently", strag.length ? "warn" : "good");
+    for (const l of arr(S.lateness)) for (const r of arr(l.outliers)) strag.push([r, commLabel(l.commId)]);
+    tile(tiles, "Stragglers", strag.length ? "rank " + Array.from(new Set(strag.map((x) => x[0]))).join(", ") : "none",
+      strag.length ? strag.map((x) => "rank " + x[0] + " in " + x[1]).join("; ") : "no rank arrives late consistently",
+      strag.length ? "warn" : "good");
     const maxRanks = C.list.length ? C.list[0].nranks : 0;
     tile(tiles, "Job", maxRanks + " ranks", C.list.length + " communicator(s), " + arr(S.hosts).length + " host(s)");
     const fl = fittedLinks();
@@ -653,14 +654,14 @@
       const bars = uPlot.paths.bars({ size: [0.8, 40, 1] });
       const xr = [x[0] - 0.5, x[x.length - 1] + 0.5];
       new uPlot({
-        width: comms.length > 1 && c !== comms[0] ? Math.min(full, 640) : full, height: 240, legend: { show: false },
+        width: comms.length > 1 && c !== comms[0] ? Math.min(full, 640) : full, height: 260, legend: { show: false },
         cursor: { drag: { x: false, y: false }, points: { show: false } },
         scales: { x: { time: false, range: () => xr }, y: { distr: 4, asinh: 1, range: () => yr } },
         axes: [
           { label: "rank", labelSize: 18, font: FONT, labelFont: FONT, size: 30,
             incrs: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536],
             values: (u, vs) => vs.map((v) => (Number.isInteger(v) ? String(v) : "")) },
-          { label: "arrival − median", labelSize: 18, font: FONT, labelFont: FONT, splits: (u) => thin(u, "y", yTicks, 14),
+          { label: "arrival − median", labelSize: 18, font: FONT, labelFont: FONT, splits: (u) => thin(u, "y", yTicks, 22),
             filter: keepAll, values: labels(fmtUs), size: axisSize(FONT) },
         ],
         series: [{},
