@@ -1,23 +1,25 @@
 /* ncclscope e2e input: synthetic traces of a large job for report.html
  * (check_html.py), written with the trace codec (tests/tools/trace_builder).
- * The simulator stops at 64 ranks; this writes any multiple of 8 in well
- * under a second.
- * usage: gen_html_job DIR RANKS [hostile]
- * 8 ranks per process, 8 processes per host (each host's CLOCK_MONOTONIC
- * seconds off the first one's, its CLOCK_REALTIME anchor says by how much).
+ * The simulator stops at 64 ranks; this writes 1,024 ranks in well under a
+ * second.
+ * usage: gen_html_job DIR RANKS [hostile]   (RANKS: a multiple of 16)
+ * 8 ranks per process, 8 processes per host (each host's CLOCK_MONOTONIC up
+ * to 4 s off the first one's, its CLOCK_REALTIME anchor says by how much);
+ * every process ends cleanly (a COUNTERS block: nothing lost).
  * Communicators: "world" (every rank) and "dp0", "dp1" (the lower and the
  * upper half): three rows of AllReduce at every size. Per count (256 x 4^k
- * elements of 4 bytes, up to 1 Mi) 6 calls of AllReduce, AllGather, ReduceScatter and Broadcast
- * on world and of AllReduce on dp0 and dp1, in that order on every rank;
- * arrivals jitter by up to 20 us, rank RANKS/3 arrives 300 us late to world's
- * collectives, all ranks of a call end together. Links: each process's last
- * rank sends to the next process's first (world's ring across processes) on
- * channels 0 and 1, one ProxyOp per world AllReduce of 16 KiB or more, its
- * steps of half the call's size (at most 1 MiB) taking 5 us + size / bandwidth,
- * one at a time: 12.5 GB/s, 6.25 GB/s from rank 8*(RANKS/16)-1 (a slow link).
+ * floats, up to 1 Mi) 6 calls of AllReduce, AllGather, ReduceScatter and
+ * Broadcast on world and of AllReduce on dp0 and dp1, in that order on every
+ * rank; arrivals jitter by up to 20 us, rank RANKS/3 arrives 300 us late to
+ * world's collectives, all ranks of a call end together. Links: each
+ * process's last rank sends to the next process's first (world's ring across
+ * processes) on channels 0 and 1, one ProxyOp per world AllReduce of 16 KiB
+ * or more, its steps of half the call's size (at most 1 MiB) taking 5 us +
+ * size / bandwidth, one at a time: 12.5 GB/s, 6.25 GB/s from rank
+ * 8*(RANKS/16)-1 (the slow link).
  * `hostile`: the first host's name and the communicators' names carry
- * "<!--<script>", "</script>", '&' and U+2028/U+2029, as a hostile or careless
- * environment could make them. Single-threaded. */
+ * "<!--<script>", "</script>", '&' and U+2028/U+2029, as a hostile or
+ * careless environment could make them. Single-threaded. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
