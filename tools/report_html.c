@@ -16,15 +16,47 @@ extern const size_t ns_html_page_css_len;
 
 int ns_report_html_has_charts(void) { return ns_html_uplot_js_len > 0; }
 
-/* Text into a <script> or <style> element: "</" never closes it early. */
+/* Code or style into a <script> or <style> element: "</" never closes it
+ * early. For the project's own assets (report.js, report.css, uPlot), whose
+ * text is fixed at build time; data goes through json_in_script(). */
 static void raw(FILE* out, const char* s, size_t len) {
   size_t from = 0;
   for (size_t i = 0; i + 1 < len; i++)
     if (s[i] == '<' && s[i + 1] == '/') {
       fwrite(s + from, 1, i + 1 - from, out);
-      fputs("\\", out); /* "<\/" in JSON and JS strings is "</" */
+      fputs("\\", out); /* "<\/" in JS strings and regular expressions is "</" */
       from = i + 1;
     }
+  fwrite(s + from, 1, len - from, out);
+}
+
+/* JSON text into a <script> element, whatever its strings hold: '<', '>'
+ * and '&' become \u003c, \u003e, \u0026 and U+2028, U+2029 become \u2028,
+ * \u2029. JSON has these characters only inside strings, where the escapes
+ * mean the same characters, so the data parses to the same value, and the
+ * HTML parser never sees "</script", "<!--" or "<script" in it (either of
+ * the last two puts it into the script's escaped states, where the page's
+ * own scripts that follow become part of this element). */
+static void json_in_script(FILE* out, const char* s, size_t len) {
+  size_t from = 0;
+  for (size_t i = 0; i < len; i++) {
+    const char* esc = NULL;
+    size_t skip = 1;
+    unsigned char c = (unsigned char)s[i];
+    if (c == '<') esc = "\\u003c";
+    else if (c == '>') esc = "\\u003e";
+    else if (c == '&') esc = "\\u0026";
+    else if (c == 0xE2 && i + 2 < len && (unsigned char)s[i + 1] == 0x80 &&
+             ((unsigned char)s[i + 2] == 0xA8 || (unsigned char)s[i + 2] == 0xA9)) {
+      esc = (unsigned char)s[i + 2] == 0xA8 ? "\\u2028" : "\\u2029";
+      skip = 3;
+    }
+    if (!esc) continue;
+    fwrite(s + from, 1, i - from, out);
+    fputs(esc, out);
+    from = i + skip;
+    i += skip - 1;
+  }
   fwrite(s + from, 1, len - from, out);
 }
 
@@ -54,14 +86,13 @@ int ns_report_html(FILE* out, const char* title, const char* json, size_t len) {
   fputs("\n</style>\n</head><body>\n<h1>ncclscope report</h1>\n<p class=\"note\">", out);
   escaped(out, title);
   fputs(" &middot; the same data as summary.json beside this page (docs/metrics.md defines it)</p>\n"
-        "<p id=\"summary\"></p>\n<div id=\"charts\"></div>\n<script>\n",
+        "<div id=\"summary\"></div>\n<div id=\"charts\"></div>\n"
+        "<script type=\"application/json\" id=\"ncclscope-summary\">",
         out);
+  json_in_script(out, json, len);
+  fputs("</script>\n<script>\n", out);
   raw(out, ns_html_uplot_js, ns_html_uplot_js_len);
-  fputs("\n</script>\n<script>\nwindow.NCCLSCOPE_SUMMARY = ", out);
-  /* JSON's "\/" is "/": the data cannot end the element, and "\u2028" is
-   * already valid in a script since ES2019 */
-  raw(out, json, len);
-  fputs(";\n</script>\n<script>\n", out);
+  fputs("\n</script>\n<script>\n", out);
   raw(out, ns_html_page_js, ns_html_page_js_len);
   fputs("\n</script>\n</body></html>\n", out);
   return ferror(out) ? -1 : 0;

@@ -2,8 +2,10 @@
  * summary.json: self-contained (the chart library, uPlot, and the page's
  * script and style are embedded in the binary at build time and written
  * into the page; nothing is fetched when it is viewed), with the summary's
- * JSON embedded as its data. The charts are drawn by tools/html/report.js.
- * Single-threaded. */
+ * JSON embedded as its data (<script type="application/json"
+ * id="ncclscope-summary">, '<', '>', '&', U+2028 and U+2029 escaped: no
+ * string in it can end or re-open the element). The charts are drawn by
+ * tools/html/report.js. Single-threaded. */
 #ifndef NCCLSCOPE_TOOLS_REPORT_HTML_H
 #define NCCLSCOPE_TOOLS_REPORT_HTML_H
 

@@ -465,7 +465,8 @@ int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summar
   sum_link* links = merge_links(list, n, &nl, &nranked);
   fputs("],\"slowestLinks\":[", out);
   for (size_t i = 0; links && i < nranked && i < max_links; i++) json_link(out, &links[i], i > 0, NULL);
-  fputs("],\"otherLinks\":[", out);
+  /* how many rows slowestLinks would have without the max_links cut (report.html says what it omits) */
+  fprintf(out, "],\"rankedLinks\":%zu,\"otherLinks\":[", nranked);
   for (size_t i = nranked; links && i < nl && i - nranked < max_links; i++)
     json_link(out, &links[i], i > nranked, link_kind(&links[i].s));
   free(links);
