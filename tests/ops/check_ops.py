@@ -573,8 +573,10 @@ def check_otlp_names(work):
         # the default scenario, and `hang` for the stuck operation's series (the watchdog at 1 s)
         for scenario, extra in (("default", ["--iters", "200"]), ("hang", ["--hang-timeout-ms", "2500"])):
             env = sim_env(textfiles, dump, "e2e-otlp-" + scenario)
+            # the last window's file stays (NCCLSCOPE_PROM_KEEP): a series first exported at
+            # the end is in the last OTLP request and in that file only
             env.update({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:%d/" % rx.port,
-                        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"})
+                        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "NCCLSCOPE_PROM_KEEP": "1"})
             with open(os.path.join(work, "sim-%s.log" % scenario), "w") as log:
                 p = subprocess.Popen([os.environ["SIM"], "--plugin", os.environ["PLUGIN"], "--nccl", "ideal",
                                       "--scenario", scenario] + extra, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -588,6 +590,10 @@ def check_otlp_names(work):
                     time.sleep(0.05)
             check(p.returncode == 0, "ncclscope-sim (%s) exited %d: %s/sim-%s.log" % (scenario, p.returncode, work,
                                                                                       scenario))
+            for n in os.listdir(textfiles):
+                with open(os.path.join(textfiles, n)) as f:
+                    versions.append(f.read())
+                os.unlink(os.path.join(textfiles, n))
     finally:
         rx.close()
     reqs = rx.requests()
@@ -622,8 +628,9 @@ def check_otlp_names(work):
         ptype = {"sum": "counter" if mono else "gauge", "gauge": "gauge", "histogram": "histogram"}.get(kind)
         lines.append("%s [%s] %s -> %s" % (name, unit, kind, translated))
         if translated not in prom_type:
-            failures.append("%s (unit %r, %s) becomes %s behind a collector: not a textfile metric" %
-                            (name, unit, kind, translated))
+            near = sorted(n for n in prom_type if n.startswith("_".join(translated.split("_")[:2]) + "_"))
+            failures.append("%s (unit %r, %s) becomes %s behind a collector: not a textfile metric (the textfile "
+                            "has %s)" % (name, unit, kind, translated, ", ".join(near) or "nothing like it"))
         elif prom_type[translated] != ptype:
             failures.append("%s: %s in OTLP, %s in the textfile" % (name, ptype, prom_type[translated]))
         elif otlp_keys.get(translated, set()) != prom_keys.get(translated, set()):
