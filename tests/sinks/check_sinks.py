@@ -25,6 +25,13 @@ usage: check_sinks.py CHECK WORKDIR
   otlp_down, otlp_hang, otlp_503, otlp_reset
            an endpoint that is down, never answers, answers 503, resets: the run ends
            on time, counters = truth, failures counted, one warning
+  live_hang        the `hang` scenario: the oldest operation in flight rising past the hang
+                   timeout while no window closes, the episode, the stuck operation's func
+                   and seq (truth, flight record); the clean end removes the file
+  prom_end         finalize, exit and SIGTERM remove the .prom file
+  prom_killed      SIGKILL: the file stays, its update time stops; node_exporter's mtime
+  prom_escape      job and host names the text format escapes: promtool, node_exporter
+  prom_unwritable  NCCLSCOPE_PROM_DIR that cannot be made or written: one warning
 
 Runs ncclscope-sim (--nccl ideal, default scenario, real time) with windows of
 0.1 s. Exit 0 pass, 1 fail, 77 skip (a tool is not installed: CI installs them,
@@ -74,7 +81,7 @@ def simulate(work, iters=100, env_extra=None, watch_prom=False, args=("--nccl", 
              ok_rc=(0,)):
     """Runs the simulator with the plugin; returns (truth, prom dir, dump dir, prom versions, log).
     keep: NCCLSCOPE_PROM_KEEP=1, the final .prom file stays to be compared with the truth;
-    wrap: a command line the simulator's runs under."""
+    wrap: a command line the simulator runs under."""
     if os.path.isdir(work):
         shutil.rmtree(work)
     dump, prom = os.path.join(work, "dump"), os.path.join(work, "prom")
