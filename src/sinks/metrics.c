@@ -32,7 +32,7 @@ static const ns_mdesc g_desc[F_COUNT] = {
                 "measured by ncclscope's own thread: it keeps rising while nothing progresses."},
   [F_HANGS] = {"ncclscope.hang.episodes", "ncclscope_hang_episodes_total", "{episode}", NS_MK_COUNTER, 1,
                "Times the watchdog found an operation in flight longer than NCCLSCOPE_HANG_TIMEOUT_SEC."},
-  [F_STUCK] = {"ncclscope.stuck_op", "ncclscope_stuck_op_info", "{op}", NS_MK_GAUGE, 1,
+  [F_STUCK] = {"ncclscope.stuck_op.info", "ncclscope_stuck_op_info", "{op}", NS_MK_GAUGE, 1,
                "1 while an operation of the communicator rank is in flight longer than NCCLSCOPE_HANG_TIMEOUT_SEC: "
                "its function and seqNumber (gone once it completes)."},
   [F_WINDOWS] = {"ncclscope.windows", "ncclscope_windows_total", "{window}", NS_MK_COUNTER, 1,
@@ -47,7 +47,7 @@ static const ns_mdesc g_desc[F_COUNT] = {
                     "(NCCLSCOPE_SHED_FILL)."},
   [F_OTLP_REQ] = {"ncclscope.otlp.requests", "ncclscope_otlp_requests_total", "{request}", NS_MK_COUNTER, 1,
                   "OTLP export requests by result (ok, failed: each failed attempt)."},
-  [F_OTLP_DROPPED] = {"ncclscope.otlp.dropped", "ncclscope_otlp_payloads_dropped_total", "{payload}", NS_MK_COUNTER,
+  [F_OTLP_DROPPED] = {"ncclscope.otlp.payloads.dropped", "ncclscope_otlp_payloads_dropped_total", "{payload}", NS_MK_COUNTER,
                       1, "OTLP payloads given up (retries exhausted, or replaced by a newer one while queued)."},
   [F_OPS] = {"ncclscope.ops", "ncclscope_ops_total", "{op}", NS_MK_COUNTER, 1,
              "Collective (type coll) and point-to-point (type p2p) operations, by function."},
