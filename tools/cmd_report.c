@@ -48,7 +48,24 @@ struct file_losses {
   uint32_t pid;
   int has; /* 0: no COUNTERS block (the process did not finish cleanly) */
   ns_props_info counters;
+  uint64_t events_in_trace; /* START records read */
+  uint64_t starts_dropped;  /* events whose START a full ring dropped (its COMM_FINI blocks) */
+  uint64_t blocks_damaged;  /* damaged ranges (each one block or more) */
+  uint64_t blocks_missing;  /* block sequence numbers absent between valid blocks */
+  uint64_t bytes_cut;       /* a torn tail */
+  int clean_end;
 };
+
+/* How much of the recording the traces hold (summary.json "loss", summary.txt's first lines). Events:
+ * seen = in the trace + dropped (a full ring) + lost to write errors (recorded by the plugin, absent
+ * from the file: the COUNTERS block's events minus the START records read). A process without a
+ * COUNTERS block adds what its trace holds: its seen is a lower bound, and the run is not complete. */
+typedef struct {
+  uint64_t seen, in_trace, dropped, lost_write;
+  uint64_t steps_unanalysed, bytes_lost, write_errors, blocks_damaged, blocks_missing, bytes_cut;
+  uint64_t processes, without_end, without_counters;
+  int complete;
+} report_loss;
 
 /* Everything a summary writer needs. */
 typedef struct {
@@ -59,11 +76,12 @@ typedef struct {
   size_t nlosses;
   const ns_asm_stats* events;
   const char* dir;
+  report_loss loss;
 } report_data;
 
 static void usage(FILE* out) {
   fprintf(out,
-          "usage: ncclscope report DIR [--json FILE] [--text FILE] [--html FILE] [--links N] [-q]\n"
+          "usage: ncclscope report DIR [--json FILE] [--text FILE] [--html FILE] [--links N] [--wide] [-q]\n"
           "\n"
           "Analyses every *.nstrace file of the dump directory DIR and prints a summary:\n"
           "per collective and size, as nccl-tests does, the number of calls, mean/p50/p99\n"
@@ -83,6 +101,7 @@ static void usage(FILE* out) {
           "  --json FILE   write the JSON summary there [DIR/summary.json]\n"
           "  --html FILE   write the page (charts of the same data, self-contained) there [DIR/report.html]\n"
           "  --links N     slowest links listed [10]\n"
+          "  --wide        the collectives table per algorithm, protocol and rank count, every figure\n"
           "  -q, --quiet   do not print the summary on standard output\n"
           "  -h, --help    this text\n"
           "\n"
@@ -99,7 +118,11 @@ static void on_op(void* user, const ns_op_result* op) {
  * the first clock anchor), communicators, clock anchors. */
 static void on_item(void* user, const ns_item* it) {
   report_ctx* c = user;
-  if (it->kind == NS_ITEM_PROCESS) {
+  if (it->kind == NS_ITEM_RECORD) {
+    c->fl->events_in_trace += it->record->kind == NS_REC_START;
+  } else if (it->kind == NS_ITEM_COMM_FINI) {
+    c->fl->starts_dropped += it->props->u[NS_P_DROPPED];
+  } else if (it->kind == NS_ITEM_PROCESS) {
     snprintf(c->fl->host, sizeof c->fl->host, "%s", it->process->hostname);
     c->fl->pid = it->process->pid;
     if (c->xr && c->file < 0) c->file = ns_xr_file(c->xr, it->process);
@@ -147,8 +170,85 @@ static void losses_text(const file_losses* fl, size_t n, FILE* out) {
     fprintf(out, "  (%zu process(es) without counters: they did not finalize cleanly)\n", missing);
 }
 
+static report_loss loss_of(const file_losses* fl, size_t n) {
+  report_loss l;
+  memset(&l, 0, sizeof l);
+  for (size_t i = 0; i < n; i++) {
+    const file_losses* f = &fl[i];
+    l.processes++;
+    l.in_trace += f->events_in_trace;
+    l.dropped += f->starts_dropped;
+    l.blocks_damaged += f->blocks_damaged;
+    l.blocks_missing += f->blocks_missing;
+    l.bytes_cut += f->bytes_cut;
+    l.without_end += !f->clean_end;
+    if (!f->has) {
+      l.without_counters++;
+      continue;
+    }
+    const uint64_t* u = f->counters.u;
+    uint64_t recorded = u[NS_P_EVENTS];
+    if (recorded > f->events_in_trace) l.lost_write += recorded - f->events_in_trace;
+    l.steps_unanalysed += u[NS_P_STEPS_UNANALYSED];
+    l.bytes_lost += u[NS_P_BYTES_LOST];
+    l.write_errors += u[NS_P_WRITE_ERRORS];
+  }
+  l.seen = l.in_trace + l.dropped + l.lost_write;
+  l.complete = !l.dropped && !l.lost_write && !l.bytes_lost && !l.blocks_damaged && !l.blocks_missing &&
+               !l.bytes_cut && !l.without_end && !l.without_counters;
+  return l;
+}
+
+/* summary.txt's first lines: how much of what the plugin saw the traces hold. */
+static void loss_text(const report_loss* l, FILE* out) {
+  double pct = l->seen ? 100.0 * (double)l->in_trace / (double)l->seen : 100.0;
+  if (l->complete) {
+    fprintf(out, "# recording: complete: the traces hold all %llu events the plugin saw (%llu process(es))\n",
+            (unsigned long long)l->seen, (unsigned long long)l->processes);
+  } else {
+    fprintf(out, "# recording: INCOMPLETE: the traces hold %.1f %% of the events seen%s\n", pct,
+            l->without_counters ? " (at least: some processes left no counters)" : "");
+  }
+  fprintf(out, "#   events seen %llu = in the trace %llu + dropped (ring full) %llu + lost to write errors %llu\n",
+          (unsigned long long)l->seen, (unsigned long long)l->in_trace, (unsigned long long)l->dropped,
+          (unsigned long long)l->lost_write);
+  if (l->complete && !l->steps_unanalysed) {
+    fputc('\n', out);
+    return;
+  }
+  fprintf(out, "#   bytes lost to write errors %llu (%llu write error(s)); blocks damaged %llu, missing %llu; "
+               "torn tail %llu bytes\n",
+          (unsigned long long)l->bytes_lost, (unsigned long long)l->write_errors,
+          (unsigned long long)l->blocks_damaged, (unsigned long long)l->blocks_missing,
+          (unsigned long long)l->bytes_cut);
+  fprintf(out, "#   processes without an end marker %llu of %llu (without counters %llu); ProxySteps not in the\n"
+               "#   plugin's own live analysis %llu (this report analyses every step in the trace)\n\n",
+          (unsigned long long)l->without_end, (unsigned long long)l->processes,
+          (unsigned long long)l->without_counters, (unsigned long long)l->steps_unanalysed);
+}
+
+static void loss_json(const report_loss* l, ns_json* j) {
+  nsj_obj_begin(j);
+  nsj_ku64(j, "eventsSeen", l->seen);
+  nsj_ku64(j, "eventsInTrace", l->in_trace);
+  nsj_ku64(j, "eventsDropped", l->dropped);
+  nsj_ku64(j, "eventsLostToWriteErrors", l->lost_write);
+  nsj_ku64(j, "stepsNotAnalysed", l->steps_unanalysed);
+  nsj_ku64(j, "bytesLostToWriteErrors", l->bytes_lost);
+  nsj_ku64(j, "writeErrors", l->write_errors);
+  nsj_ku64(j, "blocksDamaged", l->blocks_damaged);
+  nsj_ku64(j, "blocksMissing", l->blocks_missing);
+  nsj_ku64(j, "bytesCut", l->bytes_cut);
+  nsj_ku64(j, "processes", l->processes);
+  nsj_ku64(j, "processesWithoutEnd", l->without_end);
+  nsj_ku64(j, "processesWithoutCounters", l->without_counters);
+  nsj_kbool(j, "complete", l->complete);
+  nsj_obj_end(j);
+}
+
 /* Everything of the report into out (text). */
 static int write_text(const report_data* d, const ns_summary_options* opt, FILE* out) {
+  loss_text(&d->loss, out);
   int rc = ns_analysis_summary_text(d->list, d->n, opt, out);
   if (d->xr) ns_xr_text(d->xr, out);
   losses_text(d->losses, d->nlosses, out);
@@ -194,6 +294,10 @@ static int write_json(const report_data* d, const ns_summary_options* opt, FILE*
   fputs(",\"events\":", out);
   nsj_init(&j, out);
   ns_events_json(d->events, &j);
+  nsj_flush(&j);
+  fputs(",\"loss\":", out);
+  nsj_init(&j, out);
+  loss_json(&d->loss, &j);
   nsj_flush(&j);
   fputs("}\n", out);
   return ferror(out) ? -1 : 0;
@@ -278,6 +382,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   for (size_t i = 0; i < list.n; i++) {
     ctx.file = -1;
     ctx.fl = &fl[nfl];
+    memset(&fl[nfl], 0, sizeof fl[nfl]); /* a skipped file's counts do not carry over */
     snprintf(fl[nfl].host, sizeof fl[nfl].host, "?");
     ns_file_health health;
     ns_analysis* a = ns_analyze_file_items(list.paths[i], &cfg, on_item, &ctx, &health, err, sizeof err);
@@ -288,6 +393,10 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
       continue;
     }
     empty += ns_file_health_print("ncclscope report", list.paths[i], &health);
+    fl[nfl].blocks_damaged = health.st.damaged;
+    fl[nfl].blocks_missing = health.st.seq_gaps;
+    fl[nfl].bytes_cut = health.st.bytes_cut;
+    fl[nfl].clean_end = health.st.clean_end;
     if (ctx.xr) ns_xr_file_clock(ctx.xr, a);
     if (ctx.xr) ns_xr_file_end(ctx.xr, ctx.file, health.st.clean_end);
     ns_trace_scan scan;
@@ -308,9 +417,9 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   read_flightrecs(dir, ctx.xr);
   if (ctx.xr) ns_xr_finish(ctx.xr);
 
-  ns_summary_options opt = {.max_links = o->max_links};
+  ns_summary_options opt = {.max_links = o->max_links, .wide = o->wide};
   report_data data = {.list = an, .n = nan, .xr = ctx.xr, .losses = fl, .nlosses = nfl, .events = &events,
-                      .dir = dir};
+                      .dir = dir, .loss = loss_of(fl, nfl)};
   rc = NS_EXIT_OK;
   int dirfd = -1;
   if (!o->text_path || !o->json_path || !o->html_path) dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -323,6 +432,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     FILE* out = o->print;
     ns_summary_options popt = opt;
     popt.sections = o->sections;
+    if (!o->sections) loss_text(&data.loss, out);
     ns_analysis_summary_text(an, nan, &popt, out);
     if ((!o->sections || (o->sections & NS_SUMMARY_CROSS_RANK)) && ctx.xr) ns_xr_text(ctx.xr, out);
     if (!o->sections || (o->sections & NS_REPORT_LOSSES)) losses_text(fl, nfl, out);
@@ -350,6 +460,8 @@ int ns_cmd_report(int argc, char** argv) {
       return 0;
     } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
       o.print = NULL;
+    } else if (strcmp(a, "--wide") == 0) {
+      o.wide = 1;
     } else if (strcmp(a, "--json") == 0 || strcmp(a, "--text") == 0 || strcmp(a, "--html") == 0 ||
                strcmp(a, "--links") == 0) {
       if (i + 1 >= argc) {

@@ -363,7 +363,11 @@ struct ns_window {
 typedef struct {
   size_t max_links;  /* slowest links listed (10) */
   unsigned sections; /* text: NS_SUMMARY_* bits to write; 0 = all. JSON always has all. */
+  int wide;          /* text: the collectives per algorithm, protocol and rank count, every figure (0: narrow) */
 } ns_summary_options;
+/* The narrow table's percentiles need this many timed calls (fewer: '-'). */
+#define NS_SUMMARY_P50_MIN_CALLS 5
+#define NS_SUMMARY_P99_MIN_CALLS 100
 
 /* Returns 0 on success, -1 on write error. */
 int ns_analysis_summary_text(ns_analysis* const* list, size_t n, const ns_summary_options* opt, FILE* out);
