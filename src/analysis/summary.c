@@ -250,8 +250,8 @@ static void text_collectives_narrow(ns_analysis* const* list, size_t n, sum_row*
           "# protocol and rank count). time: mean over timed calls (each rank's first min(5, calls/4) calls are\n"
           "# warm-up, left out); bandwidth as nccl-tests computes it from it. calls: timed calls of all ranks;\n"
           "# p50 from >= %d of them, p99 from >= %d, else '-'. redop is not in NCCL's profiler events: '-';\n"
-          "# root for Broadcast, Reduce. basis: gpu (kernel timers), exec or enqueue (host times), batch (ops\n"
-          "# that shared one kernel batch: a call is the batch, its size the sum of its ops').\n",
+          "# root for Broadcast, Reduce. basis: gpu (kernel timers), exec or enqueue (host times), batch N (N ops\n"
+          "# shared one kernel batch: a call is the batch, its size the sum of its ops').\n",
           NS_SUMMARY_P50_MIN_CALLS, NS_SUMMARY_P99_MIN_CALLS);
   unsigned char* done = calloc(nr ? nr : 1, 1);
   if (!done) return;
@@ -261,9 +261,9 @@ static void text_collectives_narrow(ns_analysis* const* list, size_t n, sum_row*
     const char* name = comm_name(list, n, comm_id);
     fprintf(out, "\n# communicator 0x%016llx%s%s%s, %u ranks\n", (unsigned long long)comm_id, name ? " (" : "",
             name ? name : "", name ? ")" : "", rows[c].row.nranks);
-    fprintf(out, "# %-13s %12s %11s %8s %6s %11s %9s %9s %10s %10s %8s  %s\n", "collective", "size(B)", "count",
+    fprintf(out, "# %-13s %11s %10s %8s %5s %10s %7s %7s %9s %9s %7s  %s\n", "collective", "size(B)", "count",
             "type", "redop", "time(us)", "algbw", "busbw", "p50(us)", "p99(us)", "calls", "basis");
-    fprintf(out, "# %-13s %12s %11s %8s %6s %11s %9s %9s\n", "", "", "", "", "/root", "", "(GB/s)", "(GB/s)");
+    fprintf(out, "# %-13s %11s %10s %8s %5s %10s %7s %7s\n", "", "", "", "", "/root", "", "(GB/s)", "(GB/s)");
     for (size_t i = c; i < nr; i++) {
       if (done[i] || rows[i].row.comm_id != comm_id) continue;
       /* this row and the later ones of other algorithms or protocols, folded */
@@ -292,12 +292,12 @@ static void text_collectives_narrow(ns_analysis* const* list, size_t n, sum_row*
       else
         snprintf(root, sizeof root, "-");
       if (r.batch_ops)
-        snprintf(basis, sizeof basis, "batch of %u", r.batch_ops);
+        snprintf(basis, sizeof basis, "batch %u", r.batch_ops);
       else if (r.basis_min == r.basis_max)
         snprintf(basis, sizeof basis, "%s", basis_name(r.basis_min));
       else
         snprintf(basis, sizeof basis, "%s..%s", basis_name(r.basis_min), basis_name(r.basis_max));
-      fprintf(out, "  %-13s %12llu %11llu %8s %6s %11.2f %9.2f %9.2f %10s %10s %8llu  %s\n",
+      fprintf(out, "  %-13s %11llu %10llu %8s %5s %10.2f %7.2f %7.2f %9s %9s %7llu  %s\n",
               r.func_name[0] ? r.func_name : "?", (unsigned long long)r.bytes, (unsigned long long)r.count_elems,
               ns_dtype_short(r.dtype), root, f.mean_ns / 1e3, f.algbw, f.busbw, p50, p99, (unsigned long long)timed,
               basis);
@@ -451,9 +451,21 @@ static void text_clocks(ns_analysis* const* list, size_t n, FILE* out) {
             drifted);
 }
 
+/* The plugin's own losses: the summary's first lines. */
+static void text_recording(const ns_summary_recording* r, FILE* out) {
+  int complete = !r->records_dropped && !r->bytes_lost;
+  fprintf(out, "# recording: %s: %llu events recorded; %llu records dropped (ring full: starts, stops, states);\n"
+               "#   %llu trace bytes lost to write errors (%llu whole blocks, %llu write error(s)); %llu ProxySteps\n"
+               "#   not in the figures below (`ncclscope report` on the trace analyses them)\n\n",
+          complete ? "complete" : "INCOMPLETE", (unsigned long long)r->events, (unsigned long long)r->records_dropped,
+          (unsigned long long)r->bytes_lost, (unsigned long long)r->blocks_lost, (unsigned long long)r->write_errors,
+          (unsigned long long)r->steps_unanalysed);
+}
+
 int ns_analysis_summary_text(ns_analysis* const* list, size_t n, const ns_summary_options* opt, FILE* out) {
   size_t max_links = opt && opt->max_links ? opt->max_links : 10;
   unsigned sec = opt && opt->sections ? opt->sections : ~0u;
+  if (opt && opt->recording) text_recording(opt->recording, out);
   if (sec & NS_SUMMARY_COLLECTIVES) text_collectives(list, n, opt && opt->wide, out);
   if (sec & NS_SUMMARY_LINKS) text_links(list, n, max_links, out);
   if (sec & NS_SUMMARY_CLOCKS) text_clocks(list, n, out);
@@ -598,6 +610,15 @@ int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summar
             (unsigned long long)v[NS_PT_CAUSAL]);
     first = 0;
   }
-  fputs("]}\n", out);
+  fputc(']', out);
+  if (opt && opt->recording) {
+    const ns_summary_recording* r = opt->recording;
+    fprintf(out, ",\"recording\":{\"events\":%llu,\"recordsDropped\":%llu,\"bytesLostToWriteErrors\":%llu,"
+                 "\"blocksLost\":%llu,\"writeErrors\":%llu,\"stepsNotAnalysed\":%llu,\"complete\":%s}",
+            (unsigned long long)r->events, (unsigned long long)r->records_dropped, (unsigned long long)r->bytes_lost,
+            (unsigned long long)r->blocks_lost, (unsigned long long)r->write_errors,
+            (unsigned long long)r->steps_unanalysed, !r->records_dropped && !r->bytes_lost ? "true" : "false");
+  }
+  fputs("}\n", out);
   return ferror(out) ? -1 : 0;
 }
