@@ -280,18 +280,31 @@ agreement)
   ;;
 demo)
   expect_rc 0 "$NCCLSCOPE" demo --out "$work/demo"
+  cp out.txt demo-out.txt
   grep -q 'ui.perfetto.dev' out.txt || fail "demo does not say what to open"
-  "$PYTHON" "$SRC/check_chrome.py" demo/ncclscope.perfetto.json || fail "demo chrome"
+  grep -q 'ncclscope.pftrace' out.txt || fail "demo does not name its Perfetto trace"
+  [ ! -e demo/ncclscope.perfetto.json ] || fail "demo still writes ncclscope.perfetto.json"
   "$PYTHON" "$SRC/check_jsonl.py" demo/ncclscope.jsonl --no-incomplete --max-dropped 0 || fail "demo jsonl"
+  # a real Perfetto trace: the same tracks as the Chrome export of the same traces
+  if [ -n "${PROTOC:-}" ] && command -v "$PROTOC" >/dev/null 2>&1; then
+    expect_rc 0 "$NCCLSCOPE" export demo/traces --format chrome -o demo-chrome.json
+    "$PYTHON" "$SRC/check_perfetto.py" demo/ncclscope.pftrace --proto "$SRC/perfetto_subset.proto" \
+      --protoc "$PROTOC" --jsonl demo/ncclscope.jsonl --chrome demo-chrome.json || fail "demo perfetto"
+  else
+    echo "protoc not found: the demo's .pftrace is not decoded"
+  fi
   # The slow simulated fabric: per collective and communicator, the largest
   # size takes longer (median) than the smallest, as in nccl-tests.
-  "$PYTHON" - out.txt <<'PY' || fail "demo times do not grow with size"
+  "$PYTHON" - demo-out.txt <<'PY' || fail "demo times do not grow with size"
 import sys
 rows = {}
+comm = None
 for line in open(sys.argv[1]):
     f = line.split()
-    if len(f) > 13 and f[0] in ("AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce") and f[3].isdigit():
-        rows.setdefault((f[0], f[1]), []).append((int(f[3]), float(f[12])))
+    if line.startswith("# communicator "):
+        comm = f[2]
+    if len(f) > 9 and f[0] in ("AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce") and f[1].isdigit():
+        rows.setdefault((f[0], comm), []).append((int(f[1]), float(f[8] if f[8] != "-" else f[5])))
 bad = [(k, v) for k, v in rows.items() if len(v) > 1 and max(v)[1] <= min(v)[1]]
 print("demo: %d (collective, communicator) rows, %d where the largest size is not slower" % (len(rows), len(bad)))
 sys.exit(1 if bad or not rows else 0)
