@@ -37,10 +37,24 @@
 /* One trace file's process counters (its COUNTERS block), for the losses table. */
 typedef struct file_losses file_losses;
 
+/* One communicator rank a trace holds, to tell traces of different runs apart. */
+typedef struct {
+  uint64_t comm_id;
+  int32_t rank;
+  uint32_t file; /* index in the directory's list */
+} comm_rank;
+
 typedef struct {
   ns_xr* xr;
   int file;         /* the cross-rank index of the file being analysed, -1 before its PROCESS block */
   file_losses* fl;  /* its losses entry */
+  uint32_t list_index; /* the file's index in the directory's list */
+  comm_rank* cr;    /* every (communicator, rank) of more than one rank seen, for mixed_runs */
+  size_t ncr, capcr;
+  char job[64];     /* the first SLURM job id seen, and the file it came from */
+  uint32_t job_file;
+  int other_job;    /* a trace of another SLURM job: its index + 1 */
+  char other[64];
 } report_ctx;
 
 struct file_losses {
@@ -106,7 +120,9 @@ static void usage(FILE* out) {
           "  -h, --help    this text\n"
           "\n"
           "Exit status: 0 if at least one trace was readable, 1 if none was or an output\n"
-          "file cannot be written, 2 on bad arguments.\n");
+          "file cannot be written, 2 on bad arguments or a directory that mixes traces of\n"
+          "different runs (two SLURM job ids, or one communicator rank in two traces),\n"
+          "3 if some trace file yielded nothing.\n");
 }
 
 static void on_op(void* user, const ns_op_result* op) {
@@ -123,15 +139,68 @@ static void on_item(void* user, const ns_item* it) {
   } else if (it->kind == NS_ITEM_COMM_FINI) {
     c->fl->starts_dropped += it->props->u[NS_P_DROPPED];
   } else if (it->kind == NS_ITEM_PROCESS) {
+    const char* job = it->process->slurm_job;
+    if (job[0] && !c->job[0]) {
+      snprintf(c->job, sizeof c->job, "%s", job);
+      c->job_file = c->list_index;
+    } else if (job[0] && strcmp(job, c->job) != 0 && !c->other_job) {
+      c->other_job = (int)c->list_index + 1;
+      snprintf(c->other, sizeof c->other, "%s", job);
+    }
     snprintf(c->fl->host, sizeof c->fl->host, "%s", it->process->hostname);
     c->fl->pid = it->process->pid;
     if (c->xr && c->file < 0) c->file = ns_xr_file(c->xr, it->process);
-  } else if (it->kind == NS_ITEM_COMM_INIT && c->xr && c->file >= 0) {
-    ns_xr_comm(c->xr, c->file, it->comm);
+  } else if (it->kind == NS_ITEM_COMM_INIT) {
+    if (it->comm->nranks > 1 && c->ncr < SIZE_MAX / 2) {
+      if (c->ncr == c->capcr) {
+        size_t cap = c->capcr ? 2 * c->capcr : 256;
+        comm_rank* n = realloc(c->cr, cap * sizeof *n);
+        if (n) c->cr = n, c->capcr = cap;
+      }
+      if (c->ncr < c->capcr) c->cr[c->ncr++] = (comm_rank){it->comm->comm_id, it->comm->rank, c->list_index};
+    }
+    if (c->xr && c->file >= 0) ns_xr_comm(c->xr, c->file, it->comm);
   } else if (it->kind == NS_ITEM_ANCHOR && c->xr && c->file >= 0) {
     uint64_t ts = it->props->u[NS_P_TS];
     ns_xr_anchor(c->xr, c->file, ts, (int64_t)ts + (int64_t)it->props->u[NS_P_REALTIME_OFFSET_NS]);
   }
+}
+
+static int by_comm_rank(const void* pa, const void* pb) {
+  const comm_rank *a = pa, *b = pb;
+  if (a->comm_id != b->comm_id) return a->comm_id < b->comm_id ? -1 : 1;
+  if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+  return a->file < b->file ? -1 : a->file > b->file;
+}
+
+/* Whether the directory mixes traces of different runs: two SLURM job ids, or one rank of one
+ * communicator in two trace files (a communicator's id is drawn anew for every run; one process
+ * writes one trace). Says which files on stderr. */
+static int mixed_runs(report_ctx* c, const ns_trace_list* list, const char* dir) {
+  const char* why = NULL;
+  uint32_t f1 = 0, f2 = 0;
+  char what[160] = "";
+  if (c->other_job) {
+    why = "traces of two SLURM jobs";
+    f1 = c->job_file, f2 = (uint32_t)c->other_job - 1;
+    snprintf(what, sizeof what, "job %s and job %s", c->job, c->other);
+  } else if (c->ncr > 1) {
+    qsort(c->cr, c->ncr, sizeof *c->cr, by_comm_rank);
+    for (size_t i = 1; i < c->ncr && !why; i++)
+      if (c->cr[i].comm_id == c->cr[i - 1].comm_id && c->cr[i].rank == c->cr[i - 1].rank &&
+          c->cr[i].file != c->cr[i - 1].file) {
+        why = "traces of two runs";
+        f1 = c->cr[i - 1].file, f2 = c->cr[i].file;
+        snprintf(what, sizeof what, "both hold rank %d of communicator 0x%016llx", c->cr[i].rank,
+                 (unsigned long long)c->cr[i].comm_id);
+      }
+  }
+  if (!why) return 0;
+  fprintf(stderr,
+          "ncclscope report: %s holds %s, which one report cannot merge: %s and %s (%s).\n"
+          "  Give each run a dump directory of its own (NCCLSCOPE_DUMP_DIR), or move one run's files out.\n",
+          dir, why, list->paths[f1], list->paths[f2], what);
+  return 1;
 }
 
 /* The flight records of the directory into the cross-rank view; unreadable ones are warned about. */
@@ -381,6 +450,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   int empty = 0; /* files that yielded nothing */
   for (size_t i = 0; i < list.n; i++) {
     ctx.file = -1;
+    ctx.list_index = (uint32_t)i;
     ctx.fl = &fl[nfl];
     memset(&fl[nfl], 0, sizeof fl[nfl]); /* a skipped file's counts do not carry over */
     snprintf(fl[nfl].host, sizeof fl[nfl].host, "?");
@@ -414,6 +484,10 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     fprintf(stderr, "ncclscope report: none of the %zu trace file(s) in %s yielded anything\n", list.n, dir);
     goto free_an;
   }
+  if (mixed_runs(&ctx, &list, dir)) {
+    rc = NS_EXIT_USAGE;
+    goto free_an;
+  }
   read_flightrecs(dir, ctx.xr);
   if (ctx.xr) ns_xr_finish(ctx.xr);
 
@@ -445,6 +519,7 @@ free_an:
   free(an);
   free(fl);
 free_list:
+  free(ctx.cr);
   ns_xr_free(ctx.xr);
   ns_trace_list_free(&list);
   return rc;

@@ -314,6 +314,30 @@ PY
   n=$(ls demo/traces/*.nstrace | wc -l)
   [ "$n" -eq 2 ] || fail "$n trace files after a second demo, want 2"
   ;;
+report_mixed)
+  # Traces of two runs in one directory: refused, exit 2, naming both files; each run alone: reported.
+  for run in a b; do
+    NCCLSCOPE_DUMP_DIR="$work/$run" "$SIM" --plugin "$PLUGIN" --nccl ideal --fast --iters 1 >sim-$run.txt 2>&1 ||
+      { tail -20 sim-$run.txt; fail "simulator ($run)"; }
+    expect_rc 0 "$NCCLSCOPE" report "$run" -q
+  done
+  mkdir -p mixed
+  cp a/*.nstrace b/*.nstrace mixed/
+  expect_rc 2 "$NCCLSCOPE" report mixed -q
+  grep -q "traces of two runs" err.txt || { cat err.txt; fail "report does not say the runs are mixed"; }
+  [ "$(grep -o 'mixed/ncclscope-[^ ]*nstrace' err.txt | sort -u | wc -l)" -eq 2 ] || fail "the two files not named"
+  [ ! -e mixed/summary.txt ] || fail "a summary of mixed runs was written"
+  # two SLURM jobs (their own communicators): refused too
+  rm -f mixed/*
+  for job in 101 102; do
+    rm -rf "$work/j$job"
+    SLURM_JOB_ID=$job NCCLSCOPE_DUMP_DIR="$work/j$job" "$SIM" --plugin "$PLUGIN" --nccl ideal --fast --iters 1 \
+      --seed $job >sim-$job.txt 2>&1 || { tail -20 sim-$job.txt; fail "simulator (job $job)"; }
+    cp j$job/*.nstrace mixed/
+  done
+  expect_rc 2 "$NCCLSCOPE" report mixed -q
+  grep -q "two SLURM jobs" err.txt && grep -q "job 101 and job 102" err.txt || { cat err.txt; fail "jobs not named"; }
+  ;;
 *)
   fail "unknown case $case_name"
   ;;
