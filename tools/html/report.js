@@ -296,6 +296,10 @@
     summary.textContent = (nh ? nh + " stuck collective(s)" : "no hang") + "; " +
       (strag.length ? "straggler(s): rank " + strag.join(", ") : "no straggler") + "; " +
       (S.hosts || []).length + " host(s), " + (S.collectives || []).length + " collective rows.";
+    const L = S.loss;
+    if (L) summary.textContent += " Recording " + (L.complete ? "complete" : "INCOMPLETE") + ": " + L.eventsInTrace +
+      " of " + L.eventsSeen + " events in the trace (" + L.eventsDropped + " dropped, " + L.eventsLostToWriteErrors +
+      " lost to write errors; " + L.bytesLostToWriteErrors + " bytes lost).";
     hangs();
     lateness();
     times();
