@@ -32,8 +32,7 @@ static int row_cmp(const void* pa, const void* pb) {
 static int same_row(const ns_row_acc* x, const ns_row_acc* s) {
   return x->comm_id == s->comm_id && x->nranks == s->nranks && x->bytes == s->bytes && x->batch_ops == s->batch_ops &&
          x->root == s->root && !strcmp(x->func_name, s->func_name) && !strcmp(x->dtype, s->dtype) &&
-         !strcmp(x->algo, s->algo) &&
-         !strcmp(x->proto, s->proto);
+         !strcmp(x->algo, s->algo) && !strcmp(x->proto, s->proto);
 }
 
 /* One row per (communicator, func, nranks, size, type, algo, proto) over
@@ -218,7 +217,7 @@ static void text_collectives_wide(sum_row* rows, size_t nr, FILE* out) {
   }
 }
 
-/* The name and the processes of a communicator, from the first analysis that has it. */
+/* A communicator's name (NULL: none given), from the first analysis that has one. */
 static const char* comm_name(ns_analysis* const* list, size_t n, uint64_t comm_id) {
   for (size_t i = 0; i < n; i++)
     for (size_t c = 0; c < list[i]->ncomms; c++) {
@@ -613,11 +612,12 @@ int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summar
   fputc(']', out);
   if (opt && opt->recording) {
     const ns_summary_recording* r = opt->recording;
+    /* its steps not analysed are the top-level stepsNotAnalysed */
     fprintf(out, ",\"recording\":{\"events\":%llu,\"recordsDropped\":%llu,\"bytesLostToWriteErrors\":%llu,"
-                 "\"blocksLost\":%llu,\"writeErrors\":%llu,\"stepsNotAnalysed\":%llu,\"complete\":%s}",
+                 "\"blocksLost\":%llu,\"writeErrors\":%llu,\"complete\":%s}",
             (unsigned long long)r->events, (unsigned long long)r->records_dropped, (unsigned long long)r->bytes_lost,
             (unsigned long long)r->blocks_lost, (unsigned long long)r->write_errors,
-            (unsigned long long)r->steps_unanalysed, !r->records_dropped && !r->bytes_lost ? "true" : "false");
+            !r->records_dropped && !r->bytes_lost ? "true" : "false");
   }
   fputs("}\n", out);
   return ferror(out) ? -1 : 0;
