@@ -453,6 +453,11 @@ static void text_clocks(ns_analysis* const* list, size_t n, FILE* out) {
 /* The plugin's own losses: the summary's first lines. */
 static void text_recording(const ns_summary_recording* r, FILE* out) {
   int complete = !r->records_dropped && !r->bytes_lost;
+  if (complete && !r->steps_unanalysed) {
+    fprintf(out, "# recording: complete: %llu events recorded, nothing dropped, every byte written\n\n",
+            (unsigned long long)r->events);
+    return;
+  }
   fprintf(out, "# recording: %s: %llu events recorded; %llu records dropped (ring full: starts, stops, states);\n"
                "#   %llu trace bytes lost to write errors (%llu whole blocks, %llu write error(s)); %llu ProxySteps\n"
                "#   not in the figures below (`ncclscope report` on the trace analyses them)\n\n",

@@ -503,8 +503,17 @@ def t_report_loss_drops():
     check(first.startswith("# recording: INCOMPLETE"), "the plugin's summary.txt says so first", first, "INCOMPLETE")
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of a process, all its threads (0 once it is gone)."""
+    try:
+        f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def t_report_loss_disk():
-    """The disk is full for a few seconds, longer than the writer's 4 MiB of held data: what it could
+    """The disk is full for a while, longer than the writer's 4 MiB of held data last: what it could
     not write is lost, and the report says how many events: seen = in the trace + lost, where seen
     is what the same workload makes (the simulator's --fast default scenario makes the same starts
     every iteration: two truth runs give them)."""
@@ -512,7 +521,7 @@ def t_report_loss_disk():
     for iters in (1, 2):
         p, tr = sim(["--fast", "--iters", str(iters)], NCCLSCOPE_DUMP_DIR=tempfile.mkdtemp(prefix="nsfault"))
         per_run.append(truth_starts(tr))
-    iters = 800
+    iters = 1200
     want = per_run[0] + (iters - 1) * (per_run[1] - per_run[0])
     dump = tempfile.mkdtemp(prefix="nsfault")
     limit = 96 * 1024
@@ -528,7 +537,11 @@ def t_report_loss_disk():
     for line in p.stderr:
         seen.append(line)
         if "NCCLSCOPE" in line and "failed" in line:
-            time.sleep(3)  # full for longer than the held 4 MiB last
+            # full until the run has made well over the held 4 MiB: measured in its CPU time (about
+            # 6 MB of trace per CPU second), which a loaded machine does not stretch as it does wall time
+            cpu0 = cpu_seconds(p.pid)
+            while p.poll() is None and cpu_seconds(p.pid) - cpu0 < 2.5:
+                time.sleep(0.05)
             resource.prlimit(p.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
             break
     err = "".join(seen) + p.communicate(timeout=200)[1]
