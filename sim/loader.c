@@ -231,7 +231,18 @@ static void* openByNcclRules(void) {
   const char* spec = forcedSpec ? forcedSpec : simOpt.plugin ? simOpt.plugin : getenv("NCCL_PROFILER_PLUGIN");
   if (spec && !*spec) spec = NULL; /* every release reads an empty value as unset */
   if (spec && strcasecmp(spec, "none") == 0) return NULL;
-  if (spec == NULL) return dlopen("libnccl-profiler.so", RTLD_NOW | RTLD_LOCAL);
+  if (spec == NULL) {
+    void* h = dlopen("libnccl-profiler.so", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      /* NCCL goes on without a profiler here, silently; a simulator run with nothing to drive is a mistake */
+      SIM_ERR("no profiler plugin loaded: neither --plugin nor NCCL_PROFILER_PLUGIN is given and "
+              "libnccl-profiler.so is not on the library path (%s); name one with --plugin PATH, or run "
+              "without one on purpose with NCCL_PROFILER_PLUGIN=none",
+              dlerror());
+      errors++;
+    }
+    return h;
+  }
   void* h = dlopen(spec, RTLD_NOW | RTLD_LOCAL);
   if (h) return h;
   if (simNcclCur.minor <= 25) {

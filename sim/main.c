@@ -90,7 +90,7 @@ static void usage(FILE* f) {
           "  --timer-gran-ns NS    GPU globaltimer granularity of pTimer values [2048]\n"
           "  --straggler-us US     delay of the late rank in `straggler` [3000]\n"
           "  --hang-timeout-ms MS  how long ranks wait for the others before giving a collective up\n"
-          "                        [1000 in `hang`, 30000 elsewhere: a loaded machine is no hang]\n"
+          "                        [5000 in `hang`, 30000 elsewhere: a loaded machine is no hang]\n"
           "  --fast                no waiting: durations are not real (for overhead measurements)\n"
           "\n"
           "Scenarios (--scenario NAME, --seed N, --iters K):\n"

@@ -401,9 +401,11 @@ void simScenarioPresets(const char* name) {
   if (!strcmp(name, "overrun") && simOpt.asyncDepth == 0) simOpt.asyncDepth = 256; /* the app does not wait */
   if (!strcmp(name, "leaks")) simOpt.copyProxy = true; /* intra-node peers through a copy proxy */
   /* Ranks give a collective up after this without the others (the sim's hang model). In `hang` it is the
-   * scenario; elsewhere it only guards against a broken run, and must outlast a slow start on a loaded
-   * machine: a second process 1 s late gave every collective of a `straggler` run up (all aborted). */
-  if (simOpt.hangTimeoutMs == 0) simOpt.hangTimeoutMs = !strcmp(name, "hang") ? 1000 : 30000;
+   * scenario, and outlasts a plugin watchdog of a few seconds (README: 1.5 s) on a loaded machine, so the
+   * stuck ranks are still stuck when it fires; elsewhere it only guards against a broken run, and must
+   * outlast a slow start on a loaded machine: a second process 1 s late gave every collective of a
+   * `straggler` run up (all aborted). */
+  if (simOpt.hangTimeoutMs == 0) simOpt.hangTimeoutMs = !strcmp(name, "hang") ? 5000 : 30000;
 }
 
 int simRunScenario(const char* name) {

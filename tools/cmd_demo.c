@@ -2,7 +2,7 @@
 /* ncclscope CLI: `ncclscope demo`. Runs the simulator (build/ncclscope-sim)
  * with the plugin (build/libnccl-profiler-ncclscope.so), both found next to
  * this binary (or, installed, the plugin in the library directory beside
- * bin/: NCCLSCOPE_BIN_TO_LIBDIR), exports the traces as Perfetto JSON and
+ * bin/: NCCLSCOPE_BIN_TO_LIBDIR), exports the traces as a Perfetto trace and
  * JSON Lines, and prints a short summary saying what to open. The simulator is started with
  * fork/exec (no shell), with NCCLSCOPE_DUMP_DIR pointing at a fresh
  * directory. */
@@ -44,7 +44,7 @@ static void usage(FILE* out) {
           "Runs the NCCL simulator (ncclscope-sim) with the ncclscope plugin, both\n"
           "taken from the directory of this ncclscope binary, then exports the traces.\n"
           "Leaves in DIR: traces/ (the dump directory, one .nstrace per process),\n"
-          "ncclscope.perfetto.json (open it in ui.perfetto.dev), ncclscope.jsonl and\n"
+          "ncclscope.pftrace (a Perfetto trace: open it in ui.perfetto.dev), ncclscope.jsonl and\n"
           "sim.log; prints the report's bandwidth table and writes traces/summary.txt\n"
           "and traces/summary.json (ncclscope report). Needs no GPU and no NCCL.\n"
           "\n"
@@ -177,13 +177,13 @@ static void print_summary(const char* out, const char* dump, const char* scenari
   printf("  top operations");
   for (int i = 0; i < st->nfuncs && i < 8; i++) printf("%s %s %" PRIu64, i ? "," : "", st->funcs[i].name, st->funcs[i].count);
   printf("\n\nWhat to open:\n");
-  printf("  timeline   %s/ncclscope.perfetto.json\n", out);
+  printf("  timeline   %s/ncclscope.pftrace\n", out);
   printf("             go to https://ui.perfetto.dev, click \"Open trace file\", pick that file\n");
-  printf("             (chrome://tracing opens it too). One process track per rank; the\n");
+  printf("             (for chrome://tracing: ncclscope export --format chrome). One process track per rank; the\n");
   printf("             \"ch N ...\" tracks show proxy and kernel work per channel; arrows\n");
   printf("             join each event to its parent.\n");
   printf("  records    %s/ncclscope.jsonl (one JSON object per event/state; docs/cli.md)\n", out);
-  printf("  raw traces %s (ncclscope export %s --format chrome|jsonl -o FILE)\n", dump, dump);
+  printf("  raw traces %s (ncclscope export %s --format perfetto|chrome|jsonl -o FILE)\n", dump, dump);
 }
 
 int ns_cmd_demo(int argc, char** argv) {
@@ -233,13 +233,13 @@ int ns_cmd_demo(int argc, char** argv) {
     return 1;
   }
 
-  char dump[PATH_MAX + 16], log_path[PATH_MAX + 16], json_path[PATH_MAX + 32], jsonl_path[PATH_MAX + 32];
+  char dump[PATH_MAX + 16], log_path[PATH_MAX + 16], pftrace_path[PATH_MAX + 32], jsonl_path[PATH_MAX + 32];
   if (make_dir(out)) return 1;
   snprintf(dump, sizeof dump, "%s/traces", out);
   if (make_dir(dump)) return 1;
   clear_old_traces(dump);
   snprintf(log_path, sizeof log_path, "%s/sim.log", out);
-  snprintf(json_path, sizeof json_path, "%s/ncclscope.perfetto.json", out);
+  snprintf(pftrace_path, sizeof pftrace_path, "%s/ncclscope.pftrace", out);
   snprintf(jsonl_path, sizeof jsonl_path, "%s/ncclscope.jsonl", out);
 
   printf("running %s --scenario %s --procs %s with the ncclscope plugin...\n", sim, scenario, procs);
@@ -250,7 +250,7 @@ int ns_cmd_demo(int argc, char** argv) {
   memset(&st, 0, sizeof st);
   ns_export_ext ext = {.self = &st, .event = count_funcs};
   ns_export_totals totals;
-  if (ns_export_dir(dump, &ns_format_chrome, json_path, &ext, NULL, &totals)) return 1;
+  if (ns_export_dir(dump, &ns_format_perfetto, pftrace_path, &ext, NULL, &totals)) return 1;
   memset(&st, 0, sizeof st);
   if (ns_export_dir(dump, &ns_format_jsonl, jsonl_path, &ext, NULL, &totals)) return 1;
   print_summary(out, dump, scenario, &totals, &st);

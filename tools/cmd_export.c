@@ -43,8 +43,10 @@ static void usage(FILE* out) {
           "  -h, --help           this text\n"
           "\n"
           "Damaged traces are exported block by block around the damage, which is\n"
-          "reported on stderr. Exit status: 0 done, 1 nothing exported, 2 bad\n"
-          "arguments, 3 a trace file yielded nothing (docs/cli.md).\n");
+          "reported on stderr. A chrome output over 256 MB is warned about. The\n"
+          "perfetto format is not written to a terminal. Exit status: 0 done, 1\n"
+          "nothing exported, 2 bad arguments or a filter no event matches, 3 a\n"
+          "trace file yielded nothing (docs/cli.md).\n");
 }
 
 static const ns_format* format_named(const char* name) {
@@ -101,6 +103,14 @@ static double progress_delay_s(void) {
   char* end;
   long ms = v && *v ? strtol(v, &end, 10) : -1;
   return v && *v && !*end && ms >= 0 && ms <= 3600000 ? (double)ms / 1000.0 : 1.0;
+}
+
+/* Above this, a Chrome JSON export warns and suggests perfetto (NCCLSCOPE_CHROME_WARN_MB: another bound). */
+static off_t chrome_warn_bytes(void) {
+  const char* v = getenv("NCCLSCOPE_CHROME_WARN_MB");
+  char* end;
+  long mb = v && *v ? strtol(v, &end, 10) : -1;
+  return (off_t)(v && *v && !*end && mb >= 0 && mb <= 1 << 20 ? mb : 256) << 20;
 }
 
 static double now_s(void) {
@@ -192,6 +202,9 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
     empty += report_file(list.paths[i], &res, ns_walk_max_open(w));
   }
   if (pr.shown) fputs("\n", stderr);
+  int filtered_out = opts && ns_walk_selected(w) == 0 &&
+                     (opts->filter.types || opts->filter.nranks || opts->filter.ncomms || opts->filter.has_from ||
+                      opts->filter.has_to);
   ns_walk_free(w);
   ns_export_metrics_free(metrics);
   metrics = NULL;
@@ -206,6 +219,12 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
     fprintf(stderr, "ncclscope: none of the %zu trace file(s) in %s yielded anything\n", list.n, dir);
     goto close_out;
   }
+  if (filtered_out) {
+    fprintf(stderr, "ncclscope: no event of the %" PRIu64 " in %s matches the filter (--types, --ranks, --comm, "
+                    "--from, --to); nothing written\n", totals->events, dir);
+    rc = NS_EXIT_USAGE;
+    goto close_out;
+  }
   rc = empty ? NS_EXIT_PARTIAL : NS_EXIT_OK;
   if (totals->files_damaged || empty)
     fprintf(stderr, "ncclscope: warning: %d of %zu trace file(s) damaged, %d yielded nothing; see above%s\n",
@@ -214,11 +233,20 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
 close_out:
   ns_export_metrics_free(metrics);
   if (state) fmt->finish(state);
-  if (rc == NS_EXIT_FAIL) {
+  if (rc == NS_EXIT_FAIL || rc == NS_EXIT_USAGE) {
     ns_out_abort(&o);
-  } else if (ns_out_commit(&o, err, sizeof err) != 0) {
-    fprintf(stderr, "ncclscope: cannot write %s\n", err);
-    rc = NS_EXIT_FAIL;
+  } else {
+    off_t size = o.is_stdout ? -1 : ftello(out);
+    if (ns_out_commit(&o, err, sizeof err) != 0) {
+      fprintf(stderr, "ncclscope: cannot write %s\n", err);
+      rc = NS_EXIT_FAIL;
+    } else if (fmt == &ns_format_chrome && size > chrome_warn_bytes()) {
+      fprintf(stderr,
+              "ncclscope: warning: %s is %.0f MB of Trace Event JSON, more than a browser opens comfortably;\n"
+              "  --format perfetto writes the same tracks 15-25 times smaller (ui.perfetto.dev opens it), or\n"
+              "  narrow it down: --types, --ranks, --comm, --from/--to\n",
+              out_path, (double)size / 1e6);
+    }
   }
   ns_trace_list_free(&list);
   return rc;
@@ -342,6 +370,15 @@ int ns_cmd_export(int argc, char** argv) {
     }
   }
   if (ns_cli_dir_given("export", dir, usage) != NS_EXIT_OK) return NS_EXIT_USAGE;
+  if (opts.filter.has_from && opts.filter.has_to && opts.filter.from_ns > opts.filter.to_ns) {
+    fprintf(stderr, "ncclscope export: --from is after --to: no event can match\n");
+    return NS_EXIT_USAGE;
+  }
+  if (fmt == &ns_format_perfetto && (!out || strcmp(out, "-") == 0) && isatty(STDOUT_FILENO)) {
+    fprintf(stderr, "ncclscope export: the perfetto format is binary: not written to a terminal;\n"
+                    "  name a file with -o trace.pftrace (or redirect standard output)\n");
+    return NS_EXIT_USAGE;
+  }
   if (no_compress && fmt == &ns_format_perfetto) fmt = &ns_format_perfetto_plain;
   return ns_export_dir(dir, fmt, out, NULL, &opts, NULL);
 }

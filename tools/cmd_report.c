@@ -38,10 +38,24 @@
 /* One trace file's process counters (its COUNTERS block), for the losses table. */
 typedef struct file_losses file_losses;
 
+/* One communicator rank a trace holds, to tell traces of different runs apart. */
+typedef struct {
+  uint64_t comm_id;
+  int32_t rank;
+  uint32_t file; /* index in the directory's list */
+} comm_rank;
+
 typedef struct {
   ns_xr* xr;
   int file;         /* the cross-rank index of the file being analysed, -1 before its PROCESS block */
   file_losses* fl;  /* its losses entry */
+  uint32_t list_index; /* the file's index in the directory's list */
+  comm_rank* cr;    /* every (communicator, rank) of more than one rank seen, for mixed_runs */
+  size_t ncr, capcr;
+  char job[64];     /* the first SLURM job id seen, and the file it came from */
+  uint32_t job_file;
+  int other_job;    /* a trace of another SLURM job: its index + 1 */
+  char other[64];
 } report_ctx;
 
 struct file_losses {
@@ -49,7 +63,24 @@ struct file_losses {
   uint32_t pid;
   int has; /* 0: no COUNTERS block (the process did not finish cleanly) */
   ns_props_info counters;
+  uint64_t events_in_trace; /* START records read */
+  uint64_t starts_dropped;  /* events whose START a full ring dropped (its COMM_FINI blocks) */
+  uint64_t blocks_damaged;  /* damaged ranges (each one block or more) */
+  uint64_t blocks_missing;  /* block sequence numbers absent between valid blocks */
+  uint64_t bytes_cut;       /* a torn tail */
+  int clean_end;
 };
+
+/* How much of the recording the traces hold (summary.json "loss", summary.txt's first lines). Events:
+ * seen = in the trace + dropped (a full ring) + lost to write errors (recorded by the plugin, absent
+ * from the file: the COUNTERS block's events minus the START records read). A process without a
+ * COUNTERS block adds what its trace holds: its seen is a lower bound, and the run is not complete. */
+typedef struct {
+  uint64_t seen, in_trace, dropped, lost_write;
+  uint64_t steps_unanalysed, bytes_lost, write_errors, blocks_damaged, blocks_missing, bytes_cut;
+  uint64_t processes, without_end, without_counters;
+  int complete;
+} report_loss;
 
 /* Everything a summary writer needs. */
 typedef struct {
@@ -60,11 +91,12 @@ typedef struct {
   size_t nlosses;
   const ns_asm_stats* events;
   const char* dir;
+  report_loss loss;
 } report_data;
 
 static void usage(FILE* out) {
   fprintf(out,
-          "usage: ncclscope report DIR [--json FILE] [--text FILE] [--html FILE] [--links N] [-q]\n"
+          "usage: ncclscope report DIR [--json FILE] [--text FILE] [--html FILE] [--links N] [--wide] [-q]\n"
           "\n"
           "Analyses every *.nstrace file of the dump directory DIR and prints a summary:\n"
           "per collective and size, as nccl-tests does, the number of calls, mean/p50/p99\n"
@@ -84,11 +116,14 @@ static void usage(FILE* out) {
           "  --json FILE   write the JSON summary there [DIR/summary.json]\n"
           "  --html FILE   write the page (charts of the same data, self-contained) there [DIR/report.html]\n"
           "  --links N     slowest links listed [10]\n"
+          "  --wide        the collectives table per algorithm, protocol and rank count, every figure\n"
           "  -q, --quiet   do not print the summary on standard output\n"
           "  -h, --help    this text\n"
           "\n"
           "Exit status: 0 if at least one trace was readable, 1 if none was or an output\n"
-          "file cannot be written, 2 on bad arguments.\n");
+          "file cannot be written, 2 on bad arguments or a directory that mixes traces of\n"
+          "different runs (two SLURM job ids, or one communicator rank in two traces),\n"
+          "3 if some trace file yielded nothing.\n");
 }
 
 static void on_op(void* user, const ns_op_result* op) {
@@ -100,16 +135,73 @@ static void on_op(void* user, const ns_op_result* op) {
  * the first clock anchor), communicators, clock anchors. */
 static void on_item(void* user, const ns_item* it) {
   report_ctx* c = user;
-  if (it->kind == NS_ITEM_PROCESS) {
+  if (it->kind == NS_ITEM_RECORD) {
+    c->fl->events_in_trace += it->record->kind == NS_REC_START;
+  } else if (it->kind == NS_ITEM_COMM_FINI) {
+    c->fl->starts_dropped += it->props->u[NS_P_DROPPED];
+  } else if (it->kind == NS_ITEM_PROCESS) {
+    const char* job = it->process->slurm_job;
+    if (job[0] && !c->job[0]) {
+      snprintf(c->job, sizeof c->job, "%s", job);
+      c->job_file = c->list_index;
+    } else if (job[0] && strcmp(job, c->job) != 0 && !c->other_job) {
+      c->other_job = (int)c->list_index + 1;
+      snprintf(c->other, sizeof c->other, "%s", job);
+    }
     snprintf(c->fl->host, sizeof c->fl->host, "%s", it->process->hostname);
     c->fl->pid = it->process->pid;
     if (c->xr && c->file < 0) c->file = ns_xr_file(c->xr, it->process);
-  } else if (it->kind == NS_ITEM_COMM_INIT && c->xr && c->file >= 0) {
-    ns_xr_comm(c->xr, c->file, it->comm);
+  } else if (it->kind == NS_ITEM_COMM_INIT) {
+    if (it->comm->nranks > 1 && c->ncr < SIZE_MAX / 2) {
+      if (c->ncr == c->capcr) {
+        size_t cap = c->capcr ? 2 * c->capcr : 256;
+        comm_rank* n = realloc(c->cr, cap * sizeof *n);
+        if (n) c->cr = n, c->capcr = cap;
+      }
+      if (c->ncr < c->capcr) c->cr[c->ncr++] = (comm_rank){it->comm->comm_id, it->comm->rank, c->list_index};
+    }
+    if (c->xr && c->file >= 0) ns_xr_comm(c->xr, c->file, it->comm);
   } else if (it->kind == NS_ITEM_ANCHOR && c->xr && c->file >= 0) {
     uint64_t ts = it->props->u[NS_P_TS];
     ns_xr_anchor(c->xr, c->file, ts, (int64_t)ts + (int64_t)it->props->u[NS_P_REALTIME_OFFSET_NS]);
   }
+}
+
+static int by_comm_rank(const void* pa, const void* pb) {
+  const comm_rank *a = pa, *b = pb;
+  if (a->comm_id != b->comm_id) return a->comm_id < b->comm_id ? -1 : 1;
+  if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+  return a->file < b->file ? -1 : a->file > b->file;
+}
+
+/* Whether the directory mixes traces of different runs: two SLURM job ids, or one rank of one
+ * communicator in two trace files (a communicator's id is drawn anew for every run; one process
+ * writes one trace). Says which files on stderr. */
+static int mixed_runs(report_ctx* c, const ns_trace_list* list, const char* dir) {
+  const char* why = NULL;
+  uint32_t f1 = 0, f2 = 0;
+  char what[160] = "";
+  if (c->other_job) {
+    why = "traces of two SLURM jobs";
+    f1 = c->job_file, f2 = (uint32_t)c->other_job - 1;
+    snprintf(what, sizeof what, "job %s and job %s", c->job, c->other);
+  } else if (c->ncr > 1) {
+    qsort(c->cr, c->ncr, sizeof *c->cr, by_comm_rank);
+    for (size_t i = 1; i < c->ncr && !why; i++)
+      if (c->cr[i].comm_id == c->cr[i - 1].comm_id && c->cr[i].rank == c->cr[i - 1].rank &&
+          c->cr[i].file != c->cr[i - 1].file) {
+        why = "traces of two runs";
+        f1 = c->cr[i - 1].file, f2 = c->cr[i].file;
+        snprintf(what, sizeof what, "both hold rank %d of communicator 0x%016llx", c->cr[i].rank,
+                 (unsigned long long)c->cr[i].comm_id);
+      }
+  }
+  if (!why) return 0;
+  fprintf(stderr,
+          "ncclscope report: %s holds %s, which one report cannot merge: %s and %s (%s).\n"
+          "  Give each run a dump directory of its own (NCCLSCOPE_DUMP_DIR), or move one run's files out.\n",
+          dir, why, list->paths[f1], list->paths[f2], what);
+  return 1;
 }
 
 /* The flight records of the directory into the cross-rank view; unreadable ones are warned about. */
@@ -148,8 +240,85 @@ static void losses_text(const file_losses* fl, size_t n, FILE* out) {
     fprintf(out, "  (%zu process(es) without counters: they did not finalize cleanly)\n", missing);
 }
 
+static report_loss loss_of(const file_losses* fl, size_t n) {
+  report_loss l;
+  memset(&l, 0, sizeof l);
+  for (size_t i = 0; i < n; i++) {
+    const file_losses* f = &fl[i];
+    l.processes++;
+    l.in_trace += f->events_in_trace;
+    l.dropped += f->starts_dropped;
+    l.blocks_damaged += f->blocks_damaged;
+    l.blocks_missing += f->blocks_missing;
+    l.bytes_cut += f->bytes_cut;
+    l.without_end += !f->clean_end;
+    if (!f->has) {
+      l.without_counters++;
+      continue;
+    }
+    const uint64_t* u = f->counters.u;
+    uint64_t recorded = u[NS_P_EVENTS];
+    if (recorded > f->events_in_trace) l.lost_write += recorded - f->events_in_trace;
+    l.steps_unanalysed += u[NS_P_STEPS_UNANALYSED];
+    l.bytes_lost += u[NS_P_BYTES_LOST];
+    l.write_errors += u[NS_P_WRITE_ERRORS];
+  }
+  l.seen = l.in_trace + l.dropped + l.lost_write;
+  l.complete = !l.dropped && !l.lost_write && !l.bytes_lost && !l.blocks_damaged && !l.blocks_missing &&
+               !l.bytes_cut && !l.without_end && !l.without_counters;
+  return l;
+}
+
+/* summary.txt's first lines: how much of what the plugin saw the traces hold. */
+static void loss_text(const report_loss* l, FILE* out) {
+  double pct = l->seen ? 100.0 * (double)l->in_trace / (double)l->seen : 100.0;
+  if (l->complete) {
+    fprintf(out, "# recording: complete: the traces hold all %llu events the plugin saw (%llu process(es))\n",
+            (unsigned long long)l->seen, (unsigned long long)l->processes);
+  } else {
+    fprintf(out, "# recording: INCOMPLETE: the traces hold %.1f %% of the events seen%s\n", pct,
+            l->without_counters ? " (at least: some processes left no counters)" : "");
+  }
+  fprintf(out, "#   events seen %llu = in the trace %llu + dropped (ring full) %llu + lost to write errors %llu\n",
+          (unsigned long long)l->seen, (unsigned long long)l->in_trace, (unsigned long long)l->dropped,
+          (unsigned long long)l->lost_write);
+  if (l->complete && !l->steps_unanalysed) {
+    fputc('\n', out);
+    return;
+  }
+  fprintf(out, "#   bytes lost to write errors %llu (%llu write error(s)); blocks damaged %llu, missing %llu; "
+               "torn tail %llu bytes\n",
+          (unsigned long long)l->bytes_lost, (unsigned long long)l->write_errors,
+          (unsigned long long)l->blocks_damaged, (unsigned long long)l->blocks_missing,
+          (unsigned long long)l->bytes_cut);
+  fprintf(out, "#   processes without an end marker %llu of %llu (without counters %llu); ProxySteps not in the\n"
+               "#   plugin's own live analysis %llu (this report analyses every step in the trace)\n\n",
+          (unsigned long long)l->without_end, (unsigned long long)l->processes,
+          (unsigned long long)l->without_counters, (unsigned long long)l->steps_unanalysed);
+}
+
+static void loss_json(const report_loss* l, ns_json* j) {
+  nsj_obj_begin(j);
+  nsj_ku64(j, "eventsSeen", l->seen);
+  nsj_ku64(j, "eventsInTrace", l->in_trace);
+  nsj_ku64(j, "eventsDropped", l->dropped);
+  nsj_ku64(j, "eventsLostToWriteErrors", l->lost_write);
+  nsj_ku64(j, "stepsNotAnalysed", l->steps_unanalysed);
+  nsj_ku64(j, "bytesLostToWriteErrors", l->bytes_lost);
+  nsj_ku64(j, "writeErrors", l->write_errors);
+  nsj_ku64(j, "blocksDamaged", l->blocks_damaged);
+  nsj_ku64(j, "blocksMissing", l->blocks_missing);
+  nsj_ku64(j, "bytesCut", l->bytes_cut);
+  nsj_ku64(j, "processes", l->processes);
+  nsj_ku64(j, "processesWithoutEnd", l->without_end);
+  nsj_ku64(j, "processesWithoutCounters", l->without_counters);
+  nsj_kbool(j, "complete", l->complete);
+  nsj_obj_end(j);
+}
+
 /* Everything of the report into out (text). */
 static int write_text(const report_data* d, const ns_summary_options* opt, FILE* out) {
+  loss_text(&d->loss, out);
   int rc = ns_analysis_summary_text(d->list, d->n, opt, out);
   if (d->xr) ns_xr_text(d->xr, out);
   losses_text(d->losses, d->nlosses, out);
@@ -195,6 +364,10 @@ static int write_json(const report_data* d, const ns_summary_options* opt, FILE*
   fputs(",\"events\":", out);
   nsj_init(&j, out);
   ns_events_json(d->events, &j);
+  nsj_flush(&j);
+  fputs(",\"loss\":", out);
+  nsj_init(&j, out);
+  loss_json(&d->loss, &j);
   nsj_flush(&j);
   fputs("}\n", out);
   return ferror(out) ? -1 : 0;
@@ -278,7 +451,9 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   int empty = 0; /* files that yielded nothing */
   for (size_t i = 0; i < list.n; i++) {
     ctx.file = -1;
+    ctx.list_index = (uint32_t)i;
     ctx.fl = &fl[nfl];
+    memset(&fl[nfl], 0, sizeof fl[nfl]); /* a skipped file's counts do not carry over */
     snprintf(fl[nfl].host, sizeof fl[nfl].host, "?");
     ns_file_health health;
     ns_analysis* a = ns_analyze_file_items(list.paths[i], &cfg, on_item, &ctx, &health, err, sizeof err);
@@ -289,6 +464,10 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
       continue;
     }
     empty += ns_file_health_print("ncclscope report", list.paths[i], &health);
+    fl[nfl].blocks_damaged = health.st.damaged;
+    fl[nfl].blocks_missing = health.st.seq_gaps;
+    fl[nfl].bytes_cut = health.st.bytes_cut;
+    fl[nfl].clean_end = health.st.clean_end;
     if (ctx.xr) ns_xr_file_clock(ctx.xr, a);
     if (ctx.xr) ns_xr_file_end(ctx.xr, ctx.file, health.st.clean_end);
     ns_trace_scan scan;
@@ -306,12 +485,16 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     fprintf(stderr, "ncclscope report: none of the %zu trace file(s) in %s yielded anything\n", list.n, dir);
     goto free_an;
   }
+  if (mixed_runs(&ctx, &list, dir)) {
+    rc = NS_EXIT_USAGE;
+    goto free_an;
+  }
   read_flightrecs(dir, ctx.xr);
   if (ctx.xr) ns_xr_finish(ctx.xr);
 
-  ns_summary_options opt = {.max_links = o->max_links};
+  ns_summary_options opt = {.max_links = o->max_links, .wide = o->wide};
   report_data data = {.list = an, .n = nan, .xr = ctx.xr, .losses = fl, .nlosses = nfl, .events = &events,
-                      .dir = dir};
+                      .dir = dir, .loss = loss_of(fl, nfl)};
   rc = NS_EXIT_OK;
   int dirfd = -1;
   if (!o->text_path || !o->json_path || !o->html_path) dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -324,6 +507,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     FILE* out = o->print;
     ns_summary_options popt = opt;
     popt.sections = o->sections;
+    if (!o->sections) loss_text(&data.loss, out);
     ns_analysis_summary_text(an, nan, &popt, out);
     if ((!o->sections || (o->sections & NS_SUMMARY_CROSS_RANK)) && ctx.xr) ns_xr_text(ctx.xr, out);
     if (!o->sections || (o->sections & NS_REPORT_LOSSES)) losses_text(fl, nfl, out);
@@ -336,6 +520,7 @@ free_an:
   free(an);
   free(fl);
 free_list:
+  free(ctx.cr);
   ns_xr_free(ctx.xr);
   ns_trace_list_free(&list);
   return rc;
@@ -351,6 +536,8 @@ int ns_cmd_report(int argc, char** argv) {
       return 0;
     } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
       o.print = NULL;
+    } else if (strcmp(a, "--wide") == 0) {
+      o.wide = 1;
     } else if (strcmp(a, "--json") == 0 || strcmp(a, "--text") == 0 || strcmp(a, "--html") == 0 ||
                strcmp(a, "--links") == 0) {
       if (i + 1 >= argc) {

@@ -26,6 +26,7 @@ struct ns_walk {
   void (*progress)(void* user, int index, uint64_t offset);
   void* progress_user;
   uint64_t items;
+  uint64_t selected; /* events that passed the filter, over every file walked */
 };
 
 void ns_walk_set_filter(ns_walk* w, const ns_export_filter* filter) {
@@ -174,8 +175,12 @@ static void on_done(void* self, ns_event* ev) {
   if (!ev->started) return; /* a parent whose START never came: counted by the assembler */
   for (int i = 0; i < w->next; i++)
     if (w->ext[i].event) w->ext[i].event(w->ext[i].self, w->f, ev);
-  if (w->sink.event_done && selected(w, ev)) w->sink.event_done(w->sink.self, w->f, ev);
+  if (!selected(w, ev)) return;
+  w->selected++;
+  if (w->sink.event_done) w->sink.event_done(w->sink.self, w->f, ev);
 }
+
+uint64_t ns_walk_selected(const ns_walk* w) { return w->selected; }
 
 /* ---- items ---- */
 

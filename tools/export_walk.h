@@ -129,6 +129,8 @@ typedef struct {
   uint64_t from_ns, to_ns;        /* events that start in [from, to] (the file's clock) */
 } ns_export_filter;
 void ns_walk_set_filter(ns_walk* w, const ns_export_filter* filter);
+/* Events written so far (those the filter let through), over every file walked. */
+uint64_t ns_walk_selected(const ns_walk* w);
 /* Called about every 64 Ki reader items with the file index and the file
  * offset reached (progress lines). */
 void ns_walk_set_progress(ns_walk* w, void (*fn)(void* user, int index, uint64_t offset), void* user);

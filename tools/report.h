@@ -14,6 +14,7 @@ typedef struct {
   FILE* print;           /* where to print the summary; NULL: nowhere */
   unsigned sections;     /* what to print: NS_SUMMARY_* bits, 0 = everything (files always get everything) */
   size_t max_links;      /* slowest links listed */
+  int wide;              /* the collectives table per algorithm, protocol and rank count */
 } ns_report_options;
 
 /* 0 if at least one trace was readable and both files were written, else 1. */

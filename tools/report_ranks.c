@@ -413,7 +413,7 @@ static void one_collective(ns_xr* x, xr_comm* c, size_t a, size_t b, size_t cfro
   size_t n = 0, episodes = 0;
   double waited = 0;
   /* seen per rank: 1 posted (a START), 2 never finished, 4 stuck past the hang timeout (an episode) */
-  for (size_t i = a; i < b; i++) seen[o[i].rank] = 0;
+  memset(seen, 0, c->nranks); /* every rank of c: a rank absent here must not keep another collective's bits */
   for (size_t i = a; i < b; i++) {
     const xr_op* p = &o[i];
     uint8_t was = seen[p->rank];

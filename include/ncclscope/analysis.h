@@ -361,10 +361,25 @@ struct ns_window {
 #define NS_SUMMARY_LINKS 0x2u       /* the slowest links */
 #define NS_SUMMARY_CLOCKS 0x4u      /* the GPU clock fits */
 #define NS_SUMMARY_CROSS_RANK 0x8u  /* for callers that add a cross-rank section (the CLI) */
+/* What the plugin's writer recorded and lost, for its own summary (the first lines, and "recording"
+ * in the JSON). `ncclscope report` counts the same from the traces (its "loss"). */
+typedef struct ns_summary_recording {
+  uint64_t events;          /* events whose START reached the writer */
+  uint64_t records_dropped; /* records (starts, stops, states) a full ring dropped */
+  uint64_t bytes_lost;      /* trace bytes the file did not take (full disk, I/O errors) */
+  uint64_t blocks_lost;     /* whole blocks among them (each a gap a reader sees) */
+  uint64_t write_errors;    /* episodes of failing writes */
+  uint64_t steps_unanalysed; /* ProxySteps in the trace but not in this summary's figures */
+} ns_summary_recording;
 typedef struct {
   size_t max_links;  /* slowest links listed (10) */
   unsigned sections; /* text: NS_SUMMARY_* bits to write; 0 = all. JSON always has all. */
+  int wide;          /* text: the collectives per algorithm, protocol and rank count, every figure (0: narrow) */
+  const ns_summary_recording* recording; /* the plugin's losses, written first; NULL: none */
 } ns_summary_options;
+/* The narrow table's percentiles need this many timed calls (fewer: '-'). */
+#define NS_SUMMARY_P50_MIN_CALLS 5
+#define NS_SUMMARY_P99_MIN_CALLS 100
 
 /* Returns 0 on success, -1 on write error. */
 int ns_analysis_summary_text(ns_analysis* const* list, size_t n, const ns_summary_options* opt, FILE* out);

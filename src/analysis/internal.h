@@ -190,6 +190,7 @@ typedef struct {
   uint32_t nranks;
   uint64_t bytes, count_elems, calls, dur_ns_sum; /* dur_ns_sum, pct: calls after the first NS_WARMUP_MAX */
   uint32_t batch_ops; /* ops per kernel batch (a call is then a batch); 0: not batched */
+  int64_t root;       /* Broadcast, Reduce: the root (rows differ by it); -1 otherwise */
   int basis_min, basis_max;
   uint64_t first[NS_WARMUP_MAX];
   ns_pct pct;

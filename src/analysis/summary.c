@@ -24,6 +24,7 @@ static int row_cmp(const void* pa, const void* pb) {
   if (a->nranks != b->nranks) return a->nranks < b->nranks ? -1 : 1;
   if (a->bytes != b->bytes) return a->bytes < b->bytes ? -1 : 1;
   if (a->batch_ops != b->batch_ops) return a->batch_ops < b->batch_ops ? -1 : 1;
+  if (a->root != b->root) return a->root < b->root ? -1 : 1;
   if ((c = strcmp(a->dtype, b->dtype))) return c;
   if ((c = strcmp(a->algo, b->algo))) return c;
   return strcmp(a->proto, b->proto);
@@ -31,8 +32,8 @@ static int row_cmp(const void* pa, const void* pb) {
 
 static int same_row(const ns_row_acc* x, const ns_row_acc* s) {
   return x->comm_id == s->comm_id && x->nranks == s->nranks && x->bytes == s->bytes && x->batch_ops == s->batch_ops &&
-         !strcmp(x->func_name, s->func_name) && !strcmp(x->dtype, s->dtype) && !strcmp(x->algo, s->algo) &&
-         !strcmp(x->proto, s->proto);
+         x->root == s->root && !strcmp(x->func_name, s->func_name) && !strcmp(x->dtype, s->dtype) &&
+         !strcmp(x->algo, s->algo) && !strcmp(x->proto, s->proto);
 }
 
 /* One row per (communicator, func, nranks, size, type, algo, proto) over
@@ -179,9 +180,8 @@ static const char* basis_name(int b) {
   return b >= 0 && b <= NS_BASIS_BATCH ? names[b] : "?";
 }
 
-static void text_collectives(ns_analysis* const* list, size_t n, FILE* out) {
-  size_t nr = 0;
-  sum_row* rows = merge_rows(list, n, &nr);
+/* The wide form: one row per (communicator, size, algorithm, protocol, batch), every figure. */
+static void text_collectives_wide(sum_row* rows, size_t nr, FILE* out) {
   fprintf(out, "# ncclscope summary: collectives (one row per communicator, size, algorithm and protocol;\n"
                "# time over timed calls: each rank's first min(5, calls/4) calls are warm-up, left out;\n"
                "# bandwidth as nccl-tests computes it: busbw from the mean time, busbw.p50 and busbw.p99 from\n"
@@ -216,6 +216,105 @@ static void text_collectives(ns_analysis* const* list, size_t n, FILE* out) {
             r->proto[0] ? r->proto : "-", r->ranks, calls, (unsigned long long)(r->ranks ? r->warmup / r->ranks : 0),
             f.mean_ns / 1e3, f.p50_ns / 1e3, f.p99_ns / 1e3, f.algbw, f.busbw, f.busbw_p50, f.busbw_p99, basis, batch);
   }
+}
+
+/* A communicator's name (NULL: none given), from the first analysis that has one. */
+static const char* comm_name(ns_analysis* const* list, size_t n, uint64_t comm_id) {
+  for (size_t i = 0; i < n; i++)
+    for (size_t c = 0; c < list[i]->ncomms; c++) {
+      const ns_comm_state* cs = list[i]->comms[c];
+      if (cs && cs->comm_id == comm_id && cs->name[0]) return cs->name;
+    }
+  return NULL;
+}
+
+/* Whether two rows differ only in algorithm and protocol (the narrow form folds them into one). */
+static int same_but_algo(const ns_row_acc* x, const ns_row_acc* s) {
+  return x->comm_id == s->comm_id && x->nranks == s->nranks && x->bytes == s->bytes && x->batch_ops == s->batch_ops &&
+         x->root == s->root && !strcmp(x->func_name, s->func_name) && !strcmp(x->dtype, s->dtype);
+}
+
+/* A percentile column: the value, or "-" below its minimum of timed calls. */
+static void pct_cell(char* buf, size_t n, double ns, uint64_t timed, uint64_t min_calls) {
+  if (timed >= min_calls)
+    snprintf(buf, n, "%.2f", ns / 1e3);
+  else
+    snprintf(buf, n, "-");
+}
+
+/* The narrow form, as nccl-tests prints it: one block per communicator, one row per
+ * (collective, size, type, root, batch), algorithms and protocols folded together. */
+static void text_collectives_narrow(ns_analysis* const* list, size_t n, sum_row* rows, size_t nr, FILE* out) {
+  fprintf(out,
+          "# ncclscope summary: collectives, per communicator (as nccl-tests prints them; --wide: per algorithm,\n"
+          "# protocol and rank count). time: mean over timed calls (each rank's first min(5, calls/4) calls are\n"
+          "# warm-up, left out); bandwidth as nccl-tests computes it from it. calls: timed calls of all ranks;\n"
+          "# p50 from >= %d of them, p99 from >= %d, else '-'. redop is not in NCCL's profiler events: '-';\n"
+          "# root for Broadcast, Reduce. basis: gpu (kernel timers), exec or enqueue (host times), batch N (N ops\n"
+          "# shared one kernel batch: a call is the batch, its size the sum of its ops').\n",
+          NS_SUMMARY_P50_MIN_CALLS, NS_SUMMARY_P99_MIN_CALLS);
+  unsigned char* done = calloc(nr ? nr : 1, 1);
+  if (!done) return;
+  for (size_t c = 0; c < nr; c++) {
+    if (done[c]) continue;
+    uint64_t comm_id = rows[c].row.comm_id;
+    const char* name = comm_name(list, n, comm_id);
+    fprintf(out, "\n# communicator 0x%016llx%s%s%s, %u ranks\n", (unsigned long long)comm_id, name ? " (" : "",
+            name ? name : "", name ? ")" : "", rows[c].row.nranks);
+    fprintf(out, "# %-13s %11s %10s %8s %5s %10s %7s %7s %9s %9s %7s  %s\n", "collective", "size(B)", "count",
+            "type", "redop", "time(us)", "algbw", "busbw", "p50(us)", "p99(us)", "calls", "basis");
+    fprintf(out, "# %-13s %11s %10s %8s %5s %10s %7s %7s\n", "", "", "", "", "/root", "", "(GB/s)", "(GB/s)");
+    for (size_t i = c; i < nr; i++) {
+      if (done[i] || rows[i].row.comm_id != comm_id) continue;
+      /* this row and the later ones of other algorithms or protocols, folded */
+      ns_row_acc r = rows[i].row;
+      ns_pct_init(&r.pct);
+      ns_pct_merge(&r.pct, &rows[i].row.pct);
+      done[i] = 1;
+      for (size_t k = i + 1; k < nr; k++) {
+        const ns_row_acc* s = &rows[k].row;
+        if (done[k] || !same_but_algo(s, &r)) continue;
+        done[k] = 1;
+        r.calls += s->calls;
+        r.warmup += s->warmup;
+        r.dur_ns_sum += s->dur_ns_sum;
+        if (s->basis_min < r.basis_min) r.basis_min = s->basis_min;
+        if (s->basis_max > r.basis_max) r.basis_max = s->basis_max;
+        ns_pct_merge(&r.pct, &s->pct);
+      }
+      row_figures f = figures(&r);
+      uint64_t timed = r.calls - r.warmup;
+      char p50[24], p99[24], root[24], basis[24];
+      pct_cell(p50, sizeof p50, f.p50_ns, timed, NS_SUMMARY_P50_MIN_CALLS);
+      pct_cell(p99, sizeof p99, f.p99_ns, timed, NS_SUMMARY_P99_MIN_CALLS);
+      if (r.root >= 0)
+        snprintf(root, sizeof root, "%lld", (long long)r.root);
+      else
+        snprintf(root, sizeof root, "-");
+      if (r.batch_ops)
+        snprintf(basis, sizeof basis, "batch %u", r.batch_ops);
+      else if (r.basis_min == r.basis_max)
+        snprintf(basis, sizeof basis, "%s", basis_name(r.basis_min));
+      else
+        snprintf(basis, sizeof basis, "%s..%s", basis_name(r.basis_min), basis_name(r.basis_max));
+      fprintf(out, "  %-13s %11llu %10llu %8s %5s %10.2f %7.2f %7.2f %9s %9s %7llu  %s\n",
+              r.func_name[0] ? r.func_name : "?", (unsigned long long)r.bytes, (unsigned long long)r.count_elems,
+              ns_dtype_short(r.dtype), root, f.mean_ns / 1e3, f.algbw, f.busbw, p50, p99, (unsigned long long)timed,
+              basis);
+      ns_pct_free(&r.pct);
+    }
+  }
+  free(done);
+}
+
+static void text_collectives(ns_analysis* const* list, size_t n, int wide, FILE* out) {
+  size_t nr = 0;
+  sum_row* rows = merge_rows(list, n, &nr);
+  if (!rows) return;
+  if (wide)
+    text_collectives_wide(rows, nr, out);
+  else
+    text_collectives_narrow(list, n, rows, nr, out);
   free_rows(rows, nr);
 }
 
@@ -352,10 +451,27 @@ static void text_clocks(ns_analysis* const* list, size_t n, FILE* out) {
             drifted);
 }
 
+/* The plugin's own losses: the summary's first lines. */
+static void text_recording(const ns_summary_recording* r, FILE* out) {
+  int complete = !r->records_dropped && !r->bytes_lost;
+  if (complete && !r->steps_unanalysed) {
+    fprintf(out, "# recording: complete: %llu events recorded, nothing dropped, every byte written\n\n",
+            (unsigned long long)r->events);
+    return;
+  }
+  fprintf(out, "# recording: %s: %llu events recorded; %llu records dropped (ring full: starts, stops, states);\n"
+               "#   %llu trace bytes lost to write errors (%llu whole blocks, %llu write error(s)); %llu ProxySteps\n"
+               "#   not in the figures below (`ncclscope report` on the trace analyses them)\n\n",
+          complete ? "complete" : "INCOMPLETE", (unsigned long long)r->events, (unsigned long long)r->records_dropped,
+          (unsigned long long)r->bytes_lost, (unsigned long long)r->blocks_lost, (unsigned long long)r->write_errors,
+          (unsigned long long)r->steps_unanalysed);
+}
+
 int ns_analysis_summary_text(ns_analysis* const* list, size_t n, const ns_summary_options* opt, FILE* out) {
   size_t max_links = opt && opt->max_links ? opt->max_links : 10;
   unsigned sec = opt && opt->sections ? opt->sections : ~0u;
-  if (sec & NS_SUMMARY_COLLECTIVES) text_collectives(list, n, out);
+  if (opt && opt->recording) text_recording(opt->recording, out);
+  if (sec & NS_SUMMARY_COLLECTIVES) text_collectives(list, n, opt && opt->wide, out);
   if (sec & NS_SUMMARY_LINKS) text_links(list, n, max_links, out);
   if (sec & NS_SUMMARY_CLOCKS) text_clocks(list, n, out);
   return ferror(out) ? -1 : 0;
@@ -433,6 +549,7 @@ int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summar
             (unsigned long long)r->bytes, (unsigned long long)r->count_elems);
     json_str(out, r->dtype);
     fprintf(out, ",\"commId\":\"0x%llx\"", (unsigned long long)r->comm_id);
+    if (r->root >= 0) fprintf(out, ",\"root\":%lld", (long long)r->root);
     fputs(",\"algo\":", out);
     json_str(out, r->algo);
     fputs(",\"proto\":", out);
@@ -499,6 +616,16 @@ int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summar
             (unsigned long long)v[NS_PT_CAUSAL]);
     first = 0;
   }
-  fputs("]}\n", out);
+  fputc(']', out);
+  if (opt && opt->recording) {
+    const ns_summary_recording* r = opt->recording;
+    /* its steps not analysed are the top-level stepsNotAnalysed */
+    fprintf(out, ",\"recording\":{\"events\":%llu,\"recordsDropped\":%llu,\"bytesLostToWriteErrors\":%llu,"
+                 "\"blocksLost\":%llu,\"writeErrors\":%llu,\"complete\":%s}",
+            (unsigned long long)r->events, (unsigned long long)r->records_dropped, (unsigned long long)r->bytes_lost,
+            (unsigned long long)r->blocks_lost, (unsigned long long)r->write_errors,
+            !r->records_dropped && !r->bytes_lost ? "true" : "false");
+  }
+  fputs("}\n", out);
   return ferror(out) ? -1 : 0;
 }

@@ -211,9 +211,11 @@ static void row_add(ns_analysis* a, const ns_op_result* r) {
   ns_row_acc* row = NULL;
   const char* algo = r->algo ? r->algo : "";
   const char* proto = r->proto ? r->proto : "";
+  int64_t root = r->func == NS_FUNC_BROADCAST || r->func == NS_FUNC_REDUCE ? r->root_or_peer : -1;
   for (size_t i = 0; i < a->nrows; i++) {
     ns_row_acc* x = &a->rows[i];
     if (x->comm == r->comm && x->nranks == r->nranks && x->bytes == r->bytes && x->batch_ops == r->batch_ops &&
+        x->root == root &&
         strcmp(x->func_name, r->func_name) == 0 && strcmp(x->dtype, r->dtype) == 0 &&
         strncmp(x->algo, algo, NS_STR_LEN - 1) == 0 && strncmp(x->proto, proto, NS_STR_LEN - 1) == 0) {
       row = x;
@@ -235,6 +237,7 @@ static void row_add(ns_analysis* a, const ns_op_result* r) {
     row->bytes = r->bytes;
     row->count_elems = r->count;
     row->batch_ops = r->batch_ops;
+    row->root = root;
     row->basis_min = row->basis_max = r->basis;
     ns_pct_init(&row->pct);
   }

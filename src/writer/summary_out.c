@@ -57,7 +57,9 @@ static int write_file(int dirfd, const char* stem, const char* suffix, char* nam
 
 void ns_summary_out(struct ns_analysis* a, int dirfd, const char* dir, const char* host, uint32_t pid,
                     unsigned mode) {
-  ns_summary_options opt = {.max_links = 10};
+  ns_summary_recording rec;
+  ns_writer_recording(&rec);
+  ns_summary_options opt = {.max_links = 10, .recording = &rec};
   char* text = NULL;
   size_t len = 0;
   FILE* mem = open_memstream(&text, &len);

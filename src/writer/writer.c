@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "capture/context.h"
+#include "ncclscope/analysis.h" /* ns_summary_recording */
 #include "clock/clock.h"
 #include "log/log.h"
 #include "ring/ring.h"
@@ -385,6 +386,17 @@ void ns_writer_drops(uint64_t* ring, uint64_t* closed) {
   }
   *ring = r;
   memcpy(closed, W.closed, sizeof W.closed); /* NS_CLOSE_REASONS entries */
+}
+
+void ns_writer_recording(ns_summary_recording* out) {
+  uint64_t closed[NS_CLOSE_REASONS];
+  memset(out, 0, sizeof *out);
+  for (int t = 0; t < NS_EV_COUNT; t++) out->events += W.events[t];
+  ns_writer_drops(&out->records_dropped, closed);
+  out->bytes_lost = W.bytes_lost + W.pending.len; /* what the file still refuses at the end is lost too */
+  out->blocks_lost = W.blocks_dropped;
+  out->write_errors = W.write_errors;
+  out->steps_unanalysed = W.steps_unanalysed;
 }
 
 uint64_t ns_writer_comm_dropped(uint32_t serial) {

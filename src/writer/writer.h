@@ -37,6 +37,9 @@ void ns_writer_post_fini(uint32_t ctx_index, uint64_t tick, uint32_t tid);
 /* Writer thread: events lost so far (full rings and threads without one),
  * and events closed by the plugin by NS_CLOSE_* reason. */
 void ns_writer_drops(uint64_t* ring, uint64_t* closed); /* closed: NS_CLOSE_REASONS entries */
+/* What was recorded and lost so far, for the summary (writer thread). */
+struct ns_summary_recording;
+void ns_writer_recording(struct ns_summary_recording* out);
 /* Writer thread: starts of the live communicator with that serial lost to a full ring (0 once finalized). */
 uint64_t ns_writer_comm_dropped(uint32_t serial);
 

@@ -98,10 +98,34 @@ int main(void) {
     CHECK_NEAR(jnum(obj, "busbwGBs"), BYTES / 1e6, 1e-5);
     CHECK_TRUE(strstr(obj, "\"proto\":\"LL\"") != NULL);
   }
-  CHECK_TRUE(strstr(text, "0xf234567890abcdef") != NULL);
-  CHECK_TRUE(strstr(text, "7..8") != NULL); /* calls per rank differ */
+  /* narrow: one block per communicator; the slow row's 12 timed calls give a p50, too few for a p99 */
+  CHECK_TRUE(strstr(text, "# communicator 0xf234567890abcdef, 2 ranks") != NULL);
+  CHECK_TRUE(strstr(text, "# communicator 0x0000000000000077, 2 ranks") != NULL);
+  const char* slow = strstr(text, "9250.00");
+  CHECK_TRUE(slow != NULL);
+  if (slow) {
+    double p50 = 0;
+    char p99[16] = "";
+    unsigned long long timed = 0;
+    CHECK_U64(sscanf(slow, "9250.00 %*f %*f %lf %15s %llu", &p50, p99, &timed), 3);
+    CHECK_NEAR(p50, 1000.0, 10.0);
+    CHECK_TRUE(strcmp(p99, "-") == 0);
+    CHECK_U64(timed, 12);
+  }
+  const char* links = strstr(text, "\n# slowest links");
+  for (const char* l = text; l && *l && (!links || l < links); l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+    CHECK_TRUE(strcspn(l, "\n") <= 120); /* the table reads in a terminal */
+  /* wide: calls per rank differ */
+  char* wide = NULL;
+  f = open_memstream(&wide, &len);
+  opt.wide = 1;
+  CHECK_U64(ns_analysis_summary_text(a, 4, &opt, f), 0);
+  fclose(f);
+  CHECK_TRUE(strstr(wide, "0xf234567890abcdef") != NULL);
+  CHECK_TRUE(strstr(wide, "7..8") != NULL);
   for (int i = 0; i < 4; i++) ns_analysis_destroy(a[i]);
   free(json);
   free(text);
+  free(wide);
   CHECK_DONE();
 }

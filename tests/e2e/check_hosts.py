@@ -17,6 +17,9 @@ its watchdog; `ncclscope report` then reads the dump directory.
               first episode's detectNs, when that tick wrote the file), and
               `report` names exactly one hang: the truth's communicator and
               seq, with the truth's rank as the only rank that never posted it.
+  hang_traces the same run with the watchdog off (NCCLSCOPE_HANG_TIMEOUT_SEC=0):
+              no flight record is written, and `report` names the hang from
+              the traces alone: the truth's communicator, seq and rank.
   straggler   the `straggler` scenario with host clocks seconds apart: the
               truth's late rank is ranked first by lateness on aligned clocks
               and is the only straggler named; the report's clock offset of
@@ -162,11 +165,28 @@ def one_hang(work, seed):
           % (seed, want["rank"], want["comm"], want["seq"], min(delays), HANG_TIMEOUT_SEC, wall))
 
 
-def check_hang(work, seeds):
+def one_hang_traces(work, seed):
+    """The hang with the watchdog off: the traces alone must name the rank that never posted."""
+    truth, summary, dump = simulate(work, ["--scenario", "hang", "--seed", str(seed), "--hang-timeout-ms",
+                                           str(SIM_GIVE_UP_MS)],
+                                    {"NCCLSCOPE_HANG_TIMEOUT_SEC": "0"})
+    want = truth["hang"][0]
+    frs = glob.glob(os.path.join(dump, "flightrec-*.json"))
+    check(not frs, "seed %d: the watchdog is off, yet flight records were written: %s" % (seed, frs))
+    got = [(h["commId"], h["func"], h["seq"], h["neverPosted"], h["seenStuck"]) for h in summary["hangs"]]
+    check(len(got) == 1 and int(got[0][0], 16) == int(want["comm"], 16) and got[0][1:4] == (
+          want["func"], want["seq"], [want["rank"]]) and not got[0][4],
+          "seed %d: truth: %s %s seq %d, rank %d never posted it; report (from traces only): %s"
+          % (seed, want["comm"], want["func"], want["seq"], want["rank"], got))
+    print("seed %d: PASS rank %d comm %s seq %d named from the traces alone" % (seed, want["rank"], want["comm"],
+                                                                               want["seq"]))
+
+
+def check_hang(work, seeds, one=one_hang):
     failures = []
     for seed in seeds:
         try:
-            one_hang(os.path.join(work, "seed-%d" % seed), seed)
+            one(os.path.join(work, "seed-%d" % seed), seed)
         except Fail as e:
             print("seed %d: FAIL %s" % (seed, e))
             failures.append(seed)
@@ -292,7 +312,7 @@ def check_drift_realtime(work, seeds):
         one_drift(os.path.join(work, "seed-%d" % seed), seed, True)
 
 
-CHECKS = {"hang": check_hang, "straggler": check_straggler, "default": check_default, "drift": check_drift,
+CHECKS = {"hang": check_hang, "hang_traces": lambda w, s: check_hang(w, s, one_hang_traces), "straggler": check_straggler, "default": check_default, "drift": check_drift,
           "drift_realtime": check_drift_realtime}
 
 

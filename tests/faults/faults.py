@@ -509,6 +509,119 @@ def t_flood():
     eq(s.get("starts", 0) + null_handles, starts, "recorded starts + NULL handles = starts made")
 
 
+# ---- what `ncclscope report` says was lost: the figures add up, against the simulator's truth ----
+def report_loss(dump):
+    """`ncclscope report` on dump: (exit status, summary.json's "loss", summary.txt's first lines)."""
+    p = subprocess.run([CLI, "report", dump, "-q"], capture_output=True, text=True, timeout=240)
+    path = os.path.join(dump, "summary.json")
+    if not os.path.exists(path):
+        check(False, "report wrote summary.json (rc %d, stderr %s)" % (p.returncode, p.stderr[-300:]))
+        return p.returncode, {}, ""
+    loss = json.load(open(path)).get("loss", {})
+    head = "".join(open(os.path.join(dump, "summary.txt")).readlines()[:4])
+    print("report: %s\n%s" % (loss, head))
+    eq(loss.get("eventsInTrace", 0) + loss.get("eventsDropped", 0) + loss.get("eventsLostToWriteErrors", 0),
+       loss.get("eventsSeen"), "in the trace + dropped + lost to write errors = seen")
+    return p.returncode, loss, head
+
+
+def plugin_recording(dump):
+    """The plugin's own summary: its JSON's "recording" and its text's first line."""
+    js = glob.glob(os.path.join(dump, "summary-*.json"))
+    txt = glob.glob(os.path.join(dump, "summary-*.txt"))
+    check(len(js) == 1 and len(txt) == 1, "one plugin summary", (js, txt), "one .json, one .txt")
+    if len(js) != 1 or len(txt) != 1:
+        return {}, ""
+    return json.load(open(js[0])).get("recording", {}), open(txt[0]).readline()
+
+
+def truth_starts(tr):
+    return sum(l["starts"] for l in tr if l["kind"] == "counts")
+
+
+def t_report_loss_drops():
+    """Rings overflow: the events the report counts as dropped plus those in the trace are the starts
+    the simulator made."""
+    dump = tempfile.mkdtemp(prefix="nsfault")
+    p, tr = sim(["--fast", "--iters", "3", "--scenario", "threads"], NCCLSCOPE_DUMP_DIR=dump,
+                NCCLSCOPE_RING_KB=4, NCCLSCOPE_EVENT_MASK="0x7FFF", NCCLSCOPE_POLL_MS=50)
+    eq(p.returncode, 0, "simulator exit status (stderr=%s)" % p.stderr[-300:])
+    rc, loss, head = report_loss(dump)
+    eq(rc, 0, "report exit status")
+    check(loss.get("eventsDropped", 0) > 0, "the flood dropped events", loss.get("eventsDropped"), "> 0")
+    eq(loss.get("eventsSeen"), truth_starts(tr), "events seen = starts the simulator made")
+    null_handles = sum(1 for l in tr if l["kind"] == "start" and l["handle_null"])
+    eq(loss.get("eventsDropped"), null_handles, "events dropped = starts that got no handle")
+    eq(loss.get("eventsLostToWriteErrors"), 0, "nothing lost to the disk")
+    eq(loss.get("complete"), False, "not complete")
+    check("INCOMPLETE" in head.splitlines()[0], "summary.txt's first line says so", head, "INCOMPLETE")
+    rec, first = plugin_recording(dump)
+    eq(rec.get("events"), loss.get("eventsInTrace"), "the plugin's summary: events recorded = in the trace")
+    check(rec.get("recordsDropped", 0) >= loss.get("eventsDropped", 0) > 0, "the plugin's summary: records dropped",
+          rec.get("recordsDropped"), ">= events dropped")
+    check(first.startswith("# recording: INCOMPLETE"), "the plugin's summary.txt says so first", first, "INCOMPLETE")
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process, all its threads (0 once it is gone)."""
+    try:
+        f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def t_report_loss_disk():
+    """The disk is full for a while, longer than the writer's 4 MiB of held data last: what it could
+    not write is lost, and the report says how many events: seen = in the trace + lost, where seen
+    is what the same workload makes (the simulator's --fast default scenario makes the same starts
+    every iteration: two truth runs give them)."""
+    per_run = []
+    for iters in (1, 2):
+        p, tr = sim(["--fast", "--iters", str(iters)], NCCLSCOPE_DUMP_DIR=tempfile.mkdtemp(prefix="nsfault"))
+        per_run.append(truth_starts(tr))
+    iters = 1200
+    want = per_run[0] + (iters - 1) * (per_run[1] - per_run[0])
+    dump = tempfile.mkdtemp(prefix="nsfault")
+    limit = 96 * 1024
+
+    def pre():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    cmd = [SIM, "--plugin", PLUGIN, "--nccl", "ideal", "--fast", "--iters", str(iters)]
+    p = subprocess.Popen(cmd, env=env_with(NCCLSCOPE_DUMP_DIR=dump, NCCLSCOPE_FLUSH_MS=10),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=pre)
+    seen = []
+    for line in p.stderr:
+        seen.append(line)
+        if "NCCLSCOPE" in line and "failed" in line:
+            # full until the run has made well over the held 4 MiB: measured in its CPU time (about
+            # 6 MB of trace per CPU second), which a loaded machine does not stretch as it does wall time
+            cpu0 = cpu_seconds(p.pid)
+            while p.poll() is None and cpu_seconds(p.pid) - cpu0 < 2.5:
+                time.sleep(0.05)
+            resource.prlimit(p.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+            break
+    err = "".join(seen) + p.communicate(timeout=200)[1]
+    eq(p.returncode, 0, "simulator exit status (stderr=%s)" % err[-300:])
+    check("works again" in err, "the disk took data again before the end", err[-400:], "works again")
+    rc, loss, head = report_loss(dump)
+    check(rc in (0, 3), "report exit status", rc, "0 or 3")
+    check(loss.get("bytesLostToWriteErrors", 0) > 0, "bytes lost to the full disk",
+          loss.get("bytesLostToWriteErrors"), "> 0")
+    check(loss.get("eventsLostToWriteErrors", 0) > 0, "events lost to the full disk",
+          loss.get("eventsLostToWriteErrors"), "> 0")
+    eq(loss.get("eventsSeen"), want, "events seen = starts of %d iterations" % iters)
+    eq(loss.get("complete"), False, "not complete")
+    check("INCOMPLETE" in head.splitlines()[0], "summary.txt's first line says so", head, "INCOMPLETE")
+    rec, first = plugin_recording(dump)
+    eq(rec.get("bytesLostToWriteErrors"), loss.get("bytesLostToWriteErrors"), "the plugin's summary: bytes lost")
+    check(first.startswith("# recording: INCOMPLETE") and str(loss.get("bytesLostToWriteErrors")) in first + open(
+          glob.glob(os.path.join(dump, "summary-*.txt"))[0]).read(300), "the plugin's summary.txt says so first",
+          first, "INCOMPLETE, the bytes lost")
+
+
 # ---- PXN pointers into unmapped memory ----
 def t_pxn_unmapped():
     dump = tempfile.mkdtemp(prefix="nsfault")

@@ -347,6 +347,12 @@ def t_hang():
 def t_none():
     recs, tr, p = run(None, ["--fast", "--iters", "1"], {"NCCL_PROFILER_PLUGIN": "NoNe"})
     eq(len(recs), 0, "NCCL_PROFILER_PLUGIN=none loads nothing")
+    check("error" not in p.stderr, "none on purpose: no error", p.stderr[-300:], "")
+    # no --plugin, no NCCL_PROFILER_PLUGIN, no libnccl-profiler.so to be found: an error that says so, exit 1
+    recs, tr, p = run(None, ["--fast", "--iters", "1"], {"LD_LIBRARY_PATH": ""}, expect_rc=1)
+    eq(len(recs), 0, "nothing to load, nothing loaded")
+    check("no profiler plugin loaded" in p.stderr and "--plugin" in p.stderr, "the run says no plugin was loaded",
+          p.stderr[-400:], "no profiler plugin loaded ... --plugin")
     recs, tr, p = run(None, ["--fast", "--iters", "1"],
                       {"NCCL_PROFILER_PLUGIN": "recv3", "LD_LIBRARY_PATH": BUILD})
     eq(len(recs), 1, "NCCL_PROFILER_PLUGIN=recv3 loads libnccl-profiler-recv3.so")

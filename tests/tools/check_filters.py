@@ -53,8 +53,31 @@ comm = events[0]["commId"]
 sel = export("--comm", hex(comm))
 check(len([r for r in sel if r["recordType"] == "event"]) == len([r for r in events if r["commId"] == comm]),
       "--comm %s" % hex(comm))
-sel = export("--comm", "0x1")
-check(not [r for r in sel if r["recordType"] == "event"], "--comm of another communicator: no event")
+# a Chrome export above NCCLSCOPE_CHROME_WARN_MB (256 MB unless set) warns and suggests perfetto
+for mb, warned in (("0", True), ("1000", False)):
+    out = os.path.join(WORK, "big%s.json" % mb)
+    p = subprocess.run([CLI, "export", DUMP, "--format", "chrome", "-o", out], capture_output=True, text=True,
+                       timeout=60, env=dict(os.environ, NCCLSCOPE_CHROME_WARN_MB=mb))
+    check(p.returncode == 0, "chrome export, warning at %s MB: exit 0" % mb, p.returncode, 0)
+    check(("--format perfetto" in p.stderr) == warned, "chrome export warns above %s MB" % mb, p.stderr[-300:],
+          warned)
+# perfetto (binary) to a terminal: refused with a hint, exit 2; to a pipe: written
+import pty  # noqa: E402
+master, slave = pty.openpty()
+p = subprocess.run([CLI, "export", DUMP, "--format", "perfetto"], stdout=slave, stderr=subprocess.PIPE, text=True,
+                   timeout=60)
+os.close(slave)
+os.close(master)
+check(p.returncode == 2 and "-o" in p.stderr, "perfetto to a terminal: refused, exit 2", (p.returncode, p.stderr), 2)
+p = subprocess.run([CLI, "export", DUMP, "--format", "perfetto"], capture_output=True, timeout=60)
+check(p.returncode == 0 and len(p.stdout) > 0, "perfetto to a pipe: written", (p.returncode, len(p.stdout)), 0)
+# a filter no event matches says so, writes nothing and exits 2
+for none in (["--comm", "0x1"], ["--comm", "0xdeadbeef"], ["--ranks", "99"], ["--from", "10", "--to", "5"]):
+    out = os.path.join(WORK, "none.jsonl")
+    p = subprocess.run([CLI, "export", DUMP, "-o", out] + none, capture_output=True, text=True, timeout=60)
+    check(p.returncode == 2, "%s: exit 2" % " ".join(none), (p.returncode, p.stderr[-200:]), 2)
+    check("no event" in p.stderr, "%s: says no event can match" % " ".join(none), p.stderr[-200:], "no event")
+    check(not os.path.exists(out), "%s: no output file" % " ".join(none), os.path.exists(out), False)
 
 ts = sorted(r["start"]["ts"] for r in events)
 lo, hi = ts[len(ts) // 4], ts[3 * len(ts) // 4]

@@ -286,17 +286,26 @@ agreement)
 demo)
   expect_rc 0 "$NCCLSCOPE" demo --out "$work/demo"
   grep -q 'ui.perfetto.dev' out.txt || fail "demo does not say what to open"
-  "$PYTHON" "$SRC/check_chrome.py" demo/ncclscope.perfetto.json || fail "demo chrome"
+  grep -q 'ncclscope.pftrace' out.txt || fail "demo does not name its Perfetto trace"
+  [ ! -e demo/ncclscope.perfetto.json ] || fail "demo still writes ncclscope.perfetto.json"
   "$PYTHON" "$SRC/check_jsonl.py" demo/ncclscope.jsonl --no-incomplete --max-dropped 0 || fail "demo jsonl"
+  # a real Perfetto trace: the same tracks as the Chrome export of the same traces
+  if [ -n "${PROTOC:-}" ] && command -v "$PROTOC" >/dev/null 2>&1; then
+    expect_rc 0 "$NCCLSCOPE" export demo/traces --format chrome -o demo-chrome.json
+    "$PYTHON" "$SRC/check_perfetto.py" demo/ncclscope.pftrace --proto "$SRC/perfetto_subset.proto" \
+      --protoc "$PROTOC" --jsonl demo/ncclscope.jsonl --chrome demo-chrome.json || fail "demo perfetto"
+  else
+    echo "protoc not found: the demo's .pftrace is not decoded"
+  fi
   # The slow simulated fabric: per collective and communicator, the largest
-  # size takes longer (median) than the smallest, as in nccl-tests.
-  "$PYTHON" - out.txt <<'PY' || fail "demo times do not grow with size"
-import sys
+  # size takes longer (median) than the smallest, as in nccl-tests (the report's
+  # JSON: its p50 of every row; the printed table shows one from 5 timed calls).
+  "$PYTHON" - demo/traces/summary.json <<'PY' || fail "demo times do not grow with size"
+import json, sys
 rows = {}
-for line in open(sys.argv[1]):
-    f = line.split()
-    if len(f) > 13 and f[0] in ("AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce") and f[3].isdigit():
-        rows.setdefault((f[0], f[1]), []).append((int(f[3]), float(f[12])))
+for r in json.load(open(sys.argv[1]))["collectives"]:
+    if r["func"] in ("AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce") and not r["batchOps"]:
+        rows.setdefault((r["func"], r["commId"]), []).append((r["bytes"], r["p50Us"]))
 bad = [(k, v) for k, v in rows.items() if len(v) > 1 and max(v)[1] <= min(v)[1]]
 print("demo: %d (collective, communicator) rows, %d where the largest size is not slower" % (len(rows), len(bad)))
 sys.exit(1 if bad or not rows else 0)
@@ -305,6 +314,30 @@ PY
   expect_rc 0 "$NCCLSCOPE" demo --out "$work/demo"
   n=$(ls demo/traces/*.nstrace | wc -l)
   [ "$n" -eq 2 ] || fail "$n trace files after a second demo, want 2"
+  ;;
+report_mixed)
+  # Traces of two runs in one directory: refused, exit 2, naming both files; each run alone: reported.
+  for run in a b; do
+    NCCLSCOPE_DUMP_DIR="$work/$run" "$SIM" --plugin "$PLUGIN" --nccl ideal --fast --iters 1 >sim-$run.txt 2>&1 ||
+      { tail -20 sim-$run.txt; fail "simulator ($run)"; }
+    expect_rc 0 "$NCCLSCOPE" report "$run" -q
+  done
+  mkdir -p mixed
+  cp a/*.nstrace b/*.nstrace mixed/
+  expect_rc 2 "$NCCLSCOPE" report mixed -q
+  grep -q "traces of two runs" err.txt || { cat err.txt; fail "report does not say the runs are mixed"; }
+  [ "$(grep -o 'mixed/ncclscope-[^ ]*nstrace' err.txt | sort -u | wc -l)" -eq 2 ] || fail "the two files not named"
+  [ ! -e mixed/summary.txt ] || fail "a summary of mixed runs was written"
+  # two SLURM jobs (their own communicators): refused too
+  rm -f mixed/*
+  for job in 101 102; do
+    rm -rf "$work/j$job"
+    SLURM_JOB_ID=$job NCCLSCOPE_DUMP_DIR="$work/j$job" "$SIM" --plugin "$PLUGIN" --nccl ideal --fast --iters 1 \
+      --seed $job >sim-$job.txt 2>&1 || { tail -20 sim-$job.txt; fail "simulator (job $job)"; }
+    cp j$job/*.nstrace mixed/
+  done
+  expect_rc 2 "$NCCLSCOPE" report mixed -q
+  grep -q "two SLURM jobs" err.txt && grep -q "job 101 and job 102" err.txt || { cat err.txt; fail "jobs not named"; }
   ;;
 *)
   fail "unknown case $case_name"
