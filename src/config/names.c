@@ -22,7 +22,8 @@ static const char* const known[] = {
     "NCCLSCOPE_PROM_KEEP",         "NCCLSCOPE_RING_KB",           "NCCLSCOPE_SHED_FILL",
     "NCCLSCOPE_SLAB_EVENTS",       "NCCLSCOPE_TOP_LINKS",         "NCCLSCOPE_WINDOW_OPS",
     "NCCLSCOPE_WINDOW_SEC",
-    "NCCLSCOPE_PROGRESS_MS", /* the CLI's progress line (tools/cmd_export.c) */
+    "NCCLSCOPE_PROGRESS_MS",     /* the CLI's progress line (tools/cmd_export.c) */
+    "NCCLSCOPE_CHROME_WARN_MB",  /* the CLI's size warning for Chrome JSON (tools/cmd_export.c) */
 };
 
 int ns_config_known(const char* name, size_t len) {
