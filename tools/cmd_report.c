@@ -10,8 +10,9 @@
  * DIR/summary.json unless other files are named ("-": standard output);
  * DIR/report.html is the page with the same data drawn (report_html.c).
  * Files are written to an unpredictable temporary name beside them and
- * renamed (safefile.h). Memory: one analysis per file (bounded, see
- * docs/metrics.md) plus the straggler table. Single-threaded. */
+ * renamed (safefile.h). Memory: one analysis at a time (bounded, see
+ * docs/metrics.md), each added to the summary and destroyed before the next
+ * file is read, plus the cross-rank view (report_ranks.h). Single-threaded. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -52,8 +53,7 @@ struct file_losses {
 
 /* Everything a summary writer needs. */
 typedef struct {
-  ns_analysis* const* list;
-  size_t n;
+  ns_summary* sum;
   const ns_xr* xr;
   const file_losses* losses;
   size_t nlosses;
@@ -149,7 +149,7 @@ static void losses_text(const file_losses* fl, size_t n, FILE* out) {
 
 /* Everything of the report into out (text). */
 static int write_text(const report_data* d, const ns_summary_options* opt, FILE* out) {
-  int rc = ns_analysis_summary_text(d->list, d->n, opt, out);
+  int rc = ns_summary_text(d->sum, opt, out);
   if (d->xr) ns_xr_text(d->xr, out);
   losses_text(d->losses, d->nlosses, out);
   ns_events_text(d->events, out);
@@ -164,7 +164,7 @@ static int write_json(const report_data* d, const ns_summary_options* opt, FILE*
   size_t len = 0;
   FILE* mem = open_memstream(&buf, &len);
   if (!mem) return -1;
-  int rc = ns_analysis_summary_json(d->list, d->n, opt, mem);
+  int rc = ns_summary_json(d->sum, opt, mem);
   if (fclose(mem) != 0) rc = -1;
   while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) len--;
   if (rc || len == 0 || buf[len - 1] != '}') {
@@ -261,12 +261,13 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   report_ctx ctx = {.xr = ns_xr_new(), .file = -1};
   ns_asm_stats events;
   memset(&events, 0, sizeof events);
-  ns_analysis** an = calloc(list.n, sizeof *an);
+  ns_summary_options opt = {.max_links = o->max_links};
+  ns_summary* sum = ns_summary_new(&opt);
   file_losses* fl = calloc(list.n, sizeof *fl);
   size_t nan = 0, nfl = 0;
-  if (!an || !fl) {
+  if (!sum || !fl) {
     fprintf(stderr, "ncclscope report: out of memory\n");
-    goto free_list;
+    goto free_sum;
   }
   ns_analysis_config cfg;
   ns_analysis_config_default(&cfg);
@@ -299,17 +300,19 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     ns_asm_stats one;
     ns_analysis_event_stats(a, &one);
     ns_events_add(&events, &one);
-    an[nan++] = a;
+    if (ns_summary_add(sum, a) != 0)
+      fprintf(stderr, "ncclscope report: warning: out of memory: the summary misses part of %s\n", list.paths[i]);
+    ns_analysis_destroy(a);
+    nan++;
   }
   if (nan == 0 || empty == (int)list.n) {
     fprintf(stderr, "ncclscope report: none of the %zu trace file(s) in %s yielded anything\n", list.n, dir);
-    goto free_an;
+    goto free_sum;
   }
   read_flightrecs(dir, ctx.xr);
   if (ctx.xr) ns_xr_finish(ctx.xr);
 
-  ns_summary_options opt = {.max_links = o->max_links};
-  report_data data = {.list = an, .n = nan, .xr = ctx.xr, .losses = fl, .nlosses = nfl, .events = &events,
+  report_data data = {.sum = sum, .xr = ctx.xr, .losses = fl, .nlosses = nfl, .events = &events,
                       .dir = dir};
   rc = NS_EXIT_OK;
   int dirfd = -1;
@@ -323,18 +326,16 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     FILE* out = o->print;
     ns_summary_options popt = opt;
     popt.sections = o->sections;
-    ns_analysis_summary_text(an, nan, &popt, out);
+    ns_summary_text(sum, &popt, out);
     if ((!o->sections || (o->sections & NS_SUMMARY_CROSS_RANK)) && ctx.xr) ns_xr_text(ctx.xr, out);
     if (!o->sections || (o->sections & NS_REPORT_LOSSES)) losses_text(fl, nfl, out);
     if (!o->sections || (o->sections & NS_REPORT_EVENTS)) ns_events_text(&events, out);
     fflush(out);
   }
 
-free_an:
-  for (size_t i = 0; i < nan; i++) ns_analysis_destroy(an[i]);
-  free(an);
+free_sum:
+  ns_summary_free(sum);
   free(fl);
-free_list:
   ns_xr_free(ctx.xr);
   ns_trace_list_free(&list);
   return rc;
