@@ -86,8 +86,9 @@ static void usage(FILE* out) {
           "  -q, --quiet   do not print the summary on standard output\n"
           "  -h, --help    this text\n"
           "\n"
-          "Exit status: 0 if at least one trace was readable, 1 if none was or an output\n"
-          "file cannot be written, 2 on bad arguments.\n");
+          "Exit status: 0 if at least one trace was readable (or there is no trace and the\n"
+          "flight records are read alone), 1 if none was or an output file cannot be\n"
+          "written, 2 on bad arguments.\n");
 }
 
 static void on_op(void* user, const ns_op_result* op) {
@@ -109,6 +110,16 @@ static void on_item(void* user, const ns_item* it) {
     uint64_t ts = it->props->u[NS_P_TS];
     ns_xr_anchor(c->xr, c->file, ts, (int64_t)ts + (int64_t)it->props->u[NS_P_REALTIME_OFFSET_NS]);
   }
+}
+
+/* How many flight records (flightrec-*.json) the directory has. */
+static size_t count_flightrecs(const char* dir) {
+  ns_trace_list fr;
+  char err[1024];
+  if (ns_dir_list(dir, "flightrec-", ".json", &fr, err, sizeof err) != 0) return 0;
+  size_t n = fr.n;
+  ns_trace_list_free(&fr);
+  return n;
 }
 
 /* The flight records of the directory into the cross-rank view; unreadable ones are warned about. */
@@ -252,18 +263,22 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     fprintf(stderr, "ncclscope report: cannot read the dump directory %s\n", err);
     return NS_EXIT_FAIL;
   }
-  if (list.n == 0) {
+  size_t nfr = count_flightrecs(dir);
+  if (list.n == 0 && nfr == 0) {
     fprintf(stderr, "ncclscope report: no trace files (*.nstrace) in %s\n", dir);
     ns_trace_list_free(&list);
     return NS_EXIT_FAIL;
   }
+  /* flight records alone (the traces lost with their hosts, or never written): the cross-rank view of them */
+  if (list.n == 0)
+    fprintf(stderr, "ncclscope report: no trace files (*.nstrace) in %s: its %zu flight record(s) alone\n", dir, nfr);
   int rc = 1;
   report_ctx ctx = {.xr = ns_xr_new(), .file = -1};
   ns_asm_stats events;
   memset(&events, 0, sizeof events);
   ns_summary_options opt = {.max_links = o->max_links};
   ns_summary* sum = ns_summary_new(&opt);
-  file_losses* fl = calloc(list.n, sizeof *fl);
+  file_losses* fl = calloc(list.n ? list.n : 1, sizeof *fl);
   size_t nan = 0, nfl = 0;
   if (!sum || !fl) {
     fprintf(stderr, "ncclscope report: out of memory\n");
@@ -305,7 +320,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     ns_analysis_destroy(a);
     nan++;
   }
-  if (nan == 0 || empty == (int)list.n) {
+  if (list.n && (nan == 0 || empty == (int)list.n)) {
     fprintf(stderr, "ncclscope report: none of the %zu trace file(s) in %s yielded anything\n", list.n, dir);
     goto free_sum;
   }
