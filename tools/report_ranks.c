@@ -460,7 +460,10 @@ static int sort_all(ns_xr* x) {
   xr_op* tmp = malloc((most ? most : 1) * sizeof *tmp);
   if (!tmp) return -1;
   for (size_t i = 0; i < x->ncomms; i++)
-    for (uint32_t r = 0; r < x->comms[i].nranks; r++) sort_ops(x->comms[i].ranks[r].ops, x->comms[i].ranks[r].nops, tmp);
+    for (uint32_t r = 0; r < x->comms[i].nranks; r++) {
+      xr_rank* rk = &x->comms[i].ranks[r];
+      sort_ops(rk->ops, rk->nops, tmp);
+    }
   free(tmp);
   if (x->neps) qsort(x->eps, x->neps, sizeof *x->eps, by_episode);
   return 0;
@@ -491,6 +494,8 @@ typedef struct {
 /* The collectives of one communicator in (func, seq) order, each as its ops in rank order. */
 typedef struct {
   xr_comm* c;
+  xr_op** ops;    /* per rank: its ops (the ranks' own records are large: kept out of the walk) */
+  size_t* nops;   /* per rank: how many */
   size_t* at;     /* per rank: its next op */
   uint32_t* live; /* the ranks with ops left, in rank order */
   size_t nlive;
@@ -503,6 +508,8 @@ typedef struct {
 static int key_less(int16_t f, uint64_t s, int16_t g, uint64_t t) { return f != g ? f < g : s < t; }
 
 static void cursor_free(xr_cursor* k) {
+  free(k->ops);
+  free(k->nops);
   free(k->at);
   free(k->live);
   free(k->m);
@@ -512,14 +519,19 @@ static void cursor_free(xr_cursor* k) {
 static int cursor_init(xr_cursor* k, xr_comm* c) {
   memset(k, 0, sizeof *k);
   k->c = c;
-  k->at = calloc(c->nranks ? c->nranks : 1, sizeof *k->at);
-  k->live = malloc((c->nranks ? c->nranks : 1) * sizeof *k->live);
-  if (!k->at || !k->live) {
+  size_t n = c->nranks ? c->nranks : 1;
+  k->ops = malloc(n * sizeof *k->ops);
+  k->nops = malloc(n * sizeof *k->nops);
+  k->at = calloc(n, sizeof *k->at);
+  k->live = malloc(n * sizeof *k->live);
+  if (!k->ops || !k->nops || !k->at || !k->live) {
     cursor_free(k);
     return -1;
   }
   for (uint32_t r = 0; r < c->nranks; r++) {
     const xr_rank* rk = &c->ranks[r];
+    k->ops[r] = rk->ops;
+    k->nops[r] = rk->nops;
     if (!rk->nops) continue;
     if (!k->nlive || key_less(rk->ops[0].func, rk->ops[0].seq, k->func, k->seq))
       k->func = rk->ops[0].func, k->seq = rk->ops[0].seq;
@@ -539,16 +551,16 @@ static int cursor_next(xr_cursor* k) {
   k->nm = 0;
   for (size_t i = 0; i < k->nlive; i++) {
     uint32_t r = k->live[i];
-    xr_rank* rk = &k->c->ranks[r];
-    size_t a = k->at[r];
-    while (a < rk->nops && rk->ops[a].func == f && rk->ops[a].seq == s) {
+    xr_op* ops = k->ops[r];
+    size_t a = k->at[r], end = k->nops[r];
+    while (a < end && ops[a].func == f && ops[a].seq == s) {
       if (grow((void**)&k->m, &k->capm, k->nm, sizeof *k->m)) return 0;
-      k->m[k->nm++] = (xr_member){.rank = (int32_t)r, .op = &rk->ops[a]};
+      k->m[k->nm++] = (xr_member){.rank = (int32_t)r, .op = &ops[a]};
       a++;
     }
     k->at[r] = a;
-    if (a == rk->nops) continue;
-    if (!have_next || key_less(rk->ops[a].func, rk->ops[a].seq, nf, ns)) nf = rk->ops[a].func, ns = rk->ops[a].seq;
+    if (a == end) continue;
+    if (!have_next || key_less(ops[a].func, ops[a].seq, nf, ns)) nf = ops[a].func, ns = ops[a].seq;
     have_next = 1;
     k->live[kept++] = r;
   }
@@ -584,7 +596,8 @@ static void push_late(xr_rank* r, double v, double bound) {
   r->late_bound[r->n++] = (float)bound;
 }
 
-/* Whether rank r of c posted anything of func after seq (its ops are in order: the last of func has the largest seq). */
+/* Whether rank r of c posted anything of func after seq (its ops are in
+ * order: the last one of func has the largest seq). */
 static int posted_later(const xr_comm* c, int16_t func, uint64_t seq, int32_t r) {
   const xr_rank* rk = &c->ranks[r];
   size_t a = 0, b = rk->nops;
@@ -779,7 +792,8 @@ typedef struct {
   double mid;   /* the median of (end - base) */
 } xr_coll_end;
 
-/* The one op per rank of a collective the ends are taken from: the rank's first (a trace's), if it completed with an end. */
+/* Whether m[i] is an op the ends are taken from: its rank's first in the
+ * collective (a trace's), if it completed with an end. */
 static int end_member(const xr_member* m, size_t i) {
   const xr_op* p = m[i].op;
   if ((p->flags & XR_FR) || !(p->flags & XR_DONE) || !p->end) return 0;
