@@ -505,6 +505,8 @@ typedef struct {
   size_t nm, capm;
 } xr_cursor;
 
+#define XR_PREFETCH 16 /* ranks ahead */
+
 static int key_less(int16_t f, uint64_t s, int16_t g, uint64_t t) { return f != g ? f < g : s < t; }
 
 static void cursor_free(xr_cursor* k) {
@@ -550,6 +552,10 @@ static int cursor_next(xr_cursor* k) {
   int have_next = 0;
   k->nm = 0;
   for (size_t i = 0; i < k->nlive; i++) {
+    if (i + XR_PREFETCH < k->nlive) { /* each rank's next op is a cache miss of its own: ask for it early */
+      uint32_t ahead = k->live[i + XR_PREFETCH];
+      __builtin_prefetch(&k->ops[ahead][k->at[ahead]]);
+    }
     uint32_t r = k->live[i];
     xr_op* ops = k->ops[r];
     size_t a = k->at[r], end = k->nops[r];
