@@ -339,7 +339,6 @@ void ns_xr_file_clock(ns_xr* x, ns_analysis* a) {
   trim_touched(x);
 }
 
-
 /* ---- flight records ---- */
 
 static uint64_t hex_id(const char* s) { return s ? strtoull(s, NULL, 16) : 0; }
@@ -409,7 +408,6 @@ int ns_xr_flightrec(ns_xr* x, const char* path, char* err, size_t errlen) {
   nsjr_free(d);
   return 0;
 }
-
 
 /* ---- finish ----
  *
