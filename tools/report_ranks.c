@@ -483,6 +483,18 @@ static void episodes_of(const ns_xr* x, uint32_t comm, int16_t func, uint64_t se
   *hi = a;
 }
 
+/* The first of eps[lo, hi) (one collective's, by rank) of rank r or a higher one. */
+static size_t episode_of_rank(const ns_xr* x, size_t lo, size_t hi, int32_t r) {
+  while (lo < hi) {
+    size_t m = (lo + hi) / 2;
+    if (x->eps[m].rank < r)
+      lo = m + 1;
+    else
+      hi = m;
+  }
+  return lo;
+}
+
 /* One op of a collective. */
 typedef struct {
   int32_t rank;
@@ -652,8 +664,8 @@ static void one_collective(ns_xr* x, xr_comm* c, uint32_t ci, const xr_member* m
     posted++;
     if (!(seen[r] & 4)) continue;
     episodes++;
-    for (size_t e = elo; e < ehi; e++)
-      if (x->eps[e].rank == r && x->eps[e].waited > waited) waited = x->eps[e].waited;
+    for (size_t e = episode_of_rank(x, elo, ehi, r); e < ehi && x->eps[e].rank == r; e++)
+      if (x->eps[e].waited > waited) waited = x->eps[e].waited;
   }
   for (size_t i = 0; i < nm; i++) seen[m[i].rank] &= 7;
   /* the last collective each rank completed (not one it was stuck in) */
