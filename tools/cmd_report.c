@@ -11,8 +11,9 @@
  * DIR/summary.json unless other files are named ("-": standard output);
  * DIR/report.html is the page with the same data drawn (report_html.c).
  * Files are written to an unpredictable temporary name beside them and
- * renamed (safefile.h). Memory: one analysis per file (bounded, see
- * docs/metrics.md) plus the straggler table. Single-threaded. */
+ * renamed (safefile.h). Memory: one analysis at a time (bounded, see
+ * docs/metrics.md), each added to the summary and destroyed before the next
+ * file is read, plus the cross-rank view (report_ranks.h). Single-threaded. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -84,8 +85,7 @@ typedef struct {
 
 /* Everything a summary writer needs. */
 typedef struct {
-  ns_analysis* const* list;
-  size_t n;
+  ns_summary* sum;
   const ns_xr* xr;
   const file_losses* losses;
   size_t nlosses;
@@ -120,10 +120,11 @@ static void usage(FILE* out) {
           "  -q, --quiet   do not print the summary on standard output\n"
           "  -h, --help    this text\n"
           "\n"
-          "Exit status: 0 if at least one trace was readable, 1 if none was or an output\n"
-          "file cannot be written, 2 on bad arguments or a directory that mixes traces of\n"
-          "different runs (two SLURM job ids, or one communicator rank in two traces),\n"
-          "3 if some trace file yielded nothing.\n");
+          "Exit status: 0 if at least one trace was readable (or there is no trace and the\n"
+          "flight records are read alone), 1 if none was or an output file cannot be\n"
+          "written, 2 on bad arguments or a directory that mixes traces of different runs\n"
+          "(two SLURM job ids, or one communicator rank in two traces), 3 if some trace\n"
+          "file yielded nothing.\n");
 }
 
 static void on_op(void* user, const ns_op_result* op) {
@@ -202,6 +203,16 @@ static int mixed_runs(report_ctx* c, const ns_trace_list* list, const char* dir)
           "  Give each run a dump directory of its own (NCCLSCOPE_DUMP_DIR), or move one run's files out.\n",
           dir, why, list->paths[f1], list->paths[f2], what);
   return 1;
+}
+
+/* How many flight records (flightrec-*.json) the directory has. */
+static size_t count_flightrecs(const char* dir) {
+  ns_trace_list fr;
+  char err[1024];
+  if (ns_dir_list(dir, "flightrec-", ".json", &fr, err, sizeof err) != 0) return 0;
+  size_t n = fr.n;
+  ns_trace_list_free(&fr);
+  return n;
 }
 
 /* The flight records of the directory into the cross-rank view; unreadable ones are warned about. */
@@ -319,7 +330,7 @@ static void loss_json(const report_loss* l, ns_json* j) {
 /* Everything of the report into out (text). */
 static int write_text(const report_data* d, const ns_summary_options* opt, FILE* out) {
   loss_text(&d->loss, out);
-  int rc = ns_analysis_summary_text(d->list, d->n, opt, out);
+  int rc = ns_summary_text(d->sum, opt, out);
   if (d->xr) ns_xr_text(d->xr, out);
   losses_text(d->losses, d->nlosses, out);
   ns_events_text(d->events, out);
@@ -334,7 +345,7 @@ static int write_json(const report_data* d, const ns_summary_options* opt, FILE*
   size_t len = 0;
   FILE* mem = open_memstream(&buf, &len);
   if (!mem) return -1;
-  int rc = ns_analysis_summary_json(d->list, d->n, opt, mem);
+  int rc = ns_summary_json(d->sum, opt, mem);
   if (fclose(mem) != 0) rc = -1;
   while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) len--;
   if (rc || len == 0 || buf[len - 1] != '}') {
@@ -426,21 +437,26 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     fprintf(stderr, "ncclscope report: cannot read the dump directory %s\n", err);
     return NS_EXIT_FAIL;
   }
-  if (list.n == 0) {
+  size_t nfr = count_flightrecs(dir);
+  if (list.n == 0 && nfr == 0) {
     fprintf(stderr, "ncclscope report: no trace files (*.nstrace) in %s\n", dir);
     ns_trace_list_free(&list);
     return NS_EXIT_FAIL;
   }
+  /* flight records alone (the traces lost with their hosts, or never written): the cross-rank view of them */
+  if (list.n == 0)
+    fprintf(stderr, "ncclscope report: no trace files (*.nstrace) in %s: its %zu flight record(s) alone\n", dir, nfr);
   int rc = 1;
   report_ctx ctx = {.xr = ns_xr_new(), .file = -1};
   ns_asm_stats events;
   memset(&events, 0, sizeof events);
-  ns_analysis** an = calloc(list.n, sizeof *an);
-  file_losses* fl = calloc(list.n, sizeof *fl);
+  ns_summary_options opt = {.max_links = o->max_links, .wide = o->wide};
+  ns_summary* sum = ns_summary_new(&opt);
+  file_losses* fl = calloc(list.n ? list.n : 1, sizeof *fl);
   size_t nan = 0, nfl = 0;
-  if (!an || !fl) {
+  if (!sum || !fl) {
     fprintf(stderr, "ncclscope report: out of memory\n");
-    goto free_list;
+    goto free_sum;
   }
   ns_analysis_config cfg;
   ns_analysis_config_default(&cfg);
@@ -479,21 +495,23 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     ns_asm_stats one;
     ns_analysis_event_stats(a, &one);
     ns_events_add(&events, &one);
-    an[nan++] = a;
+    if (ns_summary_add(sum, a) != 0)
+      fprintf(stderr, "ncclscope report: warning: out of memory: the summary misses part of %s\n", list.paths[i]);
+    ns_analysis_destroy(a);
+    nan++;
   }
-  if (nan == 0 || empty == (int)list.n) {
+  if (list.n && (nan == 0 || empty == (int)list.n)) {
     fprintf(stderr, "ncclscope report: none of the %zu trace file(s) in %s yielded anything\n", list.n, dir);
-    goto free_an;
+    goto free_sum;
   }
   if (mixed_runs(&ctx, &list, dir)) {
     rc = NS_EXIT_USAGE;
-    goto free_an;
+    goto free_sum;
   }
   read_flightrecs(dir, ctx.xr);
   if (ctx.xr) ns_xr_finish(ctx.xr);
 
-  ns_summary_options opt = {.max_links = o->max_links, .wide = o->wide};
-  report_data data = {.list = an, .n = nan, .xr = ctx.xr, .losses = fl, .nlosses = nfl, .events = &events,
+  report_data data = {.sum = sum, .xr = ctx.xr, .losses = fl, .nlosses = nfl, .events = &events,
                       .dir = dir, .loss = loss_of(fl, nfl)};
   rc = NS_EXIT_OK;
   int dirfd = -1;
@@ -508,18 +526,16 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     ns_summary_options popt = opt;
     popt.sections = o->sections;
     if (!o->sections) loss_text(&data.loss, out);
-    ns_analysis_summary_text(an, nan, &popt, out);
+    ns_summary_text(sum, &popt, out);
     if ((!o->sections || (o->sections & NS_SUMMARY_CROSS_RANK)) && ctx.xr) ns_xr_text(ctx.xr, out);
     if (!o->sections || (o->sections & NS_REPORT_LOSSES)) losses_text(fl, nfl, out);
     if (!o->sections || (o->sections & NS_REPORT_EVENTS)) ns_events_text(&events, out);
     fflush(out);
   }
 
-free_an:
-  for (size_t i = 0; i < nan; i++) ns_analysis_destroy(an[i]);
-  free(an);
+free_sum:
+  ns_summary_free(sum);
   free(fl);
-free_list:
   free(ctx.cr);
   ns_xr_free(ctx.xr);
   ns_trace_list_free(&list);

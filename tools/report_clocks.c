@@ -210,6 +210,7 @@ typedef struct {
   double* buf;   /* scratch, bufcap */
   size_t bufcap;
   int* count;
+  size_t* at; /* per host: where its members go in buf (scratch) */
 } refine_ctx;
 
 static void add_sample(hc_host* o, double v, double t) {
@@ -238,13 +239,18 @@ static int visit(void* user, const ns_hc_member* m, size_t n) {
   }
   int64_t base = ns_hosts_common(h, m[0].host, m[0].end);
   if (!h->has_tref) h->tref = base, h->has_tref = 1;
+  /* the members' ends grouped by host, each host's in member order (a counting sort: one pass, not one per host) */
   size_t nh = 0;
+  for (size_t hi = 0; hi < h->n; hi++) c->count[hi] = 0;
+  for (size_t i = 0; i < n; i++)
+    if (m[i].host >= 0 && (size_t)m[i].host < h->n) c->count[m[i].host]++;
+  for (size_t hi = 0, at = 0; hi < h->n; hi++) c->at[hi] = at, at += (size_t)c->count[hi];
+  for (size_t i = 0; i < n; i++)
+    if (m[i].host >= 0 && (size_t)m[i].host < h->n)
+      c->buf[c->at[m[i].host]++] = (double)(ns_hosts_common(h, m[i].host, m[i].end) - base);
   for (size_t hi = 0; hi < h->n; hi++) {
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-      if (m[i].host == (int)hi) c->buf[k++] = (double)(ns_hosts_common(h, m[i].host, m[i].end) - base);
-    c->count[hi] = (int)k;
-    if (k) c->med[hi] = median_of(c->buf, k), nh++;
+    size_t k = (size_t)c->count[hi];
+    if (k) c->med[hi] = median_of(c->buf + c->at[hi] - k, k), nh++;
   }
   if (nh < 2) return 0;
   size_t k = 0;
@@ -320,11 +326,12 @@ void ns_hosts_refine(ns_hosts* h, ns_hc_walk walk, void* src) {
   refine_ctx c = {.h = h};
   c.med = calloc(h->n, sizeof *c.med);
   c.count = calloc(h->n, sizeof *c.count);
+  c.at = calloc(h->n, sizeof *c.at);
   c.bufcap = h->n > 256 ? h->n : 256;
   c.buf = malloc(c.bufcap * sizeof *c.buf);
   hc_pt* pt = NULL;
   double* tmp = NULL;
-  if (!c.med || !c.count || !c.buf) goto out;
+  if (!c.med || !c.count || !c.at || !c.buf) goto out;
   for (int round = 0; round < NS_HC_ROUNDS; round++) {
     for (size_t i = 0; i < h->n; i++) h->v[i].nsamples = 0;
     size_t used = walk(src, visit, &c);
@@ -371,6 +378,7 @@ out:
   free(tmp);
   free(c.med);
   free(c.count);
+  free(c.at);
   free(c.buf);
 }
 

@@ -1,6 +1,7 @@
 /* ncclscope CLI: the cross-rank view (report_ranks.h). Collectives of every
- * file and flight record go into one array; finish sorts it by
- * (communicator, function, seq, rank) and walks each collective once.
+ * file and flight record go into a list per (communicator, rank); finish
+ * sorts each list by (function, seq) and walks the collectives in that order,
+ * each as its ranks' ops in rank order, by merging the lists (xr_cursor).
  *
  * Outliers (lateness): a rank is named when its median lateness is at least
  * NS_XR_LATE_FLOOR_NS and more than NS_XR_LATE_MADS robust deviations (1.4826
@@ -40,24 +41,32 @@
 #define XR_FR 0x4u       /* from a flight record */
 #define XR_EPISODE 0x8u  /* a flight record's episode: in flight longer than the hang timeout */
 
+/* One collective of one rank (its communicator and rank: the list it is in). 40 bytes. */
 typedef struct {
-  uint32_t comm;  /* index in comms */
-  int32_t rank;
-  int32_t file;   /* index in files (trace or flight record) */
-  int16_t func;
-  uint16_t flags;
-  float gpu_err_ns; /* arr/end are its GPU's times converted, within this bound (INFINITY: unbounded); 0: host times */
   uint64_t seq;
   int64_t arr, end; /* trace ns of its host; 0: none */
+  int32_t file;     /* index in files (trace or flight record) */
+  float gpu_err_ns; /* arr/end are its GPU's times converted, within this bound (INFINITY: unbounded); 0: host times */
+  int16_t func;
+  uint16_t flags;
 } xr_op;
 
 /* An op of the file being read whose pTimers the final fit converts again (ns_xr_file_clock). */
 typedef struct {
-  size_t op;           /* index in ops */
-  uint32_t comm;       /* the file's communicator serial */
+  uint32_t comm;       /* index in comms */
+  int32_t rank;
+  size_t op;           /* index in that rank's ops */
+  uint32_t comm_serial; /* the file's communicator serial */
   uint64_t ptimer_start, ptimer_stop;
   uint64_t host_start, host_last, host_end; /* place() */
 } xr_reconvert;
+
+/* A rank whose ops the file being read added to (its list is trimmed to size at the file's end). */
+typedef struct {
+  uint32_t comm;
+  int32_t rank;
+} xr_touched;
+
 typedef struct {
   char host[256];
   uint32_t pid;
@@ -67,14 +76,12 @@ typedef struct {
 } xr_file;
 
 typedef struct {
-  double late; /* ns */
-  float bound; /* how far its arrival may be off: its GPU clock bound; 0 host time; INFINITY unbounded */
-} xr_late;
-
-typedef struct {
+  xr_op* ops; /* its collectives from every file, sorted by (func, seq, trace before flight record) by finish */
+  size_t nops, capops;
+  int32_t touched_by; /* the last file that added to ops (xr_touched), -1 none */
   uint64_t n, last_count, gap_sum_ns;
-  xr_late* late; /* each collective's (n of them once finished) */
-  size_t cap;
+  double* late;      /* each collective's lateness, ns (n of them once finished; room for nops) */
+  float* late_bound; /* how far its arrival may be off: its GPU clock bound; 0 host time; INFINITY unbounded */
   double median_ns, p99_ns;
   int outlier;
   int32_t file;       /* a file of this rank (trace preferred), -1 none */
@@ -98,6 +105,7 @@ typedef struct {
   uint32_t nranks;
   char name[64];
   xr_rank* ranks; /* nranks */
+  uint64_t nops;  /* ops of all its ranks */
   /* crossRank */
   uint64_t compared, partial, spread_sum_ns, spread_max_ns;
   uint64_t ops_late; /* collectives with lateness (2+ arrivals) */
@@ -122,6 +130,7 @@ typedef struct {
   uint64_t seq;
   double waited;
   int cleared;
+  uint32_t order; /* read before the episodes of a higher order */
   char waits_for[640];
 } xr_episode;
 
@@ -132,11 +141,11 @@ struct ns_xr {
   xr_comm* comms;
   size_t ncomms, capcomms;
   ns_idmap comm_index; /* comm_id -> index + 1 */
-  xr_op* ops;
-  size_t nops, capops;
   xr_reconvert* reconv; /* of the file being read */
   size_t nreconv, capreconv;
-  xr_episode* eps;
+  xr_touched* touched; /* of the file being read */
+  size_t ntouched, captouched;
+  xr_episode* eps; /* sorted by (comm, func, seq, rank) by finish */
   size_t neps, capeps;
   uint64_t fr_files, fr_bad, ops_no_comm;
   size_t nhangs;
@@ -167,15 +176,19 @@ ns_xr* ns_xr_new(void) {
 void ns_xr_free(ns_xr* x) {
   if (!x) return;
   for (size_t i = 0; i < x->ncomms; i++) {
-    for (uint32_t r = 0; r < x->comms[i].nranks; r++) free(x->comms[i].ranks[r].late);
+    for (uint32_t r = 0; r < x->comms[i].nranks; r++) {
+      free(x->comms[i].ranks[r].ops);
+      free(x->comms[i].ranks[r].late);
+      free(x->comms[i].ranks[r].late_bound);
+    }
     free(x->comms[i].ranks);
     free(x->comms[i].state);
     free(x->comms[i].posted);
   }
   free(x->comms);
   free(x->files);
-  free(x->ops);
   free(x->reconv);
+  free(x->touched);
   free(x->eps);
   ns_hosts_free(x->hosts);
   ns_idmap_free(&x->comm_index);
@@ -227,7 +240,7 @@ static xr_comm* comm_get(ns_xr* x, uint64_t comm_id, uint32_t nranks, uint32_t* 
     free(c->ranks);
     return NULL;
   }
-  for (uint32_t r = 0; r < nranks; r++) c->ranks[r].file = -1;
+  for (uint32_t r = 0; r < nranks; r++) c->ranks[r].file = c->ranks[r].touched_by = -1;
   c->comm_id = comm_id;
   c->nranks = nranks;
   *slot = x->ncomms + 1;
@@ -245,12 +258,33 @@ void ns_xr_comm(ns_xr* x, int file, const ns_comm_info* ci) {
   r->has_trace = 1;
 }
 
-static int add_op(ns_xr* x, uint32_t comm, int32_t rank, int32_t file, int func, uint64_t seq, uint16_t flags,
-                  int64_t arr, int64_t end, float gpu_err_ns) {
-  if (grow((void**)&x->ops, &x->capops, x->nops, sizeof *x->ops)) return -1;
-  x->ops[x->nops++] = (xr_op){.comm = comm, .rank = rank, .file = file, .func = (int16_t)func, .flags = flags,
-                              .gpu_err_ns = gpu_err_ns, .seq = seq, .arr = arr, .end = end};
-  return 0;
+/* An op of rank `rank` of communicator `comm`; its index in the rank's ops, or -1 when out of memory. */
+static ptrdiff_t add_op(ns_xr* x, uint32_t comm, int32_t rank, int32_t file, int func, uint64_t seq, uint16_t flags,
+                        int64_t arr, int64_t end, float gpu_err_ns) {
+  xr_comm* c = &x->comms[comm];
+  xr_rank* r = &c->ranks[rank];
+  if (r->touched_by != file) {
+    if (grow((void**)&x->touched, &x->captouched, x->ntouched, sizeof *x->touched)) return -1;
+    x->touched[x->ntouched++] = (xr_touched){.comm = comm, .rank = rank};
+    r->touched_by = file;
+  }
+  if (grow((void**)&r->ops, &r->capops, r->nops, sizeof *r->ops)) return -1;
+  r->ops[r->nops] = (xr_op){.seq = seq, .arr = arr, .end = end, .file = file, .gpu_err_ns = gpu_err_ns,
+                            .func = (int16_t)func, .flags = flags};
+  c->nops++;
+  return (ptrdiff_t)r->nops++;
+}
+
+/* The end of a file: the lists it added to lose their spare room (a list doubles as it grows). */
+static void trim_touched(ns_xr* x) {
+  for (size_t i = 0; i < x->ntouched; i++) {
+    xr_rank* r = &x->comms[x->touched[i].comm].ranks[x->touched[i].rank];
+    if (r->capops > r->nops && r->nops) {
+      xr_op* fit = realloc(r->ops, r->nops * sizeof *fit);
+      if (fit) r->ops = fit, r->capops = r->nops;
+    }
+  }
+  x->ntouched = 0;
 }
 
 /* An op's arrival and end: the GPU's times where they fall inside the
@@ -280,14 +314,14 @@ void ns_xr_op(ns_xr* x, int file, const ns_op_result* op) {
   uint64_t host_end = op->exec_stop_ns ? op->exec_stop_ns : op->stop_ns;
   xr_op placed;
   place(&placed, op->start_ns, host_last, host_end, op->gpu_start_ns, op->gpu_stop_ns, op->gpu_err_ns);
-  if (add_op(x, idx, op->rank, file, op->func, op->seq, (op->flags & NS_OPF_INCOMPLETE) ? XR_STUCK : XR_DONE,
-             placed.arr, placed.end, placed.gpu_err_ns))
-    return;
+  ptrdiff_t at = add_op(x, idx, op->rank, file, op->func, op->seq, (op->flags & NS_OPF_INCOMPLETE) ? XR_STUCK : XR_DONE,
+                        placed.arr, placed.end, placed.gpu_err_ns);
+  if (at < 0) return;
   /* converted with the fit as it stood when the op completed: once the file is read, again with the final one */
   if (op->ptimer_start && !grow((void**)&x->reconv, &x->capreconv, x->nreconv, sizeof *x->reconv))
-    x->reconv[x->nreconv++] = (xr_reconvert){.op = x->nops - 1, .comm = op->comm, .ptimer_start = op->ptimer_start,
-                                             .ptimer_stop = op->ptimer_stop, .host_start = op->start_ns,
-                                             .host_last = host_last, .host_end = host_end};
+    x->reconv[x->nreconv++] = (xr_reconvert){.comm = idx, .rank = op->rank, .op = (size_t)at, .comm_serial = op->comm,
+                                             .ptimer_start = op->ptimer_start, .ptimer_stop = op->ptimer_stop,
+                                             .host_start = op->start_ns, .host_last = host_last, .host_end = host_end};
 }
 
 void ns_xr_file_clock(ns_xr* x, ns_analysis* a) {
@@ -295,12 +329,14 @@ void ns_xr_file_clock(ns_xr* x, ns_analysis* a) {
     const xr_reconvert* c = &x->reconv[i];
     uint64_t t0, t1;
     double e0, e1;
-    if (!ns_analysis_gpu_to_cpu(a, c->comm, c->ptimer_start, &t0, &e0) ||
-        !ns_analysis_gpu_to_cpu(a, c->comm, c->ptimer_stop, &t1, &e1))
+    if (!ns_analysis_gpu_to_cpu(a, c->comm_serial, c->ptimer_start, &t0, &e0) ||
+        !ns_analysis_gpu_to_cpu(a, c->comm_serial, c->ptimer_stop, &t1, &e1))
       continue;
-    place(&x->ops[c->op], c->host_start, c->host_last, c->host_end, t0, t1, e0 > e1 ? e0 : e1);
+    place(&x->comms[c->comm].ranks[c->rank].ops[c->op], c->host_start, c->host_last, c->host_end, t0, t1,
+          e0 > e1 ? e0 : e1);
   }
   x->nreconv = 0;
+  trim_touched(x);
 }
 
 /* ---- flight records ---- */
@@ -359,6 +395,7 @@ int ns_xr_flightrec(ns_xr* x, const char* path, char* err, size_t errlen) {
     memset(ep, 0, sizeof *ep);
     ep->comm = idx;
     ep->rank = rank;
+    ep->order = (uint32_t)(x->neps - 1);
     ep->func = (int16_t)ns_func_code(nsjr_kstr(e, "func", ""));
     ep->seq = nsjr_ku64(e, "seq", 0);
     ep->waited = nsjr_knum(e, "waitedSec", 0);
@@ -367,21 +404,186 @@ int ns_xr_flightrec(ns_xr* x, const char* path, char* err, size_t errlen) {
     add_op(x, idx, rank, file, ep->func, ep->seq, XR_FR | XR_EPISODE | XR_STUCK,
            (int64_t)nsjr_ku64(e, "startNs", 0), 0, 0.0f);
   }
+  trim_touched(x);
   nsjr_free(d);
   return 0;
 }
 
-/* ---- finish ---- */
+/* ---- finish ----
+ *
+ * Each rank's ops are sorted by (func, seq), a trace's record before a flight
+ * record's; a collective is then the ranks' ops of one (func, seq), taken in
+ * rank order by a cursor that walks every rank's list at once (a merge). */
 
 static size_t walk_collectives(void* src, ns_hc_visit fn, void* user);
 
-static int by_key(const void* a, const void* b) {
-  const xr_op *p = a, *q = b;
+/* Whether p comes before q in a rank's list. */
+static int op_before(const xr_op* p, const xr_op* q) {
+  if (p->func != q->func) return p->func < q->func;
+  if (p->seq != q->seq) return p->seq < q->seq;
+  return (p->flags & XR_FR) < (q->flags & XR_FR);
+}
+
+/* Sorts v[0, n) stably (ops of one key keep the order they came in); tmp has room for n. Most lists come in order. */
+static void sort_ops(xr_op* v, size_t n, xr_op* tmp) {
+  size_t i = 1;
+  while (i < n && !op_before(&v[i], &v[i - 1])) i++;
+  if (i >= n) return;
+  for (size_t w = 1; w < n; w *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * w) {
+      size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, a = lo, b = mid, k = lo;
+      while (a < mid && b < hi) tmp[k++] = op_before(&v[b], &v[a]) ? v[b++] : v[a++];
+      while (a < mid) tmp[k++] = v[a++];
+      while (b < hi) tmp[k++] = v[b++];
+    }
+    memcpy(v, tmp, n * sizeof *v);
+  }
+}
+
+static int by_episode(const void* a, const void* b) {
+  const xr_episode *p = a, *q = b;
   if (p->comm != q->comm) return p->comm < q->comm ? -1 : 1;
   if (p->func != q->func) return p->func < q->func ? -1 : 1;
   if (p->seq != q->seq) return p->seq < q->seq ? -1 : 1;
   if (p->rank != q->rank) return p->rank < q->rank ? -1 : 1;
-  return (p->flags & XR_FR) - (q->flags & XR_FR); /* a trace's record first */
+  return p->order < q->order ? -1 : p->order > q->order; /* the order they were read in */
+}
+
+/* Every rank's ops and the episodes in order; 0, or -1 when out of memory. */
+static int sort_all(ns_xr* x) {
+  size_t most = 0;
+  for (size_t i = 0; i < x->ncomms; i++)
+    for (uint32_t r = 0; r < x->comms[i].nranks; r++)
+      if (x->comms[i].ranks[r].nops > most) most = x->comms[i].ranks[r].nops;
+  xr_op* tmp = malloc((most ? most : 1) * sizeof *tmp);
+  if (!tmp) return -1;
+  for (size_t i = 0; i < x->ncomms; i++)
+    for (uint32_t r = 0; r < x->comms[i].nranks; r++) {
+      xr_rank* rk = &x->comms[i].ranks[r];
+      sort_ops(rk->ops, rk->nops, tmp);
+    }
+  free(tmp);
+  if (x->neps) qsort(x->eps, x->neps, sizeof *x->eps, by_episode);
+  return 0;
+}
+
+/* The episodes of collective (func, seq) of communicator comm: [*lo, *hi) of eps. */
+static void episodes_of(const ns_xr* x, uint32_t comm, int16_t func, uint64_t seq, size_t* lo, size_t* hi) {
+  size_t a = 0, b = x->neps;
+  while (a < b) {
+    size_t m = (a + b) / 2;
+    const xr_episode* e = &x->eps[m];
+    if (e->comm < comm || (e->comm == comm && (e->func < func || (e->func == func && e->seq < seq))))
+      a = m + 1;
+    else
+      b = m;
+  }
+  *lo = a;
+  while (a < x->neps && x->eps[a].comm == comm && x->eps[a].func == func && x->eps[a].seq == seq) a++;
+  *hi = a;
+}
+
+/* The first of eps[lo, hi) (one collective's, by rank) of rank r or a higher one. */
+static size_t episode_of_rank(const ns_xr* x, size_t lo, size_t hi, int32_t r) {
+  while (lo < hi) {
+    size_t m = (lo + hi) / 2;
+    if (x->eps[m].rank < r)
+      lo = m + 1;
+    else
+      hi = m;
+  }
+  return lo;
+}
+
+/* One op of a collective. */
+typedef struct {
+  int32_t rank;
+  xr_op* op;
+} xr_member;
+
+/* The collectives of one communicator in (func, seq) order, each as its ops in rank order. */
+typedef struct {
+  xr_comm* c;
+  xr_op** ops;    /* per rank: its ops (the ranks' own records are large: kept out of the walk) */
+  size_t* nops;   /* per rank: how many */
+  size_t* at;     /* per rank: its next op */
+  uint32_t* live; /* the ranks with ops left, in rank order */
+  size_t nlive;
+  int16_t func;   /* the next collective's key */
+  uint64_t seq;
+  xr_member* m; /* the collective: nm ops */
+  size_t nm, capm;
+} xr_cursor;
+
+#define XR_PREFETCH 16 /* ranks ahead */
+
+static int key_less(int16_t f, uint64_t s, int16_t g, uint64_t t) { return f != g ? f < g : s < t; }
+
+static void cursor_free(xr_cursor* k) {
+  free(k->ops);
+  free(k->nops);
+  free(k->at);
+  free(k->live);
+  free(k->m);
+}
+
+/* 0, or -1 when out of memory. */
+static int cursor_init(xr_cursor* k, xr_comm* c) {
+  memset(k, 0, sizeof *k);
+  k->c = c;
+  size_t n = c->nranks ? c->nranks : 1;
+  k->ops = malloc(n * sizeof *k->ops);
+  k->nops = malloc(n * sizeof *k->nops);
+  k->at = calloc(n, sizeof *k->at);
+  k->live = malloc(n * sizeof *k->live);
+  if (!k->ops || !k->nops || !k->at || !k->live) {
+    cursor_free(k);
+    return -1;
+  }
+  for (uint32_t r = 0; r < c->nranks; r++) {
+    const xr_rank* rk = &c->ranks[r];
+    k->ops[r] = rk->ops;
+    k->nops[r] = rk->nops;
+    if (!rk->nops) continue;
+    if (!k->nlive || key_less(rk->ops[0].func, rk->ops[0].seq, k->func, k->seq))
+      k->func = rk->ops[0].func, k->seq = rk->ops[0].seq;
+    k->live[k->nlive++] = r;
+  }
+  return 0;
+}
+
+/* The next collective into k->m; 0 when there is none (or out of memory). One pass over the live ranks
+ * takes the collective's ops and finds the next key. */
+static int cursor_next(xr_cursor* k) {
+  if (!k->nlive) return 0;
+  int16_t f = k->func, nf = 0;
+  uint64_t s = k->seq, ns = 0;
+  size_t kept = 0;
+  int have_next = 0;
+  k->nm = 0;
+  for (size_t i = 0; i < k->nlive; i++) {
+    if (i + XR_PREFETCH < k->nlive) { /* each rank's next op is a cache miss of its own: ask for it early */
+      uint32_t ahead = k->live[i + XR_PREFETCH];
+      __builtin_prefetch(&k->ops[ahead][k->at[ahead]]);
+    }
+    uint32_t r = k->live[i];
+    xr_op* ops = k->ops[r];
+    size_t a = k->at[r], end = k->nops[r];
+    while (a < end && ops[a].func == f && ops[a].seq == s) {
+      if (grow((void**)&k->m, &k->capm, k->nm, sizeof *k->m)) return 0;
+      k->m[k->nm++] = (xr_member){.rank = (int32_t)r, .op = &ops[a]};
+      a++;
+    }
+    k->at[r] = a;
+    if (a == end) continue;
+    if (!have_next || key_less(ops[a].func, ops[a].seq, nf, ns)) nf = ops[a].func, ns = ops[a].seq;
+    have_next = 1;
+    k->live[kept++] = r;
+  }
+  k->nlive = kept;
+  k->func = nf;
+  k->seq = ns;
+  return k->nm > 0;
 }
 
 static int by_double(const void* a, const void* b) {
@@ -394,61 +596,83 @@ static int64_t common(const ns_xr* x, const xr_op* o, int64_t ts) {
 }
 
 static void push_late(xr_rank* r, double v, double bound) {
-  if (grow((void**)&r->late, &r->cap, r->n, sizeof *r->late)) return;
-  r->late[r->n++] = (xr_late){.late = v, .bound = (float)bound};
+  if (!r->late) {
+    r->late = malloc((r->nops ? r->nops : 1) * sizeof *r->late);
+    r->late_bound = malloc((r->nops ? r->nops : 1) * sizeof *r->late_bound);
+    if (!r->late || !r->late_bound) {
+      free(r->late);
+      free(r->late_bound);
+      r->late = NULL;
+      r->late_bound = NULL;
+      return;
+    }
+  }
+  if (r->n >= r->nops) return; /* one per collective it posted: never */
+  r->late[r->n] = v;
+  r->late_bound[r->n++] = (float)bound;
 }
 
-/* Whether rank r of c posted anything of func after seq (the ops of c are o[from, to)). */
-static int posted_later(const xr_op* o, size_t from, size_t to, int16_t func, uint64_t seq, int32_t r) {
-  for (size_t i = from; i < to; i++)
-    if (o[i].func == func && o[i].seq > seq && o[i].rank == r) return 1;
-  return 0;
+/* Whether rank r of c posted anything of func after seq (its ops are in
+ * order: the last one of func has the largest seq). */
+static int posted_later(const xr_comm* c, int16_t func, uint64_t seq, int32_t r) {
+  const xr_rank* rk = &c->ranks[r];
+  size_t a = 0, b = rk->nops;
+  while (a < b) { /* the first op of a later func */
+    size_t m = (a + b) / 2;
+    if (rk->ops[m].func <= func)
+      a = m + 1;
+    else
+      b = m;
+  }
+  return a > 0 && rk->ops[a - 1].func == func && rk->ops[a - 1].seq > seq;
 }
 
-/* One collective, ops [a, b) of communicator c (all of c: [cfrom, cto));
- * scratch: t and late have room for 2 x nranks, who, bnd and seen for nranks. */
-static void one_collective(ns_xr* x, xr_comm* c, size_t a, size_t b, size_t cfrom, size_t cto, int64_t* t,
+/* One collective of communicator c (index ci): its ops m[0, nm), by rank.
+ * Scratch: t and late have room for 2 x nranks, who, bnd and seen for nranks;
+ * seen is all 0 before and after. */
+static void one_collective(ns_xr* x, xr_comm* c, uint32_t ci, const xr_member* m, size_t nm, int64_t* t,
                            double* late, int32_t* who, double* bnd, uint8_t* seen) {
-  const xr_op* o = x->ops;
   size_t n = 0, episodes = 0;
   double waited = 0;
+  int16_t func = m[0].op->func;
+  uint64_t seq = m[0].op->seq;
+  size_t elo, ehi;
+  episodes_of(x, ci, func, seq, &elo, &ehi);
   /* seen per rank: 1 posted (a START), 2 never finished, 4 stuck past the hang timeout (an episode) */
-  memset(seen, 0, c->nranks); /* every rank of c: a rank absent here must not keep another collective's bits */
-  for (size_t i = a; i < b; i++) {
-    const xr_op* p = &o[i];
-    uint8_t was = seen[p->rank];
-    seen[p->rank] |= (uint8_t)(1 | (p->flags & XR_STUCK ? 2 : 0) | (p->flags & XR_EPISODE ? 4 : 0) |
-                               ((p->flags & (XR_DONE | XR_FR)) == (XR_DONE | XR_FR) ? 16 : 0));
+  for (size_t i = 0; i < nm; i++) {
+    const xr_op* p = m[i].op;
+    int32_t r = m[i].rank;
+    uint8_t was = seen[r];
+    seen[r] |= (uint8_t)(1 | (p->flags & XR_STUCK ? 2 : 0) | (p->flags & XR_EPISODE ? 4 : 0) |
+                         ((p->flags & (XR_DONE | XR_FR)) == (XR_DONE | XR_FR) ? 16 : 0));
     if (p->flags & XR_EPISODE) continue;
     /* one arrival per rank: its trace's (sorted first), not a flight record's or a replay's */
     if ((was & 1) || !p->arr || n >= c->nranks) continue;
-    who[n] = p->rank;
+    who[n] = r;
     bnd[n] = p->gpu_err_ns;
     t[n++] = common(x, p, p->arr);
   }
   /* a rank whose flight record says it completed it was not stuck (an episode the record's writer did not
    * mark cleared); a trace's end of it does not say so: a rank that gave up ends it too */
-  for (size_t i = a; i < b; i++)
-    if (seen[o[i].rank] & 16) seen[o[i].rank] &= (uint8_t)~6u;
+  for (size_t i = 0; i < nm; i++)
+    if (seen[m[i].rank] & 16) seen[m[i].rank] &= (uint8_t)~6u;
   size_t posted = 0;
-  for (size_t i = a; i < b; i++) {
-    const xr_op* p = &o[i];
-    if (seen[p->rank] & 8) continue; /* 8: counted */
-    seen[p->rank] |= 8;
+  for (size_t i = 0; i < nm; i++) {
+    int32_t r = m[i].rank;
+    if (seen[r] & 8) continue; /* 8: counted */
+    seen[r] |= 8;
     posted++;
-    if (!(seen[p->rank] & 4)) continue;
+    if (!(seen[r] & 4)) continue;
     episodes++;
-    for (size_t e = 0; e < x->neps; e++)
-      if (x->eps[e].comm == p->comm && x->eps[e].rank == p->rank && x->eps[e].func == p->func &&
-          x->eps[e].seq == p->seq && x->eps[e].waited > waited)
-        waited = x->eps[e].waited;
+    for (size_t e = episode_of_rank(x, elo, ehi, r); e < ehi && x->eps[e].rank == r; e++)
+      if (x->eps[e].waited > waited) waited = x->eps[e].waited;
   }
-  for (size_t i = a; i < b; i++) seen[o[i].rank] &= 7;
+  for (size_t i = 0; i < nm; i++) seen[m[i].rank] &= 7;
   /* the last collective each rank completed (not one it was stuck in) */
-  for (size_t i = a; i < b; i++) {
-    const xr_op* p = &o[i];
-    if (!(p->flags & XR_DONE) || (seen[p->rank] & 6)) continue;
-    xr_rank* r = &c->ranks[p->rank];
+  for (size_t i = 0; i < nm; i++) {
+    const xr_op* p = m[i].op;
+    if (!(p->flags & XR_DONE) || (seen[m[i].rank] & 6)) continue;
+    xr_rank* r = &c->ranks[m[i].rank];
     int64_t e = common(x, p, p->end ? p->end : p->arr);
     if (!r->has_last || e > r->last_end) r->has_last = 1, r->last_end = e, r->last_func = p->func, r->last_seq = p->seq;
   }
@@ -476,44 +700,42 @@ static void one_collective(ns_xr* x, xr_comm* c, size_t a, size_t b, size_t cfro
     for (size_t k = 0; k < n; k++) push_late(&c->ranks[who[k]], late[k] - med, bnd[k]);
     c->ops_late++;
   }
-  /* a hang? */
+  /* a hang? a rank of a complete record that posted neither this nor anything later of its function */
   int never = 0;
   if (posted && posted < c->nranks)
     for (uint32_t r = 0; r < c->nranks; r++)
-      if (!seen[r] && c->ranks[r].clean && !posted_later(o, cfrom, cto, o[a].func, o[a].seq, (int32_t)r)) never++;
-  if (!episodes && !never) return;
-  c->hang_candidates++;
+      if (!seen[r] && c->ranks[r].clean && !posted_later(c, func, seq, (int32_t)r)) never++;
   int64_t when = INT64_MAX;
   for (size_t k = 0; k < n; k++)
     if (t[k] < when) when = t[k];
-  if (c->hang && when >= c->hang_arr) return; /* the earliest one is the hang; later ones follow from it */
-  c->hang = 1;
-  c->hang_func = o[a].func;
-  c->hang_seq = o[a].seq;
-  c->hang_arr = when;
-  c->hang_by_fr = episodes > 0;
-  c->hang_waited = waited;
-  if (!c->posted) c->posted = malloc(c->nranks * sizeof *c->posted);
-  if (c->posted) {
-    for (uint32_t r = 0; r < c->nranks; r++) c->posted[r] = INT64_MIN;
-    for (size_t k = 0; k < n; k++) c->posted[who[k]] = t[k];
+  if (episodes || never) c->hang_candidates++;
+  /* the earliest one is the hang; later ones follow from it */
+  if ((episodes || never) && !(c->hang && when >= c->hang_arr)) {
+    c->hang = 1;
+    c->hang_func = func;
+    c->hang_seq = seq;
+    c->hang_arr = when;
+    c->hang_by_fr = episodes > 0;
+    c->hang_waited = waited;
+    if (!c->posted) c->posted = malloc(c->nranks * sizeof *c->posted);
+    if (c->posted) {
+      for (uint32_t r = 0; r < c->nranks; r++) c->posted[r] = INT64_MIN;
+      for (size_t k = 0; k < n; k++) c->posted[who[k]] = t[k];
+    }
+    for (uint32_t r = 0; r < c->nranks; r++) {
+      xr_rank* rk = &c->ranks[r];
+      uint8_t sr = seen[r]; /* 0 for a rank with no op in it */
+      if (sr & 6) c->state[r] = XR_S_STUCK;
+      else if (sr & 1) c->state[r] = XR_S_DONE;
+      else if (rk->clean) c->state[r] = XR_S_NEVER;
+      else c->state[r] = XR_S_UNKNOWN;
+      rk->waits_for[0] = 0;
+    }
+    for (size_t e = elo; e < ehi; e++)
+      snprintf(c->ranks[x->eps[e].rank].waits_for, sizeof c->ranks[x->eps[e].rank].waits_for, "%s",
+               x->eps[e].waits_for);
   }
-  for (uint32_t r = 0; r < c->nranks; r++) {
-    xr_rank* rk = &c->ranks[r];
-    uint8_t sr = 0;
-    for (size_t i = a; i < b; i++)
-      if (o[i].rank == (int32_t)r) sr = seen[r];
-    if (sr & 6) c->state[r] = XR_S_STUCK;
-    else if (sr & 1) c->state[r] = XR_S_DONE;
-    else if (rk->clean) c->state[r] = XR_S_NEVER;
-    else c->state[r] = XR_S_UNKNOWN;
-    rk->waits_for[0] = 0;
-  }
-  for (size_t e = 0; e < x->neps; e++) {
-    const xr_episode* ep = &x->eps[e];
-    if (ep->comm == o[a].comm && ep->func == o[a].func && ep->seq == o[a].seq)
-      snprintf(c->ranks[ep->rank].waits_for, sizeof c->ranks[ep->rank].waits_for, "%s", ep->waits_for);
-  }
+  for (size_t i = 0; i < nm; i++) seen[m[i].rank] = 0;
 }
 
 static double sorted_median(const double* v, size_t n) { return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2; }
@@ -528,10 +750,10 @@ static void stats_of(xr_comm* c) {
   for (uint32_t r = 0; r < c->nranks && v; r++) {
     xr_rank* rk = &c->ranks[r];
     if (!rk->n) continue;
-    for (size_t i = 0; i < rk->n; i++) v[i] = rk->late[i].bound;
+    for (size_t i = 0; i < rk->n; i++) v[i] = rk->late_bound[i];
     qsort(v, rk->n, sizeof *v, by_double); /* INFINITY sorts last */
     rk->bound_median_ns = sorted_median(v, rk->n);
-    for (size_t i = 0; i < rk->n; i++) v[i] = rk->late[i].late;
+    for (size_t i = 0; i < rk->n; i++) v[i] = rk->late[i];
     qsort(v, rk->n, sizeof *v, by_double);
     rk->median_ns = sorted_median(v, rk->n);
     size_t k = (size_t)(0.99 * (double)rk->n);
@@ -578,100 +800,107 @@ static void stats_of(xr_comm* c) {
 #define XR_GPU_TIGHT_NS 50000.0
 #define XR_GPU_SIGNIFICANT 3.0
 
+/* A collective with 3+ ends: where its ends are measured from, and their median. */
 typedef struct {
-  int32_t rank;
-  double v;
-} xr_dev;
+  int16_t func;
+  uint64_t seq;
+  int64_t base; /* the first end (common ns) */
+  double mid;   /* the median of (end - base) */
+} xr_coll_end;
 
-static int by_dev(const void* a, const void* b) {
-  const xr_dev *p = a, *q = b;
-  if (p->rank != q->rank) return p->rank < q->rank ? -1 : 1;
-  return p->v < q->v ? -1 : p->v > q->v;
+/* Whether m[i] is an op the ends are taken from: its rank's first in the
+ * collective (a trace's), if it completed with an end. */
+static int end_member(const xr_member* m, size_t i) {
+  const xr_op* p = m[i].op;
+  if ((p->flags & XR_FR) || !(p->flags & XR_DONE) || !p->end) return 0;
+  return !(i > 0 && m[i - 1].rank == m[i].rank);
 }
 
-/* One communicator's ops [a, cto): per rank with GPU ends, its offset from the collectives' median ends.
- * Scratch: dev and idx for cto - a entries, val for 2 x (cto - a). */
-static void refine_comm_gpus(ns_xr* x, xr_comm* c, size_t a, size_t cto, xr_dev* dev, double* val, size_t* idx) {
-  size_t nd = 0;
-  for (size_t g = a; g < cto;) {
-    size_t h = g, k = 0;
-    while (h < cto && x->ops[h].func == x->ops[g].func && x->ops[h].seq == x->ops[g].seq) h++;
+/* One communicator: per collective the median end; then per rank with GPU ends, its offset from those medians
+ * (the median over its collectives), and the correction where it holds. 0, or -1 when out of memory. */
+static int refine_comm_gpus(ns_xr* x, xr_comm* c) {
+  xr_cursor k;
+  if (cursor_init(&k, c)) return -1;
+  xr_coll_end* ends = NULL;
+  size_t nends = 0, capends = 0, capval = 0;
+  double* val = NULL;
+  int rc = 0;
+  while (cursor_next(&k)) {
+    if (2 * k.nm > capval) {
+      free(val);
+      capval = 2 * k.nm;
+      if (!(val = malloc(capval * sizeof *val))) goto fail;
+    }
+    size_t n = 0;
     int64_t base = 0;
-    for (size_t i = g; i < h; i++) {
-      const xr_op* p = &x->ops[i];
-      if ((p->flags & XR_FR) || !(p->flags & XR_DONE) || !p->end) continue;
-      if (i > g && x->ops[i - 1].rank == p->rank) continue; /* one per rank */
-      int64_t e = common(x, p, p->end);
-      if (!k) base = e;
-      idx[k] = i;
-      val[k++] = (double)(e - base); /* small: exact in a double */
+    for (size_t i = 0; i < k.nm; i++) {
+      if (!end_member(k.m, i)) continue;
+      int64_t e = common(x, k.m[i].op, k.m[i].op->end);
+      if (!n) base = e;
+      val[n++] = (double)(e - base); /* small: exact in a double */
     }
-    if (k >= 3) {
-      memcpy(val + k, val, k * sizeof *val);
-      qsort(val + k, k, sizeof *val, by_double);
-      double mid = sorted_median(val + k, k);
-      for (size_t m = 0; m < k; m++)
-        if (x->ops[idx[m]].gpu_err_ns > 0) dev[nd++] = (xr_dev){.rank = x->ops[idx[m]].rank, .v = val[m] - mid};
-    }
-    g = h;
+    if (n < 3) continue;
+    memcpy(val + n, val, n * sizeof *val);
+    qsort(val + n, n, sizeof *val, by_double);
+    if (grow((void**)&ends, &capends, nends, sizeof *ends)) goto fail;
+    ends[nends++] = (xr_coll_end){.func = k.m[0].op->func, .seq = k.m[0].op->seq, .base = base,
+                                  .mid = sorted_median(val + n, n)};
   }
-  qsort(dev, nd, sizeof *dev, by_dev);
-  for (size_t r0 = 0; r0 < nd;) {
-    size_t r1 = r0;
-    while (r1 < nd && dev[r1].rank == dev[r0].rank) r1++;
-    size_t n = r1 - r0;
-    for (size_t m = 0; m < n; m++) val[m] = dev[r0 + m].v; /* sorted within the rank */
+  for (uint32_t r = 0; r < c->nranks && nends; r++) {
+    xr_rank* rk = &c->ranks[r];
+    if (2 * rk->nops > capval) {
+      free(val);
+      capval = 2 * rk->nops;
+      if (!(val = malloc(capval * sizeof *val))) goto fail;
+    }
+    size_t n = 0, e = 0;
+    for (size_t i = 0; i < rk->nops; i++) {
+      const xr_op* p = &rk->ops[i];
+      if (i > 0 && rk->ops[i - 1].func == p->func && rk->ops[i - 1].seq == p->seq) continue; /* one per collective */
+      if ((p->flags & XR_FR) || !(p->flags & XR_DONE) || !p->end || !(p->gpu_err_ns > 0)) continue;
+      while (e < nends && key_less(ends[e].func, ends[e].seq, p->func, p->seq)) e++;
+      if (e == nends) break;
+      if (ends[e].func != p->func || ends[e].seq != p->seq) continue;
+      val[n++] = (double)(common(x, p, p->end) - ends[e].base) - ends[e].mid;
+    }
+    if (!n) continue;
+    qsort(val, n, sizeof *val, by_double);
     double med = sorted_median(val, n);
     for (size_t m = 0; m < n; m++) val[n + m] = fabs(val[m] - med);
     qsort(val + n, n, sizeof *val, by_double);
     double mad = sorted_median(val + n, n);
-    xr_rank* rk = &c->ranks[dev[r0].rank];
     rk->gpu_found_ns = -med;
     rk->gpu_samples = n;
     rk->gpu_uncert_ns = 1.2533 * 1.4826 * mad / sqrt((double)n);
     if (n >= XR_GPU_MIN_COLLS && mad <= XR_GPU_TIGHT_NS && fabs(med) > XR_GPU_SIGNIFICANT * rk->gpu_uncert_ns) {
       int64_t corr = (int64_t)llround(-med);
-      for (size_t i = a; i < cto; i++) {
-        xr_op* p = &x->ops[i];
-        if (p->rank != dev[r0].rank || !(p->gpu_err_ns > 0) || fabs(med) > p->gpu_err_ns) continue;
+      for (size_t i = 0; i < rk->nops; i++) {
+        xr_op* p = &rk->ops[i];
+        if (!(p->gpu_err_ns > 0) || fabs(med) > p->gpu_err_ns) continue;
         if (p->arr) p->arr += corr;
         if (p->end) p->end += corr;
         rk->gpu_moved++;
       }
     }
-    r0 = r1;
   }
+  goto out;
+fail:
+  rc = -1;
+out:
+  free(val);
+  free(ends);
+  cursor_free(&k);
+  return rc;
 }
 
 static void refine_gpu_clocks(ns_xr* x) {
-  size_t cap = 0;
-  xr_dev* dev = NULL;
-  double* val = NULL;
-  size_t* idx = NULL;
-  for (size_t a = 0; a < x->nops;) {
-    size_t cto = a;
-    while (cto < x->nops && x->ops[cto].comm == x->ops[a].comm) cto++;
-    if (cto - a > cap) {
-      cap = cto - a;
-      free(dev);
-      free(val);
-      free(idx);
-      dev = malloc(cap * sizeof *dev);
-      val = malloc(2 * cap * sizeof *val);
-      idx = malloc(cap * sizeof *idx);
-      if (!dev || !val || !idx) break;
-    }
-    refine_comm_gpus(x, &x->comms[x->ops[a].comm], a, cto, dev, val, idx);
-    a = cto;
-  }
-  free(dev);
-  free(val);
-  free(idx);
+  for (size_t i = 0; i < x->ncomms; i++)
+    if (x->comms[i].nops && refine_comm_gpus(x, &x->comms[i])) return;
 }
 
 void ns_xr_finish(ns_xr* x) {
   ns_hosts_fit(x->hosts);
-  if (x->nops) qsort(x->ops, x->nops, sizeof *x->ops, by_key);
+  if (sort_all(x)) return;
   ns_hosts_refine(x->hosts, walk_collectives, x);
   refine_gpu_clocks(x);
   size_t max_ranks = 1;
@@ -688,18 +917,13 @@ void ns_xr_finish(ns_xr* x) {
       xr_rank* rk = &x->comms[i].ranks[r];
       if (rk->has_trace && rk->file >= 0 && x->files[rk->file].clean_end) rk->clean = 1;
     }
-  for (size_t a = 0; a < x->nops;) {
-    size_t cto = a;
-    while (cto < x->nops && x->ops[cto].comm == x->ops[a].comm) cto++;
-    xr_comm* c = &x->comms[x->ops[a].comm];
+  for (size_t i = 0; i < x->ncomms; i++) {
+    xr_comm* c = &x->comms[i];
+    xr_cursor k;
+    if (!c->nops || cursor_init(&k, c)) continue;
     if (!c->state) c->state = calloc(c->nranks, 1);
-    for (size_t g = a; g < cto;) {
-      size_t h = g;
-      while (h < cto && x->ops[h].func == x->ops[g].func && x->ops[h].seq == x->ops[g].seq) h++;
-      if (c->state) one_collective(x, c, g, h, a, cto, t, late, who, bnd, seen);
-      g = h;
-    }
-    a = cto;
+    while (c->state && cursor_next(&k)) one_collective(x, c, (uint32_t)i, k.m, k.nm, t, late, who, bnd, seen);
+    cursor_free(&k);
   }
   for (size_t i = 0; i < x->ncomms; i++) {
     stats_of(&x->comms[i]);
@@ -718,28 +942,29 @@ size_t ns_xr_hangs(const ns_xr* x) { return x->nhangs; }
 /* ---- what the clock refinement needs: each collective's ranks that completed it ---- */
 
 static size_t walk_collectives(void* src, ns_hc_visit fn, void* user) {
-  const ns_xr* x = src;
+  ns_xr* x = src;
   size_t used = 0, cap = 0;
   ns_hc_member* m = NULL;
-  for (size_t g = 0; g < x->nops;) {
-    size_t h = g, k = 0;
-    while (h < x->nops && x->ops[h].comm == x->ops[g].comm && x->ops[h].func == x->ops[g].func &&
-           x->ops[h].seq == x->ops[g].seq)
-      h++;
-    if (h - g > cap) {
-      ns_hc_member* nm = realloc(m, (h - g) * sizeof *nm);
-      if (!nm) break;
-      m = nm;
-      cap = h - g;
+  for (size_t ci = 0; ci < x->ncomms; ci++) {
+    xr_cursor k;
+    if (!x->comms[ci].nops || cursor_init(&k, &x->comms[ci])) continue;
+    while (cursor_next(&k)) {
+      if (k.nm > cap) {
+        ns_hc_member* nm = realloc(m, k.nm * sizeof *nm);
+        if (!nm) break;
+        m = nm;
+        cap = k.nm;
+      }
+      size_t n = 0;
+      for (size_t i = 0; i < k.nm; i++) {
+        const xr_op* p = k.m[i].op;
+        if ((p->flags & XR_FR) || !(p->flags & XR_DONE) || !p->arr || !p->end) continue;
+        if (i > 0 && k.m[i - 1].rank == k.m[i].rank) continue; /* one per rank */
+        m[n++] = (ns_hc_member){.host = x->files[p->file].host_idx, .arr = p->arr, .end = p->end};
+      }
+      if (n >= 2) used += fn(user, m, n) ? 1 : 0;
     }
-    for (size_t i = g; i < h; i++) {
-      const xr_op* p = &x->ops[i];
-      if ((p->flags & XR_FR) || !(p->flags & XR_DONE) || !p->arr || !p->end) continue;
-      if (i > g && x->ops[i - 1].rank == p->rank) continue; /* one per rank */
-      m[k++] = (ns_hc_member){.host = x->files[p->file].host_idx, .arr = p->arr, .end = p->end};
-    }
-    if (k >= 2) used += fn(user, m, k) ? 1 : 0;
-    g = h;
+    cursor_free(&k);
   }
   free(m);
   return used;

@@ -385,6 +385,19 @@ typedef struct {
 int ns_analysis_summary_text(ns_analysis* const* list, size_t n, const ns_summary_options* opt, FILE* out);
 int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summary_options* opt, FILE* out);
 
+/* The same summary accumulated one analysis at a time, so that each can be
+ * destroyed once added: it keeps the merged rows, the clock fits and, of the
+ * link rows, the first max_links of each kind (opt: its max_links; later
+ * calls may list fewer, not more). ns_summary_add returns 0, or -1 when out
+ * of memory (the summary is then incomplete). The writers sort the rows in
+ * place and may be called again. */
+typedef struct ns_summary ns_summary;
+ns_summary* ns_summary_new(const ns_summary_options* opt); /* NULL when out of memory */
+int ns_summary_add(ns_summary* s, ns_analysis* a);
+int ns_summary_text(ns_summary* s, const ns_summary_options* opt, FILE* out);
+int ns_summary_json(ns_summary* s, const ns_summary_options* opt, FILE* out);
+void ns_summary_free(ns_summary* s);
+
 /* Counters for tests and the finalize record. */
 typedef struct {
   uint64_t records, ops, ops_incomplete, orphans_evicted, windows, steps, pxn_skipped;

@@ -36,51 +36,95 @@ static int same_row(const ns_row_acc* x, const ns_row_acc* s) {
          !strcmp(x->algo, s->algo) && !strcmp(x->proto, s->proto);
 }
 
+/* The summary accumulated one analysis at a time (ns_summary_add): the
+ * merged rows, the link rows that can be listed (the first max_links of
+ * each kind in listing order, and how many there are), the clock fits.
+ * Nothing in it refers to an analysis, so each can be destroyed once added. */
+typedef struct {
+  ns_link_stats s;
+  uint64_t comm_id;
+} sum_link;
+
+typedef struct {
+  uint64_t comm_id;
+  int32_t rank;
+  char gpu[48];
+  ns_clock_fit fit;
+  uint64_t verdicts[NS_PT_REASONS];
+} sum_clock;
+
+typedef struct {
+  uint64_t comm_id;
+  char name[64];
+} sum_name;
+
+struct ns_summary {
+  size_t max_links;
+  sum_row* rows;
+  size_t nrows, caprows;
+  sum_link* ranked; /* the slowest max_links ranked links, in listing order */
+  sum_link* other;  /* the first max_links other rows, in listing order */
+  size_t nranked_kept, nother_kept, capranked, capother;
+  size_t nranked, nlinks; /* every link row added, and those ranked */
+  sum_clock* clocks;
+  size_t nclocks, capclocks;
+  sum_name* names; /* each named communicator once, its first name */
+  size_t nnames, capnames;
+  uint64_t steps_unanalysed;
+};
+
 /* One row per (communicator, func, nranks, size, type, algo, proto) over
- * every rank of every analysis. Each rank's warm-up calls are dropped here
- * (ns_warmup_calls), its other held first calls folded back. */
-static sum_row* merge_rows(ns_analysis* const* list, size_t n, size_t* out_n) {
-  size_t cap = 0, cnt = 0;
-  for (size_t i = 0; i < n; i++) cap += list[i]->nrows;
-  sum_row* rows = calloc(cap ? cap : 1, sizeof *rows);
-  if (!rows) return NULL;
-  for (size_t i = 0; i < n; i++) {
-    for (size_t j = 0; j < list[i]->nrows; j++) {
-      const ns_row_acc* s = &list[i]->rows[j];
-      sum_row* d = NULL;
-      for (size_t k = 0; k < cnt; k++)
-        if (same_row(&rows[k].row, s)) {
-          d = &rows[k];
-          break;
-        }
-      if (!d) {
-        d = &rows[cnt++];
-        d->row = *s;
-        ns_pct_init(&d->row.pct);
-        d->row.calls = d->row.dur_ns_sum = d->row.warmup = 0;
-        d->row.ranks = 0;
-        d->row.calls_min = UINT64_MAX;
-        d->row.calls_max = 0;
+ * every rank of every analysis added. Each rank's warm-up calls are dropped
+ * here (ns_warmup_calls), its other held first calls folded back. */
+static int add_rows(ns_summary* sm, const ns_analysis* a) {
+  for (size_t j = 0; j < a->nrows; j++) {
+    const ns_row_acc* s = &a->rows[j];
+    sum_row* d = NULL;
+    for (size_t k = 0; k < sm->nrows; k++)
+      if (same_row(&sm->rows[k].row, s)) {
+        d = &sm->rows[k];
+        break;
       }
-      uint64_t warm = ns_warmup_calls(s->calls), held = s->calls < NS_WARMUP_MAX ? s->calls : NS_WARMUP_MAX;
-      for (uint64_t k = warm; k < held; k++) {
-        d->row.dur_ns_sum += s->first[k];
-        ns_pct_add(&d->row.pct, s->first[k]);
+    if (!d) {
+      if (sm->nrows == sm->caprows) {
+        size_t nc = sm->caprows ? 2 * sm->caprows : 16;
+        sum_row* nr = realloc(sm->rows, nc * sizeof *nr);
+        if (!nr) return -1;
+        sm->rows = nr;
+        sm->caprows = nc;
       }
-      d->row.ranks++;
-      d->row.calls += s->calls;
-      d->row.warmup += warm;
-      if (s->calls < d->row.calls_min) d->row.calls_min = s->calls;
-      if (s->calls > d->row.calls_max) d->row.calls_max = s->calls;
-      d->row.dur_ns_sum += s->dur_ns_sum;
-      if (s->basis_min < d->row.basis_min) d->row.basis_min = s->basis_min;
-      if (s->basis_max > d->row.basis_max) d->row.basis_max = s->basis_max;
-      ns_pct_merge(&d->row.pct, &s->pct);
+      d = &sm->rows[sm->nrows++];
+      memset(d, 0, sizeof *d);
+      d->row = *s;
+      ns_pct_init(&d->row.pct);
+      d->row.calls = d->row.dur_ns_sum = d->row.warmup = 0;
+      d->row.ranks = 0;
+      d->row.calls_min = UINT64_MAX;
+      d->row.calls_max = 0;
     }
+    uint64_t warm = ns_warmup_calls(s->calls), held = s->calls < NS_WARMUP_MAX ? s->calls : NS_WARMUP_MAX;
+    for (uint64_t k = warm; k < held; k++) {
+      d->row.dur_ns_sum += s->first[k];
+      ns_pct_add(&d->row.pct, s->first[k]);
+    }
+    d->row.ranks++;
+    d->row.calls += s->calls;
+    d->row.warmup += warm;
+    if (s->calls < d->row.calls_min) d->row.calls_min = s->calls;
+    if (s->calls > d->row.calls_max) d->row.calls_max = s->calls;
+    d->row.dur_ns_sum += s->dur_ns_sum;
+    if (s->basis_min < d->row.basis_min) d->row.basis_min = s->basis_min;
+    if (s->basis_max > d->row.basis_max) d->row.basis_max = s->basis_max;
+    ns_pct_merge(&d->row.pct, &s->pct);
   }
-  qsort(rows, cnt, sizeof *rows, row_cmp);
-  *out_n = cnt;
-  return rows;
+  return 0;
+}
+
+/* The merged rows in listing order (sorted in place: the keys are distinct, so the order is total). */
+static sum_row* sorted_rows(ns_summary* sm, size_t* n) {
+  if (sm->nrows) qsort(sm->rows, sm->nrows, sizeof *sm->rows, row_cmp);
+  *n = sm->nrows;
+  return sm->rows;
 }
 
 /* Figures of a merged row: timed calls exclude warm-up; bandwidth as nccl-tests computes it. */
@@ -101,16 +145,6 @@ static row_figures figures(ns_row_acc* r) {
   f.busbw_p99 = f.p99_ns > 0 ? (double)r->bytes / f.p99_ns * factor : 0;
   return f;
 }
-
-static void free_rows(sum_row* rows, size_t n) {
-  for (size_t i = 0; i < n; i++) ns_pct_free(&rows[i].row.pct);
-  free(rows);
-}
-
-typedef struct {
-  ns_link_stats s;
-  uint64_t comm_id;
-} sum_link;
 
 /* Ranked as a link: one channel's send connection with a fit (the send time
  * SendWait -> stop is the link's transfer). Receive times are waits (the peer,
@@ -133,40 +167,58 @@ static int link_cmp(const void* pa, const void* pb) {
   return a->s.channel < b->s.channel ? -1 : a->s.channel > b->s.channel;
 }
 
-/* Every link row (per channel and all channels), whole run (closed and open
- * windows): the ranked ones first, slowest first; *nranked of them. */
-static sum_link* merge_links(ns_analysis* const* list, size_t n, size_t* out_n, size_t* nranked) {
-  size_t cnt = 0, cap = 0;
-  sum_link* out = NULL;
-  for (size_t i = 0; i < n; i++) {
-    ns_aggr tmp;
-    memset(&tmp, 0, sizeof tmp);
-    const ns_analysis* a = list[i];
-    for (size_t k = 0; k < a->total.nl; k++) ns_aggr_link_merge(&tmp, &a->total.l[k]);
-    for (size_t w = 0; w < a->nwins; w++)
-      for (size_t k = 0; k < a->wins[w].ag.nl; k++) ns_aggr_link_merge(&tmp, &a->wins[w].ag.l[k]);
-    if (cnt + tmp.nl > cap) {
-      cap = (cnt + tmp.nl) * 2;
-      sum_link* no = realloc(out, cap * sizeof *no);
-      if (!no) {
-        ns_aggr_free(&tmp);
-        break;
-      }
-      out = no;
-    }
-    for (size_t k = 0; k < tmp.nl; k++) {
-      ns_link_publish(&tmp.l[k], &out[cnt].s);
-      const ns_comm_state* cs = tmp.l[k].key.comm < a->ncomms ? a->comms[tmp.l[k].key.comm] : NULL;
-      out[cnt].comm_id = cs ? cs->comm_id : 0;
-      cnt++;
-    }
-    ns_aggr_free(&tmp);
+/* l into the kept rows v (n of them, at most max in listing order): after
+ * those it does not precede, as a stable sort of every row added would list it. */
+static int keep_link(sum_link** pv, size_t* n, size_t* cap, size_t max, const sum_link* l) {
+  size_t lo = 0, hi = *n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (link_cmp(l, &(*pv)[mid]) < 0)
+      hi = mid;
+    else
+      lo = mid + 1;
   }
-  if (out) qsort(out, cnt, sizeof *out, link_cmp);
-  *nranked = 0;
-  while (*nranked < cnt && ranked(&out[*nranked].s)) (*nranked)++;
-  *out_n = cnt;
-  return out;
+  if (lo >= max) return 0;
+  if (*n == *cap && *n < max) {
+    size_t nc = *cap ? 2 * *cap : 16;
+    if (nc > max) nc = max;
+    sum_link* grown = realloc(*pv, nc * sizeof *grown);
+    if (!grown) return -1;
+    *pv = grown;
+    *cap = nc;
+  }
+  sum_link* v = *pv;
+  size_t keep = *n < max ? *n : max - 1;
+  memmove(&v[lo + 1], &v[lo], (keep - lo) * sizeof *v);
+  v[lo] = *l;
+  *n = keep + 1;
+  return 0;
+}
+
+/* Every link row of a (per channel and all channels), whole run (closed and
+ * open windows): the ranked ones and the others each kept up to max_links. */
+static int add_links(ns_summary* sm, const ns_analysis* a) {
+  ns_aggr tmp;
+  memset(&tmp, 0, sizeof tmp);
+  for (size_t k = 0; k < a->total.nl; k++) ns_aggr_link_merge(&tmp, &a->total.l[k]);
+  for (size_t w = 0; w < a->nwins; w++)
+    for (size_t k = 0; k < a->wins[w].ag.nl; k++) ns_aggr_link_merge(&tmp, &a->wins[w].ag.l[k]);
+  for (size_t k = 0; k < tmp.nl; k++) {
+    sum_link l;
+    ns_link_publish(&tmp.l[k], &l.s);
+    const ns_comm_state* cs = tmp.l[k].key.comm < a->ncomms ? a->comms[tmp.l[k].key.comm] : NULL;
+    l.comm_id = cs ? cs->comm_id : 0;
+    int rc = ranked(&l.s) ? keep_link(&sm->ranked, &sm->nranked_kept, &sm->capranked, sm->max_links, &l)
+                          : keep_link(&sm->other, &sm->nother_kept, &sm->capother, sm->max_links, &l);
+    if (rc) {
+      ns_aggr_free(&tmp);
+      return -1;
+    }
+    sm->nlinks++;
+    sm->nranked += ranked(&l.s) ? 1 : 0;
+  }
+  ns_aggr_free(&tmp);
+  return 0;
 }
 
 /* What an unranked row is. */
@@ -218,13 +270,10 @@ static void text_collectives_wide(sum_row* rows, size_t nr, FILE* out) {
   }
 }
 
-/* A communicator's name (NULL: none given), from the first analysis that has one. */
-static const char* comm_name(ns_analysis* const* list, size_t n, uint64_t comm_id) {
-  for (size_t i = 0; i < n; i++)
-    for (size_t c = 0; c < list[i]->ncomms; c++) {
-      const ns_comm_state* cs = list[i]->comms[c];
-      if (cs && cs->comm_id == comm_id && cs->name[0]) return cs->name;
-    }
+/* A communicator's name (NULL: none given), from the first analysis added that has one. */
+static const char* comm_name(const ns_summary* sm, uint64_t comm_id) {
+  for (size_t i = 0; i < sm->nnames; i++)
+    if (sm->names[i].comm_id == comm_id) return sm->names[i].name;
   return NULL;
 }
 
@@ -244,7 +293,7 @@ static void pct_cell(char* buf, size_t n, double ns, uint64_t timed, uint64_t mi
 
 /* The narrow form, as nccl-tests prints it: one block per communicator, one row per
  * (collective, size, type, root, batch), algorithms and protocols folded together. */
-static void text_collectives_narrow(ns_analysis* const* list, size_t n, sum_row* rows, size_t nr, FILE* out) {
+static void text_collectives_narrow(const ns_summary* sm, sum_row* rows, size_t nr, FILE* out) {
   fprintf(out,
           "# ncclscope summary: collectives, per communicator (as nccl-tests prints them; --wide: per algorithm,\n"
           "# protocol and rank count). time: mean over timed calls (each rank's first min(5, calls/4) calls are\n"
@@ -258,7 +307,7 @@ static void text_collectives_narrow(ns_analysis* const* list, size_t n, sum_row*
   for (size_t c = 0; c < nr; c++) {
     if (done[c]) continue;
     uint64_t comm_id = rows[c].row.comm_id;
-    const char* name = comm_name(list, n, comm_id);
+    const char* name = comm_name(sm, comm_id);
     fprintf(out, "\n# communicator 0x%016llx%s%s%s, %u ranks\n", (unsigned long long)comm_id, name ? " (" : "",
             name ? name : "", name ? ")" : "", rows[c].row.nranks);
     fprintf(out, "# %-13s %11s %10s %8s %5s %10s %7s %7s %9s %9s %7s  %s\n", "collective", "size(B)", "count",
@@ -307,29 +356,20 @@ static void text_collectives_narrow(ns_analysis* const* list, size_t n, sum_row*
   free(done);
 }
 
-static void text_collectives(ns_analysis* const* list, size_t n, int wide, FILE* out) {
+static void text_collectives(ns_summary* sm, int wide, FILE* out) {
   size_t nr = 0;
-  sum_row* rows = merge_rows(list, n, &nr);
-  if (!rows) return;
+  sum_row* rows = sorted_rows(sm, &nr);
   if (wide)
     text_collectives_wide(rows, nr, out);
   else
-    text_collectives_narrow(list, n, rows, nr, out);
-  free_rows(rows, nr);
+    text_collectives_narrow(sm, rows, nr, out);
 }
 
-/* ProxySteps the plugin's writer recorded but left out of its analysis (it sheds when behind). */
-static uint64_t steps_unanalysed(ns_analysis* const* list, size_t n) {
-  uint64_t s = 0;
-  for (size_t i = 0; i < n; i++) s += list[i]->st.steps_unanalysed;
-  return s;
-}
-
-static void text_links(ns_analysis* const* list, size_t n, size_t max_links, FILE* out) {
-  size_t nl = 0, nr = 0;
-  sum_link* links = merge_links(list, n, &nl, &nr);
+static void text_links(const ns_summary* sm, size_t max_links, FILE* out) {
+  size_t nl = sm->nlinks, nr = sm->nranked;
+  const sum_link* ranked_links = sm->ranked;
   fprintf(out, "\n# slowest links: one channel's send connection, SendWait -> stop per step, fitted in MIN mode\n");
-  uint64_t shed = steps_unanalysed(list, n);
+  uint64_t shed = sm->steps_unanalysed;
   if (shed)
     fprintf(out, "# %llu ProxySteps are in the trace but not in these rows: the writer fell behind and left them out\n"
                  "# of its live analysis (NCCLSCOPE_SHED_FILL); `ncclscope report` on the trace counts every step\n",
@@ -340,10 +380,10 @@ static void text_links(ns_analysis* const* list, size_t n, size_t max_links, FIL
           NS_LINK_MIN_SEEN, NS_LINK_FIT_SPAN);
   fprintf(out, "# %-18s %6s %6s %4s %10s %14s %10s %11s %6s %6s\n", "commId", "rank", "peer", "ch", "steps", "bytes",
           "lat(us)", "bw(GB/s)", "R2", "sizes");
-  for (size_t i = 0; links && i < nr && i < max_links; i++) {
-    const ns_link_stats* s = &links[i].s;
+  for (size_t i = 0; i < sm->nranked_kept && i < max_links; i++) {
+    const ns_link_stats* s = &ranked_links[i].s;
     fprintf(out, "  0x%016llx %6d %6d %4d %10llu %14llu %10.2f %11.2f %6.3f %6llu\n",
-            (unsigned long long)links[i].comm_id, s->rank, s->peer, s->channel, (unsigned long long)s->steps,
+            (unsigned long long)ranked_links[i].comm_id, s->rank, s->peer, s->channel, (unsigned long long)s->steps,
             (unsigned long long)s->bytes, s->min.latency_us, s->min.bandwidth_gbs, s->min.r2,
             (unsigned long long)s->min.n);
   }
@@ -354,7 +394,8 @@ static void text_links(ns_analysis* const* list, size_t n, size_t max_links, FIL
   fprintf(out, "# %-18s %6s %6s %4s %4s %10s %14s %-13s %10s %11s  %s\n", "commId", "rank", "peer", "dir", "ch", "steps",
           "bytes", "what", "lat(us)", "bw(GB/s)", "fastest per size / why no fit");
   size_t shown = 0;
-  for (size_t i = nr; links && i < nl && shown < max_links; i++, shown++) {
+  const sum_link* links = sm->other;
+  for (size_t i = 0; i < sm->nother_kept && shown < max_links; i++, shown++) {
     const ns_link_stats* s = &links[i].s;
     char lat[16] = "-", bw[16] = "-", per[320];
     if (s->nofit == NS_LINK_FIT) {
@@ -372,37 +413,35 @@ static void text_links(ns_analysis* const* list, size_t n, size_t max_links, FIL
             s->nofit ? "; " : "", ns_link_nofit_reason(s->nofit));
   }
   if (nl - nr > shown) fprintf(out, "  (%zu more)\n", nl - nr - shown);
-  free(links);
 }
 
-/* The communicators with a clock fit, over every analysis of the list:
- * for (fit_iter it = {0}; next_fit(list, n, &it);) uses it.cs, it.fit and
- * it.gpu (its GPU: communicators of one GPU share one fit). */
-typedef struct {
-  size_t a, c;
-  const ns_comm_state* cs;
-  const ns_gpu_state* gpu;
-  ns_clock_fit fit;
-} fit_iter;
-
-static int next_fit(ns_analysis* const* list, size_t n, fit_iter* it) {
-  for (; it->a < n; it->a++, it->c = 0)
-    while (it->c < list[it->a]->ncomms) {
-      const ns_comm_state* cs = list[it->a]->comms[it->c++];
-      if (!cs || !ns_analysis_clock_fit(list[it->a], cs->comm, &it->fit)) continue;
-      it->cs = cs;
-      it->gpu = list[it->a]->gpus[cs->gpu];
-      return 1;
+/* The communicators of a with a clock fit, in serial order, with their GPU
+ * (communicators of one GPU share one fit): its UUID, else the proxy thread
+ * its KernelCh came from. */
+static int add_clocks(ns_summary* sm, ns_analysis* a) {
+  for (size_t c = 0; c < a->ncomms; c++) {
+    const ns_comm_state* cs = a->comms[c];
+    ns_clock_fit fit;
+    if (!cs || !ns_analysis_clock_fit(a, cs->comm, &fit)) continue;
+    if (sm->nclocks == sm->capclocks) {
+      size_t nc = sm->capclocks ? 2 * sm->capclocks : 16;
+      sum_clock* grown = realloc(sm->clocks, nc * sizeof *grown);
+      if (!grown) return -1;
+      sm->clocks = grown;
+      sm->capclocks = nc;
     }
+    sum_clock* k = &sm->clocks[sm->nclocks++];
+    const ns_gpu_state* gpu = a->gpus[cs->gpu];
+    k->comm_id = cs->comm_id;
+    k->rank = cs->rank;
+    k->fit = fit;
+    memcpy(k->verdicts, cs->pt.verdicts, sizeof k->verdicts);
+    if (gpu->uuid[0])
+      snprintf(k->gpu, sizeof k->gpu, "%.40s", gpu->uuid);
+    else
+      snprintf(k->gpu, sizeof k->gpu, "proxy tid %u", gpu->proxy_tid);
+  }
   return 0;
-}
-
-/* Which GPU a fit belongs to: its UUID, else the proxy thread its KernelCh came from. */
-static void gpu_name(const fit_iter* it, char* out, size_t n) {
-  if (it->gpu->uuid[0])
-    snprintf(out, n, "%.40s", it->gpu->uuid);
-  else
-    snprintf(out, n, "proxy tid %u", it->gpu->proxy_tid);
 }
 
 /* Whether the samples pin the drift down: GPU clocks drift by a few ppm, so
@@ -411,7 +450,7 @@ static void gpu_name(const fit_iter* it, char* out, size_t n) {
 #define DRIFT_KNOWN_PPM 10.0
 static int drift_known(const ns_clock_fit* f) { return f->bounded && f->drift_err_ppm <= DRIFT_KNOWN_PPM; }
 
-static void text_clocks(ns_analysis* const* list, size_t n, FILE* out) {
+static void text_clocks(const ns_summary* sm, FILE* out) {
   fprintf(out, "\n# GPU clock fit per GPU (gpu = t + offset + drift*(t - ref)); error = bound on |converted - true|\n");
   fprintf(out, "# over the samples' span. Samples: KernelCh callbacks (after the GPU time they carry) and launch\n");
   fprintf(out, "# calls and receive handovers (before it) of ops whose pTimers are their own; rejected: those that\n");
@@ -420,10 +459,11 @@ static void text_clocks(ns_analysis* const* list, size_t n, FILE* out) {
   fprintf(out, "# %-18s %6s %-22s %10s %24s %20s %12s %8s %6s %s\n", "commId", "rank", "gpu", "samples", "offset(us)",
           "drift(ppm)", "error(us)", "rejected", "resets", "foreign (drift/overrun/causal)");
   size_t drifted = 0;
-  for (fit_iter it = {0}; next_fit(list, n, &it);) {
-    const ns_clock_fit* f = &it.fit;
-    const uint64_t* v = it.cs->pt.verdicts;
-    char err[32], drift[32], gpu[48];
+  for (size_t i = 0; i < sm->nclocks; i++) {
+    const sum_clock* k = &sm->clocks[i];
+    const ns_clock_fit* f = &k->fit;
+    const uint64_t* v = k->verdicts;
+    char err[32], drift[32];
     if (f->bounded)
       snprintf(err, sizeof err, "%.3f", f->error_ns / 1e3);
     else
@@ -432,9 +472,8 @@ static void text_clocks(ns_analysis* const* list, size_t n, FILE* out) {
       snprintf(drift, sizeof drift, "%.3f+-%.3f", f->drift_ppm, f->drift_err_ppm);
     else
       snprintf(drift, sizeof drift, "unknown");
-    gpu_name(&it, gpu, sizeof gpu);
     fprintf(out, "  0x%016llx %6d %-22s %10llu %24.3f %20s %12s %8llu %6llu %llu (%llu/%llu/%llu)\n",
-            (unsigned long long)it.cs->comm_id, it.cs->rank, gpu, (unsigned long long)f->samples,
+            (unsigned long long)k->comm_id, k->rank, k->gpu, (unsigned long long)f->samples,
             (double)f->offset_ns / 1e3, drift, err, (unsigned long long)f->rejected, (unsigned long long)f->resets,
             (unsigned long long)f->ops_foreign, (unsigned long long)v[NS_PT_DRIFT],
             (unsigned long long)v[NS_PT_OVERRUN], (unsigned long long)v[NS_PT_CAUSAL]);
@@ -467,14 +506,80 @@ static void text_recording(const ns_summary_recording* r, FILE* out) {
           (unsigned long long)r->steps_unanalysed);
 }
 
-int ns_analysis_summary_text(ns_analysis* const* list, size_t n, const ns_summary_options* opt, FILE* out) {
-  size_t max_links = opt && opt->max_links ? opt->max_links : 10;
+static size_t max_links_of(const ns_summary_options* opt) { return opt && opt->max_links ? opt->max_links : 10; }
+
+ns_summary* ns_summary_new(const ns_summary_options* opt) {
+  ns_summary* sm = calloc(1, sizeof *sm);
+  if (sm) sm->max_links = max_links_of(opt);
+  return sm;
+}
+
+void ns_summary_free(ns_summary* sm) {
+  if (!sm) return;
+  for (size_t i = 0; i < sm->nrows; i++) ns_pct_free(&sm->rows[i].row.pct);
+  free(sm->rows);
+  free(sm->ranked);
+  free(sm->other);
+  free(sm->clocks);
+  free(sm->names);
+  free(sm);
+}
+
+/* The names of a's communicators that the summary has no name for yet. */
+static int add_names(ns_summary* sm, const ns_analysis* a) {
+  for (size_t c = 0; c < a->ncomms; c++) {
+    const ns_comm_state* cs = a->comms[c];
+    if (!cs || !cs->name[0]) continue;
+    size_t k = 0;
+    while (k < sm->nnames && sm->names[k].comm_id != cs->comm_id) k++;
+    if (k < sm->nnames) continue;
+    if (sm->nnames == sm->capnames) {
+      size_t nc = sm->capnames ? 2 * sm->capnames : 8;
+      sum_name* nn = realloc(sm->names, nc * sizeof *nn);
+      if (!nn) return -1;
+      sm->names = nn;
+      sm->capnames = nc;
+    }
+    sum_name* d = &sm->names[sm->nnames++];
+    d->comm_id = cs->comm_id;
+    snprintf(d->name, sizeof d->name, "%s", cs->name);
+  }
+  return 0;
+}
+
+int ns_summary_add(ns_summary* sm, ns_analysis* a) {
+  if (add_rows(sm, a) || add_links(sm, a) || add_clocks(sm, a) || add_names(sm, a)) return -1;
+  sm->steps_unanalysed += a->st.steps_unanalysed;
+  return 0;
+}
+
+/* The summary of a list of analyses, by the accumulator; -1 when out of memory. */
+static ns_summary* summary_of(ns_analysis* const* list, size_t n, const ns_summary_options* opt) {
+  ns_summary* sm = ns_summary_new(opt);
+  for (size_t i = 0; sm && i < n; i++)
+    if (ns_summary_add(sm, list[i])) {
+      ns_summary_free(sm);
+      return NULL;
+    }
+  return sm;
+}
+
+int ns_summary_text(ns_summary* sm, const ns_summary_options* opt, FILE* out) {
+  size_t max_links = max_links_of(opt);
+  if (max_links > sm->max_links) max_links = sm->max_links;
   unsigned sec = opt && opt->sections ? opt->sections : ~0u;
   if (opt && opt->recording) text_recording(opt->recording, out);
-  if (sec & NS_SUMMARY_COLLECTIVES) text_collectives(list, n, opt && opt->wide, out);
-  if (sec & NS_SUMMARY_LINKS) text_links(list, n, max_links, out);
-  if (sec & NS_SUMMARY_CLOCKS) text_clocks(list, n, out);
+  if (sec & NS_SUMMARY_COLLECTIVES) text_collectives(sm, opt && opt->wide, out);
+  if (sec & NS_SUMMARY_LINKS) text_links(sm, max_links, out);
+  if (sec & NS_SUMMARY_CLOCKS) text_clocks(sm, out);
   return ferror(out) ? -1 : 0;
+}
+
+int ns_analysis_summary_text(ns_analysis* const* list, size_t n, const ns_summary_options* opt, FILE* out) {
+  ns_summary* sm = summary_of(list, n, opt);
+  int rc = sm ? ns_summary_text(sm, opt, out) : -1;
+  ns_summary_free(sm);
+  return rc;
 }
 
 static void json_str(FILE* out, const char* s) {
@@ -535,10 +640,11 @@ static void json_link(FILE* out, const sum_link* l, int comma, const char* kind)
   fputc('}', out);
 }
 
-int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summary_options* opt, FILE* out) {
-  size_t max_links = opt && opt->max_links ? opt->max_links : 10;
-  size_t nr = 0, nl = 0;
-  sum_row* rows = merge_rows(list, n, &nr);
+int ns_summary_json(ns_summary* sm, const ns_summary_options* opt, FILE* out) {
+  size_t max_links = max_links_of(opt);
+  if (max_links > sm->max_links) max_links = sm->max_links;
+  size_t nr = 0;
+  sum_row* rows = sorted_rows(sm, &nr);
   fputs("{\"collectives\":[", out);
   for (size_t i = 0; rows && i < nr; i++) {
     ns_row_acc* r = &rows[i].row;
@@ -577,29 +683,24 @@ int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summar
     json_num(out, f.busbw_p99);
     fprintf(out, ",\"basis\":\"%s\",\"batchOps\":%u}", basis_name(r->basis_max), r->batch_ops);
   }
-  free_rows(rows, nr);
-  size_t nranked = 0;
-  sum_link* links = merge_links(list, n, &nl, &nranked);
   fputs("],\"slowestLinks\":[", out);
-  for (size_t i = 0; links && i < nranked && i < max_links; i++) json_link(out, &links[i], i > 0, NULL);
+  for (size_t i = 0; i < sm->nranked_kept && i < max_links; i++) json_link(out, &sm->ranked[i], i > 0, NULL);
   /* how many rows slowestLinks would have without the max_links cut (report.html says what it omits) */
-  fprintf(out, "],\"rankedLinks\":%zu,\"otherLinks\":[", nranked);
-  for (size_t i = nranked; links && i < nl && i - nranked < max_links; i++)
-    json_link(out, &links[i], i > nranked, link_kind(&links[i].s));
-  free(links);
-  fprintf(out, "],\"stepsNotAnalysed\":%llu,\"clocks\":[", (unsigned long long)steps_unanalysed(list, n));
+  fprintf(out, "],\"rankedLinks\":%zu,\"otherLinks\":[", sm->nranked);
+  for (size_t i = 0; i < sm->nother_kept && i < max_links; i++)
+    json_link(out, &sm->other[i], i > 0, link_kind(&sm->other[i].s));
+  fprintf(out, "],\"stepsNotAnalysed\":%llu,\"clocks\":[", (unsigned long long)sm->steps_unanalysed);
   int first = 1;
-  for (fit_iter it = {0}; next_fit(list, n, &it);) {
-    const ns_clock_fit* f = &it.fit;
-    const uint64_t* v = it.cs->pt.verdicts;
-    char gpu[48];
-    gpu_name(&it, gpu, sizeof gpu);
+  for (size_t i = 0; i < sm->nclocks; i++) {
+    const sum_clock* k = &sm->clocks[i];
+    const ns_clock_fit* f = &k->fit;
+    const uint64_t* v = k->verdicts;
     /* exact µs with 3 decimals from integer ns; the sign is printed apart so
      * that offsets in (-1 µs, 0) keep it */
     unsigned long long mag = f->offset_ns < 0 ? 0ull - (unsigned long long)f->offset_ns : (unsigned long long)f->offset_ns;
     fprintf(out, "%s{\"commId\":\"0x%llx\",\"rank\":%d,\"gpu\":", first ? "" : ",",
-            (unsigned long long)it.cs->comm_id, it.cs->rank);
-    json_str(out, gpu);
+            (unsigned long long)k->comm_id, k->rank);
+    json_str(out, k->gpu);
     fprintf(out, ",\"samples\":%llu,\"gpuClockOffsetUs\":%s%llu.%03llu", (unsigned long long)f->samples,
             f->offset_ns < 0 ? "-" : "", mag / 1000, mag % 1000);
     int known = drift_known(f);
@@ -628,4 +729,11 @@ int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summar
   }
   fputs("}\n", out);
   return ferror(out) ? -1 : 0;
+}
+
+int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summary_options* opt, FILE* out) {
+  ns_summary* sm = summary_of(list, n, opt);
+  int rc = sm ? ns_summary_json(sm, opt, out) : -1;
+  ns_summary_free(sm);
+  return rc;
 }

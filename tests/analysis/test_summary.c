@@ -7,7 +7,9 @@
  * Two ranks (two analyses, as `ncclscope report` has one per file) of one
  * communicator, 8 AllReduce of 1 MiB each, the first two 100x slower (a
  * warm-up), and the same on a second communicator with another protocol;
- * durations are enqueue times (Coll start..stop), known exactly. */
+ * durations are enqueue times (Coll start..stop), known exactly. The same
+ * summary built one analysis at a time (ns_summary_add), each destroyed at
+ * once, reads the same. */
 #include <stdio.h>
 #include <string.h>
 
@@ -124,6 +126,34 @@ int main(void) {
   CHECK_TRUE(strstr(wide, "0xf234567890abcdef") != NULL);
   CHECK_TRUE(strstr(wide, "7..8") != NULL);
   for (int i = 0; i < 4; i++) ns_analysis_destroy(a[i]);
+
+  /* the same ranks added to a summary one at a time, each destroyed before the next is made (as `report`
+   * reads its files): the summary keeps nothing of them, and says what the checks above found */
+  ns_summary* sum = ns_summary_new(&opt);
+  CHECK_TRUE(sum != NULL);
+  static const struct {
+    int rank;
+    int big;
+    const char* proto;
+    int calls;
+  } ranks[4] = {{0, 1, "SIMPLE", CALLS}, {1, 1, "SIMPLE", CALLS - 1}, {0, 0, "LL", CALLS}, {1, 0, "LL", CALLS}};
+  for (int i = 0; sum && i < 4; i++) {
+    ns_analysis* one = rank_analysis(ranks[i].rank, ranks[i].big ? big : 0x77, ranks[i].proto, ranks[i].calls);
+    CHECK_U64(ns_summary_add(sum, one), 0);
+    ns_analysis_destroy(one);
+  }
+  char *json2 = NULL, *text2 = NULL;
+  f = open_memstream(&json2, &len);
+  CHECK_U64(ns_summary_json(sum, &opt, f), 0);
+  fclose(f);
+  f = open_memstream(&text2, &len);
+  CHECK_U64(ns_summary_text(sum, &opt, f), 0);
+  fclose(f);
+  CHECK_TRUE(strcmp(json, json2) == 0);
+  CHECK_TRUE(strcmp(text, text2) == 0);
+  ns_summary_free(sum);
+  free(json2);
+  free(text2);
   free(json);
   free(text);
   free(wide);
