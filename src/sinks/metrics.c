@@ -425,7 +425,7 @@ static void budget_values(ns_metrics* m) {
  * budget never refuses a hang's series); ahead of every window series. */
 static void live_points(ns_metrics* m) {
   ns_mpoint* up = point(m, F_UPDATED, 0, 0, NULL);
-  if (up) up->value = (double)m->time_unix_ns * 1e-9;
+  if (up) up->value = (double)ns_metrics_time_unix_ns(m) * 1e-9;
   m->reserved = 0;
   m->live_refused = 0;
   for (size_t r = 1; r < m->nres && m->cfg.live; r++) {
@@ -477,10 +477,12 @@ void ns_metrics_live(ns_metrics* m, const ns_mlive* v, size_t n) {
   budget_values(m);
 }
 
+/* The last-update gauge holds the time its points carry (ns_metrics_time_unix_ns): the stamp,
+ * or the window's end where the trace clock's mapping puts that later. */
 void ns_metrics_stamp(ns_metrics* m, uint64_t unix_ns) {
   m->time_unix_ns = unix_ns;
   ns_mpoint* up = point_of(m, F_UPDATED, 0);
-  if (up) up->value = (double)unix_ns * 1e-9;
+  if (up) up->value = (double)ns_metrics_time_unix_ns(m) * 1e-9;
 }
 
 void ns_metrics_window(ns_metrics* m, const ns_mwindow* in) {
