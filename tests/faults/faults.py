@@ -682,18 +682,21 @@ def pid_namespaces():
 def t_pid_collision():
     """Two jobs whose processes have the same pids (two PID namespaces, one host name, one dump
     directory) at the same time: every process keeps its own trace, windows file, summary and
-    flight record (none overwrites another's), and `report` reads them all."""
+    flight record (none overwrites another's), and `report` reads them all. The two jobs run other
+    seeds, so their communicators differ (one rank of one communicator in two traces is a directory
+    that mixes runs, which `report` refuses)."""
     dump = tempfile.mkdtemp(prefix="nsfault")
     args = [SIM, "--plugin", PLUGIN, "--nccl", "ideal", "--procs", "2", "--scenario", "hang", "--hang-timeout-ms",
             "1500", "--iters", "3"]
     env = env_with(NCCLSCOPE_DUMP_DIR=dump, NCCLSCOPE_HANG_TIMEOUT_SEC="0.3")
+    jobs = [args + ["--seed", "1"], args + ["--seed", "2"]]
     if pid_namespaces():
         how = "PID namespaces"
-        cmds = [["unshare", "-p", "-f", "--mount-proc"] + args] * 2
+        cmds = [["unshare", "-p", "-f", "--mount-proc"] + a for a in jobs]
         envs = [env, env]
     else:  # every process of both jobs sees pid 4242
         how = "getpid() fixed by LD_PRELOAD"
-        cmds = [args] * 2
+        cmds = jobs
         envs = [dict(env, LD_PRELOAD=os.path.join(BUILD, "libns-fixed-pid.so"), NS_FIXED_PID="4242")] * 2
     procs = [subprocess.Popen(c, env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for c, e in zip(cmds, envs)]
