@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """ncclscope bench: `ncclscope report` naming a hang from the flight records
 of a large job alone (docs/performance.md, "report at scale").
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: `ncclscope report` as a function, for the demo too. */
 #ifndef NCCLSCOPE_TOOLS_REPORT_H
 #define NCCLSCOPE_TOOLS_REPORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: one timeline for the hosts of a dump directory (see
  * report_clocks.h).
  *

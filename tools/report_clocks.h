@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: one timeline for the hosts of a dump directory.
  *
  * Each host's traces are in its own CLOCK_MONOTONIC. Every trace records a

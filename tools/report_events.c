@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: the events section of `ncclscope report` (see report_events.h). */
 #include "report_events.h"
 

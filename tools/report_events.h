@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: the events section of `ncclscope report`: per event type,
  * what the event assembler counted over every trace (events, never stopped,
  * parents, PXN, a digest of the hierarchy). `ncclscope export` assembles

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: report.html (report_html.h). The embedded assets come from
  * tools/html (report.js, report.css) and uPlot's dist/ files, turned into
  * C arrays by tools/html/embed.cmake at build time. */

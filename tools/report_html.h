@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: report.html, the page `ncclscope report` writes beside
  * summary.json: self-contained (the chart library, uPlot, and the page's
  * script and style are embedded in the binary at build time and written

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: the cross-rank view (report_ranks.h). Collectives of every
  * file and flight record go into a list per (communicator, rank); finish
  * sorts each list by (function, seq) and walks the collectives in that order,

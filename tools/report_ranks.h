@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: the cross-rank view of `ncclscope report`: every rank's
  * collectives matched by (communicator, function, seq) over all trace files
  * and flight records of a dump directory, on clocks aligned across hosts.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the job identity (identity.h). Cold: read once per session. */
 #include "config/identity.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: which job the process belongs to, read from the environment in
  * this one place (the metrics' job_id label, the OTLP resource, the trace's
  * PROCESS block, the default dump directory). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the NCCLSCOPE_* variables that exist, so a misspelt one is
  * named rather than ignored (cold: the first init of a session).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope flight recorder: the JSON dump (docs/flightrec.md). One object:
  * the process and why it was written, the episodes, and per communicator its
  * last operations, oldest first, with per-channel progress for those not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope flight recorder: records -> operations and their progress
  * (see include/ncclscope/flightrec.h). The plugin's writer thread, or a
  * tool reading a trace; single-threaded.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope flight recorder: the structures its three files share
  * (flightrec.c: records -> operations; watchdog.c: stuck operations and what
  * they wait for; dump.c: the JSON). Single-threaded, see flightrec.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope flight recorder: the watchdog's verdicts (see flightrec.h).
  * Each check looks at one operation per communicator, the oldest one not
  * done, so it costs nothing while nothing is stuck. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope sinks: loading a library and its symbols at run time (dl.h).
  * OTLP sender thread only. */
 #include <dlfcn.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope sinks: libraries loaded at run time for the OTLP sender. The
  * plugin links only libc, pthread, libdl and libm: libcurl (libcurl.so.4)
  * and zlib (libz.so.1) are dlopen'ed by the sender thread when OTLP is on,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope sinks: gzip through zlib, loaded at run time (dl.h). OTLP
  * sender thread only. zlib's z_stream layout and deflateInit2_ are its
  * stable ABI (zlib.h, 1.2+); windowBits 15 + 16 asks for a gzip wrapper. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope sinks: HTTP POST through libcurl, loaded at run time (dl.h).
  * Runs on the OTLP sender thread only. The ABI used is libcurl's stable one:
  * curl_easy_* and curl_slist_*, and option numbers that never change

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope sinks: the identity labels every output puts on every series
  * (outputs.h, ns_mident). The names are fixed; the values are as found, each
  * output escapes them its way. Writer thread. */

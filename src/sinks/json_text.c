@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope sinks: JSON text into a byte buffer (json_text.h). */
 #include "sinks/json_text.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope sinks: JSON text into a byte buffer (windows.jsonl, OTLP
  * http/json). Single-threaded (whoever owns the buffer).
  *

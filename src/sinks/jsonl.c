@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope sinks: one line of windows.jsonl per closed window, exactly
  * what the other outputs export after it (cumulative counters and
  * histograms, the window's gauges), so offline tools see what a collector

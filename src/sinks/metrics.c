@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope sinks: the metrics model (metrics.h). Writer thread only.
  * Memory: at most max_series points (each family's array), plus one
  * resource per communicator rank. */

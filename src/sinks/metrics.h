@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope sinks: the metrics model, what every window exports.
  *
  * One ns_metrics per process, owned by the writer thread. Each closed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope sinks: the OTLP/HTTP JSON encoding (http/json) of the metrics
  * model: an ExportMetricsServiceRequest as the OTLP specification maps it
  * to JSON (lowerCamelCase fields, 64-bit integers as decimal strings, enums

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope sinks: the OTLP/HTTP protobuf encoding (http/protobuf) of the
  * metrics model, encoded by hand: the plugin links no protobuf library.
  * Writer thread.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope sinks: the OTLP resource of each exported resource (the
  * process, or one communicator rank): who measured, shared by the JSON and
  * protobuf encoders, named by OpenTelemetry's semantic conventions where

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope sinks: the outputs of the metrics model (metrics.h), each a
  * pure function of it into a byte buffer. Writer thread only. */
 #ifndef NCCLSCOPE_SINKS_OUTPUTS_H

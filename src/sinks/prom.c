@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope sinks: the Prometheus text exposition (format 0.0.4) of the
  * metrics model, for node_exporter's textfile collector. Writer thread.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope sinks: the OTLP sender thread (sender.h).
  *
  * Shared state, under `lock`: `next` (the payload waiting, owned by whoever

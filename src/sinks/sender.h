@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope sinks: the OTLP sender, a thread of the plugin's own that POSTs
  * the payloads the writer thread encodes, so that no endpoint (down, slow,
  * hanging, answering 4xx/5xx, resetting connections) can stall the writer's

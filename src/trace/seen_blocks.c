@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope reader: the set of blocks already read (see seen_blocks.h). */
 #include "trace/seen_blocks.h"
 

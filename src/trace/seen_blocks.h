@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope reader: the blocks already read, by sequence number, over the
  * whole file, so a block copied any distance away is known as a duplicate.
  *

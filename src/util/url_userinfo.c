@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope util: URLs without their user-info, for logs (see url_userinfo.h). */
 #include "util/url_userinfo.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope util: a URL as it may be logged: its user-info (the
  * "user:password@" of http://user:password@host/) replaced by stars, so a
  * credential in an endpoint never reaches a log line. Knows nothing of NCCL. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Every NCCLSCOPE_* variable the code reads is in the one list of known
 names (src/config/names.c), or setting it would draw an "unknown variable"
 warning; and every name in the list is read somewhere (no stale entry).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """ncclscope end-to-end: `ncclscope report` names a hang from the traces
 alone, from the flight records alone, and from a mix of both.
 

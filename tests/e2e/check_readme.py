@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The README's commands, as printed.
 
 usage: check_readme.py README.md WORKDIR

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope e2e input: synthetic traces of a large job for report.html
  * (check_html.py), written with the trace codec (tests/tools/trace_builder).
  * The simulator stops at 64 ranks; this writes 1,024 ranks in well under a

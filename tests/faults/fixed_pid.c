@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* LD_PRELOAD shim for faults.py pid_collision where PID namespaces cannot be
  * made (no root): getpid() answers NS_FIXED_PID, as two processes in two
  * containers may both see one pid. */

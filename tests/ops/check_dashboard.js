@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // Checks deploy/grafana/ncclscope.json, the shipped Grafana dashboard, without
 // Grafana:
 //  - against Grafana's own types from @grafana/schema, turned into JSON Schema by

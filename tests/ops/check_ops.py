@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The shipped operations files (deploy/) against real tools and simulated runs.
 
 usage: check_ops.py CHECK WORKDIR

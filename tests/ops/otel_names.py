@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The OpenTelemetry Collector's names for OTLP metrics in Prometheus (its
 prometheus and prometheusremotewrite exporters, name normalization on, the
 default), written from the rules its documentation states

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The query of a Prometheus panel target, as Grafana's Prometheus data source
 // stores it (its PromQuery: the common DataQuery plus these fields). @grafana/schema
 // carries the common DataQuery but not the Prometheus data source's own fields, so

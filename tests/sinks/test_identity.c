@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The job identity (src/config/identity.h), read in one place for the
  * metrics' job_id label, the OTLP resource, the trace's PROCESS block and the
  * default dump directory: which variable wins, when Kubernetes' JOB_NAME

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The series budget's order (src/sinks/metrics.h): with a budget too small
  * for a window, the live series (oldest operation in flight, hang episodes)
  * and each communicator rank's stuck-operation series are never refused;

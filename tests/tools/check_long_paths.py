@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A dump directory whose path is 4,088 characters long (DIR/NAME then
 exceeds PATH_MAX): the plugin writes its trace there through the simulator,
 and `export` and `report` find and read it as they do in a short directory.

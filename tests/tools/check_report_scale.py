@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """`ncclscope report` over the synthetic traces of bench/report_scale.sh
 (tests/tools/gen_ranks.c), checked against what the generator put in them.
 

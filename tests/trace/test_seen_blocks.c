@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The reader's set of blocks read (src/trace/seen_blocks.c) against a plain
  * array: sequence numbers added in order, out of order, with gaps and far
  * outliers (damaged seqs); a seq keeps its first CRC; runs that become

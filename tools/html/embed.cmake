@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Writes OUT, a C file defining `const char NAME[]` (NUL-terminated) and
 # `const size_t NAME_len` with the bytes of IN; an IN that does not exist
 # gives an empty string (the page then says its charts are unavailable).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ncclscope report.html: draws one `ncclscope report` from the summary.json
 // object embedded in the page (<script type="application/json"
 // id="ncclscope-summary">), with uPlot (vendored from npm at build time and
