@@ -613,6 +613,19 @@ def wait_for(cond, secs, what):
     raise Fail("%s: not within %d s" % (what, secs))
 
 
+def textfile_scrape(ne_bin, prom, work):
+    """One scrape of a node_exporter started on the textfile directory prom alone."""
+    ne_port = free_port()
+    ne = subprocess.Popen([ne_bin, "--web.listen-address=127.0.0.1:%d" % ne_port, "--collector.disable-defaults",
+                           "--collector.textfile", "--collector.textfile.directory=" + prom],
+                          stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "node_exporter.log"), "w"))
+    try:
+        return wait_http("http://127.0.0.1:%d/metrics" % ne_port, ne, "node_exporter")
+    finally:
+        ne.terminate()
+        ne.wait(10)
+
+
 def check_prom_killed(work):
     """A SIGKILLed process leaves its file; it is recognisable as stale: its
     ncclscope_last_update_timestamp_seconds stops moving while time() goes on, and
@@ -656,15 +669,7 @@ def check_prom_killed(work):
     check(last <= killed_at, "update time %.3f after the kill %.3f" % (last, killed_at))
     age = time.time() - last
     check(age > 3 * window, "stale by %.2f s only" % age)
-    ne_port = free_port()
-    ne = subprocess.Popen([ne_bin, "--web.listen-address=127.0.0.1:%d" % ne_port, "--collector.disable-defaults",
-                           "--collector.textfile", "--collector.textfile.directory=" + prom],
-                          stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "node_exporter.log"), "w"))
-    try:
-        text = wait_http("http://127.0.0.1:%d/metrics" % ne_port, ne, "node_exporter")
-    finally:
-        ne.terminate()
-        ne.wait(10)
+    text = textfile_scrape(ne_bin, prom, work)
     smp = parse_prom("\n".join(l for l in text.splitlines() if l.startswith(("node_textfile", "ncclscope_last"))))
     mtime = [v for n, l, v in smp if n == "node_textfile_mtime_seconds" and unescape(l["file"]).endswith(
         os.path.basename(path))]
@@ -702,15 +707,7 @@ def check_prom_escape(work):
     for n, l, _ in smp:
         check(unescape(l.get("job_id", "")) == want_job and unescape(l.get("host", "")) == want_host,
               "%s: job_id %r host %r" % (n, l.get("job_id"), l.get("host")))
-    ne_port = free_port()
-    ne = subprocess.Popen([ne_bin, "--web.listen-address=127.0.0.1:%d" % ne_port, "--collector.disable-defaults",
-                           "--collector.textfile", "--collector.textfile.directory=" + prom],
-                          stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "node_exporter.log"), "w"))
-    try:
-        text = wait_http("http://127.0.0.1:%d/metrics" % ne_port, ne, "node_exporter")
-    finally:
-        ne.terminate()
-        ne.wait(10)
+    text = textfile_scrape(ne_bin, prom, work)
     check("node_textfile_scrape_error 0" in text, "node_exporter refused the file:\n%s" %
           "\n".join(l for l in text.splitlines() if "textfile" in l))
     served = parse_prom("\n".join(l for l in text.splitlines() if l.startswith("ncclscope_")))
