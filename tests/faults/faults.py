@@ -582,6 +582,18 @@ def t_report_loss_disk():
         per_run.append(truth_starts(tr))
     iters = 1200
     want = per_run[0] + (iters - 1) * (per_run[1] - per_run[0])
+    # how much trace this build makes per CPU second of the run (a sanitizer's build: a fraction of
+    # the plain one's), so that the disk stays full while the run makes 3 x the writer's 4 MiB held
+    cal = tempfile.mkdtemp(prefix="nsfault")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p, _ = sim(["--fast", "--iters", "200"], with_truth=False, NCCLSCOPE_DUMP_DIR=cal)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    eq(p.returncode, 0, "calibration run's exit status (stderr=%s)" % p.stderr[-300:])
+    cal_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    cal_bytes = sum(os.path.getsize(os.path.join(cal, n)) for n in os.listdir(cal) if n.endswith(".nstrace"))
+    full_cpu_s = max(2.5, 3 * 4 * 2**20 * cal_cpu / max(cal_bytes, 1))
+    print("this build: %.1f MB of trace per CPU second; the disk stays full for %.1f s of the run's CPU"
+          % (cal_bytes / 1e6 / max(cal_cpu, 1e-3), full_cpu_s))
     dump = tempfile.mkdtemp(prefix="nsfault")
     limit = 96 * 1024
 
@@ -596,10 +608,10 @@ def t_report_loss_disk():
     for line in p.stderr:
         seen.append(line)
         if "NCCLSCOPE" in line and "failed" in line:
-            # full until the run has made well over the held 4 MiB: measured in its CPU time (about
-            # 6 MB of trace per CPU second), which a loaded machine does not stretch as it does wall time
+            # full until the run has made well over the held 4 MiB: measured in its CPU time, which a
+            # loaded machine does not stretch as it does wall time
             cpu0 = cpu_seconds(p.pid)
-            while p.poll() is None and cpu_seconds(p.pid) - cpu0 < 2.5:
+            while p.poll() is None and cpu_seconds(p.pid) - cpu0 < full_cpu_s:
                 time.sleep(0.05)
             resource.prlimit(p.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
             break
