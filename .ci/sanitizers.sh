@@ -54,6 +54,12 @@ SCENARIOS=(default pxn graph ce churn straggler hang reuse threads nasty batch n
 #  install.package   packages a sanitizer build and, in CI, installs it system-wide
 #                    with dpkg: the main build's ctest run covers it
 SAN_CTEST_EXCLUDE='^(install\.package|e2e\.hosts\.drift_realtime|e2e\.exec_end|e2e\.straggler|e2e\.gpu_clock|e2e\.gpu_clock_v4|e2e\.clock_fields|e2e\.clock_real_.*|sim\.replay\.fixed|sim\.nccl\.ptimer_overrun)$'
+# Left out of the TSan run only (ASan runs it):
+#  faults.report_loss_disk  keeps the disk full while the run makes 3 x the writer's 4 MiB held; under TSan
+#                    the run makes 0.4 MB of trace per CPU second (a tenth of the plain build's), so
+#                    that alone is ~30 s of CPU and the whole run is past the test's 120 s on 2 cores.
+#                    The plugin's side of a full disk runs under TSan in faults.disk_full_*.
+TSAN_CTEST_EXCLUDE='^(faults\.report_loss_disk)$'
 FAILED=()
 
 need() { # need CHECK_CMD PACKAGE...: installs the packages unless CHECK_CMD succeeds
@@ -77,9 +83,10 @@ configure_build() { # configure_build DIR CMAKE_ARGS...
     cmake --build "$1" -j2
 }
 
-san_ctest() { # san_ctest BUILD_DIR: the test suite less the exclusions, the hold tests with a longer hold
-  local rc=0
-  ctest --test-dir "$1" --output-on-failure -j2 -E "$SAN_CTEST_EXCLUDE" || rc=1
+san_ctest() { # san_ctest BUILD_DIR [MORE_EXCLUDED]: the test suite less the exclusions
+  local rc=0 exclude=$SAN_CTEST_EXCLUDE
+  [ -n "${2:-}" ] && exclude="$exclude|$2"
+  ctest --test-dir "$1" --output-on-failure -j2 -E "$exclude" || rc=1
   return $rc
 }
 
@@ -127,7 +134,7 @@ part_tsan() {
   local b=build-san-thread
   timed "tsan: build" configure_build $b -DNCCLSCOPE_SANITIZE=thread
   export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
-  timed "tsan: ctest" san_ctest $b
+  timed "tsan: ctest" san_ctest $b "$TSAN_CTEST_EXCLUDE"
   timed "tsan: scenarios ($SIM_ITERS iterations)" run_scenarios $b
   unset TSAN_OPTIONS
 }
