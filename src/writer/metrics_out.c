@@ -308,4 +308,5 @@ void ns_mout_close(void) {
   free(M.inflight);
   memset(&M, 0, sizeof M);
   M.jsonl_fd = M.prom_dirfd = -1;
+  M.lines.limit = M.payload.limit = NS_SINK_BUF_LIMIT; /* as the initializer: a reload's buffers stay bounded */
 }
