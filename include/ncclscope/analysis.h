@@ -205,6 +205,7 @@ typedef struct {
   uint64_t ptimer_start, ptimer_stop;       /* raw GPU timer values */
 } ns_op_times;
 /* Returns NS_BASIS_*; *dur_ns is 0 with NS_BASIS_NONE. */
+static inline int ns_basis_is_gpu(int basis) { return basis == NS_BASIS_GPU || basis == NS_BASIS_BATCH; }
 int ns_op_duration(const ns_op_times* t, uint64_t* dur_ns);
 
 /* ---- clock fit (per communicator = per GPU context) ---- */
@@ -315,6 +316,7 @@ typedef struct {
   uint64_t ops, bytes;  /* every op, batched or not, with or without a duration */
   uint64_t incomplete;  /* ops flagged NS_OPF_INCOMPLETE (never stopped, or a child never stopped) */
   uint64_t timed;       /* ops with a duration (basis != NONE): the histogram's count */
+  uint64_t gpu_timed;   /* ... of which the GPU's timers gave it (basis GPU or BATCH): the detail's coverage */
   uint64_t hist[NS_HIST_BOUNDS + 1]; /* per bucket (not cumulative) */
   uint64_t dur_ns_sum;  /* of the timed ops */
 } ns_func_stats;
@@ -336,6 +338,8 @@ typedef struct {
   char func_name[24], algo[24], proto[24], dtype[24];
   uint64_t size_bucket;   /* ns_size_bucket(bytes): a power of 4 (0 for 0) */
   uint32_t batch_ops;     /* ops per kernel batch: a batch counts once, with its bytes and time; 0: not batched */
+  int gpu;                /* 1: durations from the GPU's timers (basis GPU, BATCH); 0: from the CPU (EXEC,
+                           * ENQUEUE). Never mixed: ops of either kind have buckets of their own. */
   uint64_t count, bytes;
   double p50_us, p90_us, p99_us, max_us, mean_us;
   int pct_exact;          /* 1: exact order statistics, 0: sketch (< 1 % relative) */

@@ -77,6 +77,7 @@ typedef struct {
   uint8_t stage;        /* ns_fr_stage, or 0 before its START */
   uint8_t started, stopped;
   uint8_t done;         /* 1: by its children or its STOP, 2: because a later operation finished */
+  uint8_t detail;       /* NCCL's mask surely had full detail when its task was taken (ns_fr_set_detail) */
   uint64_t seq;         /* Coll seqNumber (P2p: 0) */
   uint64_t count, bytes; /* bytes: nccl-tests size, 0 when the datatype is unknown */
   int64_t peer_or_root;
@@ -110,6 +111,23 @@ void ns_fr_comm(ns_fr* fr, const ns_comm_info* ci);
 /* It ended (COMM_FINI): forgotten with its operations. */
 void ns_fr_comm_end(ns_fr* fr, uint32_t comm);
 void ns_fr_record(ns_fr* fr, const ns_record* r);
+/* NCCL's mask from now on: full detail (the default: KernelCh and ProxyOps
+ * show every operation's progress) or operations only. An operation that
+ * started without detail and has no ProxyOp or KernelCh can show no
+ * progress (ProxyOps of copy transports never stop; a network one says
+ * nothing more once in progress): enqueued, with no KernelCh and no news
+ * for NS_FR_UNDETAILED_GRACE_NS, it counts as done (ns_fr_settle), so the
+ * watchdog never takes a quiet job for a hung one -- and cannot see such an
+ * operation hang: hangs are watched under full detail. */
+void ns_fr_set_detail(ns_fr* fr, int full, uint64_t ts);
+#define NS_FR_UNDETAILED_GRACE_NS 1000000000ull
+/* NCCL reads the mask when it takes the task, before the START: an
+ * operation starting this soon after a change to full detail may have read
+ * the mask before it, so it is not taken to have detail. */
+#define NS_FR_DETAIL_SETTLE_NS 20000000ull
+/* Ends the operations ns_fr_set_detail describes (each communicator's
+ * oldest first); the watchdog calls it before looking. */
+void ns_fr_settle(ns_fr* fr, uint64_t now_ns);
 
 /* A stuck operation, or the end of one (cleared). */
 typedef struct {

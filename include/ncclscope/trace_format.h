@@ -14,7 +14,7 @@
 
 #define NS_TRACE_MAGIC "NCCLSCOPE-TRACE" /* 15 chars + NUL = 16 bytes */
 #define NS_TRACE_VERSION_MAJOR 1         /* readers reject other majors */
-#define NS_TRACE_VERSION_MINOR 1         /* readers accept any minor; unknown blocks/keys are skipped (1: ANCHOR) */
+#define NS_TRACE_VERSION_MINOR 2 /* readers accept any minor; unknown blocks/keys are skipped (1: ANCHOR, 2: DETAIL) */
 #define NS_TRACE_FILE_SUFFIX ".nstrace"
 
 typedef struct {
@@ -47,7 +47,22 @@ typedef enum {
   NS_BLOCK_CLOCKFIT = 8,  /* props: NS_P_COMM, NS_P_TS (the reference time the offset holds at), NS_P_GPU_* */
   NS_BLOCK_END = 9,       /* props: NS_P_END_HOW [NS_P_END_SIGNAL]: the writer closed the file */
   NS_BLOCK_ANCHOR = 10,   /* (1.1) props: NS_P_TS, NS_P_REALTIME_OFFSET_NS: a CLOCK_REALTIME reading at each timed flush */
+  NS_BLOCK_DETAIL = 11,   /* (1.2) props: NS_P_TS, NS_P_EVENT_MASK, NS_P_DETAIL_*: the plugin changed NCCL's mask */
 } ns_block_kind;
+
+/* Why the plugin changed NCCL's mask (DETAIL block, NS_P_DETAIL_REASON). */
+typedef enum {
+  NS_DETAIL_WHY_START = 0,     /* the first mask */
+  NS_DETAIL_WHY_SAMPLE = 1,    /* a sampling period begins (NCCLSCOPE_DETAIL=sampled) */
+  NS_DETAIL_WHY_SAMPLE_END = 2,
+  NS_DETAIL_WHY_INFLIGHT = 3,  /* escalation: an operation in flight a tenth of the hang timeout */
+  NS_DETAIL_WHY_STRAGGLER = 4, /* escalation: a local rank last in most collectives of a window, well behind */
+  NS_DETAIL_WHY_BUSBW = 5,     /* escalation: a window's busbw under half of the job's recent level for that size */
+  NS_DETAIL_WHY_SIGNAL = 6,    /* escalation: the dump signal */
+  NS_DETAIL_WHY_CALM = 7,      /* an escalation ended */
+  NS_DETAIL_WHY_COUNT
+} ns_detail_why;
+#define NS_DETAIL_WHY_NAMES {"start", "sample", "sample-end", "inflight", "straggler", "busbw-drop", "signal", "calm"}
 
 /* How a trace ended (END block). */
 #define NS_END_FINALIZE 1 /* the last communicator was finalized */
@@ -125,6 +140,14 @@ typedef enum {
   NS_P_GPU_DRIFT_PPM = 61, /* f64 */
   NS_P_GPU_ERROR_NS = 62,  /* f64: published error bound */
   NS_P_GPU_SAMPLES = 63,
+  /* DETAIL (NS_P_EVENT_MASK: the mask NCCL reads from NS_P_TS on, for its next task) */
+  NS_P_DETAIL_LEVEL = 70,  /* NCCLSCOPE_DETAIL: 0 ops, 1 sampled, 2 full */
+  NS_P_DETAIL_FULL = 71,   /* 1: full detail from now on (KernelCh, ProxyStep ...), 0: operations only */
+  NS_P_DETAIL_REASON = 72, /* ns_detail_why */
+  /* COUNTERS */
+  NS_P_DETAIL_SWITCHES = 73,    /* mask changes */
+  NS_P_DETAIL_ESCALATIONS = 74, /* escalations to full detail */
+  NS_P_DETAIL_FULL_NS = 75,     /* time with full detail */
 } ns_prop_key;
 
 #endif

@@ -87,6 +87,7 @@ typedef enum {
   NS_ITEM_RECORD,
   NS_ITEM_END, /* the writer closed the file (props: NS_P_END_HOW, NS_P_END_SIGNAL) */
   NS_ITEM_ANCHOR, /* (format 1.1) trace ts NS_P_TS was Unix-epoch ns ts + NS_P_REALTIME_OFFSET_NS (an i64 in u[]) */
+  NS_ITEM_DETAIL, /* (format 1.2) props: from NS_P_TS, NCCL's mask NS_P_EVENT_MASK, NS_P_DETAIL_* */
 } ns_item_kind;
 
 typedef struct {

@@ -92,7 +92,8 @@ static ns_bucket_acc* bucket_for(ns_aggr* g, const ns_op_result* r, uint64_t sb)
   for (size_t i = 0; i < g->nb; i++) {
     ns_bucket_stats* k = &g->b[i].key;
     if (k->comm == r->comm && k->func == r->func && k->size_bucket == sb && k->batch_ops == r->batch_ops &&
-        strcmp(k->func_name, r->func_name) == 0 && strcmp(k->algo, r->algo) == 0 && strcmp(k->proto, r->proto) == 0)
+        k->gpu == ns_basis_is_gpu(r->basis) && strcmp(k->func_name, r->func_name) == 0 &&
+        strcmp(k->algo, r->algo) == 0 && strcmp(k->proto, r->proto) == 0)
       return &g->b[i];
   }
   ns_bucket_acc* b;
@@ -102,6 +103,7 @@ static ns_bucket_acc* bucket_for(ns_aggr* g, const ns_op_result* r, uint64_t sb)
   b->key.func = r->func;
   b->key.size_bucket = sb;
   b->key.batch_ops = r->batch_ops;
+  b->key.gpu = ns_basis_is_gpu(r->basis);
   memcpy(b->key.func_name, r->func_name, NS_STR_LEN);
   memcpy(b->key.algo, r->algo, NS_STR_LEN);
   memcpy(b->key.proto, r->proto, NS_STR_LEN);
@@ -282,6 +284,7 @@ static void count_op(ns_win* w, const ns_op_result* r) {
   if (r->flags & NS_OPF_INCOMPLETE) f->incomplete++;
   if (r->basis != NS_BASIS_NONE) {
     f->timed++;
+    if (ns_basis_is_gpu(r->basis)) f->gpu_timed++;
     f->hist[ns_hist_index(r->dur_ns)]++;
     f->dur_ns_sum += r->dur_ns;
   }

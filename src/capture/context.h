@@ -29,7 +29,11 @@ typedef struct ns_context {
   _Atomic uint32_t state;
   uint32_t index;
   uint32_t serial;   /* comm serial in the trace, >= 1 */
-  uint32_t mask;     /* event types recorded for this communicator */
+  uint32_t mask;     /* event types recorded for this communicator: its full detail */
+  /* NCCL's eActivationMask (one static int of libnccl, alive while NCCL has
+   * us loaded); NULL if init got none. Written by init and by the writer's
+   * detail control, relaxed, as NCCL reads it (writer/detail.h). */
+  int* nccl_mask;
   int abi_version;   /* the ncclProfiler_vN whose init NCCL called */
   int rank, nranks, nnodes;
   uint64_t comm_id;

@@ -277,6 +277,26 @@ static time_t process_start_time(void) {
   return (time_t)(btime + start_ticks / (unsigned long long)hz);
 }
 
+const char* ns_detail_name(int level) {
+  return level == NS_DETAIL_OPS ? "ops" : level == NS_DETAIL_SAMPLED ? "sampled" : "full";
+}
+
+uint32_t ns_detail_mask(uint32_t full_mask, int full) { return full ? full_mask : full_mask & ~NS_DETAIL_EVENT_BITS; }
+
+/* NCCLSCOPE_DETAIL. Unset: `full` when NCCLSCOPE_EVENT_MASK (or NCCL's)
+ * chose the mask, so that a mask asked for is recorded whole; else the default. */
+static void load_detail(ns_config_warn_fn warn, ns_config* c, int mask_set) {
+  c->detail = mask_set ? NS_DETAIL_FULL : NS_DETAIL_DEFAULT;
+  const char* s = getenv("NCCLSCOPE_DETAIL");
+  if (!s || !*s) return;
+  for (int l = NS_DETAIL_OPS; l <= NS_DETAIL_FULL; l++)
+    if (!strcasecmp(s, ns_detail_name(l))) {
+      c->detail = l;
+      return;
+    }
+  bad_value(warn, "NCCLSCOPE_DETAIL", s, "is not one of ops, sampled, full", "%s", ns_detail_name(c->detail));
+}
+
 /* ./ncclscope-<job id> where the job id makes a plain file name, else the process start. */
 static void default_dump_dir(char* out, size_t len, const char* job) {
   int plain = *job && strlen(job) < 64 && !strchr(job, '/');
@@ -313,6 +333,9 @@ void ns_config_load(ns_config* c, ns_config_warn_fn warn) {
                 NS_DEFAULT_EVENT_MASK);
     }
   }
+  load_detail(warn, c, s && *s);
+  load_u32(warn, "NCCLSCOPE_SAMPLE_MS", &c->sample_ms, NS_SAMPLE_MS_DEFAULT, 1, 1000);
+  load_seconds(warn, "NCCLSCOPE_ESCALATE_SEC", &c->escalate_sec, NS_ESCALATE_SEC_DEFAULT, 0.1, 86400, 1);
   s = getenv("NCCLSCOPE_DUMP_DIR");
   if (s && *s && strlen(s) < sizeof c->dump_dir) {
     memcpy(c->dump_dir, s, strlen(s) + 1);

@@ -17,13 +17,34 @@
  * bookkeeping: frequent and rarely useful) and NetPlugin (one event per
  * network work request: the most voluminous type). */
 #define NS_DEFAULT_EVENT_MASK (0x7FFFu & ~((1u << 5) | (1u << 7)))
+/* Detail levels (NCCLSCOPE_DETAIL). The event types NCCL pays for per
+ * operation, beyond our own calls: KernelCh (the kernel writes timestamps and
+ * every operation, NVLink-only ones too, gets profiler proxy ops), ProxyStep
+ * (calls per network step), ProxyCtrl (per proxy loop) and NetPlugin (per
+ * network request). `ops` leaves them out of NCCL's mask, `full` keeps the
+ * whole configured mask, `sampled` is `ops` with `full` for NCCLSCOPE_SAMPLE_MS
+ * of every second. */
+#define NS_DETAIL_EVENT_BITS ((1u << 4) | (1u << 5) | (1u << 6) | (1u << 7))
+typedef enum { NS_DETAIL_OPS = 0, NS_DETAIL_SAMPLED = 1, NS_DETAIL_FULL = 2 } ns_detail_level;
+/* full by default: the watchdog sees an operation hang only through its
+ * KernelCh (and ProxySteps), and only KernelCh gives GPU times (README,
+ * "What it costs your job"). */
+#define NS_DETAIL_DEFAULT NS_DETAIL_FULL
+/* 30 ms of full detail a second: NCCL's extra work under full detail is at
+ * most ~29 % of a small single-node collective (docs/performance.md, "What
+ * NCCL pays per detail level"), and 3 % of 29 % keeps it under 1 %. */
+#define NS_SAMPLE_MS_DEFAULT 30
+#define NS_ESCALATE_SEC_DEFAULT 30.0
 /* NCCLSCOPE_WINDOW_SEC: the metrics window */
 #define NS_WINDOW_SEC_DEFAULT 10.0
 /* NCCLSCOPE_MAX_SERIES: the series budget per process (docs/metrics.md, "Series budget") */
 #define NS_MAX_SERIES_DEFAULT 500
 
 typedef struct {
-  uint32_t event_mask;
+  uint32_t event_mask;  /* the mask of full detail: NCCLSCOPE_EVENT_MASK, else the default */
+  int detail;           /* NCCLSCOPE_DETAIL: ns_detail_level */
+  uint32_t sample_ms;   /* NCCLSCOPE_SAMPLE_MS: full detail per second at `sampled` */
+  double escalate_sec;  /* NCCLSCOPE_ESCALATE_SEC: how long full detail holds after a trigger; 0 = never */
   char dump_dir[PATH_MAX];
   uint32_t ring_kb;     /* per-thread ring */
   uint32_t max_threads; /* rings in the pool */
@@ -69,6 +90,10 @@ const char* ns_config_closest(const char* name, size_t len);
 /* One warning for every NCCLSCOPE_* variable of the environment that no
  * part of ncclscope reads, naming the closest known one. */
 void ns_config_warn_unknown(ns_config_warn_fn warn);
+/* "ops", "sampled", "full". */
+const char* ns_detail_name(int level);
+/* The mask NCCL gets at a level: full = mask; ops = mask less NS_DETAIL_EVENT_BITS. */
+uint32_t ns_detail_mask(uint32_t full_mask, int full);
 /* Parses a dump signal: 0 (none), a number or a name ("SIGUSR1", "usr2")
  * among those allowed (config.c). 0 on success. */
 int ns_config_parse_signal(const char* s, int* out);

@@ -14,7 +14,8 @@
 extern char** environ;
 
 static const char* const known[] = {
-    "NCCLSCOPE_ANALYSIS",          "NCCLSCOPE_CLOCK",             "NCCLSCOPE_DUMP_DIR",
+    "NCCLSCOPE_ANALYSIS",          "NCCLSCOPE_CLOCK",             "NCCLSCOPE_DETAIL",
+    "NCCLSCOPE_DUMP_DIR",          "NCCLSCOPE_ESCALATE_SEC",      "NCCLSCOPE_SAMPLE_MS",
     "NCCLSCOPE_DUMP_SIGNAL",       "NCCLSCOPE_EVENT_MASK",        "NCCLSCOPE_FILE_MODE",
     "NCCLSCOPE_FLUSH_MS",          "NCCLSCOPE_FR_ENTRIES",        "NCCLSCOPE_HANG_TIMEOUT_SEC",
     "NCCLSCOPE_HOLD_MS",           "NCCLSCOPE_JOB_NAME",          "NCCLSCOPE_MAX_AGE_MS",

@@ -33,6 +33,7 @@ ns_fr* ns_fr_create(const ns_fr_config* cfg) {
   ns_fr* fr = calloc(1, sizeof *fr);
   if (!fr) return NULL;
   fr->cfg = *cfg;
+  fr->detail_full = fr->detail_prev = 1;
   if (fr->cfg.entries < 1) fr->cfg.entries = 1;
   if (!fr->cfg.max_children) fr->cfg.max_children = FR_DEFAULT_CHILDREN;
   uint64_t cap = 1;
@@ -159,6 +160,36 @@ static int op_complete(const fr_comm* c, const ns_fr_op* op) {
   return op->proxy_ops > 0 && op->proxy_ops_done >= op->proxy_ops;
 }
 
+void ns_fr_set_detail(ns_fr* fr, int full, uint64_t ts) {
+  fr->detail_prev = fr->detail_full;
+  fr->detail_full = full != 0;
+  fr->detail_ts = ts;
+}
+
+/* Whether a later operation of c than pos has a KernelCh: NCCL launches
+ * in order, so one without any by then had none to show (its task read a
+ * mask without detail around a change). */
+static int later_has_kch(ns_fr* fr, const fr_comm* c, uint64_t pos) {
+  for (uint64_t p = pos + 1; p < c->head; p++)
+    if (fr_at(fr, c, p)->kch) return 1;
+  return 0;
+}
+
+void ns_fr_settle(ns_fr* fr, uint64_t now) {
+  for (size_t i = 0; i < fr->ncomms; i++) {
+    fr_comm* c = &fr->comms[i];
+    if (!c->ring || (!c->want_kch && !c->want_pop)) continue;
+    while (c->first_open < c->head) {
+      uint64_t pos = c->first_open;
+      ns_fr_op* op = fr_at(fr, c, pos);
+      uint64_t quiet_since = op->t_last > op->t_stop ? op->t_last : op->t_stop;
+      if (op->done || !op->started || !op->stopped || op->kch || now < quiet_since + NS_FR_UNDETAILED_GRACE_NS) break;
+      if (op->detail && !later_has_kch(fr, c, pos)) break;
+      op_done(fr, c, pos, 1, op->t_stop);
+    }
+  }
+}
+
 /* A new operation at the head of c's ring (the oldest kept is pushed out). */
 static ns_fr_op* op_new(ns_fr* fr, fr_comm* c, size_t comm_idx, uint64_t id, uint64_t ts) {
   uint64_t pos = c->head;
@@ -222,6 +253,8 @@ static ns_fr_op* op_find(ns_fr* fr, uint64_t id, uint32_t comm, int create, uint
 /* What an operation's START says about it. */
 static void op_take_start(ns_fr* fr, const fr_comm* c, ns_fr_op* op, const ns_record* r) {
   op->started = 1;
+  if (r->ts < fr->detail_ts) op->detail = (uint8_t)fr->detail_prev;
+  else op->detail = fr->detail_full && (fr->detail_prev || r->ts >= fr->detail_ts + NS_FR_DETAIL_SETTLE_NS);
   op->type = r->type;
   if (op->stage < NS_FR_ENQUEUED) op->stage = NS_FR_ENQUEUED;
   op->t_start = r->ts;

@@ -45,6 +45,10 @@ typedef struct {
 
 struct ns_fr {
   ns_fr_config cfg;
+  /* ns_fr_set_detail: NCCL's mask has full detail from detail_ts on
+   * (detail_full), and had detail_prev before. */
+  int detail_full, detail_prev;
+  uint64_t detail_ts;
   /* Each ring holds the next power of two at or above cfg.entries, so a
    * position finds its slot with a mask, not a division; the operations
    * kept are still the last cfg.entries (op_new forgets the older ones). */

@@ -21,6 +21,7 @@
 #include "ring/ring.h"
 #include "capture/context.h"
 #include "runtime/runtime.h"
+#include "writer/detail.h"
 #include "writer/writer.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -69,9 +70,13 @@ static int session_start(char* why, size_t whylen) {
   if (ns_writer_start() != 0) goto fail_writer;
   ns_exit_hooks_install();
   char mb[200];
-  ns_log_info("tracing to %s; event mask 0x%x (%s); clock %s; rings %u x %u KiB; %u open events tracked per "
-              "communicator",
-              ns_sess.trace_path, ns_sess.cfg.event_mask, mask_names(ns_sess.cfg.event_mask, mb, sizeof mb),
+  char detail[96] = "";
+  if (ns_sess.cfg.detail == NS_DETAIL_SAMPLED)
+    snprintf(detail, sizeof detail, " (%u ms a second)", ns_sess.cfg.sample_ms);
+  ns_log_info("tracing to %s; detail %s%s; event mask 0x%x (%s) at full detail, 0x%x otherwise; clock %s; rings %u x "
+              "%u KiB; %u open events tracked per communicator",
+              ns_sess.trace_path, ns_detail_name(ns_sess.cfg.detail), detail, ns_sess.cfg.event_mask,
+              mask_names(ns_sess.cfg.event_mask, mb, sizeof mb), ns_detail_mask(ns_sess.cfg.event_mask, 0),
               ns_sess.clock.use_tsc ? "tsc" : "clock_gettime", ns_sess.cfg.max_threads, ns_sess.cfg.ring_kb,
               ns_sess.cfg.slab_events);
   return 0;
@@ -154,8 +159,10 @@ void ns_runtime_init(void** context, const ns_init_args* a) {
   }
   uint32_t mask = ns_sess.cfg.event_mask & version_types(a->version);
   /* NCCL's one global mask: NCCL reads it with relaxed atomics on other
-   * threads, so we store it the same way (a plain int: GCC builtin). */
-  if (a->mask) __atomic_store_n(a->mask, (int)mask, __ATOMIC_RELAXED);
+   * threads, so we store it the same way (a plain int: GCC builtin). Full
+   * detail or not is the writer's decision of the moment (writer/detail.h);
+   * the writer rewrites the mask whenever it changes. */
+  if (a->mask) __atomic_store_n(a->mask, (int)ns_detail_mask(mask, ns_detail_full_now()), __ATOMIC_RELAXED);
   ns_context* c = ctx_claim();
   if (c) {
     uint32_t index = (uint32_t)(c - ns_ctx_table);
@@ -163,6 +170,7 @@ void ns_runtime_init(void** context, const ns_init_args* a) {
     c->index = index;
     c->serial = ++g_next_serial;
     c->mask = mask;
+    c->nccl_mask = a->mask;
     c->abi_version = a->version;
     c->rank = a->rank;
     c->nranks = a->nranks;

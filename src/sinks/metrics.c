@@ -15,8 +15,8 @@
 /* The families, in the order they are exported (ns_metrics_window admits them in the budget's order, metrics.h). */
 enum {
   F_SERIES, F_REFUSED, F_UPDATED, F_OLDEST, F_HANGS, F_STUCK,
-  F_WINDOWS, F_DROPPED, F_CLOSED, F_UNANALYSED, F_OTLP_REQ, F_OTLP_DROPPED,
-  F_OPS, F_BYTES, F_INCOMPLETE, F_CLOCK, F_LATE_SUM, F_LATE_N, F_LATE_LAST, F_LATE_MAX,
+  F_WINDOWS, F_DROPPED, F_CLOSED, F_UNANALYSED, F_OTLP_REQ, F_OTLP_DROPPED, F_DETAIL_FULL, F_DETAIL_ESC,
+  F_OPS, F_OPS_GPU, F_BYTES, F_INCOMPLETE, F_CLOCK, F_LATE_SUM, F_LATE_N, F_LATE_LAST, F_LATE_MAX,
   F_LINKS_FITTED, F_LINK_BW_MIN, F_LINK_LAT_MAX, F_DURATION, F_LINK_LAT, F_LINK_BW, F_ALGBW, F_BUSBW, F_COUNT
 };
 
@@ -50,8 +50,16 @@ static const ns_mdesc g_desc[F_COUNT] = {
                   "OTLP export requests by result (ok, failed: each failed attempt)."},
   [F_OTLP_DROPPED] = {"ncclscope.otlp.payloads.dropped", "ncclscope_otlp_payloads_dropped_total", "{payload}", NS_MK_COUNTER,
                       1, "OTLP payloads given up (retries exhausted, or replaced by a newer one while queued)."},
+  [F_DETAIL_FULL] = {"ncclscope.detail.full", "ncclscope_detail_full_ratio", "1", NS_MK_GAUGE, 0,
+                     "Share of the window's time NCCL ran with full detail (KernelCh, ProxyStep: NCCLSCOPE_DETAIL); "
+                     "label level: the level configured."},
+  [F_DETAIL_ESC] = {"ncclscope.detail.escalations", "ncclscope_detail_escalations_total", "{escalation}",
+                    NS_MK_COUNTER, 1, "Times ncclscope switched NCCL to full detail because something went wrong."},
   [F_OPS] = {"ncclscope.ops", "ncclscope_ops_total", "{op}", NS_MK_COUNTER, 1,
              "Collective (type coll) and point-to-point (type p2p) operations, by function."},
+  [F_OPS_GPU] = {"ncclscope.ops.gpu_timed", "ncclscope_ops_gpu_timed_total", "{op}", NS_MK_COUNTER, 1,
+                 "Those operations whose time came from the GPU's timers (full detail): the coverage of GPU "
+                 "timing."},
   [F_BYTES] = {"ncclscope.bytes", "ncclscope_bytes_total", "By", NS_MK_COUNTER, 1,
                "Bytes of those operations (the nccl-tests message size)."},
   [F_INCOMPLETE] = {"ncclscope.ops.incomplete", "ncclscope_ops_incomplete_total", "{op}", NS_MK_COUNTER, 1,
@@ -254,6 +262,11 @@ static void process_counters(ns_metrics* m, const ns_mwindow* in) {
     set(m, F_OTLP_REQ, 0, 1, failed, (double)in->otlp_failed);
     set(m, F_OTLP_DROPPED, 0, 0, NULL, (double)in->otlp_dropped);
   }
+  if (in->detail_level) {
+    const char* kv[] = {"level", in->detail_level};
+    set(m, F_DETAIL_FULL, 0, 1, kv, in->detail_full_ratio);
+    set(m, F_DETAIL_ESC, 0, 0, NULL, (double)in->detail_escalations);
+  }
 }
 
 /* Per communicator rank: its starts lost to a full ring, its GPU clock's error bound. */
@@ -275,6 +288,7 @@ static void comm_counts(ns_metrics* m, const ns_window* w) {
     uint32_t res = res_of(m, f->comm);
     const char* kv[] = {"type", op_type(f->type), "func", ns_func_name(f->func)};
     add(m, F_OPS, res, 2, kv, (double)f->ops);
+    add(m, F_OPS_GPU, res, 2, kv, (double)f->gpu_timed);
     add(m, F_BYTES, res, 2, kv, (double)f->bytes);
   }
   for (size_t r = 1; r < m->nres; r++) {
@@ -361,20 +375,21 @@ static void top_links(ns_metrics* m, const ns_window* w) {
   free(rank);
 }
 
-/* The window's buckets are per (comm, func, algo, proto, size, ops per batch): bandwidth per (comm, func, size),
- * family f: F_BUSBW or F_ALGBW. */
+/* The window's buckets are per (comm, func, algo, proto, size, ops per batch, timing): bandwidth per (comm,
+ * func, size, timing), family f: F_BUSBW or F_ALGBW. timing "gpu": from the GPU's timers, "cpu": from the CPU
+ * (execution or enqueue time, where the operation had no full detail); never mixed. */
 static void bandwidth(ns_metrics* m, const ns_window* w, int f) {
   for (size_t i = 0; w && i < w->n_buckets; i++) {
     const ns_bucket_stats* b = &w->buckets[i];
     int done = 0;
     for (size_t j = 0; j < i && !done; j++)
       done = w->buckets[j].comm == b->comm && w->buckets[j].func == b->func &&
-             w->buckets[j].size_bucket == b->size_bucket;
+             w->buckets[j].size_bucket == b->size_bucket && w->buckets[j].gpu == b->gpu;
     if (done || !b->size_bucket) continue;
     double bytes = 0, dur_us = 0, factor = 0;
     for (size_t j = i; j < w->n_buckets; j++) {
       const ns_bucket_stats* c = &w->buckets[j];
-      if (c->comm != b->comm || c->func != b->func || c->size_bucket != b->size_bucket) continue;
+      if (c->comm != b->comm || c->func != b->func || c->size_bucket != b->size_bucket || c->gpu != b->gpu) continue;
       bytes += (double)c->bytes;
       dur_us += c->mean_us * (double)c->count;
       if (c->algbw_gbs > 0) factor = c->busbw_gbs / c->algbw_gbs;
@@ -382,11 +397,11 @@ static void bandwidth(ns_metrics* m, const ns_window* w, int f) {
     if (!(dur_us > 0) || !(bytes > 0)) continue;
     char size[24];
     snprintf(size, sizeof size, "%llu", (unsigned long long)b->size_bucket);
-    const char* kv[] = {"func", ns_func_name(b->func), "size", size};
+    const char* kv[] = {"func", ns_func_name(b->func), "size", size, "timing", b->gpu ? "gpu" : "cpu"};
     uint32_t res = res_of(m, b->comm);
     double algbw = bytes / (dur_us * 1e-6);
-    if (f == F_ALGBW) set(m, F_ALGBW, res, 2, kv, algbw);
-    else if (factor > 0) set(m, F_BUSBW, res, 2, kv, algbw * factor);
+    if (f == F_ALGBW) set(m, F_ALGBW, res, 3, kv, algbw);
+    else if (factor > 0) set(m, F_BUSBW, res, 3, kv, algbw * factor);
   }
 }
 

@@ -120,6 +120,9 @@ typedef struct {
   const uint64_t* closed;              /* events closed by the plugin, by NS_CLOSE_* reason (NS_CLOSE_REASONS) */
   uint64_t steps_unanalysed;           /* ProxySteps the analysis left out (the writer shed them) */
   uint64_t otlp_ok, otlp_failed, otlp_dropped; /* the OTLP sender's requests and payloads it gave up */
+  const char* detail_level;            /* NCCLSCOPE_DETAIL ("ops", "sampled", "full"); NULL: not reported */
+  double detail_full_ratio;            /* share of the window's time with full detail */
+  uint64_t detail_escalations;         /* escalations so far */
   /* per communicator: its GPU clock's error bound in seconds (NaN: none) and its starts lost to a full ring */
   double (*clock_error_s)(void* user, uint32_t comm);
   uint64_t (*comm_dropped)(void* user, uint32_t comm);

@@ -596,14 +596,18 @@ int ns_reader_next(ns_reader* r, ns_item* item) {
       case NS_BLOCK_COUNTERS:
       case NS_BLOCK_CLOCKFIT:
       case NS_BLOCK_ANCHOR:
+      case NS_BLOCK_DETAIL:
         if (parse_props(r, p, end) < 0) {
           bad = "malformed props block";
         } else if (h.kind == NS_BLOCK_ANCHOR && (!r->props.has[NS_P_TS] || !r->props.has[NS_P_REALTIME_OFFSET_NS])) {
           bad = "ANCHOR block without its ts or offset";
+        } else if (h.kind == NS_BLOCK_DETAIL && (!r->props.has[NS_P_TS] || !r->props.has[NS_P_DETAIL_FULL])) {
+          bad = "DETAIL block without its ts or level";
         } else {
           item->kind = h.kind == NS_BLOCK_COMM_FINI  ? NS_ITEM_COMM_FINI
                        : h.kind == NS_BLOCK_COUNTERS ? NS_ITEM_COUNTERS
                        : h.kind == NS_BLOCK_CLOCKFIT ? NS_ITEM_CLOCKFIT
+                       : h.kind == NS_BLOCK_DETAIL   ? NS_ITEM_DETAIL
                                                      : NS_ITEM_ANCHOR;
           item->props = &r->props;
           out = 1;

@@ -14,14 +14,18 @@
 #include "ncclscope/analysis.h"
 #include "clock/clock.h"
 #include "log/log.h"
+#include "writer/detail.h"
 #include "writer/metrics_out.h"
 
 static ns_analysis* g_a; /* writer thread only */
+static uint64_t g_now;   /* the last tick's time */
+static ns_fr_inflight g_inflight[NS_MAX_CONTEXTS];
 
 static const char* strtab_string(void* user, uint32_t id) { return ns_strtab_str(user, id); }
 
 static void on_window(void* user, const ns_window* w) {
   (void)user;
+  ns_detail_window(w, g_now);
   ns_mout_window(g_a, w);
 }
 
@@ -73,12 +77,20 @@ void ns_feed_unanalysed(const ns_record* r) {
 }
 
 void ns_feed_tick(uint64_t now_ns) {
-  int verdicts = ns_frw_tick(now_ns);
+  g_now = now_ns;
+  int on_request = 0;
+  int verdicts = ns_frw_tick(now_ns, &on_request);
+  if (on_request) ns_detail_escalate(NS_DETAIL_WHY_SIGNAL, now_ns, "a flight record was asked for");
+  /* The oldest operation in flight, for the detail control. */
+  size_t n = ns_frw_inflight(now_ns, g_inflight, NS_MAX_CONTEXTS);
+  for (size_t i = 0; i < n; i++) ns_detail_inflight(g_inflight[i].age_ns, g_inflight[i].comm, now_ns);
   if (!g_a) return;
   ns_analysis_tick(g_a, now_ns);
   ns_mout_live(now_ns, verdicts);
   ns_mout_flush();
 }
+
+void ns_feed_detail(int full, uint64_t now_ns) { ns_frw_detail(full, now_ns); }
 
 int ns_feed_clockfit(ns_buf* out, uint64_t* seq, uint32_t comm, int force, uint64_t* last_samples) {
   ns_clock_fit f;

@@ -31,6 +31,8 @@ void ns_feed_record(const ns_record* r);
 void ns_feed_unanalysed(const ns_record* r);
 /* After each drain: now_ns on the trace clock. */
 void ns_feed_tick(uint64_t now_ns);
+/* NCCL's mask changed (writer/detail.h): full detail from now on, or not. */
+void ns_feed_detail(int full, uint64_t now_ns);
 /* Encodes a CLOCKFIT block for comm into out when its fit is bounded and,
  * unless force, its sample count moved since *last_samples. 1 if written. */
 int ns_feed_clockfit(ns_buf* out, uint64_t* seq, uint32_t comm, int force, uint64_t* last_samples);
@@ -55,7 +57,9 @@ void ns_frw_comm_end(uint32_t comm);
 void ns_frw_record(const ns_record* r);
 /* After each drain (now_ns: trace clock): the watchdog and requested dumps.
  * Returns the watchdog's verdicts (new episodes and ended ones). */
-int ns_frw_tick(uint64_t now_ns);
+int ns_frw_tick(uint64_t now_ns, int* dumped_on_request);
+/* Operations starting from now on have full detail (KernelCh, ProxyOps on every channel), or not. */
+void ns_frw_detail(int full, uint64_t now_ns);
 /* Whether the flight recorder runs (the live metrics exist). */
 int ns_frw_running(void);
 /* Each live communicator's oldest operation in flight at now_ns (ns_fr_inflight_get). */

@@ -120,10 +120,12 @@ static int write_dump(const char* reason, uint64_t now, char* shown, size_t show
   return rc;
 }
 
-int ns_frw_tick(uint64_t now) {
+int ns_frw_tick(uint64_t now, int* dumped_on_request) {
   if (!g_fr) return 0;
+  ns_fr_settle(g_fr, now);
   char shown[PATH_MAX + 300];
   if (atomic_exchange_explicit(&g_dump_requested, 0, memory_order_relaxed)) {
+    *dumped_on_request = 1;
     if (write_dump("signal", now, shown, sizeof shown) == 0) ns_log_info("flight record written to %s (on request)", shown);
   }
   if (!g_timeout_ns) return 0;
@@ -151,6 +153,10 @@ int ns_frw_tick(uint64_t now) {
 }
 
 int ns_frw_running(void) { return g_fr != NULL; }
+
+void ns_frw_detail(int full, uint64_t now_ns) {
+  if (g_fr) ns_fr_set_detail(g_fr, full, now_ns);
+}
 
 size_t ns_frw_inflight(uint64_t now, ns_fr_inflight* out, size_t max) {
   return g_fr ? ns_fr_inflight_get(g_fr, now, out, max) : 0;

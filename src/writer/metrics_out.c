@@ -32,6 +32,7 @@
 #include "sinks/sender.h"
 #include "util/safefile.h"
 #include "writer/analysis_feed.h"
+#include "writer/detail.h"
 #include "writer/writer.h"
 
 #define NS_PROM_FILE_MODE 0644u /* node_exporter runs as another user: world-readable */
@@ -57,6 +58,7 @@ static struct {
   ns_sender* otlp;          /* NULL: no OTLP */
   ns_buf payload;           /* the OTLP request being encoded (handed to the sender) */
   ns_analysis* a;           /* during ns_mout_window only */
+  uint64_t detail_at, detail_full_ns; /* trace time and full-detail time at the last window (0: none yet) */
 } M = {.jsonl_fd = -1, .prom_dirfd = -1, .lines = {.limit = NS_SINK_BUF_LIMIT}, .payload = {.limit = NS_SINK_BUF_LIMIT}};
 
 /* read (and a bad value warned about) with the configuration */
@@ -187,6 +189,17 @@ void ns_mout_window(ns_analysis* a, const ns_window* w) {
   ns_analysis_get_stats(a, &st);
   in.steps_unanalysed = st.steps_unanalysed;
   ns_sender_stats(M.otlp, &in.otlp_ok, &in.otlp_failed, &in.otlp_dropped);
+  /* the share of full detail since the last window was written */
+  ns_detail_counts dc;
+  uint64_t now = ns_clock_to_ns(&ns_sess.clock, ns_clock_ticks());
+  ns_detail_counts_get(&dc, now);
+  if (!M.detail_at) M.detail_at = w->start_ns;
+  in.detail_level = ns_detail_name(ns_detail_configured());
+  in.detail_escalations = dc.escalations;
+  if (now > M.detail_at) in.detail_full_ratio = (double)(dc.full_ns - M.detail_full_ns) / (double)(now - M.detail_at);
+  if (in.detail_full_ratio > 1) in.detail_full_ratio = 1;
+  M.detail_at = now;
+  M.detail_full_ns = dc.full_ns;
   M.a = a;
   ns_metrics_window(M.m, &in);
   M.a = NULL;

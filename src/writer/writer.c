@@ -21,6 +21,8 @@
 #include "writer/writer.h"
 
 #include "writer/analysis_feed.h"
+#include "writer/detail.h"
+#include "writer/detail_out.h"
 #include "writer/open_events.h"
 #include "writer/restarts.h"
 
@@ -372,6 +374,7 @@ static void emit_counters(void) {
   ns_props_u64(&W.out, NS_P_WRITE_ERRORS, W.write_errors);
   ns_props_u64(&W.out, NS_P_BYTES_WRITTEN, W.bytes_written + W.pending.len + W.out.len);
   ns_props_u64(&W.out, NS_P_BYTES_LOST, W.bytes_lost);
+  ns_detail_out_counters(&W.out, ns_clock_to_ns(&ns_sess.clock, ns_clock_ticks()));
   ns_block_end(&W.out, at, NS_BLOCK_COUNTERS, W.seq++);
 }
 
@@ -723,6 +726,7 @@ static void iteration(void) {
   for (uint32_t i = 0; i < nrings; i++) drain_ring(ns_ring_pool_get(i), i);
   uint64_t trace_now = ns_clock_to_ns(&ns_sess.clock, ns_clock_ticks());
   ns_feed_tick(trace_now);
+  ns_detail_out(&W.out, &W.seq, trace_now);
   emit_finis(finis);
   ns_open_run(trace_now, on_close, NULL);
   own_flush();
@@ -847,6 +851,9 @@ int ns_writer_start(void) {
   if (!W.strs || !W.ring_serial_seen || !W.ring_shedding) goto fail;
   write_process_block();
   W.last_flush_ns = ns_mono_ns();
+  /* Before the first init stores NCCL's mask, which reads the decision. */
+  ns_detail_open(ns_sess.cfg.detail, ns_sess.cfg.sample_ms, ns_sess.cfg.escalate_sec, ns_sess.cfg.hang_timeout_sec,
+                 ns_clock_to_ns(&ns_sess.clock, ns_clock_ticks()));
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old); /* NCCL's process signals never land on our thread */

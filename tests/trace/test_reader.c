@@ -33,7 +33,7 @@ static int failures;
 static char dir[256];
 
 typedef struct {
-  int process, threads, comm_init, comm_fini, clockfit, counters, end, anchors;
+  int process, threads, comm_init, comm_fini, clockfit, counters, end, anchors, details;
   uint64_t records;
   uint64_t type_starts[NS_EV_COUNT];
 } tally;
@@ -57,6 +57,7 @@ static ns_reader_stats read_all(const char* path, tally* t, int* opened) {
       case NS_ITEM_COUNTERS: t->counters++; break;
       case NS_ITEM_END: t->end++; break;
       case NS_ITEM_ANCHOR: t->anchors++; break;
+      case NS_ITEM_DETAIL: t->details++; break;
       case NS_ITEM_RECORD:
         t->records++;
         if (it.record->kind == NS_REC_START) t->type_starts[it.record->type]++;

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ncclscope: the detail level in force (detail.h). Writer thread only, but
+ * for g_full_now, which init reads. */
+#include "writer/detail.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "log/log.h"
+#include "ncclscope/flightrec.h" /* NS_FR_UNDETAILED_GRACE_NS */
+
+/* A window's busbw for one (comm, func, size, timing) against the same key's
+ * recent level: an exponential average over the windows before it. */
+#define BASE_SLOTS 256
+#define BASE_ALPHA 0.25
+#define BASE_MIN_WINDOWS 3  /* windows averaged before a drop may count */
+#define BASE_MIN_OPS 8      /* operations in a window before its busbw counts */
+#define BASE_DROP 0.5       /* a drop: under half the recent level */
+/* A straggler: last in at least this share of a window's compared collectives ... */
+#define STRAGGLER_LAST 0.6
+#define STRAGGLER_MIN_COMPARED 8
+/* ... and late by at least this much on average. */
+#define STRAGGLER_MIN_NS 1000000ull
+
+typedef struct {
+  uint32_t comm;
+  int func, gpu;
+  uint64_t size_bucket;
+  double level_gbs;
+  uint32_t windows;
+} base_slot;
+
+static struct {
+  int level;
+  uint64_t sample_ns, escalate_ns, suspect_ns;
+  uint64_t origin_ns;       /* sampling periods start here, every second */
+  int full;                 /* the decision last returned */
+  int decided;              /* the first tick returned it */
+  int escalated;
+  int esc_why;
+  uint64_t esc_until_ns, esc_since_ns;
+  uint64_t full_since_ns;
+  ns_detail_counts n;
+  base_slot base[BASE_SLOTS];
+} D;
+
+/* The decision, for init (any thread; relaxed: a flag with no data behind it). */
+static _Atomic int g_full_now;
+
+static const char* const why_names[NS_DETAIL_WHY_COUNT] = NS_DETAIL_WHY_NAMES;
+
+const char* ns_detail_why_name(int why) { return why >= 0 && why < NS_DETAIL_WHY_COUNT ? why_names[why] : "?"; }
+
+void ns_detail_open(int level, uint32_t sample_ms, double escalate_sec, double hang_timeout_sec, uint64_t now_ns) {
+  memset(&D, 0, sizeof D);
+  D.level = level;
+  D.sample_ns = (uint64_t)sample_ms * 1000000u;
+  D.escalate_ns = (uint64_t)(escalate_sec * 1e9);
+  /* An operation in flight a tenth of the hang timeout, and at most half
+   * the flight recorder's grace for operations without detail (which it
+   * then takes as done, flightrec.h), is suspect: full detail from then on
+   * shows the next operations' channels well before the watchdog's verdict.
+   * A long operation escalates too, at no cost worth counting: NCCL's extra
+   * work is microseconds per operation. */
+  double suspect = hang_timeout_sec > 0 ? hang_timeout_sec / 10 : 6.0;
+  if (suspect * 1e9 > NS_FR_UNDETAILED_GRACE_NS / 2) suspect = (double)(NS_FR_UNDETAILED_GRACE_NS / 2) / 1e9;
+  D.suspect_ns = (uint64_t)(suspect * 1e9);
+  D.origin_ns = now_ns;
+  D.full = level == NS_DETAIL_FULL || level == NS_DETAIL_SAMPLED; /* sampled begins with a period */
+  D.full_since_ns = now_ns;
+  atomic_store_explicit(&g_full_now, D.full, memory_order_relaxed);
+}
+
+int ns_detail_full_now(void) { return atomic_load_explicit(&g_full_now, memory_order_relaxed); }
+int ns_detail_configured(void) { return D.level; }
+int ns_detail_escalated(void) { return D.escalated; }
+
+void ns_detail_escalate(int why, uint64_t now_ns, const char* what) {
+  if (D.level == NS_DETAIL_FULL || !D.escalate_ns) return;
+  D.n.triggers++;
+  uint64_t until = now_ns + D.escalate_ns;
+  if (until > D.esc_until_ns) D.esc_until_ns = until;
+  if (D.escalated) return;
+  D.escalated = 1;
+  D.esc_why = why;
+  D.esc_since_ns = now_ns;
+  D.n.escalations++;
+  ns_log_info("full detail for at least %.1f s (NCCLSCOPE_DETAIL=%s): %s%s%s", (double)D.escalate_ns / 1e9,
+              ns_detail_name(D.level), ns_detail_why_name(why), what && *what ? ": " : "", what ? what : "");
+}
+
+void ns_detail_inflight(uint64_t age_ns, uint32_t comm, uint64_t now_ns) {
+  if (age_ns < D.suspect_ns) return;
+  char what[96];
+  snprintf(what, sizeof what, "communicator %u has had an operation in flight for %.2f s", comm,
+           (double)age_ns / 1e9);
+  ns_detail_escalate(NS_DETAIL_WHY_INFLIGHT, now_ns, D.escalated ? NULL : what);
+}
+
+static base_slot* base_for(const ns_bucket_stats* b) {
+  uint64_t h = ((uint64_t)b->comm * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)(unsigned)b->func << 40) ^
+               (b->size_bucket * 0xC2B2AE3D27D4EB4Full) ^ (uint64_t)b->gpu;
+  for (unsigned k = 0; k < BASE_SLOTS; k++) {
+    base_slot* s = &D.base[(h + k) % BASE_SLOTS];
+    if (!s->windows) {
+      s->comm = b->comm, s->func = b->func, s->gpu = b->gpu, s->size_bucket = b->size_bucket;
+      return s;
+    }
+    if (s->comm == b->comm && s->func == b->func && s->gpu == b->gpu && s->size_bucket == b->size_bucket) return s;
+  }
+  return NULL; /* full: keys beyond BASE_SLOTS are not watched */
+}
+
+void ns_detail_window(const ns_window* w, uint64_t now_ns) {
+  if (!w) return;
+  for (size_t i = 0; i < w->n_lateness; i++) {
+    const ns_lateness_stats* l = &w->lateness[i];
+    if (l->compared < STRAGGLER_MIN_COMPARED || (double)l->last < STRAGGLER_LAST * (double)l->compared) continue;
+    if (l->lateness_ns_sum / l->compared < STRAGGLER_MIN_NS) continue;
+    char what[128];
+    snprintf(what, sizeof what, "communicator %u's rank arrived last in %llu of %llu collectives, %.2f ms late on average",
+             l->comm, (unsigned long long)l->last, (unsigned long long)l->compared,
+             (double)l->lateness_ns_sum / (double)l->compared / 1e6);
+    ns_detail_escalate(NS_DETAIL_WHY_STRAGGLER, now_ns, what);
+  }
+  for (size_t i = 0; i < w->n_buckets; i++) {
+    const ns_bucket_stats* b = &w->buckets[i];
+    if (b->count < BASE_MIN_OPS || !(b->busbw_gbs > 0) || b->batch_ops) continue;
+    base_slot* s = base_for(b);
+    if (!s) continue;
+    if (s->windows >= BASE_MIN_WINDOWS && b->busbw_gbs < BASE_DROP * s->level_gbs) {
+      char what[160];
+      snprintf(what, sizeof what, "%s of %llu B on communicator %u at %.2f GB/s busbw, %.2f GB/s before (%s timing)",
+               b->func_name, (unsigned long long)b->size_bucket, b->comm, b->busbw_gbs, s->level_gbs,
+               b->gpu ? "GPU" : "CPU");
+      ns_detail_escalate(NS_DETAIL_WHY_BUSBW, now_ns, what);
+    }
+    s->level_gbs = s->windows ? (1 - BASE_ALPHA) * s->level_gbs + BASE_ALPHA * b->busbw_gbs : b->busbw_gbs;
+    s->windows++;
+  }
+}
+
+int ns_detail_tick(uint64_t now_ns, int* full, int* why) {
+  int reason = NS_DETAIL_WHY_START;
+  if (D.escalated && now_ns >= D.esc_until_ns) {
+    D.escalated = 0;
+    ns_log_info("back to NCCLSCOPE_DETAIL=%s after %.1f s of full detail (%s)", ns_detail_name(D.level),
+                (double)(now_ns - D.esc_since_ns) / 1e9, ns_detail_why_name(D.esc_why));
+    reason = NS_DETAIL_WHY_CALM;
+  }
+  int sampling = D.level == NS_DETAIL_SAMPLED && now_ns >= D.origin_ns &&
+                 (now_ns - D.origin_ns) % 1000000000u < D.sample_ns;
+  int want = D.level == NS_DETAIL_FULL || D.escalated || sampling;
+  if (D.decided && want == D.full) return 0;
+  if (D.decided) {
+    if (D.escalated && want) reason = D.esc_why;
+    else if (reason != NS_DETAIL_WHY_CALM) reason = want ? NS_DETAIL_WHY_SAMPLE : NS_DETAIL_WHY_SAMPLE_END;
+    D.n.switches++;
+    if (D.full) D.n.full_ns += now_ns - D.full_since_ns;
+    D.full_since_ns = now_ns;
+  }
+  D.decided = 1;
+  D.full = want;
+  atomic_store_explicit(&g_full_now, want, memory_order_relaxed);
+  *full = want;
+  *why = reason;
+  return 1;
+}
+
+void ns_detail_counts_get(ns_detail_counts* out, uint64_t now_ns) {
+  *out = D.n;
+  if (D.full && now_ns > D.full_since_ns) out->full_ns += now_ns - D.full_since_ns;
+}
