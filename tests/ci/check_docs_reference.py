@@ -86,9 +86,12 @@ def main():
         rel = os.path.relpath(path, REPO)
         prose = rel.split(os.sep)[0] in PROSE
         patterns = EVERYWHERE + (PROSE_ONLY if prose else [])
-        for n, line in enumerate(text.splitlines(), 1):
+        lines = text.splitlines()
+        for n, line in enumerate(lines, 1):
+            # a phrase may wrap: read on into the next line, but report a hit where it starts
+            reach = line + " " + (lines[n].lstrip(" \t#*/-") if n < len(lines) else "")
             for pat in patterns:
-                m = pat.search(line)
+                m = next((m for m in pat.finditer(reach) if m.start() < len(line)), None)
                 if m:
                     print("%s:%d: %r: %s" % (rel, n, m.group(0), line.strip()[:160]))
                     hits += 1
