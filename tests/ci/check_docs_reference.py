@@ -86,6 +86,9 @@ def main():
         rel = os.path.relpath(path, REPO)
         prose = rel.split(os.sep)[0] in PROSE
         patterns = EVERYWHERE + (PROSE_ONLY if prose else [])
+        flat = re.sub(r"\n[ \t#*/-]*", " ", text)
+        if not any(pat.search(flat) for pat in patterns):
+            continue  # the usual case: one pass over the file per pattern
         lines = text.splitlines()
         for n, line in enumerate(lines, 1):
             # a phrase may wrap: read on into the next line, but report a hit where it starts
