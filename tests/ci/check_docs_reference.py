@@ -5,7 +5,7 @@ names are a reference (what is, how to reproduce a figure), not a record of
 how the work went. History belongs in git log.
 
 Fails on the phrases a development diary leaves behind: issue numbers
-("issue 13", "issues 12 and 13", "#13"), numbered or relative work sessions
+("issue 13", "issues 12 and 13"; in prose also "#13"), numbered or relative work sessions
 ("session 12", "the session's start (e913f0a)"), seeds quoted as history
 ("seed 1234" outside a --seed option), and agents ("another helper", "the
 lead merges"). The plugin's tracing session (it starts at the first init
@@ -37,9 +37,9 @@ EVERYWHERE = [
     re.compile(r"(?<![-\w])seed\s+\d{3,}", re.I),                  # seed 1234 (not --seed 1234)
     re.compile(r"\b(another|other|sibling|each|every|one|a)\s+(helper|agent)s?\b(?!\s*(-\s*)?threads?\b)",
                re.I),                                              # another helper (not a helper thread)
-    re.compile(r"\bagents?\b", re.I),
+    re.compile(r"(?<!user-)(?<!user )\bagents?\b", re.I),             # not an HTTP User-Agent
     re.compile(r"\bthe\s+lead\s+(merges|edits|asked|said|wants)\b", re.I),
-    re.compile(r"\b(we|I)\s+(fixed|tried|changed|found|measured)\b"),
+    re.compile(r"\b([Ww]e|I)\s+(fixed|tried|changed|found|measured)\b"),
     re.compile(r"\b(previous|this|last|next)\s+(pass|round)\s+of\s+(work|review)\b", re.I),
     re.compile(r"\bworktrees?\b", re.I),
 ]
