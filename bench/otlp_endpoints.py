@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""What a failing OTLP endpoint costs the traced process (issue: never block NCCL).
+"""What a failing OTLP endpoint costs the traced process (the plugin must never block NCCL).
 
 usage: bench/otlp_endpoints.py cadence [--build DIR] [--rounds N] [--reps R] [--gaps 10,100] [--window S]
        bench/otlp_endpoints.py rss [--build DIR] [--minutes M] [--mode hang]

@@ -6,7 +6,7 @@ report.py RAW_DIR OUT_JSON
 
 Reads micro.jsonl, macro.jsonl, rate.json, rate_trace.json, rss.json,
 rss_trace.json, scenario.jsonl and export.jsonl from RAW_DIR, prints the
-tables of docs/performance.md with the targets of issue 5 next to them, and
+tables of docs/performance.md with the targets next to them, and
 writes everything (raw and summarised) plus the machine description to
 OUT_JSON. Medians of medians: each process already reports medians over its
 interleaved repetitions.

@@ -85,9 +85,9 @@ typedef struct {
   uint64_t running_max_age_ns;
   /* How long a stopped op waits for the KernelCh its communicator should
    * send before it is released without them (NS_EVF_FORCED). NCCL's proxy
-   * reports them from its own progress, which a busy host delays (CI saw a
-   * batch's KernelCh 100 ms late, which the former 5 grace periods, 100 ms,
-   * missed: the batch's ops came out alone). Online 1 s; offline the
+   * reports them from its own progress, which a busy host delays (a CI run
+   * saw a batch's KernelCh 100 ms late, which a wait of 5 grace periods,
+   * 100 ms, misses: the batch's ops come out alone). Online 1 s; offline the
    * exporter's NS_ASM_WAIT_NS, so that report and export release ops alike. */
   uint64_t kernel_wait_ns;
   size_t max_open; /* most running events; 0: no limit */

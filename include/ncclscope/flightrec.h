@@ -168,7 +168,7 @@ size_t ns_fr_inflight_get(const ns_fr* fr, uint64_t now_ns, ns_fr_inflight* out,
  * an operation not done: its channels and peers without progress at now_ns. */
 void ns_fr_waits_for(const ns_fr* fr, const ns_fr_op* op, uint64_t now_ns, char* buf, size_t len);
 
-/* Everything, as one JSON object (docs/flightrec.md): the process, why it
+/* Everything, as one JSON object (README.md, "A job that hangs"): the process, why it
  * was written, the episodes so far (the last 32), and per communicator its
  * operations, oldest first. 0, or -1 on a write error. */
 typedef struct {

@@ -5,7 +5,7 @@
  * writes one start and one end time per batch into every work's profiler
  * slot: grouped collectives of one function, type, algorithm and protocol,
  * and the P2ps of a group (up to 8 per batch), all get the batch's interval
- * (docs/nccl-profiler-facts.md, item 2). Such an op has no GPU duration of
+ * (docs/simulator.md, NCCL behaviour 2). Such an op has no GPU duration of
  * its own, and dividing its bytes by the batch's time understates its
  * bandwidth up to the number of ops in the batch. So ops are published as
  * what they were part of: ops of one plan (their legacy Group, on one

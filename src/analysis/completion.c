@@ -157,7 +157,7 @@ static void on_stopped(void* user, ns_event* ev) {
   ns_event* op = ev->op ? ns_asm_find(a->as, ev->op) : NULL;
   uint64_t win = op && op->op_like && an(op)->has_window ? an(op)->window : UINT64_MAX;
   /* A send queued behind an earlier step of its connection still in flight
-   * (up to 8 are, of its op or the one before: facts item 8) measures that
+   * (up to 8 are, of its op or the one before: docs/simulator.md, NCCL behaviour 8) measures that
    * wait too, not the link: steps complete in order, so it queued if the
    * previous one stopped after its SendWait. Receives are waits anyway. */
   int queued = 0;

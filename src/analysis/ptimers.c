@@ -7,7 +7,7 @@
  * reached b (transport/profiler.cc). The device numbers every work, so the
  * time is the op's own only while both counters agree and the ring did not
  * wrap. A pTimer of another work converts, with however good a clock fit,
- * into another work's time (docs/nccl-profiler-facts.md, item 3). An op's
+ * into another work's time (docs/simulator.md, NCCL behaviour 3). An op's
  * pTimers are therefore taken as its own only when none of these holds:
  *  - Drift: a work without a profiler op ran on the communicator before
  *    it. A self send/recv (a P2p whose peer is the rank itself: NCCL gives

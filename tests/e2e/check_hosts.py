@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""ncclscope end-to-end checks across simulated hosts (issue 15).
+"""ncclscope end-to-end checks across simulated hosts.
 
 usage: check_hosts.py CHECK WORKDIR [SEEDS]
   env: NCCLSCOPE SIM PLUGIN (paths of the built binaries), SIMCLOCK (the clock shim, for `drift`)

@@ -63,7 +63,7 @@ def simulate(work, args=(), report=False, clock=None, plugin=None):
     env = dict(os.environ, NCCLSCOPE_EVENT_MASK="all", NCCLSCOPE_DUMP_DIR=dump)
     if clock:
         env["NCCLSCOPE_CLOCK"] = clock
-    # the ideal NCCL unless the check names a release (the plugin copes with real NCCL: issue 12)
+    # the ideal NCCL unless the check names a release (the real releases' behaviour has checks of its own, below)
     nccl = [] if "--nccl" in args else ["--nccl", "ideal"]
     run([os.environ["SIM"], "--plugin", plugin or os.environ["PLUGIN"], "--truth", truth_path] + nccl + list(args), env=env,
         out=os.path.join(work, "sim.log"))
@@ -227,7 +227,7 @@ def clock_conversions(truth, recs):
 
 
 def check_settled(settled):
-    """Issue 12's goal: a median error of a few us after warm-up. Every single conversion must lie inside its
+    """The goal: a median error of a few us after warm-up. Every single conversion must lie inside its
     bound (clock_conversions); its size follows the samples, which a loaded machine delays (CI saw one of
     6,800 at 7.5 us inside an 18 us bound), so the tail is printed, not held to the goal."""
     check(pct(settled, .5) <= SETTLED_ERR_US, "after warm-up the median true error is %.3f us (> %.1f)" %
@@ -285,7 +285,7 @@ def check_gpu_clock_v4(work):
     kch, ops, tk, errs, ratios, settled, bounds_settled, unbounded = clock_conversions(truth, recs)
     check(unbounded <= 0.2 * len(errs), "%d of %d conversions unbounded" % (unbounded, len(errs)))
     # Both sides of a v4 fit come from the proxy thread (its KernelCh callbacks, its receive handovers), so
-    # its width follows how promptly that thread ran. Issue 12's median goal holds "where launches and polls
+    # its width follows how promptly that thread ran. The median goal holds "where launches and polls
     # are prompt": here when the tenth percentile of the stop callbacks' lag (the plugin's callback time
     # minus the true kernel end) stays within PROMPT_POLL_P10_US. On an idle 2-core machine whose cores
     # sleep between polls it was 25 us and the median error 6-15 us (every conversion inside its bound);
@@ -580,7 +580,7 @@ def check_straggler(work):
               "mean gap %.1f us, true %.1f us, allowed +-%.1f us" % (c["meanGapUs"], true_gap, allowed))
 
 
-# ---- real NCCL personalities (issue 12): a pTimer can be another work's time ----
+# ---- real NCCL personalities: a pTimer can be another work's time ----
 
 REAL_SEEDS = (1, 2)
 # (nccl, scenario, options, prompt): prompt = launches and proxy polls on time, where the bounded conversions'
@@ -710,7 +710,7 @@ def check_clock_real(name, work):
     check(not failures, "; ".join(failures))
 
 
-BATCH_TOL = 0.02  # issue 12: a batch's busbw within 2 % of the truth's figure
+BATCH_TOL = 0.02  # a batch's busbw within 2 % of the truth's figure
 
 
 BATCH_CASES = {

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # plugin.burst: a burst of 10,000 ProxySteps (start, 3 states, stop: 216 bytes
 # of ring each, the most per event of NCCL's frequent events), emitted as fast
-# as one thread can, never drops with the default ring (issue 13): 4 MiB hold
+# as one thread can, never drops with the default ring: 4 MiB hold
 # about 19,000 such steps even if the writer does not run during the burst.
-# (The former 1 MiB default dropped 5,146 of them.) Five bursts, each read
+# (A 1 MiB ring, NCCLSCOPE_RING_KB=1024, dropped 5,146 of them in one run.) Five bursts, each read
 # back from its trace: every record there, no drop counted.
 #   check_burst.sh NS-BENCH-RATE NS-TRACE-STATS PLUGIN.so WORKDIR
 set -eu

@@ -11,7 +11,7 @@ rm -rf "$dir"
 mkdir -p "$dir/dump"
 if [ "$name" != default_mask ]; then NCCLSCOPE_EVENT_MASK=all; export NCCLSCOPE_EVENT_MASK; fi
 # --nccl ideal unless the case names a release: these checks hold for the plugin
-# only where NCCL behaves ideally, until it copes with real NCCL (issue 12)
+# only where NCCL behaves ideally (the real releases have cases of their own, tests/e2e)
 case "$simargs" in *--nccl*) ;; *) simargs="--nccl ideal $simargs" ;; esac
 NCCLSCOPE_DUMP_DIR=$dir/dump NCCLSCOPE_NO_CUDA=1 "$sim" --plugin "$plugin" --truth "$dir/truth.jsonl" $simargs
 "$check" "$dir/truth.jsonl" "$dir/dump" $checkargs

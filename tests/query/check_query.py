@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""The queries users copy from the docs, run by the real engine (issue 15).
+"""The queries users copy from the docs, run by the real engine.
 
 usage: check_query.py stragglers WORKDIR
   env: NCCLSCOPE SIM PLUGIN (paths of the built binaries)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""NCCL personalities: each behaviour of the facts page, seen in the call log.
+"""NCCL personalities: each behaviour of docs/simulator.md's table of NCCL behaviours, seen in the call log.
 
 Usage: personalities.py BUILD_DIR TEST. Each test runs ncclscope-sim with the
 recording plugin (tests/sim/recording_plugin.c, the version NCCL speaks

@@ -5,7 +5,7 @@
  * block whose bytes the damage did not touch must come back with all its
  * records, exactly once; a duplicated block is read once; the damage list
  * accounts for the skipped bytes. Prints the totals: records after the first
- * damage that were recovered (the reader used to stop at the first bad block).
+ * damage that were recovered (a reader that stops at the first bad block recovers none).
  */
 #include <stdio.h>
 #include <stdlib.h>
