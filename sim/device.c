@@ -126,6 +126,11 @@ void simDevicePlan(simProxy* px, simWork* w) {
         k->base = ++ch->hostCtr;
         if (!simQuirk(Q_PTIMER)) k->base = (uint64_t)k->devIndex; /* ideal: always its own work */
         w->pendingKch++;
+      } else if (p && !agv && !w->deviceOnly && !(self && simQuirk(Q_SELF_P2P_DRIFT))) {
+        /* a work whose task read a mask without KernelCh: NCCL still counts it
+         * on the channel (proxy.cc, incWorkCounter), so the host's count
+         * keeps step with the device's across a run-time mask change */
+        ++ch->hostCtr;
       }
     }
   }
@@ -408,6 +413,7 @@ void simDeviceAbandon(simProxy* px, simWork* w) {
   for (int k = 0; k < w->nk; k++) {
     kchOp* op = &w->kops[k];
     if (!op->hasOp || op->state >= 2) continue;
+    if (!d) break; /* its communicator ended first (a proxy shared with another one): nothing to unlink */
     /* unlink from its FIFO (NCCL's destroy drops the op; its event is never stopped) */
     simDevChannel* ch = &d->ch[op->ch];
     int conn = op->recvConn;

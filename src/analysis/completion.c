@@ -203,15 +203,18 @@ static void gpu_interval(ns_analysis* a, const ns_event* ev, ns_comm_state* cs, 
     r->flags |= NS_OPF_PTIMER_FOREIGN;
     return;
   }
+  if (!ev->has_ptimer_max || ev->ptimer_max < ev->ptimer_min) return;
+  /* Its own pTimers: its GPU duration, in the GPU's one clock, whatever the
+   * fit (sparse samples under NCCLSCOPE_DETAIL=sampled may not have one yet). */
+  r->ptimer_start = ev->ptimer_min;
+  r->ptimer_stop = ev->ptimer_max;
   double e1 = INFINITY, e2 = INFINITY;
   uint64_t t1 = 0, t2 = 0;
   int ok1 = ns_cf_convert(clock, ev->ptimer_min, &t1, &e1);
-  int ok2 = ev->has_ptimer_max && ns_cf_convert(clock, ev->ptimer_max, &t2, &e2);
-  if (ok1 && ok2 && ev->ptimer_max >= ev->ptimer_min) {
+  int ok2 = ns_cf_convert(clock, ev->ptimer_max, &t2, &e2);
+  if (ok1 && ok2) {
     r->gpu_start_ns = t1;
     r->gpu_stop_ns = t2;
-    r->ptimer_start = ev->ptimer_min;
-    r->ptimer_stop = ev->ptimer_max;
     r->gpu_err_ns = fmax(e1, e2);
     if (!isfinite(r->gpu_err_ns)) r->flags |= NS_OPF_GPU_UNBOUNDED;
   }
@@ -264,7 +267,7 @@ static void finalize_op(ns_analysis* a, ns_event* ev) {
                     .start_ns = s->ts,
                     .stop_ns = r.stop_ns,
                     .exec_stop_ns = r.exec_stop_ns,
-                    .has_gpu = r.gpu_start_ns && r.gpu_stop_ns,
+                    .has_gpu = r.ptimer_stop != 0, /* own pTimers (gpu_interval) */
                     .ptimer_start = ev->ptimer_min,
                     .ptimer_stop = ev->ptimer_max};
   r.basis = ns_op_duration(&tm, &r.dur_ns);
