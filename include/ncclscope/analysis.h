@@ -172,10 +172,11 @@ struct ns_op_result {
   uint64_t exec_stop_ns;      /* last ProxyOp/KernelCh stop; 0 if no child */
   uint64_t gpu_start_ns, gpu_stop_ns; /* kernel interval in the trace clock; 0 if no pTimer */
   double gpu_err_ns;          /* bound on |gpu_*_ns - truth| (includes the timer quantum) */
-  /* The raw pTimers gpu_start_ns and gpu_stop_ns were converted from, with
-   * the fit as it stood when the op became final; 0 when there are none. A
-   * tool that has seen the whole trace converts them again with the final
-   * fit (ns_analysis_gpu_to_cpu), as `ncclscope export` does. */
+  /* The op's own raw pTimers (0 when there are none, or they may be another
+   * work's): its GPU duration. gpu_start_ns and gpu_stop_ns are them converted
+   * with the fit as it stood when the op became final (0 when it could not
+   * convert them yet). A tool that has seen the whole trace converts them
+   * again with the final fit (ns_analysis_gpu_to_cpu), as `ncclscope export` does. */
   uint64_t ptimer_start, ptimer_stop;
   int basis;                  /* NS_BASIS_*: what dur_ns measures */
   uint64_t dur_ns;            /* GPU: gpu_stop-gpu_start; EXEC: exec_stop-start; ENQUEUE: stop-start */
