@@ -26,6 +26,7 @@
 #include "export.h"
 #include "json_writer.h"
 #include "report.h"
+#include "report_detail.h"
 #include "report_events.h"
 #include "report_html.h"
 #include "report_ranks.h"
@@ -57,6 +58,7 @@ typedef struct {
   uint32_t job_file;
   int other_job;    /* a trace of another SLURM job: its index + 1 */
   char other[64];
+  ns_report_detail detail;
 } report_ctx;
 
 struct file_losses {
@@ -92,6 +94,7 @@ typedef struct {
   const ns_asm_stats* events;
   const char* dir;
   report_loss loss;
+  const ns_report_detail* detail;
 } report_data;
 
 static void usage(FILE* out) {
@@ -129,6 +132,7 @@ static void usage(FILE* out) {
 
 static void on_op(void* user, const ns_op_result* op) {
   report_ctx* c = user;
+  ns_detail_op(&c->detail, op);
   if (c->xr && c->file >= 0) ns_xr_op(c->xr, c->file, op);
 }
 
@@ -140,7 +144,10 @@ static void on_item(void* user, const ns_item* it) {
     c->fl->events_in_trace += it->record->kind == NS_REC_START;
   } else if (it->kind == NS_ITEM_COMM_FINI) {
     c->fl->starts_dropped += it->props->u[NS_P_DROPPED];
+  } else if (it->kind == NS_ITEM_DETAIL || it->kind == NS_ITEM_COUNTERS) {
+    ns_detail_item(&c->detail, it);
   } else if (it->kind == NS_ITEM_PROCESS) {
+    ns_detail_trace(&c->detail);
     const char* job = it->process->slurm_job;
     if (job[0] && !c->job[0]) {
       snprintf(c->job, sizeof c->job, "%s", job);
@@ -330,6 +337,7 @@ static void loss_json(const report_loss* l, ns_json* j) {
 /* Everything of the report into out (text). */
 static int write_text(const report_data* d, const ns_summary_options* opt, FILE* out) {
   loss_text(&d->loss, out);
+  ns_detail_text(d->detail, out);
   int rc = ns_summary_text(d->sum, opt, out);
   if (d->xr) ns_xr_text(d->xr, out);
   losses_text(d->losses, d->nlosses, out);
@@ -379,6 +387,10 @@ static int write_json(const report_data* d, const ns_summary_options* opt, FILE*
   fputs(",\"loss\":", out);
   nsj_init(&j, out);
   loss_json(&d->loss, &j);
+  nsj_flush(&j);
+  fputs(",\"detail\":", out);
+  nsj_init(&j, out);
+  ns_detail_json(d->detail, &j);
   nsj_flush(&j);
   fputs("}\n", out);
   return ferror(out) ? -1 : 0;
@@ -512,7 +524,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   if (ctx.xr) ns_xr_finish(ctx.xr);
 
   report_data data = {.sum = sum, .xr = ctx.xr, .losses = fl, .nlosses = nfl, .events = &events,
-                      .dir = dir, .loss = loss_of(fl, nfl)};
+                      .dir = dir, .loss = loss_of(fl, nfl), .detail = &ctx.detail};
   rc = NS_EXIT_OK;
   int dirfd = -1;
   if (!o->text_path || !o->json_path || !o->html_path) dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -525,7 +537,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     FILE* out = o->print;
     ns_summary_options popt = opt;
     popt.sections = o->sections;
-    if (!o->sections) loss_text(&data.loss, out);
+    if (!o->sections) loss_text(&data.loss, out), ns_detail_text(&ctx.detail, out);
     ns_summary_text(sum, &popt, out);
     if ((!o->sections || (o->sections & NS_SUMMARY_CROSS_RANK)) && ctx.xr) ns_xr_text(ctx.xr, out);
     if (!o->sections || (o->sections & NS_REPORT_LOSSES)) losses_text(fl, nfl, out);
