@@ -55,12 +55,15 @@ def run(cmd, env=None, out=None):
     return r.stdout.decode(errors="replace")
 
 
-def simulate(work, args=(), report=False, clock=None, plugin=None):
+def simulate(work, args=(), report=False, clock=None, plugin=None, detail=None):
     """Runs the sim + export (+ report). Returns (truth by kind, export records, summary).
-    clock: NCCLSCOPE_CLOCK for the plugin (None: its default). plugin: another build of it (None: $PLUGIN)."""
+    clock: NCCLSCOPE_CLOCK for the plugin (None: its default). plugin: another build of it (None: $PLUGIN).
+    detail: NCCLSCOPE_DETAIL (None: full)."""
     dump = fresh_dump(work)
     truth_path = os.path.join(work, "truth.jsonl")
     env = dict(os.environ, NCCLSCOPE_EVENT_MASK="all", NCCLSCOPE_DUMP_DIR=dump)
+    if detail:
+        env["NCCLSCOPE_DETAIL"] = detail
     if clock:
         env["NCCLSCOPE_CLOCK"] = clock
     # the ideal NCCL unless the check names a release (the real releases' behaviour has checks of its own, below)
@@ -264,6 +267,36 @@ def check_gpu_clock(work):
     check_settled(settled)
     check(pct(bounds_settled, .5) <= 1.5 * ideal_us, "after warm-up the median bound %.3f us is more than "
           "1.5x the data-limited width %.3f us" % (pct(bounds_settled, .5), ideal_us))
+
+
+def check_gpu_clock_sampled(work):
+    # NCCLSCOPE_DETAIL=sampled: KernelCh for 30 ms of every second only, so the fit has a few samples a second
+    # and long gaps between them: every conversion must still lie inside its published bound (or say
+    # unbounded), the bound wider than under full detail where the samples are fewer.
+    truth, recs, _ = simulate(work, ["--iters", str(ITERS)], detail="sampled")
+    ops = events(recs, "ncclProfileColl") + events(recs, "ncclProfileP2p")
+    kch = events(recs, "ncclProfileKernelCh")
+    print("operations %d, KernelCh %d (sampled)" % (len(ops), len(kch)))
+    check(kch and len({k["parentObj"] for k in kch}) < len(ops) / 2,
+          "%d of %d operations have KernelCh under sampling" % (len({k["parentObj"] for k in kch}), len(ops)))
+    errs = []
+    tk = kernel_truth(truth)
+    by = {r["eventAddr"]: r for r in ops}
+    bounded = unbounded = 0
+    for e in kch:
+        d, t = e["details"], tk.get(kernel_key(e, by))
+        check(t, "KernelCh without a truth record: %s" % json.dumps(e))
+        if "gpuStart" not in d or d.get("gpuErrorUs") is None:
+            unbounded += 1
+            continue
+        for side, true_ns in (("gpuStart", t["gpu_start"]), ("gpuStop", t["gpu_stop"])):
+            err = abs(ns(d[side]) - true_ns) / 1e3
+            check(err <= d["gpuErrorUs"] + 0.001, "%s off by %.3f us, bound %.3f us (sampled)" %
+                  (side, err, d["gpuErrorUs"]))
+            errs.append(err)
+        bounded += 1
+    check(bounded, "no bounded conversion under sampling (%d unbounded)" % unbounded)
+    print("bounded %d, unbounded %d; true error %s" % (bounded, unbounded, dist(errs, 1)))
 
 
 PROMPT_POLL_P10_US = 10.0  # the simulator's poll model alone: lags log-uniform from 2 to 40 us, p10 2.7 us
@@ -798,7 +831,8 @@ def check_batch(work, cases=BATCH_CASES["batch"]):
     check(not failures, "\n".join(failures[:10]))
 
 
-CHECKS = {"exec_end": check_exec_end, "gpu_clock": check_gpu_clock, "gpu_clock_v4": check_gpu_clock_v4, "busbw": check_busbw, "links": check_links,
+CHECKS = {"exec_end": check_exec_end, "gpu_clock": check_gpu_clock, "gpu_clock_sampled": check_gpu_clock_sampled,
+          "gpu_clock_v4": check_gpu_clock_v4, "busbw": check_busbw, "links": check_links,
           "clock_fields": check_clock_fields, "straggler": check_straggler}
 CHECKS.update({name: (lambda work, name=name: check_batch(work, BATCH_CASES[name])) for name in BATCH_CASES})
 CHECKS.update({name: (lambda work, name=name: check_clock_real(name, work)) for name in REAL_CASES})
