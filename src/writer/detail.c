@@ -39,6 +39,7 @@ static struct {
   int full;                 /* the decision last returned */
   int decided;              /* the first tick returned it */
   int escalated;
+  int esc_new;              /* an escalation began since the last tick: its DETAIL block is due */
   int esc_why;
   uint64_t esc_until_ns, esc_since_ns;
   uint64_t full_since_ns;
@@ -82,8 +83,17 @@ void ns_detail_escalate(int why, uint64_t now_ns, const char* what) {
   D.n.triggers++;
   uint64_t until = now_ns + D.escalate_ns;
   if (until > D.esc_until_ns) D.esc_until_ns = until;
-  if (D.escalated) return;
+  if (D.escalated && why == D.esc_why) return;
+  if (D.escalated) {
+    /* another cause keeps it: recorded (a DETAIL block) and logged, not counted as a new escalation */
+    D.esc_why = why;
+    D.esc_new = 1;
+    ns_log_info("full detail goes on (NCCLSCOPE_DETAIL=%s): %s%s%s", ns_detail_name(D.level), ns_detail_why_name(why),
+                what && *what ? ": " : "", what ? what : "");
+    return;
+  }
   D.escalated = 1;
+  D.esc_new = 1;
   D.esc_why = why;
   D.esc_since_ns = now_ns;
   D.n.escalations++;
@@ -153,7 +163,15 @@ int ns_detail_tick(uint64_t now_ns, int* full, int* why) {
   int sampling = D.level == NS_DETAIL_SAMPLED && now_ns >= D.origin_ns &&
                  (now_ns - D.origin_ns) % 1000000000u < D.sample_ns;
   int want = D.level == NS_DETAIL_FULL || D.escalated || sampling;
-  if (D.decided && want == D.full) return 0;
+  int esc_new = D.esc_new;
+  D.esc_new = 0;
+  /* An escalation is recorded even when a sampling period already gave full detail. */
+  if (D.decided && want == D.full && !(esc_new && D.escalated)) return 0;
+  if (D.decided && want == D.full) {
+    *full = want;
+    *why = D.esc_why;
+    return 1;
+  }
   if (D.decided) {
     if (D.escalated && want) reason = D.esc_why;
     else if (reason != NS_DETAIL_WHY_CALM) reason = want ? NS_DETAIL_WHY_SAMPLE : NS_DETAIL_WHY_SAMPLE_END;

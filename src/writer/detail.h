@@ -47,7 +47,8 @@ void ns_detail_escalate(int why, uint64_t now_ns, const char* what);
 void ns_detail_inflight(uint64_t age_ns, uint32_t comm, uint64_t now_ns);
 /* A closed metrics window: stragglers and busbw drops. */
 void ns_detail_window(const ns_window* w, uint64_t now_ns);
-/* Each writer pass: 1 when the decision changed now (then *full and *why). */
+/* Each writer pass: 1 when the decision changed now, or an escalation began
+ * (then *full and *why: its DETAIL block is due). */
 int ns_detail_tick(uint64_t now_ns, int* full, int* why);
 void ns_detail_counts_get(ns_detail_counts* out, uint64_t now_ns);
 /* The level configured, and whether an escalation holds now. */
