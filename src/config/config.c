@@ -277,6 +277,10 @@ static time_t process_start_time(void) {
   return (time_t)(btime + start_ticks / (unsigned long long)hz);
 }
 
+_Static_assert(NS_DETAIL_EVENT_BITS == ((1u << NS_EV_PROXY_STEP) | (1u << NS_EV_PROXY_CTRL) | (1u << NS_EV_KERNEL_CH) |
+                                        (1u << NS_EV_NET_PLUGIN)),
+               "the detail bits are ProxyStep, ProxyCtrl, KernelCh and NetPlugin");
+
 const char* ns_detail_name(int level) {
   return level == NS_DETAIL_OPS ? "ops" : level == NS_DETAIL_SAMPLED ? "sampled" : "full";
 }
