@@ -11,6 +11,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "util/json_escape.h"
+
 static const char hex_digits[] = "0123456789abcdef";
 
 /* "00" "01" ... "99": two digits per division by 100. */
@@ -18,19 +20,6 @@ static const char digit_pairs[201] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
-
-/* Bytes that are copied as they are inside a JSON string: printable ASCII
- * except '"' and '\\'. Everything else takes the slow path in put_escaped. */
-const uint8_t nsj_plain_byte[256] = {
-#define R16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
-    R16(0), R16(0),                                                          /* 0x00-0x1F */
-    1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,                          /* 0x20-0x2F: '"' */
-    R16(1), R16(1),                                                          /* 0x30-0x4F */
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,                          /* 0x50-0x5F: '\\' */
-    R16(1), 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0,                  /* 0x60-0x7F: DEL */
-    R16(0), R16(0), R16(0), R16(0), R16(0), R16(0), R16(0), R16(0),          /* 0x80-0xFF */
-#undef R16
-};
 
 /* ---- buffer ---- */
 
@@ -177,73 +166,16 @@ void nsj_arr_end(ns_json* j) { close_scope(j, ']'); }
 
 /* ---- strings ---- */
 
-/* Length of the well-formed UTF-8 sequence at s (n bytes left), 0 if ill-formed
- * (overlong forms, surrogates and code points above U+10FFFF are ill-formed). */
-static size_t utf8_seq_len(const unsigned char* s, size_t n) {
-  unsigned char c = s[0];
-  size_t len;
-  unsigned char lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) len = 2;
-  else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else
-    return 0;
-  if (n < len) return 0;
-  if (s[1] < lo || s[1] > hi) return 0;
-  for (size_t i = 2; i < len; i++)
-    if (s[i] < 0x80 || s[i] > 0xBF) return 0;
-  return len;
-}
-
-/* s[0..n) escaped, without quotes. Runs of plain bytes are copied at once. */
-static void put_escaped(ns_json* j, const char* str, size_t n) {
-  const unsigned char* s = (const unsigned char*)str;
-  size_t i = 0;
-  while (i < n) {
-    size_t k = i;
-    while (k < n && nsj_plain_byte[s[k]]) k++;
-    if (k > i) {
-      put(j, s + i, k - i);
-      i = k;
-      if (i == n) break;
-    }
-    unsigned char c = s[i];
-    if (c < 0x80) {
-      char* o = room(j, 6);
-      o[0] = '\\';
-      size_t w = 2;
-      switch (c) {
-        case '"': o[1] = '"'; break;
-        case '\\': o[1] = '\\'; break;
-        case '\n': o[1] = 'n'; break;
-        case '\r': o[1] = 'r'; break;
-        case '\t': o[1] = 't'; break;
-        case '\b': o[1] = 'b'; break;
-        case '\f': o[1] = 'f'; break;
-        default: /* other controls and DEL */
-          memcpy(o + 1, "u00", 3);
-          o[4] = hex_digits[c >> 4];
-          o[5] = hex_digits[c & 0xF];
-          w = 6;
-      }
-      j->len += w;
-      i++;
-      continue;
-    }
-    size_t len = utf8_seq_len(s + i, n - i);
-    if (len == 0) {
-      put(j, "\\ufffd", 6); /* one replacement per ill-formed byte */
-      i++;
-    } else {
-      put(j, s + i, len);
-      i += len;
-    }
+/* s[0..n) escaped (util/json_escape.h), without quotes, straight into the
+ * buffer; drained whenever the next unit does not fit. */
+static void put_escaped(ns_json* j, const char* s, size_t n) {
+  for (;;) {
+    size_t used;
+    j->len += ns_json_escape(j->buf + j->len, NSJ_BUF - j->len, s, n, 0, &used);
+    s += used;
+    n -= used;
+    if (!n) return;
+    nsj_drain(j);
   }
 }
 

@@ -6,11 +6,10 @@
  * nowhere else, so the caller must nsj_flush before looking at the FILE.
  * Numbers are formatted without printf (exactly what printf's %llu, %lld,
  * %llx would give); doubles go through "%.17g" as before. Commas are
- * inserted by the writer. Strings are escaped for JSON and made valid
- * UTF-8: control characters become \uXXXX (or \n, \t ...), and every byte
- * that is not part of a well-formed UTF-8 sequence becomes U+FFFD, because
- * strings from NCCL (communicator names, ...) may be anything. Times are
- * written exactly from integer nanoseconds. Single-threaded. */
+ * inserted by the writer. Strings are escaped by util/json_escape.h (valid
+ * UTF-8 out, U+FFFD for each byte outside a well-formed sequence, because
+ * strings from NCCL, communicator names and the like, may be anything).
+ * Times are written exactly from integer nanoseconds. Single-threaded. */
 #ifndef NCCLSCOPE_TOOLS_JSON_WRITER_H
 #define NCCLSCOPE_TOOLS_JSON_WRITER_H
 
@@ -18,6 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "util/json_escape.h"
 
 #define NSJ_MAX_DEPTH 32
 #define NSJ_BUF (64u << 10) /* fits in L2 with room to spare; 1.7 GB of output = 26k writes */
@@ -102,7 +103,6 @@ size_t nsj_fmt_hex(char* out, uint64_t v, unsigned width);
 
 #define NSJ_INLINE_STR 48 /* longest string tried on the inline path */
 
-extern const uint8_t nsj_plain_byte[256]; /* 1: copied as is inside a JSON string */
 void nsj_drain(ns_json* j);               /* buffer -> FILE */
 /* Out of line: '"', s escaped, then the tail (after the separator is written). */
 void nsj_quoted_slow(ns_json* j, const char* s, size_t n, const char* tail, size_t tail_len);
@@ -133,7 +133,7 @@ static inline void nsj_quoted(ns_json* j, const char* s, size_t n, const char* t
     size_t i = 0;
     for (; i < n; i++) {
       unsigned char c = (unsigned char)s[i];
-      if (!nsj_plain_byte[c]) break;
+      if (ns_json_plain_byte[c] == 0) break; /* escaped, or a UTF-8 sequence to check */
       o[1 + i] = (char)c;
     }
     if (i == n) {

@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "util/json_escape.h"
+
 extern const char ns_html_uplot_js[];
 extern const size_t ns_html_uplot_js_len;
 extern const char ns_html_uplot_css[];
@@ -31,32 +33,28 @@ static void raw(FILE* out, const char* s, size_t len) {
   fwrite(s + from, 1, len - from, out);
 }
 
-/* JSON text into a <script> element, whatever its strings hold: '<', '>'
- * and '&' become \u003c, \u003e, \u0026 and U+2028, U+2029 become \u2028,
- * \u2029. JSON has these characters only inside strings, where the escapes
- * mean the same characters, so the data parses to the same value, and the
- * HTML parser never sees "</script", "<!--" or "<script" in it (either of
- * the last two puts it into the script's escaped states, where the page's
- * own scripts that follow become part of this element). */
+/* JSON text into a <script> element, whatever its strings hold: '<', '>',
+ * '&', U+2028 and U+2029 escaped as util/json_escape.h's NS_JSON_ESC_HTML
+ * escapes them (\u003c ...). JSON has these characters only inside
+ * strings, where the escapes mean the same characters, so the data parses
+ * to the same value, and the HTML parser never sees "</script", "<!--" or
+ * "<script" in it (either of the last two puts it into the script's
+ * escaped states, where the page's own scripts that follow become part of
+ * this element). Nothing else of the text is touched: its quotes and
+ * backslashes are JSON's own. */
 static void json_in_script(FILE* out, const char* s, size_t len) {
   size_t from = 0;
   for (size_t i = 0; i < len; i++) {
-    const char* esc = NULL;
-    size_t skip = 1;
-    unsigned char c = (unsigned char)s[i];
-    if (c == '<') esc = "\\u003c";
-    else if (c == '>') esc = "\\u003e";
-    else if (c == '&') esc = "\\u0026";
-    else if (c == 0xE2 && i + 2 < len && (unsigned char)s[i + 1] == 0x80 &&
-             ((unsigned char)s[i + 2] == 0xA8 || (unsigned char)s[i + 2] == 0xA9)) {
-      esc = (unsigned char)s[i + 2] == 0xA8 ? "\\u2028" : "\\u2029";
-      skip = 3;
-    }
-    if (!esc) continue;
+    const unsigned char* u = (const unsigned char*)s + i;
+    size_t unit = ns_json_plain_byte[*u] == 1 ? 1 /* plain unless HTML: '<', '>', '&' */
+                  : *u == 0xE2 && len - i >= 3 && u[1] == 0x80 && (u[2] == 0xA8 || u[2] == 0xA9) ? 3
+                                                                                                 : 0;
+    if (!unit) continue;
+    char esc[NS_JSON_ESC_UNIT_MAX];
     fwrite(s + from, 1, i - from, out);
-    fputs(esc, out);
-    from = i + skip;
-    i += skip - 1;
+    fwrite(esc, 1, ns_json_escape(esc, sizeof esc, s + i, unit, NS_JSON_ESC_HTML, NULL), out);
+    from = i + unit;
+    i += unit - 1;
   }
   fwrite(s + from, 1, len - from, out);
 }

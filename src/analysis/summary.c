@@ -3,14 +3,15 @@
  * clock-fit quality) as text and JSON, merged over any number of analyses.
  *
  * Runs on the thread that owns the analyses (the plugin's last finalize on
- * the writer thread, or the CLI). Self-contained JSON output: strings are
- * escaped here, non-finite numbers are written as null.
+ * the writer thread, or the CLI). Self-contained JSON output: strings go
+ * through util/json_escape.h, non-finite numbers are written as null.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/internal.h"
+#include "util/json_escape.h"
 
 typedef struct {
   ns_row_acc row; /* merged; pct owned */
@@ -582,20 +583,6 @@ int ns_analysis_summary_text(ns_analysis* const* list, size_t n, const ns_summar
   return rc;
 }
 
-static void json_str(FILE* out, const char* s) {
-  fputc('"', out);
-  for (; s && *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(out, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(out, "\\u%04x", c);
-    else
-      fputc(c, out);
-  }
-  fputc('"', out);
-}
-
 static void json_num(FILE* out, double v) {
   if (isfinite(v))
     fprintf(out, "%.6g", v);
@@ -611,11 +598,11 @@ static void json_link(FILE* out, const sum_link* l, int comma, const char* kind)
           s->is_send ? "true" : "false", s->channel, (unsigned long long)s->steps, (unsigned long long)s->bytes);
   if (kind) {
     fputs(",\"kind\":", out);
-    json_str(out, kind);
+    ns_json_write_str(out, kind, 0);
   }
   fputs(",\"noFit\":", out);
   if (s->nofit)
-    json_str(out, ns_link_nofit_reason(s->nofit));
+    ns_json_write_str(out, ns_link_nofit_reason(s->nofit), 0);
   else
     fputs("null", out);
   fprintf(out, ",\"sizes\":%u,\"minPerSize\":[", s->nsizes);
@@ -650,16 +637,16 @@ int ns_summary_json(ns_summary* sm, const ns_summary_options* opt, FILE* out) {
     ns_row_acc* r = &rows[i].row;
     row_figures f = figures(r);
     fputs(i ? ",{\"func\":" : "{\"func\":", out);
-    json_str(out, r->func_name);
+    ns_json_write_str(out, r->func_name, 0);
     fprintf(out, ",\"nranks\":%u,\"bytes\":%llu,\"count\":%llu,\"dtype\":", r->nranks,
             (unsigned long long)r->bytes, (unsigned long long)r->count_elems);
-    json_str(out, r->dtype);
+    ns_json_write_str(out, r->dtype, 0);
     fprintf(out, ",\"commId\":\"0x%llx\"", (unsigned long long)r->comm_id);
     if (r->root >= 0) fprintf(out, ",\"root\":%lld", (long long)r->root);
     fputs(",\"algo\":", out);
-    json_str(out, r->algo);
+    ns_json_write_str(out, r->algo, 0);
     fputs(",\"proto\":", out);
-    json_str(out, r->proto);
+    ns_json_write_str(out, r->proto, 0);
     fprintf(out, ",\"ranks\":%u,\"calls\":%llu,\"callsPerRankMin\":%llu,\"callsPerRankMax\":%llu,"
                  "\"warmupCalls\":%llu,\"timedCalls\":%llu,\"timeUs\":",
             r->ranks, (unsigned long long)r->calls, (unsigned long long)r->calls_min, (unsigned long long)r->calls_max,
@@ -700,7 +687,7 @@ int ns_summary_json(ns_summary* sm, const ns_summary_options* opt, FILE* out) {
     unsigned long long mag = f->offset_ns < 0 ? 0ull - (unsigned long long)f->offset_ns : (unsigned long long)f->offset_ns;
     fprintf(out, "%s{\"commId\":\"0x%llx\",\"rank\":%d,\"gpu\":", first ? "" : ",",
             (unsigned long long)k->comm_id, k->rank);
-    json_str(out, k->gpu);
+    ns_json_write_str(out, k->gpu, 0);
     fprintf(out, ",\"samples\":%llu,\"gpuClockOffsetUs\":%s%llu.%03llu", (unsigned long long)f->samples,
             f->offset_ns < 0 ? "-" : "", mag / 1000, mag % 1000);
     int known = drift_known(f);

@@ -5,46 +5,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at s (1..4), 0 if none starts there. */
-static size_t utf8_len(const unsigned char* s) {
-  if (s[0] < 0x80) return 1;
-  size_t n = s[0] >= 0xC2 && s[0] <= 0xDF ? 2 : s[0] >= 0xE0 && s[0] <= 0xEF ? 3 : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : 0;
-  for (size_t i = 1; i < n; i++)
-    if ((s[i] & 0xC0) != 0x80) return 0;
-  if (n == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0; /* overlong, surrogate */
-  if (n == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))) return 0; /* overlong, > U+10FFFF */
-  return n;
-}
+#include "util/utf8.h"
 
-/* s as valid UTF-8 into out (cap bytes with the NUL), whole characters only. */
+/* s as valid UTF-8 into out (cap bytes with the NUL), whole characters
+ * only; each byte outside a well-formed sequence becomes '?'. */
 static void copy_utf8(char* out, size_t cap, const char* s) {
-  size_t at = 0;
+  size_t at = 0, left = strlen(s);
   const unsigned char* p = (const unsigned char*)s;
-  while (*p) {
-    size_t n = utf8_len(p);
+  while (left) {
+    size_t n = ns_utf8_len(p, left);
     if (at + (n ? n : 1) >= cap) break;
     if (n) {
       memcpy(out + at, p, n);
       at += n;
-      p += n;
     } else {
       out[at++] = '?';
-      p++;
+      n = 1;
     }
+    p += n;
+    left -= n;
   }
   out[at] = 0;
 }
 
 void ns_job_identity_read(ns_job_identity* out) {
+  static const char* const vars[] = {"NCCLSCOPE_JOB_NAME", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "JOB_NAME"};
+  enum { SLURM = 1, K8S_JOB = 3 };
   memset(out, 0, sizeof *out);
   out->source = "";
-  const char* slurm = getenv("SLURM_JOB_ID");
+  const char* slurm = getenv(vars[SLURM]);
   if (slurm && *slurm) copy_utf8(out->slurm_job, sizeof out->slurm_job, slurm);
-  static const char* const vars[] = {"NCCLSCOPE_JOB_NAME", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "JOB_NAME"};
   const char* k8s = getenv("KUBERNETES_SERVICE_HOST");
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-    if (i == 3 && !(k8s && *k8s)) break; /* JOB_NAME means a job only where a pod spec sets it */
-    const char* v = getenv(vars[i]);
+    if (i == K8S_JOB && !(k8s && *k8s)) break; /* JOB_NAME means a job only where a pod spec sets it */
+    const char* v = i == SLURM ? slurm : getenv(vars[i]);
     if (!v || !*v) continue;
     copy_utf8(out->id, sizeof out->id, v);
     out->source = vars[i];

@@ -8,16 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
-
-static void jstr(FILE* f, const char* s) {
-  fputc('"', f);
-  for (const unsigned char* p = (const unsigned char*)(s ? s : ""); *p; p++) {
-    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-    else if (*p < 0x20 || *p >= 0x7f) fprintf(f, "\\u%04x", *p);
-    else fputc(*p, f);
-  }
-  fputc('"', f);
-}
+#include "util/json_escape.h"
 
 static const char* type_name(uint8_t type) {
   return type == NS_EV_COLL ? "Coll" : type == NS_EV_P2P ? "P2p" : "unknown";
@@ -28,21 +19,21 @@ static void dump_dir(FILE* f, const char* key, const ns_fr_dir* d) {
           "\"stepsDone\":%u,\"lastStep\":%lld,\"lastState\":",
           key, d->peer, d->ops, d->ops_done, d->ops_closed, d->steps, d->steps_done, (long long)d->last_step);
   const char* st = d->last_state >= 0 ? ns_state_name(d->last_state) : NULL;
-  if (st) jstr(f, st);
+  if (st) ns_json_write_str(f, st, 0);
   else fputs("null", f);
   fprintf(f, ",\"lastNs\":%llu}", (unsigned long long)d->last_ts);
 }
 
 static void dump_op(const ns_fr* fr, const ns_fr_op* op, FILE* f) {
   fprintf(f, "{\"id\":%llu,\"type\":\"%s\",\"func\":", (unsigned long long)op->id, type_name(op->type));
-  jstr(f, fr_str(fr, op->func_str));
+  ns_json_write_str(f, fr_str(fr, op->func_str), 0);
   fprintf(f, ",\"seq\":%llu,\"count\":%llu,\"bytes\":%llu,\"dtype\":", (unsigned long long)op->seq,
           (unsigned long long)op->count, (unsigned long long)op->bytes);
-  jstr(f, fr_str(fr, op->dtype_str));
+  ns_json_write_str(f, fr_str(fr, op->dtype_str), 0);
   fputs(",\"algo\":", f);
-  jstr(f, fr_str(fr, op->algo_str));
+  ns_json_write_str(f, fr_str(fr, op->algo_str), 0);
   fputs(",\"proto\":", f);
-  jstr(f, fr_str(fr, op->proto_str));
+  ns_json_write_str(f, fr_str(fr, op->proto_str), 0);
   fprintf(f, ",\"%s\":%lld,\"nChannels\":%u,\"state\":\"%s\",\"doneBy\":%s", op->type == NS_EV_P2P ? "peer" : "root",
           (long long)op->peer_or_root, op->nchannels, op->started ? ns_fr_stage_name(op->stage) : "unstarted",
           op->done == 1 ? "\"itself\"" : op->done == 2 ? "\"laterOp\"" : "null");
@@ -72,23 +63,23 @@ static void dump_op(const ns_fr* fr, const ns_fr_op* op, FILE* f) {
 
 static void dump_episode(const ns_fr_stuck* s, FILE* f) {
   fprintf(f, "{\"comm\":%u,\"commId\":\"0x%016llx\",\"name\":", s->comm, (unsigned long long)s->comm_id);
-  jstr(f, s->comm_name);
+  ns_json_write_str(f, s->comm_name, 0);
   fprintf(f, ",\"rank\":%d,\"nranks\":%u,\"func\":", s->rank, s->nranks);
-  jstr(f, s->func);
+  ns_json_write_str(f, s->func, 0);
   fprintf(f, ",\"type\":\"%s\",\"seq\":%llu,\"opId\":%llu,\"state\":\"%s\",\"startNs\":%llu,\"detectNs\":%llu,"
           "\"waitedSec\":%.3f,\"cleared\":%s,\"waitsFor\":",
           type_name(s->op.type), (unsigned long long)s->op.seq, (unsigned long long)s->op.id,
           s->op.started ? ns_fr_stage_name(s->op.stage) : "unstarted", (unsigned long long)s->op.t_start,
           (unsigned long long)s->detect_ns, (double)s->waited_ns / 1e9, s->cleared ? "true" : "false");
-  jstr(f, s->waits_for);
+  ns_json_write_str(f, s->waits_for, 0);
   fputc('}', f);
 }
 
 int ns_fr_dump_json(const ns_fr* fr, const ns_fr_dump_info* in, FILE* f) {
   fputs("{\"format\":\"ncclscope-flightrec\",\"version\":1,\"host\":", f);
-  jstr(f, in->host);
+  ns_json_write_str(f, in->host, 0);
   fprintf(f, ",\"pid\":%u,\"reason\":", in->pid);
-  jstr(f, in->reason);
+  ns_json_write_str(f, in->reason, 0);
   fprintf(f, ",\"nowNs\":%llu,\"realtimeOffsetNs\":%lld,\"hangTimeoutSec\":%.3f", (unsigned long long)in->now_ns,
           (long long)in->realtime_offset_ns, in->timeout_sec);
   fputs(",\"episodes\":[", f);
@@ -104,7 +95,7 @@ int ns_fr_dump_json(const ns_fr* fr, const ns_fr_dump_info* in, FILE* f) {
     if (!c->comm) continue;
     fprintf(f, "%s{\"comm\":%u,\"commId\":\"0x%016llx\",\"name\":", firstc ? "" : ",", c->comm,
             (unsigned long long)c->comm_id);
-    jstr(f, c->name);
+    ns_json_write_str(f, c->name, 0);
     uint64_t from_pos = c->head > fr->cfg.entries ? c->head - fr->cfg.entries : 0;
     fprintf(f, ",\"rank\":%d,\"nranks\":%u,\"opsRecorded\":%llu,\"opsKept\":%llu,\"inFlight\":%llu,\"ops\":[", c->rank,
             c->nranks, (unsigned long long)c->head, (unsigned long long)(c->head - from_pos),

@@ -7,19 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/json_escape.h"
+
 void ns_buf_json_str(ns_buf* b, const char* s) {
-  static const char hex[] = "0123456789abcdef";
+  char chunk[256]; /* escaped through the stack: the buffer grows only by what is written */
+  size_t n = strlen(s);
   ns_buf_put(b, "\"", 1);
-  for (const unsigned char* p = (const unsigned char*)s; *p; p++) {
-    if (*p == '"' || *p == '\\') {
-      char e[2] = {'\\', (char)*p};
-      ns_buf_put(b, e, 2);
-    } else if (*p < 0x20 || *p == 0x7f) {
-      char e[6] = {'\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15]};
-      ns_buf_put(b, e, 6);
-    } else {
-      ns_buf_put(b, p, 1);
-    }
+  while (n) {
+    size_t used, w = ns_json_escape(chunk, sizeof chunk, s, n, 0, &used);
+    ns_buf_put(b, chunk, w);
+    s += used;
+    n -= used;
   }
   ns_buf_put(b, "\"", 1);
 }

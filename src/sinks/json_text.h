@@ -16,7 +16,7 @@
 
 static inline void ns_sink_buf_bound(ns_buf* b) { b->limit = NS_SINK_BUF_LIMIT; }
 
-/* A JSON string literal (quotes included): '"', '\\' and control bytes escaped. */
+/* A JSON string literal (quotes included), escaped by util/json_escape.h. */
 void ns_buf_json_str(ns_buf* b, const char* s);
 /* A double as JSON (finite: shortest %.17g that round-trips; NaN/inf: 0). */
 void ns_buf_json_double(ns_buf* b, double v);

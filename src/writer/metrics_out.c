@@ -36,7 +36,6 @@
 #include "writer/writer.h"
 
 #define NS_PROM_FILE_MODE 0644u /* node_exporter runs as another user: world-readable */
-#define NS_VERSION_STRING NCCLSCOPE_VERSION /* project(VERSION) in CMakeLists.txt */
 
 static struct {
   ns_metrics* m;
@@ -137,7 +136,7 @@ void ns_mout_open(void) {
                          .nattrs = oc->nattrs,
                          .attr_key = oc->attr_key,
                          .attr_val = oc->attr_val,
-                         .version = NS_VERSION_STRING};
+                         .version = NCCLSCOPE_VERSION};
   open_jsonl();
   open_prom();
   if (oc->enabled) {

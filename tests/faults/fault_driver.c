@@ -18,6 +18,13 @@
  *                  writer may already have closed its events)
  *   garbage        stop/record/start with garbage handles, contexts and parents:
  *                  NULL, unmapped, PROT_NONE, misaligned, kernel addresses
+ *   hostile_names  communicators named with every byte 0x80-0xFF, every control
+ *                  character, "<!--<script>", overlong forms, surrogates and
+ *                  cut sequences, and collectives whose func, datatype, algo
+ *                  and proto are as odd; one of them is left in flight past
+ *                  the hang timeout (the flight record names them). Prints
+ *                  each name as "name <kind> <hex>" for faults.py, which
+ *                  checks what the outputs make of them
  * Every case: no plugin thread is left once the last context is finalized
  * (checked before dlclose, which would otherwise crash the process).
  * Prints one line per failed check; exit 0 when every check passed.
@@ -297,6 +304,80 @@ static void caseGarbage(void) {
   printf("garbage: survived %d garbage values\n", nbad);
 }
 
+/* ---- hostile_names ---- */
+/* Each under 64 bytes: every layer keeps it whole. */
+static const char* const hostileComms[] = {
+    "<!--<script>x</script>&\"\\\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14"
+    "\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f",
+    "\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b"
+    "\x9c\x9d\x9e\x9f",
+    "\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb"
+    "\xbc\xbd\xbe\xbf",
+    "\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb"
+    "\xdc\xdd\xde\xdf",
+    "\xe0\xe1\xe2\xe3\xe4\xe5\xe6\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb"
+    "\xfc\xfd\xfe\xff",
+    /* é € U+1F600 U+2028 U+2029, overlong '/', surrogate U+D800, above U+10FFFF, a cut € */
+    "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xe2\x80\xa8\xe2\x80\xa9|\xc0\xaf|\xe0\x80\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|"
+    "\xe2\x82",
+};
+enum { HOSTILE_COMMS = sizeof hostileComms / sizeof hostileComms[0] };
+static const char hostileFunc[] = "AllReduce\xff<!--<script>\x1b";
+static const char hostileType[] = "ncclFloat32\xc0\xaf\"";
+static const char hostileAlgo[] = "RING\xed\xa0\x80</script>";
+static const char hostileProto[] = "SIMPLE\x7f\xe2\x82";
+
+static void printHex(const char* kind, const char* s) {
+  printf("name %s ", kind);
+  for (const unsigned char* p = (const unsigned char*)s; *p; p++) printf("%02x", *p);
+  printf("\n");
+}
+
+static void* startHostileColl(void* ctx, uint64_t seq) {
+  ncclProfilerEventDescr_v6_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileColl;
+  d.coll.seqNumber = seq;
+  d.coll.func = hostileFunc;
+  d.coll.datatype = hostileType;
+  d.coll.algo = hostileAlgo;
+  d.coll.proto = hostileProto;
+  d.coll.count = 1024;
+  d.coll.nChannels = 1;
+  void* h = NULL;
+  api->startEvent(ctx, &h, &d);
+  return h;
+}
+
+static void caseHostileNames(void) {
+  for (int i = 0; i < HOSTILE_COMMS; i++) printHex("comm", hostileComms[i]);
+  printHex("func", hostileFunc);
+  printHex("dtype", hostileType);
+  printHex("algo", hostileAlgo);
+  printHex("proto", hostileProto);
+  void* ctx[HOSTILE_COMMS];
+  for (int i = 0; i < HOSTILE_COMMS; i++) {
+    int mask = 0;
+    ctx[i] = NULL;
+    ncclResult_t r = api->init(&ctx[i], 0xB000 + (uint64_t)i, &mask, hostileComms[i], 1, 1, 0, quietLog);
+    CHECK(r == ncclSuccess && ctx[i], "init of communicator %d", i);
+    if (!ctx[i]) return;
+  }
+  for (int i = 0; i < HOSTILE_COMMS; i++)
+    for (uint64_t seq = 0; seq < 4; seq++) {
+      void* coll = startHostileColl(ctx[i], seq);
+      void* op = startOp(ctx[i]);
+      for (int s = 0; s < 8; s++) api->stopEvent(startStep(ctx[i], op, s));
+      api->stopEvent(op);
+      api->stopEvent(coll);
+    }
+  void* stuck = startHostileColl(ctx[0], 4);
+  usleep(1500000); /* past NCCLSCOPE_HANG_TIMEOUT_SEC (faults.py sets 0.2): the flight record is written */
+  api->stopEvent(stuck);
+  for (int i = 0; i < HOSTILE_COMMS; i++) api->finalize(ctx[i]);
+  printf("hostile_names: %d communicators\n", HOSTILE_COMMS);
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: fault_driver PLUGIN CASE\n");
@@ -312,6 +393,7 @@ int main(int argc, char** argv) {
   else if (!strcmp(argv[2], "finalize_race")) caseFinalizeRace();
   else if (!strcmp(argv[2], "stale_handles")) caseStaleHandles();
   else if (!strcmp(argv[2], "garbage")) caseGarbage();
+  else if (!strcmp(argv[2], "hostile_names")) caseHostileNames();
   else {
     fprintf(stderr, "fault_driver: unknown case %s\n", argv[2]);
     return 2;

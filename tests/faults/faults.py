@@ -742,6 +742,100 @@ def t_pid_collision():
     eq(sum(h.get("files", 0) for h in rep.get("hosts", [])), 8, "report: 4 traces and 4 flight records read")
 
 
+def as_json_shows(b):
+    """The text a JSON output must hold for the bytes b: well-formed UTF-8 kept, each other byte
+    U+FFFD (Python's decoder replaces a cut sequence once; the outputs replace each of its bytes)."""
+    out, i = [], 0
+    while i < len(b):
+        for n in (1, 2, 3, 4):
+            try:
+                c = b[i:i + n].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if len(c) == 1:
+                out.append(c)
+                i += n
+                break
+        else:
+            out.append("\ufffd")
+            i += 1
+    return "".join(out)
+
+
+def json_strings(v, out):
+    """Every string (keys too) of a parsed JSON value, into the set out."""
+    if isinstance(v, str):
+        out.add(v)
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            out.add(k)
+            json_strings(x, out)
+    elif isinstance(v, list):
+        for x in v:
+            json_strings(x, out)
+    return out
+
+
+def t_hostile_names():
+    """Communicators named with every byte 0x80-0xFF, every control character and "<!--<script>",
+    overlong forms, a surrogate and cut sequences, with collectives as oddly named (fault_driver
+    hostile_names): the flight record, the plugin's summary, its metric windows, `report`'s
+    summary.json and `export`'s JSON Lines are each valid UTF-8 (strict: no surrogate) and valid
+    JSON (no raw control character), and each shows every name as its well-formed UTF-8 with
+    U+FFFD for each other byte."""
+    dump = tempfile.mkdtemp(prefix="nsfault")
+    p = subprocess.run([DRIVER, PLUGIN, "hostile_names"], env=env_with(NCCLSCOPE_DUMP_DIR=dump,
+                       NCCLSCOPE_HANG_TIMEOUT_SEC="0.2"), capture_output=True, timeout=240)
+    eq(p.returncode, 0, "fault_driver hostile_names (stderr=%r)" % p.stderr[-400:])
+    names = {}
+    for line in p.stdout.decode("ascii").splitlines():
+        if line.startswith("name "):
+            _, kind, hexed = line.split()
+            names.setdefault(kind, []).append(as_json_shows(bytes.fromhex(hexed)))
+    eq(len(names.get("comm", [])), 6, "hostile communicator names")
+    comms = names.get("comm", [])
+    ops = [names.get(k, [""])[0] for k in ("func", "dtype", "algo", "proto")]
+    out = tempfile.mkdtemp(prefix="nsfault")
+    exported = os.path.join(out, "export.jsonl")
+    rc = subprocess.run([CLI, "export", dump, "-o", exported], capture_output=True, timeout=120).returncode
+    eq(rc, 0, "export exit status")
+    rc = subprocess.run([CLI, "report", dump, "-q"], capture_output=True, timeout=120).returncode
+    eq(rc, 0, "report exit status")
+
+    def one(pattern):
+        found = glob.glob(os.path.join(dump, pattern))
+        eq(len(found), 1, "one %s" % pattern)
+        return found[0] if found else None
+
+    outputs = [("flight record", one("flightrec-*.json"), False, comms + ops),
+               ("plugin summary", one("summary-*.json"), False, ops),
+               ("metric windows", one("windows-*.jsonl"), True, comms),
+               ("report summary.json", os.path.join(dump, "summary.json"), False, comms + ops),
+               ("export JSON Lines", exported, True, comms + ops)]
+    for what, path, lines, want in outputs:
+        if not path or not os.path.exists(path):
+            check(False, "%s written" % what, path, "a file")
+            continue
+        data = open(path, "rb").read()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            check(False, "%s is UTF-8 (%s)" % (what, os.path.basename(path)), str(e), "valid UTF-8")
+            continue
+        seen = set()
+        try:
+            for doc in (text.split("\n") if lines else [text]):  # not splitlines: it also splits at U+2028
+                if doc:
+                    json_strings(json.loads(doc), seen)
+        except ValueError as e:
+            check(False, "%s is JSON (%s)" % (what, os.path.basename(path)), str(e), "valid JSON")
+            continue
+        for name in want:
+            check(name in seen, "%s shows the name as well-formed UTF-8 and U+FFFD" % what,
+                  sorted(s for s in seen if s[:3] == name[:3]), name)
+        print("%s: valid, %d names as expected" % (what, sum(n in seen for n in want)))
+
+
 CASES = {n[2:]: f for n, f in globals().items() if n.startswith("t_")}
 
 if __name__ == "__main__":
