@@ -35,7 +35,7 @@
  * series from the start, so a hang is never refused), process counters,
  * per-communicator drops and clock error, bus bandwidth by function and
  * size, time histograms, lateness, the top_links worst links, counts and
- * bytes, incomplete operations, link aggregates, algorithm bandwidth; what
+ * bytes, incomplete operations, GPU-timed counts, link aggregates, algorithm bandwidth; what
  * does not fit is counted in ncclscope_series_refused, never exported.
  * Per-link series exist only for the top_links slowest send links with a
  * valid fit.

@@ -14,8 +14,11 @@
 
 /* Every pass, not only at a change: an init racing a change may have
  * stored the mask of the moment before (it read the decision, then the
- * writer changed it and wrote every mask, then init stored its own). */
+ * writer changed it and wrote every mask, then init stored its own).
+ * Only at `ops` and `sampled`: at `full` the mask init stored never
+ * changes, and the writer never touches NCCL's int at all. */
 static void apply(int full) {
+  if (ns_detail_configured() == NS_DETAIL_FULL) return;
   for (uint32_t i = 0; i < NS_MAX_CONTEXTS; i++) {
     ns_context* c = &ns_ctx_table[i];
     /* C1: acquire pairs with init's release: mask and nccl_mask are set. */

@@ -182,8 +182,8 @@ def check_prom(work):
     host = socket.gethostname()
     for n, lab, _ in samples:
         for k, v in lab.items():
-            check(k in ("pid", "comm", "rank", "type", "func", "size", "peer", "channel", "reason", "result", "le",
-                        "host", "comm_name"), "unexpected label %s=%s on %s" % (k, v, n))
+            check(k in ("pid", "comm", "rank", "type", "func", "size", "timing", "peer", "channel", "reason", "result",
+                        "le", "level", "host", "comm_name"), "unexpected label %s=%s on %s" % (k, v, n))
         check(lab.get("host") == host, "%s: host label %s, the host is %s" % (n, lab.get("host"), host))
         check("job_id" not in lab, "%s: a job_id label with no job in the environment" % n)
         check("comm_name" not in lab or "comm" in lab, "%s: comm_name on a process series: %s" % (n, lab))
