@@ -74,6 +74,8 @@ typedef struct {
   double hostOffsetS;     /* --host-offset-s: nodes >= 1 in a time namespace, CLOCK_MONOTONIC off by up to this */
   double hostDriftPpm;    /* --host-drift-ppm: nodes >= 1's CLOCK_MONOTONIC runs fast or slow by up to this */
   bool hostDriftRealtime; /* --host-drift-realtime: and their CLOCK_REALTIME with it (no NTP) */
+  bool ncclCost;          /* --nccl-cost on|off: charge the threads NCCL's own work for the enabled bits [on] */
+  const char* benchNccl;  /* --bench-nccl WORKLOAD: a plugin's calls and NCCL's modelled work per operation */
 } simOptions;
 extern simOptions simOpt;
 
@@ -266,6 +268,7 @@ typedef struct simTask {
   int nChannels;
   int chanBase;
   bool sym;      /* a symmetric-memory collective (2.28+: its own kernel, API events only) */
+  int mask;      /* the activation mask as NCCL read it for this task (per task 2.26+, per group before) */
   simEvent api;  /* CollApi / P2pApi */
   simEvent task; /* Coll / P2p */
   uint64_t seq;
@@ -298,6 +301,45 @@ void simWorkLink(simWork* w, simWork* next); /* the poster's list (simComm.outHe
 simWork* simWorkNextOut(simWork* w);
 void simWorkRelease(simWork* w); /* the poster's reference; the proxy holds its own */
 
+/* ---- nccl_cost.c: NCCL's own work for the bits a task's mask enables (docs/simulator.md) ---- */
+enum { SIM_COST_KCH, SIM_COST_STEP, SIM_COST_NET, SIM_COST_CTRL, SIM_COST_BITS };
+typedef struct {
+  uint64_t bitNs[SIM_COST_BITS]; /* modelled ns per bit */
+  uint64_t appNs, proxyNs, gpuNs; /* the same ns by where they are spent */
+  int kchOps;                    /* profiler proxy ops of tasks without network proxy ops */
+  int kchNetChannels;            /* KernelCh channels of tasks that have network proxy ops (timestamps only) */
+  int steps, netReqs;            /* ProxySteps and network requests NCCL reports */
+} simCost;
+struct simWork;
+void simWorkSetCost(struct simWork* w, const simCost* caller); /* the caller's part, before the post */
+/* The caller's part of a plan (application or graph-callback thread, before it posts the work):
+ * computed into *out and charged to the calling thread. */
+void simCostCaller(const simComm* c, const simGroupSpec* g, bool deviceOnly, simCost* out);
+/* Busy time on the calling thread, unless --fast or --nccl-cost off. */
+void simCostCharge(uint64_t ns);
+/* One ProxyCtrl event NCCL made (proxy thread): charged and counted. */
+void simCostCtrlEvent(void);
+/* Adds one operation's cost (proxy thread) to the process's totals. */
+void simCostAddOp(const simCost* k);
+/* The run's totals over every process: one truth record and one line on stderr (the parent, at the end). */
+void simCostReport(void);
+const char* simCostTableName(void);
+/* constants of the release in use (nccl_cost.c's table) */
+typedef struct {
+  int fromMinor, toMinor;   /* releases the row models (ideal: 2.30's) */
+  uint32_t planAppNs;       /* KernelCh, a plan without network proxy ops: post + wake of the proxy (caller) */
+  uint32_t planProxyNs;     /* ... the proxy thread woken for it, appending and finishing the plan */
+  uint32_t opAppNs;         /* ... per profiler proxy op (one per channel): SaveProxyProfiler (caller) */
+  uint32_t opProxyNs;       /* ... per profiler proxy op: its progress on the proxy thread */
+  uint32_t tsWriteNs;       /* KernelCh: one timestamp write of a channel (GPU), two per channel */
+  uint32_t stepNs;          /* ProxyStep: per step, its start, states and stop (proxy thread) */
+  uint32_t netReqNs;        /* NetPlugin: per network request, its start and stop (proxy or net thread) */
+  uint32_t ctrlEventNs;     /* ProxyCtrl: per event of the proxy loop (proxy thread) */
+} simCostRow;
+const simCostRow* simCostRowCur(void);
+/* Does the task move data through proxy ops of its own (network or copy transport) on this rank? */
+bool simTaskHasProxyOps(const simComm* c, const simTask* t);
+
 /* processes.c: run(0) here and run(1..n-1) in forked processes; merges the truth parts */
 int simRunProcesses(int n, int (*run)(int procIndex));
 /* replay_run.c */
@@ -307,6 +349,7 @@ int simRunScenario(const char* name);
 void simScenarioPresets(const char* name); /* options a scenario implies, before the run starts */
 /* bench.c */
 int simRunBench(void);
+double simBenchClockPairNs(void); /* one clock_gettime pair, as calls.c times each call */
 /* bench_plugins.c: the empty plugin and the chosen one (ncclProfiler_v6) for the micro benchmarks */
 typedef struct {
   const char* name;
@@ -320,6 +363,8 @@ typedef struct {
 int simBenchOpenPlugins(const char* mode, simBenchPlugin out[SIM_BENCH_MAX_PLUGINS], int* n);
 void simBenchClosePlugins(simBenchPlugin p[SIM_BENCH_MAX_PLUGINS]);
 void simBenchSort(double* v, size_t n);
+/* bench_nccl.c: --bench-nccl WORKLOAD */
+int simRunBenchNccl(void);
 /* bench_cadence.c */
 int simRunBenchCadence(void);
 /* bench_micro.c */
