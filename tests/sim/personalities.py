@@ -615,6 +615,39 @@ def t_nccl_cost():
               "the run's total is its operations' plus ProxyCtrl", (per_op, run[:1]), "equal")
 
 
+def t_detail_cost():
+    """bench/detail_cost.py runs end to end: every workload and configuration, NCCL's modelled time per level
+    (the plugin's call times are printed, not checked: wall clock on a loaded machine)."""
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "bench",
+                          "detail_cost.py")
+    p = subprocess.run([sys.executable, script, "--build", BUILD, "--reps", "1", "--iters", "1"], capture_output=True,
+                       text=True, timeout=300)
+    line = next((l for l in p.stdout.splitlines() if l.startswith("DETAILCOST ")), None)
+    if not check(p.returncode == 0 and line, "detail_cost.py runs", p.stderr[-500:], "a DETAILCOST line"):
+        return
+    rows = {(r["workload"], r["config"]): r for r in json.loads(line[len("DETAILCOST "):])["rows"]}
+    want = {"none", "empty 0xFFF", "empty ops", "empty sampled", "empty full", "ncclscope ops", "ncclscope sampled",
+            "ncclscope full"}
+    for w, full_us in (("coll-1node", 7.61), ("coll-net", 0.24), ("p2p-1node", 7.23)):
+        check({c for (ww, c) in rows if ww == w} == want, f"{w}: every configuration", sorted(c for (ww, c) in rows
+                                                                                              if ww == w), want)
+        none = rows.get((w, "none"), {})
+        check(none.get("nccl_ns") == 0 and none.get("plugin_ns") == 0 and none.get("ratio") == 1.0,
+              f"{w}: no plugin costs nothing", none, "0, ratio 1")
+        for who in ("empty", "ncclscope"):
+            ops, full = rows.get((w, f"{who} ops"), {}), rows.get((w, f"{who} full"), {})
+            check(ops.get("nccl_ns") == 0, f"{w}: {who} at the ops level costs NCCL nothing", ops, 0)
+            check(abs(full.get("nccl_ns", 0) / 1000 - full_us) <= 0.05 * full_us + 0.02,
+                  f"{w}: {who} at the full level costs NCCL the model's time (us)", full, full_us)
+            samp = rows.get((w, f"{who} sampled"), {})
+            if who == "empty":  # the weighted sum of the two masks
+                check(0 < samp.get("nccl_ns", 0) <= 0.05 * full.get("nccl_ns", 0) + 1,
+                      f"{w}: empty sampled costs NCCL a few % of full", samp, "<= 5 % of full")
+            else:  # the plugin's own sampler (or the same weighted sum): between the two levels
+                check(0 <= samp.get("nccl_ns", -1) <= full.get("nccl_ns", 0),
+                      f"{w}: ncclscope sampled costs NCCL at most what full does", samp, "<= full")
+
+
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
 
 if __name__ == "__main__":
