@@ -548,12 +548,19 @@ def mask_flip_checks(r, nccl, expect_new=True):
 
 def t_mask_runtime():
     """Under every personality: the recording plugin switches from all events to the ops level after half
-    its starts (REC_MASK_AFTER), from whatever thread makes that start."""
+    its starts (REC_MASK_AFTER), from whatever NCCL thread makes that start or (every other release) from
+    a thread of its own (REC_MASK_THREAD)."""
     args = ["--fast", "--iters", "2"]
-    for nccl in NATIVE:
+    for i, nccl in enumerate(NATIVE):
         full = Run(nccl, args)
         total = len(full.starts())
-        r = Run(nccl, args, {"REC_MASK_AFTER": str(total // 2), "REC_MASK2": str(OPS_LEVEL)})
+        env = {"REC_MASK_AFTER": str(total // 2), "REC_MASK2": str(OPS_LEVEL)}
+        if i % 2:
+            env["REC_MASK_THREAD"] = "1"
+        r = Run(nccl, args, env)
+        flips = [x for x in r.lines if x["ev"] == "mask_change"]
+        check(all(x.get("thread", False) == bool(i % 2) for x in flips),
+              f"{nccl}: the mask changed from {'the plugin' if i % 2 else 'an NCCL'} thread", flips, bool(i % 2))
         mask_flip_checks(r, nccl)
     # the checks can fail: a "change" to the same mask leaves no task under a new one
     same = Run("2.30", args, {"REC_MASK_AFTER": "300", "REC_MASK2": str(0x7FFF)})
