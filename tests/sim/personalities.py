@@ -655,6 +655,65 @@ def t_detail_cost():
                       f"{w}: ncclscope sampled costs NCCL at most what full does", samp, "<= full")
 
 
+def ncclscope_run(nccl, args, env):
+    """ncclscope itself (not the recording plugin) under a release: (truth, stderr, rc)."""
+    tmp = tempfile.mkdtemp(prefix="simdetail")
+    e = dict(os.environ)
+    for k in ("NCCL_PROFILER_PLUGIN", "NCCLSCOPE_EVENT_MASK", "NCCLSCOPE_DETAIL"):
+        e.pop(k, None)
+    e.update({"NCCLSCOPE_DUMP_DIR": os.path.join(tmp, "dump"), "NCCLSCOPE_NO_CUDA": "1", "NCCL_DEBUG": "INFO"})
+    e.update(env)
+    truth = os.path.join(tmp, "truth.jsonl")
+    p = subprocess.run([SIM, "--plugin", os.path.join(BUILD, "libnccl-profiler-ncclscope.so"), "--nccl", nccl,
+                        "--truth", truth] + args, env=e, capture_output=True, text=True, timeout=180)
+    tr = [json.loads(l) for l in open(truth)] if os.path.exists(truth) else []
+    return tr, p.stderr, p.returncode
+
+
+def t_detail_levels():
+    """ncclscope's detail levels under every release: `ops` makes NCCL start no KernelCh, ProxyStep or NetPlugin
+    event and costs NCCL nothing (modelled); `sampled` gives full detail to a bounded fraction of the operations,
+    whole plans only. A plugin that does not announce NCCLSCOPE_DETAIL ("detail <level>" in its INFO line) is
+    checked at `ops` through NCCLSCOPE_EVENT_MASK=0x7F0F, and `sampled` is not checked."""
+    _, log, _ = ncclscope_run("2.30", ["--fast", "--iters", "1", "--scenario", "churn"], {"NCCLSCOPE_DETAIL": "ops"})
+    knows = "detail ops" in log
+    print(f"ncclscope announces NCCLSCOPE_DETAIL: {knows}")
+    ops_env = {"NCCLSCOPE_DETAIL": "ops"} if knows else {"NCCLSCOPE_EVENT_MASK": "0x7F0F"}
+    heavy = ("KernelCh", "ProxyStep", "NetPlugin")
+    for nccl in NATIVE:
+        tr, log, rc = ncclscope_run(nccl, ["--fast", "--iters", "2"], ops_env)
+        check(rc == 0, f"{nccl} ops: the run succeeds", log[-300:], 0)
+        starts = {}
+        for c in tr:
+            if c.get("kind") == "counts":
+                starts[c["type"]] = starts.get(c["type"], 0) + c["starts"]
+        check(all(starts.get(t, 0) == 0 for t in heavy) and starts.get("Coll", 0) + starts.get("P2p", 0) > 0,
+              f"{nccl} ops: Coll/P2p events, no KernelCh, ProxyStep or NetPlugin", starts, "0 of those")
+        run = [c for c in tr if c.get("kind") == "nccl_cost_run"]
+        check(run and run[0]["total_ns"] == 0, f"{nccl} ops: no modelled NCCL-side time", run[:1], 0)
+        if not knows:
+            continue
+        tr, log, rc = ncclscope_run(nccl, ["--iters", "6"], {"NCCLSCOPE_DETAIL": "sampled"})
+        check(rc == 0, f"{nccl} sampled: the run succeeds", log[-300:], 0)
+        cost = [c for c in tr if c.get("kind") == "nccl_cost" and not c["replay"]]
+        full = [c for c in cost if c["mask"] & (T["KernelCh"] | T["ProxyStep"])]
+        check(cost and 0 < len(full) <= 0.5 * len(cost), f"{nccl} sampled: full detail on a bounded fraction",
+              (len(full), len(cost)), "0 < sampled <= 50 %")
+        # whole plans: every task of a sampled plan kept full detail (the kernel records of its KernelCh)
+        if NATIVE[nccl] >= 3:
+            kern = {(k["comm"], k["rank"], k["op"]) for k in tr if k.get("kind") == "kernel"}
+            tasks = {}
+            for k in tr:
+                if k.get("kind") == "kernel":
+                    tasks.setdefault((k["comm"], k["rank"], k["op"]), set()).add((k["func"], k["seq"]))
+            colls = {}  # tasks with profiler ops: emitted, not CE, not a self send/recv
+            for c in tr:
+                if c.get("kind") == "coll" and not c.get("ce") and c.get("emitted") and c.get("peer") != c["rank"]:
+                    colls.setdefault((c["comm"], c["rank"], c["op"]), set()).add((c["func"], c["seq"]))
+            split = [op for op in kern if op in colls and len(tasks[op]) not in (0, len(colls[op]))]
+            check(not split, f"{nccl} sampled: no plan with full detail on some of its tasks only", split[:3], "[]")
+
+
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
 
 if __name__ == "__main__":
