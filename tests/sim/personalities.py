@@ -462,7 +462,8 @@ OPS_LEVEL = 0x7FFF & ~(T["KernelCh"] | T["ProxyStep"] | T["NetPlugin"] | T["Prox
 
 
 def task_classes(r):
-    """Per Coll/P2p start: (line index, tid, group handle, class, split reason or None).
+    """Per Coll/P2p start: (pid, line of its mask read or later: its CollApi/P2pApi start, else its own start,
+    the start, class, split reason or None).
     class "old": it has KernelCh or ProxyStep children; "new": it has ProxyOps and neither; None: no way to tell."""
     out = []
     abandoned = {}
@@ -470,9 +471,12 @@ def task_classes(r):
         abandoned[(a["func"], a["seq"])] = abandoned.get((a["func"], a["seq"]), 0) + 1
     for pid, lines in r.recs.items():
         kids = {}
-        for x in lines:
+        api_line = {}
+        for j, x in enumerate(lines):
             if x["ev"] == "start":
                 kids.setdefault(x["parent"], []).append(x)
+                if x["type"] in (T["CollApi"], T["P2pApi"]):
+                    api_line[x["h"]] = j
         for i, x in enumerate(lines):
             if x["ev"] != "start" or x["type"] not in (T["Coll"], T["P2p"]):
                 continue
@@ -491,7 +495,8 @@ def task_classes(r):
             if kch and ops and not any(steps) and r.version >= 3 and x["type"] == T["Coll"]:
                 split = "KernelCh without ProxySteps"
             cls = "old" if kch or any(steps) else "new" if ops else None
-            out.append((pid, i, x, cls, split))
+            api = api_line.get(x["parent"])  # 2.28+: NCCL read the task's mask just before its CollApi/P2pApi
+            out.append((pid, api if api is not None else i, x, cls, split))
     return out
 
 
@@ -521,7 +526,8 @@ def mask_flip_checks(r, nccl, expect_new=True):
                 n_new_before += 1
             if x["tid"] in first_stop and i > first_stop[x["tid"]] and cls == "old":
                 n_old_after += 1
-    check(n_new_before == 0, f"{nccl}: no task started before the flip lacks the old mask's events", n_new_before, 0)
+    check(n_new_before == 0, f"{nccl}: no task whose API call or start came before the flip lacks the old mask's "
+          "events", n_new_before, 0)
     check(n_old_after == 0, f"{nccl}: no task that read the mask after the flip has KernelCh or ProxyStep events",
           n_old_after, 0)
     if expect_new:
@@ -562,6 +568,13 @@ def t_mask_runtime():
         check(all(x.get("thread", False) == bool(i % 2) for x in flips),
               f"{nccl}: the mask changed from {'the plugin' if i % 2 else 'an NCCL'} thread", flips, bool(i % 2))
         mask_flip_checks(r, nccl)
+    # the mask changes inside a group (in the first P2pApi start of a rank's Send/Recv group): the Send keeps
+    # the mask it read, the Recv gets the new one
+    for nccl in ("2.28", "2.30", "ideal"):
+        for n in ("3", "7"):
+            r = Run(nccl, args, {"REC_MASK_AFTER": n, "REC_MASK_AFTER_TYPE": str(T["P2pApi"]),
+                                 "REC_MASK2": str(OPS_LEVEL)})
+            mask_flip_checks(r, f"{nccl} P2pApi #{n}")
     # the checks can fail: a "change" to the same mask leaves no task under a new one
     same = Run("2.30", args, {"REC_MASK_AFTER": "300", "REC_MASK2": str(0x7FFF)})
     saved = len(FAILS)

@@ -7,11 +7,13 @@
  * while loaded. Knobs: REC_MASK (mask set by init, default 0x7FFF),
  * REC_MASK_AFTER=N + REC_MASK2=M (after N starts, change the mask through the
  * kept pointer; with REC_MASK_THREAD=1 the plugin's own thread makes that
- * store, woken by the Nth start and joined at unload), REC_NULL_TYPES (type bits for which start returns NULL),
+ * store, woken by the Nth start and joined at unload; with REC_MASK_AFTER_TYPE=T
+ * only starts of type bit T count), REC_NULL_TYPES (type bits for which start returns NULL),
  * REC_LEAK_THREAD=1 (leave a thread running), REC_INIT_FAIL=1.
  * Called from any simulator thread; one mutex serializes the output.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +40,8 @@ static FILE* out;
 static int* maskPtr;
 static long starts;
 static long maskAfter = -1;
+static unsigned long maskAfterType; /* 0: every start counts towards maskAfter */
+static long counted;
 static int mask2;
 static unsigned long nullTypes;
 static pthread_t leaked;
@@ -143,6 +147,8 @@ static ncclResult_t commonInit(void** ctx, int* mask, const char* extra) {
   const char* m2 = getenv("REC_MASK2");
   const char* nt = getenv("REC_NULL_TYPES");
   maskAfter = ma ? atol(ma) : -1;
+  const char* mt = getenv("REC_MASK_AFTER_TYPE");
+  maskAfterType = mt ? strtoul(mt, NULL, 0) : 0;
   mask2 = m2 ? (int)strtol(m2, NULL, 0) : 0;
   nullTypes = nt ? strtoul(nt, NULL, 0) : 0;
   /* NCCL's threads read the mask with relaxed atomics while we write it. */
@@ -276,10 +282,12 @@ static ncclResult_t recStart(void* ctx, void** h, DESCR* d) {
   emit("{\"ev\":\"start\",\"tid\":%d,\"ts\":%llu,\"h\":\"%p\",\"ctx\":\"%p\",\"type\":%llu,\"parent\":\"%p\","
        "\"rank\":%d,\"mask\":%d%s}",
        tid(), ts, (void*)r, ctx, (unsigned long long)d->type, d->parentObj, d->rank, maskPtr ? __atomic_load_n(maskPtr, __ATOMIC_RELAXED) : -1, f);
-  if (maskAfter >= 0 && starts == maskAfter && flipperRunning) {
+  if (!maskAfterType || (unsigned long)d->type == maskAfterType) counted++;
+  bool flipNow = maskAfter >= 0 && counted == maskAfter && (!maskAfterType || (unsigned long)d->type == maskAfterType);
+  if (flipNow && flipperRunning) {
     flipWanted = 1;
     pthread_cond_signal(&flipCv);
-  } else if (maskAfter >= 0 && starts == maskAfter && maskPtr) {
+  } else if (flipNow && maskPtr) {
     __atomic_store_n(maskPtr, mask2, __ATOMIC_RELAXED);
     emit("{\"ev\":\"mask_change\",\"tid\":%d,\"mask\":%d}", tid(), mask2);
   }
