@@ -23,6 +23,19 @@
 
 #include "proxy.h"
 
+/* The constants of a range of releases. */
+typedef struct {
+  int fromMinor, toMinor;   /* releases the row models (ideal: 2.30's) */
+  uint32_t planAppNs;       /* KernelCh, a plan without network proxy ops: post + wake of the proxy (caller) */
+  uint32_t planProxyNs;     /* ... the proxy thread woken for it, appending and finishing the plan */
+  uint32_t opAppNs;         /* ... per profiler proxy op (one per channel): SaveProxyProfiler (caller) */
+  uint32_t opProxyNs;       /* ... per profiler proxy op: its progress on the proxy thread */
+  uint32_t tsWriteNs;       /* KernelCh: one timestamp write of a channel (GPU), two per channel */
+  uint32_t stepNs;          /* ProxyStep: per step, its start, states and stop (proxy thread) */
+  uint32_t netReqNs;        /* NetPlugin: per network request, its start and stop (proxy or net thread) */
+  uint32_t ctrlEventNs;     /* ProxyCtrl: per event of the proxy loop (proxy thread) */
+} simCostRow;
+
 /* Calibrated against an empty plugin returning NULL handles with mask 0xFFF against no plugin,
  * 1M iterations, on one node (NVLink, no network) and two nodes:
  *   small AllReduce, one node: +7.64 us; Send/Recv, one node: +7.26 us; AllReduce, two nodes: +0.33 us.
@@ -43,19 +56,20 @@ static const simCostRow rows[] = {
     {26, 30, 2000, 4848, 80, 90, 10, 20, 8, 8},
 };
 
-const simCostRow* simCostRowCur(void) {
+static const simCostRow* rowCur(void) {
   int minor = simNcclCur.minor;
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
     if (minor >= rows[i].fromMinor && minor <= rows[i].toMinor) return &rows[i];
   return &rows[sizeof rows / sizeof rows[0] - 1]; /* ideal: 2.30's */
 }
 
-const char* simCostTableName(void) { return simCostRowCur()->fromMinor >= 26 ? "2.26-2.30" : "2.23-2.25"; }
+static const char* tableName(void) { return rowCur()->fromMinor >= 26 ? "2.26-2.30" : "2.23-2.25"; }
 
 static bool isP2pFunc(int f) { return f == SIM_FUNC_SEND || f == SIM_FUNC_RECV; }
 
-/* The rule of proxy_net.c's simNetPlan: a peer on another node, or a copy transport. */
-bool simTaskHasProxyOps(const simComm* c, const simTask* t) {
+/* Does the task move data through proxy ops of its own on this rank? proxy_net.c's simNetPlan's rule:
+ * a ring neighbour or peer on another node, or a copy transport. */
+static bool taskHasProxyOps(const simComm* c, const simTask* t) {
   if ((t->sym && simQuirk(Q_SYMMETRIC)) || (isP2pFunc(t->func) && t->peer == c->rank)) return false;
   if (simOpt.copyProxy && simNcclCur.minor >= 27) return true;
   int n = c->nranks, rpn = (n + c->nNodes - 1) / c->nNodes;
@@ -75,7 +89,7 @@ void simCostCharge(uint64_t ns) {
 
 void simCostCaller(const simComm* c, const simGroupSpec* g, bool deviceOnly, simCost* out) {
   memset(out, 0, sizeof *out);
-  const simCostRow* r = simCostRowCur();
+  const simCostRow* r = rowCur();
   if (!c->plugin || deviceOnly || g->ce || simNcclCur.nativeAbi < 3) return;
   for (int i = 0; i < g->nTasks; i++) {
     const simTask* t = &g->tasks[i];
@@ -83,15 +97,25 @@ void simCostCaller(const simComm* c, const simGroupSpec* g, bool deviceOnly, sim
     /* device.c's hasOp: no profiler op for an AllGatherV Broadcast or a self send/recv */
     if (t->func == SIM_FUNC_BROADCAST && simQuirk(Q_AGV_BCAST)) continue;
     if (isP2pFunc(t->func) && t->peer == c->rank && simQuirk(Q_SELF_P2P_DRIFT)) continue;
-    if (!simTaskHasProxyOps(c, t)) out->kchOps += t->nChannels;
+    if (!taskHasProxyOps(c, t)) out->kchOps += t->nChannels;
   }
   if (out->kchOps) out->appNs = r->planAppNs + (uint64_t)out->kchOps * r->opAppNs;
   out->bitNs[SIM_COST_KCH] = out->appNs;
   simCostCharge(out->appNs);
 }
 
+/* one operation's cost (proxy thread) into the process's totals */
+static void addOp(const simCost* k) {
+  for (int b = 0; b < SIM_COST_BITS; b++)
+    atomic_fetch_add_explicit(&simShm->costBitNs[b], k->bitNs[b], memory_order_relaxed);
+  atomic_fetch_add_explicit(&simShm->costWhereNs[0], k->appNs, memory_order_relaxed);
+  atomic_fetch_add_explicit(&simShm->costWhereNs[1], k->proxyNs, memory_order_relaxed);
+  atomic_fetch_add_explicit(&simShm->costWhereNs[2], k->gpuNs, memory_order_relaxed);
+  atomic_fetch_add_explicit(&simShm->costOps, 1, memory_order_relaxed);
+}
+
 void simCostProxy(simWork* w) {
-  const simCostRow* r = simCostRowCur();
+  const simCostRow* r = rowCur();
   simCost* k = &w->cost;
   const simComm* c = w->c;
   bool kchAbi = w->plugin && simNcclCur.nativeAbi >= 3 && !w->deviceOnly;
@@ -102,7 +126,7 @@ void simCostProxy(simWork* w) {
     if (!kchAbi || !(t->mask & ncclProfileKernelCh) || (t->func == SIM_FUNC_BROADCAST && simQuirk(Q_AGV_BCAST)))
       continue;
     tsWrites += 2; /* the channel's start and end of this work (devWork.profilerEnabled) */
-    if (simTaskHasProxyOps(c, t)) k->kchNetChannels++;
+    if (taskHasProxyOps(c, t)) k->kchNetChannels++;
   }
   uint64_t proxyKch = k->kchOps ? r->planProxyNs + (uint64_t)k->kchOps * r->opProxyNs : 0;
   k->gpuNs = (uint64_t)tsWrites * r->tsWriteNs;
@@ -129,25 +153,16 @@ void simCostProxy(simWork* w) {
             (unsigned long long)k->proxyNs, (unsigned long long)k->gpuNs, (unsigned long long)k->bitNs[SIM_COST_KCH],
             (unsigned long long)stepNs, (unsigned long long)netNs, (unsigned long long)total,
             w->replay ? "true" : "false");
-  simCostAddOp(k);
+  addOp(k);
   simCostCharge(k->proxyNs);
 }
 
 void simCostCtrlEvent(void) {
-  uint64_t ns = simCostRowCur()->ctrlEventNs;
+  uint64_t ns = rowCur()->ctrlEventNs;
   atomic_fetch_add_explicit(&simShm->costBitNs[SIM_COST_CTRL], ns, memory_order_relaxed);
   atomic_fetch_add_explicit(&simShm->costWhereNs[1], ns, memory_order_relaxed);
   atomic_fetch_add_explicit(&simShm->costCtrlEvents, 1, memory_order_relaxed);
   simCostCharge(ns);
-}
-
-void simCostAddOp(const simCost* k) {
-  for (int b = 0; b < SIM_COST_BITS; b++)
-    atomic_fetch_add_explicit(&simShm->costBitNs[b], k->bitNs[b], memory_order_relaxed);
-  atomic_fetch_add_explicit(&simShm->costWhereNs[0], k->appNs, memory_order_relaxed);
-  atomic_fetch_add_explicit(&simShm->costWhereNs[1], k->proxyNs, memory_order_relaxed);
-  atomic_fetch_add_explicit(&simShm->costWhereNs[2], k->gpuNs, memory_order_relaxed);
-  atomic_fetch_add_explicit(&simShm->costOps, 1, memory_order_relaxed);
 }
 
 void simCostReport(void) {
@@ -161,7 +176,7 @@ void simCostReport(void) {
   simTruthf("\"kind\":\"nccl_cost_run\",\"table\":\"%s\",\"ops\":%llu,\"ctrl_events\":%llu,\"total_ns\":%llu,"
             "\"per_op_ns\":%.1f,\"bits\":{\"KernelCh\":%llu,\"ProxyStep\":%llu,\"NetPlugin\":%llu,\"ProxyCtrl\":%llu},"
             "\"app_ns\":%llu,\"proxy_ns\":%llu,\"gpu_ns\":%llu,\"charged\":%s",
-            simCostTableName(), (unsigned long long)ops, (unsigned long long)ctrl, (unsigned long long)total, perOp,
+            tableName(), (unsigned long long)ops, (unsigned long long)ctrl, (unsigned long long)total, perOp,
             (unsigned long long)bit[SIM_COST_KCH], (unsigned long long)bit[SIM_COST_STEP],
             (unsigned long long)bit[SIM_COST_NET], (unsigned long long)bit[SIM_COST_CTRL],
             (unsigned long long)where[0], (unsigned long long)where[1], (unsigned long long)where[2],

@@ -319,26 +319,8 @@ void simCostCaller(const simComm* c, const simGroupSpec* g, bool deviceOnly, sim
 void simCostCharge(uint64_t ns);
 /* One ProxyCtrl event NCCL made (proxy thread): charged and counted. */
 void simCostCtrlEvent(void);
-/* Adds one operation's cost (proxy thread) to the process's totals. */
-void simCostAddOp(const simCost* k);
 /* The run's totals over every process: one truth record and one line on stderr (the parent, at the end). */
 void simCostReport(void);
-const char* simCostTableName(void);
-/* constants of the release in use (nccl_cost.c's table) */
-typedef struct {
-  int fromMinor, toMinor;   /* releases the row models (ideal: 2.30's) */
-  uint32_t planAppNs;       /* KernelCh, a plan without network proxy ops: post + wake of the proxy (caller) */
-  uint32_t planProxyNs;     /* ... the proxy thread woken for it, appending and finishing the plan */
-  uint32_t opAppNs;         /* ... per profiler proxy op (one per channel): SaveProxyProfiler (caller) */
-  uint32_t opProxyNs;       /* ... per profiler proxy op: its progress on the proxy thread */
-  uint32_t tsWriteNs;       /* KernelCh: one timestamp write of a channel (GPU), two per channel */
-  uint32_t stepNs;          /* ProxyStep: per step, its start, states and stop (proxy thread) */
-  uint32_t netReqNs;        /* NetPlugin: per network request, its start and stop (proxy or net thread) */
-  uint32_t ctrlEventNs;     /* ProxyCtrl: per event of the proxy loop (proxy thread) */
-} simCostRow;
-const simCostRow* simCostRowCur(void);
-/* Does the task move data through proxy ops of its own (network or copy transport) on this rank? */
-bool simTaskHasProxyOps(const simComm* c, const simTask* t);
 
 /* processes.c: run(0) here and run(1..n-1) in forked processes; merges the truth parts */
 int simRunProcesses(int n, int (*run)(int procIndex));
