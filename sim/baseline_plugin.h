@@ -2,7 +2,7 @@
 /* ncclscope-sim: what the baseline plugins (empty_plugin.c, floor_plugin.c)
  * share: an init that enables every event (so that the simulator takes
  * every path; SIM_BASELINE_MASK=M sets M instead, e.g. the masks of a
- * plugin's detail levels in bench/detail_cost.sh) and gives no context, a
+ * plugin's detail levels in bench/detail_cost.py) and gives no context, a
  * finalize with nothing to do, and the one exported ncclProfiler_v6 table. */
 #ifndef NCCLSCOPE_SIM_BASELINE_PLUGIN_H
 #define NCCLSCOPE_SIM_BASELINE_PLUGIN_H

@@ -8,7 +8,7 @@
  * `BENCHNCCL {json}` line: per operation (per rank), the time inside the
  * plugin's calls (calls.c's timing less one clock read per call) and NCCL's
  * modelled time for the bits the mask enabled (nccl_cost.c), per bit.
- * bench/detail_cost.sh runs it per configuration and prints the table.
+ * bench/detail_cost.py runs it per configuration and prints the table.
  *
  * Workloads (the channel counts nccl_cost.c is calibrated with):
  *   coll-1node  8 KiB AllReduce on one node (no network), --channels channels
