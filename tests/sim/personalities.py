@@ -500,7 +500,7 @@ def task_classes(r):
     return out
 
 
-def mask_flip_checks(r, nccl, expect_new=True):
+def mask_flip_checks(r, nccl):
     """Tasks that read the mask before the flip carry the old mask's events, those that read it after only
     the new one's; no task is split; the modelled NCCL-side time of the new mask's operations is 0."""
     tasks = task_classes(r)
@@ -530,8 +530,7 @@ def mask_flip_checks(r, nccl, expect_new=True):
           "events", n_new_before, 0)
     check(n_old_after == 0, f"{nccl}: no task that read the mask after the flip has KernelCh or ProxyStep events",
           n_old_after, 0)
-    if expect_new:
-        check(n_old > 0 and n_new > 0, f"{nccl}: tasks under both masks", (n_old, n_new), "both > 0")
+    check(n_old > 0 and n_new > 0, f"{nccl}: tasks under both masks", (n_old, n_new), "both > 0")
     cost = r.kind("nccl_cost")
     run = r.kind("nccl_cost_run")
     check(len(run) == 1, f"{nccl}: one nccl_cost_run record", len(run), 1)
@@ -541,15 +540,13 @@ def mask_flip_checks(r, nccl, expect_new=True):
           f"{nccl}: operations under the ops-level mask cost NCCL nothing (modelled)",
           [c for c in new if c["total_ns"]][:1], "total_ns 0")
     old_ns = sum(c["total_ns"] for c in old) / max(len(old), 1)
-    if expect_new:
-        check(old and new and old_ns > 0, f"{nccl}: the modelled NCCL-side time drops with KernelCh and ProxyStep off",
-              (len(old), len(new), old_ns), "old ops > 0 ns, new ops 0 ns")
+    check(old and new and old_ns > 0, f"{nccl}: the modelled NCCL-side time drops with KernelCh and ProxyStep off",
+          (len(old), len(new), old_ns), "old ops > 0 ns, new ops 0 ns")
     if nccl != "2.23" and nccl != "2.24" and nccl != "2.25":
         kch = [c for c in old if c["mask"] & T["KernelCh"] and c["ts_writes"]]
         check(kch and all(c["bits"]["KernelCh"] >= c["ts_writes"] * 10 for c in kch),
               f"{nccl}: KernelCh costs every operation whose kernel writes timestamps",
               [c for c in kch if c["bits"]["KernelCh"] < c["ts_writes"] * 10][:1], ">= 10 ns a write")
-    return n_new
 
 
 def t_mask_runtime():
