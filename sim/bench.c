@@ -99,7 +99,7 @@ static double median(double* v, int n) {
 }
 
 /* The cost of the timing itself: one clock_gettime pair. */
-static double clockPairNs(void) {
+double simBenchClockPairNs(void) {
   double v[15];
   for (int k = 0; k < 15; k++) {
     uint64_t t0 = simNowNs(), sink = 0;
@@ -113,6 +113,7 @@ static double clockPairNs(void) {
 int simRunBench(void) {
   if (simOpt.benchMicro) return simRunBenchMicro();
   if (simOpt.benchCadence) return simRunBenchCadence();
+  if (simOpt.benchNccl) return simRunBenchNccl();
   char exe[4096], emptyPath[4200];
   ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
   exe[k > 0 ? k : 0] = 0;
@@ -127,7 +128,7 @@ int simRunBench(void) {
   simSharedInit(1);
   simBenchOn = true;
   int n = simOpt.benchThreads < 2 ? 2 : simOpt.benchThreads;
-  double clockNs = clockPairNs();
+  double clockNs = simBenchClockPairNs();
 
   benchRun* runs = calloc((size_t)reps * BENCH_CFGS, sizeof *runs);
   for (int rep = 0; rep < reps; rep++)

@@ -107,7 +107,7 @@ void simDevicePlan(simProxy* px, simWork* w) {
     if (noChannelWork(w, t)) continue;
     bool self = isP2p(t->func) && t->peer == c->rank;
     bool agv = t->func == SIM_FUNC_BROADCAST && simQuirk(Q_AGV_BCAST);
-    bool kchInMask = p && (w->mask & ncclProfileKernelCh) && simNcclCur.nativeAbi >= 3;
+    bool kchInMask = p && (t->mask & ncclProfileKernelCh) && simNcclCur.nativeAbi >= 3;
     /* the device writes the ring for a work whose task has KernelCh; an AllGatherV
      * Broadcast's work is read with another layout: its flag is off */
     bool enabled = kchInMask && !agv && !w->deviceOnly;

@@ -2,7 +2,7 @@
 /* ncclscope-sim: libnccl-profiler-empty.so, the do-nothing baseline plugin.
  *
  * Exports ncclProfiler_v6 only. init enables every event (0x7FFF) so that the
- * simulator takes every path; every start returns a NULL handle. Used by
+ * simulator takes every path, or SIM_BASELINE_MASK's; every start returns a NULL handle. Used by
  * --bench as the cost floor of a plugin call. Any NCCL thread may call it.
  */
 #include "baseline_plugin.h"

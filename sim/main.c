@@ -38,6 +38,7 @@ simOptions simOpt = {
     .profConnectUs = 25,
     .gpuDriftPpm = 5.0,
     .gpuOffsetS = 40.0,
+    .ncclCost = true,
 };
 int simProcIndex;
 
@@ -92,6 +93,9 @@ static void usage(FILE* f) {
           "  --hang-timeout-ms MS  how long ranks wait for the others before giving a collective up\n"
           "                        [5000 in `hang`, 30000 elsewhere: a loaded machine is no hang]\n"
           "  --fast                no waiting: durations are not real (for overhead measurements)\n"
+          "  --nccl-cost on|off    charge the app and proxy threads NCCL's own work for the enabled event bits\n"
+          "                        (profiler proxy ops, timestamps, per step/request/proxy-loop calls); the\n"
+          "                        modelled time is reported either way (truth nccl_cost*, stderr) [on]\n"
           "\n"
           "Scenarios (--scenario NAME, --seed N, --iters K):\n"
           "  default    AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll (as P2ps), Send/Recv\n"
@@ -137,6 +141,8 @@ static void usage(FILE* f) {
           "  --bench-gaps LIST     --bench-cadence: gaps between collectives, us [1,10,100,1000]\n"
           "  --bench-baseline PATH --bench-micro, --bench-cadence: another build of the plugin, timed side by side\n"
           "                        (interleaved) with --plugin's, e.g. the previous commit's\n"
+          "  --bench-nccl WORKLOAD one workload (coll-1node, coll-net, p2p-1node) with --plugin or none: the\n"
+          "                        plugin's call time and NCCL's modelled time per operation (BENCHNCCL {json})\n"
           "  -v, --verbose         progress on stderr\n"
           "  --version             the version (the ncclscope project's)\n"
           "  -h, --help            this text\n");
@@ -207,6 +213,7 @@ int main(int argc, char** argv) {
       {"host-ns", no_argument, 0, 1017},          {"host-offset-s", required_argument, 0, 1018},
       {"host-drift-ppm", required_argument, 0, 1019},     {"host-drift-realtime", no_argument, 0, 1020},
       {"version", no_argument, 0, 1021},
+      {"nccl-cost", required_argument, 0, 1022},  {"bench-nccl", required_argument, 0, 1023},
       {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
   int o;
   const char* quirkSpec = NULL;
@@ -277,6 +284,14 @@ int main(int argc, char** argv) {
     case 'v': simOpt.verbose++; break;
     case 'h': usage(stdout); return 0;
     case 1021: printf("ncclscope-sim %s\n", NCCLSCOPE_VERSION); return 0;
+    case 1022:
+      if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+        SIM_ERR("--nccl-cost: '%s' is not one of on, off", optarg);
+        return 2;
+      }
+      simOpt.ncclCost = !strcmp(optarg, "on");
+      break;
+    case 1023: simOpt.benchNccl = optarg, simOpt.bench = true; break;
     default: usage(stderr); return 2;
     }
   }
@@ -317,12 +332,12 @@ int main(int argc, char** argv) {
   simTruthf("\"kind\":\"run\",\"scenario\":\"%s\",\"seed\":%llu,\"iters\":%d,\"procs\":%d,\"ranks_per_proc\":%d,"
             "\"nodes\":%d,\"fast\":%s,\"channels\":%d,\"hang_timeout_ms\":%d,\"t0\":%llu,\"nccl\":\"%s\","
             "\"native_abi\":%d,\"quirks\":[%s],\"connect_ms\":%d,\"kch_lag_ms\":%.3f,\"async_depth\":%d,"
-            "\"nonblocking\":%s,\"exit\":\"%s\"",
+            "\"nonblocking\":%s,\"exit\":\"%s\",\"nccl_cost\":%s",
             simOpt.scenario, (unsigned long long)simOpt.seed, simOpt.iters, simOpt.procs, simOpt.ranksPerProc,
             simOpt.nodes, simOpt.fast ? "true" : "false", simOpt.channels, simOpt.hangTimeoutMs,
             (unsigned long long)simNowNs(), simNcclCur.name, simNcclCur.nativeAbi, quirkList, simOpt.connectMs,
             simOpt.kchLagMs, simOpt.asyncDepth, simOpt.nonblocking ? "true" : "false",
-            simOpt.exitMode ? simOpt.exitMode : "finalize");
+            simOpt.exitMode ? simOpt.exitMode : "finalize", simOpt.ncclCost ? "true" : "false");
   simTruthf("\"kind\":\"link\",\"lat_us\":%.3f,\"gbps\":%.3f,\"model\":\"step_ns = lat_us*1000 + bytes*8/gbps\"",
             simOpt.netLatUs, simOpt.netGbps);
   fflush(NULL);

@@ -78,6 +78,7 @@ int simRunProcesses(int n, int (*run)(int procIndex)) {
       rc = 1;
     }
   }
+  simCostReport(); /* every process's part is in the shared area now */
   if (simOpt.truthPath) {
     simTruthWrite(simOpt.truthPath, false);
     simTruthMerge(simOpt.truthPath, kids, nk);

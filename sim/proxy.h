@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: the proxy progress thread, its network steps and the GPU
  * model it drives. Private to action_heap.c, device.c, proxy_net.c,
- * net_helper.c and proxy_thread.c.
+ * net_helper.c, nccl_cost.c and proxy_thread.c.
  *
  * Like NCCL's, one proxy thread per rank (shared by split communicators)
  * progresses every posted work at once: a work's network ProxyOps and steps,
@@ -153,7 +153,8 @@ typedef struct kchOp {
 struct simWork {
   simComm* c;
   simGroupSpec g;
-  int mask;
+  int mask;        /* the plan's: any of its tasks' bits (each task keeps its own, simTask.mask) */
+  simCost cost;    /* NCCL's modelled work for it: the caller's part, then the proxy's (nccl_cost.c) */
   uint64_t opIndex;
   bool replay;
   bool deviceOnly; /* a graph replay of a plan without proxy ops: kernel only, no host events */
@@ -298,5 +299,13 @@ void simProxyEndBarrier(simProxy* px, simWork* w);           /* proxy_thread.c: 
 void simDeviceAbort(simProxy* px, simWork* w);     /* a hung collective: channels end now */
 void simDeviceAbandon(simProxy* px, simWork* w);   /* destroy/abort: KernelCh ops never fire */
 void simDeviceWriteTruth(simWork* w);              /* kernel/batch/coll truth of a finished work */
+
+/* nccl_cost.c: the proxy's part of NCCL's work for an appended work: computed, charged to the
+ * proxy thread, added to the totals, and written to the truth (nccl_cost) */
+void simCostProxy(simWork* w);
+/* the mask a ProxyOp's events follow: its task's, or for a PXN op the originating rank's */
+static inline int simSubMask(const simWork* w, const subState* s) {
+  return s->foreign && w->foreignRank >= 0 ? w->pxnMask : w->g.tasks[s->task].mask;
+}
 
 #endif

@@ -271,7 +271,7 @@ static void startOp(simWork* w, subState* s) {
   const simPlugin* p = w->plugin;
   s->plugin = p;
   int foreignRank = w->foreignRank;
-  int smask = s->foreign && foreignRank >= 0 ? w->pxnMask : w->mask;
+  int smask = simSubMask(w, s);
   if (!p || s->silent || !(smask & (ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileNetPlugin))) return;
   char key[192];
   ncclProfilerEventDescr_v6_t d = simDescr(ncclProfileProxyOp, NULL, s->rank);
@@ -450,7 +450,7 @@ static void stepStart(simProxy* px, simWork* w, subState* s, int st, int leakLef
   /* how many times this step is started again, decided before its first
    * start so that the truth marks that one leaked too */
   if (leaks && leakLeft < 0) leakLeft = repeats(c, st) / 2;
-  bool stepOn = p && !s->silent && (w->mask & (ncclProfileProxyStep | ncclProfileNetPlugin)) &&
+  bool stepOn = p && !s->silent && (simSubMask(w, s) & (ncclProfileProxyStep | ncclProfileNetPlugin)) &&
                 (s->op.h || !simQuirk(Q_STEP_NEEDS_OP));
   if (stepOn) {
     char key[128];
@@ -477,7 +477,7 @@ static void stepStart(simProxy* px, simWork* w, subState* s, int st, int leakLef
                 STEP_ARG(st, simQuirk(Q_SEND_PEER_REPEAT) ? repeats(c, st) : 0, 0));
   } else {
     /* irecv: the IB plugin's NetPlugin event starts inside it; then RecvWait */
-    netStart(px, c, w->mask, s, st, b);
+    netStart(px, c, simSubMask(w, s), s, st, b);
     stepState(px, s, step, st, ncclProfilerProxyStepRecvWait);
     oldOpState(px, s, ncclProfilerProxyOpRecvPosted, st + 1, 0);
     /* the sender's data leaves once it is ready and the link is free */
@@ -514,12 +514,12 @@ void simNetAction(simProxy* px, const simAction* x) {
     break;
   case A_SEND_WAIT: {
     /* isend: the IB plugin's NetPlugin event starts inside it; SendWait once it is posted */
-    if (s->ib) netStart(px, c, w->mask, s, st, b);
+    if (s->ib) netStart(px, c, simSubMask(w, s), s, st, b);
     uint64_t a0 = simNowNs();
     stepState(px, s, step, st, ncclProfilerProxyStepSendWait);
     oldOpState(px, s, ncclProfilerProxyOpSendTransmitted, st + 1, b);
     uint64_t a1 = simNowNs();
-    if (!s->ib) netStart(px, c, w->mask, s, st, b); /* the socket plugin picks the task up in test() */
+    if (!s->ib) netStart(px, c, simSubMask(w, s), s, st, b); /* the socket plugin picks the task up in test() */
     /* The plugin stamped SendWait in [a0, a1]. Transfer time is measured
      * from there, so the stop is scheduled from a0 when that window is
      * short, else from a1: a disturbed call lengthens the interval, never

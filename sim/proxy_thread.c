@@ -55,6 +55,7 @@ simWork* simWorkNew(simComm* c, simGroupSpec* g, int mask, uint64_t opIndex, boo
 }
 
 void simWorkSetDeviceOnly(simWork* w) { w->deviceOnly = true; }
+void simWorkSetCost(simWork* w, const simCost* caller) { w->cost = *caller; }
 void simWorkLink(simWork* w, simWork* next) { w->outNext = next; }
 simWork* simWorkNextOut(simWork* w) { return w->outNext; }
 
@@ -241,6 +242,7 @@ static void ctrlEvent(simProxy* px, int s1, int appended, int s2, bool waitForWo
   /* NCCL reads the mask for every ProxyCtrl event (relaxed: no ordering needed,
    * a plugin's change may show up one event late) */
   if (p && (__atomic_load_n(&simEventMask, __ATOMIC_RELAXED) & ncclProfileProxyCtrl)) {
+    simCostCtrlEvent();
     ncclProfilerEventDescr_v6_t d = simDescr(ncclProfileProxyCtrl, NULL, 0);
     simStart(p, px->ctrlCtx, &ev, NULL, &d, false, getpid(), NULL);
   }
@@ -274,6 +276,7 @@ static void appendWorks(simProxy* px, simWork* list) {
     simNetPlan(px, w);
     simDevicePlan(px, w);
     simNetAppend(px, w);
+    simCostProxy(w);
     if (w->nk)
       simDeviceEnqueue(px, w);
     else if (hasNetwork(w))

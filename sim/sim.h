@@ -74,6 +74,8 @@ typedef struct {
   double hostOffsetS;     /* --host-offset-s: nodes >= 1 in a time namespace, CLOCK_MONOTONIC off by up to this */
   double hostDriftPpm;    /* --host-drift-ppm: nodes >= 1's CLOCK_MONOTONIC runs fast or slow by up to this */
   bool hostDriftRealtime; /* --host-drift-realtime: and their CLOCK_REALTIME with it (no NTP) */
+  bool ncclCost;          /* --nccl-cost on|off: charge the threads NCCL's own work for the enabled bits [on] */
+  const char* benchNccl;  /* --bench-nccl WORKLOAD: a plugin's calls and NCCL's modelled work per operation */
 } simOptions;
 extern simOptions simOpt;
 
@@ -266,6 +268,7 @@ typedef struct simTask {
   int nChannels;
   int chanBase;
   bool sym;      /* a symmetric-memory collective (2.28+: its own kernel, API events only) */
+  int mask;      /* the activation mask as NCCL read it for this task (per task 2.26+, per group before) */
   simEvent api;  /* CollApi / P2pApi */
   simEvent task; /* Coll / P2p */
   uint64_t seq;
@@ -298,6 +301,27 @@ void simWorkLink(simWork* w, simWork* next); /* the poster's list (simComm.outHe
 simWork* simWorkNextOut(simWork* w);
 void simWorkRelease(simWork* w); /* the poster's reference; the proxy holds its own */
 
+/* ---- nccl_cost.c: NCCL's own work for the bits a task's mask enables (docs/simulator.md) ---- */
+enum { SIM_COST_KCH, SIM_COST_STEP, SIM_COST_NET, SIM_COST_CTRL, SIM_COST_BITS };
+typedef struct {
+  uint64_t bitNs[SIM_COST_BITS]; /* modelled ns per bit */
+  uint64_t appNs, proxyNs, gpuNs; /* the same ns by where they are spent */
+  int kchOps;                    /* profiler proxy ops of tasks without network proxy ops */
+  int kchNetChannels;            /* KernelCh channels of tasks that have network proxy ops (timestamps only) */
+  int steps, netReqs;            /* ProxySteps and network requests NCCL reports */
+} simCost;
+struct simWork;
+void simWorkSetCost(struct simWork* w, const simCost* caller); /* the caller's part, before the post */
+/* The caller's part of a plan (application or graph-callback thread, before it posts the work):
+ * computed into *out and charged to the calling thread. */
+void simCostCaller(const simComm* c, const simGroupSpec* g, bool deviceOnly, simCost* out);
+/* Busy time on the calling thread, unless --fast or --nccl-cost off. */
+void simCostCharge(uint64_t ns);
+/* One ProxyCtrl event NCCL made (proxy thread): charged and counted. */
+void simCostCtrlEvent(void);
+/* The run's totals over every process: one truth record and one line on stderr (the parent, at the end). */
+void simCostReport(void);
+
 /* processes.c: run(0) here and run(1..n-1) in forked processes; merges the truth parts */
 int simRunProcesses(int n, int (*run)(int procIndex));
 /* replay_run.c */
@@ -307,6 +331,7 @@ int simRunScenario(const char* name);
 void simScenarioPresets(const char* name); /* options a scenario implies, before the run starts */
 /* bench.c */
 int simRunBench(void);
+double simBenchClockPairNs(void); /* one clock_gettime pair, as calls.c times each call */
 /* bench_plugins.c: the empty plugin and the chosen one (ncclProfiler_v6) for the micro benchmarks */
 typedef struct {
   const char* name;
@@ -320,6 +345,8 @@ typedef struct {
 int simBenchOpenPlugins(const char* mode, simBenchPlugin out[SIM_BENCH_MAX_PLUGINS], int* n);
 void simBenchClosePlugins(simBenchPlugin p[SIM_BENCH_MAX_PLUGINS]);
 void simBenchSort(double* v, size_t n);
+/* bench_nccl.c: --bench-nccl WORKLOAD */
+int simRunBenchNccl(void);
 /* bench_cadence.c */
 int simRunBenchCadence(void);
 /* bench_micro.c */

@@ -26,6 +26,10 @@ struct simShared {
   _Atomic uint64_t endOp[SIM_MAX_COMMS][SIM_MAX_RANKS / 4];
   _Atomic uint64_t endAt[SIM_MAX_COMMS][SIM_MAX_RANKS / 4];
   simPxnPub pxn[SIM_MAX_COMMS][SIM_MAX_RANKS / 4];
+  /* nccl_cost.c: every process's modelled NCCL-side ns per bit, per thread kind (app, proxy, gpu), and ops */
+  _Atomic uint64_t costBitNs[SIM_COST_BITS];
+  _Atomic uint64_t costWhereNs[3];
+  _Atomic uint64_t costOps, costCtrlEvents;
 };
 
 #endif

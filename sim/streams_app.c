@@ -93,7 +93,7 @@ static simWork* hostPlanTask(simComm* c, simGroupSpec* g, int mask, bool replay,
     memset(&t->task, 0, sizeof t->task);
     if (apiOnly(t)) continue; /* no Coll, no seqNumber (symmetric, AllGatherV Broadcast) */
     bool p2p = isP2p(t->func);
-    bool emitted = p && taskGate(mask, p2p, &group);
+    bool emitted = p && taskGate(t->mask, p2p, &group);
     t->seq = c->seq[t->func];
     if (emitted) {
       ncclProfilerEventDescr_v6_t d;
@@ -136,12 +136,16 @@ static simWork* hostPlanTask(simComm* c, simGroupSpec* g, int mask, bool replay,
     /* seqNumber: before 2.26 counted per emitted Coll (graph replays too);
      * since, every eager collective, and a captured one only with KernelCh */
     bool bump = simQuirk(Q_SEQ_AFTER_EMIT) ? emitted && !p2p
-                                           : !g->graphCaptured || (p && (mask & ncclProfileKernelCh) && emitted);
+                                           : !g->graphCaptured || (p && (t->mask & ncclProfileKernelCh) && emitted);
     if (bump) c->seq[t->func]++;
   }
   simWork* w = NULL;
   if (post) {
+    /* NCCL's own work for the plan's profiler proxy ops (uploaded and posted with the plan) */
+    simCost cost;
+    simCostCaller(c, g, !emit, &cost);
     w = simWorkNew(c, g, mask, c->opCount++, replay);
+    simWorkSetCost(w, &cost);
     if (!emit) simWorkSetDeviceOnly(w);
     simProxyPost(c->proxy, w);
   }
@@ -341,6 +345,7 @@ int simRunGroup(simComm* c, simGroupSpec* g) {
   const simPlugin* p = c->plugin;
   bool api = simQuirk(Q_API_EVENTS);
   int mask = __atomic_load_n(&simEventMask, __ATOMIC_RELAXED); /* once per group (2.23-2.25) */
+  int planMask = g->nTasks ? 0 : mask; /* the plan's events (Group, KernelLaunch): any of its tasks' bits */
   simEvent gapi = {0};
   char key[256];
   if (p && api && (mask & simTypeGate(8))) {
@@ -354,8 +359,11 @@ int simRunGroup(simComm* c, simGroupSpec* g) {
   for (int i = 0; i < g->nTasks; i++) {
     simTask* t = &g->tasks[i];
     memset(&t->api, 0, sizeof t->api);
-    /* 2.26+: the mask is read at every task append; a run-time change applies from the next task */
+    /* 2.26+: the mask is read at every task append (enqueue.cc, t->eActivationMask); a run-time change
+     * applies from the next task; the task keeps the value it read (its Coll, proxy ops and kernel work) */
     if (simQuirk(Q_MASK_PER_TASK)) mask = __atomic_load_n(&simEventMask, __ATOMIC_RELAXED);
+    t->mask = mask;
+    planMask |= mask;
     bool p2p = isP2p(t->func);
     if (p && api && (mask & simTypeGate(p2p ? 10 : 9))) {
       ncclProfilerEventDescr_v6_t d;
@@ -392,7 +400,7 @@ int simRunGroup(simComm* c, simGroupSpec* g) {
     simStop(p, &gapi);
     return 0;
   }
-  launchArg la = {.c = c, .g = g, .mask = mask, .gapi = &gapi};
+  launchArg la = {.c = c, .g = g, .mask = planMask, .gapi = &gapi};
   if (c->nonblocking) {
     /* ncclGroupEnd returns ncclInProgress: GroupApi stops before the launch thread's events */
     pthread_t th;

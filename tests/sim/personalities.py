@@ -457,6 +457,273 @@ def t_seq():
     check(dup_seqs(r26) > 0, "2.26 without KernelCh: replays repeat the seqNumber", dup_seqs(r26), "> 0")
 
 
+# ---- the mask a plugin changes at run time, and what NCCL's own work costs ----
+OPS_LEVEL = 0x7FFF & ~(T["KernelCh"] | T["ProxyStep"] | T["NetPlugin"] | T["ProxyCtrl"])
+
+
+def task_classes(r):
+    """Per Coll/P2p start: (pid, line of its mask read or later: its CollApi/P2pApi start, else its own start,
+    the start, class, split reason or None).
+    class "old": it has KernelCh or ProxyStep children; "new": it has ProxyOps and neither; None: no way to tell."""
+    out = []
+    abandoned = {}
+    for a in r.kind("kernel_abandoned"):
+        abandoned[(a["func"], a["seq"])] = abandoned.get((a["func"], a["seq"]), 0) + 1
+    for pid, lines in r.recs.items():
+        kids = {}
+        api_line = {}
+        for j, x in enumerate(lines):
+            if x["ev"] == "start":
+                kids.setdefault(x["parent"], []).append(x)
+                if x["type"] in (T["CollApi"], T["P2pApi"]):
+                    api_line[x["h"]] = j
+        for i, x in enumerate(lines):
+            if x["ev"] != "start" or x["type"] not in (T["Coll"], T["P2p"]):
+                continue
+            ch = kids.get(x["h"], [])
+            kch = [k for k in ch if k["type"] == T["KernelCh"]]
+            ops = [k for k in ch if k["type"] == T["ProxyOp"]]
+            steps = [len({s["step"] for s in kids.get(o["h"], []) if s["type"] == T["ProxyStep"]}) for o in ops]
+            split = None
+            if any(steps) and not all(n >= o["nsteps"] for n, o in zip(steps, ops)):
+                split = f"ProxyOps with {steps} steps of {[o['nsteps'] for o in ops]}"
+            # a channel whose ring slot never matched (an AllGatherV Broadcast stalls it) never fires: truth's
+            # kernel_abandoned names those
+            lost = abandoned.get((x.get("func"), x.get("seq")), 0)
+            if kch and x["type"] == T["Coll"] and "nch" in x and len({k["channel"] for k in kch}) + lost < x["nch"]:
+                split = f"KernelCh on {len(kch)} of {x['nch']} channels"
+            if kch and ops and not any(steps) and r.version >= 3 and x["type"] == T["Coll"]:
+                split = "KernelCh without ProxySteps"
+            cls = "old" if kch or any(steps) else "new" if ops else None
+            api = api_line.get(x["parent"])  # 2.28+: NCCL read the task's mask just before its CollApi/P2pApi
+            out.append((pid, api if api is not None else i, x, cls, split))
+    return out
+
+
+def mask_flip_checks(r, nccl):
+    """Tasks that read the mask before the flip carry the old mask's events, those that read it after only
+    the new one's; no task is split; the modelled NCCL-side time of the new mask's operations is 0."""
+    tasks = task_classes(r)
+    splits = [(x["type"], why) for _, _, x, _, why in tasks if why]
+    check(not splits, f"{nccl}: no collective is split by the mask change", splits[:3], "[]")
+    n_old_after = n_new_before = n_old = n_new = 0
+    for pid, lines in r.recs.items():
+        flip = next((i for i, x in enumerate(lines) if x["ev"] == "mask_change"), None)
+        if not check(flip is not None, f"{nccl}: the plugin changed the mask", None, "a mask_change line"):
+            continue
+        types = {x["h"]: x["type"] for x in lines if x["ev"] == "start"}
+        # a Group stop on an app thread after the flip: every later group of that thread read the new mask
+        first_stop = {}
+        for i, x in enumerate(lines[flip:], flip):
+            if x["ev"] == "stop" and types.get(x["h"]) == T["Group"]:
+                first_stop.setdefault(x["tid"], i)
+        for tpid, i, x, cls, _ in tasks:
+            if tpid != pid or cls is None:
+                continue
+            n_old += cls == "old"
+            n_new += cls == "new"
+            if i < flip and cls == "new":
+                n_new_before += 1
+            if x["tid"] in first_stop and i > first_stop[x["tid"]] and cls == "old":
+                n_old_after += 1
+    check(n_new_before == 0, f"{nccl}: no task whose API call or start came before the flip lacks the old mask's "
+          "events", n_new_before, 0)
+    check(n_old_after == 0, f"{nccl}: no task that read the mask after the flip has KernelCh or ProxyStep events",
+          n_old_after, 0)
+    check(n_old > 0 and n_new > 0, f"{nccl}: tasks under both masks", (n_old, n_new), "both > 0")
+    cost = r.kind("nccl_cost")
+    run = r.kind("nccl_cost_run")
+    check(len(run) == 1, f"{nccl}: one nccl_cost_run record", len(run), 1)
+    old = [c for c in cost if c["mask"] & (T["KernelCh"] | T["ProxyStep"])]
+    new = [c for c in cost if not c["mask"] & (T["KernelCh"] | T["ProxyStep"] | T["NetPlugin"])]
+    check(all(c["bits"]["KernelCh"] == 0 and c["bits"]["ProxyStep"] == 0 and c["total_ns"] == 0 for c in new),
+          f"{nccl}: operations under the ops-level mask cost NCCL nothing (modelled)",
+          [c for c in new if c["total_ns"]][:1], "total_ns 0")
+    old_ns = sum(c["total_ns"] for c in old) / max(len(old), 1)
+    check(old and new and old_ns > 0, f"{nccl}: the modelled NCCL-side time drops with KernelCh and ProxyStep off",
+          (len(old), len(new), old_ns), "old ops > 0 ns, new ops 0 ns")
+    if nccl != "2.23" and nccl != "2.24" and nccl != "2.25":
+        kch = [c for c in old if c["mask"] & T["KernelCh"] and c["ts_writes"]]
+        check(kch and all(c["bits"]["KernelCh"] >= c["ts_writes"] * 10 for c in kch),
+              f"{nccl}: KernelCh costs every operation whose kernel writes timestamps",
+              [c for c in kch if c["bits"]["KernelCh"] < c["ts_writes"] * 10][:1], ">= 10 ns a write")
+
+
+def t_mask_runtime():
+    """Under every personality: the recording plugin switches from all events to the ops level after half
+    its starts (REC_MASK_AFTER), from whatever NCCL thread makes that start or (every other release) from
+    a thread of its own (REC_MASK_THREAD)."""
+    args = ["--fast", "--iters", "2"]
+    for i, nccl in enumerate(NATIVE):
+        full = Run(nccl, args)
+        total = len(full.starts())
+        env = {"REC_MASK_AFTER": str(total // 2), "REC_MASK2": str(OPS_LEVEL)}
+        if i % 2:
+            env["REC_MASK_THREAD"] = "1"
+        r = Run(nccl, args, env)
+        flips = [x for x in r.lines if x["ev"] == "mask_change"]
+        check(all(x.get("thread", False) == bool(i % 2) for x in flips),
+              f"{nccl}: the mask changed from {'the plugin' if i % 2 else 'an NCCL'} thread", flips, bool(i % 2))
+        mask_flip_checks(r, nccl)
+    # the mask changes inside a group (in the first P2pApi start of a rank's Send/Recv group): the Send keeps
+    # the mask it read, the Recv gets the new one
+    for nccl in ("2.28", "2.30", "ideal"):
+        for n in ("3", "7"):
+            r = Run(nccl, args, {"REC_MASK_AFTER": n, "REC_MASK_AFTER_TYPE": str(T["P2pApi"]),
+                                 "REC_MASK2": str(OPS_LEVEL)})
+            mask_flip_checks(r, f"{nccl} P2pApi #{n}")
+    # the checks can fail: a "change" to the same mask leaves no task under a new one
+    same = Run("2.30", args, {"REC_MASK_AFTER": "300", "REC_MASK2": str(0x7FFF)})
+    saved = len(FAILS)
+    mask_flip_checks(same, "2.30 control")
+    control = FAILS[saved:]
+    del FAILS[saved:]
+    check(any("tasks under both masks" in f for f in control) and
+          any("drops with KernelCh" in f for f in control), "control: a change to the same mask fails the checks",
+          control, "the both-masks and drop checks fail")
+
+
+def t_nccl_cost():
+    """The calibration: an empty plugin with mask 0xFFF costs NCCL what the measurement found (an empty plugin
+    returning NULL handles with mask 0xFFF against no plugin, 1M iterations): +7.64 us on a small single-node
+    AllReduce, +7.26 us on a single-node Send/Recv, +0.33 us on a networked AllReduce; no plugin costs 0;
+    the ops level costs 0; before 2.26 KernelCh costs nothing (no such event)."""
+    empty = os.path.join(BUILD, "libnccl-profiler-empty.so")
+
+    def bench(workload, nccl="2.30", mask=None, plugin=empty):
+        e = dict(os.environ)
+        if mask is not None:
+            e["SIM_BASELINE_MASK"] = e["REC_MASK"] = hex(mask)
+        e["NCCLSCOPE_REC_OUT"] = os.path.join(tempfile.mkdtemp(prefix="simcost"), "rec")
+        p = subprocess.run([SIM, "--plugin", plugin, "--nccl", nccl, "--bench-nccl", workload, "--iters", "1"],
+                           env=e, capture_output=True, text=True, timeout=120)
+        line = next((l for l in p.stdout.splitlines() if l.startswith("BENCHNCCL ")), None)
+        check(p.returncode == 0 and line, f"--bench-nccl {workload} runs", p.stderr[-300:], "BENCHNCCL line")
+        return json.loads(line[10:]) if line else {}
+
+    for workload, us in (("coll-1node", 7.64), ("p2p-1node", 7.26), ("coll-net", 0.33)):
+        b = bench(workload, mask=0xFFF)
+        got = b.get("nccl_ns_per_op", 0) / 1000
+        check(abs(got - us) <= 0.05 * us + 0.02, f"2.30 {workload}, empty plugin, mask 0xFFF: modelled us per op",
+              round(got, 3), f"{us} +- 5%")
+        check(b.get("ops") == 2000, f"{workload}: 1000 operations per rank", b.get("ops"), 2000)
+        none = bench(workload, plugin="none")
+        check(none.get("nccl_ns_per_op") == 0 and none.get("calls_per_op") == 0, f"{workload}: no plugin, no cost",
+              none, "0")
+        ops = bench(workload, mask=OPS_LEVEL)
+        check(ops.get("nccl_ns_per_op") == 0, f"{workload}: the ops-level mask costs NCCL nothing", ops, "0")
+    v2 = os.path.join(BUILD, "libnccl-profiler-recv2.so")  # 2.25 speaks v2 at most
+    old = bench("coll-1node", nccl="2.25", mask=0xFFF, plugin=v2)
+    check(old.get("bits_ns_per_op", {}).get("KernelCh") == 0, "2.25: no KernelCh, no profiler proxy ops", old, "0")
+    net = bench("coll-net", nccl="2.25", mask=0xFFF, plugin=v2)
+    check(net.get("bits_ns_per_op", {}).get("ProxyStep", 0) > 0 and net["bits_ns_per_op"]["NetPlugin"] == 0,
+          "2.25: ProxySteps cost, no NetPlugin events", net.get("bits_ns_per_op"), "ProxyStep > 0, NetPlugin 0")
+    # a real-time run charges the threads (truth says so), --fast and --nccl-cost off only report
+    for args, charged in ((["--iters", "1", "--nodes", "1"], True), (["--iters", "1", "--nodes", "1", "--fast"], False),
+                          (["--iters", "1", "--nodes", "1", "--nccl-cost", "off"], False)):
+        r = Run("2.30", args)
+        run = r.kind("nccl_cost_run")
+        check(run and run[0]["charged"] == charged and run[0]["bits"]["KernelCh"] > 0,
+              f"{' '.join(args)}: nccl_cost_run charged={charged}, KernelCh time reported", run, charged)
+        check("NCCL-side time (modelled" in r.p.stderr, f"{' '.join(args)}: the summary line on stderr",
+              r.p.stderr[-300:], "NCCL-side time")
+        per_op = sum(c["total_ns"] for c in r.kind("nccl_cost"))
+        check(run and per_op + run[0]["bits"]["ProxyCtrl"] == run[0]["total_ns"],
+              "the run's total is its operations' plus ProxyCtrl", (per_op, run[:1]), "equal")
+
+
+def t_detail_cost():
+    """bench/detail_cost.py runs end to end: every workload and configuration, NCCL's modelled time per level
+    (the plugin's call times are printed, not checked: wall clock on a loaded machine)."""
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "bench",
+                          "detail_cost.py")
+    p = subprocess.run([sys.executable, script, "--build", BUILD, "--reps", "1", "--iters", "1"], capture_output=True,
+                       text=True, timeout=300)
+    line = next((l for l in p.stdout.splitlines() if l.startswith("DETAILCOST ")), None)
+    if not check(p.returncode == 0 and line, "detail_cost.py runs", p.stderr[-500:], "a DETAILCOST line"):
+        return
+    rows = {(r["workload"], r["config"]): r for r in json.loads(line[len("DETAILCOST "):])["rows"]}
+    want = {"none", "empty 0xFFF", "empty ops", "empty sampled", "empty full", "ncclscope ops", "ncclscope sampled",
+            "ncclscope full"}
+    for w, full_us in (("coll-1node", 7.61), ("coll-net", 0.24), ("p2p-1node", 7.23)):
+        check({c for (ww, c) in rows if ww == w} == want, f"{w}: every configuration", sorted(c for (ww, c) in rows
+                                                                                              if ww == w), want)
+        none = rows.get((w, "none"), {})
+        check(none.get("nccl_ns") == 0 and none.get("plugin_ns") == 0 and none.get("ratio") == 1.0,
+              f"{w}: no plugin costs nothing", none, "0, ratio 1")
+        for who in ("empty", "ncclscope"):
+            ops, full = rows.get((w, f"{who} ops"), {}), rows.get((w, f"{who} full"), {})
+            check(ops.get("nccl_ns") == 0, f"{w}: {who} at the ops level costs NCCL nothing", ops, 0)
+            check(abs(full.get("nccl_ns", 0) / 1000 - full_us) <= 0.05 * full_us + 0.02,
+                  f"{w}: {who} at the full level costs NCCL the model's time (us)", full, full_us)
+            samp = rows.get((w, f"{who} sampled"), {})
+            if who == "empty":  # the weighted sum of the two masks
+                check(0 < samp.get("nccl_ns", 0) <= 0.05 * full.get("nccl_ns", 0) + 1,
+                      f"{w}: empty sampled costs NCCL a few % of full", samp, "<= 5 % of full")
+            else:  # the plugin's own sampler (or the same weighted sum): between the two levels
+                check(0 <= samp.get("nccl_ns", -1) <= full.get("nccl_ns", 0),
+                      f"{w}: ncclscope sampled costs NCCL at most what full does", samp, "<= full")
+
+
+def ncclscope_run(nccl, args, env):
+    """ncclscope itself (not the recording plugin) under a release: (truth, stderr, rc)."""
+    tmp = tempfile.mkdtemp(prefix="simdetail")
+    e = dict(os.environ)
+    for k in ("NCCL_PROFILER_PLUGIN", "NCCLSCOPE_EVENT_MASK", "NCCLSCOPE_DETAIL"):
+        e.pop(k, None)
+    e.update({"NCCLSCOPE_DUMP_DIR": os.path.join(tmp, "dump"), "NCCLSCOPE_NO_CUDA": "1", "NCCL_DEBUG": "INFO"})
+    e.update(env)
+    truth = os.path.join(tmp, "truth.jsonl")
+    p = subprocess.run([SIM, "--plugin", os.path.join(BUILD, "libnccl-profiler-ncclscope.so"), "--nccl", nccl,
+                        "--truth", truth] + args, env=e, capture_output=True, text=True, timeout=180)
+    tr = [json.loads(l) for l in open(truth)] if os.path.exists(truth) else []
+    return tr, p.stderr, p.returncode
+
+
+def t_detail_levels():
+    """ncclscope's detail levels under every release: `ops` makes NCCL start no KernelCh, ProxyStep or NetPlugin
+    event and costs NCCL nothing (modelled); `sampled` gives full detail to a bounded fraction of the operations,
+    whole plans only. A plugin that does not announce NCCLSCOPE_DETAIL ("detail <level>" in its INFO line) is
+    checked at `ops` through NCCLSCOPE_EVENT_MASK=0x7F0F, and `sampled` is not checked."""
+    _, log, _ = ncclscope_run("2.30", ["--fast", "--iters", "1", "--scenario", "churn"], {"NCCLSCOPE_DETAIL": "ops"})
+    knows = "detail ops" in log
+    print(f"ncclscope announces NCCLSCOPE_DETAIL: {knows}")
+    ops_env = {"NCCLSCOPE_DETAIL": "ops"} if knows else {"NCCLSCOPE_EVENT_MASK": "0x7F0F"}
+    heavy = ("KernelCh", "ProxyStep", "NetPlugin")
+    for nccl in NATIVE:
+        tr, log, rc = ncclscope_run(nccl, ["--fast", "--iters", "2"], ops_env)
+        check(rc == 0, f"{nccl} ops: the run succeeds", log[-300:], 0)
+        starts = {}
+        for c in tr:
+            if c.get("kind") == "counts":
+                starts[c["type"]] = starts.get(c["type"], 0) + c["starts"]
+        check(all(starts.get(t, 0) == 0 for t in heavy) and starts.get("Coll", 0) + starts.get("P2p", 0) > 0,
+              f"{nccl} ops: Coll/P2p events, no KernelCh, ProxyStep or NetPlugin", starts, "0 of those")
+        run = [c for c in tr if c.get("kind") == "nccl_cost_run"]
+        check(run and run[0]["total_ns"] == 0, f"{nccl} ops: no modelled NCCL-side time", run[:1], 0)
+        if not knows:
+            continue
+        tr, log, rc = ncclscope_run(nccl, ["--iters", "6"], {"NCCLSCOPE_DETAIL": "sampled"})
+        check(rc == 0, f"{nccl} sampled: the run succeeds", log[-300:], 0)
+        cost = [c for c in tr if c.get("kind") == "nccl_cost" and not c["replay"]]
+        full = [c for c in cost if c["mask"] & (T["KernelCh"] | T["ProxyStep"])]
+        check(cost and 0 < len(full) <= 0.5 * len(cost), f"{nccl} sampled: full detail on a bounded fraction",
+              (len(full), len(cost)), "0 < sampled <= 50 %")
+        # whole plans: every task of a sampled plan kept full detail (the kernel records of its KernelCh)
+        if NATIVE[nccl] >= 3:
+            kern = {(k["comm"], k["rank"], k["op"]) for k in tr if k.get("kind") == "kernel"}
+            tasks = {}
+            for k in tr:
+                if k.get("kind") == "kernel":
+                    tasks.setdefault((k["comm"], k["rank"], k["op"]), set()).add((k["func"], k["seq"]))
+            colls = {}  # tasks with profiler ops: emitted, not CE, not a self send/recv
+            for c in tr:
+                if c.get("kind") == "coll" and not c.get("ce") and c.get("emitted") and c.get("peer") != c["rank"]:
+                    colls.setdefault((c["comm"], c["rank"], c["op"]), set()).add((c["func"], c["seq"]))
+            split = [op for op in kern if op in colls and len(tasks[op]) not in (0, len(colls[op]))]
+            check(not split, f"{nccl} sampled: no plan with full detail on some of its tasks only", split[:3], "[]")
+
+
 TESTS = {name[2:]: fn for name, fn in globals().items() if name.startswith("t_")}
 
 if __name__ == "__main__":

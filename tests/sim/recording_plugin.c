@@ -6,11 +6,14 @@
  * $NCCLSCOPE_REC_OUT.<pid>. Handles are heap blocks it owns and never reuses
  * while loaded. Knobs: REC_MASK (mask set by init, default 0x7FFF),
  * REC_MASK_AFTER=N + REC_MASK2=M (after N starts, change the mask through the
- * kept pointer), REC_NULL_TYPES (type bits for which start returns NULL),
+ * kept pointer; with REC_MASK_THREAD=1 the plugin's own thread makes that
+ * store, woken by the Nth start and joined at unload; with REC_MASK_AFTER_TYPE=T
+ * only starts of type bit T count), REC_NULL_TYPES (type bits for which start returns NULL),
  * REC_LEAK_THREAD=1 (leave a thread running), REC_INIT_FAIL=1.
  * Called from any simulator thread; one mutex serializes the output.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,9 +40,15 @@ static FILE* out;
 static int* maskPtr;
 static long starts;
 static long maskAfter = -1;
+static unsigned long maskAfterType; /* 0: every start counts towards maskAfter */
+static long counted;
 static int mask2;
 static unsigned long nullTypes;
 static pthread_t leaked;
+/* REC_MASK_THREAD: the thread that changes the mask, and its wake-up (under lock) */
+static pthread_t flipper;
+static int flipperRunning, flipWanted, flipperQuit;
+static pthread_cond_t flipCv = PTHREAD_COND_INITIALIZER;
 
 typedef struct recHandle {
   unsigned magic;
@@ -91,6 +100,14 @@ __attribute__((constructor)) static void recLoad(void) {
 }
 
 __attribute__((destructor)) static void recUnload(void) {
+  if (flipperRunning) {
+    pthread_mutex_lock(&lock);
+    flipperQuit = 1;
+    pthread_cond_signal(&flipCv);
+    pthread_mutex_unlock(&lock);
+    pthread_join(flipper, NULL);
+    flipperRunning = 0;
+  }
   pthread_mutex_lock(&lock);
   emit("{\"ev\":\"unload\",\"tid\":%d}", tid());
   if (out) fclose(out);
@@ -101,6 +118,20 @@ __attribute__((destructor)) static void recUnload(void) {
   }
   allHandles = NULL;
   pthread_mutex_unlock(&lock);
+}
+
+/* The store and its log line happen under lock: a start logged before the mask_change line read the old
+ * mask or the new one, a task whose mask was read after it logs its start after it. */
+static void* flipMain(void* a) {
+  (void)a;
+  pthread_mutex_lock(&lock);
+  while (!flipWanted && !flipperQuit) pthread_cond_wait(&flipCv, &lock);
+  if (flipWanted && maskPtr) {
+    __atomic_store_n(maskPtr, mask2, __ATOMIC_RELAXED);
+    emit("{\"ev\":\"mask_change\",\"tid\":%d,\"mask\":%d,\"thread\":true}", tid(), mask2);
+  }
+  pthread_mutex_unlock(&lock);
+  return NULL;
 }
 
 static void* leakMain(void* a) {
@@ -116,6 +147,8 @@ static ncclResult_t commonInit(void** ctx, int* mask, const char* extra) {
   const char* m2 = getenv("REC_MASK2");
   const char* nt = getenv("REC_NULL_TYPES");
   maskAfter = ma ? atol(ma) : -1;
+  const char* mt = getenv("REC_MASK_AFTER_TYPE");
+  maskAfterType = mt ? strtoul(mt, NULL, 0) : 0;
   mask2 = m2 ? (int)strtol(m2, NULL, 0) : 0;
   nullTypes = nt ? strtoul(nt, NULL, 0) : 0;
   /* NCCL's threads read the mask with relaxed atomics while we write it. */
@@ -127,6 +160,8 @@ static ncclResult_t commonInit(void** ctx, int* mask, const char* extra) {
   emit("{\"ev\":\"init\",\"tid\":%d,\"ctx\":\"%p\",\"mask_before\":%d,\"mask_set\":%d%s}", tid(), (void*)c, before,
        __atomic_load_n(mask, __ATOMIC_RELAXED), extra);
   if (getenv("REC_LEAK_THREAD") && !leaked) pthread_create(&leaked, NULL, leakMain, NULL);
+  if (getenv("REC_MASK_THREAD") && maskAfter >= 0 && !flipperRunning)
+    flipperRunning = pthread_create(&flipper, NULL, flipMain, NULL) == 0;
   pthread_mutex_unlock(&lock);
   return getenv("REC_INIT_FAIL") ? ncclInternalError : ncclSuccess;
 }
@@ -247,7 +282,12 @@ static ncclResult_t recStart(void* ctx, void** h, DESCR* d) {
   emit("{\"ev\":\"start\",\"tid\":%d,\"ts\":%llu,\"h\":\"%p\",\"ctx\":\"%p\",\"type\":%llu,\"parent\":\"%p\","
        "\"rank\":%d,\"mask\":%d%s}",
        tid(), ts, (void*)r, ctx, (unsigned long long)d->type, d->parentObj, d->rank, maskPtr ? __atomic_load_n(maskPtr, __ATOMIC_RELAXED) : -1, f);
-  if (maskAfter >= 0 && starts == maskAfter && maskPtr) {
+  if (!maskAfterType || (unsigned long)d->type == maskAfterType) counted++;
+  bool flipNow = maskAfter >= 0 && counted == maskAfter && (!maskAfterType || (unsigned long)d->type == maskAfterType);
+  if (flipNow && flipperRunning) {
+    flipWanted = 1;
+    pthread_cond_signal(&flipCv);
+  } else if (flipNow && maskPtr) {
     __atomic_store_n(maskPtr, mask2, __ATOMIC_RELAXED);
     emit("{\"ev\":\"mask_change\",\"tid\":%d,\"mask\":%d}", tid(), mask2);
   }
