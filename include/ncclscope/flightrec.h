@@ -156,6 +156,8 @@ size_t ns_fr_check(ns_fr* fr, uint64_t now_ns, uint64_t timeout_ns, ns_fr_stuck*
 typedef struct {
   uint32_t comm;
   uint64_t age_ns;      /* in flight since its START that long; 0: none in flight */
+  int first;            /* it is the communicator's first operation (its transports connect: ~1 s on GPUs) */
+  int children;         /* it has ProxyOps or KernelCh: something of it runs that could show progress */
   uint64_t episodes;    /* episodes ns_fr_check reported for this communicator so far */
   int stuck;            /* an episode is open: its operation has not completed */
   char func[32];        /* with stuck: the stuck operation's function */

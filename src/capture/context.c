@@ -5,3 +5,4 @@
 ns_context ns_ctx_table[NS_MAX_CONTEXTS] __attribute__((aligned(64)));
 ns_session ns_sess;
 ns_counters ns_cnt;
+_Atomic int ns_detail_full;

@@ -31,9 +31,10 @@ typedef struct ns_context {
   uint32_t serial;   /* comm serial in the trace, >= 1 */
   uint32_t mask;     /* event types recorded for this communicator: its full detail */
   /* NCCL's eActivationMask (one static int of libnccl, alive while NCCL has
-   * us loaded); NULL if init got none. Written by init and by the writer's
-   * detail control, relaxed, as NCCL reads it (writer/detail.h). */
+   * us loaded); NULL if init got none. Written by init and, at `ops` and
+   * `sampled` (detail_dynamic), by ns_detail_apply, relaxed, as NCCL reads it. */
   int* nccl_mask;
+  int detail_dynamic;
   int abi_version;   /* the ncclProfiler_vN whose init NCCL called */
   int rank, nranks, nnodes;
   uint64_t comm_id;
@@ -47,6 +48,24 @@ typedef struct ns_context {
 } ns_context;
 
 extern ns_context ns_ctx_table[NS_MAX_CONTEXTS];
+
+/* Full detail wanted now (writer/detail.h decides; the writer stores, init
+ * and the hot path load, relaxed: a flag with no data behind it). */
+extern _Atomic int ns_detail_full;
+
+/* Group, Coll, P2p and GroupApi starts: a group's boundary. NCCL reads the
+ * mask when it takes a task (2.26+; once per group before): GroupApi starts
+ * before the group's tasks are taken, Group, Coll and P2p after all of them
+ * were (at the launch), so a change made here applies to whole groups of
+ * this thread. Another thread taking tasks at that moment may see its group
+ * change midway; each of its operations stays whole. */
+#define NS_DETAIL_BOUNDARY_TYPES ((1u << NS_EV_GROUP) | (1u << NS_EV_COLL) | (1u << NS_EV_P2P) | (1u << NS_EV_GROUP_API))
+static inline void ns_detail_apply(const ns_context* c) {
+  if (!c->detail_dynamic) return;
+  int want = (int)(atomic_load_explicit(&ns_detail_full, memory_order_relaxed) ? c->mask
+                                                                                : c->mask & ~NS_DETAIL_EVENT_BITS);
+  if (__atomic_load_n(c->nccl_mask, __ATOMIC_RELAXED) != want) __atomic_store_n(c->nccl_mask, want, __ATOMIC_RELAXED);
+}
 
 static inline ns_context* ns_ctx_from_ptr(const void* p) {
   uintptr_t off = (uintptr_t)p - (uintptr_t)ns_ctx_table;

@@ -55,6 +55,7 @@ void* ns_capture_start(void* context, const ns_start_args* a) {
         return NULL;
       }
       if (!(ctx->mask & (1u << type))) return NULL; /* per-communicator filter */
+      if ((1u << type) & NS_DETAIL_BOUNDARY_TYPES) ns_detail_apply(ctx);
       ctx_index = ctx->index;
       comm = ctx->serial;
     }

@@ -164,6 +164,7 @@ void ns_fr_set_detail(ns_fr* fr, int full, uint64_t ts) {
   fr->detail_prev = fr->detail_full;
   fr->detail_full = full != 0;
   fr->detail_ts = ts;
+  if (!full) fr->detail_dynamic = 1;
 }
 
 /* Whether a later operation of c than pos has a KernelCh: NCCL launches
@@ -184,7 +185,11 @@ void ns_fr_settle(ns_fr* fr, uint64_t now) {
       ns_fr_op* op = fr_at(fr, c, pos);
       uint64_t quiet_since = op->t_last > op->t_stop ? op->t_last : op->t_stop;
       if (op->done || !op->started || !op->stopped || op->kch || now < quiet_since + NS_FR_UNDETAILED_GRACE_NS) break;
-      if (op->detail && !later_has_kch(fr, c, pos)) break;
+      /* One with full detail but no child at all (no kernel work: NCCL gives
+       * it none) waits, under full detail alone, for a later one to finish;
+       * once the mask changes, the later ones may show no progress either. */
+      int childless = !op->proxy_ops && !op->kch;
+      if (op->detail && !(fr->detail_dynamic && childless) && !later_has_kch(fr, c, pos)) break;
       op_done(fr, c, pos, 1, op->t_stop);
     }
   }

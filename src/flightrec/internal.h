@@ -49,6 +49,7 @@ struct ns_fr {
    * (detail_full), and had detail_prev before. */
   int detail_full, detail_prev;
   uint64_t detail_ts;
+  int detail_dynamic; /* the mask has been without full detail at least once */
   /* Each ring holds the next power of two at or above cfg.entries, so a
    * position finds its slot with a mask, not a division; the operations
    * kept are still the last cfg.entries (op_new forgets the older ones). */

@@ -162,9 +162,11 @@ size_t ns_fr_inflight_get(const ns_fr* fr, uint64_t now, ns_fr_inflight* out, si
     memset(f, 0, sizeof *f);
     f->comm = c->comm;
     f->episodes = c->episodes;
+    f->first = c->first_open == 0;
     if (c->first_open < c->head) {
       const ns_fr_op* op = fr_at(fr, c, c->first_open);
       if (!op->done && now > op->t_start) f->age_ns = now - op->t_start;
+      f->children = op->proxy_ops || op->kch;
     }
     if (c->episode_open) { /* as ns_fr_check sees it: the episode's operation, still there and not done */
       uint64_t* at = ns_idmap_get(&fr->ops, c->episode_op);

@@ -171,6 +171,7 @@ void ns_runtime_init(void** context, const ns_init_args* a) {
     c->serial = ++g_next_serial;
     c->mask = mask;
     c->nccl_mask = a->mask;
+    c->detail_dynamic = a->mask && ns_sess.cfg.detail != NS_DETAIL_FULL;
     c->abi_version = a->version;
     c->rank = a->rank;
     c->nranks = a->nranks;

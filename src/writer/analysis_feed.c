@@ -81,9 +81,15 @@ void ns_feed_tick(uint64_t now_ns) {
   int on_request = 0;
   int verdicts = ns_frw_tick(now_ns, &on_request);
   if (on_request) ns_detail_escalate(NS_DETAIL_WHY_SIGNAL, now_ns, "a flight record was asked for");
-  /* The oldest operation in flight, for the detail control. */
+  /* The oldest operation in flight, for the detail control: suspect when
+   * something of it runs (ProxyOps, KernelCh) and it is not the first of its
+   * communicator (which connects the transports and takes long). One
+   * without children is NCCL's without kernel work, or one without detail
+   * that nothing can show stuck (the flight recorder ends it soon). */
   size_t n = ns_frw_inflight(now_ns, g_inflight, NS_MAX_CONTEXTS);
-  for (size_t i = 0; i < n; i++) ns_detail_inflight(g_inflight[i].age_ns, g_inflight[i].comm, now_ns);
+  for (size_t i = 0; i < n; i++)
+    if (!g_inflight[i].first && g_inflight[i].children)
+      ns_detail_inflight(g_inflight[i].age_ns, g_inflight[i].comm, now_ns);
   if (!g_a) return;
   ns_analysis_tick(g_a, now_ns);
   ns_mout_live(now_ns, verdicts);

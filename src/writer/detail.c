@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope: the detail level in force (detail.h). Writer thread only, but
- * for g_full_now, which init reads. */
+/* ncclscope: the detail level in force (detail.h). Writer thread only; the
+ * decision itself is ns_detail_full (capture/context.h), which init and the
+ * hot path read. */
 #include "writer/detail.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "capture/context.h" /* ns_detail_full */
 #include "config/config.h"
 #include "log/log.h"
 #include "ncclscope/flightrec.h" /* NS_FR_UNDETAILED_GRACE_NS */
@@ -21,8 +23,9 @@
 /* A straggler: last in at least this share of a window's compared collectives ... */
 #define STRAGGLER_LAST 0.6
 #define STRAGGLER_MIN_COMPARED 8
-/* ... and late by at least this much on average. */
-#define STRAGGLER_MIN_NS 1000000ull
+/* ... and late by at least this much on average over them (a rank that is
+ * last by scheduling jitter alone is a few microseconds late). */
+#define STRAGGLER_MIN_NS 50000ull
 
 typedef struct {
   uint32_t comm;
@@ -47,8 +50,6 @@ static struct {
   base_slot base[BASE_SLOTS];
 } D;
 
-/* The decision, for init (any thread; relaxed: a flag with no data behind it). */
-static _Atomic int g_full_now;
 
 static const char* const why_names[NS_DETAIL_WHY_COUNT] = NS_DETAIL_WHY_NAMES;
 
@@ -71,10 +72,10 @@ void ns_detail_open(int level, uint32_t sample_ms, double escalate_sec, double h
   D.origin_ns = now_ns;
   D.full = level == NS_DETAIL_FULL || level == NS_DETAIL_SAMPLED; /* sampled begins with a period */
   D.full_since_ns = now_ns;
-  atomic_store_explicit(&g_full_now, D.full, memory_order_relaxed);
+  atomic_store_explicit(&ns_detail_full, D.full, memory_order_relaxed);
 }
 
-int ns_detail_full_now(void) { return atomic_load_explicit(&g_full_now, memory_order_relaxed); }
+int ns_detail_full_now(void) { return atomic_load_explicit(&ns_detail_full, memory_order_relaxed); }
 int ns_detail_configured(void) { return D.level; }
 int ns_detail_escalated(void) { return D.escalated; }
 
@@ -130,7 +131,7 @@ void ns_detail_window(const ns_window* w, uint64_t now_ns) {
     if (l->compared < STRAGGLER_MIN_COMPARED || (double)l->last < STRAGGLER_LAST * (double)l->compared) continue;
     if (l->lateness_ns_sum / l->compared < STRAGGLER_MIN_NS) continue;
     char what[128];
-    snprintf(what, sizeof what, "communicator %u's rank arrived last in %llu of %llu collectives, %.2f ms late on average",
+    snprintf(what, sizeof what, "communicator %u's rank arrived last in %llu of %llu collectives, %.3f ms late on average",
              l->comm, (unsigned long long)l->last, (unsigned long long)l->compared,
              (double)l->lateness_ns_sum / (double)l->compared / 1e6);
     ns_detail_escalate(NS_DETAIL_WHY_STRAGGLER, now_ns, what);
@@ -181,7 +182,7 @@ int ns_detail_tick(uint64_t now_ns, int* full, int* why) {
   }
   D.decided = 1;
   D.full = want;
-  atomic_store_explicit(&g_full_now, want, memory_order_relaxed);
+  atomic_store_explicit(&ns_detail_full, want, memory_order_relaxed);
   *full = want;
   *why = reason;
   return 1;

@@ -5,8 +5,10 @@
  * NCCL reads the activation mask init received afresh for every task (2.26+;
  * once per group before), so what NCCL pays for (detail.h's bits, config.h)
  * can be switched while the job runs. This module only decides: full detail
- * or not, now, and why. The writer applies the decision to NCCL's mask and
- * records it (a DETAIL block); the analysis feed reports the triggers.
+ * or not, now, and why (ns_detail_full, capture/context.h). The hot path puts
+ * the decision into NCCL's mask at the next group boundary (ns_detail_apply),
+ * the writer records it (a DETAIL block, detail_out.c); the analysis feed
+ * reports the triggers.
  *
  *  full     always full detail
  *  sampled  full detail for sample_ms at the start of every second

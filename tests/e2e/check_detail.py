@@ -167,16 +167,18 @@ def check_sampled(work):
         steps = any(s["type"] == "ncclProfileProxyStep" for k in mine if k["type"] == "ncclProfileProxyOp"
                     for s in kids[k["eventAddr"]])
         detailed += kch
-        # NCCL reads the mask once per task: a networked operation has its KernelCh and its ProxySteps, or neither
-        if any(k["type"] == "ncclProfileProxyOp" for k in mine) and kch != steps:
+        # NCCL reads the mask once per task: a networked collective has its KernelCh and its ProxySteps, or
+        # neither (a Send/Recv may have steps and no KernelCh under full detail too: a self one has no kernel op)
+        if e["type"] == "ncclProfileColl" and any(k["type"] == "ncclProfileProxyOp" for k in mine) and kch != steps:
             halves += 1
-    check(halves == 0, "%d operations with KernelCh but no ProxyStep, or the reverse" % halves)
+    check(halves == 0, "%d networked collectives with KernelCh but no ProxyStep, or the reverse" % halves)
     share = detailed / max(1, len(ops))
     check(len(ops) > 100 and 0 < share <= 0.5, "%d of %d operations carry KernelCh (100 ms a second)" %
           (detailed, len(ops)))
-    # coverage: the windows' GPU-timed operations against the trace (the export converts pTimers with the run's
-    # final clock fit; the plugin judged each operation when it ended, with the same rules)
-    gpu_trace = sum(1 for e in ops if "gpuStart" in e.get("details", {}))
+    # coverage: the windows' GPU-timed operations against the trace: the operations whose pTimers the export
+    # finds their own (a bounded GPU time; a pTimer that may be another work's is published unbounded). The
+    # plugin judged each one when it ended, with the same rules and the clock fit of that moment.
+    gpu_trace = sum(1 for e in ops if e.get("details", {}).get("gpuErrorUs") is not None)
     lines = []
     for path in glob.glob(os.path.join(dump, "*windows*.jsonl")):
         with open(path) as f:
@@ -190,8 +192,10 @@ def check_sampled(work):
     total = sum(v for k, v in last.items() if k[1] == "ncclscope_ops_total")
     gpu = sum(v for k, v in last.items() if k[1] == "ncclscope_ops_gpu_timed_total")
     check(total == len(ops), "ncclscope_ops_total %s, the trace has %d operations" % (total, len(ops)))
-    check(gpu == gpu_trace and gpu <= detailed, "ncclscope_ops_gpu_timed_total %s; in the trace %d operations carry "
-          "KernelCh, %d have GPU times" % (gpu, detailed, gpu_trace))
+    print("operations %d, with KernelCh %d, GPU-timed: windows %d, export %d" % (len(ops), detailed, gpu, gpu_trace))
+    check(0 < gpu <= detailed and abs(gpu - gpu_trace) <= 0.05 * gpu_trace + 2,
+          "ncclscope_ops_gpu_timed_total %s; in the trace %d operations carry KernelCh, %d have bounded GPU times" %
+          (gpu, detailed, gpu_trace))
     timings = {json.loads(k[2]).get("timing") for k in last if k[1] == "ncclscope_busbw_bytes_per_second"}
     check(timings and timings <= {"gpu", "cpu"}, "busbw series timing labels: %s" % timings)
     ratios = [v for k, v in last.items() if k[1] == "ncclscope_detail_full_ratio"]

@@ -703,7 +703,12 @@ def t_detail_levels():
         check(run and run[0]["total_ns"] == 0, f"{nccl} ops: no modelled NCCL-side time", run[:1], 0)
         if not knows:
             continue
-        tr, log, rc = ncclscope_run(nccl, ["--iters", "6"], {"NCCLSCOPE_DETAIL": "sampled"})
+        # 300 iterations: a few seconds, so the first sampling period (and a late writer on a loaded machine) is
+        # a small share; one rank per process: one thread takes every task of a process, and the plugin changes
+        # the mask between its groups (with two ranks per process, another rank's thread may be inside a group
+        # then: each operation stays whole, not each group)
+        tr, log, rc = ncclscope_run(nccl, ["--iters", "300", "--seed", "1", "--procs", "2", "--ranks-per-proc", "1"],
+                                    {"NCCLSCOPE_DETAIL": "sampled"})
         check(rc == 0, f"{nccl} sampled: the run succeeds", log[-300:], 0)
         cost = [c for c in tr if c.get("kind") == "nccl_cost" and not c["replay"]]
         full = [c for c in cost if c["mask"] & (T["KernelCh"] | T["ProxyStep"])]
