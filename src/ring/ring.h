@@ -39,9 +39,9 @@ static inline uint64_t ns_ent_w0(unsigned kind, unsigned type, unsigned flags, u
  * writes and the writer reads entries through these names and accessors
  * only (plain 64-bit words: no struct is laid over the ring's words). */
 enum {
-  NS_ENT_W0 = 0,   /* ns_ent_w0 */
-  NS_ENT_TICK = 1, /* ns_clock_ticks() at the call */
-  NS_ENT_ID = 2,   /* event id */
+  NS_ENT_W0 = 0,       /* ns_ent_w0 */
+  NS_ENT_TICK = 1,     /* ns_clock_ticks() at the call */
+  NS_ENT_ID = 2,       /* event id */
   NS_ENT_COMM_AUX = 3, /* ns_ent_comm_aux(comm, aux) */
   NS_ENT_HEAD_WORDS = 4
 };
