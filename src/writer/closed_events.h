@@ -18,7 +18,7 @@ void ns_closed_on_close(void* user, uint64_t id, unsigned type, int analysed, ui
 /* Ends the writer's own block, if begun, into ns_ws.out: before anything
  * that must follow those records. */
 void ns_closed_flush(void);
-/* Frees the block's memory (session end). */
+/* Frees the block's memory (tracing ends). */
 void ns_closed_reset(void);
 
 #endif

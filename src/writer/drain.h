@@ -12,9 +12,9 @@
 
 #include "writer/strtab.h"
 
-/* Session start: the string table and the per-ring state. 0 or -1. */
+/* When tracing starts: the string table and the per-ring state. 0 or -1. */
 int ns_drain_open(void);
-/* Session end: frees them. */
+/* When tracing ends: frees them. */
 void ns_drain_close(void);
 /* The string table (records' strings resolve through it). */
 const ns_strtab* ns_drain_strings(void);

@@ -13,7 +13,7 @@
 /* The posted work, oldest first. */
 typedef struct ns_lq_item ns_lq_item;
 
-/* Session start and end (no writer thread runs). 0 or -1. */
+/* When tracing starts (0 or -1) and ends; no writer thread runs then. */
 int ns_lq_open(void);
 /* Frees what was posted and not taken. */
 void ns_lq_close(void);

@@ -16,7 +16,7 @@
 int ns_trace_out_open(char* why, size_t whylen);
 /* The dump directory opened by ns_trace_out_open, -1 when none. */
 int ns_trace_out_dirfd(void);
-/* Removes the trace file (a session that could not start). */
+/* Removes the trace file (tracing could not start). */
 void ns_trace_out_unlink(void);
 /* The file header and the PROCESS block, into ns_ws.out. */
 void ns_trace_out_begin(void);

@@ -2,7 +2,7 @@
 /* ncclscope: the writer thread's state that its files share (writer_state.c
  * holds it). Each field says which files write it and which read it; every
  * other piece of the writer's state is private to one file. Writer thread
- * only, unless a field says otherwise. Reset at the session's start and end
+ * only, unless a field says otherwise. Reset when tracing starts and ends
  * (writer.c). */
 #ifndef NCCLSCOPE_WRITER_STATE_H
 #define NCCLSCOPE_WRITER_STATE_H
@@ -18,12 +18,14 @@ typedef struct {
   /* The blocks of this pass, in file order. W: every file that writes a
    * block (writer.c, trace_out.c, lifecycle_queue.c, drain.c,
    * closed_events.c; analysis_feed.c and detail_out.c through the pointer
-   * they are given). R: trace_out.c, which writes it out and empties it. */
+   * they are given). R: trace_out.c, which writes it out and empties it;
+   * counters.c (its length counts as written). */
   ns_buf out;
   /* The next block's sequence number. W: whoever ends a block in out. */
   uint64_t seq;
   /* Lifecycle blocks are in out: flush at the end of this pass. W:
-   * trace_out.c (PROCESS; cleared by a flush), lifecycle_queue.c. R: writer.c. */
+   * trace_out.c (PROCESS; cleared by a flush), lifecycle_queue.c. R:
+   * trace_out.c (ns_trace_out_due). */
   int lifecycle_pending;
   /* The writer's kernel tid. W: writer.c at the thread's start (relaxed).
    * R: closed_events.c (its records' tid), writer.c after the join. */
