@@ -21,6 +21,10 @@
 
 #include <stdint.h>
 
+#include "ncclscope/record.h"
+
+_Static_assert(NS_EV_COUNT <= 16, "a handle holds the event type in 4 bits");
+
 #define NS_HANDLE_TAG 0x5u
 #define NS_HANDLE_TAG_MASK 0x7u
 #define NS_HANDLE_PXN 0x8u

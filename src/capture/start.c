@@ -75,7 +75,7 @@ void* ns_capture_start(void* context, const ns_start_args* a) {
     }
     sbytes += 1 + (uint32_t)slen[i];
   }
-  uint32_t nwords = NS_ENT_HEAD_WORDS + 1 + lay->nums + (sbytes + 7) / 8;
+  uint32_t nwords = NS_ENT_START_NUMS + lay->nums + (sbytes + 7) / 8;
   ns_ring* ring = ns_ring_self();
   uint64_t* w = ring ? ns_ring_reserve(ring, nwords) : NULL;
   if (!w) {
@@ -86,12 +86,12 @@ void* ns_capture_start(void* context, const ns_start_args* a) {
   /* D */
   uint64_t id = ns_ring_next_id(ring);
   uint64_t group_id = a->group && ns_handle_ok(a->group) ? ns_handle_id(a->group) : 0;
-  w[0] = ns_ent_w0(NS_ENT_START, type, flags, ctx_index, nwords);
-  w[1] = ns_clock_ticks();
-  w[2] = id;
-  w[3] = (uint64_t)comm | (uint64_t)origin_pid << 32;
-  w[4] = parent_code;
-  uint64_t* nums = &w[5];
+  w[NS_ENT_W0] = ns_ent_w0(NS_ENT_START, type, flags, ctx_index, nwords);
+  w[NS_ENT_TICK] = ns_clock_ticks();
+  w[NS_ENT_ID] = id;
+  w[NS_ENT_COMM_AUX] = ns_ent_comm_aux(comm, origin_pid);
+  w[NS_ENT_START_PARENT] = parent_code;
+  uint64_t* nums = &w[NS_ENT_START_NUMS];
   for (unsigned i = 0; i < lay->nums; i++) nums[i] = a->num[i];
   if (a->group && a->group_num < lay->nums) nums[a->group_num] = group_id;
   uint8_t* sp = (uint8_t*)&nums[lay->nums];

@@ -19,6 +19,7 @@
 #include "ring/ring.h"
 #include "capture/context.h"
 
+_Static_assert(NS_EV_COUNT <= 16, "ns_collapse's key holds the event type in 4 bits");
 #define KEY_TYPE(key) (((key) >> 16) & 0xFu)
 #define KEY_PXN(key) (((key) >> 20) & 1u)
 
@@ -29,11 +30,11 @@ __attribute__((noinline, cold)) static void flush_repeats(ns_ring* ring, const n
     ns_count_dropped(ring, KEY_TYPE(c->key));
     return;
   }
-  w[0] = ns_ent_w0(NS_ENT_REPEAT, KEY_TYPE(c->key), KEY_PXN(c->key) ? NS_RF_PXN : 0, NS_CTX_NONE,
-                   NS_ENT_REPEAT_WORDS);
-  w[1] = ticks;
-  w[2] = c->id;
-  w[3] = (uint64_t)c->repeats << 32;
+  w[NS_ENT_W0] = ns_ent_w0(NS_ENT_REPEAT, KEY_TYPE(c->key), KEY_PXN(c->key) ? NS_RF_PXN : 0, NS_CTX_NONE,
+                           NS_ENT_REPEAT_WORDS);
+  w[NS_ENT_TICK] = ticks;
+  w[NS_ENT_ID] = c->id;
+  w[NS_ENT_COMM_AUX] = ns_ent_comm_aux(0, c->repeats);
   ns_ring_commit(ring);
 }
 
@@ -44,7 +45,7 @@ __attribute__((always_inline)) static inline void write_state(ns_ring* ring, ns_
                                                               uint64_t id, uint32_t key, int state, int has_arg,
                                                               uint64_t arg) {
   uint32_t repeats = c->id == id ? c->repeats : 0;
-  uint64_t* w = ns_ring_reserve(ring, NS_ENT_HEAD_WORDS + 1);
+  uint64_t* w = ns_ring_reserve(ring, NS_ENT_STATE_WORDS);
   if (!w) {
     ns_count_dropped(ring, KEY_TYPE(key)); /* the place keeps what it had: the dropped state collapses nothing */
     return;
@@ -53,14 +54,13 @@ __attribute__((always_inline)) static inline void write_state(ns_ring* ring, ns_
   c->key = key;
   c->arg = arg;
   c->repeats = 0;
-  w[0] = ns_ent_w0(NS_ENT_STATE, KEY_TYPE(key), (KEY_PXN(key) ? NS_RF_PXN : 0) | (has_arg ? NS_RF_HAS_ARG : 0),
-                   NS_CTX_NONE, NS_ENT_HEAD_WORDS + 1);
-  w[1] = ticks;
-  w[2] = id;
-  /* state << 32 | repeats of the previous state << 40 (24 bits, saturated) */
-  if (repeats > 0xFFFFFFu) repeats = 0xFFFFFFu;
-  w[3] = (uint64_t)(uint8_t)state << 32 | (uint64_t)repeats << 40;
-  w[4] = arg;
+  w[NS_ENT_W0] = ns_ent_w0(NS_ENT_STATE, KEY_TYPE(key), (KEY_PXN(key) ? NS_RF_PXN : 0) | (has_arg ? NS_RF_HAS_ARG : 0),
+                           NS_CTX_NONE, NS_ENT_STATE_WORDS);
+  w[NS_ENT_TICK] = ticks;
+  w[NS_ENT_ID] = id;
+  if (repeats > NS_ENT_STATE_REPEATS_MAX) repeats = NS_ENT_STATE_REPEATS_MAX;
+  w[NS_ENT_COMM_AUX] = ns_ent_state_comm_aux(state, repeats);
+  w[NS_ENT_STATE_ARG] = arg;
   ns_ring_commit(ring);
 }
 

@@ -24,7 +24,7 @@
 __attribute__((always_inline)) static inline void record_stop(ns_ring* ring, uint64_t ticks, const void* handle) {
   uint64_t id = ns_handle_id(handle);
   unsigned type = ns_handle_type(handle);
-  uint64_t repeats = 0;
+  uint32_t repeats = 0;
   ns_collapse* c = ns_collapse_of(ring->collapse, id);
   if (c->id == id) {
     repeats = c->repeats;
@@ -36,10 +36,10 @@ __attribute__((always_inline)) static inline void record_stop(ns_ring* ring, uin
     ns_count_dropped(ring, type);
     return;
   }
-  w[0] = ns_ent_w0(NS_ENT_STOP, type, ns_handle_pxn(handle) ? NS_RF_PXN : 0, NS_CTX_NONE, NS_ENT_STOP_WORDS);
-  w[1] = ticks;
-  w[2] = id;
-  w[3] = repeats << 32;
+  w[NS_ENT_W0] = ns_ent_w0(NS_ENT_STOP, type, ns_handle_pxn(handle) ? NS_RF_PXN : 0, NS_CTX_NONE, NS_ENT_STOP_WORDS);
+  w[NS_ENT_TICK] = ticks;
+  w[NS_ENT_ID] = id;
+  w[NS_ENT_COMM_AUX] = ns_ent_comm_aux(0, repeats);
   ns_ring_commit(ring);
 }
 

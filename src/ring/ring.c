@@ -157,9 +157,9 @@ const uint64_t* ns_ring_find_start(ns_ring* r, uint64_t id) {
   uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);  /* own variable */
   while (tail < head) {
     const uint64_t* e = &r->words[tail & r->mask];
-    uint32_t n = NS_ENT_WORDS(e[0]);
+    uint32_t n = NS_ENT_WORDS(e[NS_ENT_W0]);
     if (!entry_ok(r, tail, head, n)) return NULL;
-    if (NS_ENT_KIND(e[0]) == NS_ENT_START && n > 2 && e[2] == id) return e;
+    if (NS_ENT_KIND(e[NS_ENT_W0]) == NS_ENT_START && n > NS_ENT_ID && e[NS_ENT_ID] == id) return e;
     tail += n;
   }
   return NULL;
@@ -172,12 +172,12 @@ uint64_t ns_ring_drain(ns_ring* r, ns_ring_entry_fn fn, void* user) {
   uint64_t start = tail;
   while (tail < head) {
     const uint64_t* e = &r->words[tail & r->mask];
-    uint32_t n = NS_ENT_WORDS(e[0]);
+    uint32_t n = NS_ENT_WORDS(e[NS_ENT_W0]);
     if (!entry_ok(r, tail, head, n)) {
       tail = head; /* broken invariant: discard, never crash */
       break;
     }
-    if (NS_ENT_KIND(e[0]) != NS_ENT_PAD) fn(user, r, e, n);
+    if (NS_ENT_KIND(e[NS_ENT_W0]) != NS_ENT_PAD) fn(user, r, e, n);
     uint64_t before = tail;
     tail += n;
     /* R3 every 4096 words: a long drain (the analysis runs inside fn) gives

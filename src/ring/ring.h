@@ -24,6 +24,7 @@ enum { NS_ENT_PAD = 0, NS_ENT_START = 1, NS_ENT_STOP = 2, NS_ENT_STATE = 3, NS_E
  *   (NS_CTX_NONE for PXN, and for stops, states and repeats: the writer knows
  *   the event's) | 32..63 size in words, header included. */
 #define NS_CTX_NONE 0xFFFFu
+_Static_assert(NS_EV_COUNT <= 16, "an entry's word 0 holds the event type in 4 bits");
 static inline uint64_t ns_ent_w0(unsigned kind, unsigned type, unsigned flags, unsigned ctx, uint32_t nwords) {
   return (uint64_t)(kind & 0xF) | (uint64_t)(type & 0xF) << 4 | (uint64_t)(flags & 0xFF) << 8 |
          (uint64_t)(ctx & 0xFFFF) << 16 | (uint64_t)nwords << 32;
@@ -34,22 +35,38 @@ static inline uint64_t ns_ent_w0(unsigned kind, unsigned type, unsigned flags, u
 #define NS_ENT_CTX(w0) ((unsigned)(((w0) >> 16) & 0xFFFF))
 #define NS_ENT_WORDS(w0) ((uint32_t)((w0) >> 32))
 
-/* Common head of every entry but PAD. */
-typedef struct {
-  uint64_t w0;
-  uint64_t tick; /* ns_clock_ticks() at the call */
-  uint64_t id;   /* event id */
-  uint32_t comm; /* START: communicator serial, 0 = unknown (PXN); others: 0 */
-  uint32_t aux;  /* START: origin pid (PXN; 0 for a PXN child: the writer takes its parent's);
-                  * STATE: NCCL's state id | repeats of the event's previous state << 8;
-                  * STOP: repeats of the event's last state; REPEAT: the repeats */
-} ns_ent_head;
-#define NS_ENT_HEAD_WORDS 4
-/* START: head, parent (id or raw foreign handle), nums[layout.nums], then
- * the strings: per string one length byte (NS_STR_NULL for NULL) and its
- * bytes, padded to a word.
- * STOP: head. STATE: head, arg. REPEAT: head (a collapsed state's repeats
- * that could not wait for the event's next entry, ns_collapse). */
+/* The common head of every entry but PAD, by word index. The capture
+ * writes and the writer reads entries through these names and accessors
+ * only (plain 64-bit words: no struct is laid over the ring's words). */
+enum {
+  NS_ENT_W0 = 0,       /* ns_ent_w0 */
+  NS_ENT_TICK = 1,     /* ns_clock_ticks() at the call */
+  NS_ENT_ID = 2,       /* event id */
+  NS_ENT_COMM_AUX = 3, /* ns_ent_comm_aux(comm, aux) */
+  NS_ENT_HEAD_WORDS = 4
+};
+/* Word NS_ENT_COMM_AUX: bits 0..31 comm | 32..63 aux.
+ *   comm: START: communicator serial, 0 = unknown (PXN); others: 0.
+ *   aux:  START: origin pid (PXN; 0 for a PXN child: the writer takes its parent's);
+ *         STATE: bits 0..7 NCCL's state id | 8..31 repeats of the event's
+ *         previous state (saturated at NS_ENT_STATE_REPEATS_MAX);
+ *         STOP: repeats of the event's last state; REPEAT: the repeats. */
+static inline uint64_t ns_ent_comm_aux(uint32_t comm, uint32_t aux) { return (uint64_t)comm | (uint64_t)aux << 32; }
+#define NS_ENT_COMM(w) ((uint32_t)(w))
+#define NS_ENT_AUX(w) ((uint32_t)((w) >> 32))
+#define NS_ENT_STATE_REPEATS_MAX 0xFFFFFFu
+/* A STATE's word NS_ENT_COMM_AUX (repeats at most NS_ENT_STATE_REPEATS_MAX). */
+static inline uint64_t ns_ent_state_comm_aux(int state, uint32_t repeats) {
+  return (uint64_t)(uint8_t)state << 32 | (uint64_t)repeats << 40;
+}
+#define NS_ENT_AUX_STATE(aux) ((aux)&0xFFu)
+#define NS_ENT_AUX_REPEATS(aux) ((aux) >> 8)
+/* After the head. START: parent (id or raw foreign handle), nums[layout.nums],
+ * then the strings: per string one length byte (NS_STR_NULL for NULL) and
+ * its bytes, padded to a word. STATE: arg. STOP, REPEAT: nothing (a REPEAT
+ * carries a collapsed state's repeats that could not wait for the event's
+ * next entry, ns_collapse). */
+enum { NS_ENT_START_PARENT = 4, NS_ENT_START_NUMS = 5, NS_ENT_STATE_ARG = 4, NS_ENT_STATE_WORDS = 5 };
 #define NS_ENT_STOP_WORDS NS_ENT_HEAD_WORDS
 #define NS_ENT_REPEAT_WORDS NS_ENT_HEAD_WORDS
 #define NS_STR_NULL 0xFFu

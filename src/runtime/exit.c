@@ -42,6 +42,7 @@
 
 #include "capture/context.h"
 #include "runtime/runtime.h"
+#include "writer/flightrec_out.h"
 #include "writer/writer.h"
 
 #define NS_SIGNAL_WAIT_NS (5ull * 1000000000ull)

@@ -15,7 +15,10 @@
 #include "clock/clock.h"
 #include "log/log.h"
 #include "writer/detail.h"
+#include "writer/flightrec_out.h"
 #include "writer/metrics_out.h"
+#include "writer/summary_out.h"
+#include "writer/trace_out.h"
 
 static ns_analysis* g_a; /* writer thread only */
 static uint64_t g_now;   /* the last tick's time */
@@ -125,7 +128,7 @@ void ns_feed_finish(void) {
   if (!g_a) return;
   ns_analysis_flush(g_a);
   ns_mout_close();
-  ns_summary_out(g_a, ns_writer_dump_dirfd(), ns_sess.cfg.dump_dir, ns_sess.hostname, ns_sess.pid,
+  ns_summary_out(g_a, ns_trace_out_dirfd(), ns_sess.cfg.dump_dir, ns_sess.hostname, ns_sess.pid,
                  ns_sess.cfg.file_mode);
   ns_feed_close();
 }

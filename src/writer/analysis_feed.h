@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the writer thread's analysis (one ns_analysis per process) and
- * flight recorder (flightrec_out.c). Writer thread only: it feeds every
+ * flight recorder (flightrec_out.h). Writer thread only: it feeds every
  * record it encodes, ticks after each drain, writes CLOCKFIT blocks and, at
  * the last finalize, the summary. NCCLSCOPE_ANALYSIS=0 turns the analysis
  * off, NCCLSCOPE_FR_ENTRIES=0 the flight recorder. */
@@ -9,12 +9,10 @@
 
 #include <stdint.h>
 
-#include "ncclscope/flightrec.h"
 #include "ncclscope/record.h"
-#include "ncclscope/trace_reader.h" /* ns_comm_info */
 #include "capture/context.h"
 #include "trace/codec.h"
-#include "writer/writer.h"
+#include "writer/strtab.h"
 
 /* Creates the analysis unless disabled; a failure is logged once. Record
  * strings are resolved through `strings` (the writer's intern table). */
@@ -40,30 +38,5 @@ int ns_feed_clockfit(ns_buf* out, uint64_t* seq, uint32_t comm, int force, uint6
 void ns_feed_finish(void);
 /* Frees the analysis without a summary (failed start). */
 void ns_feed_close(void);
-
-/* ---- summary_out.c ---- */
-struct ns_analysis;
-/* Logs the text summary line by line (INFO) and writes
- * summary-<host>-<pid>.txt and .json in the dump directory dirfd (named
- * `dir` in messages; none when dirfd < 0). Errors: one warning, never fatal. */
-void ns_summary_out(struct ns_analysis* a, int dirfd, const char* dir, const char* host, uint32_t pid,
-                    unsigned mode);
-
-/* ---- flightrec_out.c: the flight recorder and the watchdog ---- */
-/* Creates it unless NCCLSCOPE_FR_ENTRIES=0; strings resolve through the writer's table. */
-void ns_frw_open(const ns_strtab* strings);
-void ns_frw_comm(const ns_comm_info* ci);
-void ns_frw_comm_end(uint32_t comm);
-void ns_frw_record(const ns_record* r);
-/* After each drain (now_ns: trace clock): the watchdog and requested dumps.
- * Returns the watchdog's verdicts (new episodes and ended ones). */
-int ns_frw_tick(uint64_t now_ns, int* dumped_on_request);
-/* Operations starting from now on have full detail (KernelCh, ProxyOps on every channel), or not. */
-void ns_frw_detail(int full, uint64_t now_ns);
-/* Whether the flight recorder runs (the live metrics exist). */
-int ns_frw_running(void);
-/* Each live communicator's oldest operation in flight at now_ns (ns_fr_inflight_get). */
-size_t ns_frw_inflight(uint64_t now_ns, ns_fr_inflight* out, size_t max);
-void ns_frw_close(void);
 
 #endif

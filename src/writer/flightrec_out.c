@@ -18,6 +18,8 @@
  * NCCLSCOPE_FR_ENTRIES=0 turns all of it off. Writer thread only, except
  * ns_writer_request_dump (any thread, a signal handler). Nothing here fails
  * NCCL: an unwritable file is one warning per session. */
+#include "writer/flightrec_out.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdatomic.h>
@@ -25,10 +27,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "capture/context.h"
 #include "log/log.h"
-#include "ncclscope/flightrec.h"
 #include "util/safefile.h"
-#include "writer/analysis_feed.h"
+#include "writer/trace_out.h"
 
 #define FRW_BATCH 16 /* verdicts taken per check */
 
@@ -81,7 +83,7 @@ void ns_frw_record(const ns_record* r) {
  * process with the same pid in another PID namespace keeps its own); later
  * ones replace it. 0 or -1. */
 static int write_dump(const char* reason, uint64_t now, char* shown, size_t shownlen) {
-  int dirfd = ns_writer_dump_dirfd();
+  int dirfd = ns_trace_out_dirfd();
   char stem[NAME_MAX + 1], name[NAME_MAX + 1], why[PATH_MAX + 200];
   snprintf(stem, sizeof stem, "flightrec-%.200s-%u", ns_sess.hostname, ns_sess.pid);
   snprintf(name, sizeof name, "%s", g_name[0] ? g_name : stem);

@@ -31,9 +31,10 @@
 #include "sinks/json_text.h"
 #include "sinks/sender.h"
 #include "util/safefile.h"
-#include "writer/analysis_feed.h"
+#include "writer/counters.h"
 #include "writer/detail.h"
-#include "writer/writer.h"
+#include "writer/flightrec_out.h"
+#include "writer/trace_out.h"
 
 #define NS_PROM_FILE_MODE 0644u /* node_exporter runs as another user: world-readable */
 
@@ -64,7 +65,7 @@ static struct {
 static int local_rank(void) { return ns_sess.cfg.local_rank; }
 
 static void open_jsonl(void) {
-  int dirfd = ns_writer_dump_dirfd();
+  int dirfd = ns_trace_out_dirfd();
   if (dirfd < 0) return;
   unsigned mode = ns_sess.cfg.file_mode ? ns_sess.cfg.file_mode : NS_FILE_MODE_DEFAULT;
   char stem[NAME_MAX + 1];

@@ -42,7 +42,7 @@ static inline uint32_t ns_open_conn(uint64_t channel, int64_t peer, int is_send)
 }
 
 /* In ns_open_started's type, kept in ns_open_event.type: the event's
- * records skip the analysis (the writer sheds, writer.c shedding_now). */
+ * records skip the analysis (the writer sheds, drain.c shedding_now). */
 #define NS_OPEN_UNANALYSED 0x200u
 
 /* What the writer knows of an open event. */

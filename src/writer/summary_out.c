@@ -9,6 +9,8 @@
  * openat) and renamed, so a reader never sees half a summary and nothing
  * planted in the directory is followed.
  * Nothing here fails NCCL: an error is one warning. */
+#include "writer/summary_out.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,7 +21,7 @@
 #include "log/log.h"
 #include "clock/clock.h"
 #include "util/safefile.h"
-#include "writer/analysis_feed.h"
+#include "writer/counters.h"
 
 static void log_lines(const char* text, size_t len) {
   const char* p = text;

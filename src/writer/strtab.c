@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope: string interning for the writer thread (writer thread only).
- * Every string seen in this trace gets an id, written in a STRINGS block
- * before the first EVENTS block that uses it. Strings are found by a 64-bit
- * hash of their bytes (src/util/idmap); by_id keeps the copies. */
+/* ncclscope: the trace's string table (strtab.h). Strings are found by a
+ * 64-bit hash of their bytes (src/util/idmap); by_id keeps the copies. */
+#include "writer/strtab.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/idmap.h"
-#include "writer/writer.h"
 
 struct ns_strtab {
   ns_idmap by_hash;   /* FNV-1a 64 of the bytes -> id */

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ncclscope: what the writer recorded and lost, from ns_ws, the rings' and
+ * the contexts' drop counters and ns_cnt: for the COUNTERS block, the
+ * metrics and the summary. Writer thread only. */
+#ifndef NCCLSCOPE_WRITER_COUNTERS_H
+#define NCCLSCOPE_WRITER_COUNTERS_H
+
+#include <stdint.h>
+
+#include "trace/codec.h"
+
+/* The COUNTERS block's properties (the caller begins and ends the block). */
+void ns_counters_props(ns_buf* out);
+/* Events lost so far (full rings and threads without one), and events
+ * closed by the plugin by NS_CLOSE_* reason. */
+void ns_writer_drops(uint64_t* ring, uint64_t* closed); /* closed: NS_CLOSE_REASONS entries */
+/* What was recorded and lost so far, for the summary. */
+struct ns_summary_recording;
+void ns_writer_recording(struct ns_summary_recording* out);
+/* Starts of the live communicator with that serial lost to a full ring (0 once finalized). */
+uint64_t ns_writer_comm_dropped(uint32_t serial);
+
+#endif
