@@ -49,11 +49,18 @@ SCENARIOS=(default pxn graph ce churn straggler hang reuse threads nasty batch n
 #                    clock fits those ends are converted with are 3-5x wider (30-54 us bounds, not 6-14) and
 #                    the run 3x longer, so the rate comes out 0.5-1 ppm off (2-4 standard errors, which the
 #                    report states), 8-16 us at the ends of a 23 s run against the 10 us tolerance
+#  e2e.gpu_clock_sampled  the same containment with KernelCh for 3 % of the time: its run outlasts the
+#                    check's 50 s under a sanitizer
+#  e2e.detail.sampled, e2e.detail.straggler, e2e.detail.hang  sampling periods within 60 ms of the second,
+#                    a straggler's window, an escalation within the 2 s watchdog period: real-time bounds
+#                    (e2e.detail.ops and e2e.detail.config run: what each level records, the bad values)
+#  sim.nccl.detail_levels, sim.nccl.detail_cost  seconds of real-time runs under every release (2.5 min
+#                    without a sanitizer) and a benchmark
 # The other e2e tests (busbw, links) stay (links skips itself when the simulator
 # falls behind its schedule). Also left out, not for timing:
 #  install.package   packages a sanitizer build and, in CI, installs it system-wide
 #                    with dpkg: the main build's ctest run covers it
-SAN_CTEST_EXCLUDE='^(install\.package|e2e\.hosts\.drift_realtime|e2e\.exec_end|e2e\.straggler|e2e\.gpu_clock|e2e\.gpu_clock_v4|e2e\.clock_fields|e2e\.clock_real_.*|sim\.replay\.fixed|sim\.nccl\.ptimer_overrun)$'
+SAN_CTEST_EXCLUDE='^(install\.package|e2e\.hosts\.drift_realtime|e2e\.exec_end|e2e\.straggler|e2e\.gpu_clock|e2e\.gpu_clock_v4|e2e\.gpu_clock_sampled|e2e\.detail\.(sampled|straggler|hang)|sim\.nccl\.detail_(levels|cost)|e2e\.clock_fields|e2e\.clock_real_.*|sim\.replay\.fixed|sim\.nccl\.ptimer_overrun)$'
 # Left out of the TSan run only (ASan runs it):
 #  faults.report_loss_disk  keeps the disk full while the run makes 3 x the writer's 4 MiB held; under TSan
 #                    the run makes 0.4 MB of trace per CPU second (a tenth of the plain build's), so
@@ -120,6 +127,11 @@ run_scenarios() { # run_scenarios BUILD_DIR
   NCCLSCOPE_DUMP_DIR=$dump/trace NCCLSCOPE_NO_CUDA=1 NCCLSCOPE_EVENT_MASK=all NCCLSCOPE_RING_KB=4 timeout 300 \
     "$b/ncclscope-sim" --plugin "$b/libnccl-profiler-ncclscope.so" --scenario threads --fast --iters "$SIM_ITERS" ||
     { echo "sanitizers: flood failed"; rc=1; }
+  echo "--- detail: the default scenario at NCCLSCOPE_DETAIL=sampled (the mask changed while NCCL's threads read it)"
+  rm -rf "${dump:?}"/*
+  NCCLSCOPE_DUMP_DIR=$dump/trace NCCLSCOPE_NO_CUDA=1 NCCLSCOPE_DETAIL=sampled NCCLSCOPE_SAMPLE_MS=100 timeout 300 \
+    "$b/ncclscope-sim" --plugin "$b/libnccl-profiler-ncclscope.so" --procs 1 --iters "$SIM_ITERS" ||
+    { echo "sanitizers: detail failed"; rc=1; }
   rm -rf "$dump"
   return $rc
 }
