@@ -725,7 +725,10 @@ def t_detail_levels():
             for c in tr:
                 if c.get("kind") == "coll" and not c.get("ce") and c.get("emitted") and c.get("peer") != c["rank"]:
                     colls.setdefault((c["comm"], c["rank"], c["op"]), set()).add((c["func"], c["seq"]))
-            split = [op for op in kern if op in colls and len(tasks[op]) not in (0, len(colls[op]))]
+            # plans of collectives only: from 2.29 a Send/Recv plan's Send has no kernel record under full
+            # detail too (392 of 5600 plans over 100 iterations), which would read as a split
+            split = [op for op in kern if op in colls and len(tasks[op]) not in (0, len(colls[op]))
+                     and not any(f in ("Send", "Recv") for f, _ in colls[op])]
             check(not split, f"{nccl} sampled: no plan with full detail on some of its tasks only", split[:3], "[]")
 
 
