@@ -50,7 +50,6 @@ static struct {
   base_slot base[BASE_SLOTS];
 } D;
 
-
 static const char* const why_names[NS_DETAIL_WHY_COUNT] = NS_DETAIL_WHY_NAMES;
 
 const char* ns_detail_why_name(int why) { return why >= 0 && why < NS_DETAIL_WHY_COUNT ? why_names[why] : "?"; }

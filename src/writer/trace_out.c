@@ -16,7 +16,6 @@
 #include "util/safefile.h"
 #include "writer/writer_state.h"
 
-#define NS_VERSION_STRING NCCLSCOPE_VERSION /* project(VERSION) in CMakeLists.txt */
 #define FLUSH_BYTES (1u << 20)
 #define NS_PENDING_MAX (4u << 20) /* bytes held while the file takes none */
 
@@ -202,7 +201,7 @@ void ns_trace_out_begin(void) {
   const char* src = ns_sess.clock.use_tsc ? "tsc" : "clock_gettime";
   ns_props_str(out, NS_P_CLOCK_SOURCE, src, strlen(src));
   ns_props_f64(out, NS_P_TSC_HZ, ns_clock_hz(&ns_sess.clock));
-  ns_props_str(out, NS_P_PLUGIN_VERSION, NS_VERSION_STRING, strlen(NS_VERSION_STRING));
+  ns_props_str(out, NS_P_PLUGIN_VERSION, NCCLSCOPE_VERSION, strlen(NCCLSCOPE_VERSION));
   const char* job = ns_sess.cfg.job.slurm_job;
   if (*job) ns_props_str(out, NS_P_SLURM_JOB, job, strlen(job));
   ns_block_end(out, at, NS_BLOCK_PROCESS, ns_ws.seq++);
