@@ -99,7 +99,9 @@ san_ctest() { # san_ctest BUILD_DIR [MORE_EXCLUDED]: the test suite less the exc
   [ -n "${2:-}" ] && exclude="$exclude|$2"
   ctest --test-dir "$1" --output-on-failure -j2 -E "$exclude" || rc=1
   # named again at the very end (the CI log's tail is what one reads first)
-  [ $rc = 0 ] || FAILED_TESTS+=("$1: $(sed 's/^[0-9]*://' "$1/Testing/Temporary/LastTestsFailed.log" 2>/dev/null | tr '\n' ' ')")
+  if [ $rc != 0 ] && [ -f "$1/Testing/Temporary/LastTestsFailed.log" ]; then
+    FAILED_TESTS+=("$1: $(sed 's/^[0-9]*://' "$1/Testing/Temporary/LastTestsFailed.log" | tr '\n' ' ')")
+  fi
   return $rc
 }
 
