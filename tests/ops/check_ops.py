@@ -553,6 +553,12 @@ def otlp_attrs(kvs):
     return out
 
 
+def prom_files(textfiles):
+    """The textfiles node_exporter reads (*.prom): the plugin's temporary files (".NAME.RANDOM.tmp", renamed
+    over NAME once complete) are skipped, as node_exporter skips them."""
+    return [n for n in os.listdir(textfiles) if n.endswith(".prom") and not n.startswith(".")]
+
+
 def check_otlp_names(work):
     """The plugin's OTLP metrics, named and labelled as the collector does, are the
     textfile's metrics."""
@@ -582,7 +588,7 @@ def check_otlp_names(work):
                 p = subprocess.Popen([os.environ["SIM"], "--plugin", os.environ["PLUGIN"], "--nccl", "ideal",
                                       "--scenario", scenario] + extra, env=env, stdout=log, stderr=subprocess.STDOUT)
                 while p.poll() is None:  # every version of the .prom file (a clean end removes it)
-                    for n in os.listdir(textfiles):
+                    for n in prom_files(textfiles):  # not the plugin's temporary file, written meanwhile
                         try:
                             with open(os.path.join(textfiles, n)) as f:
                                 versions.append(f.read())
@@ -591,9 +597,10 @@ def check_otlp_names(work):
                     time.sleep(0.05)
             check(p.returncode == 0, "ncclscope-sim (%s) exited %d: %s/sim-%s.log" % (scenario, p.returncode, work,
                                                                                       scenario))
-            for n in os.listdir(textfiles):
+            for n in prom_files(textfiles):
                 with open(os.path.join(textfiles, n)) as f:
                     versions.append(f.read())
+            for n in os.listdir(textfiles):
                 os.unlink(os.path.join(textfiles, n))
     finally:
         rx.close()
