@@ -189,7 +189,14 @@ void ns_fr_settle(ns_fr* fr, uint64_t now) {
        * it none) waits, under full detail alone, for a later one to finish;
        * once the mask changes, the later ones may show no progress either. */
       int childless = !op->proxy_ops && !op->kch;
-      if (op->detail && !(fr->detail_dynamic && childless) && !later_has_kch(fr, c, pos)) break;
+      if (op->detail && !(fr->detail_dynamic && childless)) {
+        if (c->settle_pos == pos + 1 && c->settle_head == c->head) break; /* looked already: nothing new */
+        if (!later_has_kch(fr, c, pos)) {
+          c->settle_pos = pos + 1;
+          c->settle_head = c->head;
+          break;
+        }
+      }
       op_done(fr, c, pos, 1, op->t_stop);
     }
   }

@@ -27,6 +27,9 @@ typedef struct {
   int episode_open;    /* it has not completed yet */
   ns_fr_stuck episode; /* what was reported, for the cleared entry */
   uint64_t episodes;   /* episodes reported for this communicator */
+  /* ns_fr_settle's last look for a later KernelCh: from the operation at
+   * settle_pos up to settle_head, none (a hang does not rescan every tick). */
+  uint64_t settle_pos, settle_head;
 } fr_comm;
 
 /* A running ProxyOp, ProxyStep or KernelCh. */
