@@ -2,7 +2,8 @@
 """What the Python test drivers share: a failed check, a skip, the exit
 status ctest reads (0 pass, 1 fail, 77 skip: SKIP_RETURN_CODE), a fresh dump
 directory, the `DRIVER CHECK WORKDIR` command line and an option with a
-value taken out of a command line. Stdlib only."""
+value taken out of a command line, and the LEB128 varint of the trace format and
+protobuf. Stdlib only."""
 import os
 
 SKIP = 77
@@ -50,6 +51,18 @@ def run_named(checks, doc, argv):
         print(doc)
         return 2
     return outcome(checks[argv[1]], argv[2])
+
+
+def varint(b, i):
+    """The unsigned LEB128 varint at b[i] (the trace format's and protobuf's): (value, index after it)."""
+    r = s = 0
+    while True:
+        x = b[i]
+        i += 1
+        r |= (x & 0x7F) << s
+        s += 7
+        if x < 0x80:
+            return r, i
 
 
 def pop_option(args, name, conv, default):

@@ -37,7 +37,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checklib import check, fresh_dump, run_named  # noqa: E402
+from checklib import check, fresh_dump, run_named, varint  # noqa: E402
 
 DETAIL_TYPES = {"ncclProfileKernelCh", "ncclProfileProxyStep", "ncclProfileProxyCtrl", "ncclProfileNetPlugin"}
 OPS_TYPES = {"ncclProfileColl", "ncclProfileP2p"}
@@ -71,17 +71,6 @@ def export(dump):
             if o.get("recordType") == "event":
                 events[o["eventAddr"]] = o
     return events
-
-
-def varint(b, i):
-    r = s = 0
-    while True:
-        x = b[i]
-        i += 1
-        r |= (x & 0x7F) << s
-        s += 7
-        if x < 0x80:
-            return r, i
 
 
 def detail_blocks(dump):

@@ -34,15 +34,8 @@ import zlib
 from collections import Counter, defaultdict
 
 
-def varint(b, i):
-    r = s = 0
-    while True:
-        c = b[i]
-        i += 1
-        r |= (c & 0x7F) << s
-        s += 7
-        if c < 0x80:
-            return r, i
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checklib import varint  # noqa: E402
 
 
 def fields(b):
