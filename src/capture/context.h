@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope: the static context table and the session state.
+/* ncclscope: the static context table, the detail flag and the rare-path counters.
  *
  * A context is what init hands NCCL: the address of an entry of a static
  * table, so the hot path trusts a context pointer after one subtraction,
@@ -10,11 +10,9 @@
 #ifndef NCCLSCOPE_CAPTURE_CONTEXT_H
 #define NCCLSCOPE_CAPTURE_CONTEXT_H
 
-#include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "clock/clock.h"
 #include "config/config.h"
 #include "ncclscope/record.h"
 
@@ -73,17 +71,6 @@ static inline ns_context* ns_ctx_from_ptr(const void* p) {
   ns_context* c = (ns_context*)p;
   return atomic_load_explicit(&c->state, memory_order_relaxed) == NS_CTX_ACTIVE ? c : 0;
 }
-
-/* Session-wide state, written by the first init before any context is
- * published and read-only afterwards (until the last finalize). */
-typedef struct {
-  ns_config cfg;
-  ns_clock clock;
-  uint32_t pid;
-  char hostname[256];
-  char trace_path[PATH_MAX + 320]; /* dump dir + "/" + file name, for messages */
-} ns_session;
-extern ns_session ns_sess;
 
 /* Process counters bumped on rare hot-path branches (relaxed RMW; read by
  * the writer for COUNTERS, exactly after the join). */

@@ -18,6 +18,7 @@
 #include "clock/clock.h"
 #include "ring/ring.h"
 #include "capture/context.h"
+#include "session/session.h"
 
 void* ns_capture_start(void* context, const ns_start_args* a) {
   uint32_t type = a->type;

@@ -42,6 +42,7 @@
 
 #include "capture/context.h"
 #include "runtime/runtime.h"
+#include "session/session.h"
 #include "writer/flightrec_out.h"
 #include "writer/writer.h"
 

@@ -21,6 +21,7 @@
 #include "ring/ring.h"
 #include "capture/context.h"
 #include "runtime/runtime.h"
+#include "session/session.h"
 #include "writer/detail.h"
 #include "writer/writer.h"
 

@@ -14,6 +14,7 @@
 #include "ncclscope/analysis.h"
 #include "clock/clock.h"
 #include "log/log.h"
+#include "session/session.h"
 #include "writer/detail.h"
 #include "writer/flightrec_out.h"
 #include "writer/metrics_out.h"

@@ -7,6 +7,7 @@
 
 #include "capture/context.h"
 #include "clock/clock.h"
+#include "session/session.h"
 #include "writer/analysis_feed.h"
 #include "writer/restarts.h"
 #include "writer/writer_state.h"

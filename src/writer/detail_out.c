@@ -7,6 +7,7 @@
 
 #include "capture/context.h"
 #include "config/config.h"
+#include "session/session.h"
 #include "trace/codec.h"
 #include "writer/analysis_feed.h"
 #include "writer/detail.h"

@@ -29,6 +29,7 @@
 
 #include "capture/context.h"
 #include "log/log.h"
+#include "session/session.h"
 #include "util/safefile.h"
 #include "writer/trace_out.h"
 

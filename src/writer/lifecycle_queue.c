@@ -8,6 +8,7 @@
 
 #include "capture/context.h"
 #include "clock/clock.h"
+#include "session/session.h"
 #include "writer/analysis_feed.h"
 #include "writer/closed_events.h"
 #include "writer/open_events.h"

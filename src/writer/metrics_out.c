@@ -26,6 +26,7 @@
 #include "capture/context.h"
 #include "clock/clock.h"
 #include "log/log.h"
+#include "session/session.h"
 #include "sinks/metrics.h"
 #include "sinks/outputs.h"
 #include "sinks/json_text.h"

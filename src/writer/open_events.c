@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "capture/context.h"
+#include "session/session.h"
 #include "util/idmap.h"
 
 /* The open events live in one pool, found by id through a table of the

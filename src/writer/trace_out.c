@@ -13,6 +13,7 @@
 #include "capture/context.h"
 #include "clock/clock.h"
 #include "log/log.h"
+#include "session/session.h"
 #include "util/safefile.h"
 #include "writer/writer_state.h"
 

@@ -30,6 +30,7 @@
 #include "capture/context.h"
 #include "clock/clock.h"
 #include "log/log.h"
+#include "session/session.h"
 #include "writer/analysis_feed.h"
 #include "writer/closed_events.h"
 #include "writer/counters.h"

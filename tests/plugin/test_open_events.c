@@ -8,6 +8,7 @@
 #include "capture/context.h"
 #include "capture/handle.h"
 #include "check.h"
+#include "session/session.h"
 #include "writer/open_events.h"
 
 typedef struct {
