@@ -66,7 +66,7 @@ typedef struct {
   bool pxn;
   int originPid;
   int rank;
-  uint64_t extCorrId;             /* KernelLaunch: the CUPTI external correlation id; 0 none */
+  uint64_t extCorrId;            /* KernelLaunch: the CUPTI external correlation id; 0 none */
   ncclProfilerEventDescr_v6_t d; /* strings point into the recording's interned strings */
   rpNetData* net;                /* NetPlugin descriptor, or NULL */
   /* run time */
@@ -145,15 +145,15 @@ typedef struct {
 } rpRecording;
 
 enum {
-  RP_SKIP_BAD_JSON,      /* a line that is not a JSON object (a torn last line) */
-  RP_SKIP_UNKNOWN_RECORD,/* recordType not event/state/lifecycle */
-  RP_SKIP_UNKNOWN_TYPE,  /* event type not one of the 15 */
-  RP_SKIP_BAD_FIELDS,    /* missing eventAddr, start or ids */
-  RP_SKIP_NO_COMM,       /* event of a communicator with no init record */
-  RP_SKIP_DUP_ADDR,      /* a second event with the same eventAddr */
-  RP_SKIP_ORPHAN_STATE,  /* state of an event that is not in the recording */
-  RP_PARENT_MISSING,     /* parent not in the recording: replayed with no parent */
-  RP_SKIP_CUPTI_OTHER,   /* a CUPTI record other than a kernel (memcpy, memset): not GPU truth */
+  RP_SKIP_BAD_JSON,       /* a line that is not a JSON object (a torn last line) */
+  RP_SKIP_UNKNOWN_RECORD, /* recordType not event/state/lifecycle/cuptiActivity */
+  RP_SKIP_UNKNOWN_TYPE,   /* event type not one of the 15 */
+  RP_SKIP_BAD_FIELDS,     /* missing eventAddr, start or ids */
+  RP_SKIP_NO_COMM,        /* event of a communicator with no init record */
+  RP_SKIP_DUP_ADDR,       /* a second event with the same eventAddr */
+  RP_SKIP_ORPHAN_STATE,   /* state of an event that is not in the recording */
+  RP_PARENT_MISSING,      /* parent not in the recording: replayed with no parent */
+  RP_SKIP_CUPTI_OTHER,    /* a CUPTI record other than a kernel (memcpy, memset): not GPU truth */
   RP_SKIP_NREASONS
 };
 const char* rpSkipName(int reason);
@@ -165,6 +165,5 @@ void rpFree(rpRecording* r);
 /* replay_gpu.c: the truth's gpu_kernel_clock and gpu_kernel lines; a recorded
  * time t is due on the replay's CLOCK_MONOTONIC at startAt + (t - t0) / speed. */
 void rpWriteGpuTruth(const rpRecording* r, uint64_t startAt, double speed);
-
 
 #endif

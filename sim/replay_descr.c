@@ -60,9 +60,7 @@ void rpFillDescr(rpLoader* L, rpEvent* e, json_object* det, char** group) {
     d->p2pApi.stream = rpGetPtr(det, "stream");
     d->p2pApi.graphCaptured = rpGetBool(det, "graphCaptured");
     break;
-  case 11: /* KernelLaunch */
-    d->kernelLaunch.stream = rpGetPtr(det, "stream");
-    break;
+  case 11: /* KernelLaunch */ d->kernelLaunch.stream = rpGetPtr(det, "stream"); break;
   case 1: /* Coll */
     rpGetU64(det, "seq", &d->coll.seqNumber);
     d->coll.func = rpGetStr(L, det, "func");
@@ -94,9 +92,7 @@ void rpFillDescr(rpLoader* L, rpEvent* e, json_object* det, char** group) {
     d->proxyOp.isSend = rpGetInt(det, "isSend", 0);
     d->proxyOp.pid = rpGetInt(det, "eventPid", e->pid);
     break;
-  case 4: /* ProxyStep */
-    d->proxyStep.step = rpGetInt(det, "step", 0);
-    break;
+  case 4: /* ProxyStep */ d->proxyStep.step = rpGetInt(det, "step", 0); break;
   case 6: /* KernelCh */
     d->kernelCh.channelId = (uint8_t)rpGetInt(det, "channel", 0);
     rpGetU64(det, "pTimer", &d->kernelCh.pTimer);
@@ -129,7 +125,6 @@ void rpFillDescr(rpLoader* L, rpEvent* e, json_object* det, char** group) {
     u = 0, rpGetU64(det, "totalBytes", &u), d->ceCollBatch.totalBytes = (size_t)u;
     d->ceCollBatch.useIntraSync = rpGetBool(det, "useIntraSync");
     break;
-  default: /* Group, ProxyCtrl */
-    break;
+  default: /* Group, ProxyCtrl */ break;
   }
 }

@@ -49,12 +49,8 @@ bool rpGetU64(json_object* o, const char* k, uint64_t* out) {
     /* json-c keeps integers above INT64_MAX as unsigned */
     *out = json_object_get_uint64(v);
     return true;
-  case json_type_double:
-    *out = (uint64_t)json_object_get_double(v);
-    return true;
-  case json_type_boolean:
-    *out = json_object_get_boolean(v) ? 1 : 0;
-    return true;
+  case json_type_double: *out = (uint64_t)json_object_get_double(v); return true;
+  case json_type_boolean: *out = json_object_get_boolean(v) ? 1 : 0; return true;
   case json_type_string: {
     const char* s = json_object_get_string(v);
     char* end;
@@ -64,8 +60,7 @@ bool rpGetU64(json_object* o, const char* k, uint64_t* out) {
     *out = x;
     return true;
   }
-  default:
-    return false;
+  default: return false;
   }
 }
 
@@ -110,7 +105,8 @@ bool rpGetTsNs(json_object* o, const char* k, int64_t* out) {
   for (; *s >= '0' && *s <= '9'; s++) whole = whole * 10 + (*s - '0');
   if (*s == '.') {
     for (s++; *s >= '0' && *s <= '9'; s++) {
-      if (digits < 3) frac = frac * 10 + (*s - '0'), digits++;
+      if (digits < 3)
+        frac = frac * 10 + (*s - '0'), digits++;
       else if (digits == 3) {
         if (*s >= '5') frac++; /* round at the 4th decimal */
         digits++;

@@ -116,8 +116,10 @@ static void matchLaunches(rpRecording* r, const int* launches, int nl) {
     while (lo < hi) {
       int mid = (lo + hi) / 2;
       const rpEvent* e = &r->events[launches[mid]];
-      if (e->pid < k->pid || (e->pid == k->pid && e->extCorrId < k->extCorrId)) lo = mid + 1;
-      else hi = mid;
+      if (e->pid < k->pid || (e->pid == k->pid && e->extCorrId < k->extCorrId))
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     if (lo < nl && r->events[launches[lo]].pid == k->pid && r->events[launches[lo]].extCorrId == k->extCorrId)
       k->launch = launches[lo];
@@ -233,16 +235,19 @@ void rpFitGpuClock(rpRecording* r) {
 }
 
 static void nsOrNull(char* buf, size_t n, bool known, long long v) {
-  if (known) snprintf(buf, n, "%lld", v);
-  else snprintf(buf, n, "null");
+  if (known)
+    snprintf(buf, n, "%lld", v);
+  else
+    snprintf(buf, n, "null");
 }
 
 void rpWriteGpuTruth(const rpRecording* r, uint64_t startAt, double speed) {
   for (size_t i = 0; i < r->ngpuTruth; i++) {
     const rpGpuKernel* k = &r->gpuTruth[i];
-    simTruthf("\"kind\":\"gpu_kernel\",\"name\":\"%s\",\"ts_ns\":%lld,\"dur_ns\":%lld,\"device\":%d,\"stream\":%d,"
-              "\"source\":\"cupti\",\"clock\":\"trace\"",
-              k->name, (long long)k->tsNs, (long long)k->durNs, k->device, k->stream);
+    simTruthf(
+        "\"kind\":\"gpu_kernel\",\"name\":\"%s\",\"ts_ns\":%lld,\"dur_ns\":%lld,\"device\":%d,\"stream\":%d,"
+        "\"source\":\"cupti\",\"clock\":\"trace\"",
+        k->name, (long long)k->tsNs, (long long)k->durNs, k->device, k->stream);
   }
   for (int i = 0; i < r->nfits; i++) {
     const rpGpuFit* f = &r->gpuFits[i];
@@ -250,10 +255,11 @@ void rpWriteGpuTruth(const rpRecording* r, uint64_t startAt, double speed) {
     nsOrNull(lo, sizeof lo, f->lowers > 0, (long long)f->lo);
     nsOrNull(hi, sizeof hi, f->uppers > 0, (long long)f->hi);
     nsOrNull(err, sizeof err, f->errorNs >= 0, (long long)f->errorNs);
-    simTruthf("\"kind\":\"gpu_kernel_clock\",\"rec_pid\":%d,\"kernels\":%d,\"matched\":%d,\"lower_anchors\":%d,"
-              "\"upper_anchors\":%d,\"lo_ns\":%s,\"hi_ns\":%s,\"offset_ns\":%lld,\"error_ns\":%s,\"consistent\":%s",
-              f->pid, f->kernels, f->matched, f->lowers, f->uppers, lo, hi, (long long)f->offsetNs, err,
-              f->consistent ? "true" : "false");
+    simTruthf(
+        "\"kind\":\"gpu_kernel_clock\",\"rec_pid\":%d,\"kernels\":%d,\"matched\":%d,\"lower_anchors\":%d,"
+        "\"upper_anchors\":%d,\"lo_ns\":%s,\"hi_ns\":%s,\"offset_ns\":%lld,\"error_ns\":%s,\"consistent\":%s",
+        f->pid, f->kernels, f->matched, f->lowers, f->uppers, lo, hi, (long long)f->offsetNs, err,
+        f->consistent ? "true" : "false");
   }
   for (int i = 0; i < r->nkernels; i++) {
     const rpCuptiKernel* k = &r->kernels[i];
@@ -264,16 +270,19 @@ void rpWriteGpuTruth(const rpRecording* r, uint64_t startAt, double speed) {
     char ts[24], err[24], comm[24];
     nsOrNull(ts, sizeof ts, speed > 0, (long long)(startAt + (int64_t)((double)(recStart - r->t0) / speed)));
     nsOrNull(err, sizeof err, f->errorNs >= 0, (long long)(speed > 0 ? (double)f->errorNs / speed : 0));
-    if (c) snprintf(comm, sizeof comm, "\"%llx\"", (unsigned long long)c->commId);
-    else snprintf(comm, sizeof comm, "null");
-    simTruthf("\"kind\":\"gpu_kernel\",\"name\":\"%s\",\"source\":\"recording\",\"clock\":\"replay\",\"ts_ns\":%s,"
-              "\"dur_ns\":%lld,\"error_ns\":%s,\"rec_pid\":%d,\"device\":%d,\"stream\":%llu,\"corr_id\":%llu,"
-              "\"ext_corr_id\":%llu,\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d],\"comm\":%s,\"rank\":%d,"
-              "\"launch_rec\":%d,\"cupti_start_ns\":%lld,\"cupti_end_ns\":%lld,\"rec_start_ns\":%lld,\"rec_end_ns\":%lld",
-              k->name, ts, (long long)(speed > 0 ? (double)(recEnd - recStart) / speed : (double)(recEnd - recStart)),
-              err, k->pid, k->device, (unsigned long long)k->stream, (unsigned long long)k->corrId,
-              (unsigned long long)k->extCorrId, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
-              k->block[2], comm, c ? c->rank : -1, k->launch, (long long)k->startNs, (long long)k->endNs,
-              (long long)recStart, (long long)recEnd);
+    if (c)
+      snprintf(comm, sizeof comm, "\"%llx\"", (unsigned long long)c->commId);
+    else
+      snprintf(comm, sizeof comm, "null");
+    simTruthf(
+        "\"kind\":\"gpu_kernel\",\"name\":\"%s\",\"source\":\"recording\",\"clock\":\"replay\",\"ts_ns\":%s,"
+        "\"dur_ns\":%lld,\"error_ns\":%s,\"rec_pid\":%d,\"device\":%d,\"stream\":%llu,\"corr_id\":%llu,"
+        "\"ext_corr_id\":%llu,\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d],\"comm\":%s,\"rank\":%d,"
+        "\"launch_rec\":%d,\"cupti_start_ns\":%lld,\"cupti_end_ns\":%lld,\"rec_start_ns\":%lld,\"rec_end_ns\":%lld",
+        k->name, ts, (long long)(speed > 0 ? (double)(recEnd - recStart) / speed : (double)(recEnd - recStart)), err,
+        k->pid, k->device, (unsigned long long)k->stream, (unsigned long long)k->corrId,
+        (unsigned long long)k->extCorrId, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2],
+        comm, c ? c->rank : -1, k->launch, (long long)k->startNs, (long long)k->endNs, (long long)recStart,
+        (long long)recEnd);
   }
 }

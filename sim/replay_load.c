@@ -21,11 +21,15 @@
 #include "replay_load.h"
 
 const char* rpSkipName(int reason) {
-  static const char* names[RP_SKIP_NREASONS] = {
-      "not JSON (torn or damaged line)", "unknown recordType", "unknown event type",
-      "missing or malformed fields",     "no init record for its communicator", "duplicate eventAddr",
-      "state of an event not in the recording", "parent not in the recording (replayed without parent)",
-      "CUPTI activity other than a kernel (not GPU truth)"};
+  static const char* names[RP_SKIP_NREASONS] = {"not JSON (torn or damaged line)",
+                                                "unknown recordType",
+                                                "unknown event type",
+                                                "missing or malformed fields",
+                                                "no init record for its communicator",
+                                                "duplicate eventAddr",
+                                                "state of an event not in the recording",
+                                                "parent not in the recording (replayed without parent)",
+                                                "CUPTI activity other than a kernel (not GPU truth)"};
   return reason >= 0 && reason < RP_SKIP_NREASONS ? names[reason] : "?";
 }
 
@@ -261,8 +265,7 @@ static void line(rpLoader* L, int pass, char* text, size_t len) {
   if (!o || !complete || json_object_get_type(o) != json_type_object) {
     if (pass == 2) {
       r->skipped[RP_SKIP_BAD_JSON]++, r->badLines++;
-      if (!r->firstBad[0])
-        snprintf(r->firstBad, sizeof r->firstBad, "%s:%llu", L->path, (unsigned long long)L->lineNo);
+      if (!r->firstBad[0]) snprintf(r->firstBad, sizeof r->firstBad, "%s:%llu", L->path, (unsigned long long)L->lineNo);
     }
     if (o) json_object_put(o);
     return;

@@ -347,12 +347,12 @@ int simRunReplay(const char* path) {
     if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20) *q = '_'; /* a JSON string as is */
   /* 50 ms for every process to be forked and ready */
   shm->startAt = simNowNs() + 50000000ull;
-  simTruthf("\"kind\":\"replay\",\"source\":\"%s\",\"lines\":%llu,\"comms\":%d,\"events\":%d,\"states\":%d,"
-            "\"threads\":%d,\"procs\":%d,\"speed\":%.3f,\"skipped\":{%s},\"t0_ns\":%lld,\"start_at_ns\":%llu,"
-            "\"early_ns\":%llu,\"cupti_kernels\":%d",
-            source, (unsigned long long)rec.lines, rec.ncomms, rec.nevents, rec.nstates, rec.nthreads, shm->nprocs,
-            simOpt.replaySpeed, skipJson, (long long)rec.t0, (unsigned long long)shm->startAt, RP_EARLY_NS,
-            rec.nkernels);
+  simTruthf(
+      "\"kind\":\"replay\",\"source\":\"%s\",\"lines\":%llu,\"comms\":%d,\"events\":%d,\"states\":%d,"
+      "\"threads\":%d,\"procs\":%d,\"speed\":%.3f,\"skipped\":{%s},\"t0_ns\":%lld,\"start_at_ns\":%llu,"
+      "\"early_ns\":%llu,\"cupti_kernels\":%d",
+      source, (unsigned long long)rec.lines, rec.ncomms, rec.nevents, rec.nstates, rec.nthreads, shm->nprocs,
+      simOpt.replaySpeed, skipJson, (long long)rec.t0, (unsigned long long)shm->startAt, RP_EARLY_NS, rec.nkernels);
   rpWriteGpuTruth(&rec, shm->startAt, simOpt.replaySpeed);
   fflush(NULL);
   int rc = simRunProcesses(shm->nprocs, replayProcess);
