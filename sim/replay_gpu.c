@@ -271,7 +271,7 @@ void rpWriteGpuTruth(const rpRecording* r, uint64_t startAt, double speed) {
     nsOrNull(ts, sizeof ts, speed > 0, (long long)(startAt + (int64_t)((double)(recStart - r->t0) / speed)));
     nsOrNull(err, sizeof err, f->errorNs >= 0, (long long)(speed > 0 ? (double)f->errorNs / speed : 0));
     if (c)
-      snprintf(comm, sizeof comm, "\"%llx\"", (unsigned long long)c->commId);
+      snprintf(comm, sizeof comm, "\"0x%llx\"", (unsigned long long)c->commId);
     else
       snprintf(comm, sizeof comm, "null");
     simTruthf(
