@@ -256,11 +256,15 @@ def t_damaged():
     damaged = list(lines)
     text = json.dumps(lines[mid], separators=(",", ":"))
     damaged[mid] = text[: len(text) // 2] + "\x00garbage" + text[len(text) // 2 + 5:]
+    # records of kinds no replay knows, after the damaged line: skipped by name, not by accident
+    damaged[mid + 1:mid + 1] = [{"recordType": "mystery", "ts": 1.0}, {"note": "a line without recordType"}]
     path = write(tmp, "damaged.jsonl", damaged)
     p, spy, tr, _ = replay(path)
     where = f"damaged.jsonl:{mid + 1}"
     check(where in p.stderr and "not JSON" in p.stderr, "the replay names the damaged line by file and line",
           p.stderr[-500:], where)
+    named = "unknown recordType (mystery: 1, (none): 1)"
+    check(named in p.stderr, "the replay names the unknown recordTypes it skipped", p.stderr[-500:], named)
     want = want_starts(lines)
     want[T["ProxyStep"]] -= 1
     eq(dict(spy), dict(want), "every event of the other lines is replayed")
