@@ -306,6 +306,13 @@ def t_cupti():
         if errs:
             print(f"{label}: {len(errs)} kernels, mapping error max {max(errs)} ns, bound "
                   f"{sorted(t['error_ns'] for t in g)[len(g) // 2]} ns (median)")
+    # without KernelCh (a mask without them) nothing bounds the offset from above: no bound is claimed
+    lines, kernels = rewrite([r for r in recs if r.get("type") != "ncclProfileKernelCh"], truth, cupti=True)
+    p, spy, tr, _ = replay(write(tmp, "cupti_nokch.jsonl", lines))
+    clocks = clock_of(tr)
+    check(clocks and all(c["error_ns"] is None and c["upper_anchors"] == 0 for c in clocks.values()),
+          "without KernelCh the offset is published unbounded", list(clocks.values())[:1])
+    check(all(t["error_ns"] is None for t in tr if t["kind"] == "gpu_kernel"), "and so is every kernel")
 
 
 def events(recs, type_):
