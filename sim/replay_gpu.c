@@ -171,18 +171,25 @@ void rpFitGpuClock(rpRecording* r) {
   int* launches = malloc((size_t)(n ? n : 1) * sizeof *launches);
   int* firstLaunch = malloc((size_t)(n ? n : 1) * sizeof *firstLaunch); /* per GroupApi */
   int* nextLaunch = malloc((size_t)(n ? n : 1) * sizeof *nextLaunch);
-  int64_t* firstKch = malloc((size_t)(n ? n : 1) * sizeof *firstKch); /* per KernelLaunch */
-  if (!launches || !firstLaunch || !nextLaunch || !firstKch) {
+  int64_t* firstKch = malloc((size_t)(n ? n : 1) * sizeof *firstKch);   /* per KernelLaunch */
+  int* firstKernel = malloc((size_t)(n ? n : 1) * sizeof *firstKernel); /* per KernelLaunch */
+  if (!launches || !firstLaunch || !nextLaunch || !firstKch || !firstKernel) {
     SIM_ERR("replay: out of memory");
     exit(2);
   }
   int nl = 0;
   for (int i = 0; i < n; i++) {
-    firstLaunch[i] = nextLaunch[i] = -1, firstKch[i] = INT64_MAX;
+    firstLaunch[i] = nextLaunch[i] = firstKernel[i] = -1, firstKch[i] = INT64_MAX;
     if (r->events[i].type == 11) launches[nl++] = i;
   }
   qsort_r(launches, (size_t)nl, sizeof *launches, byLaunchKey, r->events);
   matchLaunches(r, launches, nl);
+  /* a launch call may have launched several kernels: only its first is bounded by the first KernelCh */
+  for (int i = 0; i < r->nkernels; i++) {
+    int l = r->kernels[i].launch;
+    if (l >= 0 && (firstKernel[l] < 0 || r->kernels[i].startNs < r->kernels[firstKernel[l]].startNs))
+      firstKernel[l] = i;
+  }
   /* the first KernelCh reported for the operations of each launch: same GroupApi, same communicator */
   for (int j = 0; j < nl; j++) {
     int g = groupApiOf(r, launches[j]);
@@ -210,7 +217,7 @@ void rpFitGpuClock(rpRecording* r) {
     if (lower > f->lo) f->lo = lower;
     f->lowers++;
     /* offset <= first KernelCh report - kernel start: a channel is reported after it started */
-    if (firstKch[k->launch] != INT64_MAX) {
+    if (firstKch[k->launch] != INT64_MAX && firstKernel[k->launch] == i) {
       int64_t upper = firstKch[k->launch] - k->startNs;
       if (upper < f->hi) f->hi = upper;
       f->uppers++;
@@ -232,6 +239,7 @@ void rpFitGpuClock(rpRecording* r) {
   free(firstLaunch);
   free(nextLaunch);
   free(firstKch);
+  free(firstKernel);
 }
 
 static void nsOrNull(char* buf, size_t n, bool known, long long v) {
