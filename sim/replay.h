@@ -2,9 +2,11 @@
 /* ncclscope-sim --replay: drive a profiler plugin with a recorded event stream.
  *
  * A recording is JSON Lines in the ncclscope export contract (the format of
- * `ncclscope export --format jsonl`, docs/jsonl-contract.md): lifecycle
- * records (init/finalize), event records (start and stop call, type fields)
- * and state records. replay_load.c turns it into per-thread call lists;
+ * `ncclscope export --format jsonl`, docs/jsonl-contract.md) or as the
+ * per-process JSONL recorders it follows write it: lifecycle records
+ * (init/finalize), event records (start and stop call, type fields), state
+ * records and CUPTI kernel records. replay_load.c turns it into per-thread
+ * call lists (replay_load.h lists the files that help it);
  * replay_run.c forks one process per recorded pid and replays every recorded
  * thread on a thread of its own, paced in real time, mapping recorded event
  * ids to the handles the plugin under test returns.
@@ -64,6 +66,7 @@ typedef struct {
   bool pxn;
   int originPid;
   int rank;
+  uint64_t extCorrId;            /* KernelLaunch: the CUPTI external correlation id; 0 none */
   ncclProfilerEventDescr_v6_t d; /* strings point into the recording's interned strings */
   rpNetData* net;                /* NetPlugin descriptor, or NULL */
   /* run time */
@@ -86,6 +89,35 @@ typedef struct {
   int device, stream;
 } rpGpuKernel;
 
+/* A CUPTI kernel record of the recording (recordType "cuptiActivity", type "KERNEL"). */
+typedef struct {
+  char name[160];
+  int64_t startNs, endNs; /* as written (the CUPTI record's clock) */
+  int pid, device;
+  uint64_t corrId, extCorrId, stream;
+  int grid[3], block[3];
+  int launch; /* its KernelLaunch event (by extCorrId, else by order); -1 none */
+  int fit;    /* its process's clock fit (gpuFits); -1 none */
+} rpCuptiKernel;
+
+/* The offset from a process's CUPTI record clock to its recording clock,
+ * from the recording's own anchors: a kernel starts after its launch call
+ * started (KernelLaunch start) and before the first KernelCh of its
+ * operations was reported (KernelCh start). Each matched kernel bounds the
+ * offset from below and/or above; the offset is the middle of the range left
+ * and errorNs half its width: every offset the anchors allow lies within it,
+ * a constant offset assumed. */
+typedef struct {
+  int pid;
+  int kernels, matched, lowers, uppers;
+  int64_t lo, hi;   /* the allowed range (valid with lowers, uppers) */
+  bool consistent;  /* lo <= hi: the anchors agree on one offset */
+  int64_t offsetNs; /* recording clock - CUPTI record clock */
+  int64_t errorNs;  /* < 0: no bound (an anchor kind missing, or inconsistent) */
+} rpGpuFit;
+
+#define RP_MAX_UNKNOWN_NAMES 8
+
 typedef struct {
   rpComm* comms;
   int ncomms;
@@ -102,17 +134,26 @@ typedef struct {
   uint64_t lines, badLines;
   rpGpuKernel* gpuTruth; /* NCCL kernels of a CUPTI trace beside the recording */
   size_t ngpuTruth;
+  rpCuptiKernel* kernels; /* CUPTI kernel records in the recording */
+  int nkernels;
+  rpGpuFit* gpuFits; /* one per process with kernel records */
+  int nfits;
+  /* recordType values not replayed, by name (the first RP_MAX_UNKNOWN_NAMES) */
+  char unknownName[RP_MAX_UNKNOWN_NAMES][32];
+  uint64_t unknownCount[RP_MAX_UNKNOWN_NAMES];
+  char firstBad[320]; /* "FILE:LINE" of the first damaged line, "" none */
 } rpRecording;
 
 enum {
-  RP_SKIP_BAD_JSON,      /* a line that is not a JSON object (a torn last line) */
-  RP_SKIP_UNKNOWN_RECORD,/* recordType not event/state/lifecycle */
-  RP_SKIP_UNKNOWN_TYPE,  /* event type not one of the 15 */
-  RP_SKIP_BAD_FIELDS,    /* missing eventAddr, start or ids */
-  RP_SKIP_NO_COMM,       /* event of a communicator with no init record */
-  RP_SKIP_DUP_ADDR,      /* a second event with the same eventAddr */
-  RP_SKIP_ORPHAN_STATE,  /* state of an event that is not in the recording */
-  RP_PARENT_MISSING,     /* parent not in the recording: replayed with no parent */
+  RP_SKIP_BAD_JSON,       /* a line that is not a JSON object (a torn last line) */
+  RP_SKIP_UNKNOWN_RECORD, /* recordType not event/state/lifecycle/cuptiActivity */
+  RP_SKIP_UNKNOWN_TYPE,   /* event type not one of the 15 */
+  RP_SKIP_BAD_FIELDS,     /* missing eventAddr, start or ids */
+  RP_SKIP_NO_COMM,        /* event of a communicator with no init record */
+  RP_SKIP_DUP_ADDR,       /* a second event with the same eventAddr */
+  RP_SKIP_ORPHAN_STATE,   /* state of an event that is not in the recording */
+  RP_PARENT_MISSING,      /* parent not in the recording: replayed with no parent */
+  RP_SKIP_CUPTI_OTHER,    /* a CUPTI record other than a kernel (memcpy, memset): not GPU truth */
   RP_SKIP_NREASONS
 };
 const char* rpSkipName(int reason);
@@ -121,6 +162,8 @@ const char* rpSkipName(int reason);
  * success (even if some lines were skipped), -1 if nothing could be read. */
 int rpLoad(const char* path, rpRecording* r);
 void rpFree(rpRecording* r);
-
+/* replay_gpu.c: the truth's gpu_kernel_clock and gpu_kernel lines; a recorded
+ * time t is due on the replay's CLOCK_MONOTONIC at startAt + (t - t0) / speed. */
+void rpWriteGpuTruth(const rpRecording* r, uint64_t startAt, double speed);
 
 #endif

@@ -313,7 +313,14 @@ int simRunReplay(const char* path) {
   for (int k = 0; k < RP_SKIP_NREASONS; k++) {
     if (!rec.skipped[k]) continue;
     skippedAll += rec.skipped[k];
-    fprintf(stderr, "ncclscope-sim: replay: skipped %llu: %s\n", (unsigned long long)rec.skipped[k], rpSkipName(k));
+    fprintf(stderr, "ncclscope-sim: replay: skipped %llu: %s", (unsigned long long)rec.skipped[k], rpSkipName(k));
+    if (k == RP_SKIP_UNKNOWN_RECORD)
+      for (int u = 0; u < RP_MAX_UNKNOWN_NAMES && rec.unknownName[u][0]; u++)
+        fprintf(stderr, "%s%s: %llu", u ? ", " : " (", rec.unknownName[u], (unsigned long long)rec.unknownCount[u]);
+    if (k == RP_SKIP_UNKNOWN_RECORD && rec.unknownName[0][0]) fputc(')', stderr);
+    if (k == RP_SKIP_BAD_JSON && rec.firstBad[0])
+      fprintf(stderr, "; the first at %s, the lines after it are read", rec.firstBad);
+    fputc('\n', stderr);
     sj += (size_t)snprintf(skipJson + sj, sizeof skipJson - sj, "%s\"%s\":%llu", sj ? "," : "", rpSkipName(k),
                            (unsigned long long)rec.skipped[k]);
   }
@@ -338,22 +345,16 @@ int simRunReplay(const char* path) {
   snprintf(source, sizeof source, "%s", path);
   for (char* q = source; *q; q++)
     if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20) *q = '_'; /* a JSON string as is */
-  simTruthf("\"kind\":\"replay\",\"source\":\"%s\",\"lines\":%llu,\"comms\":%d,\"events\":%d,\"states\":%d,"
-            "\"threads\":%d,\"procs\":%d,\"speed\":%.3f,\"skipped\":{%s}",
-            source, (unsigned long long)rec.lines, rec.ncomms, rec.nevents, rec.nstates, rec.nthreads, shm->nprocs,
-            simOpt.replaySpeed, skipJson);
-  for (size_t i = 0; i < rec.ngpuTruth; i++) {
-    const rpGpuKernel* k = &rec.gpuTruth[i];
-    char name[sizeof k->name];
-    snprintf(name, sizeof name, "%s", k->name);
-    for (char* q = name; *q; q++)
-      if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20) *q = '_';
-    simTruthf("\"kind\":\"gpu_kernel\",\"name\":\"%s\",\"ts_ns\":%lld,\"dur_ns\":%lld,\"device\":%d,\"stream\":%d,"
-              "\"source\":\"cupti\"",
-              name, (long long)k->tsNs, (long long)k->durNs, k->device, k->stream);
-  }
+  /* 50 ms for every process to be forked and ready */
+  shm->startAt = simNowNs() + 50000000ull;
+  simTruthf(
+      "\"kind\":\"replay\",\"source\":\"%s\",\"lines\":%llu,\"comms\":%d,\"events\":%d,\"states\":%d,"
+      "\"threads\":%d,\"procs\":%d,\"speed\":%.3f,\"skipped\":{%s},\"t0_ns\":%lld,\"start_at_ns\":%llu,"
+      "\"early_ns\":%llu,\"cupti_kernels\":%d",
+      source, (unsigned long long)rec.lines, rec.ncomms, rec.nevents, rec.nstates, rec.nthreads, shm->nprocs,
+      simOpt.replaySpeed, skipJson, (long long)rec.t0, (unsigned long long)shm->startAt, RP_EARLY_NS, rec.nkernels);
+  rpWriteGpuTruth(&rec, shm->startAt, simOpt.replaySpeed);
   fflush(NULL);
-  shm->startAt = simNowNs() + 50000000ull; /* 50 ms for every process to be forked and ready */
   int rc = simRunProcesses(shm->nprocs, replayProcess);
   uint64_t calls = atomic_load(&shm->calls);
   fprintf(stderr,
