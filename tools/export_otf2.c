@@ -22,8 +22,10 @@
  * not nest goes to the first further lane of its location ("... #2") where
  * it does. So each file's events are kept until its end, sorted, and placed.
  * Collectives whose NCCL function has an exact MPI counterpart get an
- * MpiCollectiveBegin/End inside their region on the rank's member location;
- * those that overlap another of the same rank get the region only.
+ * MpiCollectiveBegin/End inside their region on the rank's member location
+ * (where its first collective went); those that land elsewhere (they
+ * overlap another of the rank, or the communicator id is initialized again
+ * on another thread) get the region only.
  *
  * Time: OTF2 ticks are nanoseconds of CLOCK_REALTIME: each file's
  * CLOCK_MONOTONIC timestamps plus its realtime offset (the PROCESS block's,
@@ -106,6 +108,8 @@ typedef struct {
   uint64_t name;
   OTF2_LocationGroupType type;
   uint64_t node, creator;
+  uint64_t base_name;       /* PROCESS: "host:pid" */
+  unsigned file_of_process; /* PROCESS: 1 for its first trace file, 2 for the next, ... */
 } ox_lgroup;
 
 typedef struct {
@@ -204,7 +208,7 @@ static uint64_t add_group(otf2_state* s, const char* name, OTF2_LocationGroupTyp
     return 0;
   }
   s->groups = ng;
-  ng[s->ngroups] = (ox_lgroup){intern(s, name), type, node, creator};
+  ng[s->ngroups] = (ox_lgroup){intern(s, name), type, node, creator, 0, 0};
   return s->ngroups++;
 }
 
@@ -239,7 +243,8 @@ static ox_comm* comm_of(otf2_state* s, const ns_wcomm* c) {
   for (uint32_t r = 0; r < n; r++) m->members[r] = NONE;
   m->comm_id = c->info.comm_id;
   m->nranks = n;
-  if (c->info.has_name && c->info.comm_name[0]) snprintf(m->name, sizeof m->name, "%.150s", c->info.comm_name);
+  if (c->info.has_name && c->info.comm_name[0]) /* names may repeat: the id makes them unique */
+    snprintf(m->name, sizeof m->name, "%.130s (0x%" PRIx64 ")", c->info.comm_name, c->info.comm_id);
   else snprintf(m->name, sizeof m->name, "comm 0x%" PRIx64, c->info.comm_id);
   s->ncomms++;
   return m;
@@ -267,7 +272,7 @@ static uint64_t gpu_group(otf2_state* s, const ns_wfile* f, uint32_t serial) {
   uint64_t* v = ns_idmap_put(&s->gpu_groups, h | 1ull << 63, &ins);
   if (v && !ins) return *v - 1;
   char name[256];
-  snprintf(name, sizeof name, "%.120s:%u GPU %.64s", host_of(f), file_pid(f), uuid);
+  snprintf(name, sizeof name, "%.160s GPU %.64s", s->strings[s->groups[s->pgroup].name], uuid);
   uint64_t g = add_group(s, name, OTF2_LOCATION_GROUP_TYPE_ACCELERATOR, s->groups[s->pgroup].node, s->pgroup);
   if (v) *v = g + 1;
   return g;
@@ -347,6 +352,7 @@ static ox_iv* add_iv(otf2_state* s, uint32_t track, uint32_t region, uint64_t st
  * sizes as MPI counts them (count is NCCL's per-rank count). */
 static int collective_op(int func, uint64_t elem_bytes, uint32_t nranks, int is_root, uint64_t* sent, uint64_t* recv) {
   uint64_t n = nranks ? nranks : 1;
+  if (elem_bytes > UINT64_MAX / n) return -1; /* sizes that do not fit: no record rather than a wrong one */
   switch (func) {
     case NS_FUNC_ALLREDUCE: *sent = *recv = elem_bytes; return OTF2_COLLECTIVE_OP_ALLREDUCE;
     case NS_FUNC_BROADCAST: *sent = is_root ? elem_bytes : 0; *recv = is_root ? 0 : elem_bytes; return OTF2_COLLECTIVE_OP_BCAST;
@@ -379,7 +385,9 @@ static void op_fields(otf2_state* s, const ns_wfile* f, const ns_event* ev, ox_i
   }
   if (!coll || !tsize || !c || (r->flags & NS_RF_PXN)) return;
   int root = (int)(int64_t)r->num[NS_COLL_ROOT];
-  int op = collective_op(func, count * tsize, nranks, root == c->info.rank, &v->sent, &v->recv);
+  uint64_t elem_bytes;
+  if (__builtin_mul_overflow(count, (uint64_t)tsize, &elem_bytes)) return;
+  int op = collective_op(func, elem_bytes, nranks, root == c->info.rank, &v->sent, &v->recv);
   ox_comm* m = op >= 0 && c->info.rank >= 0 && (uint32_t)c->info.rank < nranks ? comm_of(s, c) : NULL;
   if (!m || m->nranks != nranks) return;
   v->coll_op = (uint8_t)(op + 1);
@@ -609,7 +617,18 @@ static void file_setup(otf2_state* s, ns_wfile* f) {
             f->path);
   char name[320];
   snprintf(name, sizeof name, "%s:%u", host_of(f), file_pid(f));
+  unsigned again = 1; /* another file of that process (a plugin loaded again): "host:pid #2" */
+  for (size_t i = 0; i < s->ngroups; i++)
+    if (s->groups[i].type == OTF2_LOCATION_GROUP_TYPE_PROCESS && s->groups[i].file_of_process >= again &&
+        strcmp(s->strings[s->groups[i].base_name], name) == 0)
+      again = s->groups[i].file_of_process + 1;
+  uint64_t base = intern(s, name);
+  if (again > 1) snprintf(name + strlen(name), sizeof name - strlen(name), " #%u", again);
   s->pgroup = add_group(s, name, OTF2_LOCATION_GROUP_TYPE_PROCESS, host_node(s, host_of(f)), OTF2_UNDEFINED_LOCATION_GROUP);
+  if (!s->failed) {
+    s->groups[s->pgroup].base_name = base;
+    s->groups[s->pgroup].file_of_process = again;
+  }
   char err[1024];
   ns_analysis_config cfg;
   ns_analysis_config_default(&cfg);
@@ -782,8 +801,9 @@ static int otf2_finish(void* state) {
   if (OTF2_Archive_Close(s->archive) != OTF2_SUCCESS) rc = -1;
   if (s->colls_regions_only)
     fprintf(stderr,
-            "ncclscope: note: %" PRIu64 " collectives overlap another of their rank: written as regions, without an "
-            "OTF2 collective record (%" PRIu64 " have one)\n",
+            "ncclscope: note: %" PRIu64 " collectives are not on their rank's member location (they overlap another "
+            "of that rank, or the communicator id was initialized again on another thread): written as regions "
+            "without an OTF2 collective record (%" PRIu64 " have one)\n",
             s->colls_regions_only, s->colls_recorded);
   OTF2_AttributeList_Delete(s->attrs);
   for (size_t i = 0; i < s->nstrings; i++) free(s->strings[i]);
