@@ -46,6 +46,7 @@
 #include "otf2_archive.h"
 #include "trace_analysis.h"
 #include "util/idmap.h"
+#include "util/utf8.h"
 
 #define NONE UINT64_MAX
 
@@ -153,7 +154,43 @@ typedef struct {
 
 /* ---- definitions ---- */
 
-static uint64_t intern(otf2_state* s, const char* text) {
+static uint64_t intern_clean(otf2_state* s, const char* text);
+
+/* OTF2 strings are UTF-8 text: NCCL's strings (names, functions) may hold
+ * anything. Ill-formed bytes and control characters become U+FFFD. */
+static char* utf8_clean(const char* text) {
+  size_t n = strlen(text), at = 0;
+  char* out = malloc(3 * n + 1);
+  if (!out) return NULL;
+  for (size_t i = 0; i < n;) {
+    const unsigned char* p = (const unsigned char*)text + i;
+    size_t len = *p < 0x20 || *p == 0x7F ? 0 : ns_utf8_len(p, n - i);
+    if (len) {
+      memcpy(out + at, p, len);
+      at += len;
+      i += len;
+    } else {
+      memcpy(out + at, "\xEF\xBF\xBD", 3);
+      at += 3;
+      i++;
+    }
+  }
+  out[at] = '\0';
+  return out;
+}
+
+static uint64_t intern(otf2_state* s, const char* raw) {
+  char* text = utf8_clean(raw);
+  if (!text) {
+    s->failed = 1;
+    return 0;
+  }
+  uint64_t ref = intern_clean(s, text);
+  free(text);
+  return ref;
+}
+
+static uint64_t intern_clean(otf2_state* s, const char* text) {
   for (size_t i = 0; i < s->nstrings; i++)
     if (strcmp(s->strings[i], text) == 0) return i;
   char** ns = realloc(s->strings, (s->nstrings + 1) * sizeof *ns);
@@ -617,12 +654,12 @@ static void file_setup(otf2_state* s, ns_wfile* f) {
             f->path);
   char name[320];
   snprintf(name, sizeof name, "%s:%u", host_of(f), file_pid(f));
+  uint64_t base = intern(s, name);
   unsigned again = 1; /* another file of that process (a plugin loaded again): "host:pid #2" */
   for (size_t i = 0; i < s->ngroups; i++)
     if (s->groups[i].type == OTF2_LOCATION_GROUP_TYPE_PROCESS && s->groups[i].file_of_process >= again &&
-        strcmp(s->strings[s->groups[i].base_name], name) == 0)
+        s->groups[i].base_name == base)
       again = s->groups[i].file_of_process + 1;
-  uint64_t base = intern(s, name);
   if (again > 1) snprintf(name + strlen(name), sizeof name - strlen(name), " #%u", again);
   s->pgroup = add_group(s, name, OTF2_LOCATION_GROUP_TYPE_PROCESS, host_node(s, host_of(f)), OTF2_UNDEFINED_LOCATION_GROUP);
   if (!s->failed) {

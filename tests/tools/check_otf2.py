@@ -45,9 +45,15 @@ def short(t):
     return t[len("ncclProfile"):]
 
 
+def clean(text):
+    """As the archive writes NCCL's strings: control characters become U+FFFD
+    (ill-formed bytes already are, in the JSONL)."""
+    return "".join("\ufffd" if ord(c) < 0x20 or ord(c) == 0x7F else c for c in text) if text else text
+
+
 def region_name(e):
     t = short(e["type"])
-    func = e.get("func")
+    func = clean(e.get("func"))
     if t in ("Coll", "P2p"):
         return func if func else t
     return "%s %s" % (t, func) if func else t
@@ -86,9 +92,7 @@ def main():
         if r["recordType"] != "event":
             continue
         f, i = addr_key(r["eventAddr"])
-        if pending:
-            if len(set(pending)) > 1:
-                bad("file %d: ProfilerInit records with different realtime offsets" % f)
+        if pending:  # the last ones: earlier ones may be of files without events
             offset[f] = pending[-1]
             pending = []
         if file_pid.setdefault(f, r["myPid"]) != r["myPid"]:
