@@ -308,7 +308,7 @@ otf2)
   mkdir -p gen && "$GEN_TRACE" gen 2 >/dev/null || fail "gen_trace"
   round_trip gen --min-events 10
   for c in misnest open counters; do
-    "$GEN_TRACE" --case "$c" "$c" >/dev/null || fail "gen_trace --case $c"
+    mkdir -p "$c" && "$GEN_TRACE" --case "$c" "$c" >/dev/null || fail "gen_trace --case $c"
     round_trip "$c"
   done
   mkdir -p cut && "$GEN_TRACE" cut 2 250 >/dev/null || fail "gen_trace (cut)"
