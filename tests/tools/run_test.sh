@@ -332,6 +332,19 @@ otf2)
   expect_rc 0 "$NCCLSCOPE" export --help
   grep -q -- '--format otf2' out.txt || fail "export --help does not list otf2"
   ;;
+otf2_off)
+  # A build without libotf2 (-DNCCLSCOPE_OTF2=OFF): configured, export_otf2.c
+  # left out, cmd_export.c compiled (-Werror) the way that build does it.
+  cmake -S "$TOP" -B off -DNCCLSCOPE_WERROR=ON -DNCCLSCOPE_OTF2=OFF -DNCCLSCOPE_UPLOT_DIR="$UPLOT_DIR" >cfg.txt 2>&1 ||
+    { tail -20 cfg.txt; fail "configure with NCCLSCOPE_OTF2=OFF"; }
+  grep -q '^NCCLSCOPE_HAVE_OTF2:INTERNAL=OFF' off/CMakeCache.txt || fail "NCCLSCOPE_OTF2=OFF still builds the format"
+  ! grep -q 'export_otf2\.c\|NCCLSCOPE_HAVE_OTF2' off/compile_commands.json || fail "OTF2 sources or flags in the OFF build"
+  "$PYTHON" - off/compile_commands.json <<'PY' || fail "cmd_export.c does not compile without OTF2"
+import json, subprocess, sys
+cmd = [c for c in json.load(open(sys.argv[1])) if c["file"].endswith("tools/cmd_export.c")][0]
+sys.exit(subprocess.run(cmd["command"], shell=True, cwd=cmd["directory"]).returncode)
+PY
+  ;;
 agreement)
   # `export` and `report` assemble the same events: every simulator scenario
   # (all event types; the simulator's default NCCL release), then gen_trace's
