@@ -44,28 +44,13 @@
 #include "event_details.h"
 #include "export.h"
 #include "otf2_archive.h"
+#include "otf2_defs.h"
 #include "trace_analysis.h"
 #include "util/idmap.h"
-#include "util/utf8.h"
 
-#define NONE UINT64_MAX
+#define NONE OX_NONE
 
 enum { TRACK_THREAD, TRACK_OPS, TRACK_LANES, TRACK_GPU_OPS, TRACK_GPU_CH };
-enum { A_EVENT_ID, A_PARENT_ID, A_BYTES, A_CHANNEL, A_PEER, A_SEQ, A_INCOMPLETE, A_GPU_ERROR_US, A_COUNT };
-static const struct {
-  const char* name;
-  const char* what;
-  OTF2_Type type;
-} attr_defs[A_COUNT] = {
-    {"eventId", "the event's id in its trace file (the low 64 bits of its eventAddr)", OTF2_TYPE_UINT64},
-    {"parentId", "its parent's eventId (same trace file)", OTF2_TYPE_UINT64},
-    {"bytes", "bytes of the operation (as the JSON Lines export's bytes)", OTF2_TYPE_UINT64},
-    {"channel", "NCCL channel", OTF2_TYPE_INT64},
-    {"peer", "peer rank", OTF2_TYPE_INT64},
-    {"seq", "the collective's sequence number in its communicator", OTF2_TYPE_UINT64},
-    {"incomplete", "1: never stopped; drawn to the end of its trace file", OTF2_TYPE_UINT8},
-    {"gpuErrorUs", "bound of the GPU-to-CPU clock conversion, microseconds", OTF2_TYPE_DOUBLE},
-};
 
 #define HAS(a) (1u << (a))
 
@@ -99,46 +84,13 @@ typedef struct {
   uint32_t nlanes;
 } ox_track;
 
-typedef struct {
-  uint64_t name, group, nevents;
-  OTF2_LocationType type;
-  OTF2_EvtWriter* w;
-} ox_location;
-
-typedef struct {
-  uint64_t name;
-  OTF2_LocationGroupType type;
-  uint64_t node, creator;
-  uint64_t base_name;       /* PROCESS: "host:pid" */
-  unsigned file_of_process; /* PROCESS: 1 for its first trace file, 2 for the next, ... */
-} ox_lgroup;
-
-typedef struct {
-  uint64_t comm_id;
-  uint32_t nranks;
-  char name[160];
-  uint64_t* members; /* location per rank, NONE unknown */
-} ox_comm;
 
 typedef struct {
   ns_walk* walk; /* first member: set by the caller (export.h) */
   OTF2_Archive* archive;
-  char** strings;
-  size_t nstrings;
-  char** regions;
-  int* region_gpu;
-  size_t nregions;
-  char** hosts;
-  size_t nhosts;
-  ox_lgroup* groups;
-  size_t ngroups;
-  ox_location* locs;
-  size_t nlocs;
-  ox_comm* comms;
-  size_t ncomms;
+  ox_defs d;
   OTF2_AttributeList* attrs;
   uint64_t t_min, t_max, events, colls_recorded, colls_regions_only;
-  int failed;
   /* the file being walked */
   int ready; /* file_setup done */
   int64_t offset;
@@ -151,141 +103,6 @@ typedef struct {
   ox_iv* ivs;
   size_t nivs, cap;
 } otf2_state;
-
-/* ---- definitions ---- */
-
-static uint64_t intern_clean(otf2_state* s, const char* text);
-
-/* OTF2 strings are UTF-8 text: NCCL's strings (names, functions) may hold
- * anything. Ill-formed bytes and control characters become U+FFFD. */
-static char* utf8_clean(const char* text) {
-  size_t n = strlen(text), at = 0;
-  char* out = malloc(3 * n + 1);
-  if (!out) return NULL;
-  for (size_t i = 0; i < n;) {
-    const unsigned char* p = (const unsigned char*)text + i;
-    size_t len = *p < 0x20 || *p == 0x7F ? 0 : ns_utf8_len(p, n - i);
-    if (len) {
-      memcpy(out + at, p, len);
-      at += len;
-      i += len;
-    } else {
-      memcpy(out + at, "\xEF\xBF\xBD", 3);
-      at += 3;
-      i++;
-    }
-  }
-  out[at] = '\0';
-  return out;
-}
-
-static uint64_t intern(otf2_state* s, const char* raw) {
-  char* text = utf8_clean(raw);
-  if (!text) {
-    s->failed = 1;
-    return 0;
-  }
-  uint64_t ref = intern_clean(s, text);
-  free(text);
-  return ref;
-}
-
-static uint64_t intern_clean(otf2_state* s, const char* text) {
-  for (size_t i = 0; i < s->nstrings; i++)
-    if (strcmp(s->strings[i], text) == 0) return i;
-  char** ns = realloc(s->strings, (s->nstrings + 1) * sizeof *ns);
-  char* copy = strdup(text);
-  if (!ns || !copy) {
-    free(copy);
-    if (ns) s->strings = ns;
-    s->failed = 1;
-    return 0;
-  }
-  s->strings = ns;
-  ns[s->nstrings] = copy;
-  return s->nstrings++;
-}
-
-static uint32_t region_of(otf2_state* s, const char* name, int gpu) {
-  for (size_t i = 0; i < s->nregions; i++)
-    if (s->region_gpu[i] == gpu && strcmp(s->regions[i], name) == 0) return (uint32_t)i;
-  char** nr = realloc(s->regions, (s->nregions + 1) * sizeof *nr);
-  if (nr) s->regions = nr;
-  int* ng = nr ? realloc(s->region_gpu, (s->nregions + 1) * sizeof *ng) : NULL;
-  if (ng) s->region_gpu = ng;
-  char* copy = ng ? strdup(name) : NULL;
-  if (!copy) {
-    s->failed = 1;
-    return 0;
-  }
-  s->regions[s->nregions] = copy;
-  s->region_gpu[s->nregions] = gpu;
-  return (uint32_t)s->nregions++;
-}
-
-static uint64_t host_node(otf2_state* s, const char* host) {
-  for (size_t i = 0; i < s->nhosts; i++)
-    if (strcmp(s->hosts[i], host) == 0) return i + 1; /* node 0 is the job */
-  char** nh = realloc(s->hosts, (s->nhosts + 1) * sizeof *nh);
-  char* copy = nh ? strdup(host) : NULL;
-  if (nh) s->hosts = nh;
-  if (!copy) {
-    s->failed = 1;
-    return 0;
-  }
-  s->hosts[s->nhosts++] = copy;
-  return s->nhosts;
-}
-
-static uint64_t add_group(otf2_state* s, const char* name, OTF2_LocationGroupType type, uint64_t node,
-                          uint64_t creator) {
-  ox_lgroup* ng = realloc(s->groups, (s->ngroups + 1) * sizeof *ng);
-  if (!ng) {
-    s->failed = 1;
-    return 0;
-  }
-  s->groups = ng;
-  ng[s->ngroups] = (ox_lgroup){intern(s, name), type, node, creator, 0, 0};
-  return s->ngroups++;
-}
-
-static uint64_t add_location(otf2_state* s, const char* name, OTF2_LocationType type, uint64_t group) {
-  ox_location* nl = realloc(s->locs, (s->nlocs + 1) * sizeof *nl);
-  if (!nl) {
-    s->failed = 1;
-    return NONE;
-  }
-  s->locs = nl;
-  uint64_t id = s->nlocs;
-  nl[id] = (ox_location){intern(s, name), group, 0, type, OTF2_Archive_GetEvtWriter(s->archive, id)};
-  if (!nl[id].w) {
-    s->failed = 1;
-    return NONE;
-  }
-  s->nlocs++;
-  return id;
-}
-
-static ox_comm* comm_of(otf2_state* s, const ns_wcomm* c) {
-  for (size_t i = 0; i < s->ncomms; i++)
-    if (s->comms[i].comm_id == c->info.comm_id) return &s->comms[i];
-  uint32_t n = c->info.nranks;
-  if (n == 0 || n > (1u << 20)) return NULL;
-  ox_comm* nc = realloc(s->comms, (s->ncomms + 1) * sizeof *nc);
-  if (!nc) return NULL;
-  s->comms = nc;
-  ox_comm* m = &nc[s->ncomms];
-  m->members = malloc(n * sizeof *m->members);
-  if (!m->members) return NULL;
-  for (uint32_t r = 0; r < n; r++) m->members[r] = NONE;
-  m->comm_id = c->info.comm_id;
-  m->nranks = n;
-  if (c->info.has_name && c->info.comm_name[0]) /* names may repeat: the id makes them unique */
-    snprintf(m->name, sizeof m->name, "%.130s (0x%" PRIx64 ")", c->info.comm_name, c->info.comm_id);
-  else snprintf(m->name, sizeof m->name, "comm 0x%" PRIx64, c->info.comm_id);
-  s->ncomms++;
-  return m;
-}
 
 /* ---- the file's tracks ---- */
 
@@ -309,8 +126,8 @@ static uint64_t gpu_group(otf2_state* s, const ns_wfile* f, uint32_t serial) {
   uint64_t* v = ns_idmap_put(&s->gpu_groups, h | 1ull << 63, &ins);
   if (v && !ins) return *v - 1;
   char name[256];
-  snprintf(name, sizeof name, "%.160s GPU %.64s", s->strings[s->groups[s->pgroup].name], uuid);
-  uint64_t g = add_group(s, name, OTF2_LOCATION_GROUP_TYPE_ACCELERATOR, s->groups[s->pgroup].node, s->pgroup);
+  snprintf(name, sizeof name, "%.160s GPU %.64s", s->d.strings[s->d.groups[s->pgroup].name], uuid);
+  uint64_t g = ox_add_group(&s->d, name, OTF2_LOCATION_GROUP_TYPE_ACCELERATOR, s->d.groups[s->pgroup].node, s->pgroup);
   if (v) *v = g + 1;
   return g;
 }
@@ -323,13 +140,13 @@ static uint32_t track_of(otf2_state* s, const ns_wfile* f, int kind, uint32_t ti
   int ins;
   uint64_t* v = ns_idmap_put(&s->track_index, key, &ins);
   if (!v) {
-    s->failed = 1;
+    s->d.failed = 1;
     return 0;
   }
   if (!ins) return (uint32_t)(*v - 1);
   ox_track* nt = realloc(s->tracks, (s->ntracks + 1) * sizeof *nt);
   if (!nt) {
-    s->failed = 1;
+    s->d.failed = 1;
     return 0;
   }
   s->tracks = nt;
@@ -368,7 +185,7 @@ static ox_iv* add_iv(otf2_state* s, uint32_t track, uint32_t region, uint64_t st
     size_t cap = s->cap ? s->cap * 2 : 4096;
     ox_iv* n = realloc(s->ivs, cap * sizeof *n);
     if (!n) {
-      s->failed = 1;
+      s->d.failed = 1;
       return NULL;
     }
     s->ivs = n;
@@ -425,10 +242,12 @@ static void op_fields(otf2_state* s, const ns_wfile* f, const ns_event* ev, ox_i
   uint64_t elem_bytes;
   if (__builtin_mul_overflow(count, (uint64_t)tsize, &elem_bytes)) return;
   int op = collective_op(func, elem_bytes, nranks, root == c->info.rank, &v->sent, &v->recv);
-  ox_comm* m = op >= 0 && c->info.rank >= 0 && (uint32_t)c->info.rank < nranks ? comm_of(s, c) : NULL;
+  ox_comm* m = op >= 0 && c->info.rank >= 0 && (uint32_t)c->info.rank < nranks
+                   ? ox_comm_of(&s->d, c->info.comm_id, nranks, c->info.has_name ? c->info.comm_name : NULL)
+                   : NULL;
   if (!m || m->nranks != nranks) return;
   v->coll_op = (uint8_t)(op + 1);
-  v->comm = (uint32_t)(m - s->comms);
+  v->comm = (uint32_t)(m - s->d.comms);
   v->rank = c->info.rank;
   v->root = func == NS_FUNC_BROADCAST || func == NS_FUNC_REDUCE ? root : -1;
 }
@@ -497,7 +316,7 @@ static void otf2_event(void* self, ns_wfile* f, ns_event* ev) {
     default: track = track_of(s, f, TRACK_THREAD, r->tid, 0, 0, 0); break;
   }
   /* an event that never stopped lasts to the end of the file: its stop is set at file_end (e = NONE) */
-  ox_iv* v = add_iv(s, track, region_of(s, name, 0), ticks(s, r->ts), ev->stopped ? ticks(s, ev->stop_ts) : NONE);
+  ox_iv* v = add_iv(s, track, ox_region(&s->d, name, 0), ticks(s, r->ts), ev->stopped ? ticks(s, ev->stop_ts) : NONE);
   if (!v) return;
   v->event_id = ev->id;
   v->has = HAS(A_EVENT_ID);
@@ -525,7 +344,7 @@ static void otf2_event(void* self, ns_wfile* f, ns_event* ev) {
     char gname[176];
     snprintf(gname, sizeof gname, "%s kernel", name);
     ox_iv copy = *v; /* add_iv may move v */
-    gpu_interval(s, f, ev, region_of(s, type == NS_EV_KERNEL_CH ? "KernelCh kernel" : gname, 1), &copy);
+    gpu_interval(s, f, ev, ox_region(&s->d, type == NS_EV_KERNEL_CH ? "KernelCh kernel" : gname, 1), &copy);
   }
 }
 
@@ -557,7 +376,7 @@ static void see_time(otf2_state* s, uint64_t t) {
 }
 
 static void leave(otf2_state* s, ox_lane* l, ox_iv* v) {
-  ox_location* loc = &s->locs[l->loc];
+  ox_location* loc = &s->d.locs[l->loc];
   if (v->coll_emitted) {
     uint32_t root = v->root >= 0 ? (uint32_t)v->root : OTF2_UNDEFINED_UINT32;
     OTF2_EvtWriter_MpiCollectiveEnd(loc->w, NULL, v->e, (OTF2_CollectiveOp)(v->coll_op - 1), v->comm, root, v->sent,
@@ -572,14 +391,14 @@ static void leave(otf2_state* s, ox_lane* l, ox_iv* v) {
 
 static void enter(otf2_state* s, ox_track* t, uint32_t lane, ox_iv* v) {
   ox_lane* l = &t->lanes[lane];
-  ox_location* loc = &s->locs[l->loc];
+  ox_location* loc = &s->d.locs[l->loc];
   put_attrs(s, v);
   OTF2_EvtWriter_Enter(loc->w, s->attrs, v->s, v->region);
   loc->nevents++;
   s->events++;
   see_time(s, v->s);
   if (!v->coll_op) return;
-  uint64_t* member = &s->comms[v->comm].members[v->rank];
+  uint64_t* member = &s->d.comms[v->comm].members[v->rank];
   if (*member == NONE && lane == 0) *member = l->loc;
   if (*member != l->loc || l->coll_open) {
     s->colls_regions_only++;
@@ -608,7 +427,7 @@ static void place(otf2_state* s, ox_track* t, uint32_t idx) {
   if (i == t->nlanes) {
     ox_lane* nl = realloc(t->lanes, (t->nlanes + 1) * sizeof *nl);
     if (!nl) {
-      s->failed = 1;
+      s->d.failed = 1;
       return;
     }
     t->lanes = nl;
@@ -616,8 +435,13 @@ static void place(otf2_state* s, ox_track* t, uint32_t idx) {
     char name[176];
     if (i) snprintf(name, sizeof name, "%s #%u", t->name, i + 1);
     else snprintf(name, sizeof name, "%s", t->name);
-    nl[i].loc = add_location(s, name, t->type, t->group);
-    if (nl[i].loc == NONE) return;
+    nl[i].loc = ox_add_location(&s->d, name, t->type, t->group);
+    OTF2_EvtWriter* w = nl[i].loc == NONE ? NULL : OTF2_Archive_GetEvtWriter(s->archive, nl[i].loc);
+    if (!w) {
+      s->d.failed = 1;
+      return;
+    }
+    s->d.locs[nl[i].loc].w = w;
     t->nlanes++;
   }
   ox_lane* l = &t->lanes[i];
@@ -625,7 +449,7 @@ static void place(otf2_state* s, ox_track* t, uint32_t idx) {
     uint32_t cap = l->cap ? l->cap * 2 : 8;
     uint32_t* ns = realloc(l->stack, cap * sizeof *ns);
     if (!ns) {
-      s->failed = 1;
+      s->d.failed = 1;
       return;
     }
     l->stack = ns;
@@ -654,17 +478,17 @@ static void file_setup(otf2_state* s, ns_wfile* f) {
             f->path);
   char name[320];
   snprintf(name, sizeof name, "%s:%u", host_of(f), file_pid(f));
-  uint64_t base = intern(s, name);
+  uint64_t base = ox_intern(&s->d, name);
   unsigned again = 1; /* another file of that process (a plugin loaded again): "host:pid #2" */
-  for (size_t i = 0; i < s->ngroups; i++)
-    if (s->groups[i].type == OTF2_LOCATION_GROUP_TYPE_PROCESS && s->groups[i].file_of_process >= again &&
-        s->groups[i].base_name == base)
-      again = s->groups[i].file_of_process + 1;
+  for (size_t i = 0; i < s->d.ngroups; i++)
+    if (s->d.groups[i].type == OTF2_LOCATION_GROUP_TYPE_PROCESS && s->d.groups[i].file_of_process >= again &&
+        s->d.groups[i].base_name == base)
+      again = s->d.groups[i].file_of_process + 1;
   if (again > 1) snprintf(name + strlen(name), sizeof name - strlen(name), " #%u", again);
-  s->pgroup = add_group(s, name, OTF2_LOCATION_GROUP_TYPE_PROCESS, host_node(s, host_of(f)), OTF2_UNDEFINED_LOCATION_GROUP);
-  if (!s->failed) {
-    s->groups[s->pgroup].base_name = base;
-    s->groups[s->pgroup].file_of_process = again;
+  s->pgroup = ox_add_group(&s->d, name, OTF2_LOCATION_GROUP_TYPE_PROCESS, ox_host_node(&s->d, host_of(f)), OTF2_UNDEFINED_LOCATION_GROUP);
+  if (!s->d.failed) {
+    s->d.groups[s->pgroup].base_name = base;
+    s->d.groups[s->pgroup].file_of_process = again;
   }
   char err[1024];
   ns_analysis_config cfg;
@@ -683,7 +507,7 @@ static void otf2_file_end(void* self, ns_wfile* f) {
     for (size_t i = 0; i < s->nivs; i++)
       if (s->ivs[i].e == NONE) s->ivs[i].e = end > s->ivs[i].s ? end : s->ivs[i].s;
     qsort(s->ivs, s->nivs, sizeof *s->ivs, iv_cmp);
-    for (size_t i = 0; i < s->nivs && !s->failed; i++) place(s, &s->tracks[s->ivs[i].track], (uint32_t)i);
+    for (size_t i = 0; i < s->nivs && !s->d.failed; i++) place(s, &s->tracks[s->ivs[i].track], (uint32_t)i);
     for (size_t t = 0; t < s->ntracks; t++)
       for (uint32_t k = 0; k < s->tracks[t].nlanes; k++) pop_until(s, &s->tracks[t].lanes[k], NONE);
   }
@@ -731,102 +555,21 @@ static void* otf2_make(const char* tmp, ns_sink* sink) {
     free(s);
     return NULL;
   }
-  intern(s, ""); /* string 0 */
+  ox_intern(&s->d, ""); /* string 0 */
   *sink = (ns_sink){.self = s, .file_begin = otf2_file_begin, .event_done = otf2_event, .file_end = otf2_file_end};
   return s;
 }
 
-/* Global definitions: everything the events refer to. */
-static int write_definitions(otf2_state* s) {
-  OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(s->archive);
-  if (!g) return -1;
-  uint64_t t0 = s->t_min == UINT64_MAX ? 0 : s->t_min, len = s->t_max > t0 ? s->t_max - t0 : 0;
-  OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000ull, t0, len, t0);
-  uint64_t job = intern(s, "ncclscope job"), machine = intern(s, "machine"), node = intern(s, "node");
-  for (size_t i = 0; i < s->nhosts; i++) intern(s, s->hosts[i]);
-  uint64_t names[A_COUNT], whats[A_COUNT];
-  for (int a = 0; a < A_COUNT; a++) {
-    names[a] = intern(s, attr_defs[a].name);
-    whats[a] = intern(s, attr_defs[a].what);
-  }
-  for (size_t r = 0; r < s->nregions; r++) intern(s, s->regions[r]);
-  for (size_t c = 0; c < s->ncomms; c++) intern(s, s->comms[c].name);
-  uint64_t comm_locs = intern(s, "NCCL ranks");
-  if (s->failed) return -1;
-  for (size_t i = 0; i < s->nstrings; i++) OTF2_GlobalDefWriter_WriteString(g, (OTF2_StringRef)i, s->strings[i]);
-  OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, job, machine, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
-  for (size_t i = 0; i < s->nhosts; i++)
-    OTF2_GlobalDefWriter_WriteSystemTreeNode(g, i + 1, intern(s, s->hosts[i]), node, 0);
-  for (size_t i = 0; i < s->ngroups; i++)
-    OTF2_GlobalDefWriter_WriteLocationGroup(g, i, s->groups[i].name, s->groups[i].type, s->groups[i].node,
-                                            s->groups[i].creator);
-  for (size_t i = 0; i < s->nlocs; i++)
-    OTF2_GlobalDefWriter_WriteLocation(g, i, s->locs[i].name, s->locs[i].type, s->locs[i].nevents, s->locs[i].group);
-  for (int a = 0; a < A_COUNT; a++) OTF2_GlobalDefWriter_WriteAttribute(g, a, names[a], whats[a], attr_defs[a].type);
-  for (size_t r = 0; r < s->nregions; r++) {
-    uint64_t n = intern(s, s->regions[r]);
-    OTF2_GlobalDefWriter_WriteRegion(g, r, n, n, 0, OTF2_REGION_ROLE_FUNCTION,
-                                     s->region_gpu[r] ? OTF2_PARADIGM_CUDA : OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE,
-                                     0, 0, 0);
-  }
-  /* The communicators: one COMM_LOCATIONS group of every member location,
-   * a COMM_GROUP per communicator (its recorded ranks, in rank order). */
-  uint64_t* all = malloc((s->nlocs + 1) * sizeof *all);
-  uint64_t* pos = malloc((s->nlocs + 1) * sizeof *pos);
-  uint64_t* members = NULL;
-  size_t nall = 0;
-  int rc = all && pos ? 0 : -1;
-  for (size_t i = 0; !rc && i < s->nlocs; i++) pos[i] = NONE;
-  for (size_t c = 0; !rc && c < s->ncomms; c++)
-    for (uint32_t r = 0; r < s->comms[c].nranks; r++) {
-      uint64_t l = s->comms[c].members[r];
-      if (l != NONE && pos[l] == NONE) {
-        pos[l] = nall;
-        all[nall++] = l;
-      }
-    }
-  if (!rc && s->ncomms) {
-    OTF2_GlobalDefWriter_WriteGroup(g, 0, comm_locs, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
-                                    OTF2_GROUP_FLAG_NONE, (uint32_t)nall, all);
-    for (size_t c = 0; c < s->ncomms && !rc; c++) {
-      ox_comm* m = &s->comms[c];
-      free(members);
-      members = malloc((m->nranks + 1) * sizeof *members);
-      if (!members) {
-        rc = -1;
-        break;
-      }
-      uint32_t n = 0;
-      for (uint32_t r = 0; r < m->nranks; r++)
-        if (m->members[r] != NONE) members[n++] = pos[m->members[r]];
-      if (n < m->nranks)
-        fprintf(stderr,
-                "ncclscope: note: %s: %u of its %u ranks are in the archive: its OTF2 group lists those; the root of "
-                "its Broadcast/Reduce records is the NCCL rank\n",
-                m->name, n, m->nranks);
-      uint64_t name = intern(s, m->name);
-      OTF2_GlobalDefWriter_WriteGroup(g, c + 1, name, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
-                                      OTF2_GROUP_FLAG_NONE, n, members);
-      OTF2_GlobalDefWriter_WriteComm(g, c, name, c + 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
-    }
-  }
-  free(members);
-  free(all);
-  free(pos);
-  if (OTF2_Archive_CloseGlobalDefWriter(s->archive, g) != OTF2_SUCCESS) rc = -1;
-  return rc;
-}
-
 static int otf2_finish(void* state) {
   otf2_state* s = state;
-  int rc = s->failed ? -1 : 0;
-  if (s->failed) fprintf(stderr, "ncclscope: out of memory writing the OTF2 archive\n");
-  for (size_t i = 0; i < s->nlocs; i++)
-    if (OTF2_Archive_CloseEvtWriter(s->archive, s->locs[i].w) != OTF2_SUCCESS) rc = -1;
+  int rc = s->d.failed ? -1 : 0;
+  if (s->d.failed) fprintf(stderr, "ncclscope: out of memory writing the OTF2 archive\n");
+  for (size_t i = 0; i < s->d.nlocs; i++)
+    if (OTF2_Archive_CloseEvtWriter(s->archive, s->d.locs[i].w) != OTF2_SUCCESS) rc = -1;
   if (OTF2_Archive_CloseEvtFiles(s->archive) != OTF2_SUCCESS) rc = -1;
   /* every location gets its (empty) local definitions, as readers expect */
   if (!rc && OTF2_Archive_OpenDefFiles(s->archive) == OTF2_SUCCESS) {
-    for (size_t i = 0; i < s->nlocs; i++) {
+    for (size_t i = 0; i < s->d.nlocs; i++) {
       OTF2_DefWriter* d = OTF2_Archive_GetDefWriter(s->archive, i);
       if (!d || OTF2_Archive_CloseDefWriter(s->archive, d) != OTF2_SUCCESS) rc = -1;
     }
@@ -834,7 +577,7 @@ static int otf2_finish(void* state) {
   } else {
     rc = -1;
   }
-  if (!rc && write_definitions(s) != 0) rc = -1;
+  if (!rc && ox_write_definitions(&s->d, s->archive, s->t_min, s->t_max) != 0) rc = -1;
   if (OTF2_Archive_Close(s->archive) != OTF2_SUCCESS) rc = -1;
   if (s->colls_regions_only)
     fprintf(stderr,
@@ -843,17 +586,7 @@ static int otf2_finish(void* state) {
             "without an OTF2 collective record (%" PRIu64 " have one)\n",
             s->colls_regions_only, s->colls_recorded);
   OTF2_AttributeList_Delete(s->attrs);
-  for (size_t i = 0; i < s->nstrings; i++) free(s->strings[i]);
-  for (size_t i = 0; i < s->nregions; i++) free(s->regions[i]);
-  for (size_t i = 0; i < s->nhosts; i++) free(s->hosts[i]);
-  for (size_t i = 0; i < s->ncomms; i++) free(s->comms[i].members);
-  free(s->strings);
-  free(s->regions);
-  free(s->region_gpu);
-  free(s->hosts);
-  free(s->groups);
-  free(s->locs);
-  free(s->comms);
+  ox_defs_free(&s->d);
   free(s->ivs);
   free(s);
   return rc;
