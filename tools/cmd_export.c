@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope CLI: `ncclscope export DIR --format jsonl|chrome|perfetto -o FILE`.
+/* ncclscope CLI: `ncclscope export DIR --format jsonl|chrome|perfetto|otf2 -o FILE`.
  * Files are exported one after another into one output, written to a
  * temporary file renamed into place at the end (a failed export never leaves
  * a half-written FILE). Messages go to stderr. */
@@ -379,7 +379,7 @@ int ns_cmd_export(int argc, char** argv) {
       }
 #endif
       if (!fmt) {
-        fprintf(stderr, "ncclscope export: unknown format '%s' (use jsonl, chrome or perfetto)\n", v);
+        fprintf(stderr, "ncclscope export: unknown format '%s' (use jsonl, chrome, perfetto or otf2)\n", v);
         return NS_EXIT_USAGE;
       }
     } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strncmp(a, "--output=", 9) == 0) {

@@ -2,7 +2,8 @@
 /* ncclscope CLI: `export --format otf2`, an OTF2 archive (Score-P's trace
  * format; Vampir opens DIR/traces.otf2) written through libotf2.
  *
- * Definitions (docs/cli.md, "Score-P / Vampir"): a system tree node per
+ * Definitions (docs/cli.md, "OTF2 for Score-P / Vampir users"; collected
+ * and written by otf2_defs.c): a system tree node per
  * host, a location group per process (trace file), and in it
  *  - per recorded thread one location: the events that stay on their
  *    thread (API calls, Group, KernelLaunch, ProxyCtrl, CE sync/batch);
@@ -33,7 +34,7 @@
  * well as their NTP. ClockProperties: resolution 1 GHz, the global offset
  * the first time, the trace length to the last.
  *
- * Memory: the events of one file (about 150 bytes each) and the
+ * Memory: the events of one file (120 bytes each) and the
  * definitions. Single-threaded. */
 #include <inttypes.h>
 #include <math.h>
