@@ -241,6 +241,7 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
   int finish_rc = fmt->finish(state);
   state = NULL;
   if (finish_rc) fprintf(stderr, "ncclscope: error while finishing the output\n");
+  if (finish_rc && dir_out) goto close_out; /* an archive that did not close is not kept */
   if (out && ferror(out)) {
     fprintf(stderr, "ncclscope: write error on %s\n", o.is_stdout ? "standard output" : o.shown);
     goto close_out;
