@@ -29,6 +29,10 @@ for tool in "${tools[@]}"; do
 done
 pkg-config --exists json-c 2>/dev/null || missing+=(libjson-c-dev)
 pkg-config --exists zlib 2>/dev/null || missing+=(zlib1g-dev)
+# libotf2 for `export --format otf2`; otf2-print and the Python bindings (Debian's python3 only) read it back in tools.otf2
+pkg-config --exists otf2 2>/dev/null || missing+=(libotf2-trace-dev)
+command -v otf2-print >/dev/null 2>&1 || missing+=(otf2-tools)
+/usr/bin/python3 -c 'import otf2' 2>/dev/null || missing+=(python3-otf2)
 if [ "${1:-}" = --ci ]; then
   ldconfig -p | grep -q 'libcurl\.so\.4 ' || missing+=(libcurl4)
   ldconfig -p | grep -q 'libz\.so\.1 ' || missing+=(zlib1g)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope CLI: `ncclscope export DIR --format jsonl|chrome|perfetto -o FILE`.
+/* ncclscope CLI: `ncclscope export DIR --format jsonl|chrome|perfetto|otf2 -o FILE`.
  * Files are exported one after another into one output, written to a
  * temporary file renamed into place at the end (a failed export never leaves
  * a half-written FILE). Messages go to stderr. */
@@ -19,7 +19,7 @@
 
 static void usage(FILE* out) {
   fprintf(out,
-          "usage: ncclscope export DIR [--format jsonl|chrome|perfetto] [-o FILE] [--max-open N] [--no-compress]\n"
+          "usage: ncclscope export DIR [--format jsonl|chrome|perfetto|otf2] [-o FILE] [--force] [--max-open N] [--no-compress]\n"
           "                        [--types LIST] [--ranks LIST] [--comm IDS] [--from US] [--to US]\n"
           "\n"
           "Converts every *.nstrace file of the dump directory DIR (one per process)\n"
@@ -32,6 +32,13 @@ static void usage(FILE* out) {
           "                       trace_processor: the tracks of chrome, deflated in\n"
           "                       bundles (compressed_packets) as Perfetto writes them\n"
           "  --no-compress        perfetto: packets as they are (about 5 times larger)\n"
+#ifdef NCCLSCOPE_HAVE_OTF2
+          "  -f, --format otf2    an OTF2 archive for Vampir and the Score-P tools: -o names\n"
+          "                       its directory (open DIR/traces.otf2); --force replaces one\n"
+#else
+          "  -f, --format otf2    not available: this ncclscope was built without OTF2\n"
+          "                       support (install libotf2-trace-dev and rebuild)\n"
+#endif
           "  -o, --output FILE    output file; '-' or absent: standard output\n"
           "  --max-open N         most events open (started, not stopped) at once per\n"
           "                       trace; beyond it the oldest are written unfinished\n"
@@ -53,6 +60,18 @@ static const ns_format* format_named(const char* name) {
   if (strcmp(name, "jsonl") == 0) return &ns_format_jsonl;
   if (strcmp(name, "chrome") == 0) return &ns_format_chrome;
   if (strcmp(name, "perfetto") == 0) return &ns_format_perfetto;
+#ifdef NCCLSCOPE_HAVE_OTF2
+  if (strcmp(name, "otf2") == 0) return &ns_format_otf2;
+#endif
+  return NULL;
+}
+
+/* How a format that writes a directory writes it; NULL for file formats. */
+static const ns_dir_output* dir_output(const ns_format* fmt) {
+#ifdef NCCLSCOPE_HAVE_OTF2
+  if (fmt == &ns_format_otf2) return &ns_otf2_dir;
+#endif
+  (void)fmt;
   return NULL;
 }
 
@@ -154,16 +173,27 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
   }
 
   ns_out o;
-  if (ns_out_open(&o, out_path ? out_path : "-", ns_cli_file_mode(), err, sizeof err) != 0) {
+  FILE* out = NULL;
+  char tmp_dir[4096] = "";
+  const ns_dir_output* dir_out = dir_output(fmt);
+  if (dir_out) {
+    int reserve_rc = dir_out->reserve(out_path, opts && opts->force, tmp_dir, sizeof tmp_dir, err, sizeof err);
+    if (reserve_rc != NS_EXIT_OK) {
+      fprintf(stderr, "ncclscope: %s\n", err);
+      ns_trace_list_free(&list);
+      return reserve_rc;
+    }
+  } else if (ns_out_open(&o, out_path ? out_path : "-", ns_cli_file_mode(), err, sizeof err) != 0) {
     fprintf(stderr, "ncclscope: cannot write %s\n", err);
     ns_trace_list_free(&list);
     return NS_EXIT_FAIL;
+  } else {
+    out = o.f;
   }
-  FILE* out = o.f;
   int rc = NS_EXIT_FAIL;
   ns_export_metrics* metrics = NULL;
   ns_sink sink;
-  void* state = fmt->make(out, &sink);
+  void* state = dir_out ? dir_out->make(tmp_dir, &sink) : fmt->make(out, &sink);
   ns_walk* w = state ? ns_walk_new(&sink) : NULL;
   if (!w) {
     fprintf(stderr, "ncclscope: out of memory\n");
@@ -211,7 +241,8 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
   int finish_rc = fmt->finish(state);
   state = NULL;
   if (finish_rc) fprintf(stderr, "ncclscope: error while finishing the output\n");
-  if (ferror(out)) {
+  if (finish_rc && dir_out) goto close_out; /* an archive that did not close is not kept */
+  if (out && ferror(out)) {
     fprintf(stderr, "ncclscope: write error on %s\n", o.is_stdout ? "standard output" : o.shown);
     goto close_out;
   }
@@ -233,7 +264,14 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
 close_out:
   ns_export_metrics_free(metrics);
   if (state) fmt->finish(state);
-  if (rc == NS_EXIT_FAIL || rc == NS_EXIT_USAGE) {
+  if (dir_out) {
+    if (rc != NS_EXIT_FAIL && rc != NS_EXIT_USAGE &&
+        dir_out->commit(tmp_dir, out_path, opts && opts->force, err, sizeof err) != 0) {
+      fprintf(stderr, "ncclscope: %s\n", err);
+      rc = NS_EXIT_FAIL;
+    }
+    if (rc == NS_EXIT_FAIL || rc == NS_EXIT_USAGE) dir_out->discard(tmp_dir);
+  } else if (rc == NS_EXIT_FAIL || rc == NS_EXIT_USAGE) {
     ns_out_abort(&o);
   } else {
     off_t size = o.is_stdout ? -1 : ftello(out);
@@ -325,6 +363,8 @@ int ns_cmd_export(int argc, char** argv) {
       return 0;
     } else if (strcmp(a, "--no-compress") == 0) {
       no_compress = 1;
+    } else if (strcmp(a, "--force") == 0) {
+      opts.force = 1;
     } else if (strcmp(a, "-f") == 0 || strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0) {
       const char* v = a[1] == '-' && a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
       if (!v) {
@@ -332,8 +372,15 @@ int ns_cmd_export(int argc, char** argv) {
         return NS_EXIT_USAGE;
       }
       fmt = format_named(v);
+#ifndef NCCLSCOPE_HAVE_OTF2
+      if (!fmt && strcmp(v, "otf2") == 0) {
+        fprintf(stderr, "ncclscope export: this ncclscope was built without OTF2 support: install "
+                        "libotf2-trace-dev and rebuild\n");
+        return NS_EXIT_USAGE;
+      }
+#endif
       if (!fmt) {
-        fprintf(stderr, "ncclscope export: unknown format '%s' (use jsonl, chrome or perfetto)\n", v);
+        fprintf(stderr, "ncclscope export: unknown format '%s' (use jsonl, chrome, perfetto or otf2)\n", v);
         return NS_EXIT_USAGE;
       }
     } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strncmp(a, "--output=", 9) == 0) {
@@ -377,6 +424,10 @@ int ns_cmd_export(int argc, char** argv) {
   if (fmt == &ns_format_perfetto && (!out || strcmp(out, "-") == 0) && isatty(STDOUT_FILENO)) {
     fprintf(stderr, "ncclscope export: the perfetto format is binary: not written to a terminal;\n"
                     "  name a file with -o trace.pftrace (or redirect standard output)\n");
+    return NS_EXIT_USAGE;
+  }
+  if (dir_output(fmt) && (!out || strcmp(out, "-") == 0)) {
+    fprintf(stderr, "ncclscope export: --format %s writes a directory: name it with -o DIR\n", fmt->name);
     return NS_EXIT_USAGE;
   }
   if (no_compress && fmt == &ns_format_perfetto) fmt = &ns_format_perfetto_plain;

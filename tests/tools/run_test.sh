@@ -246,6 +246,105 @@ e2e)
   expect_rc 0 "$NCCLSCOPE" export reuse -o reuse.jsonl
   "$PYTHON" "$SRC/check_chrome.py" reuse.json --jsonl reuse.jsonl || fail "e2e chrome (reuse)"
   ;;
+otf2)
+  # --format otf2 read back with the OTF2 library (python3-otf2, under
+  # /usr/bin/python3) and otf2-print, against the JSON Lines export of the
+  # same traces: every simulator scenario, several processes and hosts, the
+  # never-stopped, out-of-order and cut cases of gen_trace; then the archive
+  # directory's rules.
+  if [ "${HAVE_OTF2:-OFF}" != ON ]; then
+    expect_rc 0 "$NCCLSCOPE" export --help
+    grep -q 'built without OTF2' out.txt || fail "export --help does not say otf2 is missing"
+    "$GEN_TRACE" dump 2 || fail "gen_trace"
+    expect_rc 2 "$NCCLSCOPE" export dump --format otf2 -o arch
+    grep -q 'built without OTF2 support: install libotf2-trace-dev and rebuild' err.txt || fail "no clear message"
+    echo "SKIP: built without libotf2 (Debian libotf2-trace-dev; .ci/deps.sh installs it): the missing format was checked"
+    exit 77
+  fi
+  OTF2_PY=/usr/bin/python3
+  "$OTF2_PY" -c 'import otf2' 2>/dev/null || fail "python3-otf2 does not import under $OTF2_PY (.ci/deps.sh installs it)"
+  command -v otf2-print >/dev/null || fail "otf2-print not found (Debian otf2-tools; .ci/deps.sh installs it)"
+  # round_trip DIR [check options]: exports DIR both ways and compares them.
+  round_trip() {
+    d=$1
+    shift
+    expect_rc 0 "$NCCLSCOPE" export "$d" -o "$d.jsonl"
+    expect_rc 0 "$NCCLSCOPE" export "$d" --format otf2 -o "$d.otf2"
+    [ -f "$d.otf2/traces.otf2" ] || fail "$d: no traces.otf2 in the archive"
+    otf2-print "$d.otf2/traces.otf2" >"$d.print.txt" 2>&1 || { tail -5 "$d.print.txt"; fail "otf2-print $d"; }
+    n_print=$(grep -c '^ENTER ' "$d.print.txt")
+    "$OTF2_PY" "$SRC/check_otf2.py" "$d.otf2/traces.otf2" "$d.jsonl" "$@" >"$d.check.txt" ||
+      { cat "$d.check.txt"; fail "otf2 and jsonl differ: $d"; }
+    n_check=$(sed -n 's/^otf2: \([0-9]*\) events round-tripped.*/\1/p' "$d.check.txt")
+    n_gpu=$(sed -n 's/.*round-tripped.*), \([0-9]*\) GPU kernel intervals.*/\1/p' "$d.check.txt")
+    [ "$n_print" -eq $((n_check + n_gpu)) ] || fail "$d: otf2-print shows $n_print regions, the bindings $n_check + $n_gpu"
+    echo "$d: $(cat "$d.check.txt" | tr '\n' ' ')"
+  }
+  for sc in default "pxn --procs 2" graph ce "churn --iters 20" straggler "hang --hang-timeout-ms 200" reuse threads \
+    nasty batch nocoll overrun leaks split; do
+    name=${sc%% *}
+    NCCLSCOPE_DUMP_DIR="$work/$name" NCCLSCOPE_NO_CUDA=1 NCCLSCOPE_EVENT_MASK=all "$SIM" --plugin "$PLUGIN" --fast \
+      --scenario $sc >"sim-$name.txt" 2>&1 || { tail -20 "sim-$name.txt"; fail "simulator ($sc)"; }
+    case $name in
+    default | overrun) round_trip "$name" --min-events 1000 --min-colls 20 --min-gpu 50 ;;
+    batch) round_trip "$name" --min-events 1000 --min-colls 10 --min-gpu 50 ;; # grouped: most overlap
+    *) round_trip "$name" --min-events 50 ;;
+    esac
+  done
+  for v in 2.23 ideal; do
+    NCCLSCOPE_DUMP_DIR="$work/nccl-$v" NCCLSCOPE_NO_CUDA=1 NCCLSCOPE_EVENT_MASK=all "$SIM" --plugin "$PLUGIN" --fast \
+      --nccl "$v" --procs 2 >"sim-nccl-$v.txt" 2>&1 || { tail -20 "sim-nccl-$v.txt"; fail "simulator (--nccl $v)"; }
+    # 2.23's profiler interface (v1) tells no communicator: regions, no collective records
+    if [ "$v" = 2.23 ]; then round_trip "nccl-$v" --min-events 1000; else round_trip "nccl-$v" --min-events 1000 --min-colls 20; fi
+  done
+  # Two simulated hosts, node 1's CLOCK_MONOTONIC seconds off: on one clock in the archive.
+  if NCCLSCOPE_DUMP_DIR="$work/hosts" NCCLSCOPE_EVENT_MASK=all "$SIM" --plugin "$PLUGIN" --nccl ideal --procs 2 \
+    --nodes 2 --host-ns --host-offset-s 4 --iters 2 >sim-hosts.txt 2>&1; then
+    round_trip hosts --min-events 1000 --min-colls 20 --hosts-aligned-ms 50
+  else
+    grep -q 'namespace\|unshare' sim-hosts.txt || { tail -20 sim-hosts.txt; fail "simulator (hosts)"; }
+    echo "note: simulated hosts need user and time namespaces this machine does not give: not checked"
+  fi
+  mkdir -p gen && "$GEN_TRACE" gen 2 >/dev/null || fail "gen_trace"
+  round_trip gen --min-events 10
+  for c in misnest open counters; do
+    mkdir -p "$c" && "$GEN_TRACE" --case "$c" "$c" >/dev/null || fail "gen_trace --case $c"
+    round_trip "$c"
+  done
+  mkdir -p cut && "$GEN_TRACE" cut 2 250 >/dev/null || fail "gen_trace (cut)"
+  round_trip cut --min-events 10
+  # The archive directory: refused when it exists, replaced with --force (an
+  # archive or an empty directory only), never left half-written.
+  expect_rc 2 "$NCCLSCOPE" export gen --format otf2 -o gen.otf2
+  grep -q 'exists: not replaced (--force' err.txt || fail "an existing archive: no clear refusal"
+  touch gen.otf2/marker
+  expect_rc 0 "$NCCLSCOPE" export gen --format otf2 -o gen.otf2 --force
+  [ ! -e gen.otf2/marker ] && [ -f gen.otf2/traces.otf2 ] || fail "--force did not replace the archive"
+  mkdir -p notarchive && touch notarchive/keep
+  expect_rc 2 "$NCCLSCOPE" export gen --format otf2 -o notarchive --force
+  grep -q 'not an OTF2 archive directory' err.txt && [ -f notarchive/keep ] || fail "a directory of other files replaced"
+  expect_rc 2 "$NCCLSCOPE" export gen --format otf2
+  grep -q 'writes a directory' err.txt || fail "otf2 to standard output: no clear message"
+  rm -f dump/* && printf 'garbage, not a trace at all...............' >dump/x.nstrace
+  expect_rc 1 "$NCCLSCOPE" export dump --format otf2 -o bad.otf2
+  grep -q 'not an ncclscope trace' err.txt || fail "bad input: no clear message"
+  [ ! -e bad.otf2 ] && [ -z "$(ls -d bad.otf2.tmp-* 2>/dev/null)" ] || fail "a failed export left an archive behind"
+  expect_rc 0 "$NCCLSCOPE" export --help
+  grep -q -- '--format otf2' out.txt || fail "export --help does not list otf2"
+  ;;
+otf2_off)
+  # A build without libotf2 (-DNCCLSCOPE_OTF2=OFF): configured, export_otf2.c
+  # left out, cmd_export.c compiled (-Werror) the way that build does it.
+  cmake -S "$TOP" -B off -DNCCLSCOPE_WERROR=ON -DNCCLSCOPE_OTF2=OFF -DNCCLSCOPE_UPLOT_DIR="$UPLOT_DIR" >cfg.txt 2>&1 ||
+    { tail -20 cfg.txt; fail "configure with NCCLSCOPE_OTF2=OFF"; }
+  grep -q '^NCCLSCOPE_HAVE_OTF2:INTERNAL=OFF' off/CMakeCache.txt || fail "NCCLSCOPE_OTF2=OFF still builds the format"
+  ! grep -q 'export_otf2\.c\|NCCLSCOPE_HAVE_OTF2' off/compile_commands.json || fail "OTF2 sources or flags in the OFF build"
+  "$PYTHON" - off/compile_commands.json <<'PY' || fail "cmd_export.c does not compile without OTF2"
+import json, subprocess, sys
+cmd = [c for c in json.load(open(sys.argv[1])) if c["file"].endswith("tools/cmd_export.c")][0]
+sys.exit(subprocess.run(cmd["command"], shell=True, cwd=cmd["directory"]).returncode)
+PY
+  ;;
 agreement)
   # `export` and `report` assemble the same events: every simulator scenario
   # (all event types; the simulator's default NCCL release), then gen_trace's
