@@ -60,9 +60,9 @@
 
 static void chrome_file_begin(void* self, ns_wfile* f) {
   chrome_state* s = self;
-  (void)f;
   s->nocomm_pid = 0;
   s->file_max_ts = 0;
+  if (s->d.file_begin) s->d.file_begin(s->d.self, f->index);
   ns_tl_thread_tracks_free(s); /* pids are per file: the last file's tracks are done */
 }
 
@@ -493,7 +493,7 @@ static void chrome_event(void* self, ns_wfile* f, ns_event* ev) {
       .id = ev->id, .file = f->index, .pid = pid, .tid = link_tid, .channel = ev->channel, .start_ts = r->ts};
 }
 
-static void* timeline_make(FILE* out, ns_sink* sink, int (*drawer_new)(FILE* out, ns_drawer* d)) {
+void* ns_timeline_make(FILE* out, ns_sink* sink, int (*drawer_new)(FILE* out, ns_drawer* d)) {
   chrome_state* s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->recent = calloc(RECENT_SLOTS, sizeof *s->recent);
@@ -519,11 +519,11 @@ static void* timeline_make(FILE* out, ns_sink* sink, int (*drawer_new)(FILE* out
 
 static int perfetto_new(FILE* out, ns_drawer* d) { return ns_draw_perfetto_new(out, 1, d); }
 static int perfetto_plain_new(FILE* out, ns_drawer* d) { return ns_draw_perfetto_new(out, 0, d); }
-static void* chrome_make(FILE* out, ns_sink* sink) { return timeline_make(out, sink, ns_draw_chrome_new); }
-static void* perfetto_make(FILE* out, ns_sink* sink) { return timeline_make(out, sink, perfetto_new); }
-static void* perfetto_plain_make(FILE* out, ns_sink* sink) { return timeline_make(out, sink, perfetto_plain_new); }
+static void* chrome_make(FILE* out, ns_sink* sink) { return ns_timeline_make(out, sink, ns_draw_chrome_new); }
+static void* perfetto_make(FILE* out, ns_sink* sink) { return ns_timeline_make(out, sink, perfetto_new); }
+static void* perfetto_plain_make(FILE* out, ns_sink* sink) { return ns_timeline_make(out, sink, perfetto_plain_new); }
 
-static int timeline_finish(void* state) {
+int ns_timeline_finish(void* state) {
   chrome_state* s = state;
   int rc = s->d.finish(s->d.self);
   ns_idmap_free(&s->named_threads);
@@ -536,6 +536,6 @@ static int timeline_finish(void* state) {
   return rc;
 }
 
-const ns_format ns_format_chrome = {"chrome", chrome_make, timeline_finish};
-const ns_format ns_format_perfetto = {"perfetto", perfetto_make, timeline_finish};
-const ns_format ns_format_perfetto_plain = {"perfetto-plain", perfetto_plain_make, timeline_finish};
+const ns_format ns_format_chrome = {"chrome", chrome_make, ns_timeline_finish};
+const ns_format ns_format_perfetto = {"perfetto", perfetto_make, ns_timeline_finish};
+const ns_format ns_format_perfetto_plain = {"perfetto-plain", perfetto_plain_make, ns_timeline_finish};

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "export_walk.h"
 #include "timeline_draw.h"
@@ -51,7 +52,7 @@ typedef struct {
   uint8_t lane_freed;
 } chrome_ev;
 
-static chrome_ev* cev(const ns_event* e) { return ns_event_user(e); }
+static inline chrome_ev* cev(const ns_event* e) { return ns_event_user(e); }
 
 /* ---- proper nesting on thread tracks ---- */
 
@@ -131,5 +132,10 @@ thread_track* ns_tl_thread_track_of(chrome_state* s, uint32_t pid, uint32_t tid)
 void ns_tl_thread_tracks_free(chrome_state* s);
 void ns_tl_open_unlink(thread_track* t, ns_event* e);
 uint32_t ns_tl_thread_place(chrome_state* s, const ns_wfile* f, thread_track* t, span x);
+
+/* The layout's sink state drawing through the drawer drawer_new makes (an
+ * ns_format's make; the state's first member is the ns_walk*), and its finish. */
+void* ns_timeline_make(FILE* out, ns_sink* sink, int (*drawer_new)(FILE* out, ns_drawer* d));
+int ns_timeline_finish(void* state);
 
 #endif

@@ -1,0 +1,571 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ncclscope CLI: merging the timeline into a Kineto trace (kineto_merge.h):
+ * the clock mapping and its checks, and a drawer that moves the layout's
+ * tracks onto the trace's clock and pids, links NCCL kernels, and writes
+ * through the Trace Event JSON drawer inside the trace's own top level.
+ * Single-threaded. */
+#include "kineto_merge.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kineto_trace.h"
+#include "timeline_layout.h"
+#include "trace_dir.h"
+
+#define ANCHOR_READ_NS 1000         /* allowance for one realtime/monotonic pair read (see kineto_merge.h) */
+#define LINK_SLACK_NS 20000         /* NCCL's kernel timer vs the kernel's start as CUPTI sees it */
+#define EPOCH_US_MIN 1000000000000000LL /* absolute "ts" (no base) are epoch us: after 2001-09 */
+#define FLOW_ID_BASE (1ull << 62)   /* link arrows: apart from the layout's parent flows */
+
+typedef struct {
+  char path[1024];
+  int readable, has_process;
+  uint32_t pid;
+  char host[256];
+  int64_t offset_ns, spread_ns; /* median realtime - monotonic; largest distance of a pair from it */
+  unsigned anchors;
+  uint64_t first_ts, last_ts; /* monotonic, every record and lifecycle item */
+  int32_t ranks[16];
+  unsigned nranks;
+  int included;
+  int64_t delta_ns; /* output ts = monotonic + delta_ns */
+  int64_t error_ns;
+} kfile;
+
+typedef struct {
+  int64_t device, stream; /* -1: not pinned yet */
+} comm_pin;
+
+typedef struct {
+  ns_kineto_trace tr;
+  const char* path;
+  kfile* files;
+  size_t nfiles;
+  int unaligned;
+  char reason[512];     /* why the merge is unaligned (or was refused) */
+  int64_t base_ns;      /* the trace's base (0: absolute epoch "ts") */
+  int64_t pid_base;     /* added to the layout's pids */
+  size_t* kernels;      /* NCCL kernel events (indices), by ts */
+  size_t nkernels;
+  uint8_t* kernel_used;
+  comm_pin* pins;       /* by layout pid */
+  size_t npins;
+  int cur;              /* file being drawn */
+  uint64_t next_flow;
+  uint64_t linked, colls_with_gpu, clamped;
+  int64_t* residuals;   /* kernel ts - mapped Coll gpuStart, ns */
+  ns_drawer inner;
+  ns_json scratch;
+} kmerge;
+
+/* ---- the recording's clocks (a pass over every file before the export) ---- */
+
+static int cmp_i64(const void* a, const void* b) {
+  int64_t x = *(const int64_t*)a, y = *(const int64_t*)b;
+  return x < y ? -1 : x > y;
+}
+
+static void note_ts(kfile* k, uint64_t ts) {
+  if (!ts) return;
+  if (!k->first_ts || ts < k->first_ts) k->first_ts = ts;
+  if (ts > k->last_ts) k->last_ts = ts;
+}
+
+static void scan_file(const char* path, kfile* k) {
+  snprintf(k->path, sizeof k->path, "%s", path);
+  char err[512];
+  ns_reader* r = ns_reader_open(path, err, sizeof err);
+  if (!r) return;
+  k->readable = 1;
+  int64_t offs[4096];
+  unsigned n = 0;
+  ns_item it;
+  while (ns_reader_next(r, &it)) {
+    switch (it.kind) {
+      case NS_ITEM_PROCESS:
+        k->has_process = 1;
+        k->pid = it.process->pid;
+        snprintf(k->host, sizeof k->host, "%s", it.process->hostname);
+        if (n < 4096) offs[n++] = it.process->realtime_offset_ns;
+        note_ts(k, it.process->start_mono_ns);
+        break;
+      case NS_ITEM_ANCHOR:
+        if (it.props->has[NS_P_REALTIME_OFFSET_NS] && n < 4096) offs[n++] = (int64_t)it.props->u[NS_P_REALTIME_OFFSET_NS];
+        break;
+      case NS_ITEM_COMM_INIT:
+        if (k->nranks < 16) k->ranks[k->nranks++] = it.comm->rank;
+        note_ts(k, it.comm->ts);
+        break;
+      case NS_ITEM_RECORD: note_ts(k, it.record->ts); break;
+      case NS_ITEM_COMM_FINI: note_ts(k, it.props->ts); break;
+      default: break;
+    }
+  }
+  ns_reader_close(r);
+  if (!n) return;
+  qsort(offs, n, sizeof offs[0], cmp_i64);
+  k->anchors = n;
+  k->offset_ns = offs[n / 2];
+  int64_t lo = k->offset_ns - offs[0], hi = offs[n - 1] - k->offset_ns;
+  k->spread_ns = lo > hi ? lo : hi;
+  k->error_ns = k->spread_ns + ANCHOR_READ_NS;
+}
+
+/* ---- the checks ---- */
+
+static int host_pid_of(const ns_kineto_trace* t, int64_t pid) {
+  for (size_t i = 0; i < t->nevents; i++)
+    if (t->events[i].is_host && t->events[i].num_pid && t->events[i].pid == pid) return 1;
+  return 0;
+}
+
+/* The trace's span on its own clock (ns): events with a time, metadata left out. */
+static int trace_span(const ns_kineto_trace* t, int64_t* lo, int64_t* hi) {
+  int any = 0;
+  for (size_t i = 0; i < t->nevents; i++) {
+    const ns_kt_event* e = &t->events[i];
+    if (!e->has_ts || e->ph == 'M') continue;
+    int64_t end = e->ts_ns + (e->has_dur && e->dur_ns > 0 ? e->dur_ns : 0);
+    if (!any || e->ts_ns < *lo) *lo = e->ts_ns;
+    if (!any || end > *hi) *hi = end;
+    any = 1;
+  }
+  return any;
+}
+
+static void utc(int64_t ns, char* out, size_t n) {
+  time_t s = (time_t)(ns / 1000000000);
+  struct tm tm;
+  if (gmtime_r(&s, &tm)) strftime(out, n, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  else snprintf(out, n, "?");
+}
+
+/* Decides the mapping; 0, or -1 with the reason in m->reason (refused). */
+static int align(kmerge* m) {
+  const ns_kineto_trace* t = &m->tr;
+  int64_t lo = 0, hi = 0;
+  if (!trace_span(t, &lo, &hi)) {
+    snprintf(m->reason, sizeof m->reason, "the trace has no timed event");
+    return -1;
+  }
+  if (t->has_base) {
+    m->base_ns = t->base_ns;
+  } else if (lo / 1000 >= EPOCH_US_MIN) {
+    m->base_ns = 0; /* epoch microseconds (Kineto before baseTimeNanoseconds) */
+  } else {
+    snprintf(m->reason, sizeof m->reason,
+             "the trace has no time base: no \"baseTimeNanoseconds\" and its \"ts\" are not Unix-epoch microseconds "
+             "(first %.3f us)", (double)lo / 1000.0);
+    return -1;
+  }
+  kfile* match = NULL;
+  int pid_seen = 0;
+  for (size_t i = 0; i < m->nfiles; i++) {
+    kfile* k = &m->files[i];
+    if (!k->has_process || !k->anchors || !host_pid_of(t, k->pid)) continue;
+    if (t->host[0] && strcmp(t->host, k->host) != 0) continue;
+    pid_seen = 1;
+    int64_t a = (int64_t)k->first_ts + k->offset_ns - m->base_ns, b = (int64_t)k->last_ts + k->offset_ns - m->base_ns;
+    if (a <= hi && b >= lo) {
+      match = k;
+      break;
+    }
+  }
+  if (!match) {
+    char when[2][64];
+    utc(lo + m->base_ns, when[0], sizeof when[0]);
+    utc(hi + m->base_ns, when[1], sizeof when[1]);
+    if (pid_seen)
+      snprintf(m->reason, sizeof m->reason,
+               "another run: the trace (%s to %s) does not overlap the recording of its process in time", when[0],
+               when[1]);
+    else if (t->host[0])
+      snprintf(m->reason, sizeof m->reason,
+               "another host or run: no recorded process on host \"%s\" has the pid of the trace's host events",
+               t->host);
+    else
+      snprintf(m->reason, sizeof m->reason,
+               "another host or run: the pid of the trace's host events is none of the recorded processes'");
+    return -1;
+  }
+  for (size_t i = 0; i < m->nfiles; i++) {
+    kfile* k = &m->files[i];
+    k->included = k->anchors && strcmp(k->host, match->host) == 0;
+    k->delta_ns = k->offset_ns - m->base_ns;
+  }
+  if (t->has_rank) {
+    int found = 0;
+    for (unsigned r = 0; r < match->nranks; r++) found |= match->ranks[r] == t->rank;
+    if (!found)
+      fprintf(stderr, "ncclscope: note: the trace's distributedInfo rank %" PRId64 " is no rank of %s's communicators\n",
+              t->rank, match->path);
+  }
+  return 0;
+}
+
+/* Unaligned: the recording (its realtime order kept) starts where the trace starts. */
+static void shift_unaligned(kmerge* m) {
+  int64_t lo = 0, hi = 0, first = INT64_MAX;
+  if (!trace_span(&m->tr, &lo, &hi)) lo = 0;
+  for (size_t i = 0; i < m->nfiles; i++) {
+    kfile* k = &m->files[i];
+    if (k->readable && k->first_ts && (int64_t)k->first_ts + k->offset_ns < first) first = (int64_t)k->first_ts + k->offset_ns;
+  }
+  if (first == INT64_MAX) first = 0;
+  for (size_t i = 0; i < m->nfiles; i++) {
+    m->files[i].included = 1;
+    m->files[i].delta_ns = m->files[i].offset_ns - first + lo;
+  }
+}
+
+/* ---- the drawer between the layout and the JSON drawer ---- */
+
+static kmerge* the_merge; /* the merge the format below makes (one export per process) */
+
+static uint64_t map_ts(kmerge* m, uint64_t ts) {
+  int64_t v = (int64_t)ts + (m->cur >= 0 && (size_t)m->cur < m->nfiles ? m->files[m->cur].delta_ns : 0);
+  if (v < 0) {
+    m->clamped++;
+    return 0;
+  }
+  return (uint64_t)v;
+}
+
+static uint32_t map_pid(const kmerge* m, uint32_t pid) { return (uint32_t)(m->pid_base + pid); }
+
+/* The file being drawn is left out of the merge (another host's): nothing of it is drawn. */
+static int left_out(const kmerge* m) { return m->cur >= 0 && (size_t)m->cur < m->nfiles && !m->files[m->cur].included; }
+
+static void km_file_begin(void* self, int index) { ((kmerge*)self)->cur = index; }
+
+static void km_process(void* self, uint32_t pid, const char* name, int64_t sort) {
+  kmerge* m = self;
+  if (left_out(m)) return;
+  char buf[768];
+  if (m->unaligned) snprintf(buf, sizeof buf, "[unaligned] %s", name);
+  m->inner.process(m->inner.self, map_pid(m, pid), m->unaligned ? buf : name, m->pid_base + sort);
+}
+
+static void km_process_label(void* self, uint32_t pid, const char* label) {
+  kmerge* m = self;
+  if (left_out(m)) return;
+  m->inner.process_label(m->inner.self, map_pid(m, pid), label);
+}
+
+static void km_thread(void* self, uint32_t pid, uint32_t tid, const char* name, int64_t sort) {
+  kmerge* m = self;
+  if (left_out(m)) return;
+  m->inner.thread(m->inner.self, map_pid(m, pid), tid, name, sort);
+}
+
+static void km_instant(void* self, const ns_draw_instant* in) {
+  kmerge* m = self;
+  if (left_out(m)) return;
+  ns_draw_instant x = *in;
+  x.ts = map_ts(m, in->ts);
+  x.pid = map_pid(m, in->pid);
+  m->inner.instant(m->inner.self, &x);
+}
+
+static void km_counters(void* self, uint32_t pid, const char* name, uint64_t ts, const char* const* keys,
+                        const uint64_t* values, unsigned n) {
+  kmerge* m = self;
+  if (left_out(m)) return;
+  m->inner.counters(m->inner.self, map_pid(m, pid), name, map_ts(m, ts), keys, values, n);
+}
+
+static void km_flow(void* self, const ns_draw_flow* f) {
+  kmerge* m = self;
+  if (left_out(m)) return;
+  ns_draw_flow x = *f;
+  x.from_ts = map_ts(m, f->from_ts);
+  x.to_ts = map_ts(m, f->to_ts);
+  x.from_pid = map_pid(m, f->from_pid);
+  x.to_pid = map_pid(m, f->to_pid);
+  m->inner.flow(m->inner.self, &x);
+}
+
+/* A number after `"key":` in the JSON text, or 0. */
+static int json_num(const char* text, const char* key, double* v) {
+  const char* p = strstr(text, key);
+  if (!p) return 0;
+  char* end;
+  *v = strtod(p + strlen(key), &end);
+  return end != p + strlen(key);
+}
+
+static comm_pin* pin_of(kmerge* m, uint32_t pid) {
+  if (pid >= m->npins) {
+    size_t n = pid + 64;
+    comm_pin* np = realloc(m->pins, n * sizeof *np);
+    if (!np) return NULL;
+    for (size_t i = m->npins; i < n; i++) np[i] = (comm_pin){-1, -1};
+    m->pins = np;
+    m->npins = n;
+  }
+  return &m->pins[pid];
+}
+
+/* Links a Coll slice (already on the output's clock at ts) to the NCCL kernel it ran as. */
+static void link_coll(kmerge* m, const ns_draw_slice* s, uint32_t pid, uint64_t ts) {
+  if (!s->args.fn || !m->nkernels || m->cur < 0) return;
+  ns_json* j = &m->scratch;
+  nsj_init(j, NULL);
+  nsj_obj_begin(j);
+  s->args.fn(s->args.ctx, j);
+  nsj_obj_end(j);
+  if (j->failed || j->len >= sizeof j->buf) return;
+  j->buf[j->len] = '\0';
+  double gpu_us, gerr_us = 0;
+  if (!json_num(j->buf, "\"gpuStart\":", &gpu_us)) return;
+  json_num(j->buf, "\"gpuErrorUs\":", &gerr_us);
+  char func[64] = "";
+  const char* f = strstr(j->buf, "\"func\":\"");
+  if (f) {
+    f += 8;
+    size_t n = strcspn(f, "\"");
+    if (n < sizeof func) memcpy(func, f, n), func[n] = '\0';
+  }
+  m->colls_with_gpu++;
+  int64_t want = (int64_t)(gpu_us * 1000.0 + 0.5) + m->files[m->cur].delta_ns;
+  int64_t tol = m->files[m->cur].error_ns + (int64_t)(gerr_us * 1000.0) + LINK_SLACK_NS;
+  comm_pin* pin = pin_of(m, pid);
+  /* the first kernel at or after want - tol, then the nearest fitting one */
+  size_t lo = 0, hi = m->nkernels;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (m->tr.events[m->kernels[mid]].ts_ns < want - tol) lo = mid + 1;
+    else hi = mid;
+  }
+  size_t best = SIZE_MAX;
+  int64_t best_d = 0;
+  for (size_t i = lo; i < m->nkernels; i++) {
+    const ns_kt_event* e = &m->tr.events[m->kernels[i]];
+    if (e->ts_ns > want + tol) break;
+    if (m->kernel_used[i] || !e->num_pid || !e->num_tid) continue;
+    if (func[0] && !memmem(m->tr.text + e->name_off, e->name_len, func, strlen(func))) continue;
+    if (pin && pin->device >= 0 && (e->device != pin->device || e->stream != pin->stream)) continue;
+    int64_t d = e->ts_ns - want;
+    if (best == SIZE_MAX || llabs(d) < llabs(best_d)) best = i, best_d = d;
+  }
+  if (best == SIZE_MAX) return;
+  const ns_kt_event* e = &m->tr.events[m->kernels[best]];
+  m->kernel_used[best] = 1;
+  if (pin && pin->device < 0) pin->device = e->device, pin->stream = e->stream;
+  m->residuals[m->linked++] = best_d;
+  ns_draw_flow fl = {.id = FLOW_ID_BASE + ++m->next_flow, .from_pid = map_pid(m, pid), .from_tid = s->tid,
+                     .from_ts = ts, .to_pid = (uint32_t)e->pid, .to_tid = (uint32_t)e->tid,
+                     .to_ts = e->ts_ns < 0 ? 0 : (uint64_t)e->ts_ns};
+  m->inner.flow(m->inner.self, &fl);
+}
+
+static void km_slice(void* self, const ns_draw_slice* s) {
+  kmerge* m = self;
+  if (left_out(m)) return;
+  ns_draw_slice x = *s;
+  ns_draw_sub subs[NS_XEV_MAX_STATES];
+  x.ts = map_ts(m, s->ts);
+  x.pid = map_pid(m, s->pid);
+  if (s->nsubs) {
+    uint32_t n = s->nsubs < NS_XEV_MAX_STATES ? s->nsubs : NS_XEV_MAX_STATES;
+    for (uint32_t i = 0; i < n; i++) {
+      subs[i] = s->subs[i];
+      subs[i].ts = map_ts(m, s->subs[i].ts);
+    }
+    x.subs = subs;
+    x.nsubs = n;
+  }
+  m->inner.slice(m->inner.self, &x);
+  if (!m->unaligned && s->cat && strcmp(s->cat, "Coll") == 0 && !s->async_id) link_coll(m, s, s->pid, x.ts);
+}
+
+static int km_finish(void* self) {
+  kmerge* m = self;
+  return m->inner.finish(m->inner.self); /* writes the trailer (frame_trailer) */
+}
+
+/* ---- the trace's own top level around the layout's events ---- */
+
+/* A member or element written as it stands (the writer's separators kept). */
+static void raw_member(ns_json* j, const char* s, size_t n) {
+  if (j->need_comma[j->depth]) nsj_put(j, ",", 1);
+  nsj_put(j, "\n", 1);
+  nsj_put(j, s, n);
+  j->need_comma[j->depth] = 1;
+}
+
+static void frame_members(void* ctx, ns_json* j) {
+  kmerge* m = ctx;
+  for (size_t i = 0; i < m->tr.nmembers; i++) {
+    const ns_kt_member* mb = &m->tr.members[i];
+    if (!mb->is_events) raw_member(j, m->tr.text + mb->member_off, mb->member_len);
+  }
+}
+
+static void frame_events(void* ctx, ns_json* j) {
+  kmerge* m = ctx;
+  for (size_t i = 0; i < m->tr.nevents; i++) raw_member(j, m->tr.text + m->tr.events[i].off, m->tr.events[i].len);
+}
+
+static void frame_trailer(void* ctx, ns_json* j) {
+  kmerge* m = ctx;
+  nsj_ws(j, "\n");
+  nsj_key(j, "ncclscopeMerge");
+  nsj_obj_begin(j);
+  nsj_kstr(j, "producer", "ncclscope export --format chrome --merge-kineto");
+  nsj_kstr(j, "kinetoTrace", m->path);
+  nsj_kstr(j, "alignment", m->unaligned ? "unaligned" : "realtime");
+  if (m->unaligned) {
+    nsj_kstr(j, "reason", m->reason);
+    nsj_kstr(j, "placement", "unaligned: the recording shifted to start where the trace starts; no error bound");
+  } else {
+    nsj_kstr(j, "clock", "ts_us = (CLOCK_MONOTONIC ns + offsetNs - baseTimeNanoseconds) / 1000, Kineto's clock");
+    nsj_kstr(j, "errorExcludes", "Kineto's own TSC-to-CLOCK_REALTIME conversion (not recorded in its trace)");
+  }
+  nsj_ki64(j, "baseTimeNanoseconds", m->base_ns);
+  nsj_ki64(j, "pidBase", m->pid_base);
+  int64_t worst = 0;
+  nsj_key(j, "files");
+  nsj_arr_begin(j);
+  for (size_t i = 0; i < m->nfiles; i++) {
+    const kfile* k = &m->files[i];
+    nsj_obj_begin(j);
+    nsj_kstr(j, "path", k->path);
+    nsj_kstr(j, "host", k->host);
+    nsj_ku64(j, "pid", k->pid);
+    nsj_kbool(j, "included", k->included);
+    nsj_ki64(j, "offsetNs", k->offset_ns);
+    nsj_ki64(j, "shiftNs", k->delta_ns);
+    nsj_ku64(j, "anchors", k->anchors);
+    nsj_ki64(j, "anchorSpreadNs", k->spread_ns);
+    if (!m->unaligned) nsj_kf64(j, "errorUs", (double)k->error_ns / 1000.0);
+    nsj_obj_end(j);
+    if (k->included && k->error_ns > worst) worst = k->error_ns;
+  }
+  nsj_arr_end(j);
+  if (!m->unaligned) nsj_kf64(j, "errorUs", (double)worst / 1000.0);
+  nsj_ku64(j, "ncclKernels", m->nkernels);
+  nsj_ku64(j, "collsWithGpuTime", m->colls_with_gpu);
+  nsj_ku64(j, "kernelsLinked", m->linked);
+  if (m->linked) {
+    qsort(m->residuals, m->linked, sizeof *m->residuals, cmp_i64);
+    int64_t maxabs = 0;
+    for (uint64_t i = 0; i < m->linked; i++)
+      if (llabs(m->residuals[i]) > maxabs) maxabs = llabs(m->residuals[i]);
+    nsj_kf64(j, "linkResidualMedianUs", (double)m->residuals[m->linked / 2] / 1000.0);
+    nsj_kf64(j, "linkResidualMaxAbsUs", (double)maxabs / 1000.0);
+  }
+  nsj_ku64(j, "clampedToZero", m->clamped);
+  nsj_obj_end(j);
+}
+
+static int km_drawer_new(FILE* out, ns_drawer* d) {
+  kmerge* m = the_merge;
+  ns_chrome_frame fr = {m, frame_members, frame_events, frame_trailer};
+  if (ns_draw_chrome_framed(out, &fr, &m->inner) != 0) return -1;
+  *d = (ns_drawer){.self = m,
+                   .flows_on_slices = m->inner.flows_on_slices,
+                   .strict_lanes = m->inner.strict_lanes,
+                   .process = km_process,
+                   .process_label = km_process_label,
+                   .thread = km_thread,
+                   .slice = km_slice,
+                   .instant = km_instant,
+                   .counters = km_counters,
+                   .flow = km_flow,
+                   .file_begin = km_file_begin,
+                   .finish = km_finish};
+  return 0;
+}
+
+static void* km_make(FILE* out, ns_sink* sink) { return ns_timeline_make(out, sink, km_drawer_new); }
+static const ns_format km_format = {"chrome", km_make, ns_timeline_finish};
+
+/* ---- the command ---- */
+
+static int cmp_kernel(const void* a, const void* b, void* ctx) {
+  const ns_kineto_trace* t = ctx;
+  int64_t x = t->events[*(const size_t*)a].ts_ns, y = t->events[*(const size_t*)b].ts_ns;
+  return x < y ? -1 : x > y;
+}
+
+static void kmerge_free(kmerge* m) {
+  ns_kineto_free(&m->tr);
+  free(m->files);
+  free(m->kernels);
+  free(m->kernel_used);
+  free(m->pins);
+  free(m->residuals);
+}
+
+int ns_kineto_export(const char* dir, const char* kineto_path, int unaligned, const char* out_path,
+                     const ns_export_options* opts) {
+  kmerge m;
+  memset(&m, 0, sizeof m);
+  m.path = kineto_path;
+  m.cur = -1;
+  char err[1024];
+  if (ns_kineto_load(kineto_path, &m.tr, err, sizeof err) != 0) {
+    fprintf(stderr, "ncclscope: cannot merge into the Kineto trace %s\n", err);
+    return NS_EXIT_FAIL;
+  }
+  ns_trace_list list;
+  if (ns_trace_dir_list(dir, &list, err, sizeof err) != 0) {
+    fprintf(stderr, "ncclscope: cannot read the dump directory %s\n", err);
+    kmerge_free(&m);
+    return NS_EXIT_FAIL;
+  }
+  m.nfiles = list.n;
+  m.files = calloc(list.n ? list.n : 1, sizeof *m.files);
+  for (size_t i = 0; m.files && i < list.n; i++) scan_file(list.paths[i], &m.files[i]);
+  ns_trace_list_free(&list);
+  size_t nk = 0;
+  for (size_t i = 0; i < m.tr.nevents; i++) nk += m.tr.events[i].is_nccl_kernel && m.tr.events[i].has_ts;
+  m.kernels = malloc((nk ? nk : 1) * sizeof *m.kernels);
+  m.kernel_used = calloc(nk ? nk : 1, 1);
+  m.residuals = malloc((nk ? nk : 1) * sizeof *m.residuals);
+  if (!m.files || !m.kernels || !m.kernel_used || !m.residuals) {
+    fprintf(stderr, "ncclscope: out of memory\n");
+    kmerge_free(&m);
+    return NS_EXIT_FAIL;
+  }
+  for (size_t i = 0; i < m.tr.nevents; i++)
+    if (m.tr.events[i].is_nccl_kernel && m.tr.events[i].has_ts) m.kernels[m.nkernels++] = i;
+  qsort_r(m.kernels, m.nkernels, sizeof *m.kernels, cmp_kernel, &m.tr);
+  int64_t maxpid = 0;
+  for (size_t i = 0; i < m.tr.nevents; i++)
+    if (m.tr.events[i].num_pid && m.tr.events[i].pid > maxpid) maxpid = m.tr.events[i].pid;
+  m.pid_base = (maxpid / 1000 + 1) * 1000; /* past every pid of the trace */
+  if (m.pid_base > (int64_t)UINT32_MAX - (1 << 20)) m.pid_base = (int64_t)UINT32_MAX - (1 << 20);
+
+  if (align(&m) != 0) {
+    if (!unaligned) {
+      fprintf(stderr,
+              "ncclscope: refusing to merge into %s: %s.\n"
+              "  Its events would be misplaced; --merge-unaligned merges anyway, marked \"unaligned\"\n",
+              kineto_path, m.reason);
+      kmerge_free(&m);
+      return NS_EXIT_USAGE;
+    }
+    m.unaligned = 1;
+    shift_unaligned(&m);
+    fprintf(stderr, "ncclscope: warning: merging unaligned (%s): every ncclscope track is marked [unaligned]\n",
+            m.reason);
+  }
+  for (size_t i = 0; i < m.nfiles; i++)
+    if (!m.files[i].included)
+      fprintf(stderr, "ncclscope: note: %s left out: %s\n", m.files[i].path,
+              m.files[i].anchors ? "recorded on another host (its realtime clock is not the trace's)"
+                                 : "no clock anchor could be read");
+  the_merge = &m;
+  int rc = ns_export_dir(dir, &km_format, out_path, NULL, opts, NULL);
+  the_merge = NULL;
+  if (rc == NS_EXIT_OK || rc == NS_EXIT_PARTIAL)
+    fprintf(stderr, "ncclscope: merged into %s: %" PRIu64 " of %zu NCCL kernel(s) linked to a Coll%s\n", kineto_path,
+            m.linked, m.nkernels, m.unaligned ? " (unaligned: none linked)" : "");
+  kmerge_free(&m);
+  return rc;
+}
