@@ -17,6 +17,7 @@
 
 #define ANCHOR_READ_NS 1000         /* allowance for one realtime/monotonic pair read (see kineto_merge.h) */
 #define LINK_SLACK_NS 20000         /* NCCL's kernel timer vs the kernel's start as CUPTI sees it */
+#define LAUNCH_WINDOW_NS 1000000    /* a Coll without GPU times: its kernel starts within this of its start */
 #define EPOCH_US_MIN 1000000000000000LL /* absolute "ts" (no base) are epoch us: after 2001-09 */
 #define FLOW_ID_BASE (1ull << 62)   /* link arrows: apart from the layout's parent flows */
 
@@ -54,8 +55,9 @@ typedef struct {
   comm_pin* pins;       /* by layout pid */
   size_t npins;
   int cur;              /* file being drawn */
+  int match;            /* the file of the trace's process (its Colls are linked), -1: none */
   uint64_t next_flow;
-  uint64_t linked, colls_with_gpu, clamped;
+  uint64_t linked, colls_with_gpu, clamped, nresiduals;
   int64_t* residuals;   /* kernel ts - mapped Coll gpuStart, ns */
   ns_drawer inner;
   ns_json scratch;
@@ -171,6 +173,7 @@ static int align(kmerge* m) {
     int64_t a = (int64_t)k->first_ts + k->offset_ns - m->base_ns, b = (int64_t)k->last_ts + k->offset_ns - m->base_ns;
     if (a <= hi && b >= lo) {
       match = k;
+      m->match = (int)i;
       break;
     }
   }
@@ -311,7 +314,7 @@ static comm_pin* pin_of(kmerge* m, uint32_t pid) {
 
 /* Links a Coll slice (already on the output's clock at ts) to the NCCL kernel it ran as. */
 static void link_coll(kmerge* m, const ns_draw_slice* s, uint32_t pid, uint64_t ts) {
-  if (!s->args.fn || !m->nkernels || m->cur < 0) return;
+  if (!s->args.fn || !m->nkernels || m->cur < 0 || m->cur != m->match) return;
   ns_json* j = &m->scratch;
   nsj_init(j, NULL);
   nsj_obj_begin(j);
@@ -320,7 +323,7 @@ static void link_coll(kmerge* m, const ns_draw_slice* s, uint32_t pid, uint64_t 
   if (j->failed || j->len >= sizeof j->buf) return;
   j->buf[j->len] = '\0';
   double gpu_us, gerr_us = 0;
-  if (!json_num(j->buf, "\"gpuStart\":", &gpu_us)) return;
+  int has_gpu = json_num(j->buf, "\"gpuStart\":", &gpu_us);
   json_num(j->buf, "\"gpuErrorUs\":", &gerr_us);
   char func[64] = "";
   const char* f = strstr(j->buf, "\"func\":\"");
@@ -329,33 +332,47 @@ static void link_coll(kmerge* m, const ns_draw_slice* s, uint32_t pid, uint64_t 
     size_t n = strcspn(f, "\"");
     if (n < sizeof func) memcpy(func, f, n), func[n] = '\0';
   }
-  m->colls_with_gpu++;
-  int64_t want = (int64_t)(gpu_us * 1000.0 + 0.5) + m->files[m->cur].delta_ns;
-  int64_t tol = m->files[m->cur].error_ns + (int64_t)(gerr_us * 1000.0) + LINK_SLACK_NS;
+  /* With GPU times: the kernel nearest the Coll's GPU start. Without: the
+   * first one in [start - error, start + LAUNCH_WINDOW_NS] (a stream runs its
+   * kernels in order, and Colls of a communicator are written in order). */
+  int64_t want, tol, from, to;
+  if (has_gpu) {
+    m->colls_with_gpu++;
+    want = (int64_t)(gpu_us * 1000.0 + 0.5) + m->files[m->cur].delta_ns;
+    tol = m->files[m->cur].error_ns + (int64_t)(gerr_us * 1000.0) + LINK_SLACK_NS;
+    from = want - tol;
+    to = want + tol;
+  } else {
+    want = (int64_t)ts;
+    tol = m->files[m->cur].error_ns;
+    from = want - tol;
+    to = want + LAUNCH_WINDOW_NS;
+  }
   comm_pin* pin = pin_of(m, pid);
   /* the first kernel at or after want - tol, then the nearest fitting one */
   size_t lo = 0, hi = m->nkernels;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    if (m->tr.events[m->kernels[mid]].ts_ns < want - tol) lo = mid + 1;
+    if (m->tr.events[m->kernels[mid]].ts_ns < from) lo = mid + 1;
     else hi = mid;
   }
   size_t best = SIZE_MAX;
   int64_t best_d = 0;
   for (size_t i = lo; i < m->nkernels; i++) {
     const ns_kt_event* e = &m->tr.events[m->kernels[i]];
-    if (e->ts_ns > want + tol) break;
+    if (e->ts_ns > to) break;
     if (m->kernel_used[i] || !e->num_pid || !e->num_tid) continue;
     if (func[0] && !memmem(m->tr.text + e->name_off, e->name_len, func, strlen(func))) continue;
     if (pin && pin->device >= 0 && (e->device != pin->device || e->stream != pin->stream)) continue;
     int64_t d = e->ts_ns - want;
-    if (best == SIZE_MAX || llabs(d) < llabs(best_d)) best = i, best_d = d;
+    if (best == SIZE_MAX || (has_gpu && llabs(d) < llabs(best_d))) best = i, best_d = d;
   }
   if (best == SIZE_MAX) return;
   const ns_kt_event* e = &m->tr.events[m->kernels[best]];
   m->kernel_used[best] = 1;
   if (pin && pin->device < 0) pin->device = e->device, pin->stream = e->stream;
-  m->residuals[m->linked++] = best_d;
+  if (has_gpu) m->residuals[m->nresiduals++] = best_d;
+  m->linked++;
   ns_draw_flow fl = {.id = FLOW_ID_BASE + ++m->next_flow, .from_pid = map_pid(m, pid), .from_tid = s->tid,
                      .from_ts = ts, .to_pid = (uint32_t)e->pid, .to_tid = (uint32_t)e->tid,
                      .to_ts = e->ts_ns < 0 ? 0 : (uint64_t)e->ts_ns};
@@ -450,12 +467,12 @@ static void frame_trailer(void* ctx, ns_json* j) {
   nsj_ku64(j, "ncclKernels", m->nkernels);
   nsj_ku64(j, "collsWithGpuTime", m->colls_with_gpu);
   nsj_ku64(j, "kernelsLinked", m->linked);
-  if (m->linked) {
-    qsort(m->residuals, m->linked, sizeof *m->residuals, cmp_i64);
+  if (m->nresiduals) { /* kernel start - the Coll's GPU start on the trace's clock */
+    qsort(m->residuals, m->nresiduals, sizeof *m->residuals, cmp_i64);
     int64_t maxabs = 0;
-    for (uint64_t i = 0; i < m->linked; i++)
+    for (uint64_t i = 0; i < m->nresiduals; i++)
       if (llabs(m->residuals[i]) > maxabs) maxabs = llabs(m->residuals[i]);
-    nsj_kf64(j, "linkResidualMedianUs", (double)m->residuals[m->linked / 2] / 1000.0);
+    nsj_kf64(j, "linkResidualMedianUs", (double)m->residuals[m->nresiduals / 2] / 1000.0);
     nsj_kf64(j, "linkResidualMaxAbsUs", (double)maxabs / 1000.0);
   }
   nsj_ku64(j, "clampedToZero", m->clamped);
@@ -507,6 +524,7 @@ int ns_kineto_export(const char* dir, const char* kineto_path, int unaligned, co
   memset(&m, 0, sizeof m);
   m.path = kineto_path;
   m.cur = -1;
+  m.match = -1;
   char err[1024];
   if (ns_kineto_load(kineto_path, &m.tr, err, sizeof err) != 0) {
     fprintf(stderr, "ncclscope: cannot merge into the Kineto trace %s\n", err);
