@@ -15,11 +15,11 @@
 #include "timeline_layout.h"
 #include "trace_dir.h"
 
-#define ANCHOR_READ_NS 1000         /* allowance for one realtime/monotonic pair read (see kineto_merge.h) */
-#define LINK_SLACK_NS 20000         /* NCCL's kernel timer vs the kernel's start as CUPTI sees it */
-#define LAUNCH_WINDOW_NS 1000000    /* a Coll without GPU times: its kernel starts within this of its start */
+#define ANCHOR_READ_NS 1000             /* allowance for one realtime/monotonic pair read (see kineto_merge.h) */
+#define LINK_SLACK_NS 20000             /* NCCL's kernel timer vs the kernel's start as CUPTI sees it */
+#define LAUNCH_WINDOW_NS 1000000        /* a Coll without GPU times: its kernel starts within this of its start */
 #define EPOCH_US_MIN 1000000000000000LL /* absolute "ts" (no base) are epoch us: after 2001-09 */
-#define FLOW_ID_BASE (1ull << 62)   /* link arrows: apart from the layout's parent flows */
+#define FLOW_ID_BASE (1ull << 62)       /* link arrows: apart from the layout's parent flows */
 
 typedef struct {
   char path[1024];
@@ -46,19 +46,19 @@ typedef struct {
   kfile* files;
   size_t nfiles;
   int unaligned;
-  char reason[512];     /* why the merge is unaligned (or was refused) */
-  int64_t base_ns;      /* the trace's base (0: absolute epoch "ts") */
-  int64_t pid_base;     /* added to the layout's pids */
-  size_t* kernels;      /* NCCL kernel events (indices), by ts */
+  char reason[512]; /* why the merge is unaligned (or was refused) */
+  int64_t base_ns;  /* the trace's base (0: absolute epoch "ts") */
+  int64_t pid_base; /* added to the layout's pids */
+  size_t* kernels;  /* NCCL kernel events (indices), by ts */
   size_t nkernels;
   uint8_t* kernel_used;
-  comm_pin* pins;       /* by layout pid */
+  comm_pin* pins; /* by layout pid */
   size_t npins;
-  int cur;              /* file being drawn */
-  int match;            /* the file of the trace's process (its Colls are linked), -1: none */
+  int cur;   /* file being drawn */
+  int match; /* the file of the trace's process (its Colls are linked), -1: none */
   uint64_t next_flow;
   uint64_t linked, colls_with_gpu, clamped, nresiduals;
-  int64_t* residuals;   /* kernel ts - mapped Coll gpuStart, ns */
+  int64_t* residuals; /* kernel ts - mapped Coll gpuStart, ns */
   ns_drawer inner;
   ns_json scratch;
 } kmerge;
@@ -87,23 +87,23 @@ static void scan_file(const char* path, kfile* k) {
   ns_item it;
   while (ns_reader_next(r, &it)) {
     switch (it.kind) {
-      case NS_ITEM_PROCESS:
-        k->has_process = 1;
-        k->pid = it.process->pid;
-        snprintf(k->host, sizeof k->host, "%s", it.process->hostname);
-        if (n < 4096) offs[n++] = it.process->realtime_offset_ns;
-        note_ts(k, it.process->start_mono_ns);
-        break;
-      case NS_ITEM_ANCHOR:
-        if (it.props->has[NS_P_REALTIME_OFFSET_NS] && n < 4096) offs[n++] = (int64_t)it.props->u[NS_P_REALTIME_OFFSET_NS];
-        break;
-      case NS_ITEM_COMM_INIT:
-        if (k->nranks < 16) k->ranks[k->nranks++] = it.comm->rank;
-        note_ts(k, it.comm->ts);
-        break;
-      case NS_ITEM_RECORD: note_ts(k, it.record->ts); break;
-      case NS_ITEM_COMM_FINI: note_ts(k, it.props->ts); break;
-      default: break;
+    case NS_ITEM_PROCESS:
+      k->has_process = 1;
+      k->pid = it.process->pid;
+      snprintf(k->host, sizeof k->host, "%s", it.process->hostname);
+      if (n < 4096) offs[n++] = it.process->realtime_offset_ns;
+      note_ts(k, it.process->start_mono_ns);
+      break;
+    case NS_ITEM_ANCHOR:
+      if (it.props->has[NS_P_REALTIME_OFFSET_NS] && n < 4096) offs[n++] = (int64_t)it.props->u[NS_P_REALTIME_OFFSET_NS];
+      break;
+    case NS_ITEM_COMM_INIT:
+      if (k->nranks < 16) k->ranks[k->nranks++] = it.comm->rank;
+      note_ts(k, it.comm->ts);
+      break;
+    case NS_ITEM_RECORD: note_ts(k, it.record->ts); break;
+    case NS_ITEM_COMM_FINI: note_ts(k, it.props->ts); break;
+    default: break;
     }
   }
   ns_reader_close(r);
@@ -141,8 +141,10 @@ static int trace_span(const ns_kineto_trace* t, int64_t* lo, int64_t* hi) {
 static void utc(int64_t ns, char* out, size_t n) {
   time_t s = (time_t)(ns / 1000000000);
   struct tm tm;
-  if (gmtime_r(&s, &tm)) strftime(out, n, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  else snprintf(out, n, "?");
+  if (gmtime_r(&s, &tm))
+    strftime(out, n, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  else
+    snprintf(out, n, "?");
 }
 
 /* Decides the mapping; 0, or -1 with the reason in m->reason (refused). */
@@ -160,7 +162,8 @@ static int align(kmerge* m) {
   } else {
     snprintf(m->reason, sizeof m->reason,
              "the trace has no time base: no \"baseTimeNanoseconds\" and its \"ts\" are not Unix-epoch microseconds "
-             "(first %.3f us)", (double)lo / 1000.0);
+             "(first %.3f us)",
+             (double)lo / 1000.0);
     return -1;
   }
   kfile* match = NULL;
@@ -178,7 +181,12 @@ static int align(kmerge* m) {
     }
   }
   if (!match) {
-    char when[2][64];
+    char when[2][64], trace_pid[32] = "none";
+    for (size_t i = 0; i < t->nevents; i++)
+      if (t->events[i].is_host && t->events[i].num_pid) {
+        snprintf(trace_pid, sizeof trace_pid, "pid %" PRId64, t->events[i].pid);
+        break;
+      }
     utc(lo + m->base_ns, when[0], sizeof when[0]);
     utc(hi + m->base_ns, when[1], sizeof when[1]);
     if (pid_seen)
@@ -187,11 +195,12 @@ static int align(kmerge* m) {
                when[1]);
     else if (t->host[0])
       snprintf(m->reason, sizeof m->reason,
-               "another host or run: no recorded process on host \"%s\" has the pid of the trace's host events",
-               t->host);
+               "another host or run: no recorded process on host \"%s\" has the pid of the trace's host events (%s)",
+               t->host, trace_pid);
     else
       snprintf(m->reason, sizeof m->reason,
-               "another host or run: the pid of the trace's host events is none of the recorded processes'");
+               "another host or run: the pid of the trace's host events (%s) is none of the %zu recorded processes'",
+               trace_pid, m->nfiles);
     return -1;
   }
   for (size_t i = 0; i < m->nfiles; i++) {
@@ -203,7 +212,8 @@ static int align(kmerge* m) {
     int found = 0;
     for (unsigned r = 0; r < match->nranks; r++) found |= match->ranks[r] == t->rank;
     if (!found)
-      fprintf(stderr, "ncclscope: note: the trace's distributedInfo rank %" PRId64 " is no rank of %s's communicators\n",
+      fprintf(stderr,
+              "ncclscope: note: the trace's distributedInfo rank %" PRId64 " is no rank of %s's communicators\n",
               t->rank, match->path);
   }
   return 0;
@@ -215,7 +225,8 @@ static void shift_unaligned(kmerge* m) {
   if (!trace_span(&m->tr, &lo, &hi)) lo = 0;
   for (size_t i = 0; i < m->nfiles; i++) {
     kfile* k = &m->files[i];
-    if (k->readable && k->first_ts && (int64_t)k->first_ts + k->offset_ns < first) first = (int64_t)k->first_ts + k->offset_ns;
+    if (k->readable && k->first_ts && (int64_t)k->first_ts + k->offset_ns < first)
+      first = (int64_t)k->first_ts + k->offset_ns;
   }
   if (first == INT64_MAX) first = 0;
   for (size_t i = 0; i < m->nfiles; i++) {
@@ -353,8 +364,10 @@ static void link_coll(kmerge* m, const ns_draw_slice* s, uint32_t pid, uint64_t 
   size_t lo = 0, hi = m->nkernels;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    if (m->tr.events[m->kernels[mid]].ts_ns < from) lo = mid + 1;
-    else hi = mid;
+    if (m->tr.events[m->kernels[mid]].ts_ns < from)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   size_t best = SIZE_MAX;
   int64_t best_d = 0;
@@ -373,8 +386,12 @@ static void link_coll(kmerge* m, const ns_draw_slice* s, uint32_t pid, uint64_t 
   if (pin && pin->device < 0) pin->device = e->device, pin->stream = e->stream;
   if (has_gpu) m->residuals[m->nresiduals++] = best_d;
   m->linked++;
-  ns_draw_flow fl = {.id = FLOW_ID_BASE + ++m->next_flow, .from_pid = map_pid(m, pid), .from_tid = s->tid,
-                     .from_ts = ts, .to_pid = (uint32_t)e->pid, .to_tid = (uint32_t)e->tid,
+  ns_draw_flow fl = {.id = FLOW_ID_BASE + ++m->next_flow,
+                     .from_pid = map_pid(m, pid),
+                     .from_tid = s->tid,
+                     .from_ts = ts,
+                     .to_pid = (uint32_t)e->pid,
+                     .to_tid = (uint32_t)e->tid,
                      .to_ts = e->ts_ns < 0 ? 0 : (uint64_t)e->ts_ns};
   m->inner.flow(m->inner.self, &fl);
 }

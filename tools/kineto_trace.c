@@ -27,8 +27,10 @@ static size_t ws(kt_text t, size_t p) {
 /* p at '"': the offset after the closing quote; 0 when unterminated. */
 static size_t skip_string(kt_text t, size_t p) {
   for (p++; p < t.n; p++) {
-    if (t.s[p] == '\\') p++;
-    else if (t.s[p] == '"') return p + 1;
+    if (t.s[p] == '\\')
+      p++;
+    else if (t.s[p] == '"')
+      return p + 1;
   }
   return 0;
 }
@@ -121,8 +123,10 @@ static int us_to_ns(kt_text t, size_t v, size_t vend, int64_t* out) {
   }
   if (p < vend && t.s[p] == '.')
     for (p++; p < vend && t.s[p] >= '0' && t.s[p] <= '9'; p++, fd++) {
-      if (fd < 3) frac = frac * 10 + (t.s[p] - '0');
-      else if (fd == 3) round = t.s[p] >= '5';
+      if (fd < 3)
+        frac = frac * 10 + (t.s[p] - '0');
+      else if (fd == 3)
+        round = t.s[p] >= '5';
     }
   for (; fd < 3; fd++) frac *= 10;
   int64_t ns = whole * 1000 + frac + round;
@@ -157,13 +161,15 @@ static int str_prefix(kt_text t, size_t v, size_t vend, const char* s) {
 
 static void arg_member(void* ctx, kt_text t, size_t k, size_t klen, size_t v, size_t vend) {
   ns_kt_event* e = ctx;
-  if (key_is(t, k, klen, "device")) int_value(t, v, vend, &e->device);
-  else if (key_is(t, k, klen, "stream")) int_value(t, v, vend, &e->stream);
+  if (key_is(t, k, klen, "device"))
+    int_value(t, v, vend, &e->device);
+  else if (key_is(t, k, klen, "stream"))
+    int_value(t, v, vend, &e->stream);
 }
 
 /* The categories Kineto gives events on the host (their pid is the process's). */
-static const char* const host_cats[] = {"cpu_op", "user_annotation", "cuda_runtime", "cuda_driver", "python_function",
-                                        "cpu_instant_event"};
+static const char* const host_cats[] = {"cpu_op",      "user_annotation", "cuda_runtime",
+                                        "cuda_driver", "python_function", "cpu_instant_event"};
 
 typedef struct {
   ns_kt_event* e;
@@ -173,14 +179,22 @@ typedef struct {
 static void event_member(void* ctx, kt_text t, size_t k, size_t klen, size_t v, size_t vend) {
   event_ctx* x = ctx;
   ns_kt_event* e = x->e;
-  if (key_is(t, k, klen, "ph") && vend - v >= 3 && t.s[v] == '"') e->ph = t.s[v + 1];
-  else if (key_is(t, k, klen, "ts")) e->has_ts = us_to_ns(t, v, vend, &e->ts_ns);
-  else if (key_is(t, k, klen, "dur")) e->has_dur = us_to_ns(t, v, vend, &e->dur_ns);
-  else if (key_is(t, k, klen, "pid")) e->num_pid = int_value(t, v, vend, &e->pid);
-  else if (key_is(t, k, klen, "tid")) e->num_tid = int_value(t, v, vend, &e->tid);
-  else if (key_is(t, k, klen, "cat")) x->cat = v, x->cat_end = vend;
-  else if (key_is(t, k, klen, "name")) x->name = v, x->name_end = vend;
-  else if (key_is(t, k, klen, "args") && vend > v && t.s[v] == '{') each_member(t, v, arg_member, e);
+  if (key_is(t, k, klen, "ph") && vend - v >= 3 && t.s[v] == '"')
+    e->ph = t.s[v + 1];
+  else if (key_is(t, k, klen, "ts"))
+    e->has_ts = us_to_ns(t, v, vend, &e->ts_ns);
+  else if (key_is(t, k, klen, "dur"))
+    e->has_dur = us_to_ns(t, v, vend, &e->dur_ns);
+  else if (key_is(t, k, klen, "pid"))
+    e->num_pid = int_value(t, v, vend, &e->pid);
+  else if (key_is(t, k, klen, "tid"))
+    e->num_tid = int_value(t, v, vend, &e->tid);
+  else if (key_is(t, k, klen, "cat"))
+    x->cat = v, x->cat_end = vend;
+  else if (key_is(t, k, klen, "name"))
+    x->name = v, x->name_end = vend;
+  else if (key_is(t, k, klen, "args") && vend > v && t.s[v] == '{')
+    each_member(t, v, arg_member, e);
 }
 
 static void read_event(kt_text t, ns_kt_event* e) {
@@ -192,9 +206,9 @@ static void read_event(kt_text t, ns_kt_event* e) {
     e->name_len = x.name_end - x.name - 2;
   }
   if (x.cat_end) {
-    e->is_nccl_kernel = str_is(t, x.cat, x.cat_end, "kernel") && x.name_end &&
-                        (str_prefix(t, x.name, x.name_end, "ncclDevKernel") ||
-                         str_prefix(t, x.name, x.name_end, "ncclKernel"));
+    e->is_nccl_kernel =
+        str_is(t, x.cat, x.cat_end, "kernel") && x.name_end &&
+        (str_prefix(t, x.name, x.name_end, "ncclDevKernel") || str_prefix(t, x.name, x.name_end, "ncclKernel"));
     for (size_t i = 0; i < sizeof host_cats / sizeof host_cats[0]; i++)
       if (str_is(t, x.cat, x.cat_end, host_cats[i])) e->is_host = 1;
   }
@@ -243,8 +257,10 @@ static void top_member(void* ctx, kt_text t, size_t k, size_t klen, size_t v, si
       e->len = end - e->off;
       read_event(t, e);
       p = ws(t, end);
-      if (p < vend && t.s[p] == ',') p = ws(t, p + 1);
-      else break;
+      if (p < vend && t.s[p] == ',')
+        p = ws(t, p + 1);
+      else
+        break;
     }
   } else if (key_is(t, k, klen, "baseTimeNanoseconds")) {
     tr->has_base = int_value(t, v, vend, &tr->base_ns);

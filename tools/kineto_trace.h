@@ -25,9 +25,9 @@ typedef struct {
   int64_t ts_ns, dur_ns; /* "ts"/"dur" as ns of the trace's own (relative) clock */
   int num_pid, num_tid;  /* pid/tid are integers */
   int64_t pid, tid;
-  int is_nccl_kernel;    /* cat "kernel" and a name starting with ncclDevKernel / ncclKernel */
-  int is_host;           /* a host-side category (cpu_op, user_annotation, cuda_runtime, ...) */
-  int64_t device, stream; /* kernels: args.device / args.stream (-1: none) */
+  int is_nccl_kernel;        /* cat "kernel" and a name starting with ncclDevKernel / ncclKernel */
+  int is_host;               /* a host-side category (cpu_op, user_annotation, cuda_runtime, ...) */
+  int64_t device, stream;    /* kernels: args.device / args.stream (-1: none) */
   size_t name_off, name_len; /* the name's raw bytes (between the quotes) */
 } ns_kt_event;
 
@@ -44,10 +44,10 @@ typedef struct {
   ns_kt_event* events;
   size_t nevents;
   int has_base;
-  int64_t base_ns;           /* baseTimeNanoseconds */
+  int64_t base_ns; /* baseTimeNanoseconds */
   int has_rank;
-  int64_t rank;              /* distributedInfo.rank */
-  char host[256];            /* a top-level "host_name"/"hostname", if any */
+  int64_t rank;   /* distributedInfo.rank */
+  char host[256]; /* a top-level "host_name"/"hostname", if any */
 } ns_kineto_trace;
 
 /* Reads path (gzip or plain). 0, or -1 with a message in err (unreadable,
