@@ -1,40 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: merging the timeline into a Kineto trace (kineto_merge.h):
- * the clock mapping and its checks, and a drawer that moves the layout's
- * tracks onto the trace's clock and pids, links NCCL kernels, and writes
- * through the Trace Event JSON drawer inside the trace's own top level.
- * Single-threaded. */
+ * a drawer that moves the layout's tracks onto the trace's clock (decided by
+ * kineto_clock.c) and pids, links NCCL kernels, and writes through the Trace
+ * Event JSON drawer inside the trace's own top level. Single-threaded. */
 #include "kineto_merge.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "kineto_clock.h"
 #include "kineto_trace.h"
 #include "timeline_layout.h"
 #include "trace_dir.h"
 
-#define ANCHOR_READ_NS 1000             /* allowance for one realtime/monotonic pair read (see kineto_merge.h) */
-#define LINK_SLACK_NS 20000             /* NCCL's kernel timer vs the kernel's start as CUPTI sees it */
-#define LAUNCH_WINDOW_NS 1000000        /* a Coll without GPU times: its kernel starts within this of its start */
-#define EPOCH_US_MIN 1000000000000000LL /* absolute "ts" (no base) are epoch us: after 2001-09 */
-#define FLOW_ID_BASE (1ull << 62)       /* link arrows: apart from the layout's parent flows */
-
-typedef struct {
-  char path[1024];
-  int readable, has_process;
-  uint32_t pid;
-  char host[256];
-  int64_t offset_ns, spread_ns; /* median realtime - monotonic; largest distance of a pair from it */
-  unsigned anchors;
-  uint64_t first_ts, last_ts; /* monotonic, every record and lifecycle item */
-  int32_t ranks[16];
-  unsigned nranks;
-  int included;
-  int64_t delta_ns; /* output ts = monotonic + delta_ns */
-  int64_t error_ns;
-} kfile;
+#define LINK_SLACK_NS 20000       /* NCCL's kernel timer vs the kernel's start as CUPTI sees it */
+#define LAUNCH_WINDOW_NS 1000000  /* a Coll without GPU times: its kernel starts within this of its start */
+#define FLOW_ID_BASE (1ull << 62) /* link arrows: apart from the layout's parent flows */
 
 typedef struct {
   int64_t device, stream; /* -1: not pinned yet */
@@ -43,19 +25,15 @@ typedef struct {
 typedef struct {
   ns_kineto_trace tr;
   const char* path;
-  kfile* files;
-  size_t nfiles;
+  ns_kclock ck;
   int unaligned;
-  char reason[512]; /* why the merge is unaligned (or was refused) */
-  int64_t base_ns;  /* the trace's base (0: absolute epoch "ts") */
   int64_t pid_base; /* added to the layout's pids */
   size_t* kernels;  /* NCCL kernel events (indices), by ts */
   size_t nkernels;
   uint8_t* kernel_used;
   comm_pin* pins; /* by layout pid */
   size_t npins;
-  int cur;   /* file being drawn */
-  int match; /* the file of the trace's process (its Colls are linked), -1: none */
+  int cur; /* file being drawn */
   uint64_t next_flow;
   uint64_t linked, colls_with_gpu, clamped, nresiduals;
   int64_t* residuals; /* kernel ts - mapped Coll gpuStart, ns */
@@ -63,176 +41,9 @@ typedef struct {
   ns_json scratch;
 } kmerge;
 
-/* ---- the recording's clocks (a pass over every file before the export) ---- */
-
 static int cmp_i64(const void* a, const void* b) {
   int64_t x = *(const int64_t*)a, y = *(const int64_t*)b;
   return x < y ? -1 : x > y;
-}
-
-static void note_ts(kfile* k, uint64_t ts) {
-  if (!ts) return;
-  if (!k->first_ts || ts < k->first_ts) k->first_ts = ts;
-  if (ts > k->last_ts) k->last_ts = ts;
-}
-
-static void scan_file(const char* path, kfile* k) {
-  snprintf(k->path, sizeof k->path, "%s", path);
-  char err[512];
-  ns_reader* r = ns_reader_open(path, err, sizeof err);
-  if (!r) return;
-  k->readable = 1;
-  int64_t offs[4096];
-  unsigned n = 0;
-  ns_item it;
-  while (ns_reader_next(r, &it)) {
-    switch (it.kind) {
-    case NS_ITEM_PROCESS:
-      k->has_process = 1;
-      k->pid = it.process->pid;
-      snprintf(k->host, sizeof k->host, "%s", it.process->hostname);
-      if (n < 4096) offs[n++] = it.process->realtime_offset_ns;
-      note_ts(k, it.process->start_mono_ns);
-      break;
-    case NS_ITEM_ANCHOR:
-      if (it.props->has[NS_P_REALTIME_OFFSET_NS] && n < 4096) offs[n++] = (int64_t)it.props->u[NS_P_REALTIME_OFFSET_NS];
-      break;
-    case NS_ITEM_COMM_INIT:
-      if (k->nranks < 16) k->ranks[k->nranks++] = it.comm->rank;
-      note_ts(k, it.comm->ts);
-      break;
-    case NS_ITEM_RECORD: note_ts(k, it.record->ts); break;
-    case NS_ITEM_COMM_FINI: note_ts(k, it.props->ts); break;
-    default: break;
-    }
-  }
-  ns_reader_close(r);
-  if (!n) return;
-  qsort(offs, n, sizeof offs[0], cmp_i64);
-  k->anchors = n;
-  k->offset_ns = offs[n / 2];
-  int64_t lo = k->offset_ns - offs[0], hi = offs[n - 1] - k->offset_ns;
-  k->spread_ns = lo > hi ? lo : hi;
-  k->error_ns = k->spread_ns + ANCHOR_READ_NS;
-}
-
-/* ---- the checks ---- */
-
-static int host_pid_of(const ns_kineto_trace* t, int64_t pid) {
-  for (size_t i = 0; i < t->nevents; i++)
-    if (t->events[i].is_host && t->events[i].num_pid && t->events[i].pid == pid) return 1;
-  return 0;
-}
-
-/* The trace's span on its own clock (ns): events with a time, metadata left out. */
-static int trace_span(const ns_kineto_trace* t, int64_t* lo, int64_t* hi) {
-  int any = 0;
-  for (size_t i = 0; i < t->nevents; i++) {
-    const ns_kt_event* e = &t->events[i];
-    if (!e->has_ts || e->ph == 'M') continue;
-    int64_t end = e->ts_ns + (e->has_dur && e->dur_ns > 0 ? e->dur_ns : 0);
-    if (!any || e->ts_ns < *lo) *lo = e->ts_ns;
-    if (!any || end > *hi) *hi = end;
-    any = 1;
-  }
-  return any;
-}
-
-static void utc(int64_t ns, char* out, size_t n) {
-  time_t s = (time_t)(ns / 1000000000);
-  struct tm tm;
-  if (gmtime_r(&s, &tm))
-    strftime(out, n, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  else
-    snprintf(out, n, "?");
-}
-
-/* Decides the mapping; 0, or -1 with the reason in m->reason (refused). */
-static int align(kmerge* m) {
-  const ns_kineto_trace* t = &m->tr;
-  int64_t lo = 0, hi = 0;
-  if (!trace_span(t, &lo, &hi)) {
-    snprintf(m->reason, sizeof m->reason, "the trace has no timed event");
-    return -1;
-  }
-  if (t->has_base) {
-    m->base_ns = t->base_ns;
-  } else if (lo / 1000 >= EPOCH_US_MIN) {
-    m->base_ns = 0; /* epoch microseconds (Kineto before baseTimeNanoseconds) */
-  } else {
-    snprintf(m->reason, sizeof m->reason,
-             "the trace has no time base: no \"baseTimeNanoseconds\" and its \"ts\" are not Unix-epoch microseconds "
-             "(first %.3f us)",
-             (double)lo / 1000.0);
-    return -1;
-  }
-  kfile* match = NULL;
-  int pid_seen = 0;
-  for (size_t i = 0; i < m->nfiles; i++) {
-    kfile* k = &m->files[i];
-    if (!k->has_process || !k->anchors || !host_pid_of(t, k->pid)) continue;
-    if (t->host[0] && strcmp(t->host, k->host) != 0) continue;
-    pid_seen = 1;
-    int64_t a = (int64_t)k->first_ts + k->offset_ns - m->base_ns, b = (int64_t)k->last_ts + k->offset_ns - m->base_ns;
-    if (a <= hi && b >= lo) {
-      match = k;
-      m->match = (int)i;
-      break;
-    }
-  }
-  if (!match) {
-    char when[2][64], trace_pid[32] = "none";
-    for (size_t i = 0; i < t->nevents; i++)
-      if (t->events[i].is_host && t->events[i].num_pid) {
-        snprintf(trace_pid, sizeof trace_pid, "pid %" PRId64, t->events[i].pid);
-        break;
-      }
-    utc(lo + m->base_ns, when[0], sizeof when[0]);
-    utc(hi + m->base_ns, when[1], sizeof when[1]);
-    if (pid_seen)
-      snprintf(m->reason, sizeof m->reason,
-               "another run: the trace (%s to %s) does not overlap the recording of its process in time", when[0],
-               when[1]);
-    else if (t->host[0])
-      snprintf(m->reason, sizeof m->reason,
-               "another host or run: no recorded process on host \"%s\" has the pid of the trace's host events (%s)",
-               t->host, trace_pid);
-    else
-      snprintf(m->reason, sizeof m->reason,
-               "another host or run: the pid of the trace's host events (%s) is none of the %zu recorded processes'",
-               trace_pid, m->nfiles);
-    return -1;
-  }
-  for (size_t i = 0; i < m->nfiles; i++) {
-    kfile* k = &m->files[i];
-    k->included = k->anchors && strcmp(k->host, match->host) == 0;
-    k->delta_ns = k->offset_ns - m->base_ns;
-  }
-  if (t->has_rank) {
-    int found = 0;
-    for (unsigned r = 0; r < match->nranks; r++) found |= match->ranks[r] == t->rank;
-    if (!found)
-      fprintf(stderr,
-              "ncclscope: note: the trace's distributedInfo rank %" PRId64 " is no rank of %s's communicators\n",
-              t->rank, match->path);
-  }
-  return 0;
-}
-
-/* Unaligned: the recording (its realtime order kept) starts where the trace starts. */
-static void shift_unaligned(kmerge* m) {
-  int64_t lo = 0, hi = 0, first = INT64_MAX;
-  if (!trace_span(&m->tr, &lo, &hi)) lo = 0;
-  for (size_t i = 0; i < m->nfiles; i++) {
-    kfile* k = &m->files[i];
-    if (k->readable && k->first_ts && (int64_t)k->first_ts + k->offset_ns < first)
-      first = (int64_t)k->first_ts + k->offset_ns;
-  }
-  if (first == INT64_MAX) first = 0;
-  for (size_t i = 0; i < m->nfiles; i++) {
-    m->files[i].included = 1;
-    m->files[i].delta_ns = m->files[i].offset_ns - first + lo;
-  }
 }
 
 /* ---- the drawer between the layout and the JSON drawer ---- */
@@ -240,7 +51,7 @@ static void shift_unaligned(kmerge* m) {
 static kmerge* the_merge; /* the merge the format below makes (one export per process) */
 
 static uint64_t map_ts(kmerge* m, uint64_t ts) {
-  int64_t v = (int64_t)ts + (m->cur >= 0 && (size_t)m->cur < m->nfiles ? m->files[m->cur].delta_ns : 0);
+  int64_t v = (int64_t)ts + (m->cur >= 0 && (size_t)m->cur < m->ck.nfiles ? m->ck.files[m->cur].delta_ns : 0);
   if (v < 0) {
     m->clamped++;
     return 0;
@@ -251,7 +62,9 @@ static uint64_t map_ts(kmerge* m, uint64_t ts) {
 static uint32_t map_pid(const kmerge* m, uint32_t pid) { return (uint32_t)(m->pid_base + pid); }
 
 /* The file being drawn is left out of the merge (another host's): nothing of it is drawn. */
-static int left_out(const kmerge* m) { return m->cur >= 0 && (size_t)m->cur < m->nfiles && !m->files[m->cur].included; }
+static int left_out(const kmerge* m) {
+  return m->cur >= 0 && (size_t)m->cur < m->ck.nfiles && !m->ck.files[m->cur].included;
+}
 
 static void km_file_begin(void* self, int index) { ((kmerge*)self)->cur = index; }
 
@@ -325,7 +138,7 @@ static comm_pin* pin_of(kmerge* m, uint32_t pid) {
 
 /* Links a Coll slice (already on the output's clock at ts) to the NCCL kernel it ran as. */
 static void link_coll(kmerge* m, const ns_draw_slice* s, uint32_t pid, uint64_t ts) {
-  if (!s->args.fn || !m->nkernels || m->cur < 0 || m->cur != m->match) return;
+  if (!s->args.fn || !m->nkernels || m->cur < 0 || m->cur != m->ck.match) return;
   ns_json* j = &m->scratch;
   nsj_init(j, NULL);
   nsj_obj_begin(j);
@@ -349,13 +162,13 @@ static void link_coll(kmerge* m, const ns_draw_slice* s, uint32_t pid, uint64_t 
   int64_t want, tol, from, to;
   if (has_gpu) {
     m->colls_with_gpu++;
-    want = (int64_t)(gpu_us * 1000.0 + 0.5) + m->files[m->cur].delta_ns;
-    tol = m->files[m->cur].error_ns + (int64_t)(gerr_us * 1000.0) + LINK_SLACK_NS;
+    want = (int64_t)(gpu_us * 1000.0 + 0.5) + m->ck.files[m->cur].delta_ns;
+    tol = m->ck.files[m->cur].error_ns + (int64_t)(gerr_us * 1000.0) + LINK_SLACK_NS;
     from = want - tol;
     to = want + tol;
   } else {
     want = (int64_t)ts;
-    tol = m->files[m->cur].error_ns;
+    tol = m->ck.files[m->cur].error_ns;
     from = want - tol;
     to = want + LAUNCH_WINDOW_NS;
   }
@@ -453,19 +266,19 @@ static void frame_trailer(void* ctx, ns_json* j) {
   nsj_kstr(j, "kinetoTrace", m->path);
   nsj_kstr(j, "alignment", m->unaligned ? "unaligned" : "realtime");
   if (m->unaligned) {
-    nsj_kstr(j, "reason", m->reason);
+    nsj_kstr(j, "reason", m->ck.reason);
     nsj_kstr(j, "placement", "unaligned: the recording shifted to start where the trace starts; no error bound");
   } else {
     nsj_kstr(j, "clock", "ts_us = (CLOCK_MONOTONIC ns + offsetNs - baseTimeNanoseconds) / 1000, Kineto's clock");
     nsj_kstr(j, "errorExcludes", "Kineto's own TSC-to-CLOCK_REALTIME conversion (not recorded in its trace)");
   }
-  nsj_ki64(j, "baseTimeNanoseconds", m->base_ns);
+  nsj_ki64(j, "baseTimeNanoseconds", m->ck.base_ns);
   nsj_ki64(j, "pidBase", m->pid_base);
   int64_t worst = 0;
   nsj_key(j, "files");
   nsj_arr_begin(j);
-  for (size_t i = 0; i < m->nfiles; i++) {
-    const kfile* k = &m->files[i];
+  for (size_t i = 0; i < m->ck.nfiles; i++) {
+    const ns_kfile* k = &m->ck.files[i];
     nsj_obj_begin(j);
     nsj_kstr(j, "path", k->path);
     nsj_kstr(j, "host", k->host);
@@ -528,7 +341,7 @@ static int cmp_kernel(const void* a, const void* b, void* ctx) {
 
 static void kmerge_free(kmerge* m) {
   ns_kineto_free(&m->tr);
-  free(m->files);
+  free(m->ck.files);
   free(m->kernels);
   free(m->kernel_used);
   free(m->pins);
@@ -541,7 +354,7 @@ int ns_kineto_export(const char* dir, const char* kineto_path, int unaligned, co
   memset(&m, 0, sizeof m);
   m.path = kineto_path;
   m.cur = -1;
-  m.match = -1;
+  m.ck.match = -1;
   char err[1024];
   if (ns_kineto_load(kineto_path, &m.tr, err, sizeof err) != 0) {
     fprintf(stderr, "ncclscope: cannot merge into the Kineto trace %s\n", err);
@@ -553,16 +366,16 @@ int ns_kineto_export(const char* dir, const char* kineto_path, int unaligned, co
     kmerge_free(&m);
     return NS_EXIT_FAIL;
   }
-  m.nfiles = list.n;
-  m.files = calloc(list.n ? list.n : 1, sizeof *m.files);
-  for (size_t i = 0; m.files && i < list.n; i++) scan_file(list.paths[i], &m.files[i]);
+  m.ck.nfiles = list.n;
+  m.ck.files = calloc(list.n ? list.n : 1, sizeof *m.ck.files);
+  for (size_t i = 0; m.ck.files && i < list.n; i++) ns_kclock_scan_file(list.paths[i], &m.ck.files[i]);
   ns_trace_list_free(&list);
   size_t nk = 0;
   for (size_t i = 0; i < m.tr.nevents; i++) nk += m.tr.events[i].is_nccl_kernel && m.tr.events[i].has_ts;
   m.kernels = malloc((nk ? nk : 1) * sizeof *m.kernels);
   m.kernel_used = calloc(nk ? nk : 1, 1);
   m.residuals = malloc((nk ? nk : 1) * sizeof *m.residuals);
-  if (!m.files || !m.kernels || !m.kernel_used || !m.residuals) {
+  if (!m.ck.files || !m.kernels || !m.kernel_used || !m.residuals) {
     fprintf(stderr, "ncclscope: out of memory\n");
     kmerge_free(&m);
     return NS_EXIT_FAIL;
@@ -576,25 +389,25 @@ int ns_kineto_export(const char* dir, const char* kineto_path, int unaligned, co
   m.pid_base = (maxpid / 1000 + 1) * 1000; /* past every pid of the trace */
   if (m.pid_base > (int64_t)UINT32_MAX - (1 << 20)) m.pid_base = (int64_t)UINT32_MAX - (1 << 20);
 
-  if (align(&m) != 0) {
+  if (ns_kclock_align(&m.ck, &m.tr) != 0) {
     if (!unaligned) {
       fprintf(stderr,
               "ncclscope: refusing to merge into %s: %s.\n"
               "  Its events would be misplaced; --merge-unaligned merges anyway, marked \"unaligned\"\n",
-              kineto_path, m.reason);
+              kineto_path, m.ck.reason);
       kmerge_free(&m);
       return NS_EXIT_USAGE;
     }
     m.unaligned = 1;
-    shift_unaligned(&m);
+    ns_kclock_unaligned(&m.ck, &m.tr);
     fprintf(stderr, "ncclscope: warning: merging unaligned (%s): every ncclscope track is marked [unaligned]\n",
-            m.reason);
+            m.ck.reason);
   }
-  for (size_t i = 0; i < m.nfiles; i++)
-    if (!m.files[i].included)
-      fprintf(stderr, "ncclscope: note: %s left out: %s\n", m.files[i].path,
-              m.files[i].anchors ? "recorded on another host (its realtime clock is not the trace's)"
-                                 : "no clock anchor could be read");
+  for (size_t i = 0; i < m.ck.nfiles; i++)
+    if (!m.ck.files[i].included)
+      fprintf(stderr, "ncclscope: note: %s left out: %s\n", m.ck.files[i].path,
+              m.ck.files[i].anchors ? "recorded on another host (its realtime clock is not the trace's)"
+                                    : "no clock anchor could be read");
   the_merge = &m;
   int rc = ns_export_dir(dir, &km_format, out_path, NULL, opts, NULL);
   the_merge = NULL;
