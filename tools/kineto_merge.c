@@ -19,8 +19,14 @@
 #define FLOW_ID_BASE (1ull << 62) /* link arrows: apart from the layout's parent flows */
 
 typedef struct {
-  int64_t device, stream; /* -1: not pinned yet */
+  int64_t device, stream;
 } comm_pin;
+
+typedef struct {
+  uint32_t pid; /* a communicator's track (the layout's pid) */
+  comm_pin pin;
+  uint64_t n; /* its Colls whose nearest kernel is on pin */
+} stream_vote;
 
 typedef struct {
   ns_kineto_trace tr;
@@ -31,8 +37,10 @@ typedef struct {
   size_t* kernels;  /* NCCL kernel events (indices), by ts */
   size_t nkernels;
   uint8_t* kernel_used;
-  comm_pin* pins; /* by layout pid */
-  size_t npins;
+  stream_vote* votes;
+  size_t nvotes;
+  struct pending_coll* pending; /* Colls to link at the end */
+  size_t npending, cap_pending;
   int cur; /* file being drawn */
   uint64_t next_flow;
   uint64_t linked, colls_with_gpu, clamped, nresiduals;
@@ -124,20 +132,23 @@ static int json_num(const char* text, const char* key, double* v) {
   return end != p + strlen(key);
 }
 
-static comm_pin* pin_of(kmerge* m, uint32_t pid) {
-  if (pid >= m->npins) {
-    size_t n = pid + 64;
-    comm_pin* np = realloc(m->pins, n * sizeof *np);
-    if (!np) return NULL;
-    for (size_t i = m->npins; i < n; i++) np[i] = (comm_pin){-1, -1};
-    m->pins = np;
-    m->npins = n;
-  }
-  return &m->pins[pid];
+/* A Coll of the trace's process to link at the end, when every communicator's
+ * kernels can be told apart by the device and stream most of its Colls fit. */
+typedef struct pending_coll {
+  uint32_t pid, tid; /* the layout's */
+  uint64_t ts;       /* its slice's start on the output's clock */
+  int64_t want, from, to;
+  int has_gpu;
+  char func[32];
+} pending_coll;
+
+static int cmp_pending(const void* a, const void* b) {
+  int64_t x = ((const pending_coll*)a)->want, y = ((const pending_coll*)b)->want;
+  return x < y ? -1 : x > y;
 }
 
-/* Links a Coll slice (already on the output's clock at ts) to the NCCL kernel it ran as. */
-static void link_coll(kmerge* m, const ns_draw_slice* s, uint32_t pid, uint64_t ts) {
+/* Notes a Coll slice (already on the output's clock at ts) for linking. */
+static void note_coll(kmerge* m, const ns_draw_slice* s, uint32_t pid, uint64_t ts) {
   if (!s->args.fn || !m->nkernels || m->cur < 0 || m->cur != m->ck.match) return;
   ns_json* j = &m->scratch;
   nsj_init(j, NULL);
@@ -146,38 +157,50 @@ static void link_coll(kmerge* m, const ns_draw_slice* s, uint32_t pid, uint64_t 
   nsj_obj_end(j);
   if (j->failed || j->len >= sizeof j->buf) return;
   j->buf[j->len] = '\0';
+  pending_coll c = {.pid = pid, .tid = s->tid, .ts = ts};
   double gpu_us, gerr_us = 0;
-  int has_gpu = json_num(j->buf, "\"gpuStart\":", &gpu_us);
+  c.has_gpu = json_num(j->buf, "\"gpuStart\":", &gpu_us);
   json_num(j->buf, "\"gpuErrorUs\":", &gerr_us);
-  char func[64] = "";
   const char* f = strstr(j->buf, "\"func\":\"");
   if (f) {
     f += 8;
     size_t n = strcspn(f, "\"");
-    if (n < sizeof func) memcpy(func, f, n), func[n] = '\0';
+    if (n < sizeof c.func) memcpy(c.func, f, n);
   }
   /* With GPU times: the kernel nearest the Coll's GPU start. Without: the
    * first one in [start - error, start + LAUNCH_WINDOW_NS] (a stream runs its
-   * kernels in order, and Colls of a communicator are written in order). */
-  int64_t want, tol, from, to;
-  if (has_gpu) {
+   * kernels in order). */
+  const ns_kfile* k = &m->ck.files[m->cur];
+  if (c.has_gpu) {
     m->colls_with_gpu++;
-    want = (int64_t)(gpu_us * 1000.0 + 0.5) + m->ck.files[m->cur].delta_ns;
-    tol = m->ck.files[m->cur].error_ns + (int64_t)(gerr_us * 1000.0) + LINK_SLACK_NS;
-    from = want - tol;
-    to = want + tol;
+    c.want = (int64_t)(gpu_us * 1000.0 + 0.5) + k->delta_ns;
+    int64_t tol = k->error_ns + (int64_t)(gerr_us * 1000.0) + LINK_SLACK_NS;
+    c.from = c.want - tol;
+    c.to = c.want + tol;
   } else {
-    want = (int64_t)ts;
-    tol = m->ck.files[m->cur].error_ns;
-    from = want - tol;
-    to = want + LAUNCH_WINDOW_NS;
+    c.want = (int64_t)ts;
+    c.from = c.want - k->error_ns;
+    c.to = c.want + LAUNCH_WINDOW_NS;
   }
-  comm_pin* pin = pin_of(m, pid);
-  /* the first kernel at or after want - tol, then the nearest fitting one */
+  if (c.to < m->tr.events[m->kernels[0]].ts_ns || c.from > m->tr.events[m->kernels[m->nkernels - 1]].ts_ns) return;
+  if (m->npending == m->cap_pending) {
+    size_t cap = m->cap_pending ? m->cap_pending * 2 : 256;
+    pending_coll* np = realloc(m->pending, cap * sizeof *np);
+    if (!np) return;
+    m->pending = np;
+    m->cap_pending = cap;
+  }
+  m->pending[m->npending++] = c;
+}
+
+/* The kernel for c: of its function, unused, on the pinned device and stream
+ * (pin NULL: any), the nearest to its GPU start or the first after its start;
+ * SIZE_MAX: none. */
+static size_t find_kernel(const kmerge* m, const pending_coll* c, const comm_pin* pin) {
   size_t lo = 0, hi = m->nkernels;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    if (m->tr.events[m->kernels[mid]].ts_ns < from)
+    if (m->tr.events[m->kernels[mid]].ts_ns < c->from)
       lo = mid + 1;
     else
       hi = mid;
@@ -186,27 +209,67 @@ static void link_coll(kmerge* m, const ns_draw_slice* s, uint32_t pid, uint64_t 
   int64_t best_d = 0;
   for (size_t i = lo; i < m->nkernels; i++) {
     const ns_kt_event* e = &m->tr.events[m->kernels[i]];
-    if (e->ts_ns > to) break;
+    if (e->ts_ns > c->to) break;
     if (m->kernel_used[i] || !e->num_pid || !e->num_tid) continue;
-    if (func[0] && !memmem(m->tr.text + e->name_off, e->name_len, func, strlen(func))) continue;
-    if (pin && pin->device >= 0 && (e->device != pin->device || e->stream != pin->stream)) continue;
-    int64_t d = e->ts_ns - want;
-    if (best == SIZE_MAX || (has_gpu && llabs(d) < llabs(best_d))) best = i, best_d = d;
+    if (c->func[0] && !memmem(m->tr.text + e->name_off, e->name_len, c->func, strlen(c->func))) continue;
+    if (pin && (e->device != pin->device || e->stream != pin->stream)) continue;
+    int64_t d = e->ts_ns - c->want;
+    if (best == SIZE_MAX || (c->has_gpu && llabs(d) < llabs(best_d))) best = i, best_d = d;
   }
-  if (best == SIZE_MAX) return;
-  const ns_kt_event* e = &m->tr.events[m->kernels[best]];
-  m->kernel_used[best] = 1;
-  if (pin && pin->device < 0) pin->device = e->device, pin->stream = e->stream;
-  if (has_gpu) m->residuals[m->nresiduals++] = best_d;
-  m->linked++;
-  ns_draw_flow fl = {.id = FLOW_ID_BASE + ++m->next_flow,
-                     .from_pid = map_pid(m, pid),
-                     .from_tid = s->tid,
-                     .from_ts = ts,
-                     .to_pid = (uint32_t)e->pid,
-                     .to_tid = (uint32_t)e->tid,
-                     .to_ts = e->ts_ns < 0 ? 0 : (uint64_t)e->ts_ns};
-  m->inner.flow(m->inner.self, &fl);
+  return best;
+}
+
+/* Each communicator's device and stream: the one most of its Colls' best kernels are on. */
+static void pin_streams(kmerge* m) {
+  for (size_t i = 0; i < m->npending; i++) {
+    const pending_coll* c = &m->pending[i];
+    size_t k = find_kernel(m, c, NULL);
+    if (k == SIZE_MAX) continue;
+    const ns_kt_event* e = &m->tr.events[m->kernels[k]];
+    size_t v = 0;
+    while (v < m->nvotes &&
+           !(m->votes[v].pid == c->pid && m->votes[v].pin.device == e->device && m->votes[v].pin.stream == e->stream))
+      v++;
+    if (v == m->nvotes) {
+      stream_vote* nv = realloc(m->votes, (m->nvotes + 1) * sizeof *nv);
+      if (!nv) return;
+      m->votes = nv;
+      m->votes[m->nvotes++] = (stream_vote){c->pid, {e->device, e->stream}, 0};
+    }
+    m->votes[v].n++;
+  }
+}
+
+static const comm_pin* pin_of(const kmerge* m, uint32_t pid) {
+  const stream_vote* best = NULL;
+  for (size_t v = 0; v < m->nvotes; v++)
+    if (m->votes[v].pid == pid && (!best || m->votes[v].n > best->n)) best = &m->votes[v];
+  return best ? &best->pin : NULL;
+}
+
+/* Links the noted Colls, in time order, each to a kernel on its communicator's stream. */
+static void link_colls(kmerge* m) {
+  pin_streams(m);
+  qsort(m->pending, m->npending, sizeof *m->pending, cmp_pending);
+  for (size_t i = 0; i < m->npending; i++) {
+    const pending_coll* c = &m->pending[i];
+    const comm_pin* pin = pin_of(m, c->pid);
+    if (!pin) continue;
+    size_t best = find_kernel(m, c, pin);
+    if (best == SIZE_MAX) continue;
+    const ns_kt_event* e = &m->tr.events[m->kernels[best]];
+    m->kernel_used[best] = 1;
+    if (c->has_gpu) m->residuals[m->nresiduals++] = e->ts_ns - c->want;
+    m->linked++;
+    ns_draw_flow fl = {.id = FLOW_ID_BASE + ++m->next_flow,
+                       .from_pid = map_pid(m, c->pid),
+                       .from_tid = c->tid,
+                       .from_ts = c->ts,
+                       .to_pid = (uint32_t)e->pid,
+                       .to_tid = (uint32_t)e->tid,
+                       .to_ts = e->ts_ns < 0 ? 0 : (uint64_t)e->ts_ns};
+    m->inner.flow(m->inner.self, &fl);
+  }
 }
 
 static void km_slice(void* self, const ns_draw_slice* s) {
@@ -226,11 +289,12 @@ static void km_slice(void* self, const ns_draw_slice* s) {
     x.nsubs = n;
   }
   m->inner.slice(m->inner.self, &x);
-  if (!m->unaligned && s->cat && strcmp(s->cat, "Coll") == 0 && !s->async_id) link_coll(m, s, s->pid, x.ts);
+  if (!m->unaligned && s->cat && strcmp(s->cat, "Coll") == 0 && !s->async_id) note_coll(m, s, s->pid, x.ts);
 }
 
 static int km_finish(void* self) {
   kmerge* m = self;
+  link_colls(m);
   return m->inner.finish(m->inner.self); /* writes the trailer (frame_trailer) */
 }
 
@@ -344,7 +408,8 @@ static void kmerge_free(kmerge* m) {
   free(m->ck.files);
   free(m->kernels);
   free(m->kernel_used);
-  free(m->pins);
+  free(m->votes);
+  free(m->pending);
   free(m->residuals);
 }
 

@@ -26,8 +26,9 @@
  * NCCL kernels of the trace (cat "kernel", ncclDevKernel* / ncclKernel*)
  * are linked to the recorded Coll whose GPU start (mapped) is nearest,
  * within the stated error plus the Coll's GPU error plus LINK_SLACK_NS, of
- * the same function, and, once a communicator has a kernel, on that
- * kernel's device and stream: a flow arrow from the Coll to the kernel.
+ * the same function, and on the device and stream that most of its
+ * communicator's Colls fit (decided once the recording is read): a flow
+ * arrow from the Coll to the kernel.
  * Every original event is written back byte for byte. Single-threaded. */
 #ifndef NCCLSCOPE_TOOLS_KINETO_MERGE_H
 #define NCCLSCOPE_TOOLS_KINETO_MERGE_H

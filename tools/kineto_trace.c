@@ -62,7 +62,7 @@ static size_t skip_value(kt_text t, size_t p, int depth) {
     }
   }
   size_t a = p;
-  while (p < t.n && strchr("+-0123456789.eEtruefalsn", t.s[p])) p++;
+  while (p < t.n && t.s[p] && strchr("+-0123456789.eEtruefalsn", t.s[p])) p++;
   return p > a ? p : 0;
 }
 
@@ -346,10 +346,11 @@ int ns_kineto_load(const char* path, ns_kineto_trace* t, char* err, size_t errle
   top_ctx tc = {t, 0};
   size_t end = each_member(x, p, top_member, &tc);
   if (!end || ws(x, end) != x.n || tc.failed) {
-    size_t at = 0; /* where the scanner stopped: the first value that does not close */
-    if (!end) at = x.n;
+    size_t last = x.n; /* a text that does not end with the object's '}' was cut */
+    while (last > 0 && (x.s[last - 1] == ' ' || x.s[last - 1] == '\n' || x.s[last - 1] == '\r' || x.s[last - 1] == '\t'))
+      last--;
     snprintf(err, errlen, "%s: %s%s", path, tc.failed ? "out of memory" : "malformed JSON",
-             !tc.failed && at == x.n ? " (it ends early: a truncated file?)" : "");
+             !tc.failed && (last == 0 || x.s[last - 1] != '}') ? " (it ends early: a truncated file?)" : "");
     ns_kineto_free(t);
     return -1;
   }

@@ -94,6 +94,7 @@ typedef struct {
  * deflates the packets in bundles (TracePacket.compressed_packets), as
  * Perfetto's own tracing service does; 0 writes them as they are. */
 int ns_draw_chrome_new(FILE* out, ns_drawer* d);
+int ns_draw_perfetto_new(FILE* out, int compress, ns_drawer* d);
 
 /* A Trace Event JSON drawer inside someone else's top level (a merge):
  * `members` writes the top-level members before "traceEvents" (in place of
@@ -106,6 +107,5 @@ typedef struct {
   void (*trailer)(void* ctx, ns_json* j);
 } ns_chrome_frame;
 int ns_draw_chrome_framed(FILE* out, const ns_chrome_frame* frame, ns_drawer* d);
-int ns_draw_perfetto_new(FILE* out, int compress, ns_drawer* d);
 
 #endif
