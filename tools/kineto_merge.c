@@ -431,8 +431,14 @@ int ns_kineto_export(const char* dir, const char* kineto_path, int unaligned, co
     kmerge_free(&m);
     return NS_EXIT_FAIL;
   }
+  if (list.n == 0) {
+    fprintf(stderr, "ncclscope: no trace files (*.nstrace) in %s\n", dir);
+    ns_trace_list_free(&list);
+    kmerge_free(&m);
+    return NS_EXIT_FAIL;
+  }
   m.ck.nfiles = list.n;
-  m.ck.files = calloc(list.n ? list.n : 1, sizeof *m.ck.files);
+  m.ck.files = calloc(list.n, sizeof *m.ck.files);
   for (size_t i = 0; m.ck.files && i < list.n; i++) ns_kclock_scan_file(list.paths[i], &m.ck.files[i]);
   ns_trace_list_free(&list);
   size_t nk = 0;
