@@ -14,6 +14,7 @@
 
 #include "export.h"
 #include "export_metrics.h"
+#include "kineto_merge.h"
 #include "trace_dir.h"
 #include "util/safefile.h"
 
@@ -47,6 +48,10 @@ static void usage(FILE* out) {
           "  --ranks LIST         only these ranks (0,2-5; -1: PXN work for other processes)\n"
           "  --comm IDS           only these communicator ids (0x... or decimal, comma-separated)\n"
           "  --from US, --to US   only events that start in [US, US] (microseconds, as `ts`)\n"
+          "  --merge-kineto TRACE.json[.gz]  chrome: written into this PyTorch profiler\n"
+          "                       (Kineto) trace, on its clock, NCCL kernels linked\n"
+          "  --merge-unaligned    merge even when the trace cannot be aligned (another\n"
+          "                       host or run, no time base), marked \"unaligned\"\n"
           "  -h, --help           this text\n"
           "\n"
           "Damaged traces are exported block by block around the damage, which is\n"
@@ -356,6 +361,8 @@ int ns_cmd_export(int argc, char** argv) {
   const ns_format* fmt = &ns_format_jsonl;
   ns_export_options opts = {0};
   int no_compress = 0;
+  const char* kineto = NULL;
+  int unaligned = 0;
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -365,6 +372,14 @@ int ns_cmd_export(int argc, char** argv) {
       no_compress = 1;
     } else if (strcmp(a, "--force") == 0) {
       opts.force = 1;
+    } else if (strcmp(a, "--merge-unaligned") == 0) {
+      unaligned = 1;
+    } else if (strcmp(a, "--merge-kineto") == 0 || strncmp(a, "--merge-kineto=", 15) == 0) {
+      kineto = a[14] == '=' ? a + 15 : (i + 1 < argc ? argv[++i] : NULL);
+      if (!kineto || !*kineto) {
+        fprintf(stderr, "ncclscope export: --merge-kineto needs a trace file (TRACE.json or TRACE.json.gz)\n");
+        return NS_EXIT_USAGE;
+      }
     } else if (strcmp(a, "-f") == 0 || strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0) {
       const char* v = a[1] == '-' && a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
       if (!v) {
@@ -425,6 +440,15 @@ int ns_cmd_export(int argc, char** argv) {
     fprintf(stderr, "ncclscope export: the perfetto format is binary: not written to a terminal;\n"
                     "  name a file with -o trace.pftrace (or redirect standard output)\n");
     return NS_EXIT_USAGE;
+  }
+  if (kineto || unaligned) {
+    if (!kineto || fmt != &ns_format_chrome) {
+      fprintf(stderr, "ncclscope export: %s\n", !kineto ? "--merge-unaligned goes with --merge-kineto TRACE"
+                                                         : "--merge-kineto writes --format chrome (Trace Event JSON, "
+                                                           "as the PyTorch profiler's trace is)");
+      return NS_EXIT_USAGE;
+    }
+    return ns_kineto_export(dir, kineto, unaligned, out, &opts);
   }
   if (dir_output(fmt) && (!out || strcmp(out, "-") == 0)) {
     fprintf(stderr, "ncclscope export: --format %s writes a directory: name it with -o DIR\n", fmt->name);

@@ -10,6 +10,7 @@
 
 typedef struct {
   ns_json j;
+  ns_chrome_frame frame; /* fn NULL: the drawer's own top level */
 } chrome_drawer;
 
 static void meta(chrome_drawer* c, const char* what, uint32_t pid, uint32_t tid, const char* key, const char* text,
@@ -152,6 +153,7 @@ static int finish(void* self) {
   chrome_drawer* c = self;
   nsj_ws(&c->j, "\n");
   nsj_arr_end(&c->j);
+  if (c->frame.trailer) c->frame.trailer(c->frame.ctx, &c->j);
   nsj_obj_end(&c->j);
   nsj_line_end(&c->j);
   nsj_flush(&c->j); /* a failed write shows in ferror(out), which the caller checks */
@@ -159,20 +161,28 @@ static int finish(void* self) {
   return 0;
 }
 
-int ns_draw_chrome_new(FILE* out, ns_drawer* d) {
+int ns_draw_chrome_new(FILE* out, ns_drawer* d) { return ns_draw_chrome_framed(out, NULL, d); }
+
+int ns_draw_chrome_framed(FILE* out, const ns_chrome_frame* frame, ns_drawer* d) {
   chrome_drawer* c = calloc(1, sizeof *c);
   if (!c) return -1;
+  if (frame) c->frame = *frame;
   ns_json* j = &c->j;
   nsj_init(j, out);
   nsj_obj_begin(j);
-  nsj_kstr(j, "displayTimeUnit", "ns");
-  nsj_key(j, "otherData");
-  nsj_obj_begin(j);
-  nsj_kstr(j, "producer", "ncclscope export --format chrome");
-  nsj_kstr(j, "clock", "CLOCK_MONOTONIC of each recording host, microseconds");
-  nsj_obj_end(j);
+  if (c->frame.members) {
+    c->frame.members(c->frame.ctx, j);
+  } else {
+    nsj_kstr(j, "displayTimeUnit", "ns");
+    nsj_key(j, "otherData");
+    nsj_obj_begin(j);
+    nsj_kstr(j, "producer", "ncclscope export --format chrome");
+    nsj_kstr(j, "clock", "CLOCK_MONOTONIC of each recording host, microseconds");
+    nsj_obj_end(j);
+  }
   nsj_key(j, "traceEvents");
   nsj_arr_begin(j);
+  if (c->frame.events) c->frame.events(c->frame.ctx, j);
   *d = (ns_drawer){.self = c,
                    .process = process,
                    .process_label = process_label,

@@ -48,392 +48,22 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "event_details.h"
 #include "export.h"
-#include "timeline_draw.h"
-#include "util/idmap.h"
-
-#define RECENT_SLOTS (1u << 16)
-#define SYNTH_TID_BASE 1000000000u
-#define NEST_KEEP 1024         /* placed slices remembered exactly per track; older ones go into the hull */
-#define NEST_OVERFLOW_MAX 32   /* "overlapping #k" tracks per thread; beyond: async slices */
-
-/* Lane kinds: per-channel tracks, and the Coll/P2p/CeColl track of a launching
- * thread (NCCL starts all Coll/P2p of a group, then stops them all: they
- * overlap without nesting, so they cannot share their thread's track). */
-enum { LANE_PROXY_OP, LANE_PROXY_STEP, LANE_KERNEL_CH, LANE_NET, LANE_LAUNCH, LANE_KINDS };
-static const char* const lane_kind_names[LANE_KINDS] = {"ProxyOp", "ProxyStep", "KernelCh", "NetPlugin", "Coll/P2p"};
-
-typedef struct {
-  uint8_t busy;      /* an event holds the lane (taken at START, freed when written) */
-  uint8_t used;      /* a slice was drawn on it */
-  uint32_t tid;      /* the lane's track */
-  uint64_t last_end; /* end of the last slice drawn on it */
-} lane_slot;
-
-typedef struct {
-  uint64_t key;
-  uint32_t pid;
-  int kind, channel;
-  char label[96];     /* track name of lane 0 */
-  int64_t sort_base;  /* thread_sort_index of lane 0 */
-  lane_slot* lanes;
-  uint32_t nlanes, cap;
-} lane_group;
-
-/* What the exporter keeps per event (the sink's area of ns_event). */
-typedef struct {
-  uint64_t pid, tid;   /* where its slice goes (tid: a lane's track or its thread) */
-  uint64_t lane_group; /* lane events: group index + 1, else 0 */
-  uint64_t slot;       /* lane events: lane index; thread-track events: track index + 1 */
-  ns_event *prev, *next; /* thread-track events not yet written, per track, in START order */
-  uint64_t* flows_out;   /* flows_on_slices: flows to children written before this event */
-  uint32_t nflows_out, cap_flows;
-  uint8_t lane_freed;
-} chrome_ev;
-
-static chrome_ev* cev(const ns_event* e) { return ns_event_user(e); }
-
-/* ---- proper nesting on thread tracks ---- */
-
-typedef struct {
-  uint64_t s, e;
-} span;
-
-/* One track's placed slices that a later slice could still overlap. */
-typedef struct {
-  uint32_t tid;
-  span* v;
-  uint32_t n, cap;
-  int has_hull; /* every slice forgotten lies inside hull */
-  span hull;
-} nest_track;
-
-/* A thread's track, its "overlapping #k" tracks, and its events not yet
- * written (in START order) that will be placed on them. */
-typedef struct {
-  uint32_t pid, tid;
-  uint64_t last_start;                /* latest START read on this thread */
-  ns_event *open_head, *open_tail;   /* linked through chrome_ev prev/next */
-  nest_track main;
-  nest_track* over;
-  uint32_t nover;
-} thread_track;
-
-/* Recently written events: direct-mapped by (file, id). */
-typedef struct {
-  uint64_t id;
-  int file;
-  uint32_t pid, tid;
-  int32_t channel;
-  uint64_t start_ts;
-} recent_slot;
-
-typedef struct {
-  ns_walk* walk; /* first member: set by the caller (export.h) */
-  ns_drawer d;
-  uint32_t next_pid;
-  uint32_t next_tid;
-  uint64_t next_flow;
-  uint32_t nocomm_pid; /* this file's track for events without a communicator */
-  uint64_t file_max_ts;
-  ns_idmap named_threads; /* pid << 32 | tid */
-  ns_idmap group_index;   /* lane key -> index in groups */
-  lane_group* groups;
-  size_t ngroups;
-  ns_idmap tt_index; /* pid << 32 | tid -> index + 1 in tts (this file) */
-  thread_track* tts;
-  size_t ntts;
-  uint64_t next_async;
-  uint64_t moved, async; /* events moved off their thread track; written as async slices */
-  recent_slot* recent;
-} chrome_state;
-
-/* Slot of the recent-events cache for an id. */
-static size_t recent_index(uint64_t id) {
-  id ^= id >> 31;
-  id *= 0x9e3779b97f4a7c15ull;
-  return (size_t)(id ^ (id >> 29)) & (RECENT_SLOTS - 1);
-}
-
-/* ---- metadata ---- */
-
-static void name_thread(chrome_state* s, uint32_t pid, uint32_t tid, const char* name, int64_t sort) {
-  int ins;
-  uint64_t* v = ns_idmap_put(&s->named_threads, (uint64_t)pid << 32 | tid, &ins);
-  if (!v || !ins) return;
-  s->d.thread(s->d.self, pid, tid, name, sort);
-}
-
-/* Real threads sort by tid; each is followed by its Coll/P2p lanes (+1..+32). */
-static int64_t real_thread_sort(uint32_t tid) { return (int64_t)(tid % 1000000) * 64; }
-
-static void name_real_thread(chrome_state* s, const ns_wfile* f, uint32_t pid, uint32_t tid) {
-  char name[128];
-  const char* tn = ns_wfile_thread_name(f, tid);
-  if (tn && tn[0]) snprintf(name, sizeof name, "%s (tid %u)", tn, tid);
-  else snprintf(name, sizeof name, "thread %u", tid);
-  name_thread(s, pid, tid, name, real_thread_sort(tid));
-}
-
-static const char* host_of(const ns_wfile* f) { return f->has_process ? f->process.hostname : "?"; }
-static uint32_t file_pid(const ns_wfile* f) { return f->has_process ? f->process.pid : 0; }
-
-static uint32_t nocomm_pid(chrome_state* s, const ns_wfile* f) {
-  if (!s->nocomm_pid) {
-    s->nocomm_pid = s->next_pid++;
-    char name[512];
-    snprintf(name, sizeof name, "%s:%u (no communicator: PXN proxy work for other processes)", host_of(f),
-             file_pid(f));
-    s->d.process(s->d.self, s->nocomm_pid, name, s->nocomm_pid);
-  }
-  return s->nocomm_pid;
-}
-
-static uint32_t comm_pid(chrome_state* s, const ns_wfile* f, uint32_t comm) {
-  const ns_wcomm* c = ns_wfile_comm(f, comm);
-  return c && c->sink_u[0] ? (uint32_t)c->sink_u[0] : nocomm_pid(s, f);
-}
-
-/* ---- lanes ---- */
-
-static int lane_kind(uint8_t type) {
-  switch (type) {
-    case NS_EV_PROXY_OP: return LANE_PROXY_OP;
-    case NS_EV_PROXY_STEP: return LANE_PROXY_STEP;
-    case NS_EV_KERNEL_CH: return LANE_KERNEL_CH;
-    case NS_EV_NET_PLUGIN: return LANE_NET;
-    case NS_EV_COLL:
-    case NS_EV_P2P:
-    case NS_EV_CE_COLL: return LANE_LAUNCH;
-    default: return -1;
-  }
-}
-
-/* Events whose states are drawn as sub-slices (nothing else nests under them). */
-static int has_state_slices(uint8_t type) {
-  int k = lane_kind(type);
-  return k >= 0 && k != LANE_LAUNCH;
-}
-
-static lane_group* lane_group_of(chrome_state* s, const ns_wfile* f, uint32_t pid, int kind, int channel,
-                                  uint32_t caller_tid) {
-  uint64_t key = (uint64_t)pid << 36 ^ (uint64_t)kind << 34 ^ (uint64_t)(channel & 0xFF) << 26 ^ caller_tid;
-  key |= 1ull << 63; /* never 0 */
-  int ins;
-  uint64_t* v = ns_idmap_put(&s->group_index, key, &ins);
-  if (!v) return NULL;
-  if (!ins && s->groups[*v].key == key && s->groups[*v].pid == pid) return &s->groups[*v];
-  if (!ins) return &s->groups[*v]; /* key collision across pids is impossible below 2^28 pids */
-  lane_group* g = realloc(s->groups, (s->ngroups + 1) * sizeof *g);
-  if (!g) return NULL;
-  s->groups = g;
-  g = &s->groups[s->ngroups];
-  memset(g, 0, sizeof *g);
-  g->key = key;
-  g->pid = pid;
-  g->kind = kind;
-  g->channel = channel;
-  const char* kn = lane_kind_names[kind];
-  if (kind == LANE_LAUNCH) {
-    const char* tn = ns_wfile_thread_name(f, caller_tid);
-    snprintf(g->label, sizeof g->label, "%.40s (tid %u) %s", tn && tn[0] ? tn : "thread", caller_tid, kn);
-    g->sort_base = real_thread_sort(caller_tid) + 1;
-  } else {
-    if (channel >= 0 && channel < 255) snprintf(g->label, sizeof g->label, "ch %d %s", channel, kn);
-    else snprintf(g->label, sizeof g->label, "%s (channel ?)", kn);
-    int ch = channel >= 0 && channel < 255 ? channel : 255;
-    g->sort_base = 100000000 + ch * 1000 + kind * 64;
-  }
-  *v = s->ngroups++;
-  return g;
-}
-
-/* Takes the first lane that is free and whose last slice ended by `start`
- * (a new one when none is) and names its track when it is new. Out of
- * memory, the event shares lane 0 (drawn, possibly misnested). */
-static uint32_t lane_take(chrome_state* s, lane_group* g, uint64_t start, uint32_t* lane_out) {
-  uint32_t i = 0;
-  while (i < g->nlanes && (g->lanes[i].busy || g->lanes[i].last_end > start ||
-                           (s->d.strict_lanes && g->lanes[i].last_end == start && g->lanes[i].used)))
-    i++;
-  if (i == g->nlanes) {
-    if (g->nlanes == g->cap) {
-      uint32_t cap = g->cap ? g->cap * 2 : 4;
-      lane_slot* nl = realloc(g->lanes, cap * sizeof *nl);
-      if (!nl) {
-        *lane_out = UINT32_MAX; /* nothing to release */
-        return g->nlanes ? g->lanes[0].tid : SYNTH_TID_BASE;
-      }
-      g->lanes = nl;
-      g->cap = cap;
-    }
-    lane_slot* l = &g->lanes[g->nlanes++];
-    memset(l, 0, sizeof *l);
-    l->tid = SYNTH_TID_BASE + s->next_tid++;
-    char name[128];
-    if (i) snprintf(name, sizeof name, "%s #%u", g->label, i + 1);
-    else snprintf(name, sizeof name, "%s", g->label);
-    name_thread(s, g->pid, l->tid, name, g->sort_base + i);
-  }
-  g->lanes[i].busy = 1;
-  *lane_out = i;
-  return g->lanes[i].tid;
-}
-
-static void lane_release(lane_group* g, uint32_t i, uint64_t end) {
-  if (i >= g->nlanes) return;
-  g->lanes[i].busy = 0;
-  g->lanes[i].used = 1;
-  if (end > g->lanes[i].last_end) g->lanes[i].last_end = end;
-}
-
-/* ---- thread tracks: placement that keeps every slice properly nested ---- */
-
-/* a and b overlap without one containing the other (touching is fine). */
-static int misnested(span a, span b) {
-  return (a.s < b.s && b.s < a.e && a.e < b.e) || (b.s < a.s && a.s < b.e && b.e < a.e);
-}
-
-/* Whether x can be drawn on t: it nests with every placed slice; against the
- * hull of forgotten ones, only if it contains the hull or misses it. */
-static int nest_fits(const nest_track* t, span x) {
-  if (t->has_hull && x.s < t->hull.e && t->hull.s < x.e && !(x.s <= t->hull.s && x.e >= t->hull.e)) return 0;
-  for (uint32_t i = 0; i < t->n; i++)
-    if (misnested(t->v[i], x)) return 0;
-  return 1;
-}
-
-static void hull_add(nest_track* t, span x) {
-  if (!t->has_hull) {
-    t->hull = x;
-    t->has_hull = 1;
-    return;
-  }
-  if (x.s < t->hull.s) t->hull.s = x.s;
-  if (x.e > t->hull.e) t->hull.e = x.e;
-}
-
-/* Slices ending by `horizon` cannot meet any later slice: they go into the
- * hull (kept: a later slice that starts before its end, against the order
- * the horizon assumes, is still checked against it, conservatively). */
-static void nest_prune(nest_track* t, uint64_t horizon) {
-  uint32_t k = 0;
-  for (uint32_t i = 0; i < t->n; i++) {
-    if (t->v[i].e <= horizon) hull_add(t, t->v[i]);
-    else t->v[k++] = t->v[i];
-  }
-  t->n = k;
-}
-
-static void nest_place(nest_track* t, span x) {
-  if (t->n == NEST_KEEP) { /* forget the one that ends first */
-    uint32_t m = 0;
-    for (uint32_t i = 1; i < t->n; i++)
-      if (t->v[i].e < t->v[m].e) m = i;
-    hull_add(t, t->v[m]);
-    t->v[m] = t->v[--t->n];
-  }
-  if (t->n == t->cap) {
-    uint32_t cap = t->cap ? t->cap * 2 : 8;
-    span* nv = realloc(t->v, cap * sizeof *nv);
-    if (!nv) {
-      hull_add(t, x); /* out of memory: remembered coarsely, still safe */
-      return;
-    }
-    t->v = nv;
-    t->cap = cap;
-  }
-  t->v[t->n++] = x;
-}
-
-static thread_track* thread_track_of(chrome_state* s, uint32_t pid, uint32_t tid) {
-  int ins;
-  uint64_t* v = ns_idmap_put(&s->tt_index, (uint64_t)pid << 32 | tid | 1ull << 63, &ins);
-  if (!v) return NULL;
-  if (!ins) return *v ? &s->tts[*v - 1] : NULL;
-  thread_track* nt = realloc(s->tts, (s->ntts + 1) * sizeof *nt);
-  if (!nt) {
-    *v = 0;
-    return NULL;
-  }
-  s->tts = nt;
-  thread_track* t = &s->tts[s->ntts++];
-  memset(t, 0, sizeof *t);
-  t->pid = pid;
-  t->tid = tid;
-  t->main.tid = tid;
-  *v = s->ntts;
-  return t;
-}
-
-static void thread_tracks_free(chrome_state* s) {
-  for (size_t i = 0; i < s->ntts; i++) {
-    free(s->tts[i].main.v);
-    for (uint32_t k = 0; k < s->tts[i].nover; k++) free(s->tts[i].over[k].v);
-    free(s->tts[i].over);
-  }
-  free(s->tts);
-  s->tts = NULL;
-  s->ntts = 0;
-  ns_idmap_free(&s->tt_index);
-}
-
-static void open_unlink(thread_track* t, ns_event* e) {
-  if (cev(e)->prev) cev(cev(e)->prev)->next = cev(e)->next;
-  else if (t->open_head == e) t->open_head = cev(e)->next;
-  if (cev(e)->next) cev(cev(e)->next)->prev = cev(e)->prev;
-  else if (t->open_tail == e) t->open_tail = cev(e)->prev;
-  cev(e)->prev = cev(e)->next = NULL;
-}
-
-/* Where the slice x of a thread-track event goes: the thread's track, else
- * the first overlapping track it nests in (a new one if needed). 0: none
- * (write it as an async slice). */
-static uint32_t thread_place(chrome_state* s, const ns_wfile* f, thread_track* t, span x) {
-  /* This slice and every later one on these tracks start at or after the
-   * horizon: this start, the starts of the thread's other open events, its
-   * next START (starts of one thread are read in time order; if they were
-   * not, the hull keeps the check safe, only coarser). */
-  uint64_t horizon = x.s;
-  if (t->open_head && t->open_head->start.ts < horizon) horizon = t->open_head->start.ts;
-  if (t->last_start < horizon) horizon = t->last_start;
-  nest_prune(&t->main, horizon);
-  for (uint32_t k = 0; k < t->nover; k++) nest_prune(&t->over[k], horizon);
-  if (nest_fits(&t->main, x)) {
-    nest_place(&t->main, x);
-    return t->main.tid;
-  }
-  for (uint32_t k = 0; k < t->nover; k++)
-    if (nest_fits(&t->over[k], x)) {
-      nest_place(&t->over[k], x);
-      return t->over[k].tid;
-    }
-  if (t->nover == NEST_OVERFLOW_MAX) return 0;
-  nest_track* no = realloc(t->over, (t->nover + 1) * sizeof *no);
-  if (!no) return 0;
-  t->over = no;
-  nest_track* nt = &t->over[t->nover++];
-  memset(nt, 0, sizeof *nt);
-  nt->tid = SYNTH_TID_BASE + s->next_tid++;
-  char name[160];
-  const char* tn = ns_wfile_thread_name(f, t->tid);
-  if (tn && tn[0]) snprintf(name, sizeof name, "%.60s (tid %u) overlapping #%u", tn, t->tid, t->nover);
-  else snprintf(name, sizeof name, "thread %u overlapping #%u", t->tid, t->nover);
-  name_thread(s, t->pid, nt->tid, name, real_thread_sort(t->tid) + 40 + t->nover);
-  nest_place(nt, x);
-  return nt->tid;
-}
+#include "timeline_layout.h"
 
 /* ---- sink callbacks ---- */
 
 static void chrome_file_begin(void* self, ns_wfile* f) {
   chrome_state* s = self;
-  (void)f;
   s->nocomm_pid = 0;
   s->file_max_ts = 0;
-  thread_tracks_free(s); /* pids are per file: the last file's tracks are done */
+  if (s->d.file_begin) s->d.file_begin(s->d.self, f->index);
+  ns_tl_thread_tracks_free(s); /* pids are per file: the last file's tracks are done */
 }
 
 static void see_ts(chrome_state* s, uint64_t ts) {
@@ -475,7 +105,7 @@ static void lifecycle_args(void* ctx, ns_json* j) {
 static void lifecycle_instant(chrome_state* s, ns_wfile* f, ns_wcomm* c, const char* name, uint64_t ts,
                               uint32_t tid, const ns_props_info* fini) {
   uint32_t pid = (uint32_t)c->sink_u[0];
-  name_real_thread(s, f, pid, tid);
+  ns_tl_name_real_thread(s, f, pid, tid);
   lifecycle_ctx x = {s, f, c, fini};
   ns_draw_instant in = {.name = name, .cat = "lifecycle", .ts = ts, .pid = pid, .tid = tid, .process_scope = 1,
                         .args = {lifecycle_args, &x}};
@@ -531,7 +161,7 @@ static void chrome_counters(void* self, ns_wfile* f, const ns_props_info* p) {
       pid = (uint32_t)f->comms[i].sink_u[0];
     } else {
       if (first && !s->nocomm_pid) break; /* no extra track unless nothing else exists */
-      pid = nocomm_pid(s, f);
+      pid = ns_tl_nocomm_pid(s, f);
     }
     if (!first) first = pid;
     counter_sample(s, pid, "ncclscope losses", f->max_ts, p, 0);
@@ -546,7 +176,7 @@ static void chrome_comm_init(void* self, ns_wfile* f, ns_wcomm* c) {
   char name[640], comm[300];
   if (c->info.has_name && c->info.comm_name[0]) snprintf(comm, sizeof comm, "%s", c->info.comm_name);
   else snprintf(comm, sizeof comm, "0x%" PRIx64, c->info.comm_id);
-  snprintf(name, sizeof name, "rank %d (%s:%u) comm %s", c->info.rank, host_of(f), file_pid(f), comm);
+  snprintf(name, sizeof name, "rank %d (%s:%u) comm %s", c->info.rank, ns_tl_host_of(f), ns_tl_file_pid(f), comm);
   s->d.process(s->d.self, (uint32_t)c->sink_u[0], name, (int64_t)c->sink_u[0]);
   lifecycle_instant(s, f, c, "ProfilerInit", c->info.ts, c->info.tid, NULL);
   see_ts(s, c->info.ts);
@@ -562,29 +192,29 @@ static void chrome_comm_fini(void* self, ns_wfile* f, ns_wcomm* c, const ns_prop
 static void chrome_event_start(void* self, ns_wfile* f, ns_event* ev) {
   chrome_state* s = self;
   const ns_record* r = &ev->start;
-  uint32_t pid = comm_pid(s, f, r->comm);
+  uint32_t pid = ns_tl_comm_pid(s, f, r->comm);
   see_ts(s, r->ts);
   cev(ev)->pid = pid;
   cev(ev)->lane_group = cev(ev)->slot = 0;
   cev(ev)->prev = cev(ev)->next = NULL;
   cev(ev)->lane_freed = 0;
-  int kind = lane_kind(r->type);
+  int kind = ns_tl_lane_kind(r->type);
   if (kind >= 0 && ev->channel < 0 && r->parent && !(r->flags & NS_RF_PARENT_RAW)) {
     /* The parent (ProxyStep of a NetPlugin) may already be written: take its channel from the cache. */
     recent_slot* rs = &s->recent[recent_index(r->parent)];
     if (rs->id == r->parent && rs->file == f->index) ev->channel = rs->channel;
   }
-  lane_group* g = kind >= 0 ? lane_group_of(s, f, pid, kind, kind == LANE_LAUNCH ? 255 : ev->channel, r->tid) : NULL;
+  lane_group* g = kind >= 0 ? ns_tl_lane_group_of(s, f, pid, kind, kind == LANE_LAUNCH ? 255 : ev->channel, r->tid) : NULL;
   if (g) {
     uint32_t lane;
-    cev(ev)->tid = lane_take(s, g, r->ts, &lane);
+    cev(ev)->tid = ns_tl_lane_take(s, g, r->ts, &lane);
     cev(ev)->lane_group = (uint64_t)(g - s->groups) + 1;
     cev(ev)->slot = lane;
   } else {
     /* Drawn on its thread's track unless it turns out not to nest (placed when written). */
-    name_real_thread(s, f, pid, r->tid);
+    ns_tl_name_real_thread(s, f, pid, r->tid);
     cev(ev)->tid = r->tid;
-    thread_track* t = kind < 0 ? thread_track_of(s, pid, r->tid) : NULL;
+    thread_track* t = kind < 0 ? ns_tl_thread_track_of(s, pid, r->tid) : NULL;
     if (t) {
       if (r->ts > t->last_start) t->last_start = r->ts;
       cev(ev)->prev = t->open_tail;
@@ -621,7 +251,7 @@ static void state_args(void* ctx, ns_json* j) {
 static void chrome_state_rec(void* self, ns_wfile* f, ns_event* ev, const ns_record* st) {
   chrome_state* s = self;
   see_ts(s, st->ts);
-  if (ev && has_state_slices(ev->start.type) && ev->nstates <= NS_XEV_MAX_STATES) return; /* drawn at its stop */
+  if (ev && ns_tl_has_state_slices(ev->start.type) && ev->nstates <= NS_XEV_MAX_STATES) return; /* drawn at its stop */
   uint64_t repeats = 0;
   ns_record rep;
   if (st->state == NS_ST_REPEATED) { /* the repeated state again, with its count */
@@ -633,9 +263,9 @@ static void chrome_state_rec(void* self, ns_wfile* f, ns_event* ev, const ns_rec
     pid = (uint32_t)cev(ev)->pid;
     tid = (uint32_t)cev(ev)->tid;
   } else {
-    pid = comm_pid(s, f, st->comm);
+    pid = ns_tl_comm_pid(s, f, st->comm);
     tid = st->tid;
-    name_real_thread(s, f, pid, tid);
+    ns_tl_name_real_thread(s, f, pid, tid);
   }
   char buf[32];
   state_ctx x = {ev ? ev->start.type : st->type, st->state, st->flags, st->arg, repeats};
@@ -788,7 +418,7 @@ static void chrome_event_stop(void* self, ns_wfile* f, ns_event* ev) {
   (void)f;
   if (!cev(ev)->lane_group || cev(ev)->lane_freed) return;
   uint64_t end = ev->stop_ts > ev->start.ts ? ev->stop_ts : ev->start.ts;
-  lane_release(&s->groups[cev(ev)->lane_group - 1], (uint32_t)cev(ev)->slot, end);
+  ns_tl_lane_release(&s->groups[cev(ev)->lane_group - 1], (uint32_t)cev(ev)->slot, end);
   cev(ev)->lane_freed = 1;
 }
 
@@ -799,7 +429,7 @@ static void chrome_event(void* self, ns_wfile* f, ns_event* ev) {
   uint64_t stop = ev->stopped ? ev->stop_ts : (s->file_max_ts > r->ts ? s->file_max_ts : r->ts);
   if (stop < r->ts) stop = r->ts;
   if (ev->stopped) see_ts(s, stop);
-  if (cev(ev)->lane_group && !cev(ev)->lane_freed) lane_release(&s->groups[cev(ev)->lane_group - 1], (uint32_t)cev(ev)->slot, stop);
+  if (cev(ev)->lane_group && !cev(ev)->lane_freed) ns_tl_lane_release(&s->groups[cev(ev)->lane_group - 1], (uint32_t)cev(ev)->slot, stop);
 
   char name[384];
   event_name(f, ev, name, sizeof name);
@@ -807,8 +437,8 @@ static void chrome_event(void* self, ns_wfile* f, ns_event* ev) {
   uint32_t draw_tid = tid; /* 0: drawn as an async slice */
   if (!cev(ev)->lane_group && cev(ev)->slot) { /* a thread-track event: placed now that its extent is known */
     thread_track* t = &s->tts[cev(ev)->slot - 1];
-    open_unlink(t, ev);
-    draw_tid = thread_place(s, f, t, (span){r->ts, stop});
+    ns_tl_open_unlink(t, ev);
+    draw_tid = ns_tl_thread_place(s, f, t, (span){r->ts, stop});
     if (draw_tid != tid) {
       moved_marker(s, f, ev, name, pid, tid, draw_tid);
       if (draw_tid) s->moved++;
@@ -829,7 +459,7 @@ static void chrome_event(void* self, ns_wfile* f, ns_event* ev) {
   ns_draw_sub subs[NS_XEV_MAX_STATES];
   state_ctx sx[NS_XEV_MAX_STATES];
   char labels[NS_XEV_MAX_STATES][32];
-  if (has_state_slices(r->type)) {
+  if (ns_tl_has_state_slices(r->type)) {
     uint32_t n = ev->nstates < NS_XEV_MAX_STATES ? ev->nstates : NS_XEV_MAX_STATES;
     uint64_t prev = r->ts;
     for (uint32_t i = 0; i < n; i++) {
@@ -863,7 +493,7 @@ static void chrome_event(void* self, ns_wfile* f, ns_event* ev) {
       .id = ev->id, .file = f->index, .pid = pid, .tid = link_tid, .channel = ev->channel, .start_ts = r->ts};
 }
 
-static void* timeline_make(FILE* out, ns_sink* sink, int (*drawer_new)(FILE* out, ns_drawer* d)) {
+void* ns_timeline_make(FILE* out, ns_sink* sink, int (*drawer_new)(FILE* out, ns_drawer* d)) {
   chrome_state* s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->recent = calloc(RECENT_SLOTS, sizeof *s->recent);
@@ -889,23 +519,23 @@ static void* timeline_make(FILE* out, ns_sink* sink, int (*drawer_new)(FILE* out
 
 static int perfetto_new(FILE* out, ns_drawer* d) { return ns_draw_perfetto_new(out, 1, d); }
 static int perfetto_plain_new(FILE* out, ns_drawer* d) { return ns_draw_perfetto_new(out, 0, d); }
-static void* chrome_make(FILE* out, ns_sink* sink) { return timeline_make(out, sink, ns_draw_chrome_new); }
-static void* perfetto_make(FILE* out, ns_sink* sink) { return timeline_make(out, sink, perfetto_new); }
-static void* perfetto_plain_make(FILE* out, ns_sink* sink) { return timeline_make(out, sink, perfetto_plain_new); }
+static void* chrome_make(FILE* out, ns_sink* sink) { return ns_timeline_make(out, sink, ns_draw_chrome_new); }
+static void* perfetto_make(FILE* out, ns_sink* sink) { return ns_timeline_make(out, sink, perfetto_new); }
+static void* perfetto_plain_make(FILE* out, ns_sink* sink) { return ns_timeline_make(out, sink, perfetto_plain_new); }
 
-static int timeline_finish(void* state) {
+int ns_timeline_finish(void* state) {
   chrome_state* s = state;
   int rc = s->d.finish(s->d.self);
   ns_idmap_free(&s->named_threads);
   ns_idmap_free(&s->group_index);
   for (size_t i = 0; i < s->ngroups; i++) free(s->groups[i].lanes);
   free(s->groups);
-  thread_tracks_free(s);
+  ns_tl_thread_tracks_free(s);
   free(s->recent);
   free(s);
   return rc;
 }
 
-const ns_format ns_format_chrome = {"chrome", chrome_make, timeline_finish};
-const ns_format ns_format_perfetto = {"perfetto", perfetto_make, timeline_finish};
-const ns_format ns_format_perfetto_plain = {"perfetto-plain", perfetto_plain_make, timeline_finish};
+const ns_format ns_format_chrome = {"chrome", chrome_make, ns_timeline_finish};
+const ns_format ns_format_perfetto = {"perfetto", perfetto_make, ns_timeline_finish};
+const ns_format ns_format_perfetto_plain = {"perfetto-plain", perfetto_plain_make, ns_timeline_finish};

@@ -83,6 +83,9 @@ typedef struct {
   void (*counters)(void* self, uint32_t pid, const char* name, uint64_t ts, const char* const* keys,
                    const uint64_t* values, unsigned n);
   void (*flow)(void* self, const ns_draw_flow* f);
+  /* Optional (NULL: none): the layout starts drawing the file of that
+   * index in the export (every later call is about that file until the next). */
+  void (*file_begin)(void* self, int file_index);
   /* Writes the trailer and frees the drawer; 0 on success. */
   int (*finish)(void* self);
 } ns_drawer;
@@ -92,5 +95,17 @@ typedef struct {
  * Perfetto's own tracing service does; 0 writes them as they are. */
 int ns_draw_chrome_new(FILE* out, ns_drawer* d);
 int ns_draw_perfetto_new(FILE* out, int compress, ns_drawer* d);
+
+/* A Trace Event JSON drawer inside someone else's top level (a merge):
+ * `members` writes the top-level members before "traceEvents" (in place of
+ * the drawer's own), `events` the first elements of "traceEvents", and
+ * `trailer` members after it; any may be NULL. */
+typedef struct {
+  void* ctx;
+  void (*members)(void* ctx, ns_json* j);
+  void (*events)(void* ctx, ns_json* j);
+  void (*trailer)(void* ctx, ns_json* j);
+} ns_chrome_frame;
+int ns_draw_chrome_framed(FILE* out, const ns_chrome_frame* frame, ns_drawer* d);
 
 #endif

@@ -82,6 +82,76 @@ progress)
     { tail -20 sim.txt; fail "simulator"; }
   "$PYTHON" "$SRC/check_progress.py" "$NCCLSCOPE" dump run.jsonl || fail "progress"
   ;;
+kineto_merge)
+  # --merge-kineto into Kineto traces written from the simulator's truth
+  # (check_kineto.py): a process with two ranks (plain JSON), the other
+  # process (gzip), and processes of one rank each. Every original event
+  # kept, every Coll where an independent clock reading puts it, every
+  # collective kernel linked to its Coll.
+  sim_run() { # DUMP TRUTH ARGS...
+    d=$1
+    t=$2
+    shift 2
+    NCCLSCOPE_DUMP_DIR="$work/$d" NCCLSCOPE_EVENT_MASK=0x7FFF "$SIM" --plugin "$PLUGIN" --nccl ideal --truth "$t" "$@" \
+      >sim.txt 2>&1 || { tail -20 sim.txt; fail "simulator"; }
+  }
+  pids_of() { "$PYTHON" -c 'import json,sys; print(" ".join(str(p) for p in sorted({json.loads(l)["pid"] for l in open(sys.argv[1]) if "\"kind\":\"coll\"" in l})))' "$1"; }
+  merge_check() { # DUMP TRUTH PID TRACE
+    expect_rc 0 "$NCCLSCOPE" export "$1" --format chrome -o plain.json
+    "$PYTHON" "$SRC/check_kineto.py" make --truth "$2" --pid "$3" --out "$4" ${5:-} || fail "make $4"
+    expect_rc 0 "$NCCLSCOPE" export "$1" --format chrome --merge-kineto "$4" -o merged.json
+    cat err.txt
+    "$PYTHON" "$SRC/check_kineto.py" check --truth "$2" --pid "$3" --kineto "$4" --merged merged.json \
+      --plain plain.json || fail "merge into $4"
+  }
+  sim_run dump truth.jsonl --procs 2
+  set -- $(pids_of truth.jsonl)
+  [ $# -eq 2 ] || fail "want 2 simulated processes, got: $*"
+  merge_check dump truth.jsonl "$1" two-ranks.json
+  merge_check dump truth.jsonl "$2" other.json.gz --gz
+  rm -rf dump1 && mkdir dump1
+  sim_run dump1 truth1.jsonl --procs 2 --ranks-per-proc 1
+  set -- $(pids_of truth1.jsonl)
+  merge_check dump1 truth1.jsonl "$1" one-rank.json
+  ;;
+kineto_refuse)
+  # Traces that cannot be aligned are refused with the reason, and nothing is
+  # written; --merge-unaligned merges them marked "unaligned"; a truncated
+  # gzip and a file that is not a trace are errors.
+  NCCLSCOPE_DUMP_DIR="$work/dump" "$SIM" --plugin "$PLUGIN" --nccl ideal --procs 1 --truth truth.jsonl >sim.txt 2>&1 ||
+    { tail -20 sim.txt; fail "simulator"; }
+  pid=$("$PYTHON" -c 'import json,sys; print(min(json.loads(l)["pid"] for l in open(sys.argv[1]) if "\"kind\":\"coll\"" in l))' truth.jsonl)
+  mk() { "$PYTHON" "$SRC/check_kineto.py" make --truth truth.jsonl "$@" || fail "make $*"; }
+  refused() { # TRACE RC MESSAGE
+    rm -f out.json
+    expect_rc "$2" "$NCCLSCOPE" export dump --format chrome --merge-kineto "$1" -o out.json
+    grep -q "$3" err.txt || { cat err.txt; fail "$1: no '$3' on stderr"; }
+    [ ! -e out.json ] || fail "$1: an output was written"
+  }
+  mk --pid "$pid" --out good.json.gz --gz
+  expect_rc 0 "$NCCLSCOPE" export dump --format chrome --merge-kineto good.json.gz -o out.json
+  size=$(wc -c <good.json.gz)
+  head -c $((size / 2)) good.json.gz >cut.json.gz
+  refused cut.json.gz 1 "truncated"
+  mk --pid "$pid" --out run.json --shift-s 86400
+  refused run.json 2 "another run"
+  mk --pid "$pid" --out host.json --host elsewhere.example.com
+  refused host.json 2 'another host or run: no recorded process on host "elsewhere.example.com"'
+  mk --pid "$pid" --write-pid 1 --out pid.json
+  refused pid.json 2 "another host or run"
+  mk --pid "$pid" --out nobase.json --no-base
+  refused nobase.json 2 "no time base"
+  : >empty.json
+  refused empty.json 1 "not a Kineto trace"
+  printf '{"traceEvents":[{"ph":"X","ts":1' >cut.json
+  refused cut.json 1 "malformed JSON"
+  expect_rc 2 "$NCCLSCOPE" export dump --format perfetto --merge-kineto good.json.gz -o out.pftrace
+  expect_rc 2 "$NCCLSCOPE" export dump --format chrome --merge-unaligned -o out.json
+  expect_rc 0 "$NCCLSCOPE" export dump --format chrome --merge-kineto run.json --merge-unaligned -o unaligned.json
+  grep -q "merging unaligned (another run" err.txt || { cat err.txt; fail "no unaligned warning"; }
+  "$PYTHON" "$SRC/check_kineto.py" check --truth truth.jsonl --pid "$pid" --kineto run.json --merged unaligned.json \
+    --unaligned || fail "unaligned merge"
+  ;;
 perfetto_sim)
   # The simulator with the real plugin, all event types: perfetto against
   # JSONL and Chrome, and its size against Chrome's.
