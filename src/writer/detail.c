@@ -152,7 +152,18 @@ void ns_detail_window(const ns_window* w, uint64_t now_ns) {
   }
 }
 
-int ns_detail_tick(uint64_t now_ns, int* full, int* why) {
+int ns_detail_tick(uint64_t now_ns, int* full, int* why, uint64_t* at_ns) {
+  /* The first block records what ns_detail_open decided, at its time: the
+   * writer's first pass may come long after (a loaded machine), and NCCL's
+   * mask followed the flag from the first init on. */
+  if (!D.decided) {
+    D.decided = 1;
+    *full = D.full;
+    *why = NS_DETAIL_WHY_START;
+    *at_ns = D.origin_ns;
+    return 1;
+  }
+  *at_ns = now_ns;
   int reason = NS_DETAIL_WHY_START;
   if (D.escalated && now_ns >= D.esc_until_ns) {
     D.escalated = 0;
@@ -166,20 +177,17 @@ int ns_detail_tick(uint64_t now_ns, int* full, int* why) {
   int esc_new = D.esc_new;
   D.esc_new = 0;
   /* An escalation is recorded even when a sampling period already gave full detail. */
-  if (D.decided && want == D.full && !(esc_new && D.escalated)) return 0;
-  if (D.decided && want == D.full) {
+  if (want == D.full && !(esc_new && D.escalated)) return 0;
+  if (want == D.full) {
     *full = want;
     *why = D.esc_why;
     return 1;
   }
-  if (D.decided) {
-    if (D.escalated && want) reason = D.esc_why;
-    else if (reason != NS_DETAIL_WHY_CALM) reason = want ? NS_DETAIL_WHY_SAMPLE : NS_DETAIL_WHY_SAMPLE_END;
-    D.n.switches++;
-    if (D.full) D.n.full_ns += now_ns - D.full_since_ns;
-    D.full_since_ns = now_ns;
-  }
-  D.decided = 1;
+  if (D.escalated && want) reason = D.esc_why;
+  else if (reason != NS_DETAIL_WHY_CALM) reason = want ? NS_DETAIL_WHY_SAMPLE : NS_DETAIL_WHY_SAMPLE_END;
+  D.n.switches++;
+  if (D.full) D.n.full_ns += now_ns - D.full_since_ns;
+  D.full_since_ns = now_ns;
   D.full = want;
   atomic_store_explicit(&ns_detail_full, want, memory_order_relaxed);
   *full = want;

@@ -49,9 +49,10 @@ void ns_detail_escalate(int why, uint64_t now_ns, const char* what);
 void ns_detail_inflight(uint64_t age_ns, uint32_t comm, uint64_t now_ns);
 /* A closed metrics window: stragglers and busbw drops. */
 void ns_detail_window(const ns_window* w, uint64_t now_ns);
-/* Each writer pass: 1 when the decision changed now, or an escalation began
- * (then *full and *why: its DETAIL block is due). */
-int ns_detail_tick(uint64_t now_ns, int* full, int* why);
+/* Each writer pass: 1 when the decision changed, or an escalation began
+ * (then *full, *why and the time it holds from, *at_ns: its DETAIL block is
+ * due). The first pass reports the decision of ns_detail_open, at its time. */
+int ns_detail_tick(uint64_t now_ns, int* full, int* why, uint64_t* at_ns);
 void ns_detail_counts_get(ns_detail_counts* out, uint64_t now_ns);
 /* The level configured, and whether an escalation holds now. */
 int ns_detail_configured(void);

@@ -14,11 +14,12 @@
 
 int ns_detail_out(ns_buf* out, uint64_t* seq, uint64_t now_ns) {
   int full, why;
+  uint64_t since_ns;
   /* the hot path puts the decision into NCCL's mask at the next group's boundary (ns_detail_apply) */
-  if (!ns_detail_tick(now_ns, &full, &why)) return 0;
-  ns_feed_detail(full, now_ns);
+  if (!ns_detail_tick(now_ns, &full, &why, &since_ns)) return 0;
+  ns_feed_detail(full, since_ns);
   size_t at = ns_block_begin(out);
-  ns_props_u64(out, NS_P_TS, now_ns);
+  ns_props_u64(out, NS_P_TS, since_ns);
   ns_props_u64(out, NS_P_EVENT_MASK, ns_detail_mask(ns_sess.cfg.event_mask, full));
   ns_props_u64(out, NS_P_DETAIL_LEVEL, (uint64_t)ns_detail_configured());
   ns_props_u64(out, NS_P_DETAIL_FULL, (uint64_t)full);

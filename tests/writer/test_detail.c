@@ -14,11 +14,12 @@ static const uint64_t T0 = 100 * SEC;
 
 typedef struct {
   int changed, full, why;
+  uint64_t at;
 } decision;
 
 static decision tick(uint64_t t) {
-  decision d = {0, -1, -1};
-  d.changed = ns_detail_tick(t, &d.full, &d.why);
+  decision d = {0, -1, -1, 0};
+  d.changed = ns_detail_tick(t, &d.full, &d.why, &d.at);
   return d;
 }
 
@@ -48,6 +49,26 @@ static void sampled_periods(void) {
   CHECK_U64(n.switches, 3);
   CHECK_U64(n.escalations, 0);
   CHECK_U64(n.full_ns, 30 * MS + 31 * MS);
+}
+
+/* The writer's first pass comes late (a loaded machine): the first block
+ * still says what held from the open on, at the open's time, and the next
+ * pass decides at its own time. */
+static void late_first_pass(void) {
+  ns_detail_open(NS_DETAIL_SAMPLED, 30, 2.0, 60.0, T0);
+  decision d = tick(T0 + 73 * MS);
+  CHECK_U64(d.changed, 1);
+  CHECK_U64(d.full, 1);
+  CHECK_STR(ns_detail_why_name(d.why), "start");
+  CHECK_U64(d.at, T0);
+  d = tick(T0 + 75 * MS);
+  CHECK_U64(d.changed, 1);
+  CHECK_U64(d.full, 0);
+  CHECK_STR(ns_detail_why_name(d.why), "sample-end");
+  CHECK_U64(d.at, T0 + 75 * MS);
+  ns_detail_counts n;
+  ns_detail_counts_get(&n, T0 + SEC);
+  CHECK_U64(n.full_ns, 75 * MS);
 }
 
 static void escalation_dwell(void) {
@@ -173,6 +194,7 @@ static void windows(void) {
 
 int main(void) {
   sampled_periods();
+  late_first_pass();
   escalation_dwell();
   levels();
   windows();
