@@ -61,50 +61,48 @@ static void load_number(ns_config_warn_fn warn, const ns_config_var* v, void* fi
   const char* s = getenv(v->name);
   if (!s || !*s) return;
   switch (v->kind) {
-    case NS_VAR_U32:
-    case NS_VAR_U64: {
-      unsigned long long lo = (unsigned long long)v->lo, hi = (unsigned long long)v->hi, n;
-      if (ns_parse_count(s, lo, hi, &n) != 0) {
-        char why[96];
-        snprintf(why, sizeof why, "is not a number in [%llu, %llu] (decimal, or hex with 0x)", lo, hi);
-        ns_config_bad_value(warn, v->name, s, why, "the default %llu", (unsigned long long)v->def);
-      } else if (v->kind == NS_VAR_U32) {
-        *(uint32_t*)field = (uint32_t)n;
-      } else {
-        *(uint64_t*)field = n;
-      }
-      return;
+  case NS_VAR_U32:
+  case NS_VAR_U64: {
+    unsigned long long lo = (unsigned long long)v->lo, hi = (unsigned long long)v->hi, n;
+    if (ns_parse_count(s, lo, hi, &n) != 0) {
+      char why[96];
+      snprintf(why, sizeof why, "is not a number in [%llu, %llu] (decimal, or hex with 0x)", lo, hi);
+      ns_config_bad_value(warn, v->name, s, why, "the default %llu", (unsigned long long)v->def);
+    } else if (v->kind == NS_VAR_U32) {
+      *(uint32_t*)field = (uint32_t)n;
+    } else {
+      *(uint64_t*)field = n;
     }
-    case NS_VAR_SECONDS:
-    case NS_VAR_SECONDS_OFF: {
-      int zero_off = v->kind == NS_VAR_SECONDS_OFF;
-      if (ns_parse_seconds(s, v->lo, v->hi, zero_off, (double*)field) != 0) {
-        char why[128];
-        snprintf(why, sizeof why, "is not a decimal number of seconds in [%g, %g]%s", v->lo, v->hi,
-                 zero_off ? " or 0 (off)" : "");
-        ns_config_bad_value(warn, v->name, s, why, "the default %g", v->def);
-      }
-      return;
+    return;
+  }
+  case NS_VAR_SECONDS:
+  case NS_VAR_SECONDS_OFF: {
+    int zero_off = v->kind == NS_VAR_SECONDS_OFF;
+    if (ns_parse_seconds(s, v->lo, v->hi, zero_off, (double*)field) != 0) {
+      char why[128];
+      snprintf(why, sizeof why, "is not a decimal number of seconds in [%g, %g]%s", v->lo, v->hi,
+               zero_off ? " or 0 (off)" : "");
+      ns_config_bad_value(warn, v->name, s, why, "the default %g", v->def);
     }
-    case NS_VAR_BOOL:
-      if (ns_parse_switch(s, (int*)field) != 0)
-        ns_config_bad_value(warn, v->name, s, "is not 1/0, true/false, yes/no or on/off", "the default %d",
-                            (int)v->def);
-      return;
-    case NS_VAR_OWN:
-      return;
+    return;
+  }
+  case NS_VAR_BOOL:
+    if (ns_parse_switch(s, (int*)field) != 0)
+      ns_config_bad_value(warn, v->name, s, "is not 1/0, true/false, yes/no or on/off", "the default %d", (int)v->def);
+    return;
+  case NS_VAR_OWN: return;
   }
 }
 
 /* Each NS_CONFIG_NUM row's field, its default stored before the variable is read. */
 static void set_default(const ns_config_var* v, void* field) {
   switch (v->kind) {
-    case NS_VAR_U32: *(uint32_t*)field = (uint32_t)v->def; return;
-    case NS_VAR_U64: *(uint64_t*)field = (uint64_t)v->def; return;
-    case NS_VAR_SECONDS:
-    case NS_VAR_SECONDS_OFF: *(double*)field = v->def; return;
-    case NS_VAR_BOOL: *(int*)field = (int)v->def; return;
-    case NS_VAR_OWN: return;
+  case NS_VAR_U32: *(uint32_t*)field = (uint32_t)v->def; return;
+  case NS_VAR_U64: *(uint64_t*)field = (uint64_t)v->def; return;
+  case NS_VAR_SECONDS:
+  case NS_VAR_SECONDS_OFF: *(double*)field = v->def; return;
+  case NS_VAR_BOOL: *(int*)field = (int)v->def; return;
+  case NS_VAR_OWN: return;
   }
 }
 
@@ -131,8 +129,10 @@ static void load_local_rank(ns_config_warn_fn warn, int* out) {
   }
   for (size_t b = 0; b < i && b < N; b++) {
     if (!bad[b]) continue;
-    if (*out >= 0) ns_config_bad_value(warn, vars[b], getenv(vars[b]), "is not a rank in [0, 999999]", "%s=%d", vars[i], *out);
-    else ns_config_bad_value(warn, vars[b], getenv(vars[b]), "is not a rank in [0, 999999]", "no nccl.local_rank");
+    if (*out >= 0)
+      ns_config_bad_value(warn, vars[b], getenv(vars[b]), "is not a rank in [0, 999999]", "%s=%d", vars[i], *out);
+    else
+      ns_config_bad_value(warn, vars[b], getenv(vars[b]), "is not a rank in [0, 999999]", "no nccl.local_rank");
   }
 }
 
@@ -171,10 +171,10 @@ static void load_dump_signal(load_state* st, const ns_config_var* v) {
   if (!s || !*s) return;
   if (ns_config_parse_signal(s, &st->c->dump_signal) != 0) {
     st->c->dump_signal = SIGUSR1;
-    ns_config_bad_value(
-        st->warn, v->name, s,
-        "is not 0 (off), a real-time signal or one of SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH, SIGPWR, SIGURG, SIGQUIT",
-        "the default %d (SIGUSR1)", SIGUSR1);
+    ns_config_bad_value(st->warn, v->name, s,
+                        "is not 0 (off), a real-time signal or one of SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH, SIGPWR, "
+                        "SIGURG, SIGQUIT",
+                        "the default %d (SIGUSR1)", SIGUSR1);
   }
 }
 
@@ -294,7 +294,8 @@ static void load_dump_dir(load_state* st, const ns_config_var* v) {
 static void load_clock(load_state* st, const ns_config_var* v) {
   const char* s = getenv(v->name);
   if (s && *s) {
-    if (!strcasecmp(s, "monotonic")) st->c->force_mono = 1;
+    if (!strcasecmp(s, "monotonic"))
+      st->c->force_mono = 1;
     else if (strcasecmp(s, "tsc") != 0 && strcasecmp(s, "auto") != 0)
       ns_config_bad_value(st->warn, v->name, s, "is not auto, tsc or monotonic", "the default auto");
   }
@@ -305,7 +306,8 @@ static void load_prom_dir(load_state* st, const ns_config_var* v) {
   const char* s = getenv(v->name);
   if (s && *s) {
     if (strlen(s) < sizeof c->prom_dir) memcpy(c->prom_dir, s, strlen(s) + 1);
-    else ns_config_bad_value(st->warn, v->name, s, "is longer than PATH_MAX", "no Prometheus file");
+    else
+      ns_config_bad_value(st->warn, v->name, s, "is longer than PATH_MAX", "no Prometheus file");
   }
 }
 
@@ -338,9 +340,9 @@ static void load_cli(load_state* st, const ns_config_var* v) {
 #define NS_KIND_SIZE_SECONDS sizeof(double)
 #define NS_KIND_SIZE_SECONDS_OFF sizeof(double)
 #define NS_KIND_SIZE_BOOL sizeof(int)
-#define NS_CONFIG_NUM(name, kind, field, def, lo, hi, doc)                                               \
-  _Static_assert(sizeof(((ns_config*)0)->field) == NS_KIND_SIZE_##kind, #name " and ns_config." #field \
-                                                                           " differ in size");
+#define NS_CONFIG_NUM(name, kind, field, def, lo, hi, doc)              \
+  _Static_assert(sizeof(((ns_config*)0)->field) == NS_KIND_SIZE_##kind, \
+                 #name " and ns_config." #field " differ in size");
 #define NS_CONFIG_OWN(name, loader, def, doc)
 #include "ncclscope/config_vars.def"
 #undef NS_CONFIG_NUM

@@ -25,9 +25,12 @@ void ns_config_escape(const char* s, char* out, size_t cap) {
     unsigned char c = (unsigned char)s[i];
     char e[5];
     size_t n = 0;
-    if (c == '"' || c == '\\') e[n++] = '\\', e[n++] = (char)c;
-    else if (c >= 0x20 && c < 0x7f) e[n++] = (char)c;
-    else e[n++] = '\\', e[n++] = 'x', e[n++] = hex[c >> 4], e[n++] = hex[c & 15];
+    if (c == '"' || c == '\\')
+      e[n++] = '\\', e[n++] = (char)c;
+    else if (c >= 0x20 && c < 0x7f)
+      e[n++] = (char)c;
+    else
+      e[n++] = '\\', e[n++] = 'x', e[n++] = hex[c >> 4], e[n++] = hex[c & 15];
     if (at + n + 4 >= cap) break;
     memcpy(out + at, e, n);
     at += n;

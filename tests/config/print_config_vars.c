@@ -10,7 +10,6 @@ int main(void) {
   static const char* const kind[] = {"u32", "u64", "seconds", "seconds_off", "bool", "own"};
   const ns_config_var* v = ns_config_vars();
   for (int i = 0; i < NS_CFG_COUNT; i++)
-    printf("%s\t%s\t%.17g\t%.17g\t%.17g\t%s\n", v[i].name, kind[v[i].kind], v[i].def, v[i].lo, v[i].hi,
-           v[i].def_text);
+    printf("%s\t%s\t%.17g\t%.17g\t%.17g\t%s\n", v[i].name, kind[v[i].kind], v[i].def, v[i].lo, v[i].hi, v[i].def_text);
   return 0;
 }

@@ -70,12 +70,12 @@ static const size_t field_at[NS_CFG_COUNT] = {
 static double field_value(const ns_config* c, int i) {
   const char* p = (const char*)c + field_at[i];
   switch (ns_config_vars()[i].kind) {
-    case NS_VAR_U32: return *(const uint32_t*)p;
-    case NS_VAR_U64: return (double)*(const uint64_t*)p;
-    case NS_VAR_SECONDS:
-    case NS_VAR_SECONDS_OFF: return *(const double*)p;
-    case NS_VAR_BOOL: return *(const int*)p;
-    default: return -1;
+  case NS_VAR_U32: return *(const uint32_t*)p;
+  case NS_VAR_U64: return (double)*(const uint64_t*)p;
+  case NS_VAR_SECONDS:
+  case NS_VAR_SECONDS_OFF: return *(const double*)p;
+  case NS_VAR_BOOL: return *(const int*)p;
+  default: return -1;
   }
 }
 
@@ -112,76 +112,76 @@ static void test_numbers(void) {
     const ns_config_var* v = &vars[i];
     char val[64], want[512];
     switch (v->kind) {
-      case NS_VAR_U32:
-      case NS_VAR_U64: {
-        unsigned long long lo = (unsigned long long)v->lo, hi = (unsigned long long)v->hi;
-        snprintf(val, sizeof val, "%llu", lo);
-        expect_taken(i, val, (double)lo);
-        snprintf(val, sizeof val, " %llu ", hi);
-        expect_taken(i, val, (double)hi);
-        snprintf(val, sizeof val, "0x%llx", hi);
-        expect_taken(i, val, (double)hi);
-        snprintf(val, sizeof val, "%llu", hi + 1);
+    case NS_VAR_U32:
+    case NS_VAR_U64: {
+      unsigned long long lo = (unsigned long long)v->lo, hi = (unsigned long long)v->hi;
+      snprintf(val, sizeof val, "%llu", lo);
+      expect_taken(i, val, (double)lo);
+      snprintf(val, sizeof val, " %llu ", hi);
+      expect_taken(i, val, (double)hi);
+      snprintf(val, sizeof val, "0x%llx", hi);
+      expect_taken(i, val, (double)hi);
+      snprintf(val, sizeof val, "%llu", hi + 1);
+      snprintf(want, sizeof want,
+               "%s=\"%s\" is not a number in [%llu, %llu] (decimal, or hex with 0x); using the default %llu", v->name,
+               val, lo, hi, (unsigned long long)v->def);
+      expect_refused(i, val, want);
+      if (lo > 0) {
+        snprintf(val, sizeof val, "%llu", lo - 1);
         snprintf(want, sizeof want,
                  "%s=\"%s\" is not a number in [%llu, %llu] (decimal, or hex with 0x); using the default %llu", v->name,
                  val, lo, hi, (unsigned long long)v->def);
         expect_refused(i, val, want);
-        if (lo > 0) {
-          snprintf(val, sizeof val, "%llu", lo - 1);
-          snprintf(want, sizeof want,
-                   "%s=\"%s\" is not a number in [%llu, %llu] (decimal, or hex with 0x); using the default %llu",
-                   v->name, val, lo, hi, (unsigned long long)v->def);
-          expect_refused(i, val, want);
-        }
-        snprintf(want, sizeof want,
-                 "%s=\"-1\" is not a number in [%llu, %llu] (decimal, or hex with 0x); using the default %llu", v->name,
-                 lo, hi, (unsigned long long)v->def);
-        expect_refused(i, "-1", want);
-        snprintf(want, sizeof want,
-                 "%s=\"12k\" is not a number in [%llu, %llu] (decimal, or hex with 0x); using the default %llu", v->name,
-                 lo, hi, (unsigned long long)v->def);
-        expect_refused(i, "12k", want);
-        numbers++;
-        break;
       }
-      case NS_VAR_SECONDS:
-      case NS_VAR_SECONDS_OFF: {
-        int off = v->kind == NS_VAR_SECONDS_OFF;
-        snprintf(val, sizeof val, "%.17g", v->lo);
-        expect_taken(i, val, v->lo);
-        snprintf(val, sizeof val, "%.17g", v->hi);
-        expect_taken(i, val, v->hi);
-        snprintf(val, sizeof val, "%.17g", v->lo / 2);
-        snprintf(want, sizeof want, SECONDS_WHY, v->name, val, v->lo, v->hi, off ? " or 0 (off)" : "", v->def);
-        expect_refused(i, val, want);
-        snprintf(val, sizeof val, "%.17g", v->hi * 2);
-        snprintf(want, sizeof want, SECONDS_WHY, v->name, val, v->lo, v->hi, off ? " or 0 (off)" : "", v->def);
-        expect_refused(i, val, want);
-        snprintf(want, sizeof want, SECONDS_WHY, v->name, "0x1p-3", v->lo, v->hi, off ? " or 0 (off)" : "", v->def);
-        expect_refused(i, "0x1p-3", want);
-        snprintf(want, sizeof want, SECONDS_WHY, v->name, "inf", v->lo, v->hi, off ? " or 0 (off)" : "", v->def);
-        expect_refused(i, "inf", want);
-        if (off) {
-          expect_taken(i, "0", 0);
-        } else {
-          snprintf(want, sizeof want, SECONDS_WHY, v->name, "0", v->lo, v->hi, "", v->def);
-          expect_refused(i, "0", want);
-        }
-        numbers++;
-        break;
-      }
-      case NS_VAR_BOOL: {
-        expect_taken(i, "yes", 1);
-        expect_taken(i, "ON", 1);
-        expect_taken(i, "false", 0);
+      snprintf(want, sizeof want,
+               "%s=\"-1\" is not a number in [%llu, %llu] (decimal, or hex with 0x); using the default %llu", v->name,
+               lo, hi, (unsigned long long)v->def);
+      expect_refused(i, "-1", want);
+      snprintf(want, sizeof want,
+               "%s=\"12k\" is not a number in [%llu, %llu] (decimal, or hex with 0x); using the default %llu", v->name,
+               lo, hi, (unsigned long long)v->def);
+      expect_refused(i, "12k", want);
+      numbers++;
+      break;
+    }
+    case NS_VAR_SECONDS:
+    case NS_VAR_SECONDS_OFF: {
+      int off = v->kind == NS_VAR_SECONDS_OFF;
+      snprintf(val, sizeof val, "%.17g", v->lo);
+      expect_taken(i, val, v->lo);
+      snprintf(val, sizeof val, "%.17g", v->hi);
+      expect_taken(i, val, v->hi);
+      snprintf(val, sizeof val, "%.17g", v->lo / 2);
+      snprintf(want, sizeof want, SECONDS_WHY, v->name, val, v->lo, v->hi, off ? " or 0 (off)" : "", v->def);
+      expect_refused(i, val, want);
+      snprintf(val, sizeof val, "%.17g", v->hi * 2);
+      snprintf(want, sizeof want, SECONDS_WHY, v->name, val, v->lo, v->hi, off ? " or 0 (off)" : "", v->def);
+      expect_refused(i, val, want);
+      snprintf(want, sizeof want, SECONDS_WHY, v->name, "0x1p-3", v->lo, v->hi, off ? " or 0 (off)" : "", v->def);
+      expect_refused(i, "0x1p-3", want);
+      snprintf(want, sizeof want, SECONDS_WHY, v->name, "inf", v->lo, v->hi, off ? " or 0 (off)" : "", v->def);
+      expect_refused(i, "inf", want);
+      if (off) {
         expect_taken(i, "0", 0);
-        snprintf(want, sizeof want,
-                 "%s=\"maybe\" is not 1/0, true/false, yes/no or on/off; using the default %d", v->name, (int)v->def);
-        expect_refused(i, "maybe", want);
-        numbers++;
-        break;
+      } else {
+        snprintf(want, sizeof want, SECONDS_WHY, v->name, "0", v->lo, v->hi, "", v->def);
+        expect_refused(i, "0", want);
       }
-      case NS_VAR_OWN: break;
+      numbers++;
+      break;
+    }
+    case NS_VAR_BOOL: {
+      expect_taken(i, "yes", 1);
+      expect_taken(i, "ON", 1);
+      expect_taken(i, "false", 0);
+      expect_taken(i, "0", 0);
+      snprintf(want, sizeof want, "%s=\"maybe\" is not 1/0, true/false, yes/no or on/off; using the default %d",
+               v->name, (int)v->def);
+      expect_refused(i, "maybe", want);
+      numbers++;
+      break;
+    }
+    case NS_VAR_OWN: break;
     }
   }
   CHECK_TRUE(numbers >= 19);
@@ -260,9 +260,9 @@ static void test_own_syntax(void) {
   expect_lines("NCCLSCOPE_EVENT_MASK", "Coll,Bogus",
                "NCCLSCOPE_EVENT_MASK=\"Coll,Bogus\" is neither a number nor a list of event names; using the default "
                "0x7f5f");
-  expect_lines("NCCLSCOPE_DETAIL", "most",
-               "NCCLSCOPE_DETAIL=\"most\" is not one of ops, sampled, full; using full");
-  expect_lines("NCCLSCOPE_CLOCK", "rdtsc", "NCCLSCOPE_CLOCK=\"rdtsc\" is not auto, tsc or monotonic; using the default auto");
+  expect_lines("NCCLSCOPE_DETAIL", "most", "NCCLSCOPE_DETAIL=\"most\" is not one of ops, sampled, full; using full");
+  expect_lines("NCCLSCOPE_CLOCK", "rdtsc",
+               "NCCLSCOPE_CLOCK=\"rdtsc\" is not auto, tsc or monotonic; using the default auto");
   clear_env();
   setenv("NCCLSCOPE_CLOCK", "Monotonic", 1);
   load(&c);
