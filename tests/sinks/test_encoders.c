@@ -21,16 +21,19 @@ static ns_metrics* model(void) {
   ns_metrics* m = ns_metrics_new(&cfg);
   if (!m) return NULL;
   ns_metrics_comm(m, 1, 0x1111, 0, 2, "GPU-a", "w\"o\\r\nld");
-  ns_func_stats f = {.comm = 1, .func = NS_FUNC_ALLREDUCE, .type = NS_EV_COLL, .ops = 3, .timed = 3,
-                     .bytes = 3 << 20, .dur_ns_sum = 2500000};
+  ns_func_stats f = {.comm = 1,
+                     .func = NS_FUNC_ALLREDUCE,
+                     .type = NS_EV_COLL,
+                     .ops = 3,
+                     .timed = 3,
+                     .bytes = 3 << 20,
+                     .dur_ns_sum = 2500000};
   f.hist[1] = 2; /* (8 us, 32 us] */
   f.hist[4] = 1; /* (512 us, 2.048 ms] */
   ns_window w = {.index = 0, .start_ns = 0, .end_ns = 1000000000, .ops = 3, .n_funcs = 1, .funcs = &f};
   uint64_t closed[NS_CLOSE_REASONS] = {0};
-  ns_mwindow in = {.w = &w,
-                   .start_unix_ns = 1700000000000000000ull,
-                   .end_unix_ns = 1700000000200000000ull,
-                   .closed = closed};
+  ns_mwindow in = {
+      .w = &w, .start_unix_ns = 1700000000000000000ull, .end_unix_ns = 1700000000200000000ull, .closed = closed};
   ns_metrics_window(m, &in);
   ns_mlive live = {.comm = 1, .oldest_s = 0.5, .episodes = 2};
   ns_metrics_live(m, &live, 1);
@@ -179,16 +182,24 @@ static void test_proto(const ns_metrics* m, ns_buf* b) {
   for (int i = 0; i < 10; i++) led(bnd + 2 + 8 * i, bounds[i]);
   CHECK_TRUE(holds(b, bnd, sizeof bnd));
   /* KeyValue{key (1) "process.pid", value (2) AnyValue{int_value (3, varint) 7}} */
-  static const uint8_t pid[] = {0x0A, 11, 'p', 'r', 'o', 'c', 'e', 's', 's', '.', 'p', 'i', 'd', 0x12, 2, 0x18, 7};
-  CHECK_TRUE(holds(b, pid, sizeof pid));
+  static const char pid[] =
+      "\x0a\x0b"
+      "process.pid"
+      "\x12\x02\x18\x07";
+  CHECK_TRUE(holds(b, pid, sizeof pid - 1));
   /* KeyValue{key "comm_name", value AnyValue{string_value (1) the name's 8 raw bytes}} */
-  static const uint8_t name[] = {0x0A, 9,   'c', 'o', 'm', 'm', '_', 'n', 'a',  'm', 'e',
-                                 0x12, 10,  0x0A, 8,  'w', '"', 'o', '\\', 'r', '\n', 'l', 'd'};
-  CHECK_TRUE(holds(b, name, sizeof name));
-  /* Metric{name (1) "ncclscope.op.duration", description (2) ..., unit (3) "s"} */
-  static const uint8_t metric[] = {0x0A, 21,  'n', 'c', 'c', 'l', 's', 'c', 'o', 'p', 'e', '.',
-                                   'o',  'p', '.', 'd', 'u', 'r', 'a', 't', 'i', 'o', 'n', 0x12};
-  CHECK_TRUE(holds(b, metric, sizeof metric));
+  static const char name[] =
+      "\x0a\x09"
+      "comm_name"
+      "\x12\x0a\x0a\x08"
+      "w\"o\\r\nld";
+  CHECK_TRUE(holds(b, name, sizeof name - 1));
+  /* Metric{name (1) "ncclscope.op.duration" (21 bytes), then description (2) */
+  static const char metric[] =
+      "\x0a\x15"
+      "ncclscope.op.duration"
+      "\x12";
+  CHECK_TRUE(holds(b, metric, sizeof metric - 1));
 }
 
 static void expect_text(const ns_buf* b, const char* s) {
@@ -199,13 +210,15 @@ static void expect_text(const ns_buf* b, const char* s) {
 static void test_json(const ns_metrics* m, ns_buf* b) {
   ns_otlp_json(m, &proc, b);
   CHECK_TRUE(!b->failed && b->len > 0);
-  expect_text(b, "{\"resourceMetrics\":[{\"resource\":{\"attributes\":[{\"key\":\"service.name\",\"value\":{"
-                 "\"stringValue\":\"ncclscope\"}}");
+  expect_text(b,
+              "{\"resourceMetrics\":[{\"resource\":{\"attributes\":[{\"key\":\"service.name\",\"value\":{"
+              "\"stringValue\":\"ncclscope\"}}");
   expect_text(b, "{\"key\":\"process.pid\",\"value\":{\"intValue\":\"7\"}}");
   expect_text(b, "{\"key\":\"comm_name\",\"value\":{\"stringValue\":\"w\\\"o\\\\r\\nld\"}}],\"asDouble\":0.5}");
-  expect_text(b, "\"count\":\"3\",\"sum\":0.0025,\"bucketCounts\":[\"0\",\"2\",\"0\",\"0\",\"1\",\"0\",\"0\",\"0\","
-                 "\"0\",\"0\",\"0\"],\"explicitBounds\":[8e-06,3.2e-05,0.000128,0.000512,0.002048,0.008192,"
-                 "0.032768,0.131072,0.524288,2.097152]}");
+  expect_text(b,
+              "\"count\":\"3\",\"sum\":0.0025,\"bucketCounts\":[\"0\",\"2\",\"0\",\"0\",\"1\",\"0\",\"0\",\"0\","
+              "\"0\",\"0\",\"0\"],\"explicitBounds\":[8e-06,3.2e-05,0.000128,0.000512,0.002048,0.008192,"
+              "0.032768,0.131072,0.524288,2.097152]}");
   expect_text(b, "\"timeUnixNano\":\"1700000000250000000\"");
   expect_text(b, "\"startTimeUnixNano\":\"1700000000000000000\"");
   expect_text(b, "\"aggregationTemporality\":2,\"isMonotonic\":true");

@@ -280,8 +280,10 @@ static long json_body_decode(const char* s, size_t n, unsigned char* text) {
     }
     if (cp >= 0xD800 && cp <= 0xDFFF) return -1;
     i += 6;
-    if (cp < 0x80) text[o++] = (unsigned char)cp;
-    else if (cp < 0x800) text[o++] = (unsigned char)(0xC0 | cp >> 6), text[o++] = (unsigned char)(0x80 | (cp & 0x3F));
+    if (cp < 0x80)
+      text[o++] = (unsigned char)cp;
+    else if (cp < 0x800)
+      text[o++] = (unsigned char)(0xC0 | cp >> 6), text[o++] = (unsigned char)(0x80 | (cp & 0x3F));
     else {
       text[o++] = (unsigned char)(0xE0 | cp >> 12);
       text[o++] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
@@ -293,7 +295,7 @@ static long json_body_decode(const char* s, size_t n, unsigned char* text) {
 
 /* Bytes biased towards what breaks UTF-8 handling: leads, continuations, controls, quotes. */
 static unsigned char random_byte(unsigned long long* rng) {
-  static const unsigned char pick[] = {0x00, 0x1F, '"', '\\', '<', '>', '&', 0x7F, 0x80, 0xBF, 0xC0,
+  static const unsigned char pick[] = {0x00, 0x1F, '"',  '\\', '<',  '>',  '&',  0x7F, 0x80, 0xBF, 0xC0,
                                        0xC2, 0xDF, 0xE0, 0xE2, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF};
   unsigned long long r = test_rng(rng);
   if (r % 4 == 0) return pick[(r >> 8) % sizeof pick];
@@ -328,11 +330,15 @@ static void random_inputs(void) {
     size_t k = 0;
     for (size_t i = 0; i < n;) {
       size_t len = reference_utf8_len(in + i, n - i);
-      if (len) memcpy(want + k, in + i, len), k += len, i += len;
-      else want[k++] = 0xEF, want[k++] = 0xBF, want[k++] = 0xBD, i++;
+      if (len)
+        memcpy(want + k, in + i, len), k += len, i += len;
+      else
+        want[k++] = 0xEF, want[k++] = 0xBF, want[k++] = 0xBD, i++;
     }
-    if (got < 0) bad_json++;
-    else if ((size_t)got != k || memcmp(back, want, k)) bad_text++;
+    if (got < 0)
+      bad_json++;
+    else if ((size_t)got != k || memcmp(back, want, k))
+      bad_text++;
     if (flags && (memchr(whole, '<', w) || memchr(whole, '>', w) || memchr(whole, '&', w))) bad_html++;
     /* in pieces, through an output of a few bytes: the same text */
     static char pieces[96 * NS_JSON_ESC_UNIT_MAX + 1];

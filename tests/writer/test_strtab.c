@@ -59,8 +59,10 @@ int main(void) {
   while (ns_strings_next(&d, &id, &str, &n) == 1) {
     count++;
     CHECK_U64(id, count);
-    if (count <= NSTR) name_of(count - 1, s, sizeof s);
-    else s[0] = 0;
+    if (count <= NSTR)
+      name_of(count - 1, s, sizeof s);
+    else
+      s[0] = 0;
     CHECK_U64(n, strlen(s));
     CHECK_TRUE(n == strlen(s) && memcmp(str, s, n) == 0);
   }
