@@ -17,8 +17,7 @@
 #include "util/numtext.h"
 #include "util/safefile.h"
 
-/* Where ns_config_load puts each NS_CONFIG_NUM row, and how it reads each
- * NS_CONFIG_OWN row (load_<loader> below). */
+/* What the NS_CONFIG_OWN rows' loaders (load_<loader> below) read and set. */
 typedef struct {
   ns_config* c;
   ns_config_warn_fn warn;

@@ -44,13 +44,14 @@ static unsigned distance(const char* a, size_t n, const char* b) {
   return row[m];
 }
 
+/* Ties go to the name first in alphabetical order, whatever the table's order. */
 const char* ns_config_closest(const char* name, size_t len) {
   const ns_config_var* vars = ns_config_vars();
   const char* best = vars[0].name;
   unsigned best_d = distance(name, len, best);
   for (int i = 1; i < NS_CFG_COUNT; i++) {
     unsigned d = distance(name, len, vars[i].name);
-    if (d < best_d) best = vars[i].name, best_d = d;
+    if (d < best_d || (d == best_d && strcmp(vars[i].name, best) < 0)) best = vars[i].name, best_d = d;
   }
   return best;
 }

@@ -316,6 +316,9 @@ static void test_unknown_names(void) {
   CHECK_TRUE(!ns_config_known("NCCLSCOPE_RING_KBX", 18));
   CHECK_TRUE(!ns_config_known("ncclscope_ring_kb", 17));
   CHECK_STR(ns_config_closest("NCCLSCOPE_windowsec", 19), "NCCLSCOPE_WINDOW_SEC");
+  /* ties (4 edits from _WINDOW_OPS and _WINDOW_SEC; from _CLOCK, _OTLP and _PROM_DIR): the first name alphabetically */
+  CHECK_STR(ns_config_closest("NCCLSCOPE_WINDOW", 16), "NCCLSCOPE_WINDOW_OPS");
+  CHECK_STR(ns_config_closest("NCCLSCOPE_PROM", 14), "NCCLSCOPE_CLOCK");
   ns_config c;
   clear_env();
   for (int i = 0; i < NS_CFG_COUNT; i++) setenv(vars[i].name, "", 1);
