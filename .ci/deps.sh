@@ -23,6 +23,9 @@ declare -A package=([cmake]=cmake [gcc]=gcc [make]=make [python3]=python3 [nm]=b
                     [file]=file [rpmbuild]=rpm)
 tools=(cmake gcc make python3 nm pkg-config protoc npm groff)
 [ "${1:-}" = --ci ] && tools+=(clang llvm-symbolizer valgrind promtool prometheus prometheus-node-exporter node chromium dpkg-shlibdeps file rpmbuild)
+# .ci/check_format.sh: git clang-format over the changed lines.
+package[clang-format]=clang-format package[git-clang-format]=clang-format
+[ "${1:-}" = --ci ] && tools+=(clang-format git-clang-format)
 missing=()
 for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("${package[$tool]}")

@@ -9,11 +9,13 @@
 #include <string.h>
 
 #include "analysis/internal.h"
+#include "ncclscope/config_vars.h"
+#include "util/numtext.h"
 
 void ns_analysis_config_default(ns_analysis_config* cfg) {
   memset(cfg, 0, sizeof *cfg);
-  cfg->window_sec = 10.0; /* NCCLSCOPE_WINDOW_SEC's default */
-  cfg->window_ops = 0;
+  cfg->window_sec = ns_config_vars()[NS_CFG_NCCLSCOPE_WINDOW_SEC].def;
+  cfg->window_ops = (uint64_t)ns_config_vars()[NS_CFG_NCCLSCOPE_WINDOW_OPS].def;
   cfg->grace_ns = 20000000ull;
   cfg->max_age_ns = 10000000000ull;
   cfg->timer_quantum_ns = 2048;
@@ -32,19 +34,17 @@ void ns_analysis_config_offline(ns_analysis_config* cfg) {
   cfg->keep_op_verdicts = 1;
 }
 
+/* The plugin's rules and ranges (ncclscope/config_vars.def, parsed as
+ * src/config does); a value they refuse leaves the field as it was. */
 void ns_analysis_config_from_env(ns_analysis_config* cfg) {
-  const char* s = getenv("NCCLSCOPE_WINDOW_SEC");
-  if (s && *s) {
-    char* end = NULL;
-    double v = strtod(s, &end);
-    if (end != s && v > 0 && v < 1e6) cfg->window_sec = v;
-  }
-  s = getenv("NCCLSCOPE_WINDOW_OPS");
-  if (s && *s) {
-    char* end = NULL;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end != s) cfg->window_ops = v;
-  }
+  const ns_config_var* sec = &ns_config_vars()[NS_CFG_NCCLSCOPE_WINDOW_SEC];
+  const ns_config_var* ops = &ns_config_vars()[NS_CFG_NCCLSCOPE_WINDOW_OPS];
+  const char* s = getenv(sec->name);
+  if (s && *s) ns_parse_seconds(s, sec->lo, sec->hi, sec->kind == NS_VAR_SECONDS_OFF, &cfg->window_sec);
+  s = getenv(ops->name);
+  unsigned long long n;
+  if (s && *s && ns_parse_count(s, (unsigned long long)ops->lo, (unsigned long long)ops->hi, &n) == 0)
+    cfg->window_ops = n;
 }
 
 ns_analysis* ns_analysis_create(const ns_analysis_config* cfg) {

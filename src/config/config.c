@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,32 +13,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <stdarg.h>
-
 #include "ncclscope/record.h"
+#include "util/numtext.h"
 #include "util/safefile.h"
 
-/* One warning line to the caller's sink (the runtime logs it). */
-static void warnf(ns_config_warn_fn warn, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warnf(ns_config_warn_fn warn, const char* fmt, ...) {
-  if (!warn) return;
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  warn(msg);
-}
-
-/* strtoull, decimal unless the digits start with 0x: a leading zero is not
- * octal (NCCLSCOPE_RING_KB=0100 is 100). */
-static unsigned long long parse_uint(const char* s, char** end) {
-  const char* p = s;
-  while (isspace((unsigned char)*p)) p++;
-  if (*p == '+') p++;
-  int hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
-  return strtoull(s, end, hex ? 16 : 10);
-}
+/* What the NS_CONFIG_OWN rows' loaders (load_<loader> below) read and set. */
+typedef struct {
+  ns_config* c;
+  ns_config_warn_fn warn;
+  int mask_set; /* NCCLSCOPE_EVENT_MASK (or NCCL's) chose the mask */
+} load_state;
 
 int ns_config_parse_mask(const char* s, uint32_t* out) {
   while (isspace((unsigned char)*s)) s++;
@@ -45,7 +30,7 @@ int ns_config_parse_mask(const char* s, uint32_t* out) {
   if (isdigit((unsigned char)*s)) {
     char* end;
     errno = 0;
-    unsigned long long v = parse_uint(s, &end);
+    unsigned long long v = ns_parse_uint(s, &end);
     while (isspace((unsigned char)*end)) end++;
     if (errno || *end || v > 0xFFFFFFFFull) return -1;
     *out = (uint32_t)v & 0x7FFFu;
@@ -70,109 +55,54 @@ int ns_config_parse_mask(const char* s, uint32_t* out) {
   return 0;
 }
 
-void ns_config_escape(const char* s, char* out, size_t cap) {
-  static const char hex[] = "0123456789abcdef";
-  size_t at = 0, i = 0;
-  if (!cap) return;
-  for (; s[i] && i < 80; i++) {
-    unsigned char c = (unsigned char)s[i];
-    char e[5];
-    size_t n = 0;
-    if (c == '"' || c == '\\') e[n++] = '\\', e[n++] = (char)c;
-    else if (c >= 0x20 && c < 0x7f) e[n++] = (char)c;
-    else e[n++] = '\\', e[n++] = 'x', e[n++] = hex[c >> 4], e[n++] = hex[c & 15];
-    if (at + n + 4 >= cap) break;
-    memcpy(out + at, e, n);
-    at += n;
-  }
-  if (s[i] && at + 3 < cap) memcpy(out + at, "...", 3), at += 3;
-  out[at] = '\0';
-}
-
-/* One line: `NAME="value" why; using what`. */
-static void bad_value(ns_config_warn_fn warn, const char* name, const char* value, const char* why,
-                      const char* used_fmt, ...) __attribute__((format(printf, 5, 6)));
-static void bad_value(ns_config_warn_fn warn, const char* name, const char* value, const char* why,
-                      const char* used_fmt, ...) {
-  char esc[400], used[PATH_MAX + 64];
-  ns_config_escape(value, esc, sizeof esc);
-  va_list ap;
-  va_start(ap, used_fmt);
-  vsnprintf(used, sizeof used, used_fmt, ap);
-  va_end(ap);
-  warnf(warn, "%s=\"%s\" %s; using %s", name, esc, why, used);
-}
-
-static void load_u32(ns_config_warn_fn warn, const char* name, uint32_t* out, uint32_t def, uint32_t lo, uint32_t hi) {
-  *out = def;
-  const char* s = getenv(name);
+/* The NS_CONFIG_NUM kinds, each into its field. */
+static void load_number(ns_config_warn_fn warn, const ns_config_var* v, void* field) {
+  const char* s = getenv(v->name);
   if (!s || !*s) return;
-  char* end;
-  errno = 0;
-  unsigned long long v = parse_uint(s, &end);
-  while (isspace((unsigned char)*end)) end++;
-  if (errno || *end || end == s || *s == '-' || v < lo || v > hi) {
-    char why[96];
-    snprintf(why, sizeof why, "is not a number in [%u, %u] (decimal, or hex with 0x)", lo, hi);
-    bad_value(warn, name, s, why, "the default %u", def);
+  switch (v->kind) {
+  case NS_VAR_U32:
+  case NS_VAR_U64: {
+    unsigned long long lo = (unsigned long long)v->lo, hi = (unsigned long long)v->hi, n;
+    if (ns_parse_count(s, lo, hi, &n) != 0) {
+      char why[96];
+      snprintf(why, sizeof why, "is not a number in [%llu, %llu] (decimal, or hex with 0x)", lo, hi);
+      ns_config_bad_value(warn, v->name, s, why, "the default %llu", (unsigned long long)v->def);
+    } else if (v->kind == NS_VAR_U32) {
+      *(uint32_t*)field = (uint32_t)n;
+    } else {
+      *(uint64_t*)field = n;
+    }
     return;
   }
-  *out = (uint32_t)v;
-}
-
-/* 1/0, true/false, yes/no, on/off (any case). */
-static void load_bool(ns_config_warn_fn warn, const char* name, int* out, int def) {
-  static const char* const yes[] = {"1", "true", "yes", "on"};
-  static const char* const no[] = {"0", "false", "no", "off"};
-  *out = def;
-  const char* s = getenv(name);
-  if (!s || !*s) return;
-  for (int i = 0; i < 4; i++) {
-    if (!strcasecmp(s, yes[i])) return (void)(*out = 1);
-    if (!strcasecmp(s, no[i])) return (void)(*out = 0);
-  }
-  bad_value(warn, name, s, "is not 1/0, true/false, yes/no or on/off", "the default %d", def);
-}
-
-/* A plain decimal number ("12", "0.5", "1e-3"): not hex ("0x1p-3"), inf or nan, which strtod takes too. */
-static int is_decimal(const char* s) {
-  while (isspace((unsigned char)*s)) s++;
-  if (*s == '+' || *s == '-') s++;
-  int digits = 0;
-  while (isdigit((unsigned char)*s)) s++, digits++;
-  if (*s == '.') {
-    s++;
-    while (isdigit((unsigned char)*s)) s++, digits++;
-  }
-  if (!digits) return 0;
-  if (*s == 'e' || *s == 'E') {
-    s++;
-    if (*s == '+' || *s == '-') s++;
-    if (!isdigit((unsigned char)*s)) return 0;
-    while (isdigit((unsigned char)*s)) s++;
-  }
-  while (isspace((unsigned char)*s)) s++;
-  return *s == '\0';
-}
-
-/* A number of seconds in [lo, hi] (fractions allowed); zero_off: 0 is taken too (off). */
-static void load_seconds(ns_config_warn_fn warn, const char* name, double* out, double def, double lo, double hi,
-                         int zero_off) {
-  *out = def;
-  const char* s = getenv(name);
-  if (!s || !*s) return;
-  char* end = NULL;
-  errno = 0;
-  double v = is_decimal(s) ? strtod(s, &end) : 0;
-  while (end && isspace((unsigned char)*end)) end++;
-  if (!end || errno || end == s || *end || !((v >= lo && v <= hi) || (zero_off && v == 0))) {
-    char why[128];
-    snprintf(why, sizeof why, "is not a decimal number of seconds in [%g, %g]%s", lo, hi,
-             zero_off ? " or 0 (off)" : "");
-    bad_value(warn, name, s, why, "the default %g", def);
+  case NS_VAR_SECONDS:
+  case NS_VAR_SECONDS_OFF: {
+    int zero_off = v->kind == NS_VAR_SECONDS_OFF;
+    if (ns_parse_seconds(s, v->lo, v->hi, zero_off, (double*)field) != 0) {
+      char why[128];
+      snprintf(why, sizeof why, "is not a decimal number of seconds in [%g, %g]%s", v->lo, v->hi,
+               zero_off ? " or 0 (off)" : "");
+      ns_config_bad_value(warn, v->name, s, why, "the default %g", v->def);
+    }
     return;
   }
-  *out = v;
+  case NS_VAR_BOOL:
+    if (ns_parse_switch(s, (int*)field) != 0)
+      ns_config_bad_value(warn, v->name, s, "is not 1/0, true/false, yes/no or on/off", "the default %d", (int)v->def);
+    return;
+  case NS_VAR_OWN: return;
+  }
+}
+
+/* Each NS_CONFIG_NUM row's field, its default stored before the variable is read. */
+static void set_default(const ns_config_var* v, void* field) {
+  switch (v->kind) {
+  case NS_VAR_U32: *(uint32_t*)field = (uint32_t)v->def; return;
+  case NS_VAR_U64: *(uint64_t*)field = (uint64_t)v->def; return;
+  case NS_VAR_SECONDS:
+  case NS_VAR_SECONDS_OFF: *(double*)field = v->def; return;
+  case NS_VAR_BOOL: *(int*)field = (int)v->def; return;
+  case NS_VAR_OWN: return;
+  }
 }
 
 /* The node-local rank the launcher gives (OTLP resource nccl.local_rank):
@@ -198,8 +128,10 @@ static void load_local_rank(ns_config_warn_fn warn, int* out) {
   }
   for (size_t b = 0; b < i && b < N; b++) {
     if (!bad[b]) continue;
-    if (*out >= 0) bad_value(warn, vars[b], getenv(vars[b]), "is not a rank in [0, 999999]", "%s=%d", vars[i], *out);
-    else bad_value(warn, vars[b], getenv(vars[b]), "is not a rank in [0, 999999]", "no nccl.local_rank");
+    if (*out >= 0)
+      ns_config_bad_value(warn, vars[b], getenv(vars[b]), "is not a rank in [0, 999999]", "%s=%d", vars[i], *out);
+    else
+      ns_config_bad_value(warn, vars[b], getenv(vars[b]), "is not a rank in [0, 999999]", "no nccl.local_rank");
   }
 }
 
@@ -232,15 +164,16 @@ int ns_config_parse_signal(const char* s, int* out) {
   return -1;
 }
 
-static void load_signal(ns_config_warn_fn warn, const char* name, int* out, int def) {
-  *out = def;
-  const char* s = getenv(name);
+static void load_dump_signal(load_state* st, const ns_config_var* v) {
+  st->c->dump_signal = SIGUSR1;
+  const char* s = getenv(v->name);
   if (!s || !*s) return;
-  if (ns_config_parse_signal(s, out) != 0) {
-    *out = def;
-    bad_value(warn, name, s,
-              "is not 0 (off), a real-time signal or one of SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH, SIGPWR, SIGURG, SIGQUIT",
-              "the default %d (SIGUSR1)", def);
+  if (ns_config_parse_signal(s, &st->c->dump_signal) != 0) {
+    st->c->dump_signal = SIGUSR1;
+    ns_config_bad_value(st->warn, v->name, s,
+                        "is not 0 (off), a real-time signal or one of SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH, SIGPWR, "
+                        "SIGURG, SIGQUIT",
+                        "the default %d (SIGUSR1)", SIGUSR1);
   }
 }
 
@@ -289,16 +222,17 @@ uint32_t ns_detail_mask(uint32_t full_mask, int full) { return full ? full_mask 
 
 /* NCCLSCOPE_DETAIL. Unset: `full` when NCCLSCOPE_EVENT_MASK (or NCCL's)
  * chose the mask, so that a mask asked for is recorded whole; else the default. */
-static void load_detail(ns_config_warn_fn warn, ns_config* c, int mask_set) {
-  c->detail = mask_set ? NS_DETAIL_FULL : NS_DETAIL_DEFAULT;
-  const char* s = getenv("NCCLSCOPE_DETAIL");
+static void load_detail(load_state* st, const ns_config_var* v) {
+  ns_config* c = st->c;
+  c->detail = st->mask_set ? NS_DETAIL_FULL : NS_DETAIL_DEFAULT;
+  const char* s = getenv(v->name);
   if (!s || !*s) return;
   for (int l = NS_DETAIL_OPS; l <= NS_DETAIL_FULL; l++)
     if (!strcasecmp(s, ns_detail_name(l))) {
       c->detail = l;
       return;
     }
-  bad_value(warn, "NCCLSCOPE_DETAIL", s, "is not one of ops, sampled, full", "%s", ns_detail_name(c->detail));
+  ns_config_bad_value(st->warn, v->name, s, "is not one of ops, sampled, full", "%s", ns_detail_name(c->detail));
 }
 
 /* ./ncclscope-<job id> where the job id makes a plain file name, else the process start. */
@@ -317,78 +251,135 @@ static void default_dump_dir(char* out, size_t len, const char* job) {
   snprintf(out, len, "./ncclscope-%s", stamp);
 }
 
-void ns_config_load(ns_config* c, ns_config_warn_fn warn) {
-  memset(c, 0, sizeof *c);
-  ns_job_identity_read(&c->job);
+static void load_job(load_state* st, const ns_config_var* v) {
+  (void)v;
+  ns_job_identity_read(&st->c->job);
+}
+
+/* NCCLSCOPE_EVENT_MASK, else NCCL's own NCCL_PROFILE_EVENT_MASK. */
+static void load_event_mask(load_state* st, const ns_config_var* v) {
+  ns_config* c = st->c;
   c->event_mask = NS_DEFAULT_EVENT_MASK;
-  const char* name = "NCCLSCOPE_EVENT_MASK";
+  const char* name = v->name;
   const char* s = getenv(name);
   if (!s || !*s) {
     name = "NCCL_PROFILE_EVENT_MASK";
     s = getenv(name);
   }
-  if (s && *s) {
-    int rc = ns_config_parse_mask(s, &c->event_mask);
-    if (rc == -2) {
-      bad_value(warn, name, s, "sets bits above 0x7FFF, which name no event type", "0x%x", c->event_mask);
-    } else if (rc != 0) {
-      c->event_mask = NS_DEFAULT_EVENT_MASK;
-      bad_value(warn, name, s, "is neither a number nor a list of event names", "the default 0x%x",
-                NS_DEFAULT_EVENT_MASK);
-    }
+  st->mask_set = s && *s;
+  if (!st->mask_set) return;
+  int rc = ns_config_parse_mask(s, &c->event_mask);
+  if (rc == -2) {
+    ns_config_bad_value(st->warn, name, s, "sets bits above 0x7FFF, which name no event type", "0x%x", c->event_mask);
+  } else if (rc != 0) {
+    c->event_mask = NS_DEFAULT_EVENT_MASK;
+    ns_config_bad_value(st->warn, name, s, "is neither a number nor a list of event names", "the default 0x%x",
+                        NS_DEFAULT_EVENT_MASK);
   }
-  load_detail(warn, c, s && *s);
-  load_u32(warn, "NCCLSCOPE_SAMPLE_MS", &c->sample_ms, NS_SAMPLE_MS_DEFAULT, 1, 1000);
-  load_seconds(warn, "NCCLSCOPE_ESCALATE_SEC", &c->escalate_sec, NS_ESCALATE_SEC_DEFAULT, 0.1, 86400, 1);
-  s = getenv("NCCLSCOPE_DUMP_DIR");
+}
+
+/* Needs the job identity (NCCLSCOPE_JOB_NAME's row comes first). */
+static void load_dump_dir(load_state* st, const ns_config_var* v) {
+  ns_config* c = st->c;
+  const char* s = getenv(v->name);
   if (s && *s && strlen(s) < sizeof c->dump_dir) {
     memcpy(c->dump_dir, s, strlen(s) + 1);
   } else {
     default_dump_dir(c->dump_dir, sizeof c->dump_dir, c->job.id);
-    if (s && *s) bad_value(warn, "NCCLSCOPE_DUMP_DIR", s, "is longer than PATH_MAX", "the default %s", c->dump_dir);
+    if (s && *s) ns_config_bad_value(st->warn, v->name, s, "is longer than PATH_MAX", "the default %s", c->dump_dir);
   }
-  load_u32(warn, "NCCLSCOPE_RING_KB", &c->ring_kb, 4096, 4, 1u << 20);
-  load_u32(warn, "NCCLSCOPE_MAX_THREADS", &c->max_threads, 128, 1, 4096);
-  load_u32(warn, "NCCLSCOPE_SLAB_EVENTS", &c->slab_events, 65536, 64, 1u << 24);
-  load_u32(warn, "NCCLSCOPE_FLUSH_MS", &c->flush_ms, 1000, 1, 60000);
-  load_u32(warn, "NCCLSCOPE_POLL_MS", &c->poll_ms, 2, 1, 1000);
-  load_u32(warn, "NCCLSCOPE_SHED_FILL", &c->shed_fill, 50, 0, 100);
-  load_u32(warn, "NCCLSCOPE_HOLD_MS", &c->hold_ms, 100, 0, 600000);
-  load_u32(warn, "NCCLSCOPE_MAX_AGE_MS", &c->max_age_ms, 10000, 1, 3600000);
-  if (c->max_age_ms < c->hold_ms) {
-    warnf(warn, "NCCLSCOPE_MAX_AGE_MS=%u is below NCCLSCOPE_HOLD_MS=%u; using %u", c->max_age_ms, c->hold_ms,
-                c->hold_ms);
-    c->max_age_ms = c->hold_ms;
-  }
-  load_bool(warn, "NCCLSCOPE_NO_CUDA", &c->no_cuda, 0);
-  load_bool(warn, "NCCLSCOPE_ANALYSIS", &c->analysis, 1);
-  s = getenv("NCCLSCOPE_CLOCK");
+}
+
+static void load_clock(load_state* st, const ns_config_var* v) {
+  const char* s = getenv(v->name);
   if (s && *s) {
-    if (!strcasecmp(s, "monotonic")) c->force_mono = 1;
+    if (!strcasecmp(s, "monotonic"))
+      st->c->force_mono = 1;
     else if (strcasecmp(s, "tsc") != 0 && strcasecmp(s, "auto") != 0)
-      bad_value(warn, "NCCLSCOPE_CLOCK", s, "is not auto, tsc or monotonic", "the default auto");
+      ns_config_bad_value(st->warn, v->name, s, "is not auto, tsc or monotonic", "the default auto");
   }
-  load_seconds(warn, "NCCLSCOPE_WINDOW_SEC", &c->window_sec, NS_WINDOW_SEC_DEFAULT, 0.001, 86400, 0);
-  load_u32(warn, "NCCLSCOPE_FR_ENTRIES", &c->fr_entries, 2000, 0, 1000000);
-  load_seconds(warn, "NCCLSCOPE_HANG_TIMEOUT_SEC", &c->hang_timeout_sec, 60.0, 0.01, 604800, 1);
-  load_signal(warn, "NCCLSCOPE_DUMP_SIGNAL", &c->dump_signal, SIGUSR1);
-  uint32_t ops;
-  load_u32(warn, "NCCLSCOPE_WINDOW_OPS", &ops, 0, 0, 1u << 30);
-  c->window_ops = ops;
-  s = getenv("NCCLSCOPE_PROM_DIR");
+}
+
+static void load_prom_dir(load_state* st, const ns_config_var* v) {
+  ns_config* c = st->c;
+  const char* s = getenv(v->name);
   if (s && *s) {
     if (strlen(s) < sizeof c->prom_dir) memcpy(c->prom_dir, s, strlen(s) + 1);
-    else bad_value(warn, "NCCLSCOPE_PROM_DIR", s, "is longer than PATH_MAX", "no Prometheus file");
+    else
+      ns_config_bad_value(st->warn, v->name, s, "is longer than PATH_MAX", "no Prometheus file");
   }
-  load_u32(warn, "NCCLSCOPE_TOP_LINKS", &c->top_links, 16, 0, 1024);
-  load_bool(warn, "NCCLSCOPE_PROM_KEEP", &c->prom_keep, 0);
-  load_u32(warn, "NCCLSCOPE_MAX_SERIES", &c->max_series, NS_MAX_SERIES_DEFAULT, 20, 1000000);
-  ns_otel_config_load(&c->otel, warn);
-  load_local_rank(warn, &c->local_rank);
+}
+
+/* NCCLSCOPE_OTLP with the OTEL_* variables (otel.c), then the local rank
+ * that goes into the OTLP resource. */
+static void load_otel(load_state* st, const ns_config_var* v) {
+  (void)v;
+  ns_otel_config_load(&st->c->otel, st->warn);
+  load_local_rank(st->warn, &st->c->local_rank);
+}
+
+static void load_file_mode(load_state* st, const ns_config_var* v) {
+  ns_config* c = st->c;
   c->file_mode = NS_FILE_MODE_DEFAULT;
-  s = getenv("NCCLSCOPE_FILE_MODE");
+  const char* s = getenv(v->name);
   if (s && *s && ns_file_mode_parse(s, &c->file_mode) != 0)
-    bad_value(warn, "NCCLSCOPE_FILE_MODE", s, "is not an octal mode <= 0777 with owner read and write",
-              "the default 0%o", NS_FILE_MODE_DEFAULT);
+    ns_config_bad_value(st->warn, v->name, s, "is not an octal mode <= 0777 with owner read and write",
+                        "the default 0%o", NS_FILE_MODE_DEFAULT);
+}
+
+/* Read by the ncclscope command, not by the plugin. */
+static void load_cli(load_state* st, const ns_config_var* v) {
+  (void)st;
+  (void)v;
+}
+
+/* The field of each NS_CONFIG_NUM row, checked against its kind's size. */
+#define NS_KIND_SIZE_U32 sizeof(uint32_t)
+#define NS_KIND_SIZE_U64 sizeof(uint64_t)
+#define NS_KIND_SIZE_SECONDS sizeof(double)
+#define NS_KIND_SIZE_SECONDS_OFF sizeof(double)
+#define NS_KIND_SIZE_BOOL sizeof(int)
+#define NS_CONFIG_NUM(name, kind, field, def, lo, hi, doc)              \
+  _Static_assert(sizeof(((ns_config*)0)->field) == NS_KIND_SIZE_##kind, \
+                 #name " and ns_config." #field " differ in size");
+#define NS_CONFIG_OWN(name, loader, def, doc)
+#include "ncclscope/config_vars.def"
+#undef NS_CONFIG_NUM
+#undef NS_CONFIG_OWN
+
+static const size_t field_offset[NS_CFG_COUNT] = {
+#define NS_CONFIG_NUM(name, kind, field, def, lo, hi, doc) [NS_CFG_##name] = offsetof(ns_config, field),
+#define NS_CONFIG_OWN(name, loader, def, doc)
+#include "ncclscope/config_vars.def"
+#undef NS_CONFIG_NUM
+#undef NS_CONFIG_OWN
+};
+
+static void (*const own_loader[NS_CFG_COUNT])(load_state*, const ns_config_var*) = {
+#define NS_CONFIG_NUM(name, kind, field, def, lo, hi, doc)
+#define NS_CONFIG_OWN(name, loader, def, doc) [NS_CFG_##name] = load_##loader,
+#include "ncclscope/config_vars.def"
+#undef NS_CONFIG_NUM
+#undef NS_CONFIG_OWN
+};
+
+void ns_config_load(ns_config* c, ns_config_warn_fn warn) {
+  memset(c, 0, sizeof *c);
+  load_state st = {c, warn, 0};
+  const ns_config_var* vars = ns_config_vars();
+  for (int i = 0; i < NS_CFG_COUNT; i++) {
+    if (vars[i].kind == NS_VAR_OWN) {
+      own_loader[i](&st, &vars[i]);
+      continue;
+    }
+    void* field = (char*)c + field_offset[i];
+    set_default(&vars[i], field);
+    load_number(warn, &vars[i], field);
+    if (i == NS_CFG_NCCLSCOPE_MAX_AGE_MS && c->max_age_ms < c->hold_ms) {
+      ns_config_warnf(warn, "NCCLSCOPE_MAX_AGE_MS=%u is below NCCLSCOPE_HOLD_MS=%u; using %u", c->max_age_ms,
+                      c->hold_ms, c->hold_ms);
+      c->max_age_ms = c->hold_ms;
+    }
+  }
   ns_config_warn_unknown(warn);
 }

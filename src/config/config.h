@@ -12,6 +12,8 @@
 
 #include "config/identity.h"
 #include "config/otel.h"
+#include "config/warn.h"
+#include "ncclscope/config_vars.h"
 
 /* Default mask: every type except ProxyCtrl (proxy-thread sleep/wake
  * bookkeeping: frequent and rarely useful) and NetPlugin (one event per
@@ -30,15 +32,10 @@ typedef enum { NS_DETAIL_OPS = 0, NS_DETAIL_SAMPLED = 1, NS_DETAIL_FULL = 2 } ns
  * KernelCh (and ProxySteps), and only KernelCh gives GPU times (README,
  * "What it costs your job"). */
 #define NS_DETAIL_DEFAULT NS_DETAIL_FULL
-/* 30 ms of full detail a second: NCCL's extra work under full detail is at
- * most ~29 % of a small single-node collective (docs/performance.md, "What
- * NCCL pays per detail level"), and 3 % of 29 % keeps it under 1 %. */
-#define NS_SAMPLE_MS_DEFAULT 30
-#define NS_ESCALATE_SEC_DEFAULT 30.0
-/* NCCLSCOPE_WINDOW_SEC: the metrics window */
-#define NS_WINDOW_SEC_DEFAULT 10.0
-/* NCCLSCOPE_MAX_SERIES: the series budget per process (docs/metrics.md, "Series budget") */
-#define NS_MAX_SERIES_DEFAULT 500
+/* The defaults of NCCLSCOPE_WINDOW_SEC and NCCLSCOPE_MAX_SERIES, for the
+ * writer's fallbacks (the table: ncclscope/config_vars.def). */
+#define NS_WINDOW_SEC_DEFAULT (ns_config_vars()[NS_CFG_NCCLSCOPE_WINDOW_SEC].def)
+#define NS_MAX_SERIES_DEFAULT ((uint32_t)ns_config_vars()[NS_CFG_NCCLSCOPE_MAX_SERIES].def)
 
 typedef struct {
   uint32_t event_mask;  /* the mask of full detail: NCCLSCOPE_EVENT_MASK, else the default */
@@ -72,18 +69,12 @@ typedef struct {
   int dump_signal;      /* NCCLSCOPE_DUMP_SIGNAL: asks for a flight-record dump; 0 = none */
 } ns_config;
 
-/* Receives one line per rejected value (the runtime logs it); may be NULL. */
-typedef void (*ns_config_warn_fn)(const char* line);
-
 void ns_config_load(ns_config* c, ns_config_warn_fn warn);
-/* Writes `s` for a log line: printable ASCII as is, '"' and '\\' escaped,
- * every other byte as \xNN; at most 80 source bytes, then "...". */
-void ns_config_escape(const char* s, char* out, size_t cap);
 /* Parses a mask: a number (decimal, 0x hex; a leading 0 is not octal) or names ("Coll,ProxyOp", "all",
  * "default", "none"). 0 on success. */
 int ns_config_parse_mask(const char* s, uint32_t* out);
-/* 1 when name[0..len) is an NCCLSCOPE_* variable that ncclscope reads (the
- * one list, names.c: a new variable is added there). */
+/* 1 when name[0..len) is an NCCLSCOPE_* variable that ncclscope reads (a
+ * row of ncclscope/config_vars.def). */
 int ns_config_known(const char* name, size_t len);
 /* The known variable nearest to name[0..len) (edit distance, any case). */
 const char* ns_config_closest(const char* name, size_t len);

@@ -1,36 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the NCCLSCOPE_* variables that exist, so a misspelt one is
- * named rather than ignored (cold: the first init of a session).
- *
- * THE one list: every NCCLSCOPE_* variable read anywhere (the plugin, the
- * CLI, the analysis the CLI shares) is here, or setting it warns. A new
- * variable is one line. */
+ * named rather than ignored (cold: the first init of a session). The names
+ * are ncclscope/config_vars.def's rows: every NCCLSCOPE_* variable read
+ * anywhere (the plugin, the CLI, the analysis the CLI shares). */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "config/config.h"
+#include "config/warn.h"
+#include "ncclscope/config_vars.h"
 
 extern char** environ;
 
-static const char* const known[] = {
-    "NCCLSCOPE_ANALYSIS",          "NCCLSCOPE_CLOCK",             "NCCLSCOPE_DETAIL",
-    "NCCLSCOPE_DUMP_DIR",          "NCCLSCOPE_ESCALATE_SEC",      "NCCLSCOPE_SAMPLE_MS",
-    "NCCLSCOPE_DUMP_SIGNAL",       "NCCLSCOPE_EVENT_MASK",        "NCCLSCOPE_FILE_MODE",
-    "NCCLSCOPE_FLUSH_MS",          "NCCLSCOPE_FR_ENTRIES",        "NCCLSCOPE_HANG_TIMEOUT_SEC",
-    "NCCLSCOPE_HOLD_MS",           "NCCLSCOPE_JOB_NAME",          "NCCLSCOPE_MAX_AGE_MS",
-    "NCCLSCOPE_MAX_SERIES",        "NCCLSCOPE_MAX_THREADS",       "NCCLSCOPE_NO_CUDA",
-    "NCCLSCOPE_OTLP",              "NCCLSCOPE_POLL_MS",           "NCCLSCOPE_PROM_DIR",
-    "NCCLSCOPE_PROM_KEEP",         "NCCLSCOPE_RING_KB",           "NCCLSCOPE_SHED_FILL",
-    "NCCLSCOPE_SLAB_EVENTS",       "NCCLSCOPE_TOP_LINKS",         "NCCLSCOPE_WINDOW_OPS",
-    "NCCLSCOPE_WINDOW_SEC",
-    "NCCLSCOPE_PROGRESS_MS",     /* the CLI's progress line (tools/cmd_export.c) */
-    "NCCLSCOPE_CHROME_WARN_MB",  /* the CLI's size warning for Chrome JSON (tools/cmd_export.c) */
-};
-
 int ns_config_known(const char* name, size_t len) {
-  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-    if (strlen(known[i]) == len && memcmp(known[i], name, len) == 0) return 1;
+  const ns_config_var* vars = ns_config_vars();
+  for (int i = 0; i < NS_CFG_COUNT; i++)
+    if (strlen(vars[i].name) == len && memcmp(vars[i].name, name, len) == 0) return 1;
   return 0;
 }
 
@@ -58,12 +44,14 @@ static unsigned distance(const char* a, size_t n, const char* b) {
   return row[m];
 }
 
+/* Ties go to the name first in alphabetical order, whatever the table's order. */
 const char* ns_config_closest(const char* name, size_t len) {
-  const char* best = known[0];
+  const ns_config_var* vars = ns_config_vars();
+  const char* best = vars[0].name;
   unsigned best_d = distance(name, len, best);
-  for (size_t i = 1; i < sizeof known / sizeof known[0]; i++) {
-    unsigned d = distance(name, len, known[i]);
-    if (d < best_d) best = known[i], best_d = d;
+  for (int i = 1; i < NS_CFG_COUNT; i++) {
+    unsigned d = distance(name, len, vars[i].name);
+    if (d < best_d || (d == best_d && strcmp(vars[i].name, best) < 0)) best = vars[i].name, best_d = d;
   }
   return best;
 }

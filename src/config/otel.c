@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "config/config.h"
+#include "config/warn.h"
 #include "util/url_userinfo.h"
 
 static void warn_value(ns_otel_warn_fn warn, const char* name, const char* value, const char* why, const char* used) {

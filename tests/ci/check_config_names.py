@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Every NCCLSCOPE_* variable the code reads is in the one list of known
-names (src/config/names.c), or setting it would draw an "unknown variable"
-warning; and every name in the list is read somewhere (no stale entry).
+"""Every NCCLSCOPE_* variable the code reads by name is a row of the one
+table (include/ncclscope/config_vars.def), or setting it would draw an
+"unknown variable" warning; and every row that the plugin does not read
+through the table (a `cli` row: the ncclscope command reads it) is read by
+name somewhere (no stale row).
 
 usage: check_config_names.py REPO"""
 import os
@@ -11,7 +13,8 @@ import sys
 
 REPO = sys.argv[1]
 NAME = re.compile(r'"(NCCLSCOPE_[A-Z0-9_]+)"')
-TABLE = os.path.join(REPO, "src", "config", "names.c")
+TABLE = os.path.join(REPO, "include", "ncclscope", "config_vars.def")
+ROW = re.compile(r"^NS_CONFIG_(NUM|OWN)\((NCCLSCOPE_[A-Z0-9_]+), *(\w+)", re.M)
 
 
 def literals(root):
@@ -32,15 +35,20 @@ def literals(root):
 
 def main():
     with open(TABLE) as fh:
-        table = set(NAME.findall(fh.read()))
+        rows = ROW.findall(fh.read())
+    table = {name for _, name, _ in rows}
+    by_name = {name for macro, name, loader in rows if macro == "OWN" and loader == "cli"}
     used = literals(REPO)
     missing = sorted(set(used) - table)
-    stale = sorted(table - set(used))
+    stale = sorted(by_name - set(used))
     for n in missing:
-        print("FAIL %s (read in %s) is not in src/config/names.c: setting it would warn 'not a variable ncclscope "
-              "knows'" % (n, used[n]))
+        print("FAIL %s (read in %s) is not in include/ncclscope/config_vars.def: setting it would warn 'not a "
+              "variable ncclscope knows'" % (n, used[n]))
     for n in stale:
-        print("FAIL %s is in src/config/names.c but nothing reads it" % n)
+        print("FAIL %s is a cli row of include/ncclscope/config_vars.def but nothing reads it" % n)
+    if len(table) < 30:
+        print("FAIL only %d rows found in %s" % (len(table), TABLE))
+        sys.exit(1)
     if missing or stale:
         sys.exit(1)
     print("ok: %d variables, all in the list" % len(table))

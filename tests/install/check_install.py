@@ -115,6 +115,8 @@ def check_man_pages(mandir):
             if name.endswith(".c"):
                 with open(os.path.join(d, name)) as f:
                     read.update(re.findall(r'"(NCCLSCOPE_[A-Z0-9_]+)"', f.read()))
+    with open(os.path.join(os.environ["SOURCE"], "include", "ncclscope", "config_vars.def")) as f:
+        read.update(re.findall(r"^NS_CONFIG_(?:NUM|OWN)\((NCCLSCOPE_[A-Z0-9_]+)", f.read(), re.M))
     check(len(read) > 10, "found only %s in src/" % sorted(read))
     missing = sorted(v for v in read if not re.search(r"\b%s\b" % v, page7))
     check(not missing, "ncclscope(7) does not describe %s (man/ncclscope.7.in)" % ", ".join(missing))

@@ -5,7 +5,9 @@
  * code points above U+10FFFF, sequences cut by the end of the input and by
  * the end of the output buffer, every control character, the HTML option;
  * ns_utf8_len against an independent decoder over every 1- to 3-byte input;
- * ns_json_write_str through a stdio stream. */
+ * ns_json_write_str through a stdio stream; and random bytes, whole and in
+ * pieces, against an independent JSON decoder: valid UTF-8 out, every byte
+ * of a well-formed sequence back, U+FFFD for each other byte. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +249,115 @@ static void utf8_rule(void) {
   CHECK_U64(bad, 0);
 }
 
+/* An independent reading of a JSON string body: escapes decoded, UTF-8
+ * written; -1 on anything a JSON parser refuses (a raw control character,
+ * '"', a stray backslash, a bad escape, a lone surrogate). */
+static long json_body_decode(const char* s, size_t n, unsigned char* text) {
+  size_t o = 0;
+  for (size_t i = 0; i < n;) {
+    unsigned char c = (unsigned char)s[i];
+    if (c < 0x20 || c == '"') return -1;
+    if (c != '\\') {
+      text[o++] = c;
+      i++;
+      continue;
+    }
+    if (i + 1 >= n) return -1;
+    char e = s[i + 1];
+    const char* simple = strchr("\"\\/bfnrt", e);
+    if (e && simple) {
+      static const char to[] = "\"\\/\b\f\n\r\t";
+      text[o++] = (unsigned char)to[simple - "\"\\/bfnrt"];
+      i += 2;
+      continue;
+    }
+    if (e != 'u' || i + 6 > n) return -1;
+    unsigned long cp = 0;
+    for (size_t k = i + 2; k < i + 6; k++) {
+      int h = s[k] >= '0' && s[k] <= '9' ? s[k] - '0' : s[k] >= 'a' && s[k] <= 'f' ? s[k] - 'a' + 10 : -1;
+      if (h < 0) return -1; /* the escaper writes lower-case hex */
+      cp = cp << 4 | (unsigned long)h;
+    }
+    if (cp >= 0xD800 && cp <= 0xDFFF) return -1;
+    i += 6;
+    if (cp < 0x80)
+      text[o++] = (unsigned char)cp;
+    else if (cp < 0x800)
+      text[o++] = (unsigned char)(0xC0 | cp >> 6), text[o++] = (unsigned char)(0x80 | (cp & 0x3F));
+    else {
+      text[o++] = (unsigned char)(0xE0 | cp >> 12);
+      text[o++] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+      text[o++] = (unsigned char)(0x80 | (cp & 0x3F));
+    }
+  }
+  return (long)o;
+}
+
+/* Bytes biased towards what breaks UTF-8 handling: leads, continuations, controls, quotes. */
+static unsigned char random_byte(unsigned long long* rng) {
+  static const unsigned char pick[] = {0x00, 0x1F, '"',  '\\', '<',  '>',  '&',  0x7F, 0x80, 0xBF, 0xC0,
+                                       0xC2, 0xDF, 0xE0, 0xE2, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF};
+  unsigned long long r = test_rng(rng);
+  if (r % 4 == 0) return pick[(r >> 8) % sizeof pick];
+  if (r % 4 == 1) return (unsigned char)(0x80 | ((r >> 8) & 0x3F)); /* a continuation byte */
+  return (unsigned char)(r >> 16);
+}
+
+static void random_inputs(void) {
+  unsigned long long rng = 42;
+  unsigned long bad_utf8 = 0, bad_json = 0, bad_text = 0, bad_pieces = 0, bad_html = 0;
+  for (int iter = 0; iter < 20000; iter++) {
+    unsigned char in[96];
+    size_t n = (size_t)(test_rng(&rng) % sizeof in);
+    for (size_t i = 0; i < n; i++) in[i] = random_byte(&rng);
+    unsigned flags = iter % 2 ? NS_JSON_ESC_HTML : 0;
+    static char whole[96 * NS_JSON_ESC_UNIT_MAX + 1];
+    size_t used = 0;
+    size_t w = ns_json_escape(whole, sizeof whole, (const char*)in, n, flags, &used);
+    if (used != n) bad_pieces++;
+    /* valid UTF-8 out */
+    for (size_t i = 0; i < w;) {
+      size_t len = reference_utf8_len((const unsigned char*)whole + i, w - i);
+      if (!len) {
+        bad_utf8++;
+        break;
+      }
+      i += len;
+    }
+    /* a JSON string body that reads back as the input, each ill-formed byte as U+FFFD */
+    unsigned char back[96 * 4], want[96 * 3];
+    long got = json_body_decode(whole, w, back);
+    size_t k = 0;
+    for (size_t i = 0; i < n;) {
+      size_t len = reference_utf8_len(in + i, n - i);
+      if (len)
+        memcpy(want + k, in + i, len), k += len, i += len;
+      else
+        want[k++] = 0xEF, want[k++] = 0xBF, want[k++] = 0xBD, i++;
+    }
+    if (got < 0)
+      bad_json++;
+    else if ((size_t)got != k || memcmp(back, want, k))
+      bad_text++;
+    if (flags && (memchr(whole, '<', w) || memchr(whole, '>', w) || memchr(whole, '&', w))) bad_html++;
+    /* in pieces, through an output of a few bytes: the same text */
+    static char pieces[96 * NS_JSON_ESC_UNIT_MAX + 1];
+    size_t cap = NS_JSON_ESC_UNIT_MAX + (size_t)(test_rng(&rng) % 8), at = 0, done = 0;
+    while (done < n) {
+      size_t step = 0;
+      at += ns_json_escape(pieces + at, cap, (const char*)in + done, n - done, flags, &step);
+      if (!step) break;
+      done += step;
+    }
+    if (done != n || at != w || memcmp(pieces, whole, w)) bad_pieces++;
+  }
+  CHECK_U64(bad_utf8, 0);
+  CHECK_U64(bad_json, 0);
+  CHECK_U64(bad_text, 0);
+  CHECK_U64(bad_pieces, 0);
+  CHECK_U64(bad_html, 0);
+}
+
 static void write_str(void) {
   char* buf = NULL;
   size_t len = 0;
@@ -279,5 +390,6 @@ int main(void) {
   truncation_cases();
   utf8_rule();
   write_str();
+  random_inputs();
   CHECK_DONE();
 }

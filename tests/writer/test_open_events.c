@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope plugin unit test: the handles NCCL gets (they carry the event's
+/* ncclscope writer unit test: the handles NCCL gets (they carry the event's
  * id, type and PXN bit; nothing else passes for one) and the writer's table
  * of open events (found by id however many are open, how each ended, the
  * closing rules: max age, pinned events, pressure, a communicator's end). */

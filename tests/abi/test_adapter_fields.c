@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope plugin test: every descriptor field of every event type, through
+/* ncclscope ABI test: every descriptor field of every event type, through
  * every ABI version (ncclProfiler_v1..v6), lands in the right num[]/str[]
  * slot of the recorded START (record.h layout). Descriptors are first
  * filled with garbage bytes, then every field is given a distinct value, so
@@ -13,8 +13,8 @@
 
 #include "abi/nccl_profiler.h"
 #include "check.h"
-#include "plugin_open.h"
-#include "trace_load.h"
+#include "plugin/plugin_open.h"
+#include "plugin/trace_load.h"
 
 #define GARBAGE 0xA5
 

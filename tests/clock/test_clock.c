@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope plugin unit test: TSC calibration against CLOCK_MONOTONIC. */
+/* ncclscope clock unit test: TSC calibration against CLOCK_MONOTONIC. */
 #include <time.h>
 
 #include "check.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope plugin unit test: per-thread rings. Wrap with PAD entries,
+/* ncclscope ring unit test: per-thread rings. Wrap with PAD entries,
  * full-ring drops, and a multi-producer stress with a concurrent consumer
  * checking written = read + dropped, per-producer order and content, and
  * id uniqueness across threads. */
