@@ -15,7 +15,7 @@
  *  - Lateness: per collective, each rank's arrival (kernel start, else Coll
  *    start) minus the median arrival; per rank the median and p99 of that
  *    over the run; outliers named (report_ranks_judge.c says how).
- *  - crossRank: who arrived last at each collective, as before.
+ *  - crossRank: who arrived last at each collective.
  *
  * Memory: 40 bytes per (rank, collective) and 12 more for the lateness, plus
  * per communicator and rank about 800 bytes, per collective of a
@@ -55,6 +55,7 @@ int ns_xr_flightrec(ns_xr* x, const char* path, char* err, size_t errlen);
 void ns_xr_finish(ns_xr* x);
 
 /* Its text and JSON sections: report_ranks_out.h. */
+
 /* Hangs found (for the exit message). */
 size_t ns_xr_hangs(const ns_xr* x);
 
