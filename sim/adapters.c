@@ -50,6 +50,12 @@ const char* simTypeName(int t) {
   return t >= 0 && t < SIM_NTYPES ? names[t] : "?";
 }
 
+const char* simFuncName(int f) {
+  static const char* n[SIM_NFUNCS] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce",
+                                      "SendRecv",  "Send",   "Recv",      "AlltoAll"};
+  return f >= 0 && f < SIM_NFUNCS ? n[f] : "Invalid";
+}
+
 static void ctxNote(void* ctx, uint64_t commId, const char* name);
 
 _Thread_local int simInitMaskAfter; /* the mask as this thread's last init left it (sim.h) */

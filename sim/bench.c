@@ -98,18 +98,6 @@ static double median(double* v, int n) {
   return n ? v[n / 2] : 0;
 }
 
-/* The cost of the timing itself: one clock_gettime pair. */
-double simBenchClockPairNs(void) {
-  double v[15];
-  for (int k = 0; k < 15; k++) {
-    uint64_t t0 = simNowNs(), sink = 0;
-    for (int i = 0; i < 2000; i++) sink += simNowNs();
-    uint64_t t1 = simNowNs();
-    v[k] = (double)(t1 - t0) / 2000.0 + (double)(sink & 0);
-  }
-  return 2.0 * median(v, 15);
-}
-
 int simRunBench(void) {
   if (simOpt.benchMicro) return simRunBenchMicro();
   if (simOpt.benchCadence) return simRunBenchCadence();

@@ -2,7 +2,8 @@
 /* ncclscope-sim: what --bench-micro and --bench-cadence share: the plugins
  * they compare (the empty one beside the simulator binary, the chosen one,
  * and optionally --bench-baseline's, all through ncclProfiler_v6, dlopened directly: the load rules
- * are not what is measured) and the median helpers. Main thread only.
+ * are not what is measured), the median helpers and the cost of the timing
+ * itself (with --bench-nccl and --bench). Main thread only.
  */
 #include <dlfcn.h>
 #include <libgen.h>
@@ -57,3 +58,16 @@ static int cmpDouble(const void* a, const void* b) {
 }
 
 void simBenchSort(double* v, size_t n) { qsort(v, n, sizeof *v, cmpDouble); }
+
+/* The cost of the timing itself: one clock_gettime pair. */
+double simBenchClockPairNs(void) {
+  double v[15];
+  for (int k = 0; k < 15; k++) {
+    uint64_t t0 = simNowNs(), sink = 0;
+    for (int i = 0; i < 2000; i++) sink += simNowNs();
+    uint64_t t1 = simNowNs();
+    v[k] = (double)(t1 - t0) / 2000.0 + (double)(sink & 0);
+  }
+  simBenchSort(v, 15);
+  return 2.0 * v[15 / 2];
+}

@@ -1,34 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope-sim: communicators and the cross-process shared area.
+/* ncclscope-sim: communicators.
  *
  * simCommInit/simCommFinalize run on the thread that owns the rank (the app
- * thread or the main thread in churn). The shared area is an anonymous
- * MAP_SHARED mapping created before fork, so every process sees the same
- * barrier counters (one per communicator slot) and PXN publications.
+ * thread or the main thread in churn).
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "sim_shared.h"
-
-simShared* simShm;
-
-void simSharedInit(int procs) {
-  (void)procs;
-  simShm = mmap(NULL, sizeof(simShared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (simShm == MAP_FAILED) {
-    SIM_ERR("mmap of the shared area failed");
-    exit(2);
-  }
-  memset(simShm, 0, sizeof *simShm);
-}
-
-const char* simFuncName(int f) {
-  static const char* n[SIM_NFUNCS] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce",
-                                      "SendRecv",  "Send",   "Recv",      "AlltoAll"};
-  return f >= 0 && f < SIM_NFUNCS ? n[f] : "Invalid";
-}
 
 /* What the release does when the plugin's init returns an error (docs/simulator.md). */
 static const simPlugin* initFailed(const simPlugin* p, void** ctx, bool* holdsRef) {

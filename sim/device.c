@@ -20,6 +20,7 @@
  * Without the ptimer-ring quirk each op takes its own work's times (the ideal
  * model); NCCL 2.26 passes no pTimer at all.
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -260,8 +261,43 @@ static void channelEnded(simProxy* px, simWork* w, int k, uint64_t t) {
   }
 }
 
+/* The end: every rank's data is done (its channels would end at endAt), so
+ * all end at the latest of those. A rank given up as hung, or one that never
+ * comes within the hang timeout: this rank ends on its own. Another rank
+ * cannot publish a later op's end while this one waits: it would need this
+ * rank's kernel past this op's start barrier first. */
+void simDeviceEndBarrier(simProxy* px, simWork* w) {
+  simComm* c = w->c;
+  uint64_t own = 0;
+  for (int k = 0; k < w->nk; k++)
+    if (w->kops[k].endWant > own) own = w->kops[k].endWant;
+  if (!w->endSince) {
+    w->endSince = simNowNs();
+    int me = c->rank % (SIM_MAX_RANKS / 4);
+    atomic_store_explicit(&simShm->endAt[c->slot][me], own, memory_order_relaxed);
+    /* release: endAt is visible to the rank that acquires endOp */
+    atomic_store_explicit(&simShm->endOp[c->slot][me], w->opIndex + 1, memory_order_release);
+  }
+  uint64_t t = own;
+  int aborted = atomic_load_explicit(&simShm->abortedOp[c->slot], memory_order_acquire);
+  bool give_up = (aborted && (uint64_t)aborted <= w->opIndex + 1) ||
+                 simNowNs() - w->endSince > (uint64_t)simOpt.hangTimeoutMs * 1000000ull;
+  for (int r = 0; r < c->nranks && !give_up; r++) {
+    int slot = r % (SIM_MAX_RANKS / 4);
+    if (atomic_load_explicit(&simShm->endOp[c->slot][slot], memory_order_acquire) < w->opIndex + 1) {
+      if (simOpt.fast) sched_yield();
+      simHeapPush(&px->H, simNowNs() + 20000, A_END_BARRIER, w, 0, 0);
+      return;
+    }
+    uint64_t e = atomic_load_explicit(&simShm->endAt[c->slot][slot], memory_order_relaxed);
+    if (e > t) t = e;
+  }
+  /* the last data reaches the ranks a few hops apart: up to 2 us, per rank */
+  simDeviceEndAll(px, w, t + (uint64_t)(simRngUniform(&c->rng) * 2000.0));
+}
+
 /* Channel k's data is done at `at`: it ends after its compute time, or with
- * the other ranks (proxy_thread.c's end barrier) once every channel is done:
+ * the other ranks (the end barrier above) once every channel is done:
  * the ranks of a collective finish within microseconds of each other on a
  * real system (each waits for the last one's data), and a rank's own
  * network model alone would scatter them by its proxy thread's scheduling. */
@@ -273,7 +309,7 @@ void simDeviceChannelDone(simProxy* px, simWork* w, int k, uint64_t at) {
     return;
   }
   op->endWant = e;
-  if (++w->dataDone == w->nk) simProxyEndBarrier(px, w);
+  if (++w->dataDone == w->nk) simDeviceEndBarrier(px, w);
 }
 
 void simDeviceEndAll(simProxy* px, simWork* w, uint64_t t) {
@@ -434,40 +470,5 @@ void simDeviceAbandon(simProxy* px, simWork* w) {
               (long long)op->devIndex);
     op->state = 3;
     w->pendingKch--;
-  }
-}
-
-void simDeviceWriteTruth(simWork* w) {
-  const simComm* c = w->c;
-  int nb = w->g.nTasks ? w->batchOf[w->g.nTasks - 1] + 1 : 0;
-  for (int b = 0; b < nb; b++) {
-    uint64_t s = UINT64_MAX, e = 0;
-    size_t bytes = 0;
-    int tasks = 0, nch = 0;
-    char seqs[512];
-    size_t sl = 0;
-    seqs[0] = 0;
-    for (int i = 0; i < w->g.nTasks; i++) {
-      if (w->batchOf[i] != b) continue;
-      tasks++;
-      bytes += w->g.tasks[i].bytes;
-      sl += (size_t)snprintf(seqs + sl, sl < sizeof seqs ? sizeof seqs - sl : 0, "%s%llu", sl ? "," : "",
-                             (unsigned long long)w->g.tasks[i].seq);
-    }
-    for (int k = 0; k < w->nk; k++) {
-      const kchOp* op = &w->kops[k];
-      if (op->batch != b) continue;
-      if (op->tGpuStart < s) s = op->tGpuStart;
-      if (op->tGpuStop > e) e = op->tGpuStop;
-      nch++;
-    }
-    if (!tasks || !nch) continue;
-    const simTask* t0 = NULL;
-    for (int i = 0; i < w->g.nTasks && !t0; i++)
-      if (w->batchOf[i] == b) t0 = &w->g.tasks[i];
-    simTruthf("\"kind\":\"batch\",\"comm\":\"0x%016llx\",\"rank\":%d,\"op\":%llu,\"batch\":%d,\"func\":\"%s\","
-              "\"tasks\":%d,\"seqs\":[%s],\"bytes\":%zu,\"t_start\":%llu,\"t_end\":%llu,\"replay\":%s",
-              (unsigned long long)c->commId, c->rank, (unsigned long long)w->opIndex, b, simFuncName(t0->func),
-              tasks, seqs, bytes, (unsigned long long)s, (unsigned long long)e, w->replay ? "true" : "false");
   }
 }

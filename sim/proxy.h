@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: the proxy progress thread, its network steps and the GPU
  * model it drives. Private to action_heap.c, device.c, proxy_net.c,
- * net_helper.c, nccl_cost.c and proxy_thread.c.
+ * net_helper.c, nccl_cost.c, proxy_thread.c and work.c.
  *
  * Like NCCL's, one proxy thread per rank (shared by split communicators)
  * progresses every posted work at once: a work's network ProxyOps and steps,
@@ -268,9 +268,11 @@ typedef struct simProxy {
   int nextPool;
 } simProxy;
 
-/* proxy_thread.c */
+/* work.c */
 void simWorkRelease(simWork* w); /* drop one reference; the last frees */
 void simProxyWorkDone(simProxy* px, simWork* w); /* called when a part of the work finished */
+void simWorkSignalPoster(simWork* w, int aborted); /* the poster's simWorkWait returns (aborted: given up) */
+/* proxy_thread.c */
 void simPollLater(simActionHeap* h, int kind, simWork* w, int a, int b);
 
 /* proxy_net.c: ProxyOps and steps */
@@ -295,10 +297,9 @@ void simDeviceEnqueue(simProxy* px, simWork* w);   /* the kernel starts when the
 void simDeviceAction(simProxy* px, const simAction* x);
 void simDeviceChannelDone(simProxy* px, simWork* w, int k, uint64_t at); /* channel k's last net step ended */
 void simDeviceEndAll(simProxy* px, simWork* w, uint64_t t); /* the channels end as late as the last at t (end barrier) */
-void simProxyEndBarrier(simProxy* px, simWork* w);           /* proxy_thread.c: the work's data is done here */
+void simDeviceEndBarrier(simProxy* px, simWork* w); /* the work's data is done here: end with the other ranks */
 void simDeviceAbort(simProxy* px, simWork* w);     /* a hung collective: channels end now */
 void simDeviceAbandon(simProxy* px, simWork* w);   /* destroy/abort: KernelCh ops never fire */
-void simDeviceWriteTruth(simWork* w);              /* kernel/batch/coll truth of a finished work */
 
 /* nccl_cost.c: the proxy's part of NCCL's work for an appended work: computed, charged to the
  * proxy thread, added to the totals, and written to the truth (nccl_cost) */

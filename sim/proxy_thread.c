@@ -20,66 +20,6 @@
 
 #include "proxy.h"
 
-/* ---- works ---- */
-
-simWork* simWorkNew(simComm* c, simGroupSpec* g, int mask, uint64_t opIndex, bool replay) {
-  simWork* w = calloc(1, sizeof *w);
-  w->c = c;
-  w->g = *g;
-  if (replay) w->g.tLaunch = w->g.tKernel = 0; /* a replayed graph launches no kernel of its own */
-  w->g.tasks = malloc(sizeof(simTask) * (size_t)(g->nTasks ? g->nTasks : 1));
-  memcpy(w->g.tasks, g->tasks, sizeof(simTask) * (size_t)g->nTasks);
-  w->mask = mask;
-  /* the communicator's plugin and context as of the post: the app thread may
-   * finalize the communicator while the proxy still reports this work */
-  w->plugin = c->plugin;
-  w->ctx = c->ctx;
-  w->opIndex = opIndex;
-  w->replay = replay;
-  w->foreignRank = -1;
-  atomic_init(&w->refs, 2); /* the poster's and the proxy's */
-  atomic_fetch_add_explicit(&c->unsettled, 1, memory_order_relaxed);
-  pthread_mutex_init(&w->m, NULL);
-  pthread_cond_init(&w->cv, NULL);
-  /* PXN: publish this rank's context and task handles for the proxy of another process */
-  if (g->pxn && c->rank < SIM_MAX_RANKS / 4) {
-    simPxnPub* pub = &simShm->pxn[c->slot][c->rank];
-    pub->ctx = (uint64_t)(uintptr_t)c->ctx;
-    for (int i = 0; i < g->nTasks && i < SIM_PXN_TASKS; i++) pub->task[i] = (uint64_t)(uintptr_t)g->tasks[i].task.h;
-    pub->mask = mask;
-    pub->pid = (int)getpid();
-    /* release: the fields above are visible to whoever acquires op */
-    atomic_store_explicit(&pub->op, opIndex + 1, memory_order_release);
-  }
-  return w;
-}
-
-void simWorkSetDeviceOnly(simWork* w) { w->deviceOnly = true; }
-void simWorkSetCost(simWork* w, const simCost* caller) { w->cost = *caller; }
-void simWorkLink(simWork* w, simWork* next) { w->outNext = next; }
-simWork* simWorkNextOut(simWork* w) { return w->outNext; }
-
-void simWorkRelease(simWork* w) {
-  /* acq_rel: the last owner sees every write the other made before its release */
-  if (atomic_fetch_sub_explicit(&w->refs, 1, memory_order_acq_rel) != 1) return;
-  free(w->g.tasks);
-  free(w->subs);
-  free(w->kops);
-  free(w->batchOf);
-  pthread_mutex_destroy(&w->m);
-  pthread_cond_destroy(&w->cv);
-  free(w);
-}
-
-int simWorkWait(simWork* w) {
-  pthread_mutex_lock(&w->m);
-  while (!w->done) pthread_cond_wait(&w->cv, &w->m);
-  pthread_mutex_unlock(&w->m);
-  return w->aborted;
-}
-
-
-
 void simProxyPost(simProxy* px, simWork* w) {
   pthread_mutex_lock(&px->m);
   SIM_FIFO_PUSH(px->head, px->tail, w);
@@ -87,67 +27,9 @@ void simProxyPost(simProxy* px, simWork* w) {
   pthread_mutex_unlock(&px->m);
 }
 
-static void signalPoster(simWork* w, int aborted) {
-  pthread_mutex_lock(&w->m);
-  w->aborted = aborted;
-  w->done = 1;
-  pthread_cond_signal(&w->cv);
-  pthread_mutex_unlock(&w->m);
-}
-
-/* The truth of a finished work: per task its true start (its batch's) and
- * end (its last channel or network step, as they actually ran). */
-static void collTruth(simWork* w) {
-  const simComm* c = w->c;
-  simDeviceWriteTruth(w);
-  for (int i = 0; i < w->g.nTasks; i++) {
-    const simTask* t = &w->g.tasks[i];
-    uint64_t tStart = 0, tEnd = w->tAll;
-    for (int k = 0; k < w->nk; k++) {
-      const kchOp* op = &w->kops[k];
-      if (op->task != i) continue;
-      if (!tStart || op->tGpuStart < tStart) tStart = op->tGpuStart;
-      if (op->tGpuStop > tEnd) tEnd = op->tGpuStop;
-    }
-    for (int k = 0; k < w->nsub; k++)
-      if (w->subs[k].task == i && !w->subs[k].foreign && w->subs[k].tLast > tEnd) tEnd = w->subs[k].tLast;
-    simTruthf("\"kind\":\"coll\",\"comm\":\"0x%016llx\",\"rank\":%d,\"func\":\"%s\",\"seq\":%llu,\"op\":%llu,"
-              "\"peer\":%d,\"bytes\":%zu,\"t_launch\":%llu,\"t_start\":%llu,\"t_end\":%llu,\"aborted\":%s,"
-              "\"replay\":%s,\"ce\":false,\"batch\":%d,\"emitted\":%s",
-              (unsigned long long)c->commId, c->rank, simFuncName(t->func), (unsigned long long)t->seq,
-              (unsigned long long)w->opIndex, t->peer, t->bytes, (unsigned long long)w->g.tLaunch,
-              (unsigned long long)(tStart ? tStart : w->tK), (unsigned long long)tEnd, w->aborted ? "true" : "false",
-              w->replay ? "true" : "false", w->batchOf ? w->batchOf[i] : 0, t->task.serial ? "true" : "false");
-  }
-  if (w->aborted)
-    simTruthf("\"kind\":\"hang_observed\",\"comm\":\"0x%016llx\",\"rank\":%d,\"op\":%llu,\"waited_ms\":%d",
-              (unsigned long long)c->commId, c->rank, (unsigned long long)w->opIndex, simOpt.hangTimeoutMs);
-}
-
-void simProxyWorkDone(simProxy* px, simWork* w) {
-  if (!w->completed && w->pendingChannels == 0 && w->pendingSubs == 0) {
-    w->completed = true;
-    /* copy transports' ProxyOps: NCCL 2.27+ never stops them; without that quirk they end with the work */
-    for (int k = 0; k < w->nsub; k++)
-      if (w->subs[k].copy && !simQuirk(Q_PROXYOP_UNSTOPPED)) simStop(w->subs[k].plugin, &w->subs[k].op);
-    collTruth(w);
-    signalPoster(w, w->aborted);
-  }
-  if (w->completed && w->pendingKch == 0 && !w->released) {
-    w->released = true;
-    /* release: every event of the work is reported; the poster may finalize */
-    atomic_fetch_sub_explicit(&w->c->unsettled, 1, memory_order_release);
-    px->active--;
-    if (w->activePrev) w->activePrev->activeNext = w->activeNext;
-    else px->activeHead = w->activeNext;
-    if (w->activeNext) w->activeNext->activePrev = w->activePrev;
-    simWorkRelease(w);
-  }
-}
-
 /* ---- the barrier: every rank's kernel must reach an op before data moves ---- */
 
-static void arrive(simWork* w) {
+static void arriveAtBarrier(simWork* w) {
   simComm* c = w->c;
   /* release: pairs with the acquire loads of the other ranks' checks */
   atomic_store_explicit(&simShm->arrivedOp[c->slot][c->rank % (SIM_MAX_RANKS / 4)], w->opIndex + 1,
@@ -171,41 +53,6 @@ static int barrierState(simWork* w, uint64_t since) {
   return 2;
 }
 
-/* The end: every rank's data is done (its channels would end at endAt), so
- * all end at the latest of those. A rank given up as hung, or one that never
- * comes within the hang timeout: this rank ends on its own. Another rank
- * cannot publish a later op's end while this one waits: it would need this
- * rank's kernel past this op's start barrier first. */
-void simProxyEndBarrier(simProxy* px, simWork* w) {
-  simComm* c = w->c;
-  uint64_t own = 0;
-  for (int k = 0; k < w->nk; k++)
-    if (w->kops[k].endWant > own) own = w->kops[k].endWant;
-  if (!w->endSince) {
-    w->endSince = simNowNs();
-    int me = c->rank % (SIM_MAX_RANKS / 4);
-    atomic_store_explicit(&simShm->endAt[c->slot][me], own, memory_order_relaxed);
-    /* release: endAt is visible to the rank that acquires endOp */
-    atomic_store_explicit(&simShm->endOp[c->slot][me], w->opIndex + 1, memory_order_release);
-  }
-  uint64_t t = own;
-  int aborted = atomic_load_explicit(&simShm->abortedOp[c->slot], memory_order_acquire);
-  bool give_up = (aborted && (uint64_t)aborted <= w->opIndex + 1) ||
-                 simNowNs() - w->endSince > (uint64_t)simOpt.hangTimeoutMs * 1000000ull;
-  for (int r = 0; r < c->nranks && !give_up; r++) {
-    int slot = r % (SIM_MAX_RANKS / 4);
-    if (atomic_load_explicit(&simShm->endOp[c->slot][slot], memory_order_acquire) < w->opIndex + 1) {
-      if (simOpt.fast) sched_yield();
-      simHeapPush(&px->H, simNowNs() + 20000, A_END_BARRIER, w, 0, 0);
-      return;
-    }
-    uint64_t e = atomic_load_explicit(&simShm->endAt[c->slot][slot], memory_order_relaxed);
-    if (e > t) t = e;
-  }
-  /* the last data reaches the ranks a few hops apart: up to 2 us, per rank */
-  simDeviceEndAll(px, w, t + (uint64_t)(simRngUniform(&c->rng) * 2000.0));
-}
-
 static bool hasNetwork(const simWork* w) {
   for (int k = 0; k < w->nsub; k++)
     if (!w->subs[k].copy) return true;
@@ -216,7 +63,7 @@ static void barrierAction(simProxy* px, simWork* w, uint64_t t) {
   if (!w->arrived) {
     w->arrived = true;
     w->barrierSince = simNowNs();
-    if (w->c->nranks > 1) arrive(w);
+    if (w->c->nranks > 1) arriveAtBarrier(w);
   }
   int st = w->c->nranks > 1 && (hasNetwork(w) || w->nk) ? barrierState(w, w->barrierSince) : 0;
   if (st == 2) {
@@ -297,7 +144,7 @@ static void runAction(simProxy* px, const simAction* x) {
     barrierAction(px, x->w, x->t);
     break;
   case A_END_BARRIER:
-    simProxyEndBarrier(px, x->w);
+    simDeviceEndBarrier(px, x->w);
     break;
   default:
     simNetAction(px, x);
@@ -388,7 +235,7 @@ static void* proxyMain(void* arg) {
     simDeviceAbandon(px, w);
     simNetQuiesce(w); /* the helper thread no longer holds its requests */
     w->released = true;
-    if (!w->completed) signalPoster(w, 1);
+    if (!w->completed) simWorkSignalPoster(w, 1);
     atomic_fetch_sub_explicit(&w->c->unsettled, 1, memory_order_release);
     simWorkRelease(w);
   }

@@ -237,8 +237,10 @@ typedef struct simComm {
   _Atomic int unsettled;   /* works the proxy has not reported completely (KernelCh included) */
 } simComm;
 
+/* shared.c: the area every process of the run maps (sim_shared.h) */
 extern simShared* simShm;
 void simSharedInit(int procs);
+/* comm.c */
 /* gpu: the GPU (world rank) whose clock the communicator's kernels use */
 int simCommInit(simComm* c, uint64_t commId, const char* name, int slot, int nranks, int rank, int nNodes, int gpu,
                 simComm* shareProxyWith);
@@ -331,7 +333,6 @@ int simRunScenario(const char* name);
 void simScenarioPresets(const char* name); /* options a scenario implies, before the run starts */
 /* bench.c */
 int simRunBench(void);
-double simBenchClockPairNs(void); /* one clock_gettime pair, as calls.c times each call */
 /* bench_plugins.c: the empty plugin and the chosen one (ncclProfiler_v6) for the micro benchmarks */
 typedef struct {
   const char* name;
@@ -345,6 +346,7 @@ typedef struct {
 int simBenchOpenPlugins(const char* mode, simBenchPlugin out[SIM_BENCH_MAX_PLUGINS], int* n);
 void simBenchClosePlugins(simBenchPlugin p[SIM_BENCH_MAX_PLUGINS]);
 void simBenchSort(double* v, size_t n);
+double simBenchClockPairNs(void); /* one clock_gettime pair, as calls.c times each call */
 /* bench_nccl.c: --bench-nccl WORKLOAD */
 int simRunBenchNccl(void);
 /* bench_cadence.c */

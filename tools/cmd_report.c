@@ -5,7 +5,7 @@
  * comm serials are per file), reads the flight records beside them, then
  * prints the merged summary: the nccl-tests style table per collective, the
  * slowest links, the GPU clock fits, and the cross-rank view
- * (report_ranks.c: hosts' clocks aligned, hangs, lateness per rank, who
+ * (report_ranks.h: hosts' clocks aligned, hangs, lateness per rank, who
  * arrived last). The text goes
  * to standard output and, like the JSON, into DIR/summary.txt and
  * DIR/summary.json unless other files are named ("-": standard output);
@@ -30,6 +30,7 @@
 #include "report_events.h"
 #include "report_html.h"
 #include "report_ranks.h"
+#include "report_ranks_out.h"
 #include "trace_analysis.h"
 #include "trace_dir.h"
 #include "util/safefile.h"

@@ -14,8 +14,8 @@
  *    collective it completed.
  *  - Lateness: per collective, each rank's arrival (kernel start, else Coll
  *    start) minus the median arrival; per rank the median and p99 of that
- *    over the run; outliers named (report_ranks.c says how).
- *  - crossRank: who arrived last at each collective, as before.
+ *    over the run; outliers named (report_ranks_judge.c says how).
+ *  - crossRank: who arrived last at each collective.
  *
  * Memory: 40 bytes per (rank, collective) and 12 more for the lateness, plus
  * per communicator and rank about 800 bytes, per collective of a
@@ -28,9 +28,8 @@
 #define NCCLSCOPE_TOOLS_REPORT_RANKS_H
 
 #include <stdint.h>
-#include <stdio.h>
+#include <stddef.h>
 
-#include "json_writer.h"
 #include "ncclscope/analysis.h"
 #include "ncclscope/trace_reader.h"
 
@@ -55,10 +54,8 @@ int ns_xr_flightrec(ns_xr* x, const char* path, char* err, size_t errlen);
 /* Everything is in: align, match, judge. */
 void ns_xr_finish(ns_xr* x);
 
-/* Text sections (hosts, hangs, lateness, cross-rank arrival). */
-void ns_xr_text(const ns_xr* x, FILE* out);
-/* JSON members, each preceded by a comma: "hosts", "hangs", "lateness", "crossRank". */
-void ns_xr_json(const ns_xr* x, ns_json* j);
+/* Its text and JSON sections: report_ranks_out.h. */
+
 /* Hangs found (for the exit message). */
 size_t ns_xr_hangs(const ns_xr* x);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope flight recorder: the JSON dump (docs/flightrec.md). One object:
+/* ncclscope flight recorder: the JSON dump (README.md, "A job that hangs"). One object:
  * the process and why it was written, the episodes, and per communicator its
  * last operations, oldest first, with per-channel progress for those not
  * done. Times are ns on the trace clock (CLOCK_MONOTONIC of the host);

@@ -16,6 +16,11 @@ session named relative to the work ("this session", "the previous
 session", "another session's runs") fails too; name the plugin's session
 so that it cannot be misread ("a reload starts a new session").
 
+Also fails on a file of the repository that a doc or comment names but that
+does not exist (a path from a top-level directory, `docs/flightrec.md`): a
+reference must lead somewhere. Paths of other projects (NCCL's
+`src/transport/profiler.cc`, a package's `build/src/...`) do not match.
+
 usage: check_docs_reference.py REPO
 Prints FILE:LINE: phrase for every hit; exits 1 on any; python3 stdlib only."""
 import os
@@ -43,6 +48,9 @@ EVERYWHERE = [
     re.compile(r"\b(previous|this|last|next)\s+(pass|round)\s+of\s+(work|review)\b", re.I),
     re.compile(r"\bworktrees?\b", re.I),
 ]
+# A file of this repository, named from its top-level directory (not inside another path: no / . @ - before it).
+REPO_PATH = re.compile(r"(?<![\w/.@-])((?:src|tools|sim|tests|bench|docs|include|deploy|man|cmake|\.ci)/[\w./-]*\w"
+                       r"\.(?:c|h|md|py|sh|js|sql|json|txt|cmake|proto|in|yaml|yml))\b")
 # Prose only: a session named relative to the work.
 PROSE_ONLY = [
     re.compile(r"(?<![\w&/#`\\\[])#\d{1,5}\b"),                # #13 (GitHub style)
@@ -86,6 +94,11 @@ def main():
         rel = os.path.relpath(path, REPO)
         prose = rel.split(os.sep)[0] in PROSE
         patterns = EVERYWHERE + (PROSE_ONLY if prose else [])
+        for n, line in enumerate(text.splitlines(), 1):
+            for m in REPO_PATH.finditer(line):
+                if not os.path.exists(os.path.join(REPO, m.group(1))):
+                    print("%s:%d: %r names no file of the repository: %s" % (rel, n, m.group(1), line.strip()[:160]))
+                    hits += 1
         flat = re.sub(r"\n[ \t#*/-]*", " ", text)
         if not any(pat.search(flat) for pat in patterns):
             continue  # the usual case: one pass over the file per pattern
@@ -100,8 +113,8 @@ def main():
                     hits += 1
                     break
     if hits:
-        print("FAIL %d line(s) read as a diary of the work; state what is (and how to reproduce it), "
-              "history belongs in git log" % hits)
+        print("FAIL %d line(s) read as a diary of the work or name a file that is not there; state what is "
+              "(and how to reproduce it), history belongs in git log" % hits)
         sys.exit(1)
     print("ok: %d files read as a reference" % checked)
 
