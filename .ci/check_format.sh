@@ -4,7 +4,8 @@
 # whole does not (it predates the file, and reformatting it would change
 # about 7 % of its lines), so only the lines that differ from the merge base
 # with main are checked: `git clang-format --diff` over the files added or
-# modified since then (a file moved with small edits is left as it is).
+# modified since then (a file moved with small edits is left as it is); on
+# main, the lines of its last commit.
 #
 # usage: .ci/check_format.sh [BASE_REF]   (default: main, else origin/main)
 # Exit status: 0 clean, 1 lines to reformat (the diff is printed), 77 when
@@ -20,6 +21,12 @@ for ref in "${1:-main}" origin/main; do
   base=$(git merge-base HEAD "$ref" 2>/dev/null) && break
 done
 [ -n "$base" ] || { echo "format: no merge base with ${1:-main} or origin/main, nothing to compare"; exit 77; }
+# On main itself (CI's clean clone) the merge base is HEAD: check what the
+# last commit brought, against its first parent (for a merge, the branch's
+# whole change).
+if [ "$base" = "$(git rev-parse HEAD)" ] && [ -z "$(git status --porcelain -- '*.c' '*.h')" ]; then
+  base=$(git rev-parse HEAD~1 2>/dev/null) || { echo "format: a single commit, nothing to compare"; exit 77; }
+fi
 mapfile -t files < <(git diff --name-only --diff-filter=AM -M "$base" -- '*.c' '*.h')
 if [ ${#files[@]} = 0 ]; then
   echo "format: no C file added or modified since $(git rev-parse --short "$base")"

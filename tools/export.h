@@ -62,10 +62,12 @@ typedef struct {
   int force; /* directory outputs: replace one that exists */
 } ns_export_options;
 
+/* How a format that writes a directory writes it; NULL for file formats. */
+const ns_dir_output* ns_format_dir_output(const ns_format* fmt);
 /* Exports every *.nstrace of dir into out_path ("-" = stdout). Extra
  * observers (may be NULL) see every item and event; opts may be NULL.
  * Messages go to stderr. Returns 0 if at least one file was readable, 1
- * otherwise. */
+ * otherwise (export_dir.c). */
 int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, const ns_export_ext* extra,
                   const ns_export_options* opts, ns_export_totals* totals);
 
