@@ -35,24 +35,27 @@ static int report_file(const char* path, const ns_walk_result* r, size_t max_ope
     for (unsigned k = 1; k < NS_CLOSE_REASONS; k++) {
       if (!st->closed[k]) continue;
       closed += st->closed[k];
-      int w = snprintf(why + at, sizeof why - at, "%s%s %" PRIu64, at ? ", " : "", ns_close_reason_name(k),
-                       st->closed[k]);
+      int w =
+          snprintf(why + at, sizeof why - at, "%s%s %" PRIu64, at ? ", " : "", ns_close_reason_name(k), st->closed[k]);
       if (w > 0 && (size_t)w < sizeof why - at) at += (size_t)w;
     }
     fprintf(stderr,
-            "ncclscope: note: %s: %" PRIu64 " event(s) never stopped (exported with \"incomplete\":true and "
+            "ncclscope: note: %s: %" PRIu64
+            " event(s) never stopped (exported with \"incomplete\":true and "
             "\"incompleteReason\"%s%s%s)\n",
             path, r->events_incomplete, closed ? "; closed by the plugin: " : "", why,
             r->events_incomplete > closed ? "; the rest still open when the trace ended" : "");
   }
   if (st->evicted_open)
     fprintf(stderr,
-            "ncclscope: warning: %s: more than %zu events open at once: %" PRIu64 " of them (oldest first) were "
+            "ncclscope: warning: %s: more than %zu events open at once: %" PRIu64
+            " of them (oldest first) were "
             "written unfinished (\"incomplete\":true); their later stops and states count as orphans; "
             "--max-open raises the cap\n",
             path, max_open, st->evicted_open);
   if (st->orphan_stops || st->orphan_states)
-    fprintf(stderr, "ncclscope: note: %s: %" PRIu64 " stop(s) and %" PRIu64 " state(s) of events whose start is missing\n",
+    fprintf(stderr,
+            "ncclscope: note: %s: %" PRIu64 " stop(s) and %" PRIu64 " state(s) of events whose start is missing\n",
             path, st->orphan_stops, st->orphan_states);
   return nothing;
 }
@@ -199,8 +202,11 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
     goto close_out;
   }
   if (filtered_out) {
-    fprintf(stderr, "ncclscope: no event of the %" PRIu64 " in %s matches the filter (--types, --ranks, --comm, "
-                    "--from, --to); nothing written\n", totals->events, dir);
+    fprintf(stderr,
+            "ncclscope: no event of the %" PRIu64
+            " in %s matches the filter (--types, --ranks, --comm, "
+            "--from, --to); nothing written\n",
+            totals->events, dir);
     rc = NS_EXIT_USAGE;
     goto close_out;
   }
