@@ -347,6 +347,12 @@ typedef struct {
   double algbw_gbs, busbw_gbs; /* total bytes / total time; busbw with the func's factor */
 } ns_bucket_stats;
 
+/* A communicator's GPU clock fit as a window closes (ns_analysis_clock_fit then). */
+typedef struct {
+  uint32_t comm;
+  ns_clock_fit fit;
+} ns_window_clock;
+
 struct ns_window {
   uint64_t index;
   uint64_t start_ns, end_ns; /* nominal interval of op starts */
@@ -359,6 +365,11 @@ struct ns_window {
   const ns_func_stats* funcs;
   size_t n_lateness;
   const ns_lateness_stats* lateness;
+  /* As the window closes: every communicator with a clock fit, and the
+   * ProxySteps recorded but not analysed so far (ns_analysis_stats). */
+  size_t n_clocks;
+  const ns_window_clock* clocks;
+  uint64_t steps_unanalysed;
 };
 
 /* ---- summary (merges any number of analyses; one per process) ---- */

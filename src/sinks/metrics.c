@@ -269,14 +269,29 @@ static void process_counters(ns_metrics* m, const ns_mwindow* in) {
   }
 }
 
+static uint64_t comm_dropped(const ns_mwindow* in, uint32_t comm) {
+  for (size_t i = 0; i < in->ncomm_dropped; i++)
+    if (in->dropped_comm[i] == comm) return in->comm_dropped[i];
+  return 0;
+}
+
+/* The comm's GPU clock error bound in seconds; NaN: none, or unbounded. */
+static double clock_error_s(const ns_window* w, uint32_t comm) {
+  for (size_t i = 0; w && i < w->n_clocks; i++) {
+    const ns_clock_fit* f = &w->clocks[i].fit;
+    if (w->clocks[i].comm == comm) return f->bounded && isfinite(f->error_ns) ? f->error_ns * 1e-9 : NAN;
+  }
+  return NAN;
+}
+
 /* Per communicator rank: its starts lost to a full ring, its GPU clock's error bound. */
 static void comm_health(ns_metrics* m, const ns_mwindow* in) {
   for (size_t r = 1; r < m->nres; r++) {
     if (in->comm_dropped) {
       const char* ring[] = {"reason", "ring"};
-      set(m, F_DROPPED, (uint32_t)r, 1, ring, (double)in->comm_dropped(in->user, m->res[r].comm));
+      set(m, F_DROPPED, (uint32_t)r, 1, ring, (double)comm_dropped(in, m->res[r].comm));
     }
-    double err = in->clock_error_s ? in->clock_error_s(in->user, m->res[r].comm) : NAN;
+    double err = clock_error_s(in->w, m->res[r].comm);
     if (isfinite(err)) set(m, F_CLOCK, (uint32_t)r, 0, NULL, err);
   }
 }
