@@ -23,44 +23,10 @@
 #include <stdio.h>
 
 #include "ncclscope/events.h"
+#include "ncclscope/nccl_names.h"
 #include "ncclscope/record.h"
-#include "ncclscope/trace_reader.h"
 
 /* ---- bandwidth.c: nccl-tests conventions (pure functions) ---- */
-enum {
-  NS_FUNC_UNKNOWN = -1,
-  NS_FUNC_BROADCAST = 0, /* codes are NCCL's ncclFunc_t */
-  NS_FUNC_REDUCE = 1,
-  NS_FUNC_ALLGATHER = 2,
-  NS_FUNC_REDUCESCATTER = 3,
-  NS_FUNC_ALLREDUCE = 4,
-  NS_FUNC_SENDRECV = 5,
-  NS_FUNC_SEND = 6,
-  NS_FUNC_RECV = 7,
-  NS_FUNC_ALLTOALL = 8,
-  NS_FUNC_SCATTER = 9,
-  NS_FUNC_GATHER = 10,
-  NS_FUNC_ALLGATHERV = 11
-};
-/* "AllReduce", "AlltoAll"/"AllToAll", "ncclAllReduce", or a v1 decimal code "4". */
-int ns_func_code(const char* name);
-const char* ns_func_name(int code); /* "Unknown" for unknown codes */
-/* "ncclFloat32", "ncclBfloat16", ..., or a v1 decimal code "7"; 0 if unknown. */
-unsigned ns_dtype_size(const char* name);
-const char* ns_dtype_short(const char* name); /* "float", "bfloat16", ... as nccl-tests prints */
-/* The last name a lookup was asked for and its result. NCCL's operations
- * come in runs of one kind, so most lookups are one strcmp. Zeroed: empty.
- * One memo per lookup function; single-threaded (its owner's). */
-typedef struct {
-  char name[24]; /* "": none yet */
-  int value;
-} ns_name_memo;
-/* ns_func_code(name) and ns_dtype_size(name) through a memo (a name that
- * does not fit it is looked up every time). */
-int ns_func_code_memo(ns_name_memo* m, const char* name);
-unsigned ns_dtype_size_memo(ns_name_memo* m, const char* name);
-/* Message size as nccl-tests reports it (count is the descriptor's count). */
-uint64_t ns_coll_bytes(int func, uint64_t count, unsigned typesize, uint32_t nranks);
 double ns_busbw_factor(int func, uint32_t nranks);
 double ns_algbw_gbs(uint64_t bytes, uint64_t dur_ns); /* GB/s = 1e9 bytes/s; 0 if dur 0 */
 
@@ -347,6 +313,12 @@ typedef struct {
   double algbw_gbs, busbw_gbs; /* total bytes / total time; busbw with the func's factor */
 } ns_bucket_stats;
 
+/* A communicator's GPU clock fit as a window closes (ns_analysis_clock_fit then). */
+typedef struct {
+  uint32_t comm;
+  ns_clock_fit fit;
+} ns_window_clock;
+
 struct ns_window {
   uint64_t index;
   uint64_t start_ns, end_ns; /* nominal interval of op starts */
@@ -359,6 +331,11 @@ struct ns_window {
   const ns_func_stats* funcs;
   size_t n_lateness;
   const ns_lateness_stats* lateness;
+  /* As the window closes: every communicator with a clock fit, and the
+   * ProxySteps recorded but not analysed so far (ns_analysis_stats). */
+  size_t n_clocks;
+  const ns_window_clock* clocks;
+  uint64_t steps_unanalysed;
 };
 
 /* ---- summary (merges any number of analyses; one per process) ---- */

@@ -141,4 +141,28 @@ const char* ns_state_name(int state);
 NS_SCHEMA_FIELDS(NS_FIELD_SETTER)
 #undef NS_FIELD_SETTER
 
+/* A communicator rank as its COMM_INIT block records it. */
+typedef struct {
+  uint32_t comm; /* serial within this trace, >= 1 */
+  uint64_t comm_id;
+  int32_t rank;
+  uint32_t nranks;
+  uint32_t nnodes;
+  int has_name;
+  char comm_name[256];
+  uint32_t abi_version;
+  uint64_t event_mask;
+  char gpu_uuid[64];
+  uint64_t ts;
+  uint32_t tid;
+  uint64_t ctx_addr;
+} ns_comm_info;
+
+/* A communicator's info with only its identity set (the rest zero): what
+ * tests, benchmarks and the writer start from before adding what they know. */
+static inline ns_comm_info ns_comm_info_make(uint32_t comm, uint64_t comm_id, int32_t rank, uint32_t nranks) {
+  ns_comm_info ci = {.comm = comm, .comm_id = comm_id, .rank = rank, .nranks = nranks};
+  return ci;
+}
+
 #endif

@@ -90,6 +90,7 @@ void ns_analysis_destroy(ns_analysis* a) {
   ns_batch_free(a);
   ns_idmap_free(&a->conn_last_stop);
   ns_late_free(a);
+  ns_pt_comms_free(a);
   ns_an_comms_free(a);
   for (size_t i = 0; i < a->nwins; i++) ns_aggr_free(&a->wins[i].ag);
   free(a->wins);

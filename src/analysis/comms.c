@@ -23,12 +23,9 @@ ns_comm_state* ns_an_comm(ns_analysis* a, uint32_t comm, int create) {
   return s;
 }
 
+/* After ns_pt_comms_free, which releases what the judgments keep in each comm state. */
 void ns_an_comms_free(ns_analysis* a) {
-  for (size_t i = 0; i < a->ncomms; i++) {
-    if (!a->comms[i]) continue;
-    ns_pt_free(&a->comms[i]->pt);
-    free(a->comms[i]);
-  }
+  for (size_t i = 0; i < a->ncomms; i++) free(a->comms[i]);
   free(a->comms);
   for (size_t i = 0; i < a->ngpus; i++) {
     ns_cf_free(&a->gpus[i]->clock);

@@ -267,7 +267,8 @@ void ns_pt_api_started(ns_analysis* a, const ns_event* api);
 int ns_pt_judge(ns_analysis* a, ns_comm_state* cs, const ns_event* op, uint64_t lower_ts, uint64_t ptimer_last,
                 const ns_clockfit* clock);
 void ns_pt_scan(ns_analysis* a, int flush);
-void ns_pt_free(ns_pt_comm* pt);
+/* Releases what the judgments keep in every comm state (before ns_an_comms_free). */
+void ns_pt_comms_free(ns_analysis* a);
 
 /* The string of a record's string id through cfg.string; NULL for none. */
 static inline const char* ns_an_string(const ns_analysis* a, uint32_t id) {
@@ -318,13 +319,19 @@ void ns_win_step(ns_analysis* a, uint64_t window, const ns_link_stats* key, uint
                  int queued, ns_link_cache* cache);
 void ns_win_scan(ns_analysis* a, int flush);
 void ns_aggr_free(ns_aggr* g);
-/* The window an op of window index `window` counts in: its own, else (force-closed) the newest; NULL if none. */
-ns_win* ns_win_for(ns_analysis* a, uint64_t window);
-/* The lateness accumulator of comm serial `comm` in g (created); NULL when out of memory. */
-ns_lateness_stats* ns_aggr_lateness(ns_aggr* g, uint32_t comm);
 
 /* lateness.c: the local ranks' arrival at each collective */
-void ns_late_op(ns_analysis* a, const ns_op_result* r);
+#define NS_LATE_RANKS 16 /* local ranks of one communicator compared; more: not compared */
+/* One collective that all local ranks reached: each rank's lateness (its
+ * arrival - the earliest), and whether it arrived last alone. */
+typedef struct {
+  uint32_t n;
+  uint32_t comm[NS_LATE_RANKS];
+  uint64_t late_ns[NS_LATE_RANKS];
+  uint8_t last[NS_LATE_RANKS];
+} ns_late_cmp;
+/* 1 when op r completed its collective's comparison (*out filled), 0 when none completed. */
+int ns_late_op(ns_analysis* a, const ns_op_result* r, ns_late_cmp* out);
 void ns_late_scan(ns_analysis* a, int flush);
 void ns_late_free(ns_analysis* a);
 void ns_aggr_link_merge(ns_aggr* dst, const ns_link_acc* src);

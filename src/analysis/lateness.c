@@ -12,8 +12,9 @@
  * Here one process compares only its own ranks; ranks in other processes are
  * that view's.
  *
- * The results count in the window of the op that completed the comparison
- * (it is still open then: ns_win_op_done calls here first). Memory: at most
+ * The results count in the window of the op that completed the comparison:
+ * ns_late_op hands them to windows.c, which folds them in while that window
+ * is still open. Memory: at most
  * NS_LATE_OPEN collectives waiting for their other local ranks; one that
  * waits longer than max_age_ns (a rank that never calls it) is forgotten.
  */
@@ -24,7 +25,6 @@
 #include "util/array.h"
 
 #define NS_LATE_OPEN 4096
-#define NS_LATE_RANKS 16 /* local ranks of one communicator compared; more: not compared */
 
 struct ns_late_open {
   uint64_t key, comm_id, seq, first_seen;
@@ -59,9 +59,7 @@ static void drop_open(ns_analysis* a, size_t i) {
   a->nlate_open--;
 }
 
-static void compare(ns_analysis* a, const struct ns_late_open* o, uint64_t window) {
-  ns_win* w = ns_win_for(a, window);
-  if (!w) return;
+static void compare(const struct ns_late_open* o, ns_late_cmp* out) {
   uint64_t first = UINT64_MAX, latest = 0;
   uint32_t nlatest = 0;
   for (uint32_t i = 0; i < o->n; i++)
@@ -70,36 +68,33 @@ static void compare(ns_analysis* a, const struct ns_late_open* o, uint64_t windo
     if (o->arrival[i] > latest) latest = o->arrival[i], nlatest = 0;
     if (o->arrival[i] == latest) nlatest++;
   }
+  out->n = o->n;
   for (uint32_t i = 0; i < o->n; i++) {
-    ns_lateness_stats* l = ns_aggr_lateness(&w->ag, o->comm[i]);
-    if (!l) continue;
-    uint64_t late = o->arrival[i] - first;
-    l->compared++;
-    if (o->arrival[i] == latest && nlatest == 1 && late > 0) l->last++;
-    l->lateness_ns_sum += late;
-    if (late > l->lateness_ns_max) l->lateness_ns_max = late;
+    out->comm[i] = o->comm[i];
+    out->late_ns[i] = o->arrival[i] - first;
+    out->last[i] = o->arrival[i] == latest && nlatest == 1 && out->late_ns[i] > 0;
   }
 }
 
-void ns_late_op(ns_analysis* a, const ns_op_result* r) {
-  if (r->type != NS_EV_COLL || !r->comm_id || (r->flags & (NS_OPF_NO_START | NS_OPF_INCOMPLETE))) return;
+int ns_late_op(ns_analysis* a, const ns_op_result* r, ns_late_cmp* out) {
+  if (r->type != NS_EV_COLL || !r->comm_id || (r->flags & (NS_OPF_NO_START | NS_OPF_INCOMPLETE))) return 0;
   uint64_t key = ns_idmap_mix(ns_idmap_mix(r->comm_id ^ ((uint64_t)(uint32_t)r->func << 56)) ^ r->seq) | 1;
   uint64_t* v = ns_idmap_get(&a->late_index, key);
   struct ns_late_open* o = NULL;
   if (v) {
     o = &a->late_open[*v - 1];
-    if (o->comm_id != r->comm_id || o->seq != r->seq || o->func != r->func) return; /* a key collision: skipped */
+    if (o->comm_id != r->comm_id || o->seq != r->seq || o->func != r->func) return 0; /* a key collision: skipped */
     for (uint32_t i = 0; i < o->n; i++)
-      if (o->comm[i] == r->comm) return; /* seen twice (a replay of the same seq): compare the first */
+      if (o->comm[i] == r->comm) return 0; /* seen twice (a replay of the same seq): compare the first */
   } else {
     uint32_t want = local_ranks(a, r->comm_id);
-    if (want < 2 || want > NS_LATE_RANKS || a->nlate_open >= NS_LATE_OPEN) return;
+    if (want < 2 || want > NS_LATE_RANKS || a->nlate_open >= NS_LATE_OPEN) return 0;
     struct ns_late_open* grown = ns_array_room(a->late_open, &a->caplate_open, a->nlate_open, sizeof *grown, 64);
-    if (!grown) return;
+    if (!grown) return 0;
     a->late_open = grown;
     int inserted = 0;
     v = ns_idmap_put(&a->late_index, key, &inserted);
-    if (!v) return;
+    if (!v) return 0;
     o = &a->late_open[a->nlate_open++];
     memset(o, 0, sizeof *o);
     o->key = key;
@@ -113,10 +108,10 @@ void ns_late_op(ns_analysis* a, const ns_op_result* r) {
   o->comm[o->n] = r->comm;
   o->arrival[o->n] = arrival(r);
   o->n++;
-  if (o->n >= o->want) {
-    compare(a, o, r->window);
-    drop_open(a, (size_t)(o - a->late_open));
-  }
+  if (o->n < o->want) return 0;
+  compare(o, out);
+  drop_open(a, (size_t)(o - a->late_open));
+  return 1;
 }
 
 void ns_late_scan(ns_analysis* a, int flush) {

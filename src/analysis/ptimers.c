@@ -254,8 +254,12 @@ int ns_pt_judge(ns_analysis* a, ns_comm_state* cs, const ns_event* op, uint64_t 
   return why;
 }
 
-void ns_pt_free(ns_pt_comm* pt) {
-  free(pt->own);
-  pt->own = NULL;
-  pt->nown = pt->capown = 0;
+void ns_pt_comms_free(ns_analysis* a) {
+  for (size_t i = 0; i < a->ncomms; i++) {
+    if (!a->comms[i]) continue;
+    ns_pt_comm* pt = &a->comms[i]->pt;
+    free(pt->own);
+    pt->own = NULL;
+    pt->nown = pt->capown = 0;
+  }
 }

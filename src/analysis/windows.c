@@ -170,7 +170,8 @@ static ns_func_stats* func_for(ns_aggr* g, uint32_t comm, int func, uint8_t type
   return f;
 }
 
-ns_lateness_stats* ns_aggr_lateness(ns_aggr* g, uint32_t comm) {
+/* The lateness accumulator of comm serial `comm` in g (created); NULL when out of memory. */
+static ns_lateness_stats* lateness_for(ns_aggr* g, uint32_t comm) {
   for (size_t i = 0; i < g->nlate; i++)
     if (g->late[i].comm == comm) return &g->late[i];
   ns_lateness_stats* l;
@@ -254,7 +255,8 @@ static void row_add(ns_analysis* a, const ns_op_result* r) {
   if (r->basis > row->basis_max) row->basis_max = r->basis;
 }
 
-ns_win* ns_win_for(ns_analysis* a, uint64_t window) {
+/* The window an op of window index `window` counts in: its own, else (force-closed) the newest; NULL if none. */
+static ns_win* win_for(ns_analysis* a, uint64_t window) {
   ns_win* w = find_window(a, window);
   if (!w && a->nwins) w = &a->wins[a->nwins - 1]; /* its window was force-closed */
   return w;
@@ -290,10 +292,23 @@ static void count_op(ns_win* w, const ns_op_result* r) {
   }
 }
 
+/* A collective compared across the local ranks (lateness.c), in the window of the op that completed it. */
+static void count_lateness(ns_win* w, const ns_late_cmp* c) {
+  for (uint32_t i = 0; w && i < c->n; i++) {
+    ns_lateness_stats* l = lateness_for(&w->ag, c->comm[i]);
+    if (!l) continue;
+    l->compared++;
+    if (c->last[i]) l->last++;
+    l->lateness_ns_sum += c->late_ns[i];
+    if (c->late_ns[i] > l->lateness_ns_max) l->lateness_ns_max = c->late_ns[i];
+  }
+}
+
 void ns_win_op_done(ns_analysis* a, const ns_op_result* r) {
   ns_win* w = find_window(a, r->window);
-  count_op(ns_win_for(a, r->window), r);
-  ns_late_op(a, r); /* before the op leaves its window: the window is still open */
+  count_op(win_for(a, r->window), r);
+  ns_late_cmp cmp;
+  if (ns_late_op(a, r, &cmp)) count_lateness(win_for(a, r->window), &cmp); /* before the op leaves its window */
   if (w && w->inflight > 0) w->inflight--;
   /* a batched op counts in its batch's call (ns_win_batch_done), not on its own */
   if (r->basis != NS_BASIS_NONE && !(r->flags & NS_OPF_BATCHED)) aggregate(a, w, r);
@@ -358,6 +373,10 @@ static void publish(ns_analysis* a, ns_win* w) {
     bs[i].busbw_gbs = bs[i].algbw_gbs * ns_busbw_factor(b->key.func, b->nranks);
   }
   for (size_t i = 0; ls && i < w->ag.nl; i++) ns_link_publish(&w->ag.l[i], &ls[i]);
+  ns_window_clock* cs = a->ncomms ? calloc(a->ncomms, sizeof *cs) : NULL;
+  size_t ncs = 0;
+  for (uint32_t c = 0; cs && c < a->ncomms; c++)
+    if (ns_analysis_clock_fit(a, c, &cs[ncs].fit)) cs[ncs++].comm = c;
   ns_window pub;
   memset(&pub, 0, sizeof pub);
   pub.index = w->index;
@@ -372,9 +391,13 @@ static void publish(ns_analysis* a, ns_win* w) {
   pub.funcs = w->ag.f;
   pub.n_lateness = w->ag.nlate;
   pub.lateness = w->ag.late;
+  pub.n_clocks = ncs;
+  pub.clocks = cs;
+  pub.steps_unanalysed = a->st.steps_unanalysed;
   if (a->cfg.on_window) a->cfg.on_window(a->cfg.user, &pub);
   free(bs);
   free(ls);
+  free(cs);
 }
 
 static void close_window(ns_analysis* a, size_t i) {

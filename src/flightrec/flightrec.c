@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope flight recorder: records -> operations and their progress
- * (see include/ncclscope/flightrec.h). The plugin's writer thread, or a
+ * (see src/flightrec/flightrec.h). The plugin's writer thread, or a
  * tool reading a trace; single-threaded.
  *
  * Each communicator keeps a ring of cfg.entries operations, in the order
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "ncclscope/analysis.h" /* ns_func_code_memo, ns_dtype_size_memo, ns_coll_bytes */
+#include "ncclscope/nccl_names.h"
 #include "util/array.h"
 
 #define FR_DEFAULT_CHILDREN (1u << 20)

@@ -5,8 +5,8 @@
 #ifndef NCCLSCOPE_FLIGHTREC_INTERNAL_H
 #define NCCLSCOPE_FLIGHTREC_INTERNAL_H
 
-#include "ncclscope/analysis.h" /* ns_name_memo */
-#include "ncclscope/flightrec.h"
+#include "flightrec/flightrec.h"
+#include "ncclscope/nccl_names.h"
 #include "util/idmap.h"
 
 #define FR_EPISODES 32 /* episodes kept for the dump */

@@ -40,8 +40,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/exit.h"
+
 #include "capture/context.h"
-#include "runtime/runtime.h"
 #include "session/session.h"
 #include "writer/flightrec_out.h"
 #include "writer/writer.h"
@@ -121,9 +122,13 @@ static void on_signal(int sig, siginfo_t* info, void* uctx) {
   errno = saved_errno;
 }
 
+/* Set by the first install, before the atexit handler is registered; read
+ * at exit or unload, on the thread that runs them. */
+static void (*g_on_process_exit)(void);
+
 static void at_exit(void* unused) {
   (void)unused;
-  ns_runtime_process_exit();
+  if (g_on_process_exit) g_on_process_exit();
 }
 
 /* The C library's: registers f to run at exit, or when the library whose
@@ -134,10 +139,13 @@ extern void* __dso_handle;
 /* A destructor too: a library loaded after the application registered its
  * own atexit handlers is still unloaded (and its destructor run) at exit,
  * and a dlclose with communicators alive runs it as well. */
-__attribute__((destructor)) static void at_unload(void) { ns_runtime_process_exit(); }
+__attribute__((destructor)) static void at_unload(void) {
+  if (g_on_process_exit) g_on_process_exit();
+}
 
-void ns_exit_hooks_install(void) {
+void ns_exit_hooks_install(void (*on_process_exit)(void)) {
   static int registered;
+  g_on_process_exit = on_process_exit;
   if (!registered) {
     /* Tied to this library: it also runs (and is dropped) at dlclose, never
      * after the code is gone. Not atexit(): an interposed atexit (a

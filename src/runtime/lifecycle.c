@@ -21,6 +21,7 @@
 #include "ring/ring.h"
 #include "capture/context.h"
 #include "runtime/runtime.h"
+#include "runtime/exit.h"
 #include "session/session.h"
 #include "writer/detail.h"
 #include "writer/writer.h"
@@ -69,7 +70,7 @@ static int session_start(char* why, size_t whylen) {
   if (ns_writer_open(why, whylen) != 0) return -1;
   if (ns_ring_pool_create(ns_sess.cfg.max_threads, ns_sess.cfg.ring_kb * 1024u) != 0) goto fail_rings;
   if (ns_writer_start() != 0) goto fail_writer;
-  ns_exit_hooks_install();
+  ns_exit_hooks_install(ns_runtime_process_exit);
   char mb[200];
   char detail[96] = "";
   if (ns_sess.cfg.detail == NS_DETAIL_SAMPLED)

@@ -27,10 +27,6 @@ void ns_runtime_init(void** context, const ns_init_args* a);
 /* Accepts every context init handed out, the recording-nothing one too. */
 void ns_runtime_finalize(void* context);
 
-/* exit.c: the atexit handler, the destructor and the termination signals
- * (installed when a session starts, removed when it ends). */
-void ns_exit_hooks_install(void);
-void ns_exit_hooks_remove(void);
 /* The process exits (or unloads us) with communicators alive: the writer
  * ends the trace (NS_END_EXIT) and is joined; memory stays mapped. Later
  * finalizes only drop their reference. */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope sinks: the metrics model (metrics.h). Writer thread only.
+/* ncclscope sinks: the metrics model (metrics.h): its resources, points,
+ * series budget and live series; what a window adds is metrics_window.c's.
+ * Writer thread only.
  * Memory: at most max_series points (each family's array), plus one
  * resource per communicator rank. */
-#include "sinks/metrics.h"
+#include "sinks/metrics_model.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,13 +14,6 @@
 #include "ncclscope/record.h"
 #include "util/array.h"
 
-/* The families, in the order they are exported (ns_metrics_window admits them in the budget's order, metrics.h). */
-enum {
-  F_SERIES, F_REFUSED, F_UPDATED, F_OLDEST, F_HANGS, F_STUCK,
-  F_WINDOWS, F_DROPPED, F_CLOSED, F_UNANALYSED, F_OTLP_REQ, F_OTLP_DROPPED, F_DETAIL_FULL, F_DETAIL_ESC,
-  F_OPS, F_OPS_GPU, F_BYTES, F_INCOMPLETE, F_CLOCK, F_LATE_SUM, F_LATE_N, F_LATE_LAST, F_LATE_MAX,
-  F_LINKS_FITTED, F_LINK_BW_MIN, F_LINK_LAT_MAX, F_DURATION, F_LINK_LAT, F_LINK_BW, F_ALGBW, F_BUSBW, F_COUNT
-};
 
 static const ns_mdesc g_desc[F_COUNT] = {
   [F_SERIES] = {"ncclscope.series", "ncclscope_series", "{series}", NS_MK_GAUGE, 1,
@@ -95,19 +90,8 @@ static const ns_mdesc g_desc[F_COUNT] = {
                "Bus bandwidth in the window by function and size bucket, as nccl-tests computes it."},
 };
 
-struct ns_metrics {
-  ns_metrics_config cfg;
-  ns_mfamily fam[F_COUNT];
-  ns_mres* res;
-  size_t nres, capres;
-  uint32_t series, refused;
-  uint32_t reserved;      /* places held for stuck-operation series not there now */
-  uint32_t live_refused;  /* live series of communicator ranks that did not fit */
-  uint64_t windows, window_index;
-  uint64_t start_unix_ns, win_start_unix_ns, end_unix_ns, time_unix_ns;
-};
 
-static int is_live(int f) { return f == F_UPDATED || f == F_OLDEST || f == F_HANGS || f == F_STUCK; }
+int ns_mfamily_is_live(int f) { return f == F_UPDATED || f == F_OLDEST || f == F_HANGS || f == F_STUCK; }
 
 unsigned ns_mpoint_series(const ns_mdesc* d) { return d->kind == NS_MK_HISTOGRAM ? NS_HIST_BOUNDS + 3 : 1; }
 
@@ -126,8 +110,6 @@ static void res_init(ns_mres* r, uint32_t comm, uint64_t comm_id, int32_t rank, 
   snprintf(r->rank_str, sizeof r->rank_str, "%d", rank);
 }
 
-static ns_mpoint* point(ns_metrics* m, int f, uint32_t res, unsigned nlabels, const char* const* kv);
-static void budget_values(ns_metrics* m);
 
 ns_metrics* ns_metrics_new(const ns_metrics_config* cfg) {
   ns_metrics* m = calloc(1, sizeof *m);
@@ -145,9 +127,9 @@ ns_metrics* ns_metrics_new(const ns_metrics_config* cfg) {
   res_init(&m->res[0], 0, 0, -1, 0, "", NULL);
   snprintf(m->res[0].rank_str, sizeof m->res[0].rank_str, "%u", cfg->pid); /* the process: its pid */
   /* the budget gauges exist before the first window: a file written on a watchdog's verdict has them */
-  point(m, F_SERIES, 0, 0, NULL);
-  point(m, F_REFUSED, 0, 0, NULL);
-  budget_values(m);
+  ns_mpoint_at(m, F_SERIES, 0, 0, NULL);
+  ns_mpoint_at(m, F_REFUSED, 0, 0, NULL);
+  ns_mbudget_values(m);
   return m;
 }
 
@@ -158,7 +140,7 @@ void ns_metrics_free(ns_metrics* m) {
   free(m);
 }
 
-static uint32_t res_of(ns_metrics* m, uint32_t comm) {
+uint32_t ns_mres_of(ns_metrics* m, uint32_t comm) {
   for (size_t i = 1; i < m->nres; i++)
     if (m->res[i].comm == comm) return (uint32_t)i;
   ns_metrics_comm(m, comm, 0, -1, 0, "", NULL);
@@ -188,7 +170,7 @@ void ns_metrics_comm(ns_metrics* m, uint32_t comm, uint64_t comm_id, int32_t ran
 /* The point of family f for (resource, labels): found, else created when the
  * budget allows (else NULL, counted as refused), or in a place held for it
  * (!budgeted). Labels: key/value pairs. */
-static ns_mpoint* point_in(ns_metrics* m, int f, uint32_t res, unsigned nlabels, const char* const* kv, int budgeted) {
+ns_mpoint* ns_mpoint_in(ns_metrics* m, int f, uint32_t res, unsigned nlabels, const char* const* kv, int budgeted) {
   ns_mfamily* fam = &m->fam[f];
   if (res == UINT32_MAX) return NULL;
   for (size_t i = 0; i < fam->n; i++) {
@@ -216,198 +198,18 @@ static ns_mpoint* point_in(ns_metrics* m, int f, uint32_t res, unsigned nlabels,
   return p;
 }
 
-static ns_mpoint* point(ns_metrics* m, int f, uint32_t res, unsigned nlabels, const char* const* kv) {
-  return point_in(m, f, res, nlabels, kv, 1);
+ns_mpoint* ns_mpoint_at(ns_metrics* m, int f, uint32_t res, unsigned nlabels, const char* const* kv) {
+  return ns_mpoint_in(m, f, res, nlabels, kv, 1);
 }
 
-static void set(ns_metrics* m, int f, uint32_t res, unsigned nl, const char* const* kv, double v) {
-  ns_mpoint* p = point(m, f, res, nl, kv);
+void ns_mset(ns_metrics* m, int f, uint32_t res, unsigned nl, const char* const* kv, double v) {
+  ns_mpoint* p = ns_mpoint_at(m, f, res, nl, kv);
   if (p) p->value = v;
 }
 
-static void add(ns_metrics* m, int f, uint32_t res, unsigned nl, const char* const* kv, double v) {
-  ns_mpoint* p = point(m, f, res, nl, kv);
+void ns_madd(ns_metrics* m, int f, uint32_t res, unsigned nl, const char* const* kv, double v) {
+  ns_mpoint* p = ns_mpoint_at(m, f, res, nl, kv);
   if (p) p->value += v;
-}
-
-static const char* op_type(uint8_t type) { return type == NS_EV_P2P ? "p2p" : "coll"; }
-
-/* ---- a window ---- */
-
-/* Gauges are the last window's: forget them; counters and histograms stay. */
-static void begin(ns_metrics* m) {
-  m->series = 0;
-  m->refused = 0;
-  for (int f = 0; f < F_COUNT; f++) {
-    ns_mfamily* fam = &m->fam[f];
-    if (fam->d->kind == NS_MK_GAUGE && !is_live(f)) fam->n = 0;
-    for (size_t i = 0; i < fam->n; i++) m->series += ns_mpoint_series(fam->d);
-  }
-}
-
-static void process_counters(ns_metrics* m, const ns_mwindow* in) {
-  add(m, F_WINDOWS, 0, 0, NULL, 1);
-  const char* ring[] = {"reason", "ring"};
-  set(m, F_DROPPED, 0, 1, ring, (double)in->dropped_ring);
-  for (unsigned r = 1; in->closed && r < NS_CLOSE_REASONS; r++) {
-    const char* name = ns_close_reason_name(r);
-    const char* kv[] = {"reason", name ? name : "unknown"};
-    if (in->closed[r]) set(m, F_CLOSED, 0, 1, kv, (double)in->closed[r]);
-  }
-  if (in->steps_unanalysed) set(m, F_UNANALYSED, 0, 0, NULL, (double)in->steps_unanalysed);
-  if (in->otlp_ok || in->otlp_failed || in->otlp_dropped || m->fam[F_OTLP_REQ].n) {
-    const char* ok[] = {"result", "ok"};
-    const char* failed[] = {"result", "failed"};
-    set(m, F_OTLP_REQ, 0, 1, ok, (double)in->otlp_ok);
-    set(m, F_OTLP_REQ, 0, 1, failed, (double)in->otlp_failed);
-    set(m, F_OTLP_DROPPED, 0, 0, NULL, (double)in->otlp_dropped);
-  }
-  if (in->detail_level) {
-    const char* kv[] = {"level", in->detail_level};
-    set(m, F_DETAIL_FULL, 0, 1, kv, in->detail_full_ratio);
-    set(m, F_DETAIL_ESC, 0, 0, NULL, (double)in->detail_escalations);
-  }
-}
-
-/* Per communicator rank: its starts lost to a full ring, its GPU clock's error bound. */
-static void comm_health(ns_metrics* m, const ns_mwindow* in) {
-  for (size_t r = 1; r < m->nres; r++) {
-    if (in->comm_dropped) {
-      const char* ring[] = {"reason", "ring"};
-      set(m, F_DROPPED, (uint32_t)r, 1, ring, (double)in->comm_dropped(in->user, m->res[r].comm));
-    }
-    double err = in->clock_error_s ? in->clock_error_s(in->user, m->res[r].comm) : NAN;
-    if (isfinite(err)) set(m, F_CLOCK, (uint32_t)r, 0, NULL, err);
-  }
-}
-
-/* Operations and bytes by function, operations never completed. */
-static void comm_counts(ns_metrics* m, const ns_window* w) {
-  for (size_t i = 0; w && i < w->n_funcs; i++) {
-    const ns_func_stats* f = &w->funcs[i];
-    uint32_t res = res_of(m, f->comm);
-    const char* kv[] = {"type", op_type(f->type), "func", ns_func_name(f->func)};
-    add(m, F_OPS, res, 2, kv, (double)f->ops);
-    add(m, F_BYTES, res, 2, kv, (double)f->bytes);
-  }
-  for (size_t r = 1; r < m->nres; r++) {
-    uint64_t inc = 0;
-    for (size_t i = 0; w && i < w->n_funcs; i++)
-      if (w->funcs[i].comm == m->res[r].comm) inc += w->funcs[i].incomplete;
-    add(m, F_INCOMPLETE, (uint32_t)r, 0, NULL, (double)inc);
-  }
-  /* the coverage of GPU timing: after every count (the budget admits in this order) */
-  for (size_t i = 0; w && i < w->n_funcs; i++) {
-    const ns_func_stats* f = &w->funcs[i];
-    const char* kv[] = {"type", op_type(f->type), "func", ns_func_name(f->func)};
-    add(m, F_OPS_GPU, res_of(m, f->comm), 2, kv, (double)f->gpu_timed);
-  }
-}
-
-static void lateness(ns_metrics* m, const ns_window* w) {
-  for (size_t i = 0; w && i < w->n_lateness; i++) {
-    const ns_lateness_stats* l = &w->lateness[i];
-    uint32_t res = res_of(m, l->comm);
-    add(m, F_LATE_SUM, res, 0, NULL, (double)l->lateness_ns_sum * 1e-9);
-    add(m, F_LATE_N, res, 0, NULL, (double)l->compared);
-    add(m, F_LATE_LAST, res, 0, NULL, (double)l->last);
-    if (l->compared) set(m, F_LATE_MAX, res, 0, NULL, (double)l->lateness_ns_max * 1e-9);
-  }
-}
-
-/* A link row that estimates a link: one channel's send connection with a valid MIN fit. */
-static int fitted_send(const ns_link_stats* l) {
-  return l->is_send && l->channel >= 0 && l->nofit == NS_LINK_FIT && l->min.ok && l->min.bandwidth_gbs > 0;
-}
-
-static int by_bandwidth(const void* x, const void* y) {
-  const ns_link_stats* a = *(const ns_link_stats* const*)x;
-  const ns_link_stats* b = *(const ns_link_stats* const*)y;
-  if (a->min.bandwidth_gbs != b->min.bandwidth_gbs) return a->min.bandwidth_gbs < b->min.bandwidth_gbs ? -1 : 1;
-  if (a->comm != b->comm) return a->comm < b->comm ? -1 : 1;
-  if (a->peer != b->peer) return a->peer < b->peer ? -1 : 1;
-  return a->channel < b->channel ? -1 : a->channel > b->channel;
-}
-
-static void link_aggregates(ns_metrics* m, const ns_window* w) {
-  for (size_t r = 1; w && r < m->nres; r++) {
-    uint64_t n = 0;
-    double bw = INFINITY, lat = 0;
-    for (size_t i = 0; i < w->n_links; i++) {
-      const ns_link_stats* l = &w->links[i];
-      if (l->comm != m->res[r].comm || !fitted_send(l)) continue;
-      n++;
-      if (l->min.bandwidth_gbs < bw) bw = l->min.bandwidth_gbs;
-      if (l->min.latency_us > lat) lat = l->min.latency_us;
-    }
-    if (!n) continue;
-    set(m, F_LINKS_FITTED, (uint32_t)r, 0, NULL, (double)n);
-    set(m, F_LINK_BW_MIN, (uint32_t)r, 0, NULL, bw * 1e9);
-    set(m, F_LINK_LAT_MAX, (uint32_t)r, 0, NULL, lat * 1e-6);
-  }
-}
-
-static void histograms(ns_metrics* m, const ns_window* w) {
-  for (size_t i = 0; w && i < w->n_funcs; i++) {
-    const ns_func_stats* f = &w->funcs[i];
-    if (!f->timed) continue;
-    const char* kv[] = {"type", op_type(f->type), "func", ns_func_name(f->func)};
-    ns_mpoint* p = point(m, F_DURATION, res_of(m, f->comm), 2, kv);
-    if (!p) continue;
-    p->count += f->timed;
-    p->sum += (double)f->dur_ns_sum * 1e-9;
-    for (unsigned b = 0; b <= NS_HIST_BOUNDS; b++) p->buckets[b] += f->hist[b];
-  }
-}
-
-static void top_links(ns_metrics* m, const ns_window* w) {
-  if (!w || !w->n_links || !m->cfg.top_links) return;
-  const ns_link_stats** rank = malloc(w->n_links * sizeof *rank);
-  if (!rank) return;
-  size_t n = 0;
-  for (size_t i = 0; i < w->n_links; i++)
-    if (fitted_send(&w->links[i])) rank[n++] = &w->links[i];
-  qsort(rank, n, sizeof *rank, by_bandwidth);
-  for (size_t i = 0; i < n && i < m->cfg.top_links; i++) {
-    char peer[16], ch[16];
-    snprintf(peer, sizeof peer, "%d", rank[i]->peer);
-    snprintf(ch, sizeof ch, "%d", rank[i]->channel);
-    const char* kv[] = {"peer", peer, "channel", ch};
-    uint32_t res = res_of(m, rank[i]->comm);
-    set(m, F_LINK_LAT, res, 2, kv, rank[i]->min.latency_us * 1e-6);
-    set(m, F_LINK_BW, res, 2, kv, rank[i]->min.bandwidth_gbs * 1e9);
-  }
-  free(rank);
-}
-
-/* The window's buckets are per (comm, func, algo, proto, size, ops per batch, timing): bandwidth per (comm,
- * func, size, timing), family f: F_BUSBW or F_ALGBW. timing "gpu": from the GPU's timers, "cpu": from the CPU
- * (execution or enqueue time, where the operation had no full detail); never mixed. */
-static void bandwidth(ns_metrics* m, const ns_window* w, int f) {
-  for (size_t i = 0; w && i < w->n_buckets; i++) {
-    const ns_bucket_stats* b = &w->buckets[i];
-    int done = 0;
-    for (size_t j = 0; j < i && !done; j++)
-      done = w->buckets[j].comm == b->comm && w->buckets[j].func == b->func &&
-             w->buckets[j].size_bucket == b->size_bucket && w->buckets[j].gpu == b->gpu;
-    if (done || !b->size_bucket) continue;
-    double bytes = 0, dur_us = 0, factor = 0;
-    for (size_t j = i; j < w->n_buckets; j++) {
-      const ns_bucket_stats* c = &w->buckets[j];
-      if (c->comm != b->comm || c->func != b->func || c->size_bucket != b->size_bucket || c->gpu != b->gpu) continue;
-      bytes += (double)c->bytes;
-      dur_us += c->mean_us * (double)c->count;
-      if (c->algbw_gbs > 0) factor = c->busbw_gbs / c->algbw_gbs;
-    }
-    if (!(dur_us > 0) || !(bytes > 0)) continue;
-    char size[24];
-    snprintf(size, sizeof size, "%llu", (unsigned long long)b->size_bucket);
-    const char* kv[] = {"func", ns_func_name(b->func), "size", size, "timing", b->gpu ? "gpu" : "cpu"};
-    uint32_t res = res_of(m, b->comm);
-    double algbw = bytes / (dur_us * 1e-6);
-    if (f == F_ALGBW) set(m, F_ALGBW, res, 3, kv, algbw);
-    else if (factor > 0) set(m, F_BUSBW, res, 3, kv, algbw * factor);
-  }
 }
 
 /* ---- the live series ---- */
@@ -433,7 +235,7 @@ static ns_mpoint* point_of(ns_metrics* m, int f, uint32_t res) {
 }
 
 /* The budget gauges' values (their points are made with the model and at each window). */
-static void budget_values(ns_metrics* m) {
+void ns_mbudget_values(ns_metrics* m) {
   ns_mpoint* series = point_of(m, F_SERIES, 0);
   ns_mpoint* refused = point_of(m, F_REFUSED, 0);
   if (series) series->value = m->series;
@@ -444,8 +246,8 @@ static void budget_values(ns_metrics* m) {
  * admitted as a whole, 3 series: its oldest operation's age, its episodes and
  * the place of its stuck-operation series, held while there is none (so the
  * budget never refuses a hang's series); ahead of every window series. */
-static void live_points(ns_metrics* m) {
-  ns_mpoint* up = point(m, F_UPDATED, 0, 0, NULL);
+void ns_mlive_points(ns_metrics* m) {
+  ns_mpoint* up = ns_mpoint_at(m, F_UPDATED, 0, 0, NULL);
   if (up) up->value = (double)ns_metrics_time_unix_ns(m) * 1e-9;
   m->reserved = 0;
   m->live_refused = 0;
@@ -460,16 +262,16 @@ static void live_points(ns_metrics* m) {
       }
       lv->admitted = 1;
     }
-    ns_mpoint* p = point_in(m, F_OLDEST, res, 0, NULL, 0);
+    ns_mpoint* p = ns_mpoint_in(m, F_OLDEST, res, 0, NULL, 0);
     if (p) p->value = lv->oldest_s;
-    p = point_in(m, F_HANGS, res, 0, NULL, 0);
+    p = ns_mpoint_in(m, F_HANGS, res, 0, NULL, 0);
     if (p) p->value = (double)lv->episodes;
     const char* kv[] = {"func", lv->func, "seq", lv->seq};
     ns_mpoint* stuck = point_of(m, F_STUCK, res);
     if (stuck && (!lv->stuck || strcmp(stuck->labels[0].val, lv->func) || strcmp(stuck->labels[1].val, lv->seq)))
       drop_points(m, F_STUCK, res); /* at most one per communicator rank: the current one */
     if (lv->stuck) {
-      p = point_in(m, F_STUCK, res, 2, kv, 0);
+      p = ns_mpoint_in(m, F_STUCK, res, 2, kv, 0);
       if (p) p->value = 1;
     }
     if (!point_of(m, F_STUCK, res)) m->reserved++;
@@ -494,8 +296,8 @@ void ns_metrics_live(ns_metrics* m, const ns_mlive* v, size_t n) {
     snprintf(lv->func, sizeof lv->func, "%s", in->stuck && in->func ? in->func : "");
     snprintf(lv->seq, sizeof lv->seq, "%llu", (unsigned long long)(in->stuck ? in->seq : 0));
   }
-  live_points(m);
-  budget_values(m);
+  ns_mlive_points(m);
+  ns_mbudget_values(m);
 }
 
 /* The last-update gauge holds the time its points carry (ns_metrics_time_unix_ns): the stamp,
@@ -506,28 +308,6 @@ void ns_metrics_stamp(ns_metrics* m, uint64_t unix_ns) {
   if (up) up->value = (double)ns_metrics_time_unix_ns(m) * 1e-9;
 }
 
-void ns_metrics_window(ns_metrics* m, const ns_mwindow* in) {
-  begin(m);
-  /* the two budget gauges first, so that they always fit; their values last */
-  point(m, F_SERIES, 0, 0, NULL);
-  point(m, F_REFUSED, 0, 0, NULL);
-  /* then in the order a dashboard needs them (metrics.h) */
-  live_points(m);
-  process_counters(m, in);
-  comm_health(m, in);
-  bandwidth(m, in->w, F_BUSBW);
-  histograms(m, in->w);
-  lateness(m, in->w);
-  top_links(m, in->w);
-  comm_counts(m, in->w);
-  link_aggregates(m, in->w);
-  bandwidth(m, in->w, F_ALGBW);
-  budget_values(m);
-  m->windows++;
-  m->window_index = in->w ? in->w->index : m->window_index;
-  m->win_start_unix_ns = in->start_unix_ns;
-  m->end_unix_ns = in->end_unix_ns;
-}
 
 size_t ns_metrics_nfamilies(const ns_metrics* m) { (void)m; return F_COUNT; }
 const ns_mfamily* ns_metrics_family(const ns_metrics* m, size_t i) { return i < F_COUNT ? &m->fam[i] : NULL; }

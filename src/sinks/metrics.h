@@ -111,8 +111,9 @@ typedef struct {
   int live;               /* the flight recorder runs: the live series exist */
 } ns_metrics_config;
 
-/* What one window adds, besides the analysis' ns_window. Counters are the
- * process's totals so far (cumulative, as exported). */
+/* What one window adds, besides the analysis' ns_window (which carries the
+ * clock fits). Counters are the process's totals so far (cumulative, as
+ * exported). */
 typedef struct {
   const ns_window* w;
   uint64_t start_unix_ns, end_unix_ns; /* the window, wall clock */
@@ -123,10 +124,11 @@ typedef struct {
   const char* detail_level;            /* NCCLSCOPE_DETAIL ("ops", "sampled", "full"); NULL: not reported */
   double detail_full_ratio;            /* share of the window's time with full detail */
   uint64_t detail_escalations;         /* escalations so far */
-  /* per communicator: its GPU clock's error bound in seconds (NaN: none) and its starts lost to a full ring */
-  double (*clock_error_s)(void* user, uint32_t comm);
-  uint64_t (*comm_dropped)(void* user, uint32_t comm);
-  void* user;
+  /* The live communicators (serial dropped_comm[i]): their starts lost to a
+   * full ring, comm_dropped[i]; one not among them lost none. NULL: not reported. */
+  const uint32_t* dropped_comm;
+  const uint64_t* comm_dropped;
+  size_t ncomm_dropped;
 } ns_mwindow;
 
 typedef struct ns_metrics ns_metrics;

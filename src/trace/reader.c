@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "trace/codec.h"
+#include "trace/props_blocks.h"
 #include "trace/seen_blocks.h"
 #include "util/idmap.h"
 #include "util/safefile.h"
@@ -245,113 +246,6 @@ static int stop_at(ns_reader* r, uint64_t at, const char* why) {
   return 0;
 }
 
-/* ---- props blocks ----
- * A props block's info is zeroed (and given its defaults) by its parser,
- * then takes each prop of the block through its kind's take function; keys
- * a take function does not know are skipped. */
-
-typedef void (*prop_take_fn)(void* info, const ns_prop* pr);
-
-/* Every prop of [p, end) through take: 0 at the end, -1 when malformed. */
-static int each_prop(const uint8_t* p, const uint8_t* end, void* info, prop_take_fn take) {
-  ns_prop pr;
-  int rc;
-  while ((rc = ns_props_next(&p, end, &pr)) == 1) take(info, &pr);
-  return rc;
-}
-
-/* A string prop into dst (cap bytes, truncated, NUL-terminated): 1, or 0
- * when the prop is not a string (dst untouched). */
-static int str_prop(char* dst, size_t cap, const ns_prop* p) {
-  if (p->ptype != NS_PT_STR) return 0;
-  size_t n = p->slen < cap - 1 ? p->slen : cap - 1;
-  memcpy(dst, p->s, n);
-  dst[n] = '\0';
-  return 1;
-}
-
-static void take_process(void* info, const ns_prop* pr) {
-  ns_process_info* pi = info;
-  switch (pr->key) {
-    case NS_P_PID: pi->pid = (uint32_t)pr->u; break;
-    case NS_P_HOSTNAME: str_prop(pi->hostname, sizeof pi->hostname, pr); break;
-    case NS_P_START_MONO_NS: pi->start_mono_ns = pr->u; break;
-    case NS_P_REALTIME_OFFSET_NS: pi->realtime_offset_ns = (int64_t)pr->u; break;
-    case NS_P_CLOCK_SOURCE: str_prop(pi->clock_source, sizeof pi->clock_source, pr); break;
-    case NS_P_TSC_HZ: pi->tsc_hz = pr->ptype == NS_PT_F64 ? pr->f : (double)pr->u; break;
-    case NS_P_PLUGIN_VERSION: str_prop(pi->version, sizeof pi->version, pr); break;
-    case NS_P_SLURM_JOB: str_prop(pi->slurm_job, sizeof pi->slurm_job, pr); break;
-    default: break;
-  }
-}
-
-static int parse_process(ns_reader* r, const uint8_t* p, const uint8_t* end) {
-  memset(&r->process, 0, sizeof r->process);
-  int rc = each_prop(p, end, &r->process, take_process);
-  r->have_process = 1;
-  return rc;
-}
-
-static void take_thread(void* info, const ns_prop* pr) {
-  ns_thread_info* t = info;
-  if (pr->key == NS_P_TID) t->tid = (uint32_t)pr->u;
-  else if (pr->key == NS_P_RING) t->ring = (uint32_t)pr->u;
-  else if (pr->key == NS_P_NAME) str_prop(t->name, sizeof t->name, pr);
-}
-
-static int parse_thread(ns_reader* r, const uint8_t* p, const uint8_t* end) {
-  memset(&r->thread, 0, sizeof r->thread);
-  return each_prop(p, end, &r->thread, take_thread);
-}
-
-static void take_comm_init(void* info, const ns_prop* pr) {
-  ns_comm_info* c = info;
-  switch (pr->key) {
-    case NS_P_COMM: c->comm = (uint32_t)pr->u; break;
-    case NS_P_COMM_ID: c->comm_id = pr->u; break;
-    case NS_P_RANK: c->rank = (int32_t)(int64_t)pr->u; break;
-    case NS_P_NRANKS: c->nranks = (uint32_t)pr->u; break;
-    case NS_P_NNODES: c->nnodes = (uint32_t)pr->u; break;
-    case NS_P_COMM_NAME:
-      if (str_prop(c->comm_name, sizeof c->comm_name, pr)) c->has_name = 1;
-      break;
-    case NS_P_ABI_VERSION: c->abi_version = (uint32_t)pr->u; break;
-    case NS_P_EVENT_MASK: c->event_mask = pr->u; break;
-    case NS_P_GPU_UUID: str_prop(c->gpu_uuid, sizeof c->gpu_uuid, pr); break;
-    case NS_P_TS: c->ts = pr->u; break;
-    case NS_P_TID: c->tid = (uint32_t)pr->u; break;
-    case NS_P_CTX_ADDR: c->ctx_addr = pr->u; break;
-    default: break;
-  }
-}
-
-static int parse_comm_init(ns_reader* r, const uint8_t* p, const uint8_t* end) {
-  memset(&r->comm, 0, sizeof r->comm);
-  r->comm.rank = -1;
-  return each_prop(p, end, &r->comm, take_comm_init);
-}
-
-/* COMM_FINI, COUNTERS, CLOCKFIT: every numeric prop by key; strings are ignored. */
-static void take_numeric(void* info, const ns_prop* pr) {
-  ns_props_info* pi = info;
-  if (pr->key == NS_P_COMM) pi->comm = (uint32_t)pr->u;
-  if (pr->key == NS_P_TS) pi->ts = pr->u;
-  if (pr->key == NS_P_TID) pi->tid = (uint32_t)pr->u;
-  if (pr->key >= NS_MAX_PROP_KEY || pr->ptype == NS_PT_STR) return;
-  pi->has[pr->key] = 1;
-  if (pr->ptype == NS_PT_F64) {
-    pi->f[pr->key] = pr->f;
-    pi->u[pr->key] = pr->f > 0 ? (pr->f < 0x1p64 ? (uint64_t)pr->f : UINT64_MAX) : 0; /* saturate; NaN: 0 */
-  } else {
-    pi->u[pr->key] = pr->u;
-    pi->f[pr->key] = pr->ptype == NS_PT_I64 ? (double)(int64_t)pr->u : (double)pr->u;
-  }
-}
-
-static int parse_props(ns_reader* r, const uint8_t* p, const uint8_t* end) {
-  memset(&r->props, 0, sizeof r->props);
-  return each_prop(p, end, &r->props, take_numeric);
-}
 
 static int load_strings(ns_reader* r, const uint8_t* p, size_t n) {
   ns_strings_decoder d;
@@ -533,7 +427,7 @@ int ns_reader_scan(const char* path, ns_trace_scan* out, char* err, size_t errle
     if (h.kind == NS_BLOCK_COUNTERS) {
       static const uint8_t no_payload[1];
       const uint8_t* p = r->payload ? r->payload : no_payload;
-      if (parse_props(r, p, h.payload_size ? p + h.payload_size : p) >= 0) {
+      if (ns_props_numeric(p, h.payload_size ? p + h.payload_size : p, &r->props) >= 0) {
         out->has_counters = 1;
         out->counters = r->props;
         out->finis_before_counters = finis;
@@ -574,18 +468,19 @@ int ns_reader_next(ns_reader* r, ns_item* item) {
     int out = 0;            /* item holds what the block brought */
     switch (h.kind) {
       case NS_BLOCK_PROCESS:
-        if (parse_process(r, p, end) < 0) bad = "malformed PROCESS block";
+        r->have_process = 1;
+        if (ns_props_process(p, end, &r->process) < 0) bad = "malformed PROCESS block";
         else item->kind = NS_ITEM_PROCESS, item->process = &r->process, out = 1;
         break;
       case NS_BLOCK_STRINGS:
         if (load_strings(r, p, h.payload_size) < 0) bad = "malformed STRINGS block";
         break;
       case NS_BLOCK_THREAD:
-        if (parse_thread(r, p, end) < 0) bad = "malformed THREAD block";
+        if (ns_props_thread(p, end, &r->thread) < 0) bad = "malformed THREAD block";
         else item->kind = NS_ITEM_THREAD, item->thread = &r->thread, out = 1;
         break;
       case NS_BLOCK_COMM_INIT:
-        if (parse_comm_init(r, p, end) < 0) bad = "malformed COMM_INIT block";
+        if (ns_props_comm_init(p, end, &r->comm) < 0) bad = "malformed COMM_INIT block";
         else r->stats.comm_inits++, item->kind = NS_ITEM_COMM_INIT, item->comm = &r->comm, out = 1;
         break;
       case NS_BLOCK_EVENTS:
@@ -597,7 +492,7 @@ int ns_reader_next(ns_reader* r, ns_item* item) {
       case NS_BLOCK_CLOCKFIT:
       case NS_BLOCK_ANCHOR:
       case NS_BLOCK_DETAIL:
-        if (parse_props(r, p, end) < 0) {
+        if (ns_props_numeric(p, end, &r->props) < 0) {
           bad = "malformed props block";
         } else if (h.kind == NS_BLOCK_ANCHOR && (!r->props.has[NS_P_TS] || !r->props.has[NS_P_REALTIME_OFFSET_NS])) {
           bad = "ANCHOR block without its ts or offset";
@@ -615,7 +510,7 @@ int ns_reader_next(ns_reader* r, ns_item* item) {
         break;
       case NS_BLOCK_END:
         /* props since format 1.0's writer said how it ended; an empty END is a finalize */
-        if (parse_props(r, p, end) < 0) {
+        if (ns_props_numeric(p, end, &r->props) < 0) {
           bad = "malformed END block";
           break;
         }

@@ -15,6 +15,7 @@
 #include "clock/clock.h"
 #include "log/log.h"
 #include "session/session.h"
+#include "writer/counters.h"
 #include "writer/detail.h"
 #include "writer/flightrec_out.h"
 #include "writer/metrics_out.h"
@@ -29,8 +30,14 @@ static const char* strtab_string(void* user, uint32_t id) { return ns_strtab_str
 
 static void on_window(void* user, const ns_window* w) {
   (void)user;
+  static uint64_t closed[NS_CLOSE_REASONS];
+  static uint32_t comm[NS_MAX_CONTEXTS];
+  static uint64_t comm_dropped[NS_MAX_CONTEXTS];
+  ns_mout_losses lost = {.closed = closed, .comm = comm, .comm_dropped = comm_dropped};
+  ns_writer_drops(&lost.ring, closed);
+  lost.ncomms = ns_writer_comm_drops(comm, comm_dropped);
   ns_detail_window(w, g_now);
-  ns_mout_window(g_a, w);
+  ns_mout_window(w, &lost);
 }
 
 void ns_feed_open(const ns_strtab* strings) {

@@ -65,13 +65,15 @@ void ns_writer_recording(ns_summary_recording* out) {
   out->steps_unanalysed = ns_ws.steps_unanalysed;
 }
 
-uint64_t ns_writer_comm_dropped(uint32_t serial) {
-  for (uint32_t i = 0; serial && i < NS_MAX_CONTEXTS; i++) {
-    if (ns_ws.ctx_serial[i] != serial) continue;
+size_t ns_writer_comm_drops(uint32_t* serial, uint64_t* dropped) {
+  size_t n = 0;
+  for (uint32_t i = 0; i < NS_MAX_CONTEXTS; i++) {
+    if (!ns_ws.ctx_serial[i]) continue;
     uint64_t d = 0;
     for (int t = 0; t < NS_EV_COUNT; t++)
       d += atomic_load_explicit(&ns_ctx_table[i].dropped[t], memory_order_relaxed);
-    return d;
+    serial[n] = ns_ws.ctx_serial[i];
+    dropped[n++] = d;
   }
-  return 0;
+  return n;
 }

@@ -5,6 +5,7 @@
 #ifndef NCCLSCOPE_WRITER_COUNTERS_H
 #define NCCLSCOPE_WRITER_COUNTERS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "trace/codec.h"
@@ -17,7 +18,8 @@ void ns_writer_drops(uint64_t* ring, uint64_t* closed); /* closed: NS_CLOSE_REAS
 /* What was recorded and lost so far, for the summary. */
 struct ns_summary_recording;
 void ns_writer_recording(struct ns_summary_recording* out);
-/* Starts of the live communicator with that serial lost to a full ring (0 once finalized). */
-uint64_t ns_writer_comm_dropped(uint32_t serial);
+/* The live communicators: serial[i] and its starts lost to a full ring,
+ * dropped[i] (NS_MAX_CONTEXTS entries each). Returns how many. */
+size_t ns_writer_comm_drops(uint32_t* serial, uint64_t* dropped);
 
 #endif

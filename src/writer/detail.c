@@ -11,7 +11,7 @@
 #include "capture/context.h" /* ns_detail_full */
 #include "config/config.h"
 #include "log/log.h"
-#include "ncclscope/flightrec.h" /* NS_FR_UNDETAILED_GRACE_NS */
+#include "flightrec/flightrec.h" /* NS_FR_UNDETAILED_GRACE_NS */
 
 /* A window's busbw for one (comm, func, size, timing) against the same key's
  * recent level: an exponential average over the windows before it. */

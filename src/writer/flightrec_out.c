@@ -2,7 +2,7 @@
 /* ncclscope: the flight recorder and the hang watchdog on the writer thread.
  *
  * The writer feeds every record it encodes into the process's flight
- * recorder (include/ncclscope/flightrec.h), through analysis_feed.c, and
+ * recorder (src/flightrec/flightrec.h), through analysis_feed.c, and
  * calls ns_frw_tick after each drain. The tick
  *  - asks the recorder which operation has been in flight longer than
  *    NCCLSCOPE_HANG_TIMEOUT_SEC (the oldest unfinished one per communicator);

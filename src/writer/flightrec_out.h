@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ncclscope/flightrec.h"
+#include "flightrec/flightrec.h"
 #include "ncclscope/record.h"
 #include "ncclscope/trace_reader.h" /* ns_comm_info */
 #include "writer/strtab.h"

@@ -32,7 +32,6 @@
 #include "sinks/json_text.h"
 #include "sinks/sender.h"
 #include "util/safefile.h"
-#include "writer/counters.h"
 #include "writer/detail.h"
 #include "writer/flightrec_out.h"
 #include "writer/trace_out.h"
@@ -58,7 +57,6 @@ static struct {
   int closing;              /* ns_mout_close: the .prom file goes, not a new version */
   ns_sender* otlp;          /* NULL: no OTLP */
   ns_buf payload;           /* the OTLP request being encoded (handed to the sender) */
-  ns_analysis* a;           /* during ns_mout_window only */
   uint64_t detail_at, detail_full_ns; /* trace time and full-detail time at the last window (0: none yet) */
 } M = {.jsonl_fd = -1, .prom_dirfd = -1, .lines = {.limit = NS_SINK_BUF_LIMIT}, .payload = {.limit = NS_SINK_BUF_LIMIT}};
 
@@ -162,33 +160,19 @@ void ns_mout_comm(uint32_t serial, uint64_t comm_id, int32_t rank, uint32_t nran
   if (M.m) ns_metrics_comm(M.m, serial, comm_id, rank, nranks, uuid, name);
 }
 
-static double clock_error_s(void* user, uint32_t comm) {
-  (void)user;
-  ns_clock_fit f;
-  if (!M.a || !ns_analysis_clock_fit(M.a, comm, &f) || !f.bounded || !isfinite(f.error_ns)) return NAN;
-  return f.error_ns * 1e-9;
-}
-
-static uint64_t comm_dropped(void* user, uint32_t comm) {
-  (void)user;
-  return ns_writer_comm_dropped(comm);
-}
-
-void ns_mout_window(ns_analysis* a, const ns_window* w) {
+void ns_mout_window(const ns_window* w, const ns_mout_losses* lost) {
   if (!M.m) return;
-  uint64_t closed[NS_CLOSE_REASONS];
   ns_mwindow in = {.w = w,
                    .start_unix_ns = (uint64_t)((int64_t)w->start_ns + M.unix_minus_trace),
-                   .closed = closed,
-                   .clock_error_s = clock_error_s,
-                   .comm_dropped = comm_dropped};
+                   .dropped_ring = lost->ring,
+                   .closed = lost->closed,
+                   .steps_unanalysed = w->steps_unanalysed,
+                   .dropped_comm = lost->comm,
+                   .comm_dropped = lost->comm_dropped,
+                   .ncomm_dropped = lost->ncomms};
   /* the window's end, or now for the last one, open-ended */
   uint64_t end = w->end_ns != UINT64_MAX ? w->end_ns : ns_clock_to_ns(&ns_sess.clock, ns_clock_ticks());
   in.end_unix_ns = (uint64_t)((int64_t)end + M.unix_minus_trace);
-  ns_writer_drops(&in.dropped_ring, closed);
-  ns_analysis_stats st;
-  ns_analysis_get_stats(a, &st);
-  in.steps_unanalysed = st.steps_unanalysed;
   ns_sender_stats(M.otlp, &in.otlp_ok, &in.otlp_failed, &in.otlp_dropped);
   /* the share of full detail since the last window was written */
   ns_detail_counts dc;
@@ -201,9 +185,7 @@ void ns_mout_window(ns_analysis* a, const ns_window* w) {
   if (in.detail_full_ratio > 1) in.detail_full_ratio = 1;
   M.detail_at = now;
   M.detail_full_ns = dc.full_ns;
-  M.a = a;
   ns_metrics_window(M.m, &in);
-  M.a = NULL;
   if (M.jsonl_fd >= 0) {
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);

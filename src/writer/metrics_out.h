@@ -14,6 +14,7 @@
 #ifndef NCCLSCOPE_WRITER_METRICS_OUT_H
 #define NCCLSCOPE_WRITER_METRICS_OUT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ncclscope/analysis.h"
@@ -23,8 +24,18 @@ void ns_mout_open(void);
 /* A communicator rank (COMM_INIT); name: NCCL's commName, NULL none. */
 void ns_mout_comm(uint32_t serial, uint64_t comm_id, int32_t rank, uint32_t nranks, const char* uuid,
                   const char* name);
-/* The analysis' on_window callback (a = the analysis, for the clock fits). */
-void ns_mout_window(ns_analysis* a, const ns_window* w);
+/* What the writer lost so far, passed in with each window: the metric
+ * outputs never ask the writer. closed: NS_CLOSE_REASONS entries; the live
+ * communicators (serial comm[i]) lost comm_dropped[i] starts to a full ring. */
+typedef struct {
+  uint64_t ring;
+  const uint64_t* closed;
+  const uint32_t* comm;
+  const uint64_t* comm_dropped;
+  size_t ncomms;
+} ns_mout_losses;
+/* A window the analysis closed, with its statistics and the writer's losses. */
+void ns_mout_window(const ns_window* w, const ns_mout_losses* lost);
 /* After each drain (now_ns: trace clock), verdicts: the watchdog's since the
  * last call. Takes the flight recorder's operations in flight into the live
  * series when a window closed, when a verdict came, or when a window's

@@ -244,10 +244,38 @@ static void on_op(void* user, const ns_op_result* r) {
   }
 }
 
+/* Each window hands over the clock fits of its communicators as they stand
+ * when it closes: the same as asking the analysis then. */
+static uint64_t win_clocks, win_clocks_wrong;
+static void on_window(void* user, const ns_window* w) {
+  (void)user;
+  size_t fits = 0;
+  for (uint32_t c = 1; c <= 2; c++) {
+    ns_clock_fit f;
+    fits += ns_analysis_clock_fit(A, c, &f) ? 1 : 0;
+  }
+  if (w->n_clocks != fits) win_clocks_wrong++;
+  for (size_t i = 0; i < w->n_clocks; i++) {
+    ns_clock_fit f;
+    if (!ns_analysis_clock_fit(A, w->clocks[i].comm, &f) || memcmp(&f, &w->clocks[i].fit, sizeof f)) win_clocks_wrong++;
+    win_clocks++;
+  }
+  ns_analysis_stats st;
+  ns_analysis_get_stats(A, &st);
+  if (w->steps_unanalysed != st.steps_unanalysed) win_clocks_wrong++;
+}
+
 /* The stream through a fresh analysis, each final op to `cb`. */
 static ns_analysis* analyse_with(void (*cb)(void* user, const ns_op_result* r)) {
   synth_drain_every(&S, 2000000);
-  A = synth_analysis(cb);
+  ns_analysis_config cfg;
+  ns_analysis_config_default(&cfg);
+  cfg.keep_op_verdicts = 1;
+  cfg.on_op = cb;
+  cfg.on_window = on_window;
+  cfg.window_sec = 0.01; /* several windows close while the fits grow */
+  cfg.string = synth_string;
+  A = ns_analysis_create(&cfg);
   for (uint32_t c = 1; c <= 2; c++) synth_comm(A, c, 0xc0 + c, 0, 2);
   for (size_t i = 0; i < S.n; i++) {
     ns_record* r = &S.v[i].r;
@@ -266,6 +294,7 @@ static void reset(void) {
   memset(&T, 0, sizeof T);
   memset(truth, 0, sizeof truth);
   drift_from_op = 0;
+  win_clocks = win_clocks_wrong = 0;
 }
 
 /* kind: 0 none, 1 self send/recv, 2 AllGatherV Broadcast, 3 Broadcast with its Coll, 4 a drift source with no event */
@@ -292,6 +321,10 @@ static void run(int kind, const char* name) {
   CHECK_U64(T.export_disagrees, 0);
   if (kind == 0 || kind == 3) CHECK_U64(T.foreign, 0);
   if (kind != 0 && kind != 3) CHECK_TRUE(T.foreign >= 148 && T.foreign <= 150 && T.bounded >= 180);
+  printf("%-28s windows handed over %llu clock fits, %llu unlike the analysis' own\n", name,
+         (unsigned long long)win_clocks, (unsigned long long)win_clocks_wrong);
+  CHECK_TRUE(win_clocks > 0);
+  CHECK_U64(win_clocks_wrong, 0);
   ns_clock_fit w, s;
   CHECK_TRUE(ns_analysis_clock_fit(A, 1, &w) && ns_analysis_clock_fit(A, 2, &s));
   CHECK_U64(w.samples, s.samples); /* one GPU, one fit */

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope tests: the flight recorder on synthetic record streams whose
- * state is known at every point (include/ncclscope/flightrec.h): stages,
+ * state is known at every point (src/flightrec/flightrec.h): stages,
  * completion rules, out-of-order children, the ring bound, the watchdog's
  * episodes and what it says a stuck operation waits for, the JSON dump. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
-#include "ncclscope/flightrec.h"
+#include "flightrec/flightrec.h"
 
 #define MS 1000000ull
 #define SEC 1000000000ull

@@ -42,7 +42,6 @@
 #include <stdio.h>
 
 #include "ncclscope/record.h"
-#include "ncclscope/trace_reader.h"
 
 typedef enum { NS_FR_ENQUEUED = 1, NS_FR_ON_PROXY = 2, NS_FR_ON_GPU = 3, NS_FR_DONE = 4 } ns_fr_stage;
 /* "enqueued", "onProxy", "onGpu", "done"; "unknown" otherwise. */
