@@ -21,6 +21,8 @@ typedef enum {
 #undef NS_TYPE_ENUM
   NS_EV_COUNT = 15
 } ns_event_type;
+/* Every event type's bit (NCCL's ncclProfile* bits 0 .. NS_EV_COUNT-1). */
+#define NS_EV_ALL_MASK ((1u << NS_EV_COUNT) - 1u)
 
 /* Field indices (schema.h): NS_<TYPE>_<FIELD> is the field's position in
  * num[] or str[] of its type's START record. */

@@ -33,8 +33,8 @@ int ns_config_parse_mask(const char* s, uint32_t* out) {
     unsigned long long v = ns_parse_uint(s, &end);
     while (isspace((unsigned char)*end)) end++;
     if (errno || *end || v > 0xFFFFFFFFull) return -1;
-    *out = (uint32_t)v & 0x7FFFu;
-    return v > 0x7FFFu ? -2 : 0;
+    *out = (uint32_t)v & NS_EV_ALL_MASK;
+    return v > NS_EV_ALL_MASK ? -2 : 0;
   }
   uint32_t m = 0;
   char buf[256];
@@ -44,7 +44,7 @@ int ns_config_parse_mask(const char* s, uint32_t* out) {
   for (char* tok = strtok_r(buf, ",|+ ", &save); tok; tok = strtok_r(NULL, ",|+ ", &save)) {
     if (strncasecmp(tok, "ncclProfile", 11) == 0) tok += 11;
     int found = 0;
-    if (!strcasecmp(tok, "all")) m |= 0x7FFFu, found = 1;
+    if (!strcasecmp(tok, "all")) m |= NS_EV_ALL_MASK, found = 1;
     else if (!strcasecmp(tok, "default")) m |= NS_DEFAULT_EVENT_MASK, found = 1;
     else if (!strcasecmp(tok, "none")) found = 1;
     for (unsigned t = 0; t < NS_EV_COUNT && !found; t++)

@@ -14,11 +14,12 @@
 #include "config/otel.h"
 #include "config/warn.h"
 #include "ncclscope/config_vars.h"
+#include "ncclscope/record.h"
 
 /* Default mask: every type except ProxyCtrl (proxy-thread sleep/wake
  * bookkeeping: frequent and rarely useful) and NetPlugin (one event per
  * network work request: the most voluminous type). */
-#define NS_DEFAULT_EVENT_MASK (0x7FFFu & ~((1u << 5) | (1u << 7)))
+#define NS_DEFAULT_EVENT_MASK (NS_EV_ALL_MASK & ~((1u << NS_EV_PROXY_CTRL) | (1u << NS_EV_NET_PLUGIN)))
 /* Detail levels (NCCLSCOPE_DETAIL). The event types NCCL pays for per
  * operation, beyond our own calls: KernelCh (the kernel writes timestamps and
  * every operation, NVLink-only ones too, gets profiler proxy ops), ProxyStep
@@ -26,7 +27,8 @@
  * network request). `ops` leaves them out of NCCL's mask, `full` keeps the
  * whole configured mask, `sampled` is `ops` with `full` for NCCLSCOPE_SAMPLE_MS
  * of every second. */
-#define NS_DETAIL_EVENT_BITS ((1u << 4) | (1u << 5) | (1u << 6) | (1u << 7))
+#define NS_DETAIL_EVENT_BITS \
+  ((1u << NS_EV_PROXY_STEP) | (1u << NS_EV_PROXY_CTRL) | (1u << NS_EV_KERNEL_CH) | (1u << NS_EV_NET_PLUGIN))
 typedef enum { NS_DETAIL_OPS = 0, NS_DETAIL_SAMPLED = 1, NS_DETAIL_FULL = 2 } ns_detail_level;
 /* full by default: the watchdog sees an operation hang only through its
  * KernelCh (and ProxySteps), and only KernelCh gives GPU times (README,
