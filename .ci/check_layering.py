@@ -13,8 +13,8 @@ and its "Public headers" table (header | owning layer), then:
    include/ncclscope belongs to its owning layer, both as the target of an
    include and as an including file. An include is allowed when it stays in
    the including file's layer or reaches a layer that the layer's row names;
- - every `target_link_libraries` of a library that src/DIR/CMakeLists.txt
-   defines (ns_library): each ncclscope library it links must be its own
+ - every `target_link_libraries` of a library that a CMakeLists.txt under
+   src/ defines (ns_library): each ncclscope library it links must be its own
    directory's or one that the directory's row names.
 Also fails when the table itself has a cycle (then it is no layering), names
 a directory or header that does not exist, when a checked tree holds a

@@ -43,10 +43,13 @@ int ns_config_parse_mask(const char* s, uint32_t* out) {
   char* save = NULL;
   for (char* tok = strtok_r(buf, ",|+ ", &save); tok; tok = strtok_r(NULL, ",|+ ", &save)) {
     if (strncasecmp(tok, "ncclProfile", 11) == 0) tok += 11;
+    static const struct {
+      const char* name;
+      uint32_t mask;
+    } sets[] = {{"all", NS_EV_ALL_MASK}, {"default", NS_DEFAULT_EVENT_MASK}, {"none", 0}};
     int found = 0;
-    if (!strcasecmp(tok, "all")) m |= NS_EV_ALL_MASK, found = 1;
-    else if (!strcasecmp(tok, "default")) m |= NS_DEFAULT_EVENT_MASK, found = 1;
-    else if (!strcasecmp(tok, "none")) found = 1;
+    for (size_t k = 0; k < sizeof sets / sizeof sets[0] && !found; k++)
+      if (!strcasecmp(tok, sets[k].name)) m |= sets[k].mask, found = 1;
     for (unsigned t = 0; t < NS_EV_COUNT && !found; t++)
       if (!strcasecmp(tok, ns_event_short_name(t))) m |= 1u << t, found = 1;
     if (!found) return -1;
