@@ -10,21 +10,8 @@
 // usage: node decode_otlp.js PAYLOAD.pb PAYLOAD.json
 'use strict';
 const fs = require('fs');
-const path = require('path');
 
-const root = require(path.join(__dirname, 'node_modules/@opentelemetry/otlp-transformer/build/src/generated/root.js'));
-const Req = root.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
-const asObject = {longs: String, enums: Number, bytes: String, defaults: false};
-
-function canonical(v) {  // key order does not matter in JSON
-  if (Array.isArray(v)) return v.map(canonical);
-  if (v && typeof v === 'object') {
-    const o = {};
-    for (const k of Object.keys(v).sort()) o[k] = canonical(v[k]);
-    return o;
-  }
-  return v;
-}
+const {Req, asObject, canonical} = require('./otlp_schema.js');
 
 const raw = fs.readFileSync(process.argv[2]);
 const msg = Req.decode(raw);

@@ -19,7 +19,6 @@
 const http = require('http');
 const fs = require('fs');
 const zlib = require('zlib');
-const path = require('path');
 
 const args = process.argv.slice(2);
 const opt = (name, def) => {
@@ -28,20 +27,7 @@ const opt = (name, def) => {
 };
 const out = opt('--out');
 const mode = opt('--mode', 'ok');
-const root = require(path.join(__dirname, 'node_modules/@opentelemetry/otlp-transformer/build/src/generated/root.js'));
-const Req = root.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
-const Resp = root.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse;
-const asObject = {longs: String, enums: Number, bytes: String, defaults: false};
-
-function canonical(v) {  // key order does not matter in JSON
-  if (Array.isArray(v)) return v.map(canonical);
-  if (v && typeof v === 'object') {
-    const o = {};
-    for (const k of Object.keys(v).sort()) o[k] = canonical(v[k]);
-    return o;
-  }
-  return v;
-}
+const {Req, Resp, asObject, canonical} = require('./otlp_schema.js');
 
 function decode(req, body) {
   let raw = body;
