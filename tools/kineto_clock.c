@@ -26,14 +26,42 @@ static void note_ts(ns_kfile* k, uint64_t ts) {
   if (ts > k->last_ts) k->last_ts = ts;
 }
 
+/* The realtime-monotonic readings of a file: a sample for the median (every
+ * stride-th reading; the stride doubles when the sample is full, so a long
+ * run is sampled over its whole length) and the extremes of every reading,
+ * which the stated error covers. */
+#define NS_KCLOCK_SAMPLE 4096
+typedef struct {
+  int64_t v[NS_KCLOCK_SAMPLE];
+  unsigned n;
+  uint64_t seen, stride;
+  int64_t min, max;
+} offsets;
+
+static void note_offset(offsets* o, int64_t v) {
+  uint64_t i = o->seen++;
+  if (v < o->min) o->min = v;
+  if (v > o->max) o->max = v;
+  if (i % o->stride) return;
+  if (o->n == NS_KCLOCK_SAMPLE) {
+    unsigned j = 0;
+    for (unsigned k = 0; k < o->n; k += 2) o->v[j++] = o->v[k];
+    o->n = j;
+    o->stride *= 2;
+    if (i % o->stride) return;
+  }
+  o->v[o->n++] = v;
+}
+
 void ns_kclock_scan_file(const char* path, ns_kfile* k) {
   snprintf(k->path, sizeof k->path, "%s", path);
   char err[512];
   ns_reader* r = ns_reader_open(path, err, sizeof err);
   if (!r) return;
   k->readable = 1;
-  int64_t offs[4096];
-  unsigned n = 0;
+  static offsets o; /* 32 KB: not on the stack */
+  memset(&o, 0, sizeof o);
+  o.stride = 1, o.min = INT64_MAX, o.max = INT64_MIN;
   ns_item it;
   while (ns_reader_next(r, &it)) {
     switch (it.kind) {
@@ -41,11 +69,11 @@ void ns_kclock_scan_file(const char* path, ns_kfile* k) {
       k->has_process = 1;
       k->pid = it.process->pid;
       snprintf(k->host, sizeof k->host, "%s", it.process->hostname);
-      if (n < 4096) offs[n++] = it.process->realtime_offset_ns;
+      note_offset(&o, it.process->realtime_offset_ns);
       note_ts(k, it.process->start_mono_ns);
       break;
     case NS_ITEM_ANCHOR:
-      if (it.props->has[NS_P_REALTIME_OFFSET_NS] && n < 4096) offs[n++] = (int64_t)it.props->u[NS_P_REALTIME_OFFSET_NS];
+      if (it.props->has[NS_P_REALTIME_OFFSET_NS]) note_offset(&o, (int64_t)it.props->u[NS_P_REALTIME_OFFSET_NS]);
       break;
     case NS_ITEM_COMM_INIT:
       if (k->nranks < 16) k->ranks[k->nranks++] = it.comm->rank;
@@ -57,11 +85,11 @@ void ns_kclock_scan_file(const char* path, ns_kfile* k) {
     }
   }
   ns_reader_close(r);
-  if (!n) return;
-  qsort(offs, n, sizeof offs[0], cmp_i64);
-  k->anchors = n;
-  k->offset_ns = offs[n / 2];
-  int64_t lo = k->offset_ns - offs[0], hi = offs[n - 1] - k->offset_ns;
+  if (!o.n) return;
+  qsort(o.v, o.n, sizeof o.v[0], cmp_i64);
+  k->anchors = o.seen > UINT32_MAX ? UINT32_MAX : (unsigned)o.seen;
+  k->offset_ns = o.v[o.n / 2];
+  int64_t lo = k->offset_ns - o.min, hi = o.max - k->offset_ns;
   k->spread_ns = lo > hi ? lo : hi;
   k->error_ns = k->spread_ns + NS_KCLOCK_READ_NS;
 }
