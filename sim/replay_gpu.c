@@ -182,7 +182,7 @@ void rpFitGpuClock(rpRecording* r) {
     firstLaunch[i] = nextLaunch[i] = firstKernel[i] = -1, firstKch[i] = INT64_MAX;
     if (r->events[i].type == 11) launches[nl++] = i;
   }
-  qsort_r(launches, (size_t)nl, sizeof *launches, byLaunchKey, r->events);
+  if (nl) qsort_r(launches, (size_t)nl, sizeof *launches, byLaunchKey, r->events);
   matchLaunches(r, launches, nl);
   /* a launch call may have launched several kernels: only its first is bounded by the first KernelCh */
   for (int i = 0; i < r->nkernels; i++) {

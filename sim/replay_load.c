@@ -331,7 +331,7 @@ static int loadPath(rpLoader* L, const char* path) {
     names[n++] = strdup(de->d_name);
   }
   closedir(d);
-  qsort(names, n, sizeof *names, byName);
+  if (n) qsort(names, n, sizeof *names, byName);
   int ok = n ? 0 : -1;
   if (!n) SIM_ERR("replay: no *.jsonl file in %s", path);
   for (int pass = 1; pass <= 2; pass++)
@@ -426,7 +426,7 @@ int rpLoad(const char* path, rpRecording* r) {
   r->t0 = INT64_MAX;
   for (int t = 0; t < r->nthreads; t++) {
     rpThread* th = &r->threads[t];
-    qsort(th->calls, (size_t)th->n, sizeof *th->calls, byTime);
+    if (th->n) qsort(th->calls, (size_t)th->n, sizeof *th->calls, byTime);
     if (th->n && th->calls[0].ts < r->t0) r->t0 = th->calls[0].ts;
   }
   free(L.refs);

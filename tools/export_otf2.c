@@ -507,7 +507,7 @@ static void otf2_file_end(void* self, ns_wfile* f) {
     uint64_t end = ticks(s, f->max_ts);
     for (size_t i = 0; i < s->nivs; i++)
       if (s->ivs[i].e == NONE) s->ivs[i].e = end > s->ivs[i].s ? end : s->ivs[i].s;
-    qsort(s->ivs, s->nivs, sizeof *s->ivs, iv_cmp);
+    if (s->nivs) qsort(s->ivs, s->nivs, sizeof *s->ivs, iv_cmp);
     for (size_t i = 0; i < s->nivs && !s->d.failed; i++) place(s, &s->tracks[s->ivs[i].track], (uint32_t)i);
     for (size_t t = 0; t < s->ntracks; t++)
       for (uint32_t k = 0; k < s->tracks[t].nlanes; k++) pop_until(s, &s->tracks[t].lanes[k], NONE);

@@ -250,7 +250,7 @@ static const comm_pin* pin_of(const kmerge* m, uint32_t pid) {
 /* Links the noted Colls, in time order, each to a kernel on its communicator's stream. */
 static void link_colls(kmerge* m) {
   pin_streams(m);
-  qsort(m->pending, m->npending, sizeof *m->pending, cmp_pending);
+  if (m->npending) qsort(m->pending, m->npending, sizeof *m->pending, cmp_pending);
   for (size_t i = 0; i < m->npending; i++) {
     const pending_coll* c = &m->pending[i];
     const comm_pin* pin = pin_of(m, c->pid);
@@ -453,7 +453,7 @@ int ns_kineto_export(const char* dir, const char* kineto_path, int unaligned, co
   }
   for (size_t i = 0; i < m.tr.nevents; i++)
     if (m.tr.events[i].is_nccl_kernel && m.tr.events[i].has_ts) m.kernels[m.nkernels++] = i;
-  qsort_r(m.kernels, m.nkernels, sizeof *m.kernels, cmp_kernel, &m.tr);
+  if (m.nkernels) qsort_r(m.kernels, m.nkernels, sizeof *m.kernels, cmp_kernel, &m.tr);
   int64_t maxpid = 0;
   for (size_t i = 0; i < m.tr.nevents; i++)
     if (m.tr.events[i].num_pid && m.tr.events[i].pid > maxpid) maxpid = m.tr.events[i].pid;
