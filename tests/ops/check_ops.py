@@ -338,13 +338,14 @@ def live_runs(work, stack, textfiles, dump, dash):
     # operations are final, and on a loaded machine (2 cores shared by other tests)
     # windows can stay held back for a whole short run: then the job runs again, a
     # new process on the same series (a counter reset, which rate() handles), at most
-    # twice more, until Prometheus saw a process's window counter move twice.
+    # twice more, each time longer (more scrapes while it runs), until Prometheus saw a
+    # process's window counter move twice.
     moved = 'max(changes(ncclscope_windows_total{job_id="%s"}[1h])) >= 2' % JOBS["default"]
     for again in (1, 2):
         if stack.query(moved):
             break
         with open(os.path.join(work, "sim-default-%d.log" % again), "w") as log:
-            t0, t1, _, rc = watch_run([sim, "--plugin", plugin, "--nccl", "ideal", "--iters", "600"],
+            t0, t1, _, rc = watch_run([sim, "--plugin", plugin, "--nccl", "ideal", "--iters", str(600 * (1 + again))],
                                       sim_env(textfiles, dump, JOBS["default"]), textfiles, log)
         check(rc == 0, "ncclscope-sim (default, again) exited %d: %s/sim-default-%d.log" % (rc, work, again))
         print("default run again (the windows did not move over two scrapes): %.1f s" % (t1 - t0))
