@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """What the Python test drivers share: a failed check, a skip, the exit
 status ctest reads (0 pass, 1 fail, 77 skip: SKIP_RETURN_CODE), a fresh dump
-directory, the `DRIVER CHECK WORKDIR` command line and an option with a
-value taken out of a command line, and the LEB128 varint of the trace format and
-protobuf. Stdlib only."""
+directory, temporary directories that go at exit, the `DRIVER CHECK WORKDIR`
+command line and an option with a value taken out of a command line, and the
+LEB128 varint of the trace format and protobuf. Stdlib only."""
+import atexit
 import os
+import shutil
+import tempfile
 
 SKIP = 77
 
@@ -43,6 +46,17 @@ def fresh_dump(work):
     for name in os.listdir(dump):
         os.unlink(os.path.join(dump, name))
     return dump
+
+
+def temp_under_one_dir(prefix):
+    """Every later tempfile.mkdtemp/mkstemp of this process goes under one new directory of the system's
+    temporary directory, removed with everything in it when the process exits, so that a driver making
+    hundreds of runs leaves nothing in /tmp. NS_KEEP_TMP=1 keeps it (to look at a failure); returns its path."""
+    root = tempfile.mkdtemp(prefix=prefix)
+    tempfile.tempdir = root
+    if not os.environ.get("NS_KEEP_TMP"):
+        atexit.register(shutil.rmtree, root, True)
+    return root
 
 
 def run_named(checks, doc, argv):

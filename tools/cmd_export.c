@@ -14,7 +14,8 @@
 
 static void usage(FILE* out) {
   fprintf(out,
-          "usage: ncclscope export DIR [--format jsonl|chrome|perfetto|otf2] [-o FILE] [--force] [--max-open N] [--no-compress]\n"
+          "usage: ncclscope export DIR [--format jsonl|chrome|perfetto|otf2] [-o FILE] [--force] [--max-open N] "
+          "[--no-compress]\n"
           "                        [--types LIST] [--ranks LIST] [--comm IDS] [--from US] [--to US]\n"
           "\n"
           "Converts every *.nstrace file of the dump directory DIR (one per process)\n"
@@ -42,8 +43,8 @@ static void usage(FILE* out) {
           "  --ranks LIST         only these ranks (0,2-5; -1: PXN work for other processes)\n"
           "  --comm IDS           only these communicator ids (0x... or decimal, comma-separated)\n"
           "  --from US, --to US   only events that start in [US, US] (microseconds, as `ts`)\n"
-          "  --merge-kineto TRACE.json[.gz]  chrome: written into this PyTorch profiler\n"
-          "                       (Kineto) trace, on its clock, NCCL kernels linked\n"
+          "  --merge-kineto TRACE.json[.gz]  chrome, perfetto: merged with this PyTorch\n"
+          "                       profiler (Kineto) trace, on its clock, NCCL kernels linked\n"
           "  --merge-unaligned    merge even when the trace cannot be aligned (another\n"
           "                       host or run, no time base), marked \"unaligned\"\n"
           "  -h, --help           this text\n"
@@ -211,19 +212,20 @@ int ns_cmd_export(int argc, char** argv) {
                     "  name a file with -o trace.pftrace (or redirect standard output)\n");
     return NS_EXIT_USAGE;
   }
+  if (no_compress && fmt == &ns_format_perfetto) fmt = &ns_format_perfetto_plain;
   if (kineto || unaligned) {
-    if (!kineto || fmt != &ns_format_chrome) {
-      fprintf(stderr, "ncclscope export: %s\n", !kineto ? "--merge-unaligned goes with --merge-kineto TRACE"
-                                                         : "--merge-kineto writes --format chrome (Trace Event JSON, "
-                                                           "as the PyTorch profiler's trace is)");
+    if (!kineto || (fmt != &ns_format_chrome && fmt != &ns_format_perfetto && fmt != &ns_format_perfetto_plain)) {
+      fprintf(stderr, "ncclscope export: %s\n",
+              !kineto ? "--merge-unaligned goes with --merge-kineto TRACE"
+                      : "--merge-kineto writes --format chrome (Trace Event JSON, "
+                        "as the PyTorch profiler's trace is) or --format perfetto");
       return NS_EXIT_USAGE;
     }
-    return ns_kineto_export(dir, kineto, unaligned, out, &opts);
+    return ns_kineto_export(dir, kineto, unaligned, fmt, out, &opts);
   }
   if (ns_format_dir_output(fmt) && (!out || strcmp(out, "-") == 0)) {
     fprintf(stderr, "ncclscope export: --format %s writes a directory: name it with -o DIR\n", fmt->name);
     return NS_EXIT_USAGE;
   }
-  if (no_compress && fmt == &ns_format_perfetto) fmt = &ns_format_perfetto_plain;
   return ns_export_dir(dir, fmt, out, NULL, &opts, NULL);
 }

@@ -2,7 +2,8 @@
 /* ncclscope CLI: merging the timeline into a Kineto trace (kineto_merge.h):
  * a drawer that moves the layout's tracks onto the trace's clock (decided by
  * kineto_clock.c) and pids, links NCCL kernels, and writes through the Trace
- * Event JSON drawer inside the trace's own top level. Single-threaded. */
+ * Event JSON drawer inside the trace's own top level, or through the
+ * Perfetto drawer after the trace's events (kineto_draw.c). Single-threaded. */
 #include "kineto_merge.h"
 
 #include <inttypes.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "kineto_clock.h"
+#include "kineto_draw.h"
 #include "kineto_trace.h"
 #include "timeline_layout.h"
 #include "trace_dir.h"
@@ -17,6 +19,7 @@
 #define LINK_SLACK_NS 20000       /* NCCL's kernel timer vs the kernel's start as CUPTI sees it */
 #define LAUNCH_WINDOW_NS 1000000  /* a Coll without GPU times: its kernel starts within this of its start */
 #define FLOW_ID_BASE (1ull << 62) /* link arrows: apart from the layout's parent flows */
+#define KINETO_FLOW_BASE (1ull << 61) /* the trace's own flows, when drawn (Perfetto) */
 
 typedef struct {
   int64_t device, stream;
@@ -47,6 +50,13 @@ typedef struct {
   int64_t* residuals; /* kernel ts - mapped Coll gpuStart, ns */
   ns_drawer inner;
   ns_json scratch;
+  /* Perfetto: the trace's events are drawn (kineto_draw.h) at the end, the
+   * link arrows' kernel ends among them. */
+  int perfetto, compress;
+  ns_kineto_link* links;
+  size_t nlinks;
+  ns_kineto_drawn drawn;
+  int draw_failed;
 } kmerge;
 
 static int cmp_i64(const void* a, const void* b) {
@@ -261,7 +271,20 @@ static void link_colls(kmerge* m) {
     m->kernel_used[best] = 1;
     if (c->has_gpu) m->residuals[m->nresiduals++] = e->ts_ns - c->want;
     m->linked++;
-    ns_draw_flow fl = {.id = FLOW_ID_BASE + ++m->next_flow,
+    uint64_t id = FLOW_ID_BASE + ++m->next_flow;
+    if (m->perfetto) { /* the Coll is written: a zero-length slice at its start; the kernel's end when drawn */
+      m->links[m->nlinks++] = (ns_kineto_link){m->kernels[best], id};
+      ns_draw_slice at = {.name = "NCCL kernel",
+                          .cat = "kernel link",
+                          .ts = c->ts,
+                          .pid = map_pid(m, c->pid),
+                          .tid = c->tid,
+                          .flows_out = &id,
+                          .nflows_out = 1};
+      m->inner.slice(m->inner.self, &at);
+      continue;
+    }
+    ns_draw_flow fl = {.id = id,
                        .from_pid = map_pid(m, c->pid),
                        .from_tid = c->tid,
                        .from_ts = c->ts,
@@ -292,10 +315,13 @@ static void km_slice(void* self, const ns_draw_slice* s) {
   if (!m->unaligned && s->cat && strcmp(s->cat, "Coll") == 0 && !s->async_id) note_coll(m, s, s->pid, x.ts);
 }
 
+static void draw_kineto(kmerge* m);
+
 static int km_finish(void* self) {
   kmerge* m = self;
   link_colls(m);
-  return m->inner.finish(m->inner.self); /* writes the trailer (frame_trailer) */
+  if (m->perfetto) draw_kineto(m);
+  return m->inner.finish(m->inner.self); /* JSON: writes the trailer (frame_trailer) */
 }
 
 /* ---- the trace's own top level around the layout's events ---- */
@@ -326,7 +352,9 @@ static void frame_trailer(void* ctx, ns_json* j) {
   nsj_ws(j, "\n");
   nsj_key(j, "ncclscopeMerge");
   nsj_obj_begin(j);
-  nsj_kstr(j, "producer", "ncclscope export --format chrome --merge-kineto");
+  nsj_kstr(j, "producer",
+           m->perfetto ? "ncclscope export --format perfetto --merge-kineto"
+                       : "ncclscope export --format chrome --merge-kineto");
   nsj_kstr(j, "kinetoTrace", m->path);
   nsj_kstr(j, "alignment", m->unaligned ? "unaligned" : "realtime");
   if (m->unaligned) {
@@ -370,13 +398,61 @@ static void frame_trailer(void* ctx, ns_json* j) {
     nsj_kf64(j, "linkResidualMaxAbsUs", (double)maxabs / 1000.0);
   }
   nsj_ku64(j, "clampedToZero", m->clamped);
+  if (m->perfetto) { /* the trace's events, drawn (kineto_draw.h) */
+    const ns_kineto_drawn* k = &m->drawn;
+    nsj_key(j, "kinetoEventsDrawn");
+    nsj_obj_begin(j);
+    nsj_ku64(j, "slices", k->slices);
+    nsj_ku64(j, "onOverlappingTracks", k->overlapping);
+    nsj_ku64(j, "asAsyncSlices", k->async);
+    nsj_ku64(j, "instants", k->instants);
+    nsj_ku64(j, "flowPoints", k->flow_points);
+    nsj_ku64(j, "counters", k->counters);
+    nsj_ku64(j, "trackNames", k->names);
+    nsj_ku64(j, "clampedToZero", k->clamped);
+    nsj_ku64(j, "notDrawn", k->not_drawn);
+    nsj_kstr(j, "notDrawnPhases", k->not_drawn_phases);
+    nsj_obj_end(j);
+  }
   nsj_obj_end(j);
+}
+
+/* ---- Perfetto: the trace's events drawn, its top level as arguments ---- */
+
+static void kineto_members(void* ctx, ns_json* j) {
+  kmerge* m = ctx;
+  for (size_t i = 0; i < m->tr.nmembers; i++) {
+    const ns_kt_member* mb = &m->tr.members[i];
+    if (!mb->is_events) raw_member(j, m->tr.text + mb->member_off, mb->member_len);
+  }
+}
+
+/* The trace's events (kineto_draw.h), then two instants on a track of
+ * their own (pid_base: no layout pid) at the trace's first time: the
+ * merge's metadata (the JSON output's "ncclscopeMerge") and the trace's
+ * top-level members but "traceEvents". */
+static void draw_kineto(kmerge* m) {
+  if (ns_kineto_draw(&m->tr, &m->inner, m->links, m->nlinks, KINETO_FLOW_BASE, &m->drawn) != 0) m->draw_failed = 1;
+  int64_t first = INT64_MAX;
+  for (size_t i = 0; i < m->tr.nevents; i++)
+    if (m->tr.events[i].has_ts && m->tr.events[i].ts_ns < first) first = m->tr.events[i].ts_ns;
+  uint64_t at = first == INT64_MAX || first < 0 ? 0 : (uint64_t)first;
+  uint32_t pid = (uint32_t)m->pid_base;
+  m->inner.process(m->inner.self, pid, "ncclscope merge", m->pid_base);
+  m->inner.thread(m->inner.self, pid, 1, "merge", 0);
+  ns_draw_instant in = {.name = "ncclscopeMerge", .cat = "ncclscope", .ts = at, .pid = pid, .tid = 1};
+  in.args = (ns_draw_args){frame_trailer, m, NULL};
+  m->inner.instant(m->inner.self, &in);
+  in.name = "kinetoTrace";
+  in.args = (ns_draw_args){kineto_members, m, NULL};
+  m->inner.instant(m->inner.self, &in);
 }
 
 static int km_drawer_new(FILE* out, ns_drawer* d) {
   kmerge* m = the_merge;
   ns_chrome_frame fr = {m, frame_members, frame_events, frame_trailer};
-  if (ns_draw_chrome_framed(out, &fr, &m->inner) != 0) return -1;
+  if (m->perfetto ? ns_draw_perfetto_new(out, m->compress, &m->inner) : ns_draw_chrome_framed(out, &fr, &m->inner))
+    return -1;
   *d = (ns_drawer){.self = m,
                    .flows_on_slices = m->inner.flows_on_slices,
                    .strict_lanes = m->inner.strict_lanes,
@@ -393,7 +469,8 @@ static int km_drawer_new(FILE* out, ns_drawer* d) {
 }
 
 static void* km_make(FILE* out, ns_sink* sink) { return ns_timeline_make(out, sink, km_drawer_new); }
-static const ns_format km_format = {"chrome", km_make, ns_timeline_finish};
+static const ns_format km_format_chrome = {"chrome", km_make, ns_timeline_finish};
+static const ns_format km_format_perfetto = {"perfetto", km_make, ns_timeline_finish};
 
 /* ---- the command ---- */
 
@@ -411,13 +488,16 @@ static void kmerge_free(kmerge* m) {
   free(m->votes);
   free(m->pending);
   free(m->residuals);
+  free(m->links);
 }
 
-int ns_kineto_export(const char* dir, const char* kineto_path, int unaligned, const char* out_path,
-                     const ns_export_options* opts) {
+int ns_kineto_export(const char* dir, const char* kineto_path, int unaligned, const ns_format* fmt,
+                     const char* out_path, const ns_export_options* opts) {
   kmerge m;
   memset(&m, 0, sizeof m);
   m.path = kineto_path;
+  m.perfetto = fmt != &ns_format_chrome;
+  m.compress = fmt == &ns_format_perfetto;
   m.cur = -1;
   m.ck.match = -1;
   char err[1024];
@@ -446,7 +526,9 @@ int ns_kineto_export(const char* dir, const char* kineto_path, int unaligned, co
   m.kernels = malloc((nk ? nk : 1) * sizeof *m.kernels);
   m.kernel_used = calloc(nk ? nk : 1, 1);
   m.residuals = malloc((nk ? nk : 1) * sizeof *m.residuals);
-  if (!m.ck.files || !m.kernels || !m.kernel_used || !m.residuals) {
+  m.links = malloc((nk ? nk : 1) * sizeof *m.links);
+  int64_t pid_limit = m.perfetto ? ns_kineto_pid_limit(&m.tr) : 0; /* the numbers drawn for string pids too */
+  if (!m.ck.files || !m.kernels || !m.kernel_used || !m.residuals || !m.links || pid_limit < 0) {
     fprintf(stderr, "ncclscope: out of memory\n");
     kmerge_free(&m);
     return NS_EXIT_FAIL;
@@ -457,6 +539,7 @@ int ns_kineto_export(const char* dir, const char* kineto_path, int unaligned, co
   int64_t maxpid = 0;
   for (size_t i = 0; i < m.tr.nevents; i++)
     if (m.tr.events[i].num_pid && m.tr.events[i].pid > maxpid) maxpid = m.tr.events[i].pid;
+  if (pid_limit - 1 > maxpid) maxpid = pid_limit - 1;
   m.pid_base = (maxpid / 1000 + 1) * 1000; /* past every pid of the trace */
   if (m.pid_base > (int64_t)UINT32_MAX - (1 << 20)) m.pid_base = (int64_t)UINT32_MAX - (1 << 20);
 
@@ -480,11 +563,28 @@ int ns_kineto_export(const char* dir, const char* kineto_path, int unaligned, co
               m.ck.files[i].anchors ? "recorded on another host (its realtime clock is not the trace's)"
                                     : "no clock anchor could be read");
   the_merge = &m;
-  int rc = ns_export_dir(dir, &km_format, out_path, NULL, opts, NULL);
+  int rc = ns_export_dir(dir, m.perfetto ? &km_format_perfetto : &km_format_chrome, out_path, NULL, opts, NULL);
   the_merge = NULL;
+  if (m.draw_failed && (rc == NS_EXIT_OK || rc == NS_EXIT_PARTIAL)) {
+    fprintf(stderr, "ncclscope: out of memory drawing the events of %s: the output misses some\n", kineto_path);
+    rc = NS_EXIT_FAIL;
+  }
   if (rc == NS_EXIT_OK || rc == NS_EXIT_PARTIAL)
     fprintf(stderr, "ncclscope: merged into %s: %" PRIu64 " of %zu NCCL kernel(s) linked to a Coll%s\n", kineto_path,
             m.linked, m.nkernels, m.unaligned ? " (unaligned: none linked)" : "");
+  if (m.perfetto && (rc == NS_EXIT_OK || rc == NS_EXIT_PARTIAL)) {
+    const ns_kineto_drawn* k = &m.drawn;
+    fprintf(stderr,
+            "ncclscope: the trace's events drawn: %" PRIu64 " slice(s) (%" PRIu64 " on overlapping tracks, %" PRIu64
+            " async), %" PRIu64 " instant(s), %" PRIu64 " flow point(s), %" PRIu64 " counter sample(s)\n",
+            k->slices, k->overlapping, k->async, k->instants, k->flow_points, k->counters);
+    if (k->not_drawn)
+      fprintf(stderr,
+              "ncclscope: note: %" PRIu64
+              " event(s) of %s not drawn (phases %s: the Perfetto output has no form for them; --format chrome keeps "
+              "them)\n",
+              k->not_drawn, kineto_path, k->not_drawn_phases);
+  }
   kmerge_free(&m);
   return rc;
 }

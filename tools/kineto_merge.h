@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope CLI: `ncclscope export DIR --format chrome --merge-kineto
- * TRACE.json[.gz]`: the timeline layout's tracks written into a PyTorch
- * profiler (Kineto) trace, on its clock (docs/cli.md, "PyTorch user").
+/* ncclscope CLI: `ncclscope export DIR --format chrome|perfetto
+ * --merge-kineto TRACE.json[.gz]`: the timeline layout's tracks written
+ * into a PyTorch profiler (Kineto) trace, on its clock (docs/cli.md,
+ * "PyTorch user").
  *
  * Clock. Kineto's "ts" is CLOCK_REALTIME minus its baseTimeNanoseconds
  * (kineto_trace.h); a recording's ts is CLOCK_MONOTONIC, and each file
@@ -29,15 +30,22 @@
  * the same function, and on the device and stream that most of its
  * communicator's Colls fit (decided once the recording is read): a flow
  * arrow from the Coll to the kernel.
- * Every original event is written back byte for byte. Single-threaded. */
+ *
+ * Chrome: every original event and top-level member is written back byte
+ * for byte, and the mapping goes into "ncclscopeMerge". Perfetto: the
+ * trace's events are drawn as tracks, slices, instants, flows and counters
+ * (kineto_draw.h says how, and what has no form there), and two instants
+ * on a "ncclscope merge" track carry the mapping and the trace's top-level
+ * members as arguments. Single-threaded. */
 #ifndef NCCLSCOPE_TOOLS_KINETO_MERGE_H
 #define NCCLSCOPE_TOOLS_KINETO_MERGE_H
 
 #include "export.h"
 
-/* Exports DIR merged into the Kineto trace at kineto_path, to out_path.
+/* Exports DIR merged into the Kineto trace at kineto_path, to out_path, in
+ * fmt: ns_format_chrome, ns_format_perfetto or ns_format_perfetto_plain.
  * Returns an exit status (NS_EXIT_*), messages on stderr. */
-int ns_kineto_export(const char* dir, const char* kineto_path, int unaligned, const char* out_path,
-                     const ns_export_options* opts);
+int ns_kineto_export(const char* dir, const char* kineto_path, int unaligned, const ns_format* fmt,
+                     const char* out_path, const ns_export_options* opts);
 
 #endif

@@ -186,15 +186,19 @@ static void event_member(void* ctx, kt_text t, size_t k, size_t klen, size_t v, 
   else if (key_is(t, k, klen, "dur"))
     e->has_dur = us_to_ns(t, v, vend, &e->dur_ns);
   else if (key_is(t, k, klen, "pid"))
-    e->num_pid = int_value(t, v, vend, &e->pid);
+    e->num_pid = int_value(t, v, vend, &e->pid), e->pid_off = v, e->pid_len = vend - v;
   else if (key_is(t, k, klen, "tid"))
-    e->num_tid = int_value(t, v, vend, &e->tid);
+    e->num_tid = int_value(t, v, vend, &e->tid), e->tid_off = v, e->tid_len = vend - v;
   else if (key_is(t, k, klen, "cat"))
     x->cat = v, x->cat_end = vend;
   else if (key_is(t, k, klen, "name"))
     x->name = v, x->name_end = vend;
+  else if (key_is(t, k, klen, "id"))
+    e->id_off = v, e->id_len = vend - v;
+  else if (key_is(t, k, klen, "s") && vend - v == 3 && t.s[v] == '"')
+    e->scope = t.s[v + 1];
   else if (key_is(t, k, klen, "args") && vend > v && t.s[v] == '{')
-    each_member(t, v, arg_member, e);
+    e->args_off = v, e->args_len = vend - v, each_member(t, v, arg_member, e);
 }
 
 static void read_event(kt_text t, ns_kt_event* e) {
@@ -204,6 +208,10 @@ static void read_event(kt_text t, ns_kt_event* e) {
   if (x.name_end > x.name + 1 && t.s[x.name] == '"') {
     e->name_off = x.name + 1;
     e->name_len = x.name_end - x.name - 2;
+  }
+  if (x.cat_end > x.cat + 1 && t.s[x.cat] == '"') {
+    e->cat_off = x.cat + 1;
+    e->cat_len = x.cat_end - x.cat - 2;
   }
   if (x.cat_end) {
     e->is_nccl_kernel =

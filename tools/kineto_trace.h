@@ -3,7 +3,8 @@
  * merging (kineto_merge.c). The file (plain or gzip) is read whole; the
  * reader keeps the byte range of every top-level member and of every
  * element of "traceEvents", so that they can be written back unchanged,
- * and reads of each event only what alignment and linking need.
+ * and reads of each event what alignment and linking need, and where its
+ * other fields lie (for a format that rewrites it: kineto_draw.h).
  *
  * Kineto's time base (libkineto output_json.cpp, ApproximateClock.h): an
  * event's "ts" is microseconds (3 decimals: exact ns) of the Unix epoch
@@ -29,6 +30,13 @@ typedef struct {
   int is_host;               /* a host-side category (cpu_op, user_annotation, cuda_runtime, ...) */
   int64_t device, stream;    /* kernels: args.device / args.stream (-1: none) */
   size_t name_off, name_len; /* the name's raw bytes (between the quotes) */
+  /* Raw bytes, for formats that rewrite the event (kineto_draw.h); len 0: absent. */
+  size_t cat_off, cat_len;   /* the category (between the quotes) */
+  size_t args_off, args_len; /* "args": the object, braces included */
+  size_t id_off, id_len;     /* "id": the value as written (a number or a quoted string) */
+  size_t pid_off, pid_len;   /* "pid" and "tid" as written (Kineto writes some as strings) */
+  size_t tid_off, tid_len;
+  char scope; /* "s" of an instant: 'g', 'p' or 't'; 0: none */
 } ns_kt_event;
 
 typedef struct {

@@ -132,6 +132,8 @@ static void read_value(pf_drawer* d, track* t, cursor* c, ns_pb* b, char* tmp) {
   } else if (ch == 't' || ch == 'f') {
     ns_pb_uint(b, DA_BOOL, ch == 't');
     c->p += ch == 't' ? 4 : 5;
+  } else if (ch == 'n' && c->end - c->p >= 4 && memcmp(c->p, "null", 4) == 0) { /* an element: no value */
+    c->p += 4;
   } else {
     const char* s = c->p;
     int real = 0;

@@ -20,6 +20,11 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checklib import temp_under_one_dir  # noqa: E402
+
+temp_under_one_dir("nsfaults-")
+
 BUILD = sys.argv[1]
 CASE = sys.argv[2]
 SIM = os.path.join(BUILD, "ncclscope-sim")

@@ -13,9 +13,11 @@
  * Strings are valid C strings or NULL, and NetPlugin data points to a valid
  * buffer or is NULL, as NCCL guarantees. At the end every live handle is
  * stopped and every context finalized, so the session ends and the writer
- * thread is joined (LeakSanitizer then checks for leaks at exit).
+ * thread is joined (LeakSanitizer then checks for leaks at exit). The
+ * plugin's dump directory of the run goes at exit.
  * Single-threaded driver; the plugin's writer thread runs alongside.
  */
+#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,11 +205,23 @@ static ncclResult_t callInit(int v, void** ctx, uint64_t id, input* in) {
   return apis[v]->init(ctx, id, name, nranks, rank);
 }
 
+static char dump_dir[64];
+
+static int remove_entry(const char* path, const struct stat* st, int flag, struct FTW* at) {
+  (void)st, (void)flag, (void)at;
+  remove(path);
+  return 0;
+}
+
+/* A minute of fuzzing leaves hundreds of MB of traces: they go with the
+ * process (every session ended: no plugin thread writes there any more). */
+static void remove_dump_dir(void) { nftw(dump_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
 int LLVMFuzzerInitialize(int* argc, char*** argv) {
   (void)argc, (void)argv;
-  char dir[64];
-  snprintf(dir, sizeof dir, "/tmp/ncclscope-fuzz-%d", (int)getpid());
-  setenv("NCCLSCOPE_DUMP_DIR", dir, 1);
+  snprintf(dump_dir, sizeof dump_dir, "/tmp/ncclscope-fuzz-%d", (int)getpid());
+  setenv("NCCLSCOPE_DUMP_DIR", dump_dir, 1);
+  atexit(remove_dump_dir);
   setenv("NCCLSCOPE_NO_CUDA", "1", 1);
   setenv("NCCLSCOPE_EVENT_MASK", "all", 1);
   setenv("NCCLSCOPE_RING_KB", "16", 1);

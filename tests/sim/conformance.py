@@ -13,6 +13,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checklib import temp_under_one_dir  # noqa: E402
+
+temp_under_one_dir("nsconf-")
+
 BUILD = sys.argv[1]
 SIM = os.path.join(BUILD, "ncclscope-sim")
 FAILS = []

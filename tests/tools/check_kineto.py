@@ -12,7 +12,8 @@ make:  writes a PyTorch profiler (Kineto) trace for one simulated process
        realtime - monotonic offset is this script's own reading (the best of
        3 pairs), not the recording's anchors. Options make a trace that must
        be refused: --shift-s (another run), --host (another host), --no-base
-       (no time base); --gz writes it gzipped.
+       (no time base); --gz writes it gzipped; --extras adds the shapes of
+       real traces the events above lack (extra_events).
 check: the merged file loads as JSON; every original top-level member and
        event is there unchanged and in order; the alignment metadata is
        there; every Coll of the process moved from its CLOCK_MONOTONIC time
@@ -86,6 +87,8 @@ def make(a):
                             "truth": {"comm": t["comm"], "rank": t["rank"], "func": t["func"], "seq": t["seq"]}}})
     ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": hpid, "tid": hpid, "ts": ev[1]["ts"] + 0.25,
                "dur": 12.001, "args": {"Input Dims": [[2, 3], [3, 4]], "unicode": "\u00b5s \u2192 ok"}})
+    if a.extras:
+        ev += extra_events(ev, hpid)
     doc = {"schemaVersion": 1,
            "deviceProperties": [{"id": g, "name": "Simulated GPU", "totalGlobalMem": 85899345920}
                                 for g in sorted(set(gpu_of.values()))],
@@ -104,6 +107,49 @@ def make(a):
             f.write(text)
     colls = sum(1 for e in ev if e.get("cat") == "kernel" and "SendRecv" not in e["name"])
     json.dump({"offset_ns": off, "base_ns": base, "kernels": corr, "coll_kernels": colls}, open(a.out + ".clock.json", "w"))
+
+
+def extra_events(ev, hpid):
+    """Shapes of real traces: the GPUs' and a thread's names, labels and order; a flow from each launch to its
+    kernel (ac2g, as libkineto writes them); a flow whose points start no slice; instants of thread and global
+    scope; counter samples (one with a value that is not a non-negative integer); a string pid and tid (older
+    Kineto's "Spans"); a null in args; a B/E pair (a phase the Perfetto merge has no form for)."""
+    out = []
+    launches = [e for e in ev if e.get("name") == "cudaLaunchKernel"]
+    kernels = [e for e in ev if e.get("cat") == "kernel"]
+    for launch, k in zip(launches, kernels):
+        cid = launch["args"]["correlation"]
+        out.append({"ph": "s", "id": cid, "pid": launch["pid"], "tid": launch["tid"], "ts": launch["ts"],
+                    "cat": "ac2g", "name": "ac2g"})
+        out.append({"ph": "f", "id": cid, "pid": k["pid"], "tid": k["tid"], "ts": k["ts"], "cat": "ac2g",
+                    "name": "ac2g", "bp": "e"})
+    for g, stream in sorted({(k["pid"], k["tid"]) for k in kernels}):
+        out.append({"name": "process_name", "ph": "M", "pid": g, "tid": 0, "args": {"name": "GPU %d" % g}})
+        out.append({"name": "process_labels", "ph": "M", "pid": g, "tid": 0, "args": {"labels": "Simulated GPU"}})
+        out.append({"name": "process_sort_index", "ph": "M", "pid": g, "tid": 0, "args": {"sort_index": 5000000 + g}})
+        out.append({"name": "thread_name", "ph": "M", "pid": g, "tid": stream, "args": {"name": "stream %d" % stream}})
+        out.append({"name": "thread_sort_index", "ph": "M", "pid": g, "tid": stream, "args": {"sort_index": stream}})
+    first = ev[1]
+    t0, tid = first["ts"], first["tid"]
+    out.append({"name": "thread_name", "ph": "M", "pid": hpid, "tid": tid, "args": {"name": "thread %d (python)" % tid}})
+    out.append({"ph": "s", "id": 900001, "pid": hpid, "tid": tid, "ts": round(t0 + 0.111, 3), "cat": "fwdbwd",
+                "name": "fwdbwd"})
+    out.append({"ph": "f", "id": 900001, "pid": hpid, "tid": tid, "ts": round(t0 + 0.222, 3), "cat": "fwdbwd",
+                "name": "fwdbwd", "bp": "e"})
+    out.append({"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": hpid, "tid": tid,
+                "ts": round(t0 + 0.3, 3), "args": {"Device Type": 0, "Bytes": 4096, "Total Allocated": 8192,
+                                                  "Addr": "0x7f00deadbeef", "Note": None}})
+    out.append({"ph": "i", "s": "g", "cat": "Trace", "name": "Iteration Start: PyTorch Profiler", "pid": "Traces",
+                "tid": "PyTorch Profiler", "ts": t0})
+    out.append({"ph": "C", "cat": "memory", "name": "GPU memory", "pid": hpid, "tid": 0, "ts": round(t0 + 1, 3),
+                "args": {"allocated": 1024, "reserved": 2048}})
+    out.append({"ph": "C", "cat": "sensor", "name": "temperature", "pid": hpid, "tid": 0, "ts": round(t0 + 2, 3),
+                "args": {"celsius": -3.5}})
+    out.append({"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": "Spans", "tid": "PyTorch Profiler",
+                "ts": round(t0 - 1, 3), "dur": 50, "args": {"Op count": 0, "Input type": ["float", None]}})
+    out.append({"ph": "B", "cat": "user", "name": "begin-end", "pid": hpid, "tid": tid, "ts": round(t0 + 3, 3)})
+    out.append({"ph": "E", "pid": hpid, "tid": tid, "ts": round(t0 + 4, 3)})
+    return out
 
 
 def fail(msg):
@@ -225,6 +271,7 @@ def main():
     m.add_argument("--host", default="")
     m.add_argument("--no-base", action="store_true")
     m.add_argument("--write-pid", type=int, help="host events under this pid (another process's trace)")
+    m.add_argument("--extras", action="store_true", help="add the shapes of real traces (extra_events)")
     c = sub.add_parser("check")
     c.add_argument("--truth", required=True)
     c.add_argument("--pid", type=int, required=True)

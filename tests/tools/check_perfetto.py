@@ -138,35 +138,31 @@ def one(d, key, default=None):
     return v[0] if v else default
 
 
-def annotation_value(a, strings):
+def annotation_value(a, strings, names):
+    """A debug annotation's value: dictionaries and arrays as Python's, None for an empty one (a JSON null)."""
     for k in ("bool_value", "uint_value", "int_value", "double_value", "pointer_value", "string_value"):
         if k in a:
             return a[k][0]
     if "string_value_iid" in a:
         return strings.get(a["string_value_iid"][0])
     if "dict_entries" in a:
-        return {"<dict>": len(a["dict_entries"])}
+        return {names.get(one(e, "name_iid")) if "name_iid" in e else one(e, "name"): annotation_value(e, strings, names)
+                for e in a["dict_entries"]}
+    if "array_values" in a:
+        return [annotation_value(e, strings, names) for e in a["array_values"]]
     return None
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("trace")
-    ap.add_argument("--proto", required=True)
-    ap.add_argument("--jsonl", required=True)
-    ap.add_argument("--chrome", required=True)
-    ap.add_argument("--protoc", default="protoc")
-    ap.add_argument("--min-flows", type=int, default=1)
-    args = ap.parse_args()
-    problems = []
-
-    data = open(args.trace, "rb").read()
+def decode(path, proto, protoc, problems):
+    """Checks 1-4 of the file at path (problems appended); its tracks (uuid -> descriptor), events (file
+    order, timestamps rebuilt) and slices (each begin with its "end" event), or None if protoc fails."""
+    data = open(path, "rb").read()
     flat, bundles = flatten(data, problems)
-    res = subprocess.run([args.protoc, "--decode=perfetto.protos.Trace", "-I", os.path.dirname(os.path.abspath(args.proto)),
-                          os.path.basename(args.proto)], input=flat, capture_output=True)
+    res = subprocess.run([protoc, "--decode=perfetto.protos.Trace", "-I", os.path.dirname(os.path.abspath(proto)),
+                          os.path.basename(proto)], input=flat, capture_output=True)
     if res.returncode != 0:
-        print("FAIL: protoc could not decode the trace: %s" % res.stderr.decode()[:500])
-        return 1
+        problems.append("protoc could not decode the trace: %s" % res.stderr.decode()[:500])
+        return None
     text = res.stdout.decode("utf-8", "replace")
     unknown = re.findall(r"^\s*(\d+)\s*[:{]", text, re.M)
     if unknown:
@@ -222,10 +218,10 @@ def main():
             name = st["ann"].get(one(a, "name_iid")) if "name_iid" in a else one(a, "name")
             if name is None:
                 problems.append("packet %d: annotation name iid %s not interned" % (order, one(a, "name_iid")))
-            anns[name] = annotation_value(a, st["str"])
+            anns[name] = annotation_value(a, st["str"], st["ann"])
         events.append({"ts": st["last"], "order": order, "track": track, "type": one(te, "type"),
                        "name": st["names"].get(one(te, "name_iid")), "cat": st["cats"].get(one(te, "category_iids")),
-                       "args": anns, "flows": te.get("flow_ids", [])})
+                       "args": anns, "flows": te.get("flow_ids", []), "value": one(te, "counter_value")})
 
     def process_of(uuid):
         d = tracks.get(uuid)
@@ -261,16 +257,43 @@ def main():
             if top is None:
                 misnested += 1
     pair_order = {s["end"]["order"]: s["order"] for s in slices if s["end"]}
+    end_of = {s["order"]: s["end"]["ts"] for s in slices if s["end"]}
     stack = defaultdict(list)
     for e in sorted(events, key=lambda x: (x["ts"], x["order"])):
         if e["type"] == "TYPE_SLICE_BEGIN":
             stack[e["track"]].append(e["order"])
         elif e["type"] == "TYPE_SLICE_END" and stack[e["track"]]:
-            if stack[e["track"]].pop() != pair_order.get(e["order"]):
+            top = stack[e["track"]].pop()
+            # closing another slice that ends at this very time is harmless: the ends at one time close
+            # the slices open on top, so each still gets its own end
+            if top != pair_order.get(e["order"]) and end_of.get(top) != e["ts"]:
                 misnested += 1
     if misnested:
         problems.append("%d slice ends that trace_processor would pair with another slice" % misnested)
     del begin_of
+    return {"size": len(data), "bundles": bundles, "packets": packets, "tracks": tracks, "events": events,
+            "slices": slices, "sequences": len(seq_state), "process_of": process_of}
+
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("trace")
+    ap.add_argument("--proto", required=True)
+    ap.add_argument("--jsonl", required=True)
+    ap.add_argument("--chrome", required=True)
+    ap.add_argument("--protoc", default="protoc")
+    ap.add_argument("--min-flows", type=int, default=1)
+    args = ap.parse_args()
+    problems = []
+
+    d = decode(args.trace, args.proto, args.protoc, problems)
+    if d is None:
+        print("FAIL: %s" % problems[-1])
+        return 1
+    data, bundles, packets, tracks = d["size"], d["bundles"], d["packets"], d["tracks"]
+    events, slices, process_of = d["events"], d["slices"], d["process_of"]
+    seq_state = range(d["sequences"])
 
     # ---- against the JSONL and Chrome exports ----
     pid_of_process = {}
@@ -365,7 +388,7 @@ def main():
         problems.append("%d flows, want at least %d" % (nflows, args.min_flows))
 
     print("perfetto: %d bytes, %d compressed bundles, %d packets, %d tracks, %d slices (%d events), %d flows, "
-          "%d sequences" % (len(data), bundles, len(packets), len(tracks), len(slices), sum(pf_types.values()), nflows,
+          "%d sequences" % (data, bundles, len(packets), len(tracks), len(slices), sum(pf_types.values()), nflows,
                             len(seq_state)))
     if problems:
         for p in problems[:20]:

@@ -145,12 +145,44 @@ kineto_refuse)
   refused empty.json 1 "not a Kineto trace"
   printf '{"traceEvents":[{"ph":"X","ts":1' >cut.json
   refused cut.json 1 "malformed JSON"
-  expect_rc 2 "$NCCLSCOPE" export dump --format perfetto --merge-kineto good.json.gz -o out.pftrace
+  expect_rc 2 "$NCCLSCOPE" export dump --format jsonl --merge-kineto good.json.gz -o out.jsonl
+  grep -q "writes --format chrome .* or --format perfetto" err.txt || { cat err.txt; fail "jsonl merge: no reason"; }
+  # a Perfetto merge is refused for the same reasons, and writes nothing
+  rm -f out.pftrace
+  expect_rc 2 "$NCCLSCOPE" export dump --format perfetto --merge-kineto run.json -o out.pftrace
+  grep -q "another run" err.txt || { cat err.txt; fail "perfetto merge of another run: no reason"; }
+  [ ! -e out.pftrace ] || fail "a refused perfetto merge wrote its output"
   expect_rc 2 "$NCCLSCOPE" export dump --format chrome --merge-unaligned -o out.json
   expect_rc 0 "$NCCLSCOPE" export dump --format chrome --merge-kineto run.json --merge-unaligned -o unaligned.json
   grep -q "merging unaligned (another run" err.txt || { cat err.txt; fail "no unaligned warning"; }
   "$PYTHON" "$SRC/check_kineto.py" check --truth truth.jsonl --pid "$pid" --kineto run.json --merged unaligned.json \
     --unaligned || fail "unaligned merge"
+  ;;
+kineto_perfetto)
+  # --format perfetto --merge-kineto (check_kineto_perfetto.py): a Kineto trace
+  # written from the simulator's truth with the shapes of real traces added
+  # (check_kineto.py make --extras), gzipped, merged both ways. The Chrome
+  # merge is checked against the truth (check_kineto.py); the Perfetto one,
+  # compressed and not, holds every event of the trace and of the Chrome
+  # merge's own tracks, at the same times, with the same link arrows.
+  [ -n "${PROTOC:-}" ] && command -v "$PROTOC" >/dev/null 2>&1 ||
+    { echo "SKIP: protoc not found (Debian protobuf-compiler; .ci/deps.sh installs it)"; exit 77; }
+  NCCLSCOPE_DUMP_DIR="$work/dump" NCCLSCOPE_EVENT_MASK=0x7FFF "$SIM" --plugin "$PLUGIN" --nccl ideal --procs 2 \
+    --truth truth.jsonl >sim.txt 2>&1 || { tail -20 sim.txt; fail "simulator"; }
+  pid=$("$PYTHON" -c 'import json,sys; print(min(json.loads(l)["pid"] for l in open(sys.argv[1]) if "\"kind\":\"coll\"" in l))' truth.jsonl)
+  "$PYTHON" "$SRC/check_kineto.py" make --truth truth.jsonl --pid "$pid" --out k.json.gz --gz --extras || fail "make"
+  expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o plain.json
+  expect_rc 0 "$NCCLSCOPE" export dump --format chrome --merge-kineto k.json.gz -o merged.json
+  "$PYTHON" "$SRC/check_kineto.py" check --truth truth.jsonl --pid "$pid" --kineto k.json.gz --merged merged.json \
+    --plain plain.json || fail "chrome merge"
+  colls=$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["coll_kernels"])' k.json.gz.clock.json)
+  for f in merged.pftrace:perfetto "merged-plain.pftrace:perfetto --no-compress"; do
+    out=${f%%:*}
+    expect_rc 0 "$NCCLSCOPE" export dump --format ${f#*:} --merge-kineto k.json.gz -o "$out"
+    grep -q "3 event(s) of k.json.gz not drawn (phases CBE" err.txt || { cat err.txt; fail "$out: events not drawn, unnamed"; }
+    "$PYTHON" "$SRC/check_kineto_perfetto.py" "$out" --kineto k.json.gz --chrome merged.json \
+      --proto "$SRC/perfetto_subset.proto" --protoc "$PROTOC" --min-linked "$colls" --not-drawn 3 || fail "$out"
+  done
   ;;
 perfetto_sim)
   # The simulator with the real plugin, all event types: perfetto against
