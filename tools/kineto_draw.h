@@ -7,7 +7,8 @@
  * What each event becomes:
  *  - "M" process_name, process_labels, process_sort_index, thread_name,
  *    thread_sort_index: the names, labels and order of the tracks;
- *  - "X": a slice on its thread's track, its "args" as arguments. The
+ *  - "X": a slice on its thread's track, its "args" as arguments (an empty
+ *    array or object has no form in Perfetto's annotations: no value). The
  *    slices of a track are drawn sorted by start (the longer first at equal
  *    starts); one that overlaps an earlier one without nesting goes to the
  *    thread's first "overlapping #k" track where it nests (beyond

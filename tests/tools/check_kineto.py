@@ -146,7 +146,8 @@ def extra_events(ev, hpid):
     out.append({"ph": "C", "cat": "sensor", "name": "temperature", "pid": hpid, "tid": 0, "ts": round(t0 + 2, 3),
                 "args": {"celsius": -3.5}})
     out.append({"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": "Spans", "tid": "PyTorch Profiler",
-                "ts": round(t0 - 1, 3), "dur": 50, "args": {"Op count": 0, "Input type": ["float", None]}})
+                "ts": round(t0 - 1, 3), "dur": 50, "args": {"Op count": 0, "Input type": ["float", None],
+                                                             "Input Strides": [[], [1]], "Empty": {}}})
     out.append({"ph": "B", "cat": "user", "name": "begin-end", "pid": hpid, "tid": tid, "ts": round(t0 + 3, 3)})
     out.append({"ph": "E", "pid": hpid, "tid": tid, "ts": round(t0 + 4, 3)})
     return out

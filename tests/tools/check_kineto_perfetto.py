@@ -53,11 +53,12 @@ def ns(us):
 
 
 def norm(v):
-    """A Kineto argument as the Perfetto drawer writes it: "0x..." hex strings as pointers, null members dropped."""
+    """A Kineto argument as the Perfetto drawer writes it: "0x..." hex strings as pointers, null members dropped,
+    an empty array or object an annotation without a value (Perfetto's debug annotations have no form for one)."""
     if isinstance(v, dict):
-        return {k: norm(x) for k, x in v.items() if x is not None}
+        return {k: norm(x) for k, x in v.items() if x is not None} if v else None
     if isinstance(v, list):
-        return [norm(x) for x in v]
+        return [norm(x) for x in v] if v else None
     if isinstance(v, str) and 3 <= len(v) <= 22 and v.startswith("0x"):
         try:
             return int(v[2:], 16)
