@@ -82,7 +82,6 @@ PASSED_SECOND=() # "BUILD: tests" that failed without a sanitizer report, then p
 # What a sanitizer prints when it finds something (its reports end with a SUMMARY line).
 SANITIZER_REPORT='(Thread|Address|Leak|UndefinedBehavior|Memory)Sanitizer|runtime error:'
 
-
 need() { # need CHECK_CMD PACKAGE...: installs the packages unless CHECK_CMD succeeds
   bash -c "$1" >/dev/null 2>&1 && return 0
   echo "sanitizers: installing ${*:2}"

@@ -426,8 +426,9 @@ static int draw_slices(kdraw* k, const ns_kineto_link* links, size_t nlinks) {
     const ns_kt_event* e = &tr->events[i];
     if (!e->has_ts) continue;
     if (e->ph == 'X') {
-      int64_t dur = e->has_dur && e->dur_ns > 0 ? e->dur_ns : 0;
-      items[ns++] = (item){i, k->pid[i], k->tid[i], clamp_ts(k, e->ts_ns), dur};
+      int64_t ts = clamp_ts(k, e->ts_ns), dur = e->has_dur && e->dur_ns > 0 ? e->dur_ns : 0;
+      if (dur > INT64_MAX - ts) dur = INT64_MAX - ts; /* a hostile trace's end past the clock */
+      items[ns++] = (item){i, k->pid[i], k->tid[i], ts, dur};
     } else if ((e->ph == 's' || e->ph == 't' || e->ph == 'f') && e->id_len) {
       items[npts++] = (item){i, k->pid[i], k->tid[i], clamp_ts(k, e->ts_ns), 0};
     }

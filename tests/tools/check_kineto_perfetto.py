@@ -39,7 +39,7 @@ from collections import Counter, defaultdict
 from decimal import ROUND_HALF_UP, Decimal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_perfetto import decode, one  # noqa: E402
+from check_perfetto import decode, flow_holders, one  # noqa: E402
 
 PID_MAX = 1 << 30  # tools/kineto_draw.c: larger pids are numbered like string ones
 SYNTH_TID = 0x80000000
@@ -219,14 +219,7 @@ def main():
         problems.append("instants: missing %s, extra %s" % (list(inst_want - inst_got)[:3], list(inst_got - inst_want)[:3]))
     if counters_want != counters_got:
         problems.append("counters: want %s, got %s" % (dict(counters_want), dict(counters_got)))
-    holders = defaultdict(list)
-    for s in slices:
-        for f in s["flows"]:
-            holders[f].append(s)
-    for e in events:
-        if e["type"] == "TYPE_INSTANT":
-            for f in e["flows"]:
-                holders[f].append(e)
+    holders = flow_holders(slices, events)
     got_flows = Counter()
     for f, hs in holders.items():
         if KINETO_FLOW_BASE <= f < LINK_FLOW_BASE:

@@ -275,6 +275,18 @@ def decode(path, proto, protoc, problems):
             "slices": slices, "sequences": len(seq_state), "process_of": process_of}
 
 
+def flow_holders(slices, events, instant_names=None):
+    """Flow id -> the slices and instants (those named in instant_names; None: all) that carry it."""
+    holders = defaultdict(list)
+    for s in slices:
+        for f in s["flows"]:
+            holders[f].append(s)
+    for e in events:
+        if e["type"] == "TYPE_INSTANT" and (instant_names is None or e["name"] in instant_names):
+            for f in e["flows"]:
+                holders[f].append(e)
+    return holders
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -351,14 +363,7 @@ def main():
         problems.append("events by type differ: perfetto %s, JSONL %s" % (dict(pf_types), dict(jsonl_types)))
 
     # ---- flows: a child and the parent its JSONL record names ----
-    holders = defaultdict(list)
-    for s in slices:
-        for f in s["flows"]:
-            holders[f].append(s)
-    for e in events:
-        if e["type"] == "TYPE_INSTANT" and e["name"] == "parent":
-            for f in e["flows"]:
-                holders[f].append(e)
+    holders = flow_holders(slices, events, ("parent",))
     nflows = 0
     for f, hs in holders.items():
         if len(hs) != 2:
