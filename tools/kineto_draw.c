@@ -49,13 +49,6 @@ typedef struct {
   uint32_t overlap_tid[KD_OVERLAP_MAX + 1];
 } kdraw;
 
-static uint64_t text_key(uint64_t seed, const char* s, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull ^ seed;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-  h = ns_idmap_mix(h ^ n);
-  return h ? h : 1;
-}
-
 static uint64_t pair_key(uint32_t a, uint32_t b) {
   uint64_t k = ns_idmap_mix((uint64_t)a << 32 | b);
   return k ? k : 1;
@@ -125,14 +118,14 @@ static int map_ids(kdraw* k) {
     if (e->num_pid && e->pid >= 0 && e->pid < KD_PID_MAX) {
       k->pid[i] = (uint32_t)e->pid;
     } else {
-      if (!(v = ns_idmap_put(&k->str_ids, text_key(1, tr->text + e->pid_off, e->pid_len), &ins))) return -1;
+      if (!(v = ns_idmap_put(&k->str_ids, ns_idmap_text_key(1, tr->text + e->pid_off, e->pid_len), &ins))) return -1;
       if (ins) *v = k->next_pid++;
       k->pid[i] = (uint32_t)*v;
     }
     if (e->num_tid && e->tid >= 0 && e->tid < KD_SYNTH_TID) {
       k->tid[i] = (uint32_t)e->tid;
     } else {
-      uint64_t key = text_key(1ull << 32 | k->pid[i], tr->text + e->tid_off, e->tid_len);
+      uint64_t key = ns_idmap_text_key(1ull << 32 | k->pid[i], tr->text + e->tid_off, e->tid_len);
       if (!(v = ns_idmap_put(&k->str_ids, key, &ins))) return -1;
       if (ins) *v = k->next_tid < KD_OVERLAP_TID ? k->next_tid++ : KD_OVERLAP_TID - 1;
       k->tid[i] = (uint32_t)*v;
@@ -440,7 +433,8 @@ static int draw_slices(kdraw* k, const ns_kineto_link* links, size_t nlinks) {
   size_t norphans = 0;
   for (size_t p = nx; p < npts && rc == 0; p++) {
     const ns_kt_event* e = &tr->events[items[p].ev];
-    uint64_t key = text_key(text_key(2, tr->text + e->cat_off, e->cat_len), tr->text + e->id_off, e->id_len);
+    uint64_t key =
+        ns_idmap_text_key(ns_idmap_text_key(2, tr->text + e->cat_off, e->cat_len), tr->text + e->id_off, e->id_len);
     int ins;
     uint64_t* v = ns_idmap_put(&k->flow_ids, key, &ins);
     if (!v) {

@@ -183,22 +183,11 @@ track* ns_pf_thread_track(pf_drawer* d, uint32_t pid, uint32_t tid, const char* 
 
 /* ---- interning ---- */
 
-static uint64_t intern_key(uint32_t seq, unsigned table, const char* s, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull ^ ((uint64_t)seq << 8 | table);
-  for (size_t i = 0; i < n; i++) {
-    h ^= (unsigned char)s[i];
-    h *= 0x100000001b3ull;
-  }
-  h ^= n;
-  h *= 0x9e3779b97f4a7c15ull;
-  return h | 1ull << 63;
-}
-
 /* The iid of s in the table of t's sequence; a new entry goes into the
  * packet's InternedData. 0 when out of memory (the caller writes s inline). */
 uint64_t ns_pf_intern(pf_drawer* d, track* t, unsigned table, const char* s, size_t n) {
   int ins;
-  uint64_t* v = ns_idmap_put(&d->interned, intern_key(t->seq, table, s, n), &ins);
+  uint64_t* v = ns_idmap_put(&d->interned, ns_idmap_text_key((uint64_t)t->seq << 8 | table, s, n), &ins);
   if (!v) return 0;
   if (!ins) return *v;
   *v = ++t->next_iid;

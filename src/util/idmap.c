@@ -14,6 +14,13 @@ uint64_t ns_idmap_mix(uint64_t k) {
   return k;
 }
 
+uint64_t ns_idmap_text_key(uint64_t seed, const char* s, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull ^ seed;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+  h = ns_idmap_mix(h ^ n);
+  return h ? h : 1;
+}
+
 /* The bucket a key probes from: multiplicative (Fibonacci) hashing, the
  * high bits of key * 2^64/phi. One multiply: ids are mostly consecutive
  * counters, which it spreads evenly; callers fold other keys with

@@ -47,6 +47,11 @@ int ns_idmap_next(const ns_idmap* m, size_t* pos, uint64_t* key, uint64_t* val);
 /* The bijective 64-bit mix the map hashes keys with; callers use it to
  * fold larger keys (a string, a tuple) into one 64-bit key. */
 uint64_t ns_idmap_mix(uint64_t k);
+/* A key for the n bytes at s in the space of seed (a table, a sequence):
+ * FNV-1a over seed and bytes, folded by ns_idmap_mix; never 0. Distinct
+ * strings may collide (1 in 2^64 a pair): for tables where that is harmless
+ * or checked. */
+uint64_t ns_idmap_text_key(uint64_t seed, const char* s, size_t n);
 
 /* A direct-mapped table of recent keys beside a map, for ids looked up soon
  * after they were put (a state or a stop names an event its thread started a
