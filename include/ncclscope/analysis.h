@@ -297,6 +297,10 @@ typedef struct {
   uint64_t compared;     /* collectives of this window compared across the local ranks */
   uint64_t last;         /* ... in which this rank arrived last (ties: none) */
   uint64_t lateness_ns_sum, lateness_ns_max; /* this rank's lateness over them */
+  /* Of them, those where every rank's arrival is its GPU kernel start: a
+   * rank whose kernels start late but whose calls come on time is late only
+   * in these, and under sampled detail they are a few among many. */
+  uint64_t gpu_compared, gpu_last, gpu_lateness_ns_sum;
 } ns_lateness_stats;
 
 typedef struct {

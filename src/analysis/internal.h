@@ -326,6 +326,7 @@ void ns_aggr_free(ns_aggr* g);
  * arrival - the earliest), and whether it arrived last alone. */
 typedef struct {
   uint32_t n;
+  uint8_t gpu; /* every arrival is a GPU kernel start */
   uint32_t comm[NS_LATE_RANKS];
   uint64_t late_ns[NS_LATE_RANKS];
   uint8_t last[NS_LATE_RANKS];

@@ -29,7 +29,7 @@
 struct ns_late_open {
   uint64_t key, comm_id, seq, first_seen;
   int func;
-  uint32_t n, want;
+  uint32_t n, want, n_gpu; /* n_gpu: arrivals that are GPU kernel starts */
   uint32_t comm[NS_LATE_RANKS];
   uint64_t arrival[NS_LATE_RANKS];
 };
@@ -42,11 +42,12 @@ static uint32_t local_ranks(ns_analysis* a, uint64_t comm_id) {
   return n;
 }
 
-static uint64_t arrival(const ns_op_result* r) {
-  int gpu = (r->basis == NS_BASIS_GPU || r->basis == NS_BASIS_BATCH) && r->gpu_start_ns &&
-            !(r->flags & NS_OPF_PTIMER_FOREIGN);
-  return gpu ? r->gpu_start_ns : r->start_ns;
+static int arrives_on_gpu(const ns_op_result* r) {
+  return (r->basis == NS_BASIS_GPU || r->basis == NS_BASIS_BATCH) && r->gpu_start_ns &&
+         !(r->flags & NS_OPF_PTIMER_FOREIGN);
 }
+
+static uint64_t arrival(const ns_op_result* r) { return arrives_on_gpu(r) ? r->gpu_start_ns : r->start_ns; }
 
 static void drop_open(ns_analysis* a, size_t i) {
   ns_idmap_del(&a->late_index, a->late_open[i].key);
@@ -69,6 +70,7 @@ static void compare(const struct ns_late_open* o, ns_late_cmp* out) {
     if (o->arrival[i] == latest) nlatest++;
   }
   out->n = o->n;
+  out->gpu = o->n_gpu == o->n;
   for (uint32_t i = 0; i < o->n; i++) {
     out->comm[i] = o->comm[i];
     out->late_ns[i] = o->arrival[i] - first;
@@ -107,6 +109,7 @@ int ns_late_op(ns_analysis* a, const ns_op_result* r, ns_late_cmp* out) {
   }
   o->comm[o->n] = r->comm;
   o->arrival[o->n] = arrival(r);
+  o->n_gpu += (uint32_t)arrives_on_gpu(r);
   o->n++;
   if (o->n < o->want) return 0;
   compare(o, out);

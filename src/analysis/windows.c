@@ -301,6 +301,10 @@ static void count_lateness(ns_win* w, const ns_late_cmp* c) {
     if (c->last[i]) l->last++;
     l->lateness_ns_sum += c->late_ns[i];
     if (c->late_ns[i] > l->lateness_ns_max) l->lateness_ns_max = c->late_ns[i];
+    if (!c->gpu) continue;
+    l->gpu_compared++;
+    if (c->last[i]) l->gpu_last++;
+    l->gpu_lateness_ns_sum += c->late_ns[i];
   }
 }
 

@@ -190,6 +190,28 @@ static void windows(void) {
   ns_detail_window(&w, T0 + SEC);
   CHECK_U64(ns_detail_escalated(), 1);
   CHECK_DECISION(T0 + SEC, 1, 1, "straggler");
+  /* a GPU-side straggler under sampled detail: last in 9 of the 10 collectives every rank's GPU timed (3 ms late),
+   * in a window of 300 where the CPU-timed ones split evenly: 159 of 300, 0.1 ms on average over all */
+  ns_detail_open(NS_DETAIL_SAMPLED, 30, 2.0, 60.0, T0);
+  tick(T0);
+  l = (ns_lateness_stats){.comm = 2,
+                          .compared = 300,
+                          .last = 159,
+                          .lateness_ns_sum = 30000000,
+                          .gpu_compared = 10,
+                          .gpu_last = 9,
+                          .gpu_lateness_ns_sum = 27000000};
+  ns_detail_window(&w, T0 + 50 * MS);
+  CHECK_U64(ns_detail_escalated(), 1);
+  /* ... not when the GPU-timed ones are too few to say (7), nor when they split too (5 of 10) */
+  ns_detail_open(NS_DETAIL_SAMPLED, 30, 2.0, 60.0, T0);
+  tick(T0);
+  l.gpu_compared = 7, l.gpu_last = 7;
+  ns_detail_window(&w, T0 + 50 * MS);
+  CHECK_U64(ns_detail_escalated(), 0);
+  l.gpu_compared = 10, l.gpu_last = 5;
+  ns_detail_window(&w, T0 + 50 * MS);
+  CHECK_U64(ns_detail_escalated(), 0);
 }
 
 int main(void) {
