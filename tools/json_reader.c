@@ -145,6 +145,14 @@ ptrdiff_t nsjr_unescape(const char* s, size_t len, char* out, const char** bad, 
   return (ptrdiff_t)n;
 }
 
+size_t nsjr_unescape_or_copy(const char* s, size_t len, char* out) {
+  const char *bad, *why;
+  ptrdiff_t n = nsjr_unescape(s, len, out, &bad, &why);
+  if (n >= 0) return (size_t)n;
+  memcpy(out, s, len);
+  return len;
+}
+
 /* A string at ps->p (the opening quote); its unescaped bytes in the arena. */
 static const char* string(parser* ps, size_t* len) {
   const char* s = ++ps->p;

@@ -39,6 +39,10 @@ typedef struct nsjr_doc nsjr_doc;
  * just after where it was found and *why saying which. */
 ptrdiff_t nsjr_unescape(const char* s, size_t len, char* out, const char** bad, const char** why);
 
+/* The same, for text that ought to be a JSON string's body but may not be:
+ * where it is not valid, its bytes as they stand. The length written. */
+size_t nsjr_unescape_or_copy(const char* s, size_t len, char* out);
+
 /* Parses text[0..len). NULL with a message in err on malformed input or no memory. */
 nsjr_doc* nsjr_parse(const char* text, size_t len, char* err, size_t errlen);
 /* Reads and parses a whole file (at most max_bytes). */

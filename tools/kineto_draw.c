@@ -66,13 +66,7 @@ static const char* unescaped(strbuf* b, const char* s, size_t n) {
     if (!p) return NULL;
     b->p = p, b->cap = cap;
   }
-  const char *bad, *why;
-  ptrdiff_t m = nsjr_unescape(s, n, b->p, &bad, &why);
-  if (m < 0) { /* not valid JSON text: as it stands */
-    memcpy(b->p, s, n);
-    m = (ptrdiff_t)n;
-  }
-  b->p[m] = '\0';
+  b->p[nsjr_unescape_or_copy(s, n, b->p)] = '\0'; /* not valid JSON text: as it stands */
   return b->p;
 }
 

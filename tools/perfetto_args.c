@@ -27,7 +27,7 @@ static int hexval(char ch) {
 }
 
 /* A JSON string at c (after its opening quote), unescaped into out (at
- * least as long as the input) by the JSON reader's nsjr_unescape; returns
+ * least as long as the input) by the JSON reader's nsjr_unescape_or_copy; returns
  * its length. The writer's strings are valid JSON; anything else (never
  * from ncclscope) is taken as it stands, without unescaping. */
 static size_t read_string(cursor* c, char* out) {
@@ -35,15 +35,9 @@ static size_t read_string(cursor* c, char* out) {
   const char* q = s;
   while (q < c->end && *q != '"') q += *q == '\\' ? 2 : 1;
   if (q > c->end) q = c->end;
-  size_t len = (size_t)(q - s);
-  const char *bad, *why;
-  ptrdiff_t n = nsjr_unescape(s, len, out, &bad, &why);
-  if (n < 0) {
-    memcpy(out, s, len);
-    n = (ptrdiff_t)len;
-  }
+  size_t n = nsjr_unescape_or_copy(s, (size_t)(q - s), out);
   c->p = q < c->end ? q + 1 : q; /* past the closing quote */
-  return (size_t)n;
+  return n;
 }
 
 /* "0x" and 1..20 hex digits: the low 64 bits (an eventAddr keeps its id). */

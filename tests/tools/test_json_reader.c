@@ -58,5 +58,13 @@ int main(void) {
   }
   /* a file that is not there */
   CHECK_TRUE(nsjr_parse_file("/nonexistent/flightrec.json", 1 << 20, err, sizeof err) == NULL && err[0]);
+  /* a string body that may not be valid JSON: unescaped when it is, its bytes as they stand when not */
+  char out[32];
+  size_t n = nsjr_unescape_or_copy("a\\tb\\u00e9", 10, out);
+  CHECK_TRUE(n == 5 && memcmp(out, "a\tb\xc3\xa9", 5) == 0);
+  n = nsjr_unescape_or_copy("a\\qb", 4, out);
+  CHECK_TRUE(n == 4 && memcmp(out, "a\\qb", 4) == 0);
+  n = nsjr_unescape_or_copy("a\nb", 3, out); /* a raw control character */
+  CHECK_TRUE(n == 3 && memcmp(out, "a\nb", 3) == 0);
   CHECK_DONE();
 }
