@@ -327,7 +327,9 @@ void ns_aggr_free(ns_aggr* g);
 typedef struct {
   uint32_t n;
   uint8_t gpu; /* every arrival is a GPU kernel start */
+  uint64_t comm_id;
   uint32_t comm[NS_LATE_RANKS];
+  int32_t rank[NS_LATE_RANKS];
   uint64_t late_ns[NS_LATE_RANKS];
   uint8_t last[NS_LATE_RANKS];
 } ns_late_cmp;

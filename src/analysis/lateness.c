@@ -31,6 +31,7 @@ struct ns_late_open {
   int func;
   uint32_t n, want, n_gpu; /* n_gpu: arrivals that are GPU kernel starts */
   uint32_t comm[NS_LATE_RANKS];
+  int32_t rank[NS_LATE_RANKS];
   uint64_t arrival[NS_LATE_RANKS];
 };
 
@@ -71,8 +72,10 @@ static void compare(const struct ns_late_open* o, ns_late_cmp* out) {
   }
   out->n = o->n;
   out->gpu = o->n_gpu == o->n;
+  out->comm_id = o->comm_id;
   for (uint32_t i = 0; i < o->n; i++) {
     out->comm[i] = o->comm[i];
+    out->rank[i] = o->rank[i];
     out->late_ns[i] = o->arrival[i] - first;
     out->last[i] = o->arrival[i] == latest && nlatest == 1 && out->late_ns[i] > 0;
   }
@@ -108,6 +111,7 @@ int ns_late_op(ns_analysis* a, const ns_op_result* r, ns_late_cmp* out) {
     *v = a->nlate_open;
   }
   o->comm[o->n] = r->comm;
+  o->rank[o->n] = r->rank;
   o->arrival[o->n] = arrival(r);
   o->n_gpu += (uint32_t)arrives_on_gpu(r);
   o->n++;

@@ -297,6 +297,8 @@ static void count_lateness(ns_win* w, const ns_late_cmp* c) {
   for (uint32_t i = 0; w && i < c->n; i++) {
     ns_lateness_stats* l = lateness_for(&w->ag, c->comm[i]);
     if (!l) continue;
+    l->comm_id = c->comm_id;
+    l->rank = c->rank[i];
     l->compared++;
     if (c->last[i]) l->last++;
     l->lateness_ns_sum += c->late_ns[i];

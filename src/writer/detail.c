@@ -139,11 +139,12 @@ void ns_detail_window(const ns_window* w, uint64_t now_ns) {
     if (!all && !is_straggler(l->gpu_compared, l->gpu_last, l->gpu_lateness_ns_sum)) continue;
     uint64_t n = all ? l->compared : l->gpu_compared, last = all ? l->last : l->gpu_last;
     uint64_t sum = all ? l->lateness_ns_sum : l->gpu_lateness_ns_sum;
-    char what[160];
+    char what[192];
     snprintf(what, sizeof what,
-             "communicator %u's rank arrived last in %llu of %llu collectives%s, %.3f ms late on average", l->comm,
-             (unsigned long long)last, (unsigned long long)n, all ? "" : " timed by the GPU",
-             (double)sum / (double)n / 1e6);
+             "rank %d of commId 0x%016llx (communicator %u) arrived last in %llu of %llu collectives%s, %.3f ms late "
+             "on average",
+             (int)l->rank, (unsigned long long)l->comm_id, l->comm, (unsigned long long)last, (unsigned long long)n,
+             all ? "" : " timed by the GPU", (double)sum / (double)n / 1e6);
     ns_detail_escalate(NS_DETAIL_WHY_STRAGGLER, now_ns, what);
   }
   for (size_t i = 0; i < w->n_buckets; i++) {
