@@ -294,8 +294,8 @@ typedef struct {
  * process with one rank of a communicator has nothing to compare. */
 typedef struct {
   uint32_t comm;         /* the rank's comm serial */
-  uint64_t comm_id;
-  int32_t rank;
+  uint64_t comm_id;      /* ... its communicator's id */
+  int32_t rank;          /* ... and its rank there */
   uint64_t compared;     /* collectives of this window compared across the local ranks */
   uint64_t last;         /* ... in which this rank arrived last (ties: none) */
   uint64_t lateness_ns_sum, lateness_ns_max; /* this rank's lateness over them */
