@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "json_reader.h"
+#include "util/array.h"
 #include "util/idmap.h"
 
 #define KD_PID_MAX (1 << 30) /* larger numeric pids get numbers of their own, like string ones */
@@ -276,61 +277,41 @@ static int cmp_att(const void* pa, const void* pb) {
 }
 
 static int add_att(kdraw* k, size_t ev, uint64_t id) {
-  if (k->natt == k->cap_att) {
-    size_t cap = k->cap_att ? 2 * k->cap_att : 256;
-    ns_kineto_link* a = realloc(k->att, cap * sizeof *a);
-    if (!a) return -1;
-    k->att = a, k->cap_att = cap;
-  }
+  ns_kineto_link* a = ns_array_room(k->att, &k->cap_att, k->natt, sizeof *a, 256);
+  if (!a) return -1;
+  k->att = a;
   k->att[k->natt++] = (ns_kineto_link){ev, id};
   return 0;
 }
 
 /* The first item of items[0, n) at or after (pid, tid, ts). */
 static size_t lower_bound(const item* items, size_t n, uint32_t pid, uint32_t tid, int64_t ts) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    const item* x = &items[mid];
-    int before = x->pid != pid ? x->pid < pid : x->tid != tid ? x->tid < tid : x->ts < ts;
-    if (before)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+  size_t at;
+  NS_LOWER_BOUND(at, n, i,
+                 items[i].pid != pid   ? items[i].pid < pid
+                 : items[i].tid != tid ? items[i].tid < tid
+                                       : items[i].ts < ts);
+  return at;
 }
 
 /* The flow ids of event ev (k->att sorted), into k->ids; how many. */
 static uint32_t flows_of(kdraw* k, size_t ev) {
-  size_t lo = 0, hi = k->natt;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (k->att[mid].event < ev)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  size_t lo;
+  NS_LOWER_BOUND(lo, k->natt, i, k->att[i].event < ev);
   uint32_t n = 0;
   for (size_t i = lo; i < k->natt && k->att[i].event == ev; i++) {
-    if (n == k->cap_ids) {
-      size_t cap = k->cap_ids ? 2 * k->cap_ids : 8;
-      uint64_t* ids = realloc(k->ids, cap * sizeof *ids);
-      if (!ids) break;
-      k->ids = ids, k->cap_ids = cap;
-    }
+    uint64_t* ids = ns_array_room(k->ids, &k->cap_ids, n, sizeof *ids, 8);
+    if (!ids) break;
+    k->ids = ids;
     k->ids[n++] = k->att[i].flow_id;
   }
   return n;
 }
 
 static int push_end(end_stack* s, int64_t end) {
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? 2 * s->cap : 64;
-    int64_t* v = realloc(s->v, cap * sizeof *v);
-    if (!v) return -1;
-    s->v = v, s->cap = cap;
-  }
+  int64_t* v = ns_array_room(s->v, &s->cap, s->n, sizeof *v, 64);
+  if (!v) return -1;
+  s->v = v;
   s->v[s->n++] = end;
   return 0;
 }
