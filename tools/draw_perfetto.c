@@ -37,6 +37,8 @@
  *
  * Memory: the track table, the interning map (bounded) and one packet
  * buffer; each packet goes to the FILE when complete. Single-threaded. */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,6 +165,12 @@ static int pf_finish(void* self) {
   pf_drawer* d = self;
   ns_pf_flush_bundle(d);
   int rc = d->failed ? -1 : 0;
+  if (d->args_left_out)
+    fprintf(stderr,
+            "ncclscope: note: %" PRIu64
+            " event(s) drawn without their arguments (over %u KiB as JSON; --format "
+            "chrome keeps them)\n",
+            d->args_left_out, NSJ_BUF >> 10);
   free(d->bundle);
   free(d->zbuf);
   for (size_t i = 0; i < d->ntracks; i++) free(d->tracks[i].name);

@@ -35,8 +35,7 @@ static inline void put1(ns_json* j, char c) {
   j->buf[j->len++] = c;
 }
 
-static void put(ns_json* j, const void* p, size_t n) {
-  const char* s = p;
+void nsj_put_pieces(ns_json* j, const char* s, size_t n) {
   while (n) {
     if (j->len == NSJ_BUF) nsj_drain(j);
     size_t k = NSJ_BUF - j->len < n ? NSJ_BUF - j->len : n;
@@ -182,7 +181,7 @@ static void put_escaped(ns_json* j, const char* s, size_t n) {
 void nsj_quoted_slow(ns_json* j, const char* s, size_t n, const char* tail, size_t tail_len) {
   put1(j, '"');
   put_escaped(j, s, n);
-  put(j, tail, tail_len);
+  nsj_put_pieces(j, tail, tail_len);
 }
 
 /* ---- scalar values ---- */
@@ -224,7 +223,7 @@ void nsj_f64(ns_json* j, double v) {
   before_value(j);
   char tmp[40];
   int n = snprintf(tmp, sizeof tmp, "%.17g", v);
-  if (n > 0) put(j, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+  if (n > 0) nsj_put_pieces(j, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
 void nsj_hex(ns_json* j, uint64_t v) {
@@ -269,10 +268,10 @@ void nsj_put_us(ns_json* j, int64_t ns) {
 
 void nsj_raw(ns_json* j, const char* text) {
   before_value(j);
-  put(j, text, strlen(text));
+  nsj_put_pieces(j, text, strlen(text));
 }
 
-void nsj_ws(ns_json* j, const char* ws) { put(j, ws, strlen(ws)); }
+void nsj_ws(ns_json* j, const char* ws) { nsj_put_pieces(j, ws, strlen(ws)); }
 
 void nsj_line_end(ns_json* j) {
   put1(j, '\n');

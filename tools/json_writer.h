@@ -104,6 +104,8 @@ size_t nsj_fmt_hex(char* out, uint64_t v, unsigned width);
 #define NSJ_INLINE_STR 48 /* longest string tried on the inline path */
 
 void nsj_drain(ns_json* j);               /* buffer -> FILE */
+/* s[0, n) of any length, in pieces of what the buffer has left. */
+void nsj_put_pieces(ns_json* j, const char* s, size_t n);
 /* Out of line: '"', s escaped, then the tail (after the separator is written). */
 void nsj_quoted_slow(ns_json* j, const char* s, size_t n, const char* tail, size_t tail_len);
 
@@ -120,7 +122,9 @@ static inline void nsj_sep(ns_json* j) {
   j->need_comma[j->depth] = 1;
 }
 
-/* Room for n (<= NSJ_BUF) more bytes at buf + len. */
+/* Room for n more bytes at buf + len. Only for n <= NSJ_BUF, known at the
+ * call site (formatted numbers, short literals): longer text goes through
+ * nsj_put, which copies it in pieces. */
 static inline char* nsj_room(ns_json* j, size_t n) {
   if (j->len + n > NSJ_BUF) nsj_drain(j);
   return j->buf + j->len;
@@ -146,8 +150,14 @@ static inline void nsj_quoted(ns_json* j, const char* s, size_t n, const char* t
   nsj_quoted_slow(j, s, n, tail, tail_len);
 }
 
+/* Any length: text copied verbatim from an input file (a Kineto event or
+ * member) can be far longer than the buffer. */
 static inline void nsj_put(ns_json* j, const char* s, size_t n) {
-  memcpy(nsj_room(j, n), s, n);
+  if (n > NSJ_BUF - j->len) {
+    nsj_put_pieces(j, s, n);
+    return;
+  }
+  memcpy(j->buf + j->len, s, n);
   j->len += n;
 }
 static inline void nsj_put_str(ns_json* j, const char* s, size_t n, const char* tail, size_t tail_len) {

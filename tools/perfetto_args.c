@@ -157,7 +157,10 @@ void ns_pf_annotations(pf_drawer* d, track* t, const ns_draw_args* a) {
   nsj_obj_begin(j);
   a->fn(a->ctx, j);
   nsj_obj_end(j);
-  if (j->failed) return; /* larger than the scratch buffer: left out */
+  if (j->failed) { /* larger than the scratch buffer: left out, and said so at the end */
+    d->args_left_out++;
+    return;
+  }
   cursor c = {j->buf + 1, j->buf + j->len};
   read_members(d, t, &c, &d->te, TE_DEBUG_ANNOTATIONS, d->text, a->implied);
 }

@@ -119,6 +119,7 @@ typedef struct {
   size_t zcap;
   ns_json scratch;    /* arguments, as JSON, before they become annotations */
   char text[NSJ_BUF]; /* a key or string of it, unescaped */
+  uint64_t args_left_out; /* events whose arguments did not fit the scratch buffer */
   int failed;
 } pf_drawer;
 

@@ -145,6 +145,16 @@ int main(void) {
       nsj_u64(&jw, 2);
       nsj_arr_end(&jw);
     });
+    /* Text copied as it stands (nsj_put: a Kineto member or event of any
+     * length), longer than the buffer, after some bytes already in it. */
+    snprintf(want, big + 64, "[1,%s]", s);
+    CHECK_OUTPUT("verbatim text longer than the buffer", want, {
+      nsj_arr_begin(&jw);
+      nsj_u64(&jw, 1);
+      nsj_put(&jw, ",", 1);
+      nsj_put(&jw, s, big);
+      nsj_put(&jw, "]", 1);
+    });
     free(s);
     free(want);
   }
