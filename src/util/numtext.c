@@ -16,11 +16,16 @@ unsigned long long ns_parse_uint(const char* s, char** end) {
 }
 
 int ns_parse_count(const char* s, unsigned long long lo, unsigned long long hi, unsigned long long* out) {
+  const char* first = s; /* the first character that is not a space */
+  while (isspace((unsigned char)*first)) first++;
   char* end;
   errno = 0;
   unsigned long long v = ns_parse_uint(s, &end);
+  /* end == s: no digits (strtoull leaves end at s), checked before the
+   * trailing spaces move it; blanks alone are not a zero. */
+  if (end == s || *first == '-') return -1;
   while (isspace((unsigned char)*end)) end++;
-  if (errno || *end || end == s || *s == '-' || v < lo || v > hi) return -1;
+  if (errno || *end || v < lo || v > hi) return -1;
   *out = v;
   return 0;
 }

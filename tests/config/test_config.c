@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* src/config: every NCCLSCOPE_* number and switch of the table at its
  * bounds and just past them (a warning naming the value and the default,
- * which is then used), the variables with a syntax of their own, unknown
- * names, and the analysis reading NCCLSCOPE_WINDOW_SEC/_OPS with the same
- * rules as the plugin. */
+ * which is then used), the variables with a syntax of their own and
+ * unknown names. */
 #include <signal.h>
 #include <stddef.h>
 
 #include "check.h"
 #include "config/config.h"
-#include "ncclscope/analysis.h"
 #include "ncclscope/config_vars.h"
 
 extern char** environ;
@@ -62,9 +60,11 @@ static void load(ns_config* c) {
 static const size_t field_at[NS_CFG_COUNT] = {
 #define NS_CONFIG_NUM(name, kind, field, def, lo, hi, doc) [NS_CFG_##name] = offsetof(ns_config, field),
 #define NS_CONFIG_OWN(name, loader, def, doc)
+#define NS_CONFIG_CLI(name, kind, def, lo, hi, doc)
 #include "ncclscope/config_vars.def"
 #undef NS_CONFIG_NUM
 #undef NS_CONFIG_OWN
+#undef NS_CONFIG_CLI
 };
 
 static double field_value(const ns_config* c, int i) {
@@ -111,6 +111,7 @@ static void test_numbers(void) {
   for (int i = 0; i < NS_CFG_COUNT; i++) {
     const ns_config_var* v = &vars[i];
     char val[64], want[512];
+    if (v->cli) continue; /* the ncclscope command's (tests/tools/test_cli_vars.c) */
     switch (v->kind) {
     case NS_VAR_U32:
     case NS_VAR_U64: {
@@ -141,6 +142,15 @@ static void test_numbers(void) {
                "%s=\"12k\" is not a number in [%llu, %llu] (decimal, or hex with 0x); using the default %llu", v->name,
                lo, hi, (unsigned long long)v->def);
       expect_refused(i, "12k", want);
+      /* blanks alone are no number (not a zero), nor is a sign after them */
+      static const char* const blank_or_signed[][2] = {
+          {" ", " "}, {"\t \n", "\\x09 \\x0a"}, {" -1", " -1"}, {"+", "+"}};
+      for (size_t b = 0; b < sizeof blank_or_signed / sizeof blank_or_signed[0]; b++) {
+        snprintf(want, sizeof want,
+                 "%s=\"%s\" is not a number in [%llu, %llu] (decimal, or hex with 0x); using the default %llu", v->name,
+                 blank_or_signed[b][1], lo, hi, (unsigned long long)v->def);
+        expect_refused(i, blank_or_signed[b][0], want);
+      }
       numbers++;
       break;
     }
@@ -326,49 +336,10 @@ static void test_unknown_names(void) {
   CHECK_U64(nlines, 0);
 }
 
-/* The CLI's analysis (ns_analysis_config_from_env) takes what the plugin takes. */
-static void test_analysis_window(void) {
-  static const char* const secs[] = {"2.5", "0.001", "0.0005", "86400", "86401", "0x1p-3", "1e-2", " 3 ", "nan", "-1"};
-  static const char* const ops[] = {"100", "0x10", "0100", "1073741824", "1073741825", "-5", "7x", "+8"};
-  for (size_t i = 0; i < sizeof secs / sizeof secs[0]; i++) {
-    ns_config c;
-    clear_env();
-    setenv("NCCLSCOPE_WINDOW_SEC", secs[i], 1);
-    load(&c);
-    ns_analysis_config a;
-    ns_analysis_config_default(&a);
-    ns_analysis_config_from_env(&a);
-    if (a.window_sec != c.window_sec) fprintf(stderr, "NCCLSCOPE_WINDOW_SEC=\"%s\"\n", secs[i]);
-    CHECK_NEAR(a.window_sec, c.window_sec, 0);
-  }
-  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
-    ns_config c;
-    clear_env();
-    setenv("NCCLSCOPE_WINDOW_OPS", ops[i], 1);
-    load(&c);
-    ns_analysis_config a;
-    ns_analysis_config_default(&a);
-    ns_analysis_config_from_env(&a);
-    if (a.window_ops != c.window_ops) fprintf(stderr, "NCCLSCOPE_WINDOW_OPS=\"%s\"\n", ops[i]);
-    CHECK_U64(a.window_ops, c.window_ops);
-  }
-  ns_analysis_config a;
-  clear_env();
-  ns_analysis_config_default(&a);
-  CHECK_NEAR(a.window_sec, 10, 0);
-  CHECK_U64(a.window_ops, 0);
-  setenv("NCCLSCOPE_WINDOW_OPS", "0x10", 1);
-  setenv("NCCLSCOPE_WINDOW_SEC", "0.25", 1);
-  ns_analysis_config_from_env(&a);
-  CHECK_NEAR(a.window_sec, 0.25, 0);
-  CHECK_U64(a.window_ops, 16);
-}
-
 int main(void) {
   test_defaults();
   test_numbers();
   test_own_syntax();
   test_unknown_names();
-  test_analysis_window();
   CHECK_DONE();
 }
