@@ -9,8 +9,11 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "cli_vars.h"
 #include "export.h"
 #include "kineto_merge.h"
+#include "ncclscope/config_vars.h"
+#include "util/numtext.h"
 
 static void usage(FILE* out) {
   fprintf(out,
@@ -47,6 +50,9 @@ static void usage(FILE* out) {
           "                       profiler (Kineto) trace, on its clock, NCCL kernels linked\n"
           "  --merge-unaligned    merge even when the trace cannot be aligned (another\n"
           "                       host or run, no time base), marked \"unaligned\"\n"
+          "  --merge-max-mb N     memory the trace may take, its JSON (inflated) and an\n"
+          "                       index of its events; a larger one is refused\n"
+          "                       [NCCLSCOPE_MERGE_MAX_MB, 1024]\n"
           "  -h, --help           this text\n"
           "\n"
           "Damaged traces are exported block by block around the damage, which is\n"
@@ -134,6 +140,7 @@ int ns_cmd_export(int argc, char** argv) {
   int no_compress = 0;
   const char* kineto = NULL;
   int unaligned = 0;
+  const char* max_mb = NULL; /* --merge-max-mb */
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -145,6 +152,8 @@ int ns_cmd_export(int argc, char** argv) {
       opts.force = 1;
     } else if (strcmp(a, "--merge-unaligned") == 0) {
       unaligned = 1;
+    } else if (strcmp(a, "--merge-max-mb") == 0 || strncmp(a, "--merge-max-mb=", 15) == 0) {
+      max_mb = a[14] == '=' ? a + 15 : (i + 1 < argc ? argv[++i] : "");
     } else if (strcmp(a, "--merge-kineto") == 0 || strncmp(a, "--merge-kineto=", 15) == 0) {
       kineto = a[14] == '=' ? a + 15 : (i + 1 < argc ? argv[++i] : NULL);
       if (!kineto || !*kineto) {
@@ -213,15 +222,24 @@ int ns_cmd_export(int argc, char** argv) {
     return NS_EXIT_USAGE;
   }
   if (no_compress && fmt == &ns_format_perfetto) fmt = &ns_format_perfetto_plain;
-  if (kineto || unaligned) {
+  if (kineto || unaligned || max_mb) {
     if (!kineto || (fmt != &ns_format_chrome && fmt != &ns_format_perfetto && fmt != &ns_format_perfetto_plain)) {
       fprintf(stderr, "ncclscope export: %s\n",
-              !kineto ? "--merge-unaligned goes with --merge-kineto TRACE"
+              !kineto ? (unaligned ? "--merge-unaligned goes with --merge-kineto TRACE"
+                                   : "--merge-max-mb goes with --merge-kineto TRACE")
                       : "--merge-kineto writes --format chrome (Trace Event JSON, "
                         "as the PyTorch profiler's trace is) or --format perfetto");
       return NS_EXIT_USAGE;
     }
-    return ns_kineto_export(dir, kineto, unaligned, fmt, out, &opts);
+    const ns_config_var* limit = &ns_config_vars()[NS_CFG_NCCLSCOPE_MERGE_MAX_MB];
+    unsigned long long mb = max_mb ? 0 : (unsigned long long)ns_cli_var(NS_CFG_NCCLSCOPE_MERGE_MAX_MB);
+    if (max_mb && ns_parse_count(max_mb, (unsigned long long)limit->lo, (unsigned long long)limit->hi, &mb) != 0) {
+      fprintf(stderr, "ncclscope export: --merge-max-mb wants a number of MiB in [%.0f, %.0f], not '%s'\n", limit->lo,
+              limit->hi, max_mb);
+      return NS_EXIT_USAGE;
+    }
+    ns_kineto_input in = {.path = kineto, .unaligned = unaligned, .max_bytes = (size_t)mb << 20};
+    return ns_kineto_export(dir, &in, fmt, out, &opts);
   }
   if (ns_format_dir_output(fmt) && (!out || strcmp(out, "-") == 0)) {
     fprintf(stderr, "ncclscope export: --format %s writes a directory: name it with -o DIR\n", fmt->name);

@@ -22,9 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_vars.h"
 #include "event_details.h"
 #include "export.h"
 #include "json_writer.h"
+#include "ncclscope/config_vars.h"
 #include "report.h"
 #include "report_detail.h"
 #include "report_events.h"
@@ -474,7 +476,8 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   ns_analysis_config cfg;
   ns_analysis_config_default(&cfg);
   ns_analysis_config_offline(&cfg); /* count events as `ncclscope export` does */
-  ns_analysis_config_from_env(&cfg);
+  cfg.window_sec = ns_cli_var(NS_CFG_NCCLSCOPE_WINDOW_SEC); /* the plugin's windows */
+  cfg.window_ops = (uint64_t)ns_cli_var(NS_CFG_NCCLSCOPE_WINDOW_OPS);
   cfg.on_op = on_op;
   cfg.user = &ctx;
   int empty = 0; /* files that yielded nothing */

@@ -10,8 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_vars.h"
 #include "export.h"
 #include "export_metrics.h"
+#include "ncclscope/config_vars.h"
 #include "trace_dir.h"
 #include "util/safefile.h"
 
@@ -68,20 +70,10 @@ typedef struct {
   int shown;
 } progress;
 
-static double progress_delay_s(void) {
-  const char* v = getenv("NCCLSCOPE_PROGRESS_MS");
-  char* end;
-  long ms = v && *v ? strtol(v, &end, 10) : -1;
-  return v && *v && !*end && ms >= 0 && ms <= 3600000 ? (double)ms / 1000.0 : 1.0;
-}
+static double progress_delay_s(void) { return ns_cli_var(NS_CFG_NCCLSCOPE_PROGRESS_MS) / 1000.0; }
 
 /* Above this, a Chrome JSON export warns and suggests perfetto (NCCLSCOPE_CHROME_WARN_MB: another bound). */
-static off_t chrome_warn_bytes(void) {
-  const char* v = getenv("NCCLSCOPE_CHROME_WARN_MB");
-  char* end;
-  long mb = v && *v ? strtol(v, &end, 10) : -1;
-  return (off_t)(v && *v && !*end && mb >= 0 && mb <= 1 << 20 ? mb : 256) << 20;
-}
+static off_t chrome_warn_bytes(void) { return (off_t)ns_cli_var(NS_CFG_NCCLSCOPE_CHROME_WARN_MB) << 20; }
 
 static double now_s(void) {
   struct timespec t;

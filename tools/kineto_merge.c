@@ -491,8 +491,10 @@ static void kmerge_free(kmerge* m) {
   free(m->links);
 }
 
-int ns_kineto_export(const char* dir, const char* kineto_path, int unaligned, const ns_format* fmt,
-                     const char* out_path, const ns_export_options* opts) {
+int ns_kineto_export(const char* dir, const ns_kineto_input* in, const ns_format* fmt, const char* out_path,
+                     const ns_export_options* opts) {
+  const char* kineto_path = in->path;
+  int unaligned = in->unaligned;
   kmerge m;
   memset(&m, 0, sizeof m);
   m.path = kineto_path;
@@ -501,7 +503,7 @@ int ns_kineto_export(const char* dir, const char* kineto_path, int unaligned, co
   m.cur = -1;
   m.ck.match = -1;
   char err[1024];
-  if (ns_kineto_load(kineto_path, &m.tr, err, sizeof err) != 0) {
+  if (ns_kineto_load(kineto_path, in->max_bytes, &m.tr, err, sizeof err) != 0) {
     fprintf(stderr, "ncclscope: cannot merge into the Kineto trace %s\n", err);
     return NS_EXIT_FAIL;
   }

@@ -42,10 +42,17 @@
 
 #include "export.h"
 
-/* Exports DIR merged into the Kineto trace at kineto_path, to out_path, in
- * fmt: ns_format_chrome, ns_format_perfetto or ns_format_perfetto_plain.
+/* The trace to merge into, and how. */
+typedef struct {
+  const char* path;
+  int unaligned;    /* merge even when it cannot be aligned */
+  size_t max_bytes; /* its text and index in memory (ns_kineto_load) */
+} ns_kineto_input;
+
+/* Exports DIR merged into the Kineto trace `in`, to out_path, in fmt:
+ * ns_format_chrome, ns_format_perfetto or ns_format_perfetto_plain.
  * Returns an exit status (NS_EXIT_*), messages on stderr. */
-int ns_kineto_export(const char* dir, const char* kineto_path, int unaligned, const ns_format* fmt,
-                     const char* out_path, const ns_export_options* opts);
+int ns_kineto_export(const char* dir, const ns_kineto_input* in, const ns_format* fmt, const char* out_path,
+                     const ns_export_options* opts);
 
 #endif

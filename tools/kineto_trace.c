@@ -6,39 +6,112 @@
 #include "kineto_trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
-#define KT_MAX_BYTES ((size_t)4 << 30) /* 4 GiB of JSON: far beyond what a viewer opens */
+#include "util/utf8.h"
+
 #define KT_MAX_DEPTH 256
+
+/* The first place the text is not JSON, and what is wrong there. */
+typedef struct {
+  size_t at;
+  const char* what; /* NULL: no fault found */
+  int show_byte;    /* what names the byte at `at` */
+} kt_fault;
 
 typedef struct {
   const char* s;
   size_t n;
+  kt_fault* fault;
 } kt_text;
+
+/* Notes the first fault; returns 0, the scanners' "malformed". */
+static size_t fault_at(kt_text t, size_t at, const char* what, int show_byte) {
+  if (t.fault && !t.fault->what) *t.fault = (kt_fault){at, what, show_byte};
+  return 0;
+}
 
 static size_t ws(kt_text t, size_t p) {
   while (p < t.n && (t.s[p] == ' ' || t.s[p] == '\n' || t.s[p] == '\t' || t.s[p] == '\r')) p++;
   return p;
 }
 
-/* p at '"': the offset after the closing quote; 0 when unterminated. */
+static int hex_digit(char c) { return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f'); }
+
+/* p at '"': the offset after the closing quote; 0 when the string is not
+ * JSON: unterminated, a raw byte below 0x20 (NUL included), an escape JSON
+ * does not have, or bytes that are not well-formed UTF-8 (util/utf8.h).
+ * Such a string would be copied into the output as it stands. */
 static size_t skip_string(kt_text t, size_t p) {
-  for (p++; p < t.n; p++) {
-    if (t.s[p] == '\\')
+  size_t open = p;
+  for (p++; p < t.n;) {
+    unsigned char c = (unsigned char)t.s[p];
+    if (c == '"') return p + 1;
+    if (c == '\\') {
+      char e = p + 1 < t.n ? t.s[p + 1] : '\0';
+      if (e == 'u') {
+        for (size_t k = 2; k < 6; k++)
+          if (p + k >= t.n || !hex_digit(t.s[p + k])) return fault_at(t, p, "a \\u escape without 4 hex digits", 0);
+        p += 6;
+      } else if (e && strchr("\"\\/bfnrt", e)) {
+        p += 2;
+      } else {
+        return fault_at(t, p, "an escape JSON does not have", 0);
+      }
+    } else if (c < 0x20) {
+      return fault_at(t, p, c ? "a control character not escaped in a string" : "a NUL byte in a string", 1);
+    } else if (c < 0x80) {
       p++;
-    else if (t.s[p] == '"')
-      return p + 1;
+    } else {
+      size_t len = ns_utf8_len((const unsigned char*)t.s + p, t.n - p);
+      if (!len) return fault_at(t, p, "bytes that are not UTF-8 in a string", 1);
+      p += len;
+    }
   }
-  return 0;
+  return fault_at(t, open, "a string that does not end", 0);
+}
+
+static int digits(kt_text t, size_t* p) {
+  size_t a = *p;
+  while (*p < t.n && t.s[*p] >= '0' && t.s[*p] <= '9') ++*p;
+  return *p > a;
+}
+
+/* A number as JSON writes it, or true, false, null; also NaN, Infinity and
+ * -Infinity, which Python's json module writes and reads. The offset after
+ * it; 0 when there is none at p. */
+static size_t skip_literal(kt_text t, size_t p) {
+  static const char* const words[] = {"true", "false", "null", "NaN", "Infinity", "-Infinity"};
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+    size_t n = strlen(words[i]);
+    if (t.n - p >= n && memcmp(t.s + p, words[i], n) == 0) return p + n;
+  }
+  size_t a = p;
+  if (p < t.n && t.s[p] == '-') p++;
+  if (p < t.n && t.s[p] == '0')
+    p++;
+  else if (!digits(t, &p))
+    return fault_at(t, a, "no JSON value here", 1);
+  if (p < t.n && t.s[p] == '.' && (++p, !digits(t, &p))) return fault_at(t, a, "a number without digits after '.'", 0);
+  if (p < t.n && (t.s[p] == 'e' || t.s[p] == 'E')) {
+    p++;
+    if (p < t.n && (t.s[p] == '+' || t.s[p] == '-')) p++;
+    if (!digits(t, &p)) return fault_at(t, a, "a number without exponent digits", 0);
+  }
+  return p;
 }
 
 /* The offset after the value at p (white space skipped before it); 0 on malformed input. */
 static size_t skip_value(kt_text t, size_t p, int depth) {
   p = ws(t, p);
-  if (p >= t.n || depth > KT_MAX_DEPTH) return 0;
+  if (p >= t.n) return fault_at(t, p, "the text ends where a value should be", 0);
+  if (depth > KT_MAX_DEPTH) return fault_at(t, p, "values nested more than 256 deep", 0);
   char c = t.s[p];
   if (c == '"') return skip_string(t, p);
   if (c == '{' || c == '[') {
@@ -48,45 +121,46 @@ static size_t skip_value(kt_text t, size_t p, int depth) {
     for (;;) {
       if (c == '{') {
         p = ws(t, p);
-        if (p >= t.n || t.s[p] != '"' || !(p = skip_string(t, p))) return 0;
+        if (p >= t.n || t.s[p] != '"') return fault_at(t, p, "no '\"' where a member's name should start", 1);
+        if (!(p = skip_string(t, p))) return 0;
         p = ws(t, p);
-        if (p >= t.n || t.s[p] != ':') return 0;
+        if (p >= t.n || t.s[p] != ':') return fault_at(t, p, "no ':' after a member's name", 1);
         p++;
       }
       if (!(p = skip_value(t, p, depth + 1))) return 0;
       p = ws(t, p);
-      if (p >= t.n) return 0;
+      if (p >= t.n) return fault_at(t, p, "the text ends inside an object or array", 0);
       if (t.s[p] == close) return p + 1;
-      if (t.s[p] != ',') return 0;
+      if (t.s[p] != ',')
+        return fault_at(t, p, c == '{' ? "no ',' or '}' after a member" : "no ',' or ']' after an element", 1);
       p++;
     }
   }
-  size_t a = p;
-  while (p < t.n && t.s[p] && strchr("+-0123456789.eEtruefalsn", t.s[p])) p++;
-  return p > a ? p : 0;
+  return skip_literal(t, p);
 }
 
 /* Calls fn for each member of the object at p ('{'); 0 when malformed. */
 typedef void (*member_fn)(void* ctx, kt_text t, size_t key, size_t klen, size_t val, size_t vend);
 static size_t each_member(kt_text t, size_t p, member_fn fn, void* ctx) {
   p = ws(t, p);
-  if (p >= t.n || t.s[p] != '{') return 0;
+  if (p >= t.n || t.s[p] != '{') return fault_at(t, p, "no '{' where an object should start", 1);
   p = ws(t, p + 1);
   if (p < t.n && t.s[p] == '}') return p + 1;
   for (;;) {
     p = ws(t, p);
     size_t k = p;
-    if (p >= t.n || t.s[p] != '"' || !(p = skip_string(t, p))) return 0;
+    if (p >= t.n || t.s[p] != '"') return fault_at(t, p, "no '\"' where a member's name should start", 1);
+    if (!(p = skip_string(t, p))) return 0;
     size_t kend = p;
     p = ws(t, p);
-    if (p >= t.n || t.s[p] != ':') return 0;
+    if (p >= t.n || t.s[p] != ':') return fault_at(t, p, "no ':' after a member's name", 1);
     size_t v = ws(t, p + 1);
     if (!(p = skip_value(t, v, 1))) return 0;
     fn(ctx, t, k + 1, kend - k - 2, v, p);
     p = ws(t, p);
-    if (p >= t.n) return 0;
+    if (p >= t.n) return fault_at(t, p, "the text ends inside an object", 0);
     if (t.s[p] == '}') return p + 1;
-    if (t.s[p] != ',') return 0;
+    if (t.s[p] != ',') return fault_at(t, p, "no ',' or '}' after a member", 1);
     p++;
   }
 }
@@ -224,8 +298,32 @@ static void read_event(kt_text t, ns_kt_event* e) {
 
 typedef struct {
   ns_kineto_trace* tr;
-  int failed;
+  size_t index_room; /* bytes the member and event tables may take (the limit less the text) */
+  size_t members_cap, events_cap;
+  int failed;  /* out of memory */
+  int too_big; /* the tables would pass index_room */
 } top_ctx;
+
+/* Grows *table (of `size`-byte rows, *cap of them) for one more row past
+ * `used`, doubling, within what index_room leaves beside `other_bytes`. */
+static int grow(top_ctx* x, void** table, size_t* cap, size_t used, size_t size, size_t other_bytes) {
+  if (used < *cap) return 0;
+  size_t want = *cap ? *cap * 2 : 64;
+  size_t room = x->index_room > other_bytes ? (x->index_room - other_bytes) / size : 0;
+  if (want > room) want = room;
+  if (want <= used) {
+    x->too_big = 1;
+    return -1;
+  }
+  void* nt = realloc(*table, want * size);
+  if (!nt) {
+    x->failed = 1;
+    return -1;
+  }
+  *table = nt;
+  *cap = want;
+  return 0;
+}
 
 static void dist_member(void* ctx, kt_text t, size_t k, size_t klen, size_t v, size_t vend) {
   ns_kineto_trace* tr = ctx;
@@ -235,30 +333,22 @@ static void dist_member(void* ctx, kt_text t, size_t k, size_t klen, size_t v, s
 static void top_member(void* ctx, kt_text t, size_t k, size_t klen, size_t v, size_t vend) {
   top_ctx* x = ctx;
   ns_kineto_trace* tr = x->tr;
-  ns_kt_member* nm = realloc(tr->members, (tr->nmembers + 1) * sizeof *nm);
-  if (!nm) {
-    x->failed = 1;
+  if (x->failed || x->too_big) return;
+  if (grow(x, (void**)&tr->members, &x->members_cap, tr->nmembers, sizeof *tr->members,
+           x->events_cap * sizeof *tr->events) != 0)
     return;
-  }
-  tr->members = nm;
   ns_kt_member* m = &tr->members[tr->nmembers++];
   *m = (ns_kt_member){.key_off = k - 1, .member_off = k - 1, .member_len = vend - (k - 1)};
   if (key_is(t, k, klen, "traceEvents") && t.s[v] == '[') {
     m->is_events = 1;
-    size_t p = ws(t, v + 1), cap = 0;
+    size_t p = ws(t, v + 1);
     if (p < t.n && t.s[p] == ']') return;
     while (p < vend) {
       size_t end = skip_value(t, p, 1);
       if (!end) break;
-      if (tr->nevents == cap) {
-        cap = cap ? cap * 2 : 4096;
-        ns_kt_event* ne = realloc(tr->events, cap * sizeof *ne);
-        if (!ne) {
-          x->failed = 1;
-          return;
-        }
-        tr->events = ne;
-      }
+      if (grow(x, (void**)&tr->events, &x->events_cap, tr->nevents, sizeof *tr->events,
+               x->members_cap * sizeof *tr->members) != 0)
+        return;
       ns_kt_event* e = &tr->events[tr->nevents++];
       memset(e, 0, sizeof *e);
       e->off = ws(t, p);
@@ -282,83 +372,163 @@ static void top_member(void* ctx, kt_text t, size_t k, size_t klen, size_t v, si
   }
 }
 
-/* The whole file, inflated when it is gzip (zlib reads plain files as they are). */
-static int read_all(const char* path, ns_kineto_trace* t, char* err, size_t errlen) {
-  gzFile g = gzopen(path, "rb");
-  if (!g) {
-    snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : ENOENT));
+#define KT_RAISE "raise it with --merge-max-mb N or NCCLSCOPE_MERGE_MAX_MB=N"
+
+static double mib(size_t bytes) { return (double)bytes / (1 << 20); }
+
+/* A plain file: its size is known, so one that is over the limit is refused
+ * before a byte is read, and the text takes exactly its size. */
+static int read_plain(int fd, const char* path, size_t size, size_t limit, ns_kineto_trace* t, char* err,
+                      size_t errlen) {
+  if (size > limit) {
+    snprintf(err, errlen, "%s: %.1f MiB of JSON is over the merge's memory limit of %zu MiB; " KT_RAISE, path,
+             mib(size), limit >> 20);
     return -1;
   }
-  size_t cap = 1 << 20;
-  t->text = malloc(cap);
-  t->len = 0;
-  for (;;) {
-    if (!t->text) break;
-    if (t->len == cap) {
-      if (cap >= KT_MAX_BYTES) {
-        snprintf(err, errlen, "%s: larger than %zu bytes of JSON", path, KT_MAX_BYTES);
-        gzclose(g);
-        return -1;
-      }
-      char* nt = realloc(t->text, cap * 2);
-      if (!nt) break;
-      t->text = nt;
-      cap *= 2;
-    }
-    unsigned want = cap - t->len > (1u << 30) ? (1u << 30) : (unsigned)(cap - t->len);
-    int n = gzread(g, t->text + t->len, want);
+  t->text = malloc(size ? size : 1);
+  if (!t->text) {
+    snprintf(err, errlen, "%s: out of memory for its %.1f MiB", path, mib(size));
+    return -1;
+  }
+  while (t->len < size) { /* what was there when it was opened; a file still growing is cut there */
+    ssize_t n = read(fd, t->text + t->len, size - t->len);
+    if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      int code;
-      const char* why = gzerror(g, &code);
-      snprintf(err, errlen, "%s: %s (a truncated or damaged gzip file?)", path, why);
-      gzclose(g);
+      snprintf(err, errlen, "%s: %s", path, strerror(errno));
       return -1;
     }
-    if (n == 0) {
-      int code;
-      const char* why = gzerror(g, &code);
-      if (code != Z_OK && code != Z_STREAM_END) {
-        snprintf(err, errlen, "%s: %s (a truncated or damaged gzip file?)", path, why);
-        gzclose(g);
-        return -1;
-      }
-      break;
-    }
+    if (n == 0) break;
     t->len += (size_t)n;
-  }
-  int rc = gzclose(g);
-  if (!t->text) {
-    snprintf(err, errlen, "%s: out of memory", path);
-    return -1;
-  }
-  if (rc == Z_BUF_ERROR) { /* gzclose: the gzip stream ended early */
-    snprintf(err, errlen, "%s: the gzip stream is truncated (unexpected end of file)", path);
-    return -1;
   }
   return 0;
 }
 
-int ns_kineto_load(const char* path, ns_kineto_trace* t, char* err, size_t errlen) {
+/* A gzip file: inflated into a buffer that doubles up to the limit; a
+ * stream that inflates past it is refused as soon as it does (a small file
+ * can inflate to any size). */
+static int read_gzip(int fd, const char* path, size_t limit, ns_kineto_trace* t, char* err, size_t errlen) {
+  gzFile g = gzdopen(fd, "rb");
+  if (!g) {
+    close(fd);
+    snprintf(err, errlen, "%s: out of memory", path);
+    return -1;
+  }
+  size_t cap = 0;
+  int rc = 0;
+  for (;;) {
+    if (t->len == cap) {
+      if (cap == limit + 1) { /* one byte past the limit was read */
+        snprintf(err, errlen, "%s: inflates to more than the merge's memory limit of %zu MiB; " KT_RAISE, path,
+                 limit >> 20);
+        rc = -1;
+        break;
+      }
+      size_t want = cap ? cap * 2 : 1 << 20;
+      if (want > limit + 1) want = limit + 1;
+      char* nt = realloc(t->text, want);
+      if (!nt) {
+        snprintf(err, errlen, "%s: out of memory after %.1f MiB inflated", path, mib(t->len));
+        rc = -1;
+        break;
+      }
+      t->text = nt;
+      cap = want;
+    }
+    unsigned want = cap - t->len > (1u << 30) ? (1u << 30) : (unsigned)(cap - t->len);
+    int n = gzread(g, t->text + t->len, want);
+    int code = Z_OK;
+    const char* why = n <= 0 ? gzerror(g, &code) : NULL;
+    if (n < 0 || (n == 0 && code != Z_OK && code != Z_STREAM_END)) {
+      snprintf(err, errlen, "%s: %s (a truncated or damaged gzip file?)", path, why);
+      rc = -1;
+      break;
+    }
+    if (n == 0) break;
+    t->len += (size_t)n;
+  }
+  int closed = gzclose(g);
+  if (rc == 0 && closed == Z_BUF_ERROR) { /* gzclose: the gzip stream ended early */
+    snprintf(err, errlen, "%s: the gzip stream is truncated (unexpected end of file)", path);
+    rc = -1;
+  }
+  if (rc == 0 && t->len < cap) { /* give back what doubling left unused */
+    char* nt = realloc(t->text, t->len ? t->len : 1);
+    if (nt) t->text = nt;
+  }
+  return rc;
+}
+
+/* The whole file, inflated when it is gzip (its first two bytes say so). */
+static int read_all(const char* path, size_t limit, ns_kineto_trace* t, char* err, size_t errlen) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    snprintf(err, errlen, "%s: not a regular file", path);
+    return -1;
+  }
+  unsigned char magic[2] = {0, 0};
+  ssize_t got = pread(fd, magic, 2, 0);
+  if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) return read_gzip(fd, path, limit, t, err, errlen);
+  int rc = read_plain(fd, path, (size_t)st.st_size, limit, t, err, errlen);
+  close(fd);
+  return rc;
+}
+
+/* Line and column (from 1) of byte `at`. */
+static void line_of(kt_text x, size_t at, size_t* line, size_t* col) {
+  *line = 1;
+  size_t start = 0;
+  for (const char* p = x.s; (p = memchr(p, '\n', x.s + at - p)) != NULL; p++) ++*line, start = (size_t)(p - x.s) + 1;
+  *col = at - start + 1;
+}
+
+static void say_fault(kt_text x, const kt_fault* f, const char* path, char* err, size_t errlen) {
+  size_t line, col;
+  line_of(x, f->at, &line, &col);
+  char byte[32] = "";
+  if (f->show_byte && f->at < x.n) snprintf(byte, sizeof byte, " (byte 0x%02x)", (unsigned char)x.s[f->at]);
+  snprintf(err, errlen, "%s: malformed JSON at line %zu, column %zu (offset %zu): %s%s", path, line, col, f->at,
+           f->what, byte);
+}
+
+int ns_kineto_load(const char* path, size_t max_bytes, ns_kineto_trace* t, char* err, size_t errlen) {
   memset(t, 0, sizeof *t);
-  if (read_all(path, t, err, errlen) != 0) {
+  if (read_all(path, max_bytes, t, err, errlen) != 0) {
     ns_kineto_free(t);
     return -1;
   }
-  kt_text x = {t->text, t->len};
+  kt_fault fault = {0, NULL, 0};
+  kt_text x = {t->text, t->len, &fault};
   size_t p = ws(x, 0);
   if (p >= x.n || x.s[p] != '{') {
     snprintf(err, errlen, "%s: not a Kineto trace (a JSON object with \"traceEvents\" was expected)", path);
     ns_kineto_free(t);
     return -1;
   }
-  top_ctx tc = {t, 0};
+  top_ctx tc = {.tr = t, .index_room = max_bytes > t->len ? max_bytes - t->len : 0};
   size_t end = each_member(x, p, top_member, &tc);
-  if (!end || ws(x, end) != x.n || tc.failed) {
-    size_t last = x.n; /* a text that does not end with the object's '}' was cut */
-    while (last > 0 && (x.s[last - 1] == ' ' || x.s[last - 1] == '\n' || x.s[last - 1] == '\r' || x.s[last - 1] == '\t'))
-      last--;
-    snprintf(err, errlen, "%s: %s%s", path, tc.failed ? "out of memory" : "malformed JSON",
-             !tc.failed && (last == 0 || x.s[last - 1] != '}') ? " (it ends early: a truncated file?)" : "");
+  if (tc.failed || tc.too_big) {
+    if (tc.failed)
+      snprintf(err, errlen, "%s: out of memory for the index of its %zu events", path, t->nevents);
+    else
+      snprintf(err, errlen,
+               "%s: its %.1f MiB of JSON and the index of its events (%zu bytes each) pass the merge's memory limit "
+               "of %zu MiB at event %zu; " KT_RAISE,
+               path, mib(t->len), sizeof(ns_kt_event), max_bytes >> 20, t->nevents + 1);
+    ns_kineto_free(t);
+    return -1;
+  }
+  if (end && ws(x, end) != x.n) fault_at(x, ws(x, end), "more text after the top-level object", 1);
+  if (!end || fault.what) {
+    if (!fault.what) fault_at(x, x.n, "the text ends early", 0);
+    say_fault(x, &fault, path, err, errlen);
+    if (fault.at >= x.n) snprintf(err + strlen(err), errlen - strlen(err), " (a truncated file?)");
     ns_kineto_free(t);
     return -1;
   }

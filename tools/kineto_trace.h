@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: a PyTorch profiler (Kineto) Chrome-trace JSON, read for
- * merging (kineto_merge.c). The file (plain or gzip) is read whole; the
- * reader keeps the byte range of every top-level member and of every
- * element of "traceEvents", so that they can be written back unchanged,
- * and reads of each event what alignment and linking need, and where its
- * other fields lie (for a format that rewrites it: kineto_draw.h).
+ * merging (kineto_merge.c). The file (plain or gzip) is read whole, within
+ * a memory limit; the reader keeps the byte range of every top-level member
+ * and of every element of "traceEvents", so that they can be written back
+ * unchanged, and reads of each event what alignment and linking need, and
+ * where its other fields lie (for a format that rewrites it: kineto_draw.h).
  *
  * Kineto's time base (libkineto output_json.cpp, ApproximateClock.h): an
  * event's "ts" is microseconds (3 decimals: exact ns) of the Unix epoch
@@ -58,9 +58,14 @@ typedef struct {
   char host[256]; /* a top-level "host_name"/"hostname", if any */
 } ns_kineto_trace;
 
-/* Reads path (gzip or plain). 0, or -1 with a message in err (unreadable,
- * truncated gzip, not JSON, no traceEvents array). */
-int ns_kineto_load(const char* path, ns_kineto_trace* t, char* err, size_t errlen);
+/* Reads path (gzip or plain), holding at most max_bytes: the text (inflated)
+ * and the member and event tables together; a trace that needs more is
+ * refused before it takes more. 0, or -1 with a message in err
+ * (unreadable, over the limit, truncated gzip, not JSON: the line, column
+ * and fault of the first place that is not, no traceEvents array). Every
+ * string is checked (escapes, no raw control bytes, well-formed UTF-8): the
+ * members and events are written back as they stand. */
+int ns_kineto_load(const char* path, size_t max_bytes, ns_kineto_trace* t, char* err, size_t errlen);
 void ns_kineto_free(ns_kineto_trace* t);
 
 #endif

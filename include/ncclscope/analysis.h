@@ -80,8 +80,6 @@ void ns_analysis_config_default(ns_analysis_config* cfg);
 /* The bounds `ncclscope export` uses: no age limit on running events, its caps;
  * batches kept for ns_analysis_batch_of. */
 void ns_analysis_config_offline(ns_analysis_config* cfg);
-/* Fills cfg from NCCLSCOPE_WINDOW_SEC etc. on top of its current values. */
-void ns_analysis_config_from_env(ns_analysis_config* cfg);
 
 typedef struct ns_analysis ns_analysis;
 

@@ -21,15 +21,18 @@ typedef struct {
   double def, lo, hi;   /* numbers and switches only */
   const char* def_text; /* the default as the documentation writes it */
   const char* doc;
+  int cli; /* read by the ncclscope command (tools/cli_vars.c), not by the plugin */
 } ns_config_var;
 
 /* NS_CFG_<NAME>: a variable's index in ns_config_vars(). */
 enum {
 #define NS_CONFIG_NUM(name, kind, field, def, lo, hi, doc) NS_CFG_##name,
 #define NS_CONFIG_OWN(name, loader, def, doc) NS_CFG_##name,
+#define NS_CONFIG_CLI(name, kind, def, lo, hi, doc) NS_CFG_##name,
 #include "ncclscope/config_vars.def"
 #undef NS_CONFIG_NUM
 #undef NS_CONFIG_OWN
+#undef NS_CONFIG_CLI
   NS_CFG_COUNT
 };
 
@@ -37,11 +40,13 @@ enum {
  * def_text is its default as the table spells it. */
 static inline const ns_config_var* ns_config_vars(void) {
   static const ns_config_var vars[NS_CFG_COUNT] = {
-#define NS_CONFIG_NUM(name, kind, field, def, lo, hi, doc) {#name, NS_VAR_##kind, def, lo, hi, #def, doc},
-#define NS_CONFIG_OWN(name, loader, def, doc) {#name, NS_VAR_OWN, 0, 0, 0, def, doc},
+#define NS_CONFIG_NUM(name, kind, field, def, lo, hi, doc) {#name, NS_VAR_##kind, def, lo, hi, #def, doc, 0},
+#define NS_CONFIG_OWN(name, loader, def, doc) {#name, NS_VAR_OWN, 0, 0, 0, def, doc, 0},
+#define NS_CONFIG_CLI(name, kind, def, lo, hi, doc) {#name, NS_VAR_##kind, def, lo, hi, #def, doc, 1},
 #include "ncclscope/config_vars.def"
 #undef NS_CONFIG_NUM
 #undef NS_CONFIG_OWN
+#undef NS_CONFIG_CLI
   };
   return vars;
 }

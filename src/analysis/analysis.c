@@ -10,7 +10,6 @@
 
 #include "analysis/internal.h"
 #include "ncclscope/config_vars.h"
-#include "util/numtext.h"
 
 void ns_analysis_config_default(ns_analysis_config* cfg) {
   memset(cfg, 0, sizeof *cfg);
@@ -32,19 +31,6 @@ void ns_analysis_config_offline(ns_analysis_config* cfg) {
   cfg->max_open = NS_ASM_OPEN_MAX;
   cfg->max_held = NS_ASM_HELD_MAX;
   cfg->keep_op_verdicts = 1;
-}
-
-/* The plugin's rules and ranges (ncclscope/config_vars.def, parsed as
- * src/config does); a value they refuse leaves the field as it was. */
-void ns_analysis_config_from_env(ns_analysis_config* cfg) {
-  const ns_config_var* sec = &ns_config_vars()[NS_CFG_NCCLSCOPE_WINDOW_SEC];
-  const ns_config_var* ops = &ns_config_vars()[NS_CFG_NCCLSCOPE_WINDOW_OPS];
-  const char* s = getenv(sec->name);
-  if (s && *s) ns_parse_seconds(s, sec->lo, sec->hi, sec->kind == NS_VAR_SECONDS_OFF, &cfg->window_sec);
-  s = getenv(ops->name);
-  unsigned long long n;
-  if (s && *s && ns_parse_count(s, (unsigned long long)ops->lo, (unsigned long long)ops->hi, &n) == 0)
-    cfg->window_ops = n;
 }
 
 ns_analysis* ns_analysis_create(const ns_analysis_config* cfg) {

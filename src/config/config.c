@@ -330,12 +330,6 @@ static void load_file_mode(load_state* st, const ns_config_var* v) {
                         "the default 0%o", NS_FILE_MODE_DEFAULT);
 }
 
-/* Read by the ncclscope command, not by the plugin. */
-static void load_cli(load_state* st, const ns_config_var* v) {
-  (void)st;
-  (void)v;
-}
-
 /* The field of each NS_CONFIG_NUM row, checked against its kind's size. */
 #define NS_KIND_SIZE_U32 sizeof(uint32_t)
 #define NS_KIND_SIZE_U64 sizeof(uint64_t)
@@ -346,38 +340,48 @@ static void load_cli(load_state* st, const ns_config_var* v) {
   _Static_assert(sizeof(((ns_config*)0)->field) == NS_KIND_SIZE_##kind, \
                  #name " and ns_config." #field " differ in size");
 #define NS_CONFIG_OWN(name, loader, def, doc)
+#define NS_CONFIG_CLI(name, kind, def, lo, hi, doc)
 #include "ncclscope/config_vars.def"
 #undef NS_CONFIG_NUM
 #undef NS_CONFIG_OWN
+#undef NS_CONFIG_CLI
 
 static const size_t field_offset[NS_CFG_COUNT] = {
 #define NS_CONFIG_NUM(name, kind, field, def, lo, hi, doc) [NS_CFG_##name] = offsetof(ns_config, field),
 #define NS_CONFIG_OWN(name, loader, def, doc)
+#define NS_CONFIG_CLI(name, kind, def, lo, hi, doc)
 #include "ncclscope/config_vars.def"
 #undef NS_CONFIG_NUM
 #undef NS_CONFIG_OWN
+#undef NS_CONFIG_CLI
 };
 
 static void (*const own_loader[NS_CFG_COUNT])(load_state*, const ns_config_var*) = {
 #define NS_CONFIG_NUM(name, kind, field, def, lo, hi, doc)
 #define NS_CONFIG_OWN(name, loader, def, doc) [NS_CFG_##name] = load_##loader,
+#define NS_CONFIG_CLI(name, kind, def, lo, hi, doc)
 #include "ncclscope/config_vars.def"
 #undef NS_CONFIG_NUM
 #undef NS_CONFIG_OWN
+#undef NS_CONFIG_CLI
 };
+
+void ns_config_read_number(ns_config_warn_fn warn, const ns_config_var* v, void* field) {
+  set_default(v, field);
+  load_number(warn, v, field);
+}
 
 void ns_config_load(ns_config* c, ns_config_warn_fn warn) {
   memset(c, 0, sizeof *c);
   load_state st = {c, warn, 0};
   const ns_config_var* vars = ns_config_vars();
   for (int i = 0; i < NS_CFG_COUNT; i++) {
+    if (vars[i].cli) continue; /* the ncclscope command's */
     if (vars[i].kind == NS_VAR_OWN) {
       own_loader[i](&st, &vars[i]);
       continue;
     }
-    void* field = (char*)c + field_offset[i];
-    set_default(&vars[i], field);
-    load_number(warn, &vars[i], field);
+    ns_config_read_number(warn, &vars[i], (char*)c + field_offset[i]);
     if (i == NS_CFG_NCCLSCOPE_MAX_AGE_MS && c->max_age_ms < c->hold_ms) {
       ns_config_warnf(warn, "NCCLSCOPE_MAX_AGE_MS=%u is below NCCLSCOPE_HOLD_MS=%u; using %u", c->max_age_ms,
                       c->hold_ms, c->hold_ms);

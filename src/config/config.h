@@ -72,6 +72,11 @@ typedef struct {
 } ns_config;
 
 void ns_config_load(ns_config* c, ns_config_warn_fn warn);
+/* One number or switch of the table (an NS_CONFIG_NUM or NS_CONFIG_CLI row)
+ * into *field, of its kind's type (uint32_t, uint64_t, double, int): the
+ * default, then the environment's value where the row's rules take it; a
+ * value they refuse gets one warning through warn and leaves the default. */
+void ns_config_read_number(ns_config_warn_fn warn, const ns_config_var* v, void* field);
 /* Parses a mask: a number (decimal, 0x hex; a leading 0 is not octal) or names ("Coll,ProxyOp", "all",
  * "default", "none"). 0 on success. */
 int ns_config_parse_mask(const char* s, uint32_t* out);

@@ -3,8 +3,8 @@
 """Every NCCLSCOPE_* variable the code reads by name is a row of the one
 table (include/ncclscope/config_vars.def), or setting it would draw an
 "unknown variable" warning; and every row that the plugin does not read
-through the table (a `cli` row: the ncclscope command reads it) is read by
-name somewhere (no stale row).
+through the table (an NS_CONFIG_CLI row: the ncclscope command reads it) is
+read somewhere (no stale row): by name, or by its NS_CFG_ index.
 
 usage: check_config_names.py REPO"""
 import os
@@ -12,9 +12,9 @@ import re
 import sys
 
 REPO = sys.argv[1]
-NAME = re.compile(r'"(NCCLSCOPE_[A-Z0-9_]+)"')
+NAME = re.compile(r'"(NCCLSCOPE_[A-Z0-9_]+)"|\bNS_CFG_(NCCLSCOPE_[A-Z0-9_]+)')
 TABLE = os.path.join(REPO, "include", "ncclscope", "config_vars.def")
-ROW = re.compile(r"^NS_CONFIG_(NUM|OWN)\((NCCLSCOPE_[A-Z0-9_]+), *(\w+)", re.M)
+ROW = re.compile(r"^NS_CONFIG_(NUM|OWN|CLI)\((NCCLSCOPE_[A-Z0-9_]+), *(\w+)", re.M)
 
 
 def literals(root):
@@ -28,8 +28,8 @@ def literals(root):
                 if path == TABLE:
                     continue
                 with open(path, errors="replace") as fh:
-                    for n in NAME.findall(fh.read()):
-                        found.setdefault(n, os.path.relpath(path, root))
+                    for quoted, index in NAME.findall(fh.read()):
+                        found.setdefault(quoted or index, os.path.relpath(path, root))
     return found
 
 
@@ -37,7 +37,7 @@ def main():
     with open(TABLE) as fh:
         rows = ROW.findall(fh.read())
     table = {name for _, name, _ in rows}
-    by_name = {name for macro, name, loader in rows if macro == "OWN" and loader == "cli"}
+    by_name = {name for macro, name, _ in rows if macro == "CLI"}
     used = literals(REPO)
     missing = sorted(set(used) - table)
     stale = sorted(by_name - set(used))

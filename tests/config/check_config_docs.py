@@ -68,14 +68,14 @@ def main():
     out = subprocess.run([TOOL], check=True, capture_output=True, text=True).stdout
     table = {}
     for line in out.splitlines():
-        name, kind, d, lo, hi, def_text = line.split("\t")
-        table[name] = {"kind": kind, "def": float(d), "lo": float(lo), "hi": float(hi), "def_text": def_text}
+        name, kind, d, lo, hi, def_text, cli = line.split("\t")
+        table[name] = {"kind": kind, "def": float(d), "lo": float(lo), "hi": float(hi), "def_text": def_text,
+                       "cli": cli == "1"}
     if len(table) < 30:
         fail("the compiled table has only %d rows" % len(table))
 
     readme = readme_rows()
-    plugin = {n for n, r in table.items() if not (r["kind"] == "own" and n in ("NCCLSCOPE_PROGRESS_MS",
-                                                                                  "NCCLSCOPE_CHROME_WARN_MB"))}
+    plugin = {n for n, r in table.items() if not r["cli"]}
     for n in sorted(plugin - set(readme)):
         fail("README.md: no row for %s" % n)
     for n in sorted(set(readme) - set(table)):

@@ -13,7 +13,8 @@ make:  writes a PyTorch profiler (Kineto) trace for one simulated process
        3 pairs), not the recording's anchors. Options make a trace that must
        be refused: --shift-s (another run), --host (another host), --no-base
        (no time base); --gz writes it gzipped; --extras adds the shapes of
-       real traces the events above lack (extra_events).
+       real traces the events above lack (extra_events); --long-bytes N a
+       member and an event argument N bytes long.
 check: the merged file loads as JSON; every original top-level member and
        event is there unchanged and in order; the alignment metadata is
        there; every Coll of the process moved from its CLOCK_MONOTONIC time
@@ -89,11 +90,18 @@ def make(a):
                "dur": 12.001, "args": {"Input Dims": [[2, 3], [3, 4]], "unicode": "\u00b5s \u2192 ok"}})
     if a.extras:
         ev += extra_events(ev, hpid)
+    if a.long_bytes:  # a call stack as long as real ones get, and escapes JSON has that traces seldom use
+        frames = "".join("frame_%06d (model.py:%d);" % (i, i) for i in range(a.long_bytes // 26 + 1))
+        ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::long_stack", "pid": hpid, "tid": hpid,
+                   "ts": ev[1]["ts"] + 0.5, "dur": 1.0,
+                   "args": {"Call stack": frames[:a.long_bytes], "odd": "\u0000\b\f/\ud83d\ude00 \u00e9"}})
     doc = {"schemaVersion": 1,
            "deviceProperties": [{"id": g, "name": "Simulated GPU", "totalGlobalMem": 85899345920}
                                 for g in sorted(set(gpu_of.values()))],
            "distributedInfo": {"backend": "nccl", "rank": ranks[0] if ranks else 0, "world_size": 4},
            "displayTimeUnit": "ms", "traceEvents": ev, "traceName": "sim.pt.trace.json"}
+    if a.long_bytes:
+        doc["deviceProperties"].append({"id": 99, "name": "L" * a.long_bytes})
     if not a.no_base:
         doc["baseTimeNanoseconds"] = base
     if a.host:
@@ -273,6 +281,8 @@ def main():
     m.add_argument("--no-base", action="store_true")
     m.add_argument("--write-pid", type=int, help="host events under this pid (another process's trace)")
     m.add_argument("--extras", action="store_true", help="add the shapes of real traces (extra_events)")
+    m.add_argument("--long-bytes", type=int, default=0,
+                   help="add a deviceProperties entry and an event's argument of this many bytes each")
     c = sub.add_parser("check")
     c.add_argument("--truth", required=True)
     c.add_argument("--pid", type=int, required=True)

@@ -158,6 +158,15 @@ kineto_refuse)
   "$PYTHON" "$SRC/check_kineto.py" check --truth truth.jsonl --pid "$pid" --kineto run.json --merged unaligned.json \
     --unaligned || fail "unaligned merge"
   ;;
+kineto_inputs)
+  # Kineto traces an adversary would write (check_kineto_inputs.py): members
+  # and arguments of 1 MiB, a gzip bomb and other traces past the memory
+  # limit (peak memory measured), strings and values that are not JSON.
+  NCCLSCOPE_DUMP_DIR="$work/dump" "$SIM" --plugin "$PLUGIN" --nccl ideal --procs 1 --truth truth.jsonl >sim.txt 2>&1 ||
+    { tail -20 sim.txt; fail "simulator"; }
+  pid=$("$PYTHON" -c 'import json,sys; print(min(json.loads(l)["pid"] for l in open(sys.argv[1]) if "\"kind\":\"coll\"" in l))' truth.jsonl)
+  "$PYTHON" "$SRC/check_kineto_inputs.py" "$NCCLSCOPE" dump truth.jsonl "$pid" "$SRC/check_kineto.py" || fail "kineto inputs"
+  ;;
 kineto_perfetto)
   # --format perfetto --merge-kineto (check_kineto_perfetto.py): a Kineto trace
   # written from the simulator's truth with the shapes of real traces added
@@ -251,6 +260,16 @@ cli_errors)
   expect_rc 2 "$NCCLSCOPE" export dump -o
   expect_rc 1 "$NCCLSCOPE" export does-not-exist -o x.jsonl
   grep -q "does-not-exist" err.txt || fail "missing dir message"
+  # The command's own variables: a bad value is said, and the default used.
+  "$GEN_TRACE" dump 1 || fail "gen_trace"
+  NCCLSCOPE_CHROME_WARN_MB=lots NCCLSCOPE_PROGRESS_MS=' ' expect_rc 0 "$NCCLSCOPE" export dump --format chrome -o w.json
+  grep -q 'warning: NCCLSCOPE_CHROME_WARN_MB="lots" is not a number in \[0, 1048576\].*using the default 256' err.txt ||
+    { cat err.txt; fail "NCCLSCOPE_CHROME_WARN_MB: no warning"; }
+  grep -q 'warning: NCCLSCOPE_PROGRESS_MS=" " is not a number in \[0, 3600000\].*using the default 1000' err.txt ||
+    { cat err.txt; fail "NCCLSCOPE_PROGRESS_MS: no warning"; }
+  NCCLSCOPE_WINDOW_OPS=7x expect_rc 0 "$NCCLSCOPE" report dump -q
+  grep -q 'warning: NCCLSCOPE_WINDOW_OPS="7x" is not a number' err.txt || { cat err.txt; fail "NCCLSCOPE_WINDOW_OPS: no warning"; }
+  rm -rf dump && mkdir dump
   expect_rc 1 "$NCCLSCOPE" export dump -o x.jsonl
   grep -q "no trace files" err.txt || fail "empty dir message"
   "$GEN_TRACE" dump 1 || fail "gen_trace"
