@@ -508,6 +508,10 @@ demo)
   grep -q 'ui.perfetto.dev' out.txt || fail "demo does not say what to open"
   grep -q 'ncclscope.pftrace' out.txt || fail "demo does not name its Perfetto trace"
   [ ! -e demo/ncclscope.perfetto.json ] || fail "demo still writes ncclscope.perfetto.json"
+  # ncclscope(1) names each file the demo writes as it is named
+  for f in $(sed -n '/^\.B demo$/,/^\.RS$/p' "$SRC/../../man/ncclscope.1.in" | sed -n 's/^\.I[R]* \(ncclscope[^ ]*\|sim[^ ]*\|traces\/\).*/\1/p' | tr -d ','); do
+    [ -e "demo/$f" ] || fail "ncclscope(1) says the demo writes $f: it does not"
+  done
   "$PYTHON" "$SRC/check_jsonl.py" demo/ncclscope.jsonl --no-incomplete --max-dropped 0 || fail "demo jsonl"
   # a real Perfetto trace: the same tracks as the Chrome export of the same traces
   if [ -n "${PROTOC:-}" ] && command -v "$PROTOC" >/dev/null 2>&1; then
