@@ -219,6 +219,62 @@ static int doHang(appArg* a) {
   return 0;
 }
 
+/* A rank that posts what the others do not, as PyTorch's flight-recorder
+ * analyser classifies it: one rank (from the seed) at collective #k (1..6,
+ * from the seed) of a run of AllReduces whose sizes cycle through the sweep
+ *   mismatch_func   posts AllGather where the others post AllReduce;
+ *   mismatch_count  posts the AllReduce with a quarter of the count;
+ *   mismatch_dtype  posts it in bf16 (same count);
+ *   skip            does not post it: from there it runs one behind, and the
+ *                   others wait for it at their last (a hang).
+ * The simulated ranks meet at every collective in order (the barrier counts
+ * operations, not functions), so only `skip` hangs. The truth's `mismatch`
+ * line names the rank and what it and the others posted. */
+static int doMismatch(appArg* a, const char* what) {
+  simComm world;
+  commWorld(&world, a, what);
+  int n = nRanks();
+  simRng r;
+  simRngSeed(&r, simOpt.seed * 7919 + 11);
+  int oddRank = (int)(simRngNext(&r) % (uint64_t)n);
+  int oddOp = 1 + (int)(simRngNext(&r) % 6);
+  bool skip = !strcmp(what, "skip");
+  int ops = 7 + simOpt.iters;
+  for (int op = 0; op < ops; op++) {
+    simTask t;
+    initTask(&t, SIM_FUNC_ALLREDUCE, sweep[op % NSWEEP], -1, 0);
+    if (a->rank == oddRank && op == oddOp) {
+      simTask want = t;
+      if (!strcmp(what, "mismatch_func"))
+        t.func = SIM_FUNC_ALLGATHER;
+      else if (!strcmp(what, "mismatch_count"))
+        t.count /= 4, t.bytes /= 4;
+      else if (!strcmp(what, "mismatch_dtype"))
+        t.dtype = "ncclBfloat16", t.bytes /= 2;
+      simTruthf(
+          "\"kind\":\"mismatch\",\"what\":\"%s\",\"comm\":\"0x%016llx\",\"rank\":%d,\"op\":%d,"
+          "\"posted\":{\"func\":\"%s\",\"seq\":%llu,\"count\":%zu,\"dtype\":\"%s\"},"
+          "\"expected\":{\"func\":\"%s\",\"seq\":%llu,\"count\":%zu,\"dtype\":\"%s\"}",
+          what, (unsigned long long)world.commId, a->rank, op, skip ? "none" : simFuncName(t.func),
+          (unsigned long long)world.seq[t.func], skip ? (size_t)0 : t.count, skip ? "none" : t.dtype,
+          simFuncName(want.func), (unsigned long long)world.seq[want.func], want.count, want.dtype);
+      if (skip) continue;
+    }
+    simGroupSpec g = {.nTasks = 1, .tasks = &t};
+    if (simRunGroup(&world, &g)) break; /* the others give up after the timeout */
+  }
+  if (skip && a->rank == oddRank) { /* stays alive until the others gave its missing collective up */
+    uint64_t until = simNowNs() + 2ull * (uint64_t)simOpt.hangTimeoutMs * 1000000ull;
+    while (n > 1 && simNowNs() < until &&
+           atomic_load_explicit(&simShm->abortedOp[world.slot], memory_order_acquire) == 0) {
+      struct timespec d = {0, 1000000};
+      nanosleep(&d, NULL);
+    }
+  }
+  endComm(&world);
+  return 0;
+}
+
 static int doReuse(appArg* a) {
   simReuseCheckEnable();
   simComm world;
@@ -393,6 +449,8 @@ static void* appMain(void* arg) {
   else if (!strcmp(s, "overrun")) a->rc = doOverrun(a);
   else if (!strcmp(s, "leaks")) a->rc = doLeaks(a);
   else if (!strcmp(s, "split")) a->rc = doSplit(a);
+  else if (!strncmp(s, "mismatch_", 9) || !strcmp(s, "skip"))
+    a->rc = doMismatch(a, s);
   simTruthThreadEnd();
   return NULL;
 }
@@ -405,12 +463,30 @@ void simScenarioPresets(const char* name) {
    * stuck ranks are still stuck when it fires; elsewhere it only guards against a broken run, and must
    * outlast a slow start on a loaded machine: a second process 1 s late gave every collective of a
    * `straggler` run up (all aborted). */
-  if (simOpt.hangTimeoutMs == 0) simOpt.hangTimeoutMs = !strcmp(name, "hang") ? 5000 : 30000;
+  if (simOpt.hangTimeoutMs == 0)
+    simOpt.hangTimeoutMs = !strcmp(name, "hang") ? 5000 : !strcmp(name, "skip") ? 3000 : 30000;
 }
 
 int simRunScenario(const char* name) {
-  static const char* known[] = {"default", "pxn",  "graph",  "ce",      "churn", "straggler", "hang",
-                                "reuse",   "threads", "nasty", "batch", "nocoll", "overrun", "leaks", "split"};
+  static const char* known[] = {"default",
+                                "pxn",
+                                "graph",
+                                "ce",
+                                "churn",
+                                "straggler",
+                                "hang",
+                                "reuse",
+                                "threads",
+                                "nasty",
+                                "batch",
+                                "nocoll",
+                                "overrun",
+                                "leaks",
+                                "split",
+                                "mismatch_func",
+                                "mismatch_count",
+                                "mismatch_dtype",
+                                "skip"};
   bool ok = false;
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) ok = ok || !strcmp(name, known[i]);
   if (!ok) {

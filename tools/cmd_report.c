@@ -33,6 +33,7 @@
 #include "report_html.h"
 #include "report_ranks.h"
 #include "report_ranks_out.h"
+#include "text_fold.h"
 #include "trace_analysis.h"
 #include "trace_dir.h"
 #include "util/safefile.h"
@@ -122,7 +123,8 @@ static void usage(FILE* out) {
           "  --json FILE   write the JSON summary there [DIR/summary.json]\n"
           "  --html FILE   write the page (charts of the same data, self-contained) there [DIR/report.html]\n"
           "  --links N     slowest links listed [10]\n"
-          "  --wide        the collectives table per algorithm, protocol and rank count, every figure\n"
+          "  --wide        the collectives table per algorithm, protocol and rank count, every figure,\n"
+          "                and lines as long as they come (else folded to 120 columns)\n"
           "  -q, --quiet   do not print the summary on standard output\n"
           "  -h, --help    this text\n"
           "\n"
@@ -338,14 +340,29 @@ static void loss_json(const report_loss* l, ns_json* j) {
 }
 
 /* Everything of the report into out (text). */
-static int write_text(const report_data* d, const ns_summary_options* opt, FILE* out) {
+static int write_text_wide(const report_data* d, const ns_summary_options* opt, FILE* out) {
   loss_text(&d->loss, out);
+  if (d->xr) ns_xr_verdict_text(d->xr, out);
   ns_detail_text(d->detail, out);
   int rc = ns_summary_text(d->sum, opt, out);
-  if (d->xr) ns_xr_text(d->xr, out);
+  if (d->xr) ns_xr_text(d->xr, opt->wide, out);
   losses_text(d->losses, d->nlosses, out);
   ns_events_text(d->events, out);
   return rc || ferror(out) ? -1 : 0;
+}
+
+/* The same, folded to NS_REPORT_COLUMNS unless --wide. */
+static int write_text(const report_data* d, const ns_summary_options* opt, FILE* out) {
+  if (opt->wide) return write_text_wide(d, opt, out);
+  char* buf = NULL;
+  size_t len = 0;
+  FILE* mem = open_memstream(&buf, &len);
+  if (!mem) return -1;
+  int rc = write_text_wide(d, opt, mem);
+  if (fclose(mem) != 0) rc = -1;
+  if (rc == 0) rc = ns_text_fold(out, buf, len, NS_REPORT_COLUMNS);
+  free(buf);
+  return rc;
 }
 
 /* The library's JSON object with the cross-rank members ("hosts", "hangs",
@@ -501,12 +518,17 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     fl[nfl].bytes_cut = health.st.bytes_cut;
     fl[nfl].clean_end = health.st.clean_end;
     if (ctx.xr) ns_xr_file_clock(ctx.xr, a);
-    if (ctx.xr) ns_xr_file_end(ctx.xr, ctx.file, health.st.clean_end);
     ns_trace_scan scan;
     if (ns_reader_scan(list.paths[i], &scan, err, sizeof err) == 0 && scan.has_counters) {
       fl[nfl].has = 1;
       fl[nfl].counters = scan.counters;
     }
+    /* Its record is complete only when nothing of it was lost: a Coll in a
+     * damaged or missing block, or one a full ring dropped, would read as a
+     * collective its ranks never posted (a hang, a mismatch that is none). */
+    int complete = health.st.clean_end && !health.st.damaged && !health.st.seq_gaps && !health.st.bytes_cut &&
+                   !fl[nfl].starts_dropped && !(fl[nfl].has && fl[nfl].counters.u[NS_P_DROPPED]);
+    if (ctx.xr) ns_xr_file_end(ctx.xr, ctx.file, complete);
     nfl++;
     ns_asm_stats one;
     ns_analysis_event_stats(a, &one);
@@ -537,15 +559,20 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   if (write_file(o->html_path, dirfd, dir, "report.html", write_html, &data, &opt)) rc = NS_EXIT_FAIL;
   if (dirfd >= 0) close(dirfd);
   if (rc == NS_EXIT_OK && empty) rc = NS_EXIT_PARTIAL;
+  if ((rc == NS_EXIT_OK || rc == NS_EXIT_PARTIAL) && ctx.xr && (ns_xr_hangs(ctx.xr) || ns_xr_mismatches(ctx.xr)))
+    rc = NS_EXIT_VERDICT; /* a hang or a mismatch: what a job's epilog branches on */
   if (o->print) {
     FILE* out = o->print;
-    ns_summary_options popt = opt;
-    popt.sections = o->sections;
-    if (!o->sections) loss_text(&data.loss, out), ns_detail_text(&ctx.detail, out);
-    ns_summary_text(sum, &popt, out);
-    if ((!o->sections || (o->sections & NS_SUMMARY_CROSS_RANK)) && ctx.xr) ns_xr_text(ctx.xr, out);
-    if (!o->sections || (o->sections & NS_REPORT_LOSSES)) losses_text(fl, nfl, out);
-    if (!o->sections || (o->sections & NS_REPORT_EVENTS)) ns_events_text(&events, out);
+    if (!o->sections) {
+      write_text(&data, &opt, out);
+    } else {
+      ns_summary_options popt = opt;
+      popt.sections = o->sections;
+      ns_summary_text(sum, &popt, out);
+      if ((o->sections & NS_SUMMARY_CROSS_RANK) && ctx.xr) ns_xr_text(ctx.xr, o->wide, out);
+      if (o->sections & NS_REPORT_LOSSES) losses_text(fl, nfl, out);
+      if (o->sections & NS_REPORT_EVENTS) ns_events_text(&events, out);
+    }
     fflush(out);
   }
 

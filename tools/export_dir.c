@@ -205,7 +205,7 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
   rc = empty ? NS_EXIT_PARTIAL : NS_EXIT_OK;
   if (totals->files_damaged || empty)
     fprintf(stderr, "ncclscope: warning: %d of %zu trace file(s) damaged, %d yielded nothing; see above%s\n",
-            totals->files_damaged, list.n, empty, empty ? " (exit status 3)" : "");
+            totals->files_damaged, list.n, empty, empty ? " (exit status 4)" : "");
 
 close_out:
   ns_export_metrics_free(metrics);

@@ -15,8 +15,11 @@ typedef struct {
   FILE* print;           /* where to print the summary; NULL: nowhere */
   unsigned sections;     /* what to print: NS_SUMMARY_* bits, 0 = everything (files always get everything) */
   size_t max_links;      /* slowest links listed */
-  int wide;              /* the collectives table per algorithm, protocol and rank count */
+  int wide;              /* the collectives table per algorithm, protocol and rank count; lines not folded */
 } ns_report_options;
+
+/* The text summary's lines are folded to this many columns unless wide. */
+#define NS_REPORT_COLUMNS 120
 
 /* 0 if at least one trace was readable and both files were written, else 1. */
 int ns_report_dir(const char* dir, const ns_report_options* o);

@@ -405,19 +405,25 @@ static double rate_to_ref(const ns_hosts* h, size_t i) {
   return (double)(offset_at(h, i, o->ref + half) - offset_at(h, i, o->ref - half)) / (double)(2 * half) * 1e6;
 }
 
-void ns_hosts_text(const ns_hosts* h, FILE* out) {
+void ns_hosts_text(const ns_hosts* h, int wide, FILE* out) {
   fprintf(out, "\n# hosts: clocks aligned from CLOCK_REALTIME anchors, refined from the collectives (reference: %s)\n",
               h->n ? h->v[h->refhost].name : "none");
-  fprintf(out, "# %-24s %5s %8s %20s %10s %11s %14s %12s %13s %11s\n", "host", "files", "anchors", "clock - ref(us)",
-          "rate(ppm)", "spread(us)", "refined by(us)", "residual(us)", "uncertain(us)", "collectives");
+  if (wide)
+    fprintf(out, "# %-24s %5s %8s %20s %10s %11s %14s %12s %13s %11s\n", "host", "files", "anchors", "clock - ref(us)",
+            "rate(ppm)", "spread(us)", "refined by(us)", "residual(us)", "uncertain(us)", "collectives");
+  else
+    fprintf(out, "# %-20s %5s %7s %16s %9s %10s %11s %10s %10s %6s\n", "host", "files", "anchors", "clock-ref(us)",
+            "rate(ppm)", "spread(us)", "refined(us)", "resid(us)", "uncert(us)", "colls");
   fprintf(out, "#   (rate: how much faster than the reference host's clock; spread: the anchors' largest distance\n"
                "#   from the fit, large after a CLOCK_REALTIME step; refined by: from the collectives' ends, '-' after\n"
                "#   it: within its noise, not taken)\n");
   for (size_t i = 0; i < h->n; i++) {
     const hc_host* o = &h->v[i];
-    fprintf(out, "  %-24s %5d %8zu %20.3f %10.3f %11.3f %13.3f%c %12.3f %13.3f %11zu\n", o->name, o->nfiles, o->n,
-            (double)offset_to_ref(h, i) / 1e3, rate_to_ref(h, i), o->spread_ns / 1e3, o->found / 1e3,
-            o->applied || !o->used ? ' ' : '-', o->residual_ns / 1e3, o->uncert_ns / 1e3, o->used);
+    fprintf(out,
+            wide ? "  %-24s %5d %8zu %20.3f %10.3f %11.3f %13.3f%c %12.3f %13.3f %11zu\n"
+                 : "  %-20s %5d %7zu %16.3f %9.3f %10.3f %10.3f%c %10.3f %10.3f %6zu\n",
+            o->name, o->nfiles, o->n, (double)offset_to_ref(h, i) / 1e3, rate_to_ref(h, i), o->spread_ns / 1e3,
+            o->found / 1e3, o->applied || !o->used ? ' ' : '-', o->residual_ns / 1e3, o->uncert_ns / 1e3, o->used);
   }
 }
 

@@ -50,7 +50,7 @@ void ns_hosts_refine(ns_hosts* h, ns_hc_walk walk, void* src);
 /* A monotonic ns of that host on the common timeline (Unix-epoch ns). */
 int64_t ns_hosts_common(const ns_hosts* h, int host, int64_t ts);
 
-void ns_hosts_text(const ns_hosts* h, FILE* out);
+void ns_hosts_text(const ns_hosts* h, int wide, FILE* out); /* wide: the wide columns */
 /* "hosts": [...] */
 void ns_hosts_json(const ns_hosts* h, ns_json* j);
 

@@ -15,6 +15,7 @@
 #include "json_reader.h"
 #include "report_ranks_gpu.h"
 #include "report_ranks_judge.h"
+#include "report_ranks_match.h"
 #include "report_ranks_model.h"
 #include "report_ranks_walk.h"
 
@@ -25,6 +26,7 @@ ns_xr* ns_xr_new(void) {
   ns_xr* x = calloc(1, sizeof *x);
   if (!x) return NULL;
   ns_idmap_init(&x->comm_index);
+  ns_idmap_init(&x->call_index);
   x->hosts = ns_hosts_new();
   if (!x->hosts) {
     free(x);
@@ -44,7 +46,10 @@ void ns_xr_free(ns_xr* x) {
     free(x->comms[i].ranks);
     free(x->comms[i].state);
     free(x->comms[i].posted);
+    free(x->comms[i].mm);
   }
+  free(x->calls);
+  ns_idmap_free(&x->call_index);
   free(x->comms);
   free(x->files);
   free(x->reconv);
@@ -73,8 +78,8 @@ int ns_xr_file(ns_xr* x, const ns_process_info* p) {
   return f;
 }
 
-void ns_xr_file_end(ns_xr* x, int file, int clean_end) {
-  if (file >= 0 && (size_t)file < x->nfiles) x->files[file].clean_end = clean_end;
+void ns_xr_file_end(ns_xr* x, int file, int complete) {
+  if (file >= 0 && (size_t)file < x->nfiles) x->files[file].clean_end = complete;
 }
 
 void ns_xr_anchor(ns_xr* x, int file, uint64_t ts, int64_t real) {
@@ -120,7 +125,7 @@ void ns_xr_comm(ns_xr* x, int file, const ns_comm_info* ci) {
 
 /* An op of rank `rank` of communicator `comm`; its index in the rank's ops, or -1 when out of memory. */
 static ptrdiff_t add_op(ns_xr* x, uint32_t comm, int32_t rank, int32_t file, int func, uint64_t seq, uint16_t flags,
-                        int64_t arr, int64_t end, float gpu_err_ns) {
+                        int64_t arr, int64_t end, float gpu_err_ns, uint32_t call, int64_t posted) {
   xr_comm* c = &x->comms[comm];
   xr_rank* r = &c->ranks[rank];
   if (r->touched_by != file) {
@@ -129,8 +134,15 @@ static ptrdiff_t add_op(ns_xr* x, uint32_t comm, int32_t rank, int32_t file, int
     r->touched_by = file;
   }
   if (xr_grow((void**)&r->ops, &r->capops, r->nops, sizeof *r->ops)) return -1;
-  r->ops[r->nops] = (xr_op){.seq = seq, .arr = arr, .end = end, .file = file, .gpu_err_ns = gpu_err_ns,
-                            .func = (int16_t)func, .flags = flags};
+  r->ops[r->nops] = (xr_op){.seq = seq,
+                            .arr = arr,
+                            .end = end,
+                            .file = file,
+                            .gpu_err_ns = gpu_err_ns,
+                            .posted = posted,
+                            .func = (int16_t)func,
+                            .flags = flags,
+                            .call = call};
   c->nops++;
   return (ptrdiff_t)r->nops++;
 }
@@ -162,6 +174,35 @@ static void place(xr_op* o, uint64_t host_start, uint64_t host_last, uint64_t ho
   o->gpu_err_ns = !gpu_ok ? 0.0f : isfinite(gpu_err_ns) ? (float)gpu_err_ns + 1.0f : INFINITY;
 }
 
+/* FNV-1a over the bytes of n values. */
+static uint64_t fnv(uint64_t h, const void* p, size_t n) {
+  const unsigned char* b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
+/* The index + 1 of the op's arguments in x->calls, added when new; 0 when out of memory. */
+static uint32_t call_of(ns_xr* x, const ns_op_result* op) {
+  xr_call k;
+  memset(&k, 0, sizeof k);
+  k.count = op->count;
+  k.root = op->root_or_peer;
+  if (op->dtype) snprintf(k.dtype, sizeof k.dtype, "%s", op->dtype);
+  uint64_t h = fnv(1469598103934665603ull, &k, sizeof k) | 1; /* 0 is no key of the map */
+  for (;; h += 2) {                                           /* a hash shared by other arguments: the next odd one */
+    uint64_t* at = ns_idmap_get(&x->call_index, h);
+    if (!at) break;
+    if (!memcmp(&x->calls[*at - 1], &k, sizeof k)) return (uint32_t)*at;
+  }
+  if (x->ncalls >= UINT32_MAX - 1 || xr_grow((void**)&x->calls, &x->capcalls, x->ncalls, sizeof *x->calls)) return 0;
+  int inserted;
+  uint64_t* slot = ns_idmap_put(&x->call_index, h, &inserted);
+  if (!slot) return 0;
+  x->calls[x->ncalls++] = k;
+  *slot = x->ncalls;
+  return (uint32_t)x->ncalls;
+}
+
 void ns_xr_op(ns_xr* x, int file, const ns_op_result* op) {
   if (op->type != NS_EV_COLL || (op->flags & NS_OPF_NO_START)) return;
   uint32_t idx;
@@ -175,7 +216,7 @@ void ns_xr_op(ns_xr* x, int file, const ns_op_result* op) {
   xr_op placed;
   place(&placed, op->start_ns, host_last, host_end, op->gpu_start_ns, op->gpu_stop_ns, op->gpu_err_ns);
   ptrdiff_t at = add_op(x, idx, op->rank, file, op->func, op->seq, (op->flags & NS_OPF_INCOMPLETE) ? XR_STUCK : XR_DONE,
-                        placed.arr, placed.end, placed.gpu_err_ns);
+                        placed.arr, placed.end, placed.gpu_err_ns, call_of(x, op), (int64_t)op->start_ns);
   if (at < 0) return;
   /* converted with the fit as it stood when the op completed: once the file is read, again with the final one */
   if (op->ptimer_start && !xr_grow((void**)&x->reconv, &x->capreconv, x->nreconv, sizeof *x->reconv))
@@ -240,7 +281,7 @@ int ns_xr_flightrec(ns_xr* x, const char* path, char* err, size_t errlen) {
       uint64_t gpu = nsjr_ku64(o, "gpuNs", 0);
       add_op(x, idx, rank, file, ns_func_code(nsjr_kstr(o, "func", "")), nsjr_ku64(o, "seq", 0),
              XR_FR | (!strcmp(st, "done") ? XR_DONE : XR_STUCK), (int64_t)(gpu ? gpu : nsjr_ku64(o, "startNs", 0)),
-             (int64_t)nsjr_ku64(o, "doneNs", 0), 0.0f);
+             (int64_t)nsjr_ku64(o, "doneNs", 0), 0.0f, 0, (int64_t)nsjr_ku64(o, "startNs", 0));
     }
   }
   const nsjr_val* eps = nsjr_get(root, "episodes");
@@ -261,8 +302,8 @@ int ns_xr_flightrec(ns_xr* x, const char* path, char* err, size_t errlen) {
     ep->waited = nsjr_knum(e, "waitedSec", 0);
     ep->cleared = nsjr_bool(nsjr_get(e, "cleared"), 0);
     snprintf(ep->waits_for, sizeof ep->waits_for, "%s", nsjr_kstr(e, "waitsFor", ""));
-    add_op(x, idx, rank, file, ep->func, ep->seq, XR_FR | XR_EPISODE | XR_STUCK,
-           (int64_t)nsjr_ku64(e, "startNs", 0), 0, 0.0f);
+    add_op(x, idx, rank, file, ep->func, ep->seq, XR_FR | XR_EPISODE | XR_STUCK, (int64_t)nsjr_ku64(e, "startNs", 0), 0,
+           0.0f, 0, (int64_t)nsjr_ku64(e, "startNs", 0));
   }
   trim_touched(x);
   nsjr_free(d);
@@ -275,6 +316,8 @@ void ns_xr_finish(ns_xr* x) {
   ns_hosts_refine(x->hosts, xr_walk_collectives, x);
   xr_refine_gpu_clocks(x);
   xr_judge(x);
+  xr_match_calls(x);
 }
 
 size_t ns_xr_hangs(const ns_xr* x) { return x->nhangs; }
+size_t ns_xr_mismatches(const ns_xr* x) { return x->nmismatches; }

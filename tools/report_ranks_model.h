@@ -20,15 +20,42 @@
 #define XR_FR 0x4u       /* from a flight record */
 #define XR_EPISODE 0x8u  /* a flight record's episode: in flight longer than the hang timeout */
 
-/* One collective of one rank (its communicator and rank: the list it is in). 40 bytes. */
+/* One collective of one rank (its communicator and rank: the list it is in). 48 bytes. */
 typedef struct {
   uint64_t seq;
   int64_t arr, end; /* trace ns of its host; 0: none */
+  int64_t posted;   /* its Coll's start (trace ns of its host): the order the rank posted its collectives in */
   int32_t file;     /* index in files (trace or flight record) */
   float gpu_err_ns; /* arr/end are its GPU's times converted, within this bound (INFINITY: unbounded); 0: host times */
   int16_t func;
   uint16_t flags;
+  uint32_t call; /* its arguments: index + 1 in ns_xr.calls; 0: not known (a flight record's op) */
 } xr_op;
+
+/* The arguments of a call besides its function, one entry per distinct set
+ * in the whole report (ops refer to them by index: a run posts few). */
+typedef struct {
+  uint64_t count;
+  int64_t root;
+  char dtype[24]; /* as recorded ("ncclFloat32"); "" unknown */
+} xr_call;
+
+/* What one rank posted at one place of its communicator's order of
+ * collectives that the other ranks did not (report_ranks_match.c). */
+enum { XR_MM_CALL = 0, XR_MM_SKIPPED = 1, XR_MM_EXTRA = 2 };
+typedef struct {
+  int32_t rank;
+  int kind;         /* XR_MM_* */
+  uint64_t pos;     /* its place in the communicator's order of collectives (from 0) */
+  int16_t got_func; /* what the rank posted there (XR_MM_SKIPPED: what it posted instead, next) */
+  uint64_t got_seq;
+  uint32_t got_call;
+  int16_t want_func; /* what the others posted there */
+  uint64_t want_seq; /* the seq most of them gave it */
+  uint32_t want_call;
+  uint32_t agree; /* how many ranks posted want */
+  uint32_t ranks; /* of how many that posted something there */
+} xr_mismatch;
 
 /* An op of the file being read whose pTimers the final fit converts again (ns_xr_file_clock). */
 typedef struct {
@@ -50,7 +77,7 @@ typedef struct {
   char host[256];
   uint32_t pid;
   int host_idx;
-  int clean_end;
+  int clean_end;  /* its record is complete (ns_xr_file_end) */
   int is_fr;      /* a flight record, not a trace */
 } xr_file;
 
@@ -98,6 +125,11 @@ typedef struct {
   uint64_t hang_candidates;
   uint8_t* state; /* per rank: XR_S_* for the hang's collective */
   int64_t* posted; /* per rank: its arrival at the hang's collective (common ns), INT64_MIN none */
+  /* mismatches: the first place each odd rank differs (report_ranks_match.c) */
+  xr_mismatch* mm;
+  size_t nmm;
+  uint64_t mm_places; /* places where some rank differs, the later ones included */
+  int mm_tie;         /* ranks differ and no value has a majority: no rank can be named */
 } xr_comm;
 
 enum { XR_S_UNKNOWN = 0, XR_S_NEVER = 1, XR_S_STUCK = 2, XR_S_DONE = 3 };
@@ -128,6 +160,10 @@ struct ns_xr {
   size_t neps, capeps;
   uint64_t fr_files, fr_bad, ops_no_comm;
   size_t nhangs;
+  xr_call* calls; /* distinct call arguments (xr_op.call) */
+  size_t ncalls, capcalls;
+  ns_idmap call_index; /* their hash -> index + 1 */
+  size_t nmismatches;  /* communicators with a mismatch */
 };
 
 /* Room for element n of *p (*cap elements of `size` bytes), doubling it when full; 0, or -1 when out of memory. */

@@ -30,7 +30,7 @@ static void rank_list(const xr_comm* c, int st, char* buf, size_t len) {
   if (!at) snprintf(buf, len, "none");
 }
 
-static void text_hangs(const ns_xr* x, FILE* out) {
+void xr_hangs_text(const ns_xr* x, FILE* out) {
   fprintf(out, "\n# hangs: collectives some ranks never posted or never finished (flight records and traces)\n");
   if (x->fr_files || x->fr_bad)
     fprintf(out, "#   %" PRIu64 " flight record(s) read%s\n", x->fr_files, x->fr_bad ? ", some unreadable (skipped)" : "");
@@ -62,8 +62,8 @@ static void text_hangs(const ns_xr* x, FILE* out) {
       rank_where(x, rk, where, sizeof where);
       if (rk->has_last) snprintf(lastop, sizeof lastop, "%s seq %" PRIu64, func_name(rk->last_func), rk->last_seq);
       static const char* const names[] = {"no record", "never posted", "stuck", "finished"};
-      fprintf(out, "    rank %-5u %-28s %-12s last completed: %-22s%s%s\n", r, where, names[c->state[r]], lastop,
-              rk->waits_for[0] ? " waits for: " : "", rk->waits_for);
+      fprintf(out, "    rank %-5u %-28s %-12s last completed: %s\n", r, where, names[c->state[r]], lastop);
+      if (rk->waits_for[0]) fprintf(out, "               waits for: %s\n", rk->waits_for);
       shown++;
     }
     if (c->hang_candidates > 1)
@@ -151,9 +151,10 @@ static void text_cross(const ns_xr* x, FILE* out) {
   }
 }
 
-void ns_xr_text(const ns_xr* x, FILE* out) {
-  ns_hosts_text(x->hosts, out);
-  text_hangs(x, out);
+void ns_xr_text(const ns_xr* x, int wide, FILE* out) {
+  ns_hosts_text(x->hosts, wide, out);
+  if (!x->nhangs) xr_hangs_text(x, out);
+  xr_mismatches_tail_text(x, out);
   text_lateness(x, out);
   text_cross(x, out);
 }
@@ -290,6 +291,7 @@ static void json_cross(const ns_xr* x, ns_json* j) {
 void ns_xr_json(const ns_xr* x, ns_json* j) {
   ns_hosts_json(x->hosts, j);
   json_hangs(x, j);
+  xr_mismatches_json(x, j);
   json_lateness(x, j);
   json_cross(x, j);
 }

@@ -28,7 +28,8 @@ enum {
   NS_EXIT_OK = 0,      /* done; damaged traces were recovered as far as they could be (warnings say how) */
   NS_EXIT_FAIL = 1,    /* nothing done: no readable trace, an output that cannot be written, a failed simulator */
   NS_EXIT_USAGE = 2,   /* bad arguments */
-  NS_EXIT_PARTIAL = 3, /* output written, but at least one trace file yielded nothing (unreadable, no record) */
+  NS_EXIT_VERDICT = 3, /* report: output written, and it found a hang or a mismatch (its verdict) */
+  NS_EXIT_PARTIAL = 4, /* output written, but at least one trace file yielded nothing (unreadable, no record) */
 };
 
 /* What a reader met in one file: its stats and the first damaged ranges. */

@@ -360,9 +360,11 @@ typedef struct ns_summary_recording {
 typedef struct {
   size_t max_links;  /* slowest links listed (10) */
   unsigned sections; /* text: NS_SUMMARY_* bits to write; 0 = all. JSON always has all. */
-  int wide;          /* text: the collectives per algorithm, protocol and rank count, every figure (0: narrow) */
+  int wide; /* text: the collectives per algorithm, protocol and rank count, every figure, and the other tables in
+             * their wide columns (0: narrow, NS_SUMMARY_NARROW columns where a row allows) */
   const ns_summary_recording* recording; /* the plugin's losses, written first; NULL: none */
 } ns_summary_options;
+#define NS_SUMMARY_NARROW 120
 /* The narrow table's percentiles need this many timed calls (fewer: '-'). */
 #define NS_SUMMARY_P50_MIN_CALLS 5
 #define NS_SUMMARY_P99_MIN_CALLS 100

@@ -141,7 +141,20 @@ static void text_collectives(ns_summary* sm, int wide, FILE* out) {
     text_collectives_narrow(sm, rows, nr, out);
 }
 
-static void text_links(const ns_summary* sm, size_t max_links, FILE* out) {
+/* A row's main part, then its tail: on the same line when both fit in
+ * NS_SUMMARY_NARROW columns (or wide), else on the next line, indented. */
+static void row_tail(FILE* out, int wide, int main_len, const char* tail) {
+  if (!tail[0]) {
+    fputc('\n', out);
+    return;
+  }
+  if (wide || main_len + 2 + (int)strlen(tail) <= NS_SUMMARY_NARROW)
+    fprintf(out, "  %s\n", tail);
+  else
+    fprintf(out, "\n      %s\n", tail);
+}
+
+static void text_links(const ns_summary* sm, size_t max_links, int wide, FILE* out) {
   size_t nl = sm->nlinks, nr = sm->nranked;
   const sum_link* ranked_links = sm->ranked;
   fprintf(out, "\n# slowest links: one channel's send connection, SendWait -> stop per step, fitted in MIN mode\n");
@@ -167,8 +180,12 @@ static void text_links(const ns_summary* sm, size_t max_links, FILE* out) {
   fprintf(out, "\n# not ranked: receive waits (RecvWait -> stop: the peer, the transfer, the flush and the GPU; no\n");
   fprintf(out, "# link estimate), all channels of a peer together, and links without a fit (why, and the fastest\n");
   fprintf(out, "# time per size instead: bytes:us, the most frequent sizes)\n");
-  fprintf(out, "# %-18s %6s %6s %4s %4s %10s %14s %-13s %10s %11s  %s\n", "commId", "rank", "peer", "dir", "ch", "steps",
-          "bytes", "what", "lat(us)", "bw(GB/s)", "fastest per size / why no fit");
+  if (wide)
+    fprintf(out, "# %-18s %6s %6s %4s %4s %10s %14s %-13s %10s %11s  %s\n", "commId", "rank", "peer", "dir", "ch",
+            "steps", "bytes", "what", "lat(us)", "bw(GB/s)", "fastest per size / why no fit");
+  else
+    fprintf(out, "# %-18s %5s %5s %4s %3s %8s %12s %-13s %8s %8s  %s\n", "commId", "rank", "peer", "dir", "ch", "steps",
+            "bytes", "what", "lat(us)", "bw(GB/s)", "per size; why");
   size_t shown = 0;
   const sum_link* links = sm->other;
   for (size_t i = 0; i < sm->nother_kept && shown < max_links; i++, shown++) {
@@ -183,22 +200,30 @@ static void text_links(const ns_summary* sm, size_t max_links, FILE* out) {
     for (uint32_t k = 0; k < s->nsizes && k < NS_LINK_SIZES_SHOWN && len < sizeof per; k++)
       len += (size_t)snprintf(per + len, sizeof per - len, "%s%llu:%.2f", k ? " " : "",
                               (unsigned long long)s->sizes[k].bytes, s->sizes[k].min_us);
-    fprintf(out, "  0x%016llx %6d %6d %4s %4d %10llu %14llu %-13s %10s %11s  %s%s%s\n",
-            (unsigned long long)links[i].comm_id, s->rank, s->peer, s->is_send ? "send" : "recv", s->channel,
-            (unsigned long long)s->steps, (unsigned long long)s->bytes, ns_sum_link_kind(s), lat, bw, per,
-            s->nofit ? "; " : "", ns_link_nofit_reason(s->nofit));
+    char tail[512];
+    snprintf(tail, sizeof tail, "%s%s%s", per, s->nofit && per[0] ? "; " : "", ns_link_nofit_reason(s->nofit));
+    int n = fprintf(out,
+                    wide ? "  0x%016llx %6d %6d %4s %4d %10llu %14llu %-13s %10s %11s"
+                         : "  0x%016llx %5d %5d %4s %3d %8llu %12llu %-13s %8s %8s",
+                    (unsigned long long)links[i].comm_id, s->rank, s->peer, s->is_send ? "send" : "recv", s->channel,
+                    (unsigned long long)s->steps, (unsigned long long)s->bytes, ns_sum_link_kind(s), lat, bw);
+    row_tail(out, wide, n, tail);
   }
   if (nl - nr > shown) fprintf(out, "  (%zu more)\n", nl - nr - shown);
 }
 
-static void text_clocks(const ns_summary* sm, FILE* out) {
+static void text_clocks(const ns_summary* sm, int wide, FILE* out) {
   fprintf(out, "\n# GPU clock fit per GPU (gpu = t + offset + drift*(t - ref)); error = bound on |converted - true|\n");
   fprintf(out, "# over the samples' span. Samples: KernelCh callbacks (after the GPU time they carry) and launch\n");
   fprintf(out, "# calls and receive handovers (before it) of ops whose pTimers are their own; rejected: those that\n");
   fprintf(out, "# contradicted the callbacks. foreign: ops whose pTimers may be another work's (work-counter\n");
   fprintf(out, "# drift / ring overrun / before their launch): their GPU times are published unbounded.\n");
-  fprintf(out, "# %-18s %6s %-22s %10s %24s %20s %12s %8s %6s %s\n", "commId", "rank", "gpu", "samples", "offset(us)",
-          "drift(ppm)", "error(us)", "rejected", "resets", "foreign (drift/overrun/causal)");
+  if (wide)
+    fprintf(out, "# %-18s %6s %-22s %10s %24s %20s %12s %8s %6s %s\n", "commId", "rank", "gpu", "samples", "offset(us)",
+            "drift(ppm)", "error(us)", "rejected", "resets", "foreign (drift/overrun/causal)");
+  else
+    fprintf(out, "# %-18s %5s %8s %20s %16s %10s %4s %4s %s  %s\n", "commId", "rank", "samples", "offset(us)",
+            "drift(ppm)", "error(us)", "rej", "rst", "foreign(d/o/c)", "gpu");
   size_t drifted = 0;
   for (size_t i = 0; i < sm->nclocks; i++) {
     const sum_clock* k = &sm->clocks[i];
@@ -213,11 +238,21 @@ static void text_clocks(const ns_summary* sm, FILE* out) {
       snprintf(drift, sizeof drift, "%.3f+-%.3f", f->drift_ppm, f->drift_err_ppm);
     else
       snprintf(drift, sizeof drift, "unknown");
-    fprintf(out, "  0x%016llx %6d %-22s %10llu %24.3f %20s %12s %8llu %6llu %llu (%llu/%llu/%llu)\n",
-            (unsigned long long)k->comm_id, k->rank, k->gpu, (unsigned long long)f->samples,
-            (double)f->offset_ns / 1e3, drift, err, (unsigned long long)f->rejected, (unsigned long long)f->resets,
-            (unsigned long long)f->ops_foreign, (unsigned long long)v[NS_PT_DRIFT],
-            (unsigned long long)v[NS_PT_OVERRUN], (unsigned long long)v[NS_PT_CAUSAL]);
+    if (wide)
+      fprintf(out, "  0x%016llx %6d %-22s %10llu %24.3f %20s %12s %8llu %6llu %llu (%llu/%llu/%llu)\n",
+              (unsigned long long)k->comm_id, k->rank, k->gpu, (unsigned long long)f->samples,
+              (double)f->offset_ns / 1e3, drift, err, (unsigned long long)f->rejected, (unsigned long long)f->resets,
+              (unsigned long long)f->ops_foreign, (unsigned long long)v[NS_PT_DRIFT],
+              (unsigned long long)v[NS_PT_OVERRUN], (unsigned long long)v[NS_PT_CAUSAL]);
+    else
+      row_tail(
+          out, 0,
+          fprintf(out, "  0x%016llx %5d %8llu %20.3f %16s %10s %4llu %4llu %llu(%llu/%llu/%llu)",
+                  (unsigned long long)k->comm_id, k->rank, (unsigned long long)f->samples, (double)f->offset_ns / 1e3,
+                  drift, err, (unsigned long long)f->rejected, (unsigned long long)f->resets,
+                  (unsigned long long)f->ops_foreign, (unsigned long long)v[NS_PT_DRIFT],
+                  (unsigned long long)v[NS_PT_OVERRUN], (unsigned long long)v[NS_PT_CAUSAL]),
+          k->gpu);
     drifted += v[NS_PT_DRIFT] ? 1 : 0;
   }
   /* what a user can do about the commonest loss of GPU times (docs/metrics.md, "Whose time a pTimer is") */
@@ -253,8 +288,9 @@ int ns_summary_text(ns_summary* sm, const ns_summary_options* opt, FILE* out) {
   unsigned sec = opt && opt->sections ? opt->sections : ~0u;
   if (opt && opt->recording) text_recording(opt->recording, out);
   if (sec & NS_SUMMARY_COLLECTIVES) text_collectives(sm, opt && opt->wide, out);
-  if (sec & NS_SUMMARY_LINKS) text_links(sm, max_links, out);
-  if (sec & NS_SUMMARY_CLOCKS) text_clocks(sm, out);
+  int wide = opt && opt->wide;
+  if (sec & NS_SUMMARY_LINKS) text_links(sm, max_links, wide, out);
+  if (sec & NS_SUMMARY_CLOCKS) text_clocks(sm, wide, out);
   return ferror(out) ? -1 : 0;
 }
 

@@ -84,7 +84,8 @@ def report(work, dump):
                        stderr=subprocess.STDOUT, timeout=120)
     with open(os.path.join(work, "report.log"), "wb") as f:
         f.write(r.stdout)
-    check(r.returncode == 0, "report exited %d:\n%s" % (r.returncode, r.stdout.decode(errors="replace")[-2000:]))
+    check(r.returncode == 3, "report exited %d, want 3 (a hang found):\n%s" %
+          (r.returncode, r.stdout.decode(errors="replace")[-2000:]))
     with open(os.path.join(dump, "summary.json")) as f:
         return json.load(f)
 

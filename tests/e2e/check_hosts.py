@@ -92,7 +92,9 @@ def simulate(work, args, env_extra=None):
                        stderr=subprocess.STDOUT, timeout=120)
     with open(os.path.join(work, "report.log"), "wb") as f:
         f.write(r.stdout)
-    check(r.returncode == 0, "report exited %d:\n%s" % (r.returncode, r.stdout.decode(errors="replace")[-2000:]))
+    want = 3 if "hang" in truth else 0  # 3: a hang found
+    check(r.returncode == want, "report exited %d, want %d:\n%s" % (r.returncode, want,
+                                                                   r.stdout.decode(errors="replace")[-2000:]))
     with open(os.path.join(dump, "summary.json")) as f:
         summary = json.load(f)
     return truth, summary, dump

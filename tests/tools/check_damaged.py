@@ -3,7 +3,7 @@
 """Damaged traces through the CLI: a block damaged mid-file costs that block
 only (the export reads on from the next valid block and names the byte range
 and block sequence numbers lost), a duplicated block is exported once, a file
-that yields nothing makes the exit status 3 (1 when no file yields anything),
+that yields nothing makes the exit status 4 (1 when no file yields anything),
 for `export` and `report` alike.
 
 Usage: check_damaged.py NCCLSCOPE GEN_TRACE WORK_DIR
@@ -151,7 +151,7 @@ def main():
     open(files[0], "wb").write(data[:32] + b"\xAB" * 4000)
     for cmd in (["export", d, "-o", os.path.join(WORK, "empty.jsonl")], ["report", d, "-q"]):
         p = run(*cmd)
-        check(p.returncode == 3, "%s: a file that yields nothing: exit 3" % cmd[0], (p.returncode, p.stderr[-300:]), 3)
+        check(p.returncode == 4, "%s: a file that yields nothing: exit 4" % cmd[0], (p.returncode, p.stderr[-300:]), 4)
         check("nothing recovered" in p.stderr, "%s: says so" % cmd[0], p.stderr[-300:], "nothing recovered")
     check(any('"myPid":4002' in l for l in lines(os.path.join(WORK, "empty.jsonl"))), "the good file is exported",
           None, "records of 4002")

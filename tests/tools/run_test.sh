@@ -158,6 +158,10 @@ kineto_refuse)
   "$PYTHON" "$SRC/check_kineto.py" check --truth truth.jsonl --pid "$pid" --kineto run.json --merged unaligned.json \
     --unaligned || fail "unaligned merge"
   ;;
+mismatch)
+  # Mismatched collectives named against the simulator's truth (check_mismatch.py).
+  "$PYTHON" "$SRC/check_mismatch.py" "$NCCLSCOPE" "$SIM" "$PLUGIN" "$work" || fail "mismatch"
+  ;;
 kineto_inputs)
   # Kineto traces an adversary would write (check_kineto_inputs.py): members
   # and arguments of 1 MiB, a gzip bomb and other traces past the memory
@@ -477,8 +481,19 @@ agreement)
     NCCLSCOPE_DUMP_DIR="$work/$name" NCCLSCOPE_NO_CUDA=1 NCCLSCOPE_EVENT_MASK=all "$SIM" --plugin "$PLUGIN" --fast \
       --scenario $sc >"sim-$name.txt" 2>&1 || { tail -20 "sim-$name.txt"; fail "simulator ($sc)"; }
     expect_rc 0 "$NCCLSCOPE" export "$name" -o "$name.jsonl"
-    expect_rc 0 "$NCCLSCOPE" report "$name" -q --json "$name.json" --text "$name.txt"
+    # exit status 3: a hang or a mismatch found, in `hang` only (no false alarm elsewhere)
+    verdict=0
+    [ "$name" = hang ] && verdict=3
+    expect_rc $verdict "$NCCLSCOPE" report "$name" -q --json "$name.json" --text "$name.txt"
     "$PYTHON" "$SRC/check_agreement.py" "$name.jsonl" "$name.json" --min-events 50 || fail "export and report disagree: $sc"
+    grep -q '^# verdict: ' "$name.txt" || fail "$sc: summary.txt has no verdict"
+    # the verdict leads (within 15 lines), every line fits 120 columns (--wide: as long as they come)
+    head -15 "$name.txt" | grep -q '^# verdict: ' || fail "$sc: no verdict in the first 15 lines of summary.txt"
+    if [ "$name" = hang ]; then
+      head -15 "$name.txt" | grep -q '^# verdict: HANG in communicator' || fail "hang: no HANG verdict in 15 lines"
+    fi
+    awk -v f="$name.txt" 'length($0) > 120 { print f ":" NR ": " length($0) " columns"; bad = 1 } END { exit bad }' \
+      "$name.txt" || fail "$sc: lines over 120 columns"
   done
   # The default scenario under every NCCL release the simulator models (their
   # quirks leave events that never stop) and the ideal one.
