@@ -107,6 +107,13 @@ int ns_file_health_print(const char* tool, const char* path, const ns_file_healt
                     "CRCs\n", tool, path);
   for (size_t i = 0; i < h->n; i++) {
     const ns_reader_damage* d = &h->d[i];
+    if (d->kept) {
+      fprintf(stderr,
+              "%s: warning: %s: bytes %" PRIu64 "..%" PRIu64 " (%" PRIu64 ") damaged (%s): block seq %" PRIu64
+              " read all the same, every record of it kept\n",
+              tool, path, d->offset, d->offset + d->length, d->length, d->why, d->seq_first);
+      continue;
+    }
     char blocks[96];
     if (d->tail)
       snprintf(blocks, sizeof blocks, "the blocks from seq %" PRIu64 " on", d->seq_first);
@@ -121,7 +128,7 @@ int ns_file_health_print(const char* tool, const char* path, const ns_file_healt
   }
   if (s->damaged > h->n)
     fprintf(stderr, "%s: warning: %s: %" PRIu64 " more damaged range(s)\n", tool, path, s->damaged - h->n);
-  if (s->damaged)
+  if (s->damaged > s->damaged_kept)
     fprintf(stderr, "%s: warning: %s: %" PRIu64 " of %" PRIu64 " bytes damaged or cut; every valid block was read (%" PRIu64
             " records)\n", tool, path, s->bytes_skipped + s->bytes_cut, s->file_size, s->records);
   if (s->blocks_duplicate)

@@ -233,6 +233,7 @@ static void note_damage(ns_reader* r, uint64_t at, uint64_t len, uint64_t seq_ne
   d->seq_first = r->have_seq ? r->next_seq : 0;
   d->seq_next = seq_next;
   d->tail = tail;
+  d->kept = 0;
   snprintf(d->why, sizeof d->why, "%s", why);
 }
 
@@ -388,24 +389,33 @@ static int read_block(ns_reader* r, ns_block_header* h) {
   }
 }
 
-/* A block whose CRC matched but whose payload does not decode (a writer
- * bug, not a torn write): counted as damage and skipped. */
-static void malformed(ns_reader* r, const char* why) {
+/* Records the damage of the block the current item came from, whose CRC
+ * matched (a writer bug or a hand-made block, not a torn write): `kept`,
+ * every record of it was read all the same; else the rest of it is skipped
+ * rather than guessed at. */
+static void note_block_damage(ns_reader* r, int kept, const char* why) {
   uint64_t size = r->offset - r->block_at;
-  r->stats.bytes_ok -= size;
-  r->stats.bytes_skipped += size;
+  if (kept) {
+    r->stats.damaged_kept++;
+  } else {
+    r->stats.bytes_ok -= size;
+    r->stats.bytes_skipped += size;
+  }
   r->stats.damaged++;
   if (r->ndamage < NS_READER_MAX_DAMAGE) {
     ns_reader_damage* d = &r->damage[r->ndamage++];
     d->offset = r->block_at;
     d->length = size;
     d->seq_first = r->block_seq;
-    d->seq_next = r->block_seq + 1;
+    d->seq_next = kept ? r->block_seq : r->block_seq + 1;
     d->tail = 0;
+    d->kept = kept;
     snprintf(d->why, sizeof d->why, "%s", why);
   }
   r->in_events = 0;
 }
+
+static void malformed(ns_reader* r, const char* why) { note_block_damage(r, 0, why); }
 
 int ns_reader_scan(const char* path, ns_trace_scan* out, char* err, size_t errlen) {
   memset(out, 0, sizeof *out);
@@ -453,9 +463,14 @@ int ns_reader_next(ns_reader* r, ns_item* item) {
         return 1;
       }
       r->in_events = 0;
-      /* The CRC matched, so this is a writer bug, not a torn write: the rest
-       * of the block is skipped rather than guessed at. */
-      if (rc < 0) malformed(r, "malformed EVENTS block");
+      if (rc < 0) {
+        malformed(r, "malformed EVENTS block");
+      } else if (ns_events_miscounted(&r->dec)) {
+        char why[sizeof r->damage[0].why];
+        snprintf(why, sizeof why, "EVENTS record count %" PRIu64 " for %" PRIu64 " records", r->dec.count,
+                 r->dec.decoded);
+        note_block_damage(r, 1, why);
+      }
     }
     if (r->done) return 0;
     ns_block_header h;
