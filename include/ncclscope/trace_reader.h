@@ -97,7 +97,8 @@ typedef struct {
   uint64_t blocks_duplicate; /* valid blocks whose seq was already read: dropped */
   uint64_t records;
   uint64_t comm_inits;     /* COMM_INIT blocks read */
-  uint64_t seq_gaps;       /* block sequence numbers missing between valid blocks */
+  uint64_t seq_gaps;       /* block sequence numbers missing between the lowest and the highest read, whatever the
+                              order of the blocks (a block copied before its original opens no gap) */
   uint64_t damaged;        /* damaged ranges inside the file (each one resynchronised) */
   uint64_t damaged_kept;   /* of those, blocks read all the same: an EVENTS block whose record count disagrees
                               with the records its payload holds (every record read) */

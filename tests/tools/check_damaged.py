@@ -165,6 +165,30 @@ def main():
     check("1 of 2 trace file(s) damaged" in p.stderr, "counts the file as damaged", p.stderr[-300:], "1 of 2 damaged")
     check(lines(out) == ref, "the export with a far duplicate equals the undamaged one", len(lines(out)), len(ref))
 
+    # 2d. a block copied before its original (the copy of the last EVENTS block right after the first one):
+    # read once, said once, no block claimed missing; every event once
+    d, files = fresh_dump("dupbefore")
+    data = open(files[0], "rb").read()
+    evs = [b for b in blocks(data) if b[2] == EVENTS]
+    first, last = evs[0], evs[-1]
+    check(last[3] > first[3] + 1, "a block between the first and the copied one", (first[3], last[3]), "> 1 apart")
+    cut = first[0] + first[1]
+    open(files[0], "wb").write(data[:cut] + data[last[0]:last[0] + last[1]] + data[cut:])
+    out = os.path.join(WORK, "dupbefore.jsonl")
+    p = run("export", d, "-o", out)
+    check(p.returncode == 0, "export with a copy before its original: exit 0", p.returncode, 0)
+    check(p.stderr.count("duplicate block") == 1 and "1 duplicate block(s) (%d bytes) dropped" % last[1] in p.stderr,
+          "the copy before its original is named once as a duplicate", p.stderr[-400:], "1 duplicate")
+    check("missing" not in p.stderr, "a copy before its original: no block claimed missing", p.stderr[-400:],
+          "no 'missing'")
+    check(sorted(lines(out)) == sorted(ref), "a copy before its original: every event once", len(lines(out)), len(ref))
+    p = run("report", d, "-q")
+    check(p.returncode == 0 and "missing" not in p.stderr and p.stderr.count("duplicate block") == 1,
+          "report with a copy before its original: one duplicate, nothing missing", (p.returncode, p.stderr[-400:]),
+          "exit 0")
+    got = loss(d).get("blocksMissing")
+    check(got == 0, "report: blocksMissing 0", got, 0)
+
     # 2e. an EVENTS block whose record count (under a valid CRC) says 2^40: its records are all read, the
     # block is named by offset and seq, the export equals the undamaged one
     d, files = fresh_dump("count")
