@@ -72,18 +72,22 @@ struct file_losses {
   ns_props_info counters;
   uint64_t events_in_trace; /* START records read */
   uint64_t starts_dropped;  /* events whose START a full ring dropped (its COMM_FINI blocks) */
-  uint64_t blocks_damaged;  /* damaged ranges (each one block or more) */
+  uint64_t blocks_damaged;  /* damaged ranges that cost data (each one block or more) */
   uint64_t blocks_missing;  /* block sequence numbers absent between valid blocks */
   uint64_t bytes_cut;       /* a torn tail */
   int clean_end;
 };
 
 /* How much of the recording the traces hold (summary.json "loss", summary.txt's first lines). Events:
- * seen = in the trace + dropped (a full ring) + lost to write errors (recorded by the plugin, absent
- * from the file: the COUNTERS block's events minus the START records read). A process without a
- * COUNTERS block adds what its trace holds: its seen is a lower bound, and the run is not complete. */
+ * seen = in the trace + dropped (a full ring) + lost to write errors + lost in damaged blocks. The
+ * events recorded by the plugin and absent from its file (the COUNTERS block's events minus the START
+ * records read) are lost to write errors when its writer counted any (a write that failed may also
+ * leave a torn block behind), else lost in damaged blocks when the reader found damage that cost
+ * data (damaged ranges, missing blocks, a cut tail), else lost to write errors as the only cause the
+ * plugin knows. A process without a COUNTERS block adds what its trace holds: its seen is a lower
+ * bound, and the run is not complete. */
 typedef struct {
-  uint64_t seen, in_trace, dropped, lost_write;
+  uint64_t seen, in_trace, dropped, lost_write, lost_damaged;
   uint64_t steps_unanalysed, bytes_lost, write_errors, blocks_damaged, blocks_missing, bytes_cut;
   uint64_t processes, without_end, without_counters;
   int complete;
@@ -281,14 +285,19 @@ static report_loss loss_of(const file_losses* fl, size_t n) {
     }
     const uint64_t* u = f->counters.u;
     uint64_t recorded = u[NS_P_EVENTS];
-    if (recorded > f->events_in_trace) l.lost_write += recorded - f->events_in_trace;
+    uint64_t absent = recorded > f->events_in_trace ? recorded - f->events_in_trace : 0;
+    int write_failed = u[NS_P_WRITE_ERRORS] || u[NS_P_BYTES_LOST];
+    if (!write_failed && (f->blocks_damaged || f->blocks_missing || f->bytes_cut))
+      l.lost_damaged += absent;
+    else
+      l.lost_write += absent;
     l.steps_unanalysed += u[NS_P_STEPS_UNANALYSED];
     l.bytes_lost += u[NS_P_BYTES_LOST];
     l.write_errors += u[NS_P_WRITE_ERRORS];
   }
-  l.seen = l.in_trace + l.dropped + l.lost_write;
-  l.complete = !l.dropped && !l.lost_write && !l.bytes_lost && !l.blocks_damaged && !l.blocks_missing &&
-               !l.bytes_cut && !l.without_end && !l.without_counters;
+  l.seen = l.in_trace + l.dropped + l.lost_write + l.lost_damaged;
+  l.complete = !l.dropped && !l.lost_write && !l.lost_damaged && !l.bytes_lost && !l.blocks_damaged &&
+               !l.blocks_missing && !l.bytes_cut && !l.without_end && !l.without_counters;
   return l;
 }
 
@@ -302,9 +311,11 @@ static void loss_text(const report_loss* l, FILE* out) {
     fprintf(out, "# recording: INCOMPLETE: the traces hold %.1f %% of the events seen%s\n", pct,
             l->without_counters ? " (at least: some processes left no counters)" : "");
   }
-  fprintf(out, "#   events seen %llu = in the trace %llu + dropped (ring full) %llu + lost to write errors %llu\n",
+  fprintf(out, "#   events seen %llu = in the trace %llu + dropped (ring full) %llu + lost to write errors %llu",
           (unsigned long long)l->seen, (unsigned long long)l->in_trace, (unsigned long long)l->dropped,
           (unsigned long long)l->lost_write);
+  if (l->lost_damaged) fprintf(out, " + lost in damaged blocks %llu", (unsigned long long)l->lost_damaged);
+  fputc('\n', out);
   if (l->complete && !l->steps_unanalysed) {
     fputc('\n', out);
     return;
@@ -326,6 +337,7 @@ static void loss_json(const report_loss* l, ns_json* j) {
   nsj_ku64(j, "eventsInTrace", l->in_trace);
   nsj_ku64(j, "eventsDropped", l->dropped);
   nsj_ku64(j, "eventsLostToWriteErrors", l->lost_write);
+  nsj_ku64(j, "eventsLostInDamagedBlocks", l->lost_damaged);
   nsj_ku64(j, "stepsNotAnalysed", l->steps_unanalysed);
   nsj_ku64(j, "bytesLostToWriteErrors", l->bytes_lost);
   nsj_ku64(j, "writeErrors", l->write_errors);
@@ -513,7 +525,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
       continue;
     }
     empty += ns_file_health_print("ncclscope report", list.paths[i], &health);
-    fl[nfl].blocks_damaged = health.st.damaged;
+    fl[nfl].blocks_damaged = health.st.damaged - health.st.damaged_kept;
     fl[nfl].blocks_missing = health.st.seq_gaps;
     fl[nfl].bytes_cut = health.st.bytes_cut;
     fl[nfl].clean_end = health.st.clean_end;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ncclscope/trace_format.h"
+#include "util/array.h"
 #include "util/safefile.h"
 
 static int by_name(const void* a, const void* b) { return strcmp(*(char* const*)a, *(char* const*)b); }
@@ -24,6 +25,41 @@ static int has_suffix(const char* s, const char* suffix) {
 
 int ns_trace_dir_list(const char* dir, ns_trace_list* out, char* err, size_t errlen) {
   return ns_dir_list(dir, "", NS_TRACE_FILE_SUFFIX, out, err, errlen);
+}
+
+/* One entry of a listing: its file (a link's target) and whether the entry is a symbolic link. */
+typedef struct {
+  char* path;
+  dev_t dev;
+  ino_t ino;
+  int link;
+} dir_entry;
+
+/* By file, a name that is not a link first, then by name: the first of each file is the one read. */
+static int by_file(const void* pa, const void* pb) {
+  const dir_entry *a = pa, *b = pb;
+  if (a->dev != b->dev) return a->dev < b->dev ? -1 : 1;
+  if (a->ino != b->ino) return a->ino < b->ino ? -1 : 1;
+  if (a->link != b->link) return a->link - b->link;
+  return strcmp(a->path, b->path);
+}
+
+/* Entries that are another name of a file listed already (a symbolic link
+ * to a trace of the same directory, a hard link) would read one trace twice:
+ * each is named on stderr and dropped, the name that is not a link kept.
+ * The kept paths go to out->paths (their owner), the others are freed. */
+static void drop_other_names(dir_entry* e, size_t n, ns_trace_list* out) {
+  qsort(e, n, sizeof *e, by_file);
+  for (size_t i = 0, first = 0; i < n; i++) {
+    if (i > 0 && e[i].dev == e[first].dev && e[i].ino == e[first].ino) {
+      fprintf(stderr, "ncclscope: warning: %s is %s %s, which the directory holds: skipped\n", e[i].path,
+              e[i].link ? "a symbolic link to" : "another name (a hard link) of", e[first].path);
+      free(e[i].path);
+      continue;
+    }
+    first = i;
+    out->paths[out->n++] = e[i].path;
+  }
 }
 
 int ns_dir_list(const char* dir, const char* prefix, const char* suffix, ns_trace_list* out, char* err,
@@ -38,7 +74,8 @@ int ns_dir_list(const char* dir, const char* prefix, const char* suffix, ns_trac
     if (fd >= 0) close(fd);
     return -1;
   }
-  size_t cap = 0;
+  dir_entry* e = NULL;
+  size_t n = 0, cap = 0;
   struct dirent* de;
   while ((de = readdir(d)) != NULL) {
     if (!has_suffix(de->d_name, suffix) || strncmp(de->d_name, prefix, strlen(prefix)) != 0) continue;
@@ -46,7 +83,7 @@ int ns_dir_list(const char* dir, const char* prefix, const char* suffix, ns_trac
     char* path = malloc(len);
     if (!path) break;
     snprintf(path, len, "%s/%s", dir, de->d_name);
-    struct stat st;
+    struct stat st, lst;
     if (fstatat(dirfd(d), de->d_name, &st, 0) != 0) {
       fprintf(stderr, "ncclscope: warning: cannot examine %s (%s): skipped\n", path, strerror(errno));
       free(path);
@@ -57,18 +94,23 @@ int ns_dir_list(const char* dir, const char* prefix, const char* suffix, ns_trac
       free(path);
       continue;
     }
-    if (out->n == cap) {
-      cap = cap ? cap * 2 : 16;
-      char** np = realloc(out->paths, cap * sizeof *np);
-      if (!np) {
-        free(path);
-        break;
-      }
-      out->paths = np;
+    dir_entry* grown = ns_array_room(e, &cap, n, sizeof *e, 16);
+    if (!grown) {
+      free(path);
+      break;
     }
-    out->paths[out->n++] = path;
+    e = grown;
+    int link = fstatat(dirfd(d), de->d_name, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode);
+    e[n++] = (dir_entry){.path = path, .dev = st.st_dev, .ino = st.st_ino, .link = link};
   }
   closedir(d);
+  out->paths = n ? malloc(n * sizeof *out->paths) : NULL;
+  if (out->paths) {
+    drop_other_names(e, n, out);
+  } else {
+    for (size_t i = 0; i < n; i++) free(e[i].path);
+  }
+  free(e);
   if (out->n) qsort(out->paths, out->n, sizeof *out->paths, by_name);
   return 0;
 }
@@ -107,6 +149,13 @@ int ns_file_health_print(const char* tool, const char* path, const ns_file_healt
                     "CRCs\n", tool, path);
   for (size_t i = 0; i < h->n; i++) {
     const ns_reader_damage* d = &h->d[i];
+    if (d->kept) {
+      fprintf(stderr,
+              "%s: warning: %s: bytes %" PRIu64 "..%" PRIu64 " (%" PRIu64 ") damaged (%s): block seq %" PRIu64
+              " read all the same, every record of it kept\n",
+              tool, path, d->offset, d->offset + d->length, d->length, d->why, d->seq_first);
+      continue;
+    }
     char blocks[96];
     if (d->tail)
       snprintf(blocks, sizeof blocks, "the blocks from seq %" PRIu64 " on", d->seq_first);
@@ -121,7 +170,7 @@ int ns_file_health_print(const char* tool, const char* path, const ns_file_healt
   }
   if (s->damaged > h->n)
     fprintf(stderr, "%s: warning: %s: %" PRIu64 " more damaged range(s)\n", tool, path, s->damaged - h->n);
-  if (s->damaged)
+  if (s->damaged > s->damaged_kept)
     fprintf(stderr, "%s: warning: %s: %" PRIu64 " of %" PRIu64 " bytes damaged or cut; every valid block was read (%" PRIu64
             " records)\n", tool, path, s->bytes_skipped + s->bytes_cut, s->file_size, s->records);
   if (s->blocks_duplicate)

@@ -14,8 +14,12 @@ typedef struct {
   size_t n;
 } ns_trace_list;
 
-/* Lists DIR/\*.nstrace (regular files). 0 on success (possibly none found),
- * -1 if the directory cannot be read (message in err). */
+/* Lists DIR/\*.nstrace (regular files, links followed). An entry that
+ * cannot be examined, is not a regular file, or is a second name of a file
+ * listed already (a symbolic link to a trace of the directory, a hard link:
+ * the name that is not a link is kept) is named on stderr and skipped.
+ * 0 on success (possibly none found), -1 if the directory cannot be read
+ * (message in err). */
 int ns_trace_dir_list(const char* dir, ns_trace_list* out, char* err, size_t errlen);
 /* Lists DIR/PREFIX*SUFFIX (regular files), sorted by name: the flight
  * records (flightrec-*.json) of a dump directory. As ns_trace_dir_list. */

@@ -97,8 +97,11 @@ typedef struct {
   uint64_t blocks_duplicate; /* valid blocks whose seq was already read: dropped */
   uint64_t records;
   uint64_t comm_inits;     /* COMM_INIT blocks read */
-  uint64_t seq_gaps;       /* block sequence numbers missing between valid blocks */
+  uint64_t seq_gaps;       /* block sequence numbers missing between the lowest and the highest read, whatever the
+                              order of the blocks (a block copied before its original opens no gap) */
   uint64_t damaged;        /* damaged ranges inside the file (each one resynchronised) */
+  uint64_t damaged_kept;   /* of those, blocks read all the same: an EVENTS block whose record count disagrees
+                              with the records its payload holds (every record read) */
   int header_damaged;      /* the file header did not check out (magic, major version or size): the blocks were
                               found by their framing and CRCs, the header is the first damaged range */
   int clean_end;           /* END block seen */
@@ -109,13 +112,15 @@ typedef struct {
 
 /* One damaged range: bytes [offset, offset + length) were not a valid block.
  * Blocks seq_first .. seq_next - 1 were lost in it (none when seq_next <=
- * seq_first; seq_next is 0 for a cut tail: how many were lost is unknown). */
+ * seq_first; seq_next is 0 for a cut tail: how many were lost is unknown).
+ * A kept range is one block (seq_first) that was read all the same. */
 #define NS_READER_MAX_DAMAGE 64
 typedef struct {
   uint64_t offset, length;
   uint64_t seq_first, seq_next;
   int tail; /* the range runs to the end of the file */
-  char why[48];
+  int kept; /* the block was read all the same: only its record count was wrong */
+  char why[64];
 } ns_reader_damage;
 
 /* The first NS_READER_MAX_DAMAGE damaged ranges in file order (stats.damaged

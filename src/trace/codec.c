@@ -227,13 +227,12 @@ int ns_events_open(ns_event_decoder* d, const uint8_t* payload, size_t n) {
   d->ring = (uint32_t)ring;
   d->prev_ts = base_ts;
   d->prev_id = base_id;
-  d->remaining = (uint32_t)count;
+  d->count = count;
   return 0;
 }
 
 int ns_events_next(ns_event_decoder* d, ns_record* r) {
-  if (d->remaining == 0) return 0;
-  if (d->p >= d->end) return -1;
+  if (d->p >= d->end) return 0;
   memset(r, 0, sizeof *r);
   uint8_t tag = *d->p++;
   uint64_t v;
@@ -282,9 +281,11 @@ int ns_events_next(ns_event_decoder* d, ns_record* r) {
     if (ns_get_varint(&d->p, d->end, &v)) return -1;
     r->arg = v;
   }
-  d->remaining--;
+  d->decoded++;
   return 1;
 }
+
+int ns_events_miscounted(const ns_event_decoder* d) { return d->decoded != d->count; }
 
 /* ---- STRINGS ---- */
 

@@ -66,19 +66,28 @@ void ns_events_begin(ns_event_encoder* e, ns_buf* b, uint32_t tid, uint32_t ring
 void ns_events_put(ns_event_encoder* e, const ns_record* r);
 void ns_events_end(ns_event_encoder* e, uint64_t seq);
 
-/* EVENTS block decoder over one block payload. */
+/* EVENTS block decoder over one block payload. The records are read up to
+ * the end of the payload, whatever its count says: the payload is under the
+ * CRC and the writer puts exactly `count` records in it, so a count that
+ * disagrees (ns_events_miscounted) is damage to the count, not a reason to
+ * leave records unread or to read past the payload. */
 typedef struct {
   const uint8_t* p;
   const uint8_t* end;
   uint32_t tid, ring;
-  uint32_t remaining;
+  uint64_t count;   /* the record count the block states */
+  uint64_t decoded; /* records decoded so far */
   uint64_t prev_ts, prev_id;
   uint32_t prev_comm;
 } ns_event_decoder;
 
 int ns_events_open(ns_event_decoder* d, const uint8_t* payload, size_t n);
-/* 1 = record decoded, 0 = block done, -1 = malformed. */
+/* 1 = record decoded, 0 = block done (the payload ends after a whole
+ * record), -1 = malformed. */
 int ns_events_next(ns_event_decoder* d, ns_record* r);
+/* Once ns_events_next returned 0: 1 when the block's count is not the
+ * number of records its payload held. */
+int ns_events_miscounted(const ns_event_decoder* d);
 
 /* STRINGS payload helpers. */
 typedef struct {

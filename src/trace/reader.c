@@ -27,6 +27,7 @@
 #include "trace/codec.h"
 #include "trace/props_blocks.h"
 #include "trace/seen_blocks.h"
+#include "trace/seq_runs.h"
 #include "util/idmap.h"
 #include "util/safefile.h"
 
@@ -58,10 +59,15 @@ struct ns_reader {
   uint64_t block_at, block_seq; /* the block the current item came from */
   /* Sequence bookkeeping. The header is not under the CRC, so a damaged seq
    * must not discard good data: a block is dropped only when it repeats a
-   * block read before, anywhere in the file (seq and CRC); a jump forward
-   * that the next block contradicts (it resumes the old sequence) is undone. */
+   * block read before, anywhere in the file (seq and CRC). Every other block
+   * is accounted under a seq, and the seqs none was accounted under are the
+   * missing blocks, whatever the order the blocks came in. A block that
+   * jumps forward is accounted once the next block is read: when that one
+   * resumes the old sequence, the jump was a damaged seq and the block is
+   * accounted under the seq it skipped. */
   ns_seen_blocks seen;
-  uint64_t jump_from, jump_gap; /* the last forward jump: next_seq before it, gaps it added */
+  ns_seq_runs accounted;
+  uint64_t jump_from, jump_seq; /* the pending forward jump: next_seq before it, the block's own seq */
   int jump_pending;
   ns_reader_damage damage[NS_READER_MAX_DAMAGE];
   size_t ndamage;
@@ -204,6 +210,7 @@ void ns_reader_close(ns_reader* r) {
   for (size_t pos = 0; ns_idmap_next(&r->strings, &pos, &id, &str);) free((char*)(uintptr_t)str);
   ns_idmap_free(&r->strings);
   ns_seen_blocks_free(&r->seen);
+  ns_seq_runs_free(&r->accounted);
   free(r->payload);
   if (r->f) fclose(r->f);
   free(r);
@@ -233,6 +240,7 @@ static void note_damage(ns_reader* r, uint64_t at, uint64_t len, uint64_t seq_ne
   d->seq_first = r->have_seq ? r->next_seq : 0;
   d->seq_next = seq_next;
   d->tail = tail;
+  d->kept = 0;
   snprintf(d->why, sizeof d->why, "%s", why);
 }
 
@@ -331,27 +339,41 @@ static void remember(ns_reader* r, const ns_block_header* h) {
   (void)ns_seen_blocks_add(&r->seen, h->seq, h->payload_crc32);
 }
 
-/* Counts missing sequence numbers; see the struct for why a jump is tentative. */
+/* Out of memory: that seq is not accounted, and counts as missing. */
+static void account(ns_reader* r, uint64_t seq) {
+  (void)ns_seq_runs_add(&r->accounted, seq);
+  r->stats.seq_gaps = r->accounted.missing;
+}
+
+/* The pending forward jump, if any, accounted under its own seq (no block
+ * after it said otherwise). */
+static void settle_jump(ns_reader* r) {
+  if (r->jump_pending) account(r, r->jump_seq);
+  r->jump_pending = 0;
+}
+
+/* Accounts the block; see the struct for why a jump forward waits. */
 static void account_seq(ns_reader* r, const ns_block_header* h) {
   if (!r->have_seq) {
     r->have_seq = 1;
     r->next_seq = h->seq + 1;
+    account(r, h->seq);
     return;
   }
   if (r->jump_pending && h->seq == r->jump_from + 1) {
-    /* The block before had a damaged seq: the sequence goes on from there. */
-    r->stats.seq_gaps -= r->jump_gap;
+    /* The block before had a damaged seq: it was jump_from, and the sequence goes on from there. */
+    r->jump_seq = r->jump_from;
     r->next_seq = r->jump_from + 1;
   }
-  r->jump_pending = 0;
+  settle_jump(r);
   if (h->seq > r->next_seq) {
     r->jump_pending = 1;
     r->jump_from = r->next_seq;
-    r->jump_gap = h->seq - r->next_seq;
-    r->stats.seq_gaps += r->jump_gap;
+    r->jump_seq = h->seq;
+  } else {
+    account(r, h->seq); /* lower and not a duplicate: a damaged seq or a block out of order; its data is kept */
   }
   if (h->seq >= r->next_seq) r->next_seq = h->seq + 1;
-  /* lower and not a duplicate: a damaged seq or a block out of order; its data is kept */
 }
 
 /* Reads the next new valid block into r->payload, resynchronising after
@@ -361,12 +383,16 @@ static int read_block(ns_reader* r, ns_block_header* h) {
     uint64_t at = r->offset;
     if (at >= r->stats.file_size) {
       r->done = 1;
+      settle_jump(r);
       return 0;
     }
     const char* why;
     if (!block_at(r, at, h, 1, &why)) {
       uint64_t next;
-      if (!find_block(r, at + 1, h, &next)) return stop_at(r, at, why);
+      if (!find_block(r, at + 1, h, &next)) {
+        settle_jump(r);
+        return stop_at(r, at, why);
+      }
       note_damage(r, at, next - at, h->seq, 0, why);
       r->stats.bytes_skipped += next - at;
       at = r->offset = next;
@@ -388,24 +414,33 @@ static int read_block(ns_reader* r, ns_block_header* h) {
   }
 }
 
-/* A block whose CRC matched but whose payload does not decode (a writer
- * bug, not a torn write): counted as damage and skipped. */
-static void malformed(ns_reader* r, const char* why) {
+/* Records the damage of the block the current item came from, whose CRC
+ * matched (a writer bug or a hand-made block, not a torn write): `kept`,
+ * every record of it was read all the same; else the rest of it is skipped
+ * rather than guessed at. */
+static void note_block_damage(ns_reader* r, int kept, const char* why) {
   uint64_t size = r->offset - r->block_at;
-  r->stats.bytes_ok -= size;
-  r->stats.bytes_skipped += size;
+  if (kept) {
+    r->stats.damaged_kept++;
+  } else {
+    r->stats.bytes_ok -= size;
+    r->stats.bytes_skipped += size;
+  }
   r->stats.damaged++;
   if (r->ndamage < NS_READER_MAX_DAMAGE) {
     ns_reader_damage* d = &r->damage[r->ndamage++];
     d->offset = r->block_at;
     d->length = size;
     d->seq_first = r->block_seq;
-    d->seq_next = r->block_seq + 1;
+    d->seq_next = kept ? r->block_seq : r->block_seq + 1;
     d->tail = 0;
+    d->kept = kept;
     snprintf(d->why, sizeof d->why, "%s", why);
   }
   r->in_events = 0;
 }
+
+static void malformed(ns_reader* r, const char* why) { note_block_damage(r, 0, why); }
 
 int ns_reader_scan(const char* path, ns_trace_scan* out, char* err, size_t errlen) {
   memset(out, 0, sizeof *out);
@@ -421,9 +456,8 @@ int ns_reader_scan(const char* path, ns_trace_scan* out, char* err, size_t errle
     if (ok && h.kind == NS_BLOCK_COUNTERS) ok = read_payload(r, at, &h, &why);
     if (!ok && !find_block(r, at + 1, &h, &at)) break;
     r->offset = at + sizeof h + h.payload_size;
-    if (r->have_seq && h.seq < r->next_seq) continue; /* a duplicate */
-    r->have_seq = 1;
-    r->next_seq = h.seq + 1;
+    if (ns_seq_runs_has(&r->accounted, h.seq)) continue; /* a duplicate, wherever its original is */
+    (void)ns_seq_runs_add(&r->accounted, h.seq);
     if (h.kind == NS_BLOCK_COUNTERS) {
       static const uint8_t no_payload[1];
       const uint8_t* p = r->payload ? r->payload : no_payload;
@@ -453,9 +487,14 @@ int ns_reader_next(ns_reader* r, ns_item* item) {
         return 1;
       }
       r->in_events = 0;
-      /* The CRC matched, so this is a writer bug, not a torn write: the rest
-       * of the block is skipped rather than guessed at. */
-      if (rc < 0) malformed(r, "malformed EVENTS block");
+      if (rc < 0) {
+        malformed(r, "malformed EVENTS block");
+      } else if (ns_events_miscounted(&r->dec)) {
+        char why[sizeof r->damage[0].why];
+        snprintf(why, sizeof why, "EVENTS record count %" PRIu64 " for %" PRIu64 " records", r->dec.count,
+                 r->dec.decoded);
+        note_block_damage(r, 1, why);
+      }
     }
     if (r->done) return 0;
     ns_block_header h;

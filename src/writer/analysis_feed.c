@@ -8,6 +8,7 @@
  * trace agree (up to what the CLI merges across processes). */
 #include "writer/analysis_feed.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -136,8 +137,9 @@ void ns_feed_finish(void) {
   if (!g_a) return;
   ns_analysis_flush(g_a);
   ns_mout_close();
-  ns_summary_out(g_a, ns_trace_out_dirfd(), ns_sess.cfg.dump_dir, ns_sess.hostname, ns_sess.pid,
-                 ns_sess.cfg.file_mode);
+  char stem[NAME_MAX + 1];
+  ns_trace_out_stem("summary", stem, sizeof stem);
+  ns_summary_out(g_a, ns_trace_out_dirfd(), ns_sess.cfg.dump_dir, stem, ns_sess.cfg.file_mode);
   ns_feed_close();
 }
 

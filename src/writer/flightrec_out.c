@@ -79,14 +79,14 @@ void ns_frw_record(const ns_record* r) {
   if (g_fr) ns_fr_record(g_fr, r);
 }
 
-/* DIR/flightrec-<host>-<pid>.json, or one warning (per session). The first
- * dump takes the first free name of flightrec-<host>-<pid>[-<n>].json (a
- * process with the same pid in another PID namespace keeps its own); later
- * ones replace it. 0 or -1. */
+/* DIR/flightrec-<host>-<pid><suffix>.json, or one warning (per session).
+ * The first dump takes that name (the trace's suffix: ns_trace_out_stem), or
+ * when it is taken the first free one after it; later ones replace it. 0 or
+ * -1. */
 static int write_dump(const char* reason, uint64_t now, char* shown, size_t shownlen) {
   int dirfd = ns_trace_out_dirfd();
   char stem[NAME_MAX + 1], name[NAME_MAX + 1], why[PATH_MAX + 200];
-  snprintf(stem, sizeof stem, "flightrec-%.200s-%u", ns_sess.hostname, ns_sess.pid);
+  ns_trace_out_stem("flightrec", stem, sizeof stem);
   snprintf(name, sizeof name, "%s", g_name[0] ? g_name : stem);
   if (!g_name[0]) strncat(name, ".json", sizeof name - strlen(name) - 1);
   snprintf(shown, shownlen, "%s/%s", ns_sess.cfg.dump_dir, name);

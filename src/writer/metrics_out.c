@@ -68,8 +68,8 @@ static void open_jsonl(void) {
   if (dirfd < 0) return;
   unsigned mode = ns_sess.cfg.file_mode ? ns_sess.cfg.file_mode : NS_FILE_MODE_DEFAULT;
   char stem[NAME_MAX + 1];
-  snprintf(stem, sizeof stem, "windows-%.64s-%u", ns_sess.hostname, ns_sess.pid);
-  /* a reload in the same process, or the same pid in another PID namespace: a new file, as for the trace */
+  ns_trace_out_stem("windows", stem, sizeof stem);
+  /* the trace's suffix; another only when that name is taken (never an existing file) */
   int fd = ns_create_unique(dirfd, stem, ".jsonl", ns_mono_ns(), O_WRONLY | O_APPEND, mode, M.jsonl_name,
                             sizeof M.jsonl_name);
   if (fd < 0)
@@ -86,7 +86,9 @@ static void open_prom(void) {
                 errno == ELOOP ? "it is a symbolic link (refused)" : strerror(errno));
     return;
   }
-  snprintf(M.prom_name, sizeof M.prom_name, "ncclscope-%.64s-%u.prom", ns_sess.hostname, ns_sess.pid);
+  char stem[NAME_MAX + 1 - sizeof ".prom" + 1];
+  ns_trace_out_stem("ncclscope", stem, sizeof stem);
+  snprintf(M.prom_name, sizeof M.prom_name, "%s.prom", stem); /* the trace's name: one per process */
 }
 
 void ns_mout_open(void) {

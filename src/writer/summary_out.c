@@ -38,8 +38,9 @@ typedef int (*summary_fn)(ns_analysis* const*, size_t, const ns_summary_options*
 
 /* Temporary file (unpredictable name, O_EXCL|O_NOFOLLOW) in the dump
  * directory, published under the first free name of STEM SUFFIX, STEM-<n>
- * SUFFIX ... (in `name`): a process with the same pid in another PID
- * namespace keeps its own summary. 0 or -1 with the reason in why. */
+ * SUFFIX ... (in `name`): STEM carries the trace's suffix, so the first is
+ * free unless a file was left there; nothing is ever replaced. 0 or -1 with
+ * the reason in why. */
 static int write_file(int dirfd, const char* stem, const char* suffix, char* name, size_t namelen, unsigned mode,
                       summary_fn fn, ns_analysis* a, const ns_summary_options* opt, char* why, size_t whylen) {
   ns_out o;
@@ -57,8 +58,7 @@ static int write_file(int dirfd, const char* stem, const char* suffix, char* nam
   return ns_out_commit_unique(&o, stem, suffix, ns_mono_ns(), name, namelen, why, whylen);
 }
 
-void ns_summary_out(struct ns_analysis* a, int dirfd, const char* dir, const char* host, uint32_t pid,
-                    unsigned mode) {
+void ns_summary_out(struct ns_analysis* a, int dirfd, const char* dir, const char* summary_stem, unsigned mode) {
   ns_summary_recording rec;
   ns_writer_recording(&rec);
   ns_summary_options opt = {.max_links = 10, .recording = &rec};
@@ -76,7 +76,7 @@ void ns_summary_out(struct ns_analysis* a, int dirfd, const char* dir, const cha
   why[0] = 0;
   static const char* const ext[] = {".txt", ".json"};
   static const summary_fn fns[] = {ns_analysis_summary_text, ns_analysis_summary_json};
-  snprintf(stem, sizeof stem, "summary-%.200s-%u", host, pid);
+  snprintf(stem, sizeof stem, "%s", summary_stem);
   for (int i = 0; i < 2; i++) {
     if (write_file(dirfd, stem, ext[i], name, sizeof name, mode, fns[i], a, &opt, why, sizeof why) != 0) {
       ns_log_warn("cannot write the summary in %s (%s); `ncclscope report %s` makes one from the trace", dir, why,

@@ -6,10 +6,10 @@
 #include <stdint.h>
 
 struct ns_analysis;
-/* Logs the text summary line by line (INFO) and writes
- * summary-<host>-<pid>.txt and .json in the dump directory dirfd (named
- * `dir` in messages; none when dirfd < 0). Errors: one warning, never fatal. */
-void ns_summary_out(struct ns_analysis* a, int dirfd, const char* dir, const char* host, uint32_t pid,
-                    unsigned mode);
+/* Logs the text summary line by line (INFO) and writes STEM.txt and
+ * STEM.json (summary-<host>-<pid> and the trace's suffix:
+ * ns_trace_out_stem) in the dump directory dirfd (named `dir` in messages;
+ * none when dirfd < 0). Errors: one warning, never fatal. */
+void ns_summary_out(struct ns_analysis* a, int dirfd, const char* dir, const char* stem, unsigned mode);
 
 #endif

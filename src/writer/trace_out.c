@@ -24,6 +24,7 @@ static struct {
   int fd;
   int dirfd, dirfd_open;   /* the dump directory, opened once */
   char name[NAME_MAX + 1]; /* the trace file's name in it */
+  char tag[24]; /* what the name took after ncclscope-<host>-<pid>: "" or "-<n>", n a uint64 (ns_trace_out_stem) */
   ns_buf pending;          /* bytes the file did not take yet (disk full): written first at the next flush */
   int write_failing;       /* the last write failed (one warning per episode) */
   int oom_warned;
@@ -43,7 +44,8 @@ int ns_trace_out_open(char* why, size_t whylen) {
     return -1;
   }
   char name[NAME_MAX + 1], stem[NAME_MAX + 1];
-  snprintf(stem, sizeof stem, "ncclscope-%.64s-%u", ns_sess.hostname, ns_sess.pid);
+  memset(&T, 0, sizeof T); /* no tag: the plain stem */
+  ns_trace_out_stem("ncclscope", stem, sizeof stem);
   /* O_EXCL|O_NOFOLLOW: never an existing file, never through a link. A
    * reload of the plugin in the same process, or a process with the same
    * pid in another PID namespace: a new file, never an overwrite. */
@@ -55,15 +57,22 @@ int ns_trace_out_open(char* why, size_t whylen) {
     close(dirfd);
     return -1;
   }
-  memset(&T, 0, sizeof T);
   T.fd = fd;
   T.dirfd = dirfd;
   T.dirfd_open = 1;
   snprintf(T.name, sizeof T.name, "%s", name);
+  /* name = stem + tag + suffix (ns_create_unique): the tag every other file of the process takes */
+  size_t stem_len = strlen(stem), tag_len = strlen(name) - stem_len - strlen(NS_TRACE_FILE_SUFFIX);
+  snprintf(T.tag, sizeof T.tag, "%.*s", (int)tag_len, name + stem_len);
   return 0;
 }
 
 int ns_trace_out_dirfd(void) { return T.dirfd_open ? T.dirfd : -1; }
+
+int ns_trace_out_stem(const char* kind, char* out, size_t outlen) {
+  int n = snprintf(out, outlen, "%s-%.64s-%u%s", kind, ns_sess.hostname, ns_sess.pid, T.tag);
+  return n < 0 || (size_t)n >= outlen ? -1 : 0;
+}
 
 void ns_trace_out_unlink(void) {
   if (T.dirfd_open && T.name[0]) unlinkat(T.dirfd, T.name, 0);

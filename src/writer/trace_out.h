@@ -16,6 +16,13 @@
 int ns_trace_out_open(char* why, size_t whylen);
 /* The dump directory opened by ns_trace_out_open, -1 when none. */
 int ns_trace_out_dirfd(void);
+/* The stem of a file this process writes: KIND-<host>-<pid>, then the
+ * suffix its trace's name took ("-<n>" when the plain name was taken: a
+ * process with the same pid in another PID namespace, or an earlier session
+ * of this one), so the trace, windows, summary, flight record and
+ * Prometheus files of one process share one name (no suffix when no trace
+ * was created). 0, or -1 when it does not fit in outlen. */
+int ns_trace_out_stem(const char* kind, char* out, size_t outlen);
 /* Removes the trace file (tracing could not start). */
 void ns_trace_out_unlink(void);
 /* The file header and the PROCESS block, into ns_ws.out. */

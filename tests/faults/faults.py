@@ -731,6 +731,15 @@ def t_pid_collision():
     eq(count("summary-", ".txt"), 4, "text summaries of the 4 processes, none overwritten: %s" % names)
     eq(count("summary-", ".json"), 4, "JSON summaries of the 4 processes")
     eq(count("flightrec-", ".json"), 4, "flight records of the 4 processes, none overwritten")
+
+    # one suffix per process: what follows <kind>- (<host>-<pid>[-<n>]) is the same set for every kind of file
+    def stems(prefix, suffix):
+        return sorted(n[len(prefix):-len(suffix)] for n in regular if n.startswith(prefix) and n.endswith(suffix))
+
+    traces = stems("ncclscope-", ".nstrace")
+    for prefix, suffix in (("windows-", ".jsonl"), ("summary-", ".txt"), ("summary-", ".json"), ("flightrec-", ".json")):
+        eq(stems(prefix, suffix), traces, "%s*%s named as the traces are (one suffix per process)" % (prefix, suffix))
+
     for n in regular:
         if n.startswith(("summary-", "flightrec-")) and n.endswith(".json"):
             try:

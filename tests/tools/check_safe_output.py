@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Planted files and odd outputs: `ncclscope export -o` and `ncclscope report`
 never follow a planted link, never hang on a planted FIFO, never replace what
-is not a regular file, and create files with explicit modes.
+is not a regular file, never read one trace twice through a second name of
+it, and create files with explicit modes.
 
 Usage: check_safe_output.py NCCLSCOPE DUMP_DIR WORK_DIR (DUMP_DIR holds traces).
 Every case prints what it saw; any failure makes the exit status 1.
@@ -179,6 +180,44 @@ def t_report_planted():
     check(not os.path.exists(os.path.join(cwd, "-")), "no file named '-'", os.listdir(cwd), "no '-'")
 
 
+def t_dir_links():
+    """A symbolic link to a trace of the same directory and a hard link to another: each named and skipped,
+    the report goes on (not two runs), the export equals the directory's without them; a link to a trace
+    elsewhere is read."""
+    d = fresh("dir_links")
+    dump = os.path.join(d, "dump")
+    os.makedirs(dump)
+    names = sorted(n for n in os.listdir(DUMP) if n.endswith(".nstrace"))
+    check(len(names) >= 2, "the dump has two traces", names, ">= 2")
+    for n in names:
+        with open(os.path.join(DUMP, n), "rb") as a, open(os.path.join(dump, n), "wb") as b:
+            b.write(a.read())
+    ref = os.path.join(d, "ref.jsonl")
+    p = run(["export", dump, "-o", ref])
+    check(p is not None and p.returncode == 0, "export of the plain copy", p and p.returncode, 0)
+    os.symlink(names[0], os.path.join(dump, "zz-link.nstrace"))
+    os.link(os.path.join(dump, names[1]), os.path.join(dump, "zz-hard.nstrace"))  # the first name is kept
+    p = run(["report", dump, "-q"])
+    check(p is not None and p.returncode == 0 and "two runs" not in p.stderr, "report: exit 0, not two runs",
+          p and (p.returncode, p.stderr[-300:]), 0)
+    link_said = "%s/zz-link.nstrace is a symbolic link to %s/%s, which the directory holds: skipped" % (dump, dump,
+                                                                                                    names[0])
+    hard_said = "%s/zz-hard.nstrace is another name (a hard link) of %s/%s" % (dump, dump, names[1])
+    for cmd in ("report", "export"):
+        p = run([cmd, dump, "-q"] if cmd == "report" else [cmd, dump, "-o", os.path.join(d, "links.jsonl")])
+        check(p is not None and p.stderr.count(link_said) == 1 and p.stderr.count(hard_said) == 1,
+              "%s names each second name once" % cmd, p and p.stderr[-400:], link_said)
+    with open(ref) as a, open(os.path.join(d, "links.jsonl")) as b:
+        check(a.read() == b.read(), "the export with the links equals the one without", None, "equal")
+    # a link to a trace in another directory is the only name of that trace here: read
+    other = os.path.join(d, "other")
+    os.makedirs(other)
+    os.symlink(os.path.join(dump, names[0]), os.path.join(other, names[0]))
+    p = run(["export", other, "-o", os.path.join(d, "other.jsonl")])
+    check(p is not None and p.returncode == 0 and "skipped" not in p.stderr, "a link to a trace elsewhere is read",
+          p and p.stderr[-300:], "no skip")
+
+
 def t_modes():
     """Modes are explicit: umask 000 still gives 0640; NCCLSCOPE_FILE_MODE chooses; a replaced file keeps its own."""
     d = fresh("modes")
@@ -203,7 +242,7 @@ def t_modes():
 
 
 CASES = [t_tmp_symlink, t_tmp_fifo, t_out_symlink, t_out_fifo_reader, t_out_fifo_no_reader, t_out_device,
-         t_report_planted, t_modes]
+         t_report_planted, t_dir_links, t_modes]
 
 if __name__ == "__main__":
     for c in CASES:

@@ -291,6 +291,33 @@ static void test_far_duplicate(void) {
   EXPECT_U64("far duplicate inserted: no gap", st.seq_gaps, 0);
   EXPECT_U64("far duplicate inserted: clean end", st.clean_end, 1);
 
+  /* block AT copied before its original, after block COPIED: the copy is read there, the original
+   * dropped, and no block is missing */
+  memcpy(copy, f.buf.data, off[COPIED + 1]);
+  memcpy(copy + off[COPIED + 1], f.buf.data + off[AT], dup);
+  memcpy(copy + off[COPIED + 1] + dup, f.buf.data + off[COPIED + 1], len - off[COPIED + 1]);
+  out = fopen(path, "wb");
+  fwrite(copy, 1, len + dup, out);
+  fclose(out);
+  st = read_all(path, &t, &opened);
+  EXPECT_U64("copy before its original: records", t.records, 2 * NEV);
+  EXPECT_U64("copy before its original: dropped", st.blocks_duplicate, 1);
+  EXPECT_U64("copy before its original: no gap", st.seq_gaps, 0);
+
+  /* a block whose seq was damaged into a far later one: the next block resumes the sequence, so it
+   * stood for the seq it skipped; nothing missing */
+  memcpy(copy, f.buf.data, len);
+  ns_block_header far;
+  memcpy(&far, copy + off[AT], sizeof far);
+  far.seq += 1000000;
+  memcpy(copy + off[AT], &far, sizeof far);
+  out = fopen(path, "wb");
+  fwrite(copy, 1, len, out);
+  fclose(out);
+  st = read_all(path, &t, &opened);
+  EXPECT_U64("seq damaged forward: records", t.records, 2 * NEV);
+  EXPECT_U64("seq damaged forward: no gap", st.seq_gaps, 0);
+
   /* written over block AT (same size: every EVENTS block here is): that block is lost, the copy dropped */
   EXPECT_U64("blocks of one size", size[AT], dup);
   memcpy(copy, f.buf.data, len);

@@ -228,9 +228,11 @@
   function lossFigures() {
     const L = S.loss && typeof S.loss === "object" ? S.loss : null;
     if (L) {
-      const lost = (num(L.eventsDropped) || 0) + (num(L.eventsLostToWriteErrors) || 0);
+      const lost = (num(L.eventsDropped) || 0) + (num(L.eventsLostToWriteErrors) || 0) +
+        (num(L.eventsLostInDamagedBlocks) || 0);
       return { from: "loss", seen: num(L.eventsSeen), inTrace: num(L.eventsInTrace), lost: lost,
-        dropped: num(L.eventsDropped), writeLost: num(L.eventsLostToWriteErrors), bytesLost: num(L.bytesLostToWriteErrors),
+        dropped: num(L.eventsDropped), writeLost: num(L.eventsLostToWriteErrors),
+        damagedLost: num(L.eventsLostInDamagedBlocks), bytesLost: num(L.bytesLostToWriteErrors),
         damaged: num(L.blocksDamaged), missing: num(L.blocksMissing), noEnd: num(L.processesWithoutEnd),
         steps: num(L.stepsNotAnalysed), complete: L.complete === true ? true : L.complete === false ? false : null };
     }
@@ -294,7 +296,8 @@
     const parts = [];
     if (L.from === "loss") {
       parts.push("events seen " + (L.seen === null ? "?" : int(L.seen)), "in the trace " + (L.inTrace === null ? "?" : int(L.inTrace)),
-        "lost " + int(L.lost) + (L.writeLost !== null ? " (dropped " + int(L.dropped || 0) + ", to write errors " + int(L.writeLost) + ")" : ""),
+        "lost " + int(L.lost) + (L.writeLost !== null ? " (dropped " + int(L.dropped || 0) + ", to write errors " + int(L.writeLost) +
+          (L.damagedLost ? ", in damaged blocks " + int(L.damagedLost) : "") + ")" : ""),
         "bytes lost to write errors " + (L.bytesLost === null ? "?" : int(L.bytesLost)),
         "blocks damaged " + (L.damaged === null ? "?" : int(L.damaged)) + ", missing " + (L.missing === null ? "?" : int(L.missing)),
         "processes without an end marker " + (L.noEnd === null ? "?" : int(L.noEnd)),
