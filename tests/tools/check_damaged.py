@@ -250,7 +250,7 @@ def main():
         named += said
     check(named == 24 * 8, "flips named as header damage", named, 24 * 8)
 
-    # 3. a file that yields nothing (a valid header, then garbage): exit 3, the other file exported
+    # 3. a file that yields nothing (a valid header, then garbage): exit 4, the other file exported
     d, files = fresh_dump("empty")
     data = open(files[0], "rb").read()
     open(files[0], "wb").write(data[:32] + b"\xAB" * 4000)
