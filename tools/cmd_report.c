@@ -31,6 +31,7 @@
 #include "report_detail.h"
 #include "report_events.h"
 #include "report_html.h"
+#include "report_loss.h"
 #include "report_ranks.h"
 #include "report_ranks_out.h"
 #include "text_fold.h"
@@ -40,9 +41,6 @@
 
 #define NS_REPORT_LOSSES 0x100u /* sections bit (beside NS_SUMMARY_*): the recording losses table */
 #define NS_REPORT_EVENTS 0x200u /* sections bit: the events per type, as assembled */
-
-/* One trace file's process counters (its COUNTERS block), for the losses table. */
-typedef struct file_losses file_losses;
 
 /* One communicator rank a trace holds, to tell traces of different runs apart. */
 typedef struct {
@@ -54,7 +52,7 @@ typedef struct {
 typedef struct {
   ns_xr* xr;
   int file;         /* the cross-rank index of the file being analysed, -1 before its PROCESS block */
-  file_losses* fl;  /* its losses entry */
+  ns_file_losses* fl;  /* its losses entry */
   uint32_t list_index; /* the file's index in the directory's list */
   comm_rank* cr;    /* every (communicator, rank) of more than one rank seen, for mixed_runs */
   size_t ncr, capcr;
@@ -65,43 +63,15 @@ typedef struct {
   ns_report_detail detail;
 } report_ctx;
 
-struct file_losses {
-  char host[256];
-  uint32_t pid;
-  int has; /* 0: no COUNTERS block (the process did not finish cleanly) */
-  ns_props_info counters;
-  uint64_t events_in_trace; /* START records read */
-  uint64_t starts_dropped;  /* events whose START a full ring dropped (its COMM_FINI blocks) */
-  uint64_t blocks_damaged;  /* damaged ranges that cost data (each one block or more) */
-  uint64_t blocks_missing;  /* block sequence numbers absent between valid blocks */
-  uint64_t bytes_cut;       /* a torn tail */
-  int clean_end;
-};
-
-/* How much of the recording the traces hold (summary.json "loss", summary.txt's first lines). Events:
- * seen = in the trace + dropped (a full ring) + lost to write errors + lost in damaged blocks. The
- * events recorded by the plugin and absent from its file (the COUNTERS block's events minus the START
- * records read) are lost to write errors when its writer counted any (a write that failed may also
- * leave a torn block behind), else lost in damaged blocks when the reader found damage that cost
- * data (damaged ranges, missing blocks, a cut tail), else lost to write errors as the only cause the
- * plugin knows. A process without a COUNTERS block adds what its trace holds: its seen is a lower
- * bound, and the run is not complete. */
-typedef struct {
-  uint64_t seen, in_trace, dropped, lost_write, lost_damaged;
-  uint64_t steps_unanalysed, bytes_lost, write_errors, blocks_damaged, blocks_missing, bytes_cut;
-  uint64_t processes, without_end, without_counters;
-  int complete;
-} report_loss;
-
 /* Everything a summary writer needs. */
 typedef struct {
   ns_summary* sum;
   const ns_xr* xr;
-  const file_losses* losses;
+  const ns_file_losses* losses;
   size_t nlosses;
   const ns_asm_stats* events;
   const char* dir;
-  report_loss loss;
+  ns_report_loss loss;
   const ns_report_detail* detail;
 } report_data;
 
@@ -242,123 +212,14 @@ static void read_flightrecs(const char* dir, ns_xr* xr) {
   ns_trace_list_free(&fr);
 }
 
-/* The recording losses table: per process, what the plugin itself counted
- * as recorded and lost (its COUNTERS block). */
-static void losses_text(const file_losses* fl, size_t n, FILE* out) {
-  fprintf(out, "\n# recording losses per process (the plugin's own counters, written at its last finalize)\n");
-  fprintf(out, "# %-30s %12s %10s %10s %10s %11s %11s %12s\n", "process", "events", "dropped", "ring", "handles",
-          "bad handles", "parent lost", "write errors");
-  size_t missing = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!fl[i].has) {
-      missing++;
-      continue;
-    }
-    const uint64_t* u = fl[i].counters.u;
-    char who[300];
-    snprintf(who, sizeof who, "%.200s:%u", fl[i].host, fl[i].pid);
-    fprintf(out, "  %-30s %12llu %10llu %10llu %10llu %11llu %11llu %12llu\n", who,
-            (unsigned long long)u[NS_P_EVENTS], (unsigned long long)u[NS_P_DROPPED],
-            (unsigned long long)u[NS_P_DROPPED_RING], (unsigned long long)u[NS_P_DROPPED_HANDLES],
-            (unsigned long long)u[NS_P_BAD_HANDLES], (unsigned long long)u[NS_P_PARENT_LOST],
-            (unsigned long long)u[NS_P_WRITE_ERRORS]);
-  }
-  if (missing)
-    fprintf(out, "  (%zu process(es) without counters: they did not finalize cleanly)\n", missing);
-}
-
-static report_loss loss_of(const file_losses* fl, size_t n) {
-  report_loss l;
-  memset(&l, 0, sizeof l);
-  for (size_t i = 0; i < n; i++) {
-    const file_losses* f = &fl[i];
-    l.processes++;
-    l.in_trace += f->events_in_trace;
-    l.dropped += f->starts_dropped;
-    l.blocks_damaged += f->blocks_damaged;
-    l.blocks_missing += f->blocks_missing;
-    l.bytes_cut += f->bytes_cut;
-    l.without_end += !f->clean_end;
-    if (!f->has) {
-      l.without_counters++;
-      continue;
-    }
-    const uint64_t* u = f->counters.u;
-    uint64_t recorded = u[NS_P_EVENTS];
-    uint64_t absent = recorded > f->events_in_trace ? recorded - f->events_in_trace : 0;
-    int write_failed = u[NS_P_WRITE_ERRORS] || u[NS_P_BYTES_LOST];
-    if (!write_failed && (f->blocks_damaged || f->blocks_missing || f->bytes_cut))
-      l.lost_damaged += absent;
-    else
-      l.lost_write += absent;
-    l.steps_unanalysed += u[NS_P_STEPS_UNANALYSED];
-    l.bytes_lost += u[NS_P_BYTES_LOST];
-    l.write_errors += u[NS_P_WRITE_ERRORS];
-  }
-  l.seen = l.in_trace + l.dropped + l.lost_write + l.lost_damaged;
-  l.complete = !l.dropped && !l.lost_write && !l.lost_damaged && !l.bytes_lost && !l.blocks_damaged &&
-               !l.blocks_missing && !l.bytes_cut && !l.without_end && !l.without_counters;
-  return l;
-}
-
-/* summary.txt's first lines: how much of what the plugin saw the traces hold. */
-static void loss_text(const report_loss* l, FILE* out) {
-  double pct = l->seen ? 100.0 * (double)l->in_trace / (double)l->seen : 100.0;
-  if (l->complete) {
-    fprintf(out, "# recording: complete: the traces hold all %llu events the plugin saw (%llu process(es))\n",
-            (unsigned long long)l->seen, (unsigned long long)l->processes);
-  } else {
-    fprintf(out, "# recording: INCOMPLETE: the traces hold %.1f %% of the events seen%s\n", pct,
-            l->without_counters ? " (at least: some processes left no counters)" : "");
-  }
-  fprintf(out, "#   events seen %llu = in the trace %llu + dropped (ring full) %llu + lost to write errors %llu",
-          (unsigned long long)l->seen, (unsigned long long)l->in_trace, (unsigned long long)l->dropped,
-          (unsigned long long)l->lost_write);
-  if (l->lost_damaged) fprintf(out, " + lost in damaged blocks %llu", (unsigned long long)l->lost_damaged);
-  fputc('\n', out);
-  if (l->complete && !l->steps_unanalysed) {
-    fputc('\n', out);
-    return;
-  }
-  fprintf(out, "#   bytes lost to write errors %llu (%llu write error(s)); blocks damaged %llu, missing %llu; "
-               "torn tail %llu bytes\n",
-          (unsigned long long)l->bytes_lost, (unsigned long long)l->write_errors,
-          (unsigned long long)l->blocks_damaged, (unsigned long long)l->blocks_missing,
-          (unsigned long long)l->bytes_cut);
-  fprintf(out, "#   processes without an end marker %llu of %llu (without counters %llu); ProxySteps not in the\n"
-               "#   plugin's own live analysis %llu (this report analyses every step in the trace)\n\n",
-          (unsigned long long)l->without_end, (unsigned long long)l->processes,
-          (unsigned long long)l->without_counters, (unsigned long long)l->steps_unanalysed);
-}
-
-static void loss_json(const report_loss* l, ns_json* j) {
-  nsj_obj_begin(j);
-  nsj_ku64(j, "eventsSeen", l->seen);
-  nsj_ku64(j, "eventsInTrace", l->in_trace);
-  nsj_ku64(j, "eventsDropped", l->dropped);
-  nsj_ku64(j, "eventsLostToWriteErrors", l->lost_write);
-  nsj_ku64(j, "eventsLostInDamagedBlocks", l->lost_damaged);
-  nsj_ku64(j, "stepsNotAnalysed", l->steps_unanalysed);
-  nsj_ku64(j, "bytesLostToWriteErrors", l->bytes_lost);
-  nsj_ku64(j, "writeErrors", l->write_errors);
-  nsj_ku64(j, "blocksDamaged", l->blocks_damaged);
-  nsj_ku64(j, "blocksMissing", l->blocks_missing);
-  nsj_ku64(j, "bytesCut", l->bytes_cut);
-  nsj_ku64(j, "processes", l->processes);
-  nsj_ku64(j, "processesWithoutEnd", l->without_end);
-  nsj_ku64(j, "processesWithoutCounters", l->without_counters);
-  nsj_kbool(j, "complete", l->complete);
-  nsj_obj_end(j);
-}
-
 /* Everything of the report into out (text). */
 static int write_text_wide(const report_data* d, const ns_summary_options* opt, FILE* out) {
-  loss_text(&d->loss, out);
+  ns_report_loss_text(&d->loss, out);
   if (d->xr) ns_xr_verdict_text(d->xr, out);
   ns_detail_text(d->detail, out);
   int rc = ns_summary_text(d->sum, opt, out);
   if (d->xr) ns_xr_text(d->xr, opt->wide, out);
-  losses_text(d->losses, d->nlosses, out);
+  ns_report_losses_text(d->losses, d->nlosses, out);
   ns_events_text(d->events, out);
   return rc || ferror(out) ? -1 : 0;
 }
@@ -418,7 +279,7 @@ static int write_json(const report_data* d, const ns_summary_options* opt, FILE*
   nsj_flush(&j);
   fputs(",\"loss\":", out);
   nsj_init(&j, out);
-  loss_json(&d->loss, &j);
+  ns_report_loss_json(&d->loss, &j);
   nsj_flush(&j);
   fputs(",\"detail\":", out);
   nsj_init(&j, out);
@@ -496,7 +357,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   memset(&events, 0, sizeof events);
   ns_summary_options opt = {.max_links = o->max_links, .wide = o->wide};
   ns_summary* sum = ns_summary_new(&opt);
-  file_losses* fl = calloc(list.n ? list.n : 1, sizeof *fl);
+  ns_file_losses* fl = calloc(list.n ? list.n : 1, sizeof *fl);
   size_t nan = 0, nfl = 0;
   if (!sum || !fl) {
     fprintf(stderr, "ncclscope report: out of memory\n");
@@ -561,8 +422,14 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   read_flightrecs(dir, ctx.xr);
   if (ctx.xr) ns_xr_finish(ctx.xr);
 
-  report_data data = {.sum = sum, .xr = ctx.xr, .losses = fl, .nlosses = nfl, .events = &events,
-                      .dir = dir, .loss = loss_of(fl, nfl), .detail = &ctx.detail};
+  report_data data = {.sum = sum,
+                      .xr = ctx.xr,
+                      .losses = fl,
+                      .nlosses = nfl,
+                      .events = &events,
+                      .dir = dir,
+                      .loss = ns_report_loss_of(fl, nfl),
+                      .detail = &ctx.detail};
   rc = NS_EXIT_OK;
   int dirfd = -1;
   if (!o->text_path || !o->json_path || !o->html_path) dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -582,7 +449,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
       popt.sections = o->sections;
       ns_summary_text(sum, &popt, out);
       if ((o->sections & NS_SUMMARY_CROSS_RANK) && ctx.xr) ns_xr_text(ctx.xr, o->wide, out);
-      if (o->sections & NS_REPORT_LOSSES) losses_text(fl, nfl, out);
+      if (o->sections & NS_REPORT_LOSSES) ns_report_losses_text(fl, nfl, out);
       if (o->sections & NS_REPORT_EVENTS) ns_events_text(&events, out);
     }
     fflush(out);
