@@ -4,8 +4,8 @@
  * Sources: NCCL's tree at v2.23.4 .. v2.30.7 (src/plugin/profiler*.cc,
  * enqueue.cc, group.cc, proxy.cc, transport/net.cc, transport/profiler.cc,
  * device/common.h, net_ib, net_socket) and the 2.31/2.32 tree
- * (src/plugin/profiler.cc with its profiler thread, src/plugin/profiler/
- * profiler_v7.cc, src/include/plugin/profiler/profiler_v7.h, the symmetric
+ * (NCCL's src/plugin/profiler.cc with its profiler thread, its v7 loader
+ * and v7 header, the symmetric
  * kernels' ncclSymkProfilerPhase), summarised in docs/simulator.md ("NCCL
  * personalities"). Quirks seen through 2.30 that the 2.31/2.32 source keeps
  * run to 32. Runs on the main thread, before the run.
@@ -75,8 +75,8 @@ static const struct {
     {Q_SYM_COLL_EVENTS, "sym-coll-events", 31, 32,
      "symmetric collectives emit Coll (isSymColl, kernelVariant) and KernelCh"},
     /* the kernels write phase timestamps and a system fence under profilerEnabled, which KernelCh alone sets
-     * (no separate KernelPhase gate in the 2.31/2.32 device code; NVIDIA/nccl issue 2355: 1 MiB AllReduce
-     * 0.44 % -> 10.49 % with Group|Coll|P2p|KernelCh; PR 2357 adds the gate) */
+     * (no separate KernelPhase gate in the 2.31/2.32 device code; upstream's 2.31.2 regression report: 1 MiB AllReduce
+     * 0.44 % -> 10.49 % with Group|Coll|P2p|KernelCh; a proposed fix adds the gate) */
     {Q_KCH_PHASE_COST, "kch-phase-cost", 31, 32,
      "KernelCh alone makes the kernels write phase timestamps behind a system fence (NCCL's cost only)"},
 };

@@ -200,12 +200,14 @@
 #define NS_FIELDS13_CE_BATCH(X)
 
 /* Every field of every type, in type order. */
-#define NS_SCHEMA_FIELDS(X)                                                                                            \
-  NS_FIELDS_GROUP(X)                                                                                                   \
-  NS_FIELDS_COLL(X) NS_FIELDS_P2P(X) NS_FIELDS_PROXY_OP(X) NS_FIELDS_PROXY_STEP(X) NS_FIELDS_PROXY_CTRL(X)             \
-      NS_FIELDS_KERNEL_CH(X) NS_FIELDS_NET_PLUGIN(X) NS_FIELDS_GROUP_API(X) NS_FIELDS_COLL_API(X) NS_FIELDS_P2P_API(X) \
-          NS_FIELDS_KERNEL_LAUNCH(X) NS_FIELDS_CE_COLL(X) NS_FIELDS_CE_SYNC(X) NS_FIELDS_CE_BATCH(X)                   \
-              NS_FIELDS_KERNEL_PHASE(X)
+/* (clang-format reflows this list differently on every pass) */
+/* clang-format off */
+#define NS_SCHEMA_FIELDS(X)                                                                   \
+  NS_FIELDS_GROUP(X) NS_FIELDS_COLL(X) NS_FIELDS_P2P(X) NS_FIELDS_PROXY_OP(X)                 \
+  NS_FIELDS_PROXY_STEP(X) NS_FIELDS_PROXY_CTRL(X) NS_FIELDS_KERNEL_CH(X) NS_FIELDS_NET_PLUGIN(X) \
+  NS_FIELDS_GROUP_API(X) NS_FIELDS_COLL_API(X) NS_FIELDS_P2P_API(X) NS_FIELDS_KERNEL_LAUNCH(X) \
+  NS_FIELDS_CE_COLL(X) NS_FIELDS_CE_SYNC(X) NS_FIELDS_CE_BATCH(X) NS_FIELDS_KERNEL_PHASE(X)
+/* clang-format on */
 
 /* X(ID, value, "name"): NCCL's ncclProfilerEventState_t values (v1..v7 share
  * them), named as in state records (the ncclProfiler prefix dropped). */
