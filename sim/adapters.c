@@ -14,6 +14,7 @@
  * A withheld start leaves the handle NULL. Runs on any calling thread.
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -44,9 +45,9 @@ int simTypeIndex(uint64_t typeBit) {
 }
 
 const char* simTypeName(int t) {
-  static const char* names[SIM_NTYPES] = {"Group",  "Coll",       "P2p",    "ProxyOp",  "ProxyStep",
-                                          "ProxyCtrl", "KernelCh", "NetPlugin", "GroupApi", "CollApi",
-                                          "P2pApi", "KernelLaunch", "CeColl", "CeSync",   "CeBatch"};
+  static const char* names[SIM_NTYPES] = {
+      "Group",    "Coll",    "P2p",    "ProxyOp",      "ProxyStep", "ProxyCtrl", "KernelCh", "NetPlugin",
+      "GroupApi", "CollApi", "P2pApi", "KernelLaunch", "CeColl",    "CeSync",    "CeBatch",  "KernelPhase"};
   return t >= 0 && t < SIM_NTYPES ? names[t] : "?";
 }
 
@@ -64,6 +65,13 @@ static ncclResult_t initByVersion(const simPlugin* p, void** ctx, uint64_t commI
                                   int nNodes, int nranks, int rank) {
   ncclResult_t r;
   switch (p->version) {
+  case 7:
+    r = ((const ncclProfiler_v7_t*)p->api)->init(ctx, commId, mask, commName, nNodes, nranks, rank, simLog);
+    /* src/plugin/profiler.cc (2.31+), ncclProfilerEnforceMaskDeps: after init, KernelPhase in the mask
+     * turns KernelCh on (phases fire only under a KernelCh) */
+    if (__atomic_load_n(mask, __ATOMIC_RELAXED) & ncclProfileKernelPhase)
+      __atomic_or_fetch(mask, ncclProfileKernelCh, __ATOMIC_RELAXED);
+    return r;
   case 6:
     return ((const ncclProfiler_v6_t*)p->api)->init(ctx, commId, mask, commName, nNodes, nranks, rank, simLog);
   case 5:
@@ -187,12 +195,48 @@ static void ctxLookup(void* ctx, simFillIn* in) {
 /* Is NCCL serving this plugin through a shim (an older version than it speaks)? */
 static bool shimmed(const simPlugin* p) { return p->version < simNcclCur.nativeAbi; }
 
+_Thread_local simV7Extra simV7Next;
+
+/* A v7 descriptor: every v6 member is a prefix of its v7 member (v7 appends
+ * the user tag, Coll's variant and symmetric flag, and the KernelPhase member). */
+static void fillV7(const ncclProfilerEventDescr_v6_t* d, const simV7Extra* x, ncclProfilerEventDescr_v7_t* e) {
+  memset(e, 0, sizeof *e);
+  e->type = d->type, e->parentObj = d->parentObj, e->rank = d->rank;
+  switch (d->type) {
+  case ncclProfileCollApi: memcpy(&e->collApi, &d->collApi, sizeof d->collApi), e->collApi.userTag = x->userTag; break;
+  case ncclProfileP2pApi: memcpy(&e->p2pApi, &d->p2pApi, sizeof d->p2pApi), e->p2pApi.userTag = x->userTag; break;
+  case ncclProfileColl:
+    memcpy(&e->coll, &d->coll, sizeof d->coll);
+    e->coll.kernelVariant = x->kernelVariant, e->coll.isSymColl = x->isSymColl, e->coll.userTag = x->userTag;
+    break;
+  case ncclProfileP2p: memcpy(&e->p2p, &d->p2p, sizeof d->p2p), e->p2p.userTag = x->userTag; break;
+  case ncclProfileCeColl: memcpy(&e->ceColl, &d->ceColl, sizeof d->ceColl), e->ceColl.userTag = x->userTag; break;
+  case ncclProfileKernelPhase:
+    e->kernelPhase.channelId = x->phaseChannel, e->kernelPhase.phaseId = x->phaseId;
+    e->kernelPhase.phaseName = x->phaseName, e->kernelPhase.pTimer = x->phasePTimer;
+    break;
+  default:
+    _Static_assert(sizeof e->groupApi == sizeof d->groupApi, "v7 keeps v6's members");
+    memcpy(&e->groupApi, &d->groupApi, sizeof *d - offsetof(ncclProfilerEventDescr_v6_t, groupApi));
+    break;
+  }
+}
+
 bool simAdaptStart(const simPlugin* p, void* ctx, void** h, ncclProfilerEventDescr_v6_t* d) {
   *h = NULL;
+  simV7Extra x = simV7Next;
+  memset(&simV7Next, 0, sizeof simV7Next);
+  if (p->version < 7 && d->type == ncclProfileKernelPhase) return false; /* no shim passes it on */
   simFillIn in = {.d = d};
   /* 2.27+ shims pass no name and hash; a release speaking v1..v3 natively does */
   if (p->version <= 3 && !shimmed(p)) ctxLookup(ctx, &in);
   switch (p->version) {
+  case 7: {
+    ncclProfilerEventDescr_v7_t e;
+    fillV7(d, &x, &e);
+    ((const ncclProfiler_v7_t*)p->api)->startEvent(ctx, h, &e);
+    return true;
+  }
   case 6:
     ((const ncclProfiler_v6_t*)p->api)->startEvent(ctx, h, d);
     return true;
@@ -279,6 +323,13 @@ static bool recordOld(const simPlugin* p, void* h, int s, ncclProfilerEventState
 }
 
 bool simAdaptRecord(const simPlugin* p, void* h, int s, ncclProfilerEventStateArgs_v6_t* a, int opSteps) {
+  if (p->version == 7) {
+    /* v6 and v7 args are one layout; KernelPhaseStop carries its time in kernelCh.pTimer */
+    ((const ncclProfiler_v7_t*)p->api)
+        ->recordEventState(h, (ncclProfilerEventState_t)s, (ncclProfilerEventStateArgs_v7_t*)(void*)a);
+    return true;
+  }
+  if (s == ncclProfilerKernelPhaseStop) return false;
   if (p->version == 6) {
     ((const ncclProfiler_v6_t*)p->api)->recordEventState(h, (ncclProfilerEventState_t)s, a);
     return true;

@@ -138,7 +138,13 @@ void simDevicePlan(simProxy* px, simWork* w) {
   w->pendingChannels = w->nk;
 }
 
-static uint64_t lagNs(simComm* c) { return simPollLagNs(&c->rng); }
+/* 2.31+ (src/plugin/profiler.cc, ncclProfilerThreadFunc): a thread of NCCL's own polls the rings, sleeping
+ * 1 us after a pass that completed something and up to 10 us otherwise: the lag no longer depends on the
+ * proxy thread's progress. */
+static uint64_t lagNs(simComm* c) {
+  if (simQuirk(Q_PROFILER_THREAD)) return 1000 + (uint64_t)(simRngUniform(&c->rng) * 9000.0);
+  return simPollLagNs(&c->rng);
+}
 
 static void updateQuiet(struct simDevice* d) {
   /* release: pairs with the application's acquire in simDeviceQuiet */
@@ -371,6 +377,59 @@ static void kchTruth(const kchOp* op) {
             (unsigned long long)op->cbStop, w->replay ? "true" : "false");
 }
 
+static const char* const phaseNames[3] = {"initial_sync", "compute", "final_sync"};
+
+/* The GPU boundaries of op's phases: its start, when every rank had reached the op (the barrier), when this
+ * rank's own data and compute were done, its end. */
+static void phaseBounds(const kchOp* op, uint64_t b[4]) {
+  const simWork* w = op->w;
+  uint64_t s = op->tGpuStart, e = op->tGpuStop > s ? op->tGpuStop : s;
+  uint64_t all = w->tAll > s ? (w->tAll < e ? w->tAll : e) : s;
+  uint64_t own = op->endWant ? op->endWant : op->ownEnd;
+  own = own > all ? (own < e ? own : e) : all;
+  b[0] = s, b[1] = all, b[2] = own, b[3] = e;
+}
+
+/* KernelPhase children of a KernelCh (2.31+, src/plugin/profiler.cc profilerFireKernelPhaseEvents): each
+ * phase started, stopped with KernelPhaseStop carrying its end, right before the KernelCh's stop; a phase of
+ * zero length is skipped. Truth: one "phase" record per phase the device timed. */
+static void phaseEvents(const kchOp* op, const simPlugin* p) {
+  const simWork* w = op->w;
+  const simComm* c = w->c;
+  const simTask* t = &w->g.tasks[op->task];
+  uint64_t b[4], g[4];
+  phaseBounds(op, b);
+  for (int i = 0; i < 4; i++) g[i] = simGpuTime(&c->gpu, b[i]);
+  for (int i = 0; i < 3; i++) {
+    if (g[i] == g[i + 1]) continue;
+    simTruthf(
+        "\"kind\":\"phase\",\"comm\":\"0x%016llx\",\"rank\":%d,\"func\":\"%s\",\"seq\":%llu,\"op\":%llu,"
+        "\"channel\":%d,\"phase\":%d,\"name\":\"%s\",\"gpu_start\":%llu,\"gpu_stop\":%llu,\"ptimer_start\":%llu,"
+        "\"ptimer_stop\":%llu,\"replay\":%s",
+        (unsigned long long)c->commId, c->rank, simFuncName(t->func), (unsigned long long)t->seq,
+        (unsigned long long)w->opIndex, op->ch, i, phaseNames[i], (unsigned long long)b[i],
+        (unsigned long long)b[i + 1], (unsigned long long)g[i], (unsigned long long)g[i + 1],
+        w->replay ? "true" : "false");
+    if (!p || !op->ev.h || !(t->mask & ncclProfileKernelPhase)) continue;
+    ncclProfilerEventDescr_v6_t desc;
+    memset(&desc, 0, sizeof desc);
+    desc.type = ncclProfileKernelPhase;
+    desc.rank = simQuirk(Q_EVENT_RANK_ZERO) ? 0 : c->rank;
+    desc.parentObj = op->ev.h;
+    simV7Next.phaseChannel = (uint8_t)op->ch, simV7Next.phaseId = (uint8_t)i;
+    simV7Next.phaseName = phaseNames[i], simV7Next.phasePTimer = g[i];
+    char key[160];
+    snprintf(key, sizeof key, "\"channel\":%d,\"phase\":%d,\"op\":%llu", op->ch, i, (unsigned long long)w->opIndex);
+    simEvent ev;
+    simStart(p, w->ctx, &ev, &op->ev, &desc, false, getpid(), key);
+    ncclProfilerEventStateArgs_v6_t sa;
+    memset(&sa, 0, sizeof sa);
+    sa.kernelCh.pTimer = g[i + 1];
+    if (ev.h) simRecord(p, &ev, ncclProfilerKernelPhaseStop, &sa);
+    simStop(p, &ev);
+  }
+}
+
 static void opFinished(simProxy* px, kchOp* op) {
   simWork* w = op->w;
   w->pendingKch--;
@@ -410,6 +469,7 @@ static void poll(simProxy* px, struct simDevice* d, int chIdx, int conn, uint64_
   op->pStop = simNcclCur.nativeAbi >= 4 ? dw->tsEnd : 0;
   op->fromStop = dw->counter;
   op->cbStop = simNowNs();
+  if (simQuirk(Q_KERNEL_PHASE) && (w->g.tasks[op->task].mask & ncclProfileKernelCh)) phaseEvents(op, p);
   if (op->ev.h && simNcclCur.nativeAbi >= 4) {
     ncclProfilerEventStateArgs_v6_t sa;
     memset(&sa, 0, sizeof sa);

@@ -297,16 +297,17 @@ const simPlugin* simPluginAcquire(void) {
     loadFailed = 1;
     goto out;
   }
-  /* the newest version this release knows first: 2.23 looks up only v1 */
-  static const char* syms[] = {"ncclProfiler_v6", "ncclProfiler_v5", "ncclProfiler_v4",
+  /* the newest version this release knows first: 2.23 looks up only v1; 2.31+ v7 first
+   * (src/plugin/profiler.cc, ncclProfilerPluginLoad: getNcclProfiler_v7, then v6 .. v1) */
+  static const char* syms[] = {"ncclProfiler_v7", "ncclProfiler_v6", "ncclProfiler_v5", "ncclProfiler_v4",
                                "ncclProfiler_v3", "ncclProfiler_v2", "ncclProfiler_v1"};
-  for (int i = 6 - simNcclCur.nativeAbi; i < 6; i++) {
+  for (int i = 7 - simNcclCur.nativeAbi; i < 7; i++) {
     void* s = dlsym(lib, syms[i]);
     if (s) {
       /* A load after NCCL 2.30's double unload finds the library still mapped
        * (it is marked unloaded, never closed) while other communicators read
        * these fields without the lock: write them only if they change. */
-      if (plugin.version != 6 - i) plugin.version = 6 - i;
+      if (plugin.version != 7 - i) plugin.version = 7 - i;
       __atomic_store_n(&plugin.api, s, __ATOMIC_RELEASE);
       /* name is the first member of every version's struct */
       const char* name = *(const char* const*)s;

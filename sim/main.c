@@ -45,10 +45,11 @@ int simProcIndex;
 static void usage(FILE* f) {
   fprintf(f,
           "usage: ncclscope-sim [options]\n"
-          "Drives an NCCL profiler plugin (ncclProfiler_v1..v6) as a chosen NCCL release does, without GPU or NCCL.\n"
+          "Drives an NCCL profiler plugin (ncclProfiler_v1..v7) as a chosen NCCL release does, without GPU or NCCL.\n"
           "\n"
           "NCCL release (docs/simulator.md, \"NCCL personalities\"):\n"
-          "  --nccl VERSION        2.23 .. 2.30 (or e.g. 2.28.9), or ideal (2.30 without its quirks) [2.30]\n"
+          "  --nccl VERSION        2.23 .. 2.32 (or e.g. 2.31.2), or ideal (2.30 without its quirks) [2.30]\n"
+          "                        2.31, 2.32: ncclProfiler_v7 first, KernelPhase, the profiler thread\n"
           "  --quirk [+|-]NAME,..  turn single behaviours of the release on or off (an unknown name lists them)\n"
           "\n"
           "Timing and configuration:\n"
@@ -57,6 +58,8 @@ static void usage(FILE* f) {
           "  --nonblocking         nonblocking communicators: launch on an async thread, GroupApi stops first\n"
           "  --async-depth N       groups in flight before the app waits for the oldest (0: wait each) [0]\n"
           "  --kch-lag-ms MAX      the proxy sees GPU ring writes after a log-uniform lag, 2 us .. MAX\n"
+          "                        (2.31+: NCCL's profiler thread sees them after 1 .. 10 us)\n"
+          "  --user-tags N         collective call i of a communicator carries user tag 1 + i %% N (v7) [0: none]\n"
           "  --gpu-offset-s S      each GPU clock is off realtime by up to +-S [40]\n"
           "  --gpu-drift-ppm P     each GPU clock drifts by up to +-P ppm [5]\n"
           "  --timeslice-us US     a process's ranks share one GPU (one clock), kernels delayed up to US\n"
@@ -189,35 +192,60 @@ static int scenarioProcess(int procIndex) {
 }
 
 int main(int argc, char** argv) {
-  static const struct option opts[] = {
-      {"plugin", required_argument, 0, 'p'},       {"scenario", required_argument, 0, 's'},
-      {"seed", required_argument, 0, 'S'},         {"iters", required_argument, 0, 'i'},
-      {"procs", required_argument, 0, 'P'},        {"ranks-per-proc", required_argument, 0, 'R'},
-      {"nodes", required_argument, 0, 'N'},        {"net-lat-us", required_argument, 0, 'l'},
-      {"net-gbps", required_argument, 0, 'g'},     {"fast", no_argument, 0, 'f'},
-      {"truth", required_argument, 0, 't'},        {"bench", no_argument, 0, 'b'},
-      {"bench-threads", required_argument, 0, 'B'}, {"channels", required_argument, 0, 'c'},
-      {"timer-gran-ns", required_argument, 0, 'G'}, {"hang-timeout-ms", required_argument, 0, 'H'},
-      {"straggler-us", required_argument, 0, 'D'}, {"verbose", no_argument, 0, 'v'},
-      {"bench-reps", required_argument, 0, 'r'},   {"bench-micro", no_argument, 0, 'm'},
-      {"bench-shared-comm", no_argument, 0, 'C'},  {"bench-batch", required_argument, 0, 'n'},
-      {"bench-batches", required_argument, 0, 'k'}, {"bench-settle-ms", required_argument, 0, 'z'},
-      {"bench-seq", required_argument, 0, 'q'},
-      {"replay", required_argument, 0, 'y'},       {"speed", required_argument, 0, 'Y'},
-      {"nccl", required_argument, 0, 1000},        {"quirk", required_argument, 0, 1001},
-      {"connect-ms", required_argument, 0, 1002},  {"profiler-connect-us", required_argument, 0, 1003},
-      {"nonblocking", no_argument, 0, 1004},       {"async-depth", required_argument, 0, 1005},
-      {"kch-lag-ms", required_argument, 0, 1006},  {"gpu-drift-ppm", required_argument, 0, 1007},
-      {"gpu-offset-s", required_argument, 0, 1008}, {"timeslice-us", required_argument, 0, 1009},
-      {"copy-proxy", no_argument, 0, 1010},        {"socket-threads", no_argument, 0, 1011},
-      {"peer-wait-us", required_argument, 0, 1012}, {"exit", required_argument, 0, 1013},
-      {"bench-cadence", no_argument, 0, 1014},     {"bench-gaps", required_argument, 0, 1015},
-      {"bench-baseline", required_argument, 0, 1016},
-      {"host-ns", no_argument, 0, 1017},          {"host-offset-s", required_argument, 0, 1018},
-      {"host-drift-ppm", required_argument, 0, 1019},     {"host-drift-realtime", no_argument, 0, 1020},
-      {"version", no_argument, 0, 1021},
-      {"nccl-cost", required_argument, 0, 1022},  {"bench-nccl", required_argument, 0, 1023},
-      {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
+  static const struct option opts[] = {{"plugin", required_argument, 0, 'p'},
+                                       {"scenario", required_argument, 0, 's'},
+                                       {"seed", required_argument, 0, 'S'},
+                                       {"iters", required_argument, 0, 'i'},
+                                       {"procs", required_argument, 0, 'P'},
+                                       {"ranks-per-proc", required_argument, 0, 'R'},
+                                       {"nodes", required_argument, 0, 'N'},
+                                       {"net-lat-us", required_argument, 0, 'l'},
+                                       {"net-gbps", required_argument, 0, 'g'},
+                                       {"fast", no_argument, 0, 'f'},
+                                       {"truth", required_argument, 0, 't'},
+                                       {"bench", no_argument, 0, 'b'},
+                                       {"bench-threads", required_argument, 0, 'B'},
+                                       {"channels", required_argument, 0, 'c'},
+                                       {"timer-gran-ns", required_argument, 0, 'G'},
+                                       {"hang-timeout-ms", required_argument, 0, 'H'},
+                                       {"straggler-us", required_argument, 0, 'D'},
+                                       {"verbose", no_argument, 0, 'v'},
+                                       {"bench-reps", required_argument, 0, 'r'},
+                                       {"bench-micro", no_argument, 0, 'm'},
+                                       {"bench-shared-comm", no_argument, 0, 'C'},
+                                       {"bench-batch", required_argument, 0, 'n'},
+                                       {"bench-batches", required_argument, 0, 'k'},
+                                       {"bench-settle-ms", required_argument, 0, 'z'},
+                                       {"bench-seq", required_argument, 0, 'q'},
+                                       {"replay", required_argument, 0, 'y'},
+                                       {"speed", required_argument, 0, 'Y'},
+                                       {"nccl", required_argument, 0, 1000},
+                                       {"quirk", required_argument, 0, 1001},
+                                       {"connect-ms", required_argument, 0, 1002},
+                                       {"profiler-connect-us", required_argument, 0, 1003},
+                                       {"nonblocking", no_argument, 0, 1004},
+                                       {"async-depth", required_argument, 0, 1005},
+                                       {"kch-lag-ms", required_argument, 0, 1006},
+                                       {"gpu-drift-ppm", required_argument, 0, 1007},
+                                       {"gpu-offset-s", required_argument, 0, 1008},
+                                       {"timeslice-us", required_argument, 0, 1009},
+                                       {"copy-proxy", no_argument, 0, 1010},
+                                       {"socket-threads", no_argument, 0, 1011},
+                                       {"peer-wait-us", required_argument, 0, 1012},
+                                       {"exit", required_argument, 0, 1013},
+                                       {"bench-cadence", no_argument, 0, 1014},
+                                       {"bench-gaps", required_argument, 0, 1015},
+                                       {"bench-baseline", required_argument, 0, 1016},
+                                       {"host-ns", no_argument, 0, 1017},
+                                       {"host-offset-s", required_argument, 0, 1018},
+                                       {"host-drift-ppm", required_argument, 0, 1019},
+                                       {"host-drift-realtime", no_argument, 0, 1020},
+                                       {"version", no_argument, 0, 1021},
+                                       {"nccl-cost", required_argument, 0, 1022},
+                                       {"bench-nccl", required_argument, 0, 1023},
+                                       {"user-tags", required_argument, 0, 1024},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
   int o;
   const char* quirkSpec = NULL;
   simNcclSelect("2.30"); /* the newest release, unless --nccl says otherwise */
@@ -295,6 +323,7 @@ int main(int argc, char** argv) {
       simOpt.ncclCost = !strcmp(optarg, "on");
       break;
     case 1023: simOpt.benchNccl = optarg, simOpt.bench = true; break;
+    case 1024: simOpt.userTags = atoi(optarg); break;
     default: usage(stderr); return 2;
     }
   }

@@ -34,6 +34,7 @@ typedef struct {
   uint32_t stepNs;          /* ProxyStep: per step, its start, states and stop (proxy thread) */
   uint32_t netReqNs;        /* NetPlugin: per network request, its start and stop (proxy or net thread) */
   uint32_t ctrlEventNs;     /* ProxyCtrl: per event of the proxy loop (proxy thread) */
+  uint32_t phaseKernelNs; /* v7 phase instrumentation: per kernel, its phase timestamp writes and system fence (GPU) */
 } simCostRow;
 
 /* Calibrated against an empty plugin returning NULL handles with mask 0xFFF against no plugin,
@@ -48,12 +49,17 @@ typedef struct {
 static const simCostRow rows[] = {
     /* 2.23-2.25: no KernelCh or NetPlugin events (ABI v1/v2), ProxyStep/ProxyCtrl as later
      * (transport/net.cc, proxy.cc of those tags; 2.23-2.26 record ProxyOp states per step instead) */
-    {23, 25, 0, 0, 0, 0, 0, 20, 0, 8},
+    {23, 25, 0, 0, 0, 0, 0, 20, 0, 8, 0},
     /* 2.26-2.30: enqueue.cc reads the mask per task, ncclProfilerNeedsProxy (profiler.cc) gives
      * every KernelCh task profiler proxy ops (SaveProxyProfiler, proxy.cc), the kernel writes
      * timestamps when devWork.profilerEnabled (device/common.h), the IB and socket plugins call
      * the profiler per request (net_ib, net_socket) */
-    {26, 30, 2000, 4848, 80, 90, 10, 20, 8, 8},
+    {26, 30, 2000, 4848, 80, 90, 10, 20, 8, 8, 0},
+    /* 2.31-2.32: as 2.26-2.30 on the host (the profiler thread replaces the proxy's polling at about the same
+     * cost), plus the kernels' phase timestamps and their system fence whenever profilerEnabled, i.e. KernelCh
+     * alone (quirk kch-phase-cost; device code of 2.31.2; the upstream regression report: a 1 MiB AllReduce on 8 A100
+     * went from 0.44 % to 10.49 % overhead, 52.265 -> 46.783 GB/s: ~4 us per ~40 us operation) */
+    {31, 32, 2000, 4848, 80, 90, 10, 20, 8, 8, 4000},
 };
 
 static const simCostRow* rowCur(void) {
@@ -63,7 +69,10 @@ static const simCostRow* rowCur(void) {
   return &rows[sizeof rows / sizeof rows[0] - 1]; /* ideal: 2.30's */
 }
 
-static const char* tableName(void) { return rowCur()->fromMinor >= 26 ? "2.26-2.30" : "2.23-2.25"; }
+static const char* tableName(void) {
+  int from = rowCur()->fromMinor;
+  return from >= 31 ? "2.31-2.32" : from >= 26 ? "2.26-2.30" : "2.23-2.25";
+}
 
 static bool isP2pFunc(int f) { return f == SIM_FUNC_SEND || f == SIM_FUNC_RECV; }
 
@@ -120,16 +129,18 @@ void simCostProxy(simWork* w) {
   const simComm* c = w->c;
   bool kchAbi = w->plugin && simNcclCur.nativeAbi >= 3 && !w->deviceOnly;
   int tsWrites = 0;
+  bool phases = false; /* the kernel writes phase timestamps behind a system fence */
   for (int i = 0; i < w->nk; i++) {
     const kchOp* op = &w->kops[i];
     const simTask* t = &w->g.tasks[op->task];
     if (!kchAbi || !(t->mask & ncclProfileKernelCh) || (t->func == SIM_FUNC_BROADCAST && simQuirk(Q_AGV_BCAST)))
       continue;
     tsWrites += 2; /* the channel's start and end of this work (devWork.profilerEnabled) */
+    if (simQuirk(Q_KCH_PHASE_COST) || (simQuirk(Q_KERNEL_PHASE) && (t->mask & ncclProfileKernelPhase))) phases = true;
     if (taskHasProxyOps(c, t)) k->kchNetChannels++;
   }
   uint64_t proxyKch = k->kchOps ? r->planProxyNs + (uint64_t)k->kchOps * r->opProxyNs : 0;
-  k->gpuNs = (uint64_t)tsWrites * r->tsWriteNs;
+  k->gpuNs = (uint64_t)tsWrites * r->tsWriteNs + (phases ? r->phaseKernelNs : 0);
   uint64_t stepNs = 0, netNs = 0;
   for (int i = 0; i < w->nsub; i++) {
     const subState* s = &w->subs[i];

@@ -29,21 +29,25 @@ enum {
   Q_SYMMETRIC,        /* symmetric-memory collectives emit only GroupApi/CollApi (2.28+) */
   Q_RECV_STEP_LEAK,   /* a receive ProxyStep is started again until its post succeeds (2.23+) */
   Q_SEND_PEER_REPEAT, /* SendPeerWait (ProxyOp state 1 before 2.27) repeats per proxy pass while the peer is not ready */
-  Q_PROXYOP_UNSTOPPED,/* ProxyOps of copy (non-net) transports start and never stop (2.27+) */
-  Q_PROXYOP_QUEUED,   /* a net ProxyOp starts when queued and records InProgress when it begins (2.27+) */
-  Q_STEP_ARGS_NULL,   /* ProxyStep states carry NULL args (2.23-2.26) */
-  Q_OLD_PROXYOP_STATES,/* ProxyOp states 0-7 with {steps, cumulative transSize} instead of 19 (2.23-2.26) */
-  Q_STALE_TRANSSIZE,  /* transSize is this step's only in SendWait/RecvFlushWait; other states carry an older one (2.27+) */
-  Q_STEP_NEEDS_OP,    /* ProxySteps start only under a non-NULL ProxyOp handle (2.23-2.27) */
-  Q_NET_DOUBLE_STOP,  /* the IB plugin stops each QP event twice, sometimes a NULL handle (2.26+) */
-  Q_NET_NO_UPDATE,    /* built-in net plugins never send NetPluginUpdate (2.26+) */
-  Q_SOCKET_PROXY_THREAD,/* the socket plugin, without helper threads (its default), calls from the proxy thread (2.26+) */
-  Q_EVENT_RANK_ZERO,  /* Group, KernelCh, ProxyCtrl and API descriptors carry rank 0 (all) */
-  Q_MASK_PER_TASK,    /* the mask is read per task / API call (2.26+), not once per group */
-  Q_SEQ_AFTER_EMIT,   /* seqNumber counts emitted Colls, replays included (2.23-2.25) */
-  Q_PROFILER_CONNECT, /* KernelCh in the mask: the first op connects 128 profiler proxy channels, blocking (2.26+) */
-  Q_V5_SHIM_GARBAGE,  /* the v5 shim passes an uninitialised args struct for GroupApi states (2.29+) */
-  Q_V4_SHIM_GARBAGE,  /* the v4 shim leaves p2p.nChannels uninitialised (2.28+) */
+  Q_PROXYOP_UNSTOPPED,  /* ProxyOps of copy (non-net) transports start and never stop (2.27+) */
+  Q_PROXYOP_QUEUED,     /* a net ProxyOp starts when queued and records InProgress when it begins (2.27+) */
+  Q_STEP_ARGS_NULL,     /* ProxyStep states carry NULL args (2.23-2.26) */
+  Q_OLD_PROXYOP_STATES, /* ProxyOp states 0-7 with {steps, cumulative transSize} instead of 19 (2.23-2.26) */
+  Q_STALE_TRANSSIZE, /* transSize is this step's only in SendWait/RecvFlushWait; other states carry an older one (2.27+) */
+  Q_STEP_NEEDS_OP,       /* ProxySteps start only under a non-NULL ProxyOp handle (2.23-2.27) */
+  Q_NET_DOUBLE_STOP,     /* the IB plugin stops each QP event twice, sometimes a NULL handle (2.26+) */
+  Q_NET_NO_UPDATE,       /* built-in net plugins never send NetPluginUpdate (2.26+) */
+  Q_SOCKET_PROXY_THREAD, /* the socket plugin, without helper threads (its default), calls from the proxy thread (2.26+) */
+  Q_EVENT_RANK_ZERO,     /* Group, KernelCh, ProxyCtrl and API descriptors carry rank 0 (all) */
+  Q_MASK_PER_TASK,       /* the mask is read per task / API call (2.26+), not once per group */
+  Q_SEQ_AFTER_EMIT,      /* seqNumber counts emitted Colls, replays included (2.23-2.25) */
+  Q_PROFILER_CONNECT,    /* KernelCh in the mask: the first op connects 128 profiler proxy channels, blocking (2.26+) */
+  Q_V5_SHIM_GARBAGE,     /* the v5 shim passes an uninitialised args struct for GroupApi states (2.29+) */
+  Q_V4_SHIM_GARBAGE,     /* the v4 shim leaves p2p.nChannels uninitialised (2.28+) */
+  Q_PROFILER_THREAD, /* KernelCh (and KernelPhase) come from a profiler thread of their own, not the proxy (2.31+) */
+  Q_KERNEL_PHASE,    /* KernelPhase events under each KernelCh when the task's mask has KernelPhase (2.31+) */
+  Q_SYM_COLL_EVENTS, /* symmetric collectives emit Coll (isSymColl, kernelVariant) and KernelCh (2.31+) */
+  Q_KCH_PHASE_COST,  /* KernelCh alone turns on the kernels' phase timestamps and their fence (2.31-2.32) */
   Q_COUNT
 };
 
@@ -56,8 +60,8 @@ typedef enum {
 
 typedef struct {
   const char* name;  /* "2.28", "ideal" */
-  int minor;         /* 23..30; 30 for ideal */
-  int nativeAbi;     /* 1..6: the newest ncclProfiler_vN this release looks up */
+  int minor;         /* 23..32; 30 for ideal */
+  int nativeAbi;     /* 1..7: the newest ncclProfiler_vN this release looks up */
   simInitFailMode initFail;
   unsigned long long quirks; /* bit per Q_* */
 } simNccl;

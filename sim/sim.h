@@ -25,7 +25,7 @@
 #define SIM_STEPS 8 /* NCCL_STEPS: ProxyStep handle slots per ProxyOp */
 #define SIM_MAX_RANKS 256
 #define SIM_MAX_COMMS 64 /* cross-process barrier slots */
-#define SIM_NTYPES 15
+#define SIM_NTYPES 16
 #define SIM_NSTATES 32
 
 /* ---- options (main.c) ---- */
@@ -76,7 +76,21 @@ typedef struct {
   bool hostDriftRealtime; /* --host-drift-realtime: and their CLOCK_REALTIME with it (no NTP) */
   bool ncclCost;          /* --nccl-cost on|off: charge the threads NCCL's own work for the enabled bits [on] */
   const char* benchNccl;  /* --bench-nccl WORKLOAD: a plugin's calls and NCCL's modelled work per operation */
+  int userTags;           /* --user-tags N: collective i of a communicator carries tag 1 + i % N (0: untagged) */
 } simOptions;
+
+/* What a v7 descriptor has beyond the v6 one the simulator builds: set by the
+ * caller right before simStart on the same thread, consumed (cleared) by
+ * simAdaptStart. KernelPhase starts pass their fields here too. */
+typedef struct {
+  uint64_t userTag;
+  const char* kernelVariant;
+  bool isSymColl;
+  uint8_t phaseChannel, phaseId;
+  const char* phaseName;
+  uint64_t phasePTimer;
+} simV7Extra;
+extern _Thread_local simV7Extra simV7Next;
 extern simOptions simOpt;
 
 /* ---- hosts.c: simulated hosts (UTS and time namespaces) ---- */
@@ -221,6 +235,7 @@ typedef struct simComm {
   bool ownsProxy;
   uint64_t seq[16];        /* seqNumber per function */
   uint64_t opCount;        /* ops issued on this comm (barrier generation) */
+  uint64_t apiCount;       /* collective API calls on this comm (--user-tags) */
   simGpuClock gpu;
   simRng rng;       /* proxy thread */
   simRng launchRng; /* the thread that launches kernels (app, cuda_cb) */
@@ -270,6 +285,7 @@ typedef struct simTask {
   int nChannels;
   int chanBase;
   bool sym;      /* a symmetric-memory collective (2.28+: its own kernel, API events only) */
+  uint64_t tag;  /* the user's profiler tag (v7: collConfig.userProfilerTag; 0 = untagged) */
   int mask;      /* the activation mask as NCCL read it for this task (per task 2.26+, per group before) */
   simEvent api;  /* CollApi / P2pApi */
   simEvent task; /* Coll / P2p */

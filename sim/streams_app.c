@@ -20,6 +20,12 @@
 
 #include "sim_shared.h"
 
+/* The call's user tag in its truth key (v7), when it has one. */
+static void simTagTruth(char* key, size_t n, uint64_t tag) {
+  size_t len = strlen(key);
+  if (tag && len < n) snprintf(key + len, n - len, ",\"tag\":%llu", (unsigned long long)tag);
+}
+
 static bool isP2p(int f) { return f == SIM_FUNC_SEND || f == SIM_FUNC_RECV; }
 
 /* fake device buffers: stable per rank and task index, look like cudaMalloc'd */
@@ -131,6 +137,15 @@ static simWork* hostPlanTask(simComm* c, simGroupSpec* g, int mask, bool replay,
       }
       const simEvent* parent = p->version <= 4 ? &group : &t->api;
       if (!parent->serial) parent = NULL;
+      simV7Next.userTag = t->tag;
+      if (!p2p && t->sym && simQuirk(Q_SYM_COLL_EVENTS)) {
+        /* src/plugin/profiler.cc: the symmetric kernel's name as variant, algo what follows its '_', no proto */
+        simV7Next.isSymColl = true;
+        simV7Next.kernelVariant = "AllReduce_AGxLL_R";
+        d.coll.algo = "AGxLL_R";
+        d.coll.proto = "";
+      }
+      simTagTruth(key, sizeof key, t->tag);
       simStart(p, c->ctx, &t->task, parent, &d, false, getpid(), key);
     }
     /* seqNumber: before 2.26 counted per emitted Coll (graph replays too);
@@ -188,6 +203,7 @@ static void runCe(simComm* c, simGroupSpec* g) {
       d.ceColl.syncStrategy = "UC";
       d.ceColl.ceSeqNum = (uint32_t)t->ceSeq;
       d.ceColl.stream = (void*)(uintptr_t)0x5000;
+      simV7Next.userTag = t->tag;
       snprintf(key, sizeof key, "\"comm\":\"0x%016llx\",\"func\":\"%s\",\"ce_seq\":%llu",
                (unsigned long long)c->commId, d.ceColl.func, (unsigned long long)t->ceSeq);
       simStart(p, c->ctx, &ce, t->api.serial ? &t->api : NULL, &d, false, getpid(), key);
@@ -364,6 +380,9 @@ int simRunGroup(simComm* c, simGroupSpec* g) {
     if (simQuirk(Q_MASK_PER_TASK)) mask = __atomic_load_n(&simEventMask, __ATOMIC_RELAXED);
     t->mask = mask;
     planMask |= mask;
+    /* v7: the tag the application set in the call's config travels with every event of the call */
+    t->tag = simOpt.userTags > 0 ? 1 + c->apiCount % (uint64_t)simOpt.userTags : 0;
+    c->apiCount++;
     bool p2p = isP2p(t->func);
     if (p && api && (mask & simTypeGate(p2p ? 10 : 9))) {
       ncclProfilerEventDescr_v6_t d;
@@ -388,6 +407,8 @@ int simRunGroup(simComm* c, simGroupSpec* g) {
       }
       snprintf(key, sizeof key, "\"comm\":\"0x%016llx\",\"func\":\"%s\",\"index\":%d%s",
                (unsigned long long)c->commId, simFuncName(t->func), i, t->sym ? ",\"sym\":true" : "");
+      simTagTruth(key, sizeof key, t->tag);
+      simV7Next.userTag = t->tag;
       simStart(p, c->ctx, &t->api, gapi.serial ? &gapi : NULL, &d, false, getpid(), key);
     }
     simStop(p, &t->api); /* CollApi/P2pApi end with the API call */

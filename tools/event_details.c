@@ -138,7 +138,11 @@ void ns_write_details(ns_walk* w, ns_wfile* f, const ns_event* ev, ns_json* j) {
   uint64_t netkind = 0;
   for (unsigned i = 0; d && i < d->nfields; i++) {
     const ns_field_desc* fd = &d->fields[i];
-    if (fd->when && fd->when != netkind) continue;
+    if (fd->when == NS_WHEN_NZ) {
+      if (fd->slot == NS_SLOT_str ? r->str[fd->index] == 0 : r->num[fd->index] == 0) continue;
+    } else if (fd->when && fd->when != netkind) {
+      continue;
+    }
     if (fd->slot == NS_SLOT_str) {
       kstr_id(j, f, fd->name, r->str[fd->index]);
       continue;
@@ -162,6 +166,7 @@ void ns_write_details(ns_walk* w, ns_wfile* f, const ns_event* ev, ns_json* j) {
       if (ev->has_trans_size) nsj_ku64(j, "transSize", ev->trans_size);
       break;
     case NS_EV_KERNEL_CH:
+    case NS_EV_KERNEL_PHASE:
       if (ev->has_ptimer_stop) nsj_ku64(j, "pTimerStop", ev->ptimer_stop);
       break;
     default:

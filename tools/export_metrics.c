@@ -162,8 +162,9 @@ static void op_fields(ns_export_metrics* m, ns_wfile* f, const ns_event* ev, ns_
   }
 }
 
+/* KernelCh and KernelPhase (v7): the same clock fit, the same bound. */
 static void kernel_fields(ns_export_metrics* m, const ns_event* ev, ns_json* j) {
-  uint64_t p0 = ev->start.num[NS_KERNEL_CH_PTIMER];
+  uint64_t p0 = ev->start.num[ev->start.type == NS_EV_KERNEL_PHASE ? NS_KERNEL_PHASE_PTIMER : NS_KERNEL_CH_PTIMER];
   if (!m->a || !p0) return;
   uint64_t t0 = 0, t1 = 0;
   double e0 = INFINITY, e1 = INFINITY;
@@ -187,8 +188,7 @@ static void on_event_details(void* self, ns_wfile* f, const ns_event* ev, ns_jso
       op_fields(m, f, ev, j);
       break;
     case NS_EV_KERNEL_CH:
-      kernel_fields(m, ev, j);
-      break;
+    case NS_EV_KERNEL_PHASE: kernel_fields(m, ev, j); break;
     default:
       break;
   }

@@ -19,7 +19,7 @@ typedef enum {
 #define NS_TYPE_ENUM(T, bit, contract, short_name, arg_name, arg_json) NS_EV_##T = bit,
   NS_SCHEMA_TYPES(NS_TYPE_ENUM)
 #undef NS_TYPE_ENUM
-  NS_EV_COUNT = 15
+      NS_EV_COUNT = 16
 } ns_event_type;
 /* Every event type's bit (NCCL's ncclProfile* bits 0 .. NS_EV_COUNT-1). */
 #define NS_EV_ALL_MASK ((1u << NS_EV_COUNT) - 1u)
@@ -71,8 +71,8 @@ typedef enum { NS_REC_START = 1, NS_REC_STOP = 2, NS_REC_STATE = 3 } ns_record_k
 #define NS_RF_STR_TRUNC 0x8u    /* START: a string was truncated to fit the ring */
 #define NS_RF_HAS_ARG 0x10u     /* STATE: NCCL passed state args (`arg` is meaningful) */
 
-#define NS_REC_NUMS 10
-#define NS_REC_STRS 4
+#define NS_REC_NUMS 11
+#define NS_REC_STRS 5
 
 /* What num[] and str[] hold per type: include/ncclscope/schema.h. Signed
  * values (root, peer) are stored sign-extended to 64 bits. */
@@ -109,6 +109,9 @@ typedef struct {
 } ns_type_layout;
 
 extern const ns_type_layout ns_type_layouts[NS_EV_COUNT];
+/* The same for a 1.2 EVENTS block: the fields of NS_FIELDS13_<TYPE> left
+ * out (KernelPhase has none: it never appears in one). */
+extern const ns_type_layout ns_type_layouts12[NS_EV_COUNT];
 
 /* "ncclProfileColl" etc.; NULL for an out-of-range type. */
 const char* ns_event_type_name(unsigned type);

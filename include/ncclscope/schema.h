@@ -28,7 +28,13 @@
  *                record's top-level `func`), ADDR (an event id as eventAddr),
  *                NETKIND (0 none, 1 "ib", 2 "socket": selects `when`)
  *   "name"       the key in `details` (shared/docs/jsonl-contract.md)
- *   when         0: always; k: only when the type's NETKIND field equals k
+ *   when         0: always; k: only when the type's NETKIND field equals k;
+ *                NS_WHEN_NZ: only when not 0 (a string: not NULL)
+ *
+ * Trace format 1.3 added fields (NCCL's profiler v7). Each type's fields
+ * that 1.2 did not have are also listed in NS_FIELDS13_<TYPE>; their indices
+ * follow the 1.2 ones, so a 1.2 EVENTS block carries the fields that are not
+ * listed there (docs/trace-format.md).
  */
 #ifndef NCCLSCOPE_SCHEMA_H
 #define NCCLSCOPE_SCHEMA_H
@@ -37,29 +43,33 @@
  * The bit is NCCL's ncclProfile* bit position; the state argument is what
  * recordEventState's args carry for that type (written as `name` in state
  * records and Perfetto state args). */
-#define NS_SCHEMA_TYPES(X)                                                                   \
-  X(GROUP, 0, "ncclProfileGroup", "Group", "arg", U64)                                       \
-  X(COLL, 1, "ncclProfileColl", "Coll", "arg", U64)                                          \
-  X(P2P, 2, "ncclProfileP2p", "P2p", "arg", U64)                                             \
-  X(PROXY_OP, 3, "ncclProfileProxyOp", "ProxyOp", "arg", U64)                                \
-  X(PROXY_STEP, 4, "ncclProfileProxyStep", "ProxyStep", "transSize", U64)                    \
-  X(PROXY_CTRL, 5, "ncclProfileProxyCtrl", "ProxyCtrl", "appendedProxyOps", U64)             \
-  X(KERNEL_CH, 6, "ncclProfileKernelCh", "KernelCh", "pTimer", U64)                          \
-  X(NET_PLUGIN, 7, "ncclProfileNetPlugin", "NetPlugin", "data", HEX)                         \
-  X(GROUP_API, 8, "ncclProfileGroupApi", "GroupApi", "arg", U64)                             \
-  X(COLL_API, 9, "ncclProfileCollApi", "CollApi", "arg", U64)                                \
-  X(P2P_API, 10, "ncclProfileP2pApi", "P2pApi", "arg", U64)                                  \
-  X(KERNEL_LAUNCH, 11, "ncclProfileKernelLaunch", "KernelLaunch", "arg", U64)                \
-  X(CE_COLL, 12, "ncclProfileCeColl", "CeColl", "arg", U64)                                  \
-  X(CE_SYNC, 13, "ncclProfileCeSync", "CeSync", "arg", U64)                                  \
-  X(CE_BATCH, 14, "ncclProfileCeBatch", "CeBatch", "arg", U64)
+#define NS_SCHEMA_TYPES(X)                                                       \
+  X(GROUP, 0, "ncclProfileGroup", "Group", "arg", U64)                           \
+  X(COLL, 1, "ncclProfileColl", "Coll", "arg", U64)                              \
+  X(P2P, 2, "ncclProfileP2p", "P2p", "arg", U64)                                 \
+  X(PROXY_OP, 3, "ncclProfileProxyOp", "ProxyOp", "arg", U64)                    \
+  X(PROXY_STEP, 4, "ncclProfileProxyStep", "ProxyStep", "transSize", U64)        \
+  X(PROXY_CTRL, 5, "ncclProfileProxyCtrl", "ProxyCtrl", "appendedProxyOps", U64) \
+  X(KERNEL_CH, 6, "ncclProfileKernelCh", "KernelCh", "pTimer", U64)              \
+  X(NET_PLUGIN, 7, "ncclProfileNetPlugin", "NetPlugin", "data", HEX)             \
+  X(GROUP_API, 8, "ncclProfileGroupApi", "GroupApi", "arg", U64)                 \
+  X(COLL_API, 9, "ncclProfileCollApi", "CollApi", "arg", U64)                    \
+  X(P2P_API, 10, "ncclProfileP2pApi", "P2pApi", "arg", U64)                      \
+  X(KERNEL_LAUNCH, 11, "ncclProfileKernelLaunch", "KernelLaunch", "arg", U64)    \
+  X(CE_COLL, 12, "ncclProfileCeColl", "CeColl", "arg", U64)                      \
+  X(CE_SYNC, 13, "ncclProfileCeSync", "CeSync", "arg", U64)                      \
+  X(CE_BATCH, 14, "ncclProfileCeBatch", "CeBatch", "arg", U64)                   \
+  X(KERNEL_PHASE, 15, "ncclProfileKernelPhase", "KernelPhase", "pTimer", U64)
+
+/* `when` of a field written only when it is set (a user tag of 0 is no tag). */
+#define NS_WHEN_NZ 255
 
 /* ---- fields, per type (see the columns above) ---- */
 #define NS_FIELDS_GROUP(X)
 #define NS_FIELDS_PROXY_CTRL(X)
 
 #define NS_FIELDS_COLL(X)                                   \
-  X(COLL, FUNC, str, 0, str, FUNC, "func", 0)                \
+  X(COLL, FUNC, str, 0, str, FUNC, "func", 0)               \
   X(COLL, SEQ, num, 0, u64, U64, "seq", 0)                  \
   X(COLL, ALGO, str, 2, str, STR, "algo", 0)                \
   X(COLL, PROTO, str, 3, str, STR, "proto", 0)              \
@@ -70,16 +80,23 @@
   X(COLL, DTYPE, str, 1, str, STR, "dtype", 0)              \
   X(COLL, SEND_BUFF, num, 3, ptr, HEX, "sendBuff", 0)       \
   X(COLL, RECV_BUFF, num, 4, ptr, HEX, "recvBuff", 0)       \
-  X(COLL, PARENT_GROUP, num, 7, id, ADDR, "parentGroup", 0)
+  X(COLL, PARENT_GROUP, num, 7, id, ADDR, "parentGroup", 0) \
+  NS_FIELDS13_COLL(X)
+#define NS_FIELDS13_COLL(X)                                              \
+  X(COLL, KERNEL_VARIANT, str, 4, str, STR, "kernelVariant", NS_WHEN_NZ) \
+  X(COLL, IS_SYM, num, 8, flag, BOOL, "isSymColl", NS_WHEN_NZ)           \
+  X(COLL, USER_TAG, num, 9, u64, U64, "userTag", NS_WHEN_NZ)
 
 #define NS_FIELDS_P2P(X)                                   \
-  X(P2P, FUNC, str, 0, str, FUNC, "func", 0)                \
+  X(P2P, FUNC, str, 0, str, FUNC, "func", 0)               \
   X(P2P, PEER, num, 0, i64, I64, "peer", 0)                \
   X(P2P, CHANNELS, num, 3, u64, U64, "channels", 0)        \
   X(P2P, COUNT, num, 1, u64, U64, "count", 0)              \
   X(P2P, DTYPE, str, 1, str, STR, "dtype", 0)              \
   X(P2P, BUFF, num, 2, ptr, HEX, "buff", 0)                \
-  X(P2P, PARENT_GROUP, num, 4, id, ADDR, "parentGroup", 0)
+  X(P2P, PARENT_GROUP, num, 4, id, ADDR, "parentGroup", 0) \
+  NS_FIELDS13_P2P(X)
+#define NS_FIELDS13_P2P(X) X(P2P, USER_TAG, num, 5, u64, U64, "userTag", NS_WHEN_NZ)
 
 #define NS_FIELDS_PROXY_OP(X)                                \
   X(PROXY_OP, CHANNEL, num, 0, u64, I64, "channel", 0)       \
@@ -114,37 +131,43 @@
   X(GROUP_API, DEPTH, num, 0, i64, I64, "depth", 0)                \
   X(GROUP_API, GRAPH_CAPTURED, num, 1, flag, BOOL, "graphCaptured", 0)
 
-#define NS_FIELDS_COLL_API(X)                                       \
-  X(COLL_API, FUNC, str, 0, str, FUNC, "func", 0)                    \
-  X(COLL_API, COUNT, num, 0, u64, U64, "count", 0)                  \
-  X(COLL_API, DTYPE, str, 1, str, STR, "dtype", 0)                  \
-  X(COLL_API, ROOT, num, 1, i64, I64, "root", 0)                    \
-  X(COLL_API, STREAM, num, 2, ptr, HEX, "stream", 0)                \
-  X(COLL_API, GRAPH_CAPTURED, num, 3, flag, BOOL, "graphCaptured", 0)
+#define NS_FIELDS_COLL_API(X)                                         \
+  X(COLL_API, FUNC, str, 0, str, FUNC, "func", 0)                     \
+  X(COLL_API, COUNT, num, 0, u64, U64, "count", 0)                    \
+  X(COLL_API, DTYPE, str, 1, str, STR, "dtype", 0)                    \
+  X(COLL_API, ROOT, num, 1, i64, I64, "root", 0)                      \
+  X(COLL_API, STREAM, num, 2, ptr, HEX, "stream", 0)                  \
+  X(COLL_API, GRAPH_CAPTURED, num, 3, flag, BOOL, "graphCaptured", 0) \
+  NS_FIELDS13_COLL_API(X)
+#define NS_FIELDS13_COLL_API(X) X(COLL_API, USER_TAG, num, 4, u64, U64, "userTag", NS_WHEN_NZ)
 
-#define NS_FIELDS_P2P_API(X)                                       \
-  X(P2P_API, FUNC, str, 0, str, FUNC, "func", 0)                    \
-  X(P2P_API, COUNT, num, 0, u64, U64, "count", 0)                  \
-  X(P2P_API, DTYPE, str, 1, str, STR, "dtype", 0)                  \
-  X(P2P_API, STREAM, num, 1, ptr, HEX, "stream", 0)                \
-  X(P2P_API, GRAPH_CAPTURED, num, 2, flag, BOOL, "graphCaptured", 0)
+#define NS_FIELDS_P2P_API(X)                                         \
+  X(P2P_API, FUNC, str, 0, str, FUNC, "func", 0)                     \
+  X(P2P_API, COUNT, num, 0, u64, U64, "count", 0)                    \
+  X(P2P_API, DTYPE, str, 1, str, STR, "dtype", 0)                    \
+  X(P2P_API, STREAM, num, 1, ptr, HEX, "stream", 0)                  \
+  X(P2P_API, GRAPH_CAPTURED, num, 2, flag, BOOL, "graphCaptured", 0) \
+  NS_FIELDS13_P2P_API(X)
+#define NS_FIELDS13_P2P_API(X) X(P2P_API, USER_TAG, num, 3, u64, U64, "userTag", NS_WHEN_NZ)
 
 #define NS_FIELDS_KERNEL_LAUNCH(X) X(KERNEL_LAUNCH, STREAM, num, 0, ptr, HEX, "stream", 0)
 
-#define NS_FIELDS_CE_COLL(X)                                          \
+#define NS_FIELDS_CE_COLL(X)                                           \
   X(CE_COLL, FUNC, str, 0, str, FUNC, "func", 0)                       \
-  X(CE_COLL, SEQ, num, 0, u64, U64, "seq", 0)                         \
-  X(CE_COLL, COUNT, num, 1, u64, U64, "count", 0)                     \
-  X(CE_COLL, DTYPE, str, 1, str, STR, "dtype", 0)                     \
-  X(CE_COLL, ROOT, num, 2, i64, I64, "root", 0)                       \
-  X(CE_COLL, SYNC_STRATEGY, str, 2, str, STR, "syncStrategy", 0)      \
-  X(CE_COLL, STREAM, num, 3, ptr, HEX, "stream", 0)                   \
-  X(CE_COLL, SEND_BUFF, num, 4, ptr, HEX, "sendBuff", 0)              \
-  X(CE_COLL, RECV_BUFF, num, 5, ptr, HEX, "recvBuff", 0)              \
+  X(CE_COLL, SEQ, num, 0, u64, U64, "seq", 0)                          \
+  X(CE_COLL, COUNT, num, 1, u64, U64, "count", 0)                      \
+  X(CE_COLL, DTYPE, str, 1, str, STR, "dtype", 0)                      \
+  X(CE_COLL, ROOT, num, 2, i64, I64, "root", 0)                        \
+  X(CE_COLL, SYNC_STRATEGY, str, 2, str, STR, "syncStrategy", 0)       \
+  X(CE_COLL, STREAM, num, 3, ptr, HEX, "stream", 0)                    \
+  X(CE_COLL, SEND_BUFF, num, 4, ptr, HEX, "sendBuff", 0)               \
+  X(CE_COLL, RECV_BUFF, num, 5, ptr, HEX, "recvBuff", 0)               \
   X(CE_COLL, INTRA_BATCH_SYNC, num, 6, flag, U64, "intraBatchSync", 0) \
-  X(CE_COLL, BATCH_SIZE, num, 7, u64, U64, "batchSize", 0)            \
-  X(CE_COLL, NUM_BATCHES, num, 8, u64, U64, "numBatches", 0)          \
-  X(CE_COLL, CE_SEQ_NUM, num, 9, u64, U64, "ceSeqNum", 0)
+  X(CE_COLL, BATCH_SIZE, num, 7, u64, U64, "batchSize", 0)             \
+  X(CE_COLL, NUM_BATCHES, num, 8, u64, U64, "numBatches", 0)           \
+  X(CE_COLL, CE_SEQ_NUM, num, 9, u64, U64, "ceSeqNum", 0)              \
+  NS_FIELDS13_CE_COLL(X)
+#define NS_FIELDS13_CE_COLL(X) X(CE_COLL, USER_TAG, num, 10, u64, U64, "userTag", NS_WHEN_NZ)
 
 #define NS_FIELDS_CE_SYNC(X)                                    \
   X(CE_SYNC, IS_COMPLETE, num, 0, flag, BOOL, "isComplete", 0)  \
@@ -155,14 +178,38 @@
   X(CE_BATCH, TOTAL_BYTES, num, 1, u64, U64, "totalBytes", 0)       \
   X(CE_BATCH, USE_INTRA_SYNC, num, 2, flag, BOOL, "useIntraSync", 0)
 
-/* Every field of every type, in type order. */
-#define NS_SCHEMA_FIELDS(X)                                                                                  \
-  NS_FIELDS_GROUP(X) NS_FIELDS_COLL(X) NS_FIELDS_P2P(X) NS_FIELDS_PROXY_OP(X) NS_FIELDS_PROXY_STEP(X)        \
-  NS_FIELDS_PROXY_CTRL(X) NS_FIELDS_KERNEL_CH(X) NS_FIELDS_NET_PLUGIN(X) NS_FIELDS_GROUP_API(X)              \
-  NS_FIELDS_COLL_API(X) NS_FIELDS_P2P_API(X) NS_FIELDS_KERNEL_LAUNCH(X) NS_FIELDS_CE_COLL(X)                 \
-  NS_FIELDS_CE_SYNC(X) NS_FIELDS_CE_BATCH(X)
+/* A kernel channel's phase (v7): its GPU interval is [pTimer, the stop
+ * state's pTimer]; phase 0 initial_sync, 1 compute, 2 final_sync. */
+#define NS_FIELDS_KERNEL_PHASE(X)                          \
+  X(KERNEL_PHASE, CHANNEL, num, 0, u64, I64, "channel", 0) \
+  X(KERNEL_PHASE, PHASE, num, 1, u64, I64, "phaseId", 0)   \
+  X(KERNEL_PHASE, NAME, str, 0, str, STR, "phaseName", 0)  \
+  X(KERNEL_PHASE, PTIMER, num, 2, u64, U64, "pTimer", 0)
+#define NS_FIELDS13_KERNEL_PHASE(X) NS_FIELDS_KERNEL_PHASE(X)
 
-/* X(ID, value, "name"): NCCL's ncclProfilerEventState_t values (v1..v6 share
+/* Types whose fields are all of 1.2. */
+#define NS_FIELDS13_GROUP(X)
+#define NS_FIELDS13_PROXY_OP(X)
+#define NS_FIELDS13_PROXY_STEP(X)
+#define NS_FIELDS13_PROXY_CTRL(X)
+#define NS_FIELDS13_KERNEL_CH(X)
+#define NS_FIELDS13_NET_PLUGIN(X)
+#define NS_FIELDS13_GROUP_API(X)
+#define NS_FIELDS13_KERNEL_LAUNCH(X)
+#define NS_FIELDS13_CE_SYNC(X)
+#define NS_FIELDS13_CE_BATCH(X)
+
+/* Every field of every type, in type order. */
+/* (clang-format reflows this list differently on every pass) */
+/* clang-format off */
+#define NS_SCHEMA_FIELDS(X)                                                                   \
+  NS_FIELDS_GROUP(X) NS_FIELDS_COLL(X) NS_FIELDS_P2P(X) NS_FIELDS_PROXY_OP(X)                 \
+  NS_FIELDS_PROXY_STEP(X) NS_FIELDS_PROXY_CTRL(X) NS_FIELDS_KERNEL_CH(X) NS_FIELDS_NET_PLUGIN(X) \
+  NS_FIELDS_GROUP_API(X) NS_FIELDS_COLL_API(X) NS_FIELDS_P2P_API(X) NS_FIELDS_KERNEL_LAUNCH(X) \
+  NS_FIELDS_CE_COLL(X) NS_FIELDS_CE_SYNC(X) NS_FIELDS_CE_BATCH(X) NS_FIELDS_KERNEL_PHASE(X)
+/* clang-format on */
+
+/* X(ID, value, "name"): NCCL's ncclProfilerEventState_t values (v1..v7 share
  * them), named as in state records (the ncclProfiler prefix dropped). */
 #define NS_SCHEMA_STATES(X)                                   \
   X(PROXY_OP_SEND_POSTED, 0, "ProxyOpSendPosted")             \
@@ -195,7 +242,8 @@
   X(CE_SYNC_START, 27, "CeSyncStart")                         \
   X(CE_SYNC_COMPLETE, 28, "CeSyncComplete")                   \
   X(CE_BATCH_START, 29, "CeBatchStart")                       \
-  X(CE_BATCH_COMPLETE, 30, "CeBatchComplete")
+  X(CE_BATCH_COMPLETE, 30, "CeBatchComplete")                 \
+  X(KERNEL_PHASE_STOP, 31, "KernelPhaseStop")
 
 /* ---- the tables as data (src/schema/schema.c), for code that walks fields ---- */
 #include <stdint.h>

@@ -14,7 +14,8 @@
 
 #define NS_TRACE_MAGIC "NCCLSCOPE-TRACE" /* 15 chars + NUL = 16 bytes */
 #define NS_TRACE_VERSION_MAJOR 1         /* readers reject other majors */
-#define NS_TRACE_VERSION_MINOR 2 /* readers accept any minor; unknown blocks/keys are skipped (1: ANCHOR, 2: DETAIL) */
+#define NS_TRACE_VERSION_MINOR \
+  3 /* readers accept any minor; unknown blocks/keys are skipped (1: ANCHOR, 2: DETAIL, 3: EVENTS13) */
 #define NS_TRACE_FILE_SUFFIX ".nstrace"
 
 typedef struct {
@@ -46,8 +47,11 @@ typedef enum {
   NS_BLOCK_COUNTERS = 7,  /* props: process counters (NS_P_EVENTS, NS_P_DROPPED, NS_P_TYPE_* ...) */
   NS_BLOCK_CLOCKFIT = 8,  /* props: NS_P_COMM, NS_P_TS (the reference time the offset holds at), NS_P_GPU_* */
   NS_BLOCK_END = 9,       /* props: NS_P_END_HOW [NS_P_END_SIGNAL]: the writer closed the file */
-  NS_BLOCK_ANCHOR = 10,   /* (1.1) props: NS_P_TS, NS_P_REALTIME_OFFSET_NS: a CLOCK_REALTIME reading at each timed flush */
+  NS_BLOCK_ANCHOR =
+      10, /* (1.1) props: NS_P_TS, NS_P_REALTIME_OFFSET_NS: a CLOCK_REALTIME reading at each timed flush */
   NS_BLOCK_DETAIL = 11,   /* (1.2) props: NS_P_TS, NS_P_EVENT_MASK, NS_P_DETAIL_*: the plugin changed NCCL's mask */
+  NS_BLOCK_EVENTS13 = 12, /* (1.3) EVENTS with every field of schema.h (v7's tags, KernelPhase): written by a
+                             process NCCL gave ncclProfiler_v7 */
 } ns_block_kind;
 
 /* Why the plugin changed NCCL's mask (DETAIL block, NS_P_DETAIL_REASON). */

@@ -47,6 +47,7 @@ static inline int ns_state_arg_v4(int state, const void* args, uint64_t* out) {
       *out = ns_u(((const ncclProfilerEventStateArgs_v4_t*)args)->netPlugin.data);
       return 1;
     case ncclProfilerKernelChStop:
+    case ncclProfilerKernelPhaseStop: /* v7: the same member (no earlier version sends 31) */
       *out = ((const ncclProfilerEventStateArgs_v4_t*)args)->kernelCh.pTimer;
       return 1;
     default:

@@ -53,6 +53,13 @@ static inline void ns_fill_coll(ns_start_args* a, uint64_t seq, uint64_t count, 
   ns_set_COLL_PROTO(N, S, proto);
 }
 
+/* v7's Coll fields (before v7: NULL, 0, 0). */
+static inline void ns_fill_coll_v7(ns_start_args* a, const char* kernel_variant, int is_sym, uint64_t user_tag) {
+  ns_set_COLL_KERNEL_VARIANT(N, S, kernel_variant);
+  ns_set_COLL_IS_SYM(N, S, is_sym);
+  ns_set_COLL_USER_TAG(N, S, user_tag);
+}
+
 static inline void ns_fill_p2p(ns_start_args* a, int peer, uint64_t count, const void* buff, unsigned nch,
                                void* group, const char* func, const char* dtype) {
   ns_set_P2P_PEER(N, S, peer);
@@ -150,6 +157,16 @@ static inline void ns_fill_ce_batch(ns_start_args* a, int num_ops, uint64_t tota
   ns_set_CE_BATCH_NUM_OPS(N, S, num_ops);
   ns_set_CE_BATCH_TOTAL_BYTES(N, S, total_bytes);
   ns_set_CE_BATCH_USE_INTRA_SYNC(N, S, use_intra_sync);
+}
+
+/* ---- v7 ---- */
+
+static inline void ns_fill_kernel_phase(ns_start_args* a, unsigned channel, unsigned phase, const char* name,
+                                        uint64_t ptimer) {
+  ns_set_KERNEL_PHASE_CHANNEL(N, S, channel);
+  ns_set_KERNEL_PHASE_PHASE(N, S, phase);
+  ns_set_KERNEL_PHASE_NAME(N, S, name);
+  ns_set_KERNEL_PHASE_PTIMER(N, S, ptimer);
 }
 
 #undef N

@@ -4,13 +4,15 @@
  * Each adapter_vN.c defines what its version has, then includes this file,
  * which defines init_vN, start_vN, state_vN and exports ncclProfiler_vN:
  *
- *   NS_V               the version number (1..6)
+ *   NS_V               the version number (1..7)
  *   NS_V_NUMERIC_STRS  1: func/dtype/algo/proto are v1's numeric codes
  *   NS_V_KCH_NET       1: KernelCh and NetPlugin events (v3+)
  *   NS_V_CHANNELS      1: Coll/P2p nChannels, KernelCh pTimer, v4 state args (v4+)
  *   NS_V_API           1: GroupApi/CollApi/P2pApi/KernelLaunch events and
  *                      Coll/P2p parentGroup (v5+)
  *   NS_V_CE            1: copy-engine events (v6)
+ *   NS_V_V7            1: user tags, Coll's kernel variant and symmetric flag,
+ *                      KernelPhase events (v7)
  *   NS_V_INIT          1: init(context, mask)            (v1..v3)
  *                      4: init(..., commName, commHash, nNodes, nranks, rank, logfn)  (v4)
  *                      5: init(..., commId, mask, commName, nNodes, nranks, rank, logfn) (v5+)
@@ -64,6 +66,16 @@
 #define NS_D_P2P_GROUP(d) NULL
 #endif
 
+#if NS_V_V7
+#define NS_D_TAG(d, m) ((d)->m.userTag)
+#define NS_D_COLL_VARIANT(d) ((d)->coll.kernelVariant)
+#define NS_D_COLL_SYM(d) ((d)->coll.isSymColl)
+#else
+#define NS_D_TAG(d, m) 0u
+#define NS_D_COLL_VARIANT(d) NULL
+#define NS_D_COLL_SYM(d) 0
+#endif
+
 #if NS_V_INIT == 1
 static ncclResult_t NS_VNAME(init_v)(void** context, int* eActivationMask) {
   /* No communicator information before v4. */
@@ -94,10 +106,12 @@ NS_HOT static ncclResult_t NS_VNAME(start_v)(void* context, void** eHandle, NS_D
       ns_fill_coll(&a, d->coll.seqNumber, d->coll.count, d->coll.root, d->coll.sendBuff, d->coll.recvBuff,
                    NS_D_COLL_CHANNELS(d), d->coll.nWarps, NS_D_COLL_GROUP(d), NS_FUNC(d->coll.func),
                    NS_DTYPE(d->coll.datatype), NS_ALGO(d->coll.algo), NS_PROTO(d->coll.proto));
+      ns_fill_coll_v7(&a, NS_D_COLL_VARIANT(d), NS_D_COLL_SYM(d), NS_D_TAG(d, coll));
       break;
     case ncclProfileP2p:
       ns_fill_p2p(&a, d->p2p.peer, d->p2p.count, d->p2p.buff, NS_D_P2P_CHANNELS(d), NS_D_P2P_GROUP(d),
                   NS_FUNC(d->p2p.func), NS_DTYPE(d->p2p.datatype));
+      ns_set_P2P_USER_TAG(a.num, a.str, NS_D_TAG(d, p2p));
       break;
     case ncclProfileProxyOp:
       ns_fill_proxy_op(&a, d->proxyOp.pid, d->proxyOp.channelId, d->proxyOp.peer, d->proxyOp.nSteps,
@@ -121,10 +135,12 @@ NS_HOT static ncclResult_t NS_VNAME(start_v)(void* context, void** eHandle, NS_D
     case ncclProfileCollApi:
       ns_fill_coll_api(&a, d->collApi.count, d->collApi.root, d->collApi.stream, d->collApi.graphCaptured,
                        d->collApi.func, d->collApi.datatype);
+      ns_set_COLL_API_USER_TAG(a.num, a.str, NS_D_TAG(d, collApi));
       break;
     case ncclProfileP2pApi:
       ns_fill_p2p_api(&a, d->p2pApi.count, d->p2pApi.stream, d->p2pApi.graphCaptured, d->p2pApi.func,
                       d->p2pApi.datatype);
+      ns_set_P2P_API_USER_TAG(a.num, a.str, NS_D_TAG(d, p2pApi));
       break;
     case ncclProfileKernelLaunch:
       ns_fill_kernel_launch(&a, d->kernelLaunch.stream);
@@ -136,12 +152,19 @@ NS_HOT static ncclResult_t NS_VNAME(start_v)(void* context, void** eHandle, NS_D
                       d->ceColl.sendBuff, d->ceColl.recvBuff, d->ceColl.intraBatchSync, d->ceColl.batchSize,
                       d->ceColl.numBatches, d->ceColl.ceSeqNum, d->ceColl.func, d->ceColl.datatype,
                       d->ceColl.syncStrategy);
+      ns_set_CE_COLL_USER_TAG(a.num, a.str, NS_D_TAG(d, ceColl));
       break;
     case ncclProfileCeSync:
       ns_fill_ce_sync(&a, d->ceCollSync.isComplete, d->ceCollSync.nRanks);
       break;
     case ncclProfileCeBatch:
       ns_fill_ce_batch(&a, d->ceCollBatch.numOps, d->ceCollBatch.totalBytes, d->ceCollBatch.useIntraSync);
+      break;
+#endif
+#if NS_V_V7
+    case ncclProfileKernelPhase:
+      ns_fill_kernel_phase(&a, d->kernelPhase.channelId, d->kernelPhase.phaseId, d->kernelPhase.phaseName,
+                           d->kernelPhase.pTimer);
       break;
 #endif
     default:

@@ -7,5 +7,6 @@
 #define NS_V_CHANNELS 1
 #define NS_V_API 1
 #define NS_V_CE 1
+#define NS_V_V7 0
 #define NS_V_INIT 5
 #include "abi/adapter_template.h"

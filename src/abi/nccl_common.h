@@ -2,7 +2,7 @@
 /* ncclscope: NCCL types shared by every profiler ABI version.
  *
  * Written from the documented layouts of NCCL's profiler plugin interface
- * (NCCL 2.23 .. 2.30). These are ABI facts; the names follow NCCL's so that
+ * (NCCL 2.23 .. 2.32). These are ABI facts; the names follow NCCL's so that
  * the adapters read like the documentation. Only src/abi/, sim/ and tests/
  * include this file: the rest of the plugin works on ncclscope's own types.
  */
@@ -58,6 +58,7 @@ enum {
   ncclProfileCeColl = (1 << 12),
   ncclProfileCeSync = (1 << 13),
   ncclProfileCeBatch = (1 << 14),
+  ncclProfileKernelPhase = (1 << 15), /* v7: a kernel channel's phase, child of its KernelCh */
 };
 #define NCCL_PROFILE_ALL_V4_MASK 0xFF   /* bits a v4-and-older NCCL can emit */
 #define NCCL_PROFILE_CE_MASK (ncclProfileCeColl | ncclProfileCeSync | ncclProfileCeBatch)
@@ -96,6 +97,7 @@ typedef enum {
   ncclProfilerCeSyncComplete = 28,
   ncclProfilerCeBatchStart = 29,
   ncclProfilerCeBatchComplete = 30,
+  ncclProfilerKernelPhaseStop = 31, /* v7: args carry the phase's end in kernelCh.pTimer */
 } ncclProfilerEventState_t;
 
 /* NetPlugin event ids: low 16 bits = descriptor version, next 16 = plugin type. */

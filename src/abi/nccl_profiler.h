@@ -9,4 +9,5 @@
 #include "profiler_v4.h"
 #include "profiler_v5.h"
 #include "profiler_v6.h"
+#include "profiler_v7.h"
 #endif

@@ -214,8 +214,8 @@ static time_t process_start_time(void) {
 }
 
 _Static_assert(NS_DETAIL_EVENT_BITS == ((1u << NS_EV_PROXY_STEP) | (1u << NS_EV_PROXY_CTRL) | (1u << NS_EV_KERNEL_CH) |
-                                        (1u << NS_EV_NET_PLUGIN)),
-               "the detail bits are ProxyStep, ProxyCtrl, KernelCh and NetPlugin");
+                                        (1u << NS_EV_NET_PLUGIN) | (1u << NS_EV_KERNEL_PHASE)),
+               "the detail bits are ProxyStep, ProxyCtrl, KernelCh, NetPlugin and KernelPhase");
 
 const char* ns_detail_name(int level) {
   return level == NS_DETAIL_OPS ? "ops" : level == NS_DETAIL_SAMPLED ? "sampled" : "full";
@@ -273,7 +273,7 @@ static void load_event_mask(load_state* st, const ns_config_var* v) {
   if (!st->mask_set) return;
   int rc = ns_config_parse_mask(s, &c->event_mask);
   if (rc == -2) {
-    ns_config_bad_value(st->warn, name, s, "sets bits above 0x7FFF, which name no event type", "0x%x", c->event_mask);
+    ns_config_bad_value(st->warn, name, s, "sets bits above 0xFFFF, which name no event type", "0x%x", c->event_mask);
   } else if (rc != 0) {
     c->event_mask = NS_DEFAULT_EVENT_MASK;
     ns_config_bad_value(st->warn, name, s, "is neither a number nor a list of event names", "the default 0x%x",

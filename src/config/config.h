@@ -23,12 +23,15 @@
 /* Detail levels (NCCLSCOPE_DETAIL). The event types NCCL pays for per
  * operation, beyond our own calls: KernelCh (the kernel writes timestamps and
  * every operation, NVLink-only ones too, gets profiler proxy ops), ProxyStep
- * (calls per network step), ProxyCtrl (per proxy loop) and NetPlugin (per
- * network request). `ops` leaves them out of NCCL's mask, `full` keeps the
+ * (calls per network step), ProxyCtrl (per proxy loop), NetPlugin (per
+ * network request) and KernelPhase (v7: the kernel writes phase timestamps
+ * behind a system fence; NCCL 2.31.2 already does so for KernelCh alone, so
+ * there KernelCh costs what KernelPhase does). `ops` leaves them out of NCCL's mask, `full` keeps the
  * whole configured mask, `sampled` is `ops` with `full` for NCCLSCOPE_SAMPLE_MS
  * of every second. */
-#define NS_DETAIL_EVENT_BITS \
-  ((1u << NS_EV_PROXY_STEP) | (1u << NS_EV_PROXY_CTRL) | (1u << NS_EV_KERNEL_CH) | (1u << NS_EV_NET_PLUGIN))
+#define NS_DETAIL_EVENT_BITS                                                                                  \
+  ((1u << NS_EV_PROXY_STEP) | (1u << NS_EV_PROXY_CTRL) | (1u << NS_EV_KERNEL_CH) | (1u << NS_EV_NET_PLUGIN) | \
+   (1u << NS_EV_KERNEL_PHASE))
 typedef enum { NS_DETAIL_OPS = 0, NS_DETAIL_SAMPLED = 1, NS_DETAIL_FULL = 2 } ns_detail_level;
 /* full by default: the watchdog sees an operation hang only through its
  * KernelCh (and ProxySteps), and only KernelCh gives GPU times (README,

@@ -429,11 +429,15 @@ static void on_start(ns_asm* a, const ns_record* r) {
       break;
     }
     case NS_EV_PROXY_STEP:
-    case NS_EV_NET_PLUGIN: {
+    case NS_EV_NET_PLUGIN:
+    case NS_EV_KERNEL_PHASE: {
       ns_event* p = (r->flags & NS_RF_PARENT_RAW) ? NULL : ns_asm_find(a, r->parent);
+      if (r->type == NS_EV_KERNEL_PHASE) e->channel = (int32_t)r->num[NS_KERNEL_PHASE_CHANNEL];
       if (p && p->started) {
-        e->channel = p->channel;
-        if (r->type == NS_EV_PROXY_STEP && p->type == NS_EV_PROXY_OP) e->op = p->op;
+        if (r->type != NS_EV_KERNEL_PHASE) e->channel = p->channel;
+        if ((r->type == NS_EV_PROXY_STEP && p->type == NS_EV_PROXY_OP) ||
+            (r->type == NS_EV_KERNEL_PHASE && p->type == NS_EV_KERNEL_CH))
+          e->op = p->op; /* a phase belongs to its KernelCh's Coll/P2p */
       }
       break;
     }
@@ -488,7 +492,8 @@ static void on_state(ns_asm* a, const ns_record* r) {
       if (e->type == NS_EV_PROXY_STEP) {
         e->trans_size = r->arg;
         e->has_trans_size = 1;
-      } else if (e->type == NS_EV_KERNEL_CH && r->state == NS_ST_KERNEL_CH_STOP) {
+      } else if ((e->type == NS_EV_KERNEL_CH && r->state == NS_ST_KERNEL_CH_STOP) ||
+                 (e->type == NS_EV_KERNEL_PHASE && r->state == NS_ST_KERNEL_PHASE_STOP)) {
         e->ptimer_stop = r->arg;
         e->has_ptimer_stop = 1;
       }

@@ -57,9 +57,10 @@ static void config_warning(const char* msg) {
 }
 
 /* 0, or -1 with the cause in why. */
-static int session_start(char* why, size_t whylen) {
+static int session_start(int abi_version, char* why, size_t whylen) {
   memset(&ns_sess, 0, sizeof ns_sess);
   memset(&ns_cnt, 0, sizeof ns_cnt);
+  ns_sess.abi_version = abi_version;
   ns_config_load(&ns_sess.cfg, config_warning);
   g_warned |= WARNED_CONFIG;
   ns_sess.pid = (uint32_t)getpid();
@@ -121,7 +122,8 @@ static uint32_t version_types(int version) {
   if (version <= 2) return 0x3F;   /* Group .. ProxyCtrl */
   if (version <= 4) return 0xFF;   /* + KernelCh, NetPlugin */
   if (version == 5) return 0xFFF;  /* + API events, KernelLaunch */
-  return 0x7FFF;                   /* + CE */
+  if (version == 6) return 0x7FFF; /* + CE */
+  return 0xFFFF;                   /* + KernelPhase */
 }
 
 /* Logs, once per loaded instance, why nothing is traced. */
@@ -143,7 +145,7 @@ void ns_runtime_init(void** context, const ns_init_args* a) {
   ns_log_set_sink(a->log);
   if (g_refs == 0) {
     char why[PATH_MAX + 200];
-    g_disabled = session_start(why, sizeof why) != 0;
+    g_disabled = session_start(a->version, why, sizeof why) != 0;
     if (g_disabled) {
       char line[sizeof why + 100];
       snprintf(line, sizeof line, "%s; nothing is traced in this process until its communicators are destroyed "

@@ -21,6 +21,8 @@
 #define NS_STR_BIT(T, F, slot, idx, ctype, json, name, when) NS_STR_BIT_##slot(idx)
 #define NS_NUM_MASK(T) (0u NS_FIELDS_##T(NS_NUM_BIT))
 #define NS_STR_MASK(T) (0u NS_FIELDS_##T(NS_STR_BIT))
+#define NS_NUM_MASK13(T) (0u NS_FIELDS13_##T(NS_NUM_BIT))
+#define NS_STR_MASK13(T) (0u NS_FIELDS13_##T(NS_STR_BIT))
 /* Words used = bits set in a mask that must be 0..n-1 (checked below). */
 #define NS_POP16(m)                                                                                          \
   (((m) >> 0 & 1) + ((m) >> 1 & 1) + ((m) >> 2 & 1) + ((m) >> 3 & 1) + ((m) >> 4 & 1) + ((m) >> 5 & 1) +     \
@@ -34,6 +36,15 @@
   _Static_assert(NS_POP16(NS_STR_MASK(T)) <= NS_REC_STRS, #T ": more str[] fields than NS_REC_STRS");
 NS_SCHEMA_TYPES(NS_LAYOUT_CHECK)
 
+/* A 1.2 block stores the fields below the first 1.3 one: what remains of a
+ * type without its 1.3 fields must still be indices 0..n-1. */
+#define NS_NUM_MASK12(T) (NS_NUM_MASK(T) & ~NS_NUM_MASK13(T))
+#define NS_STR_MASK12(T) (NS_STR_MASK(T) & ~NS_STR_MASK13(T))
+#define NS_LAYOUT13_CHECK(T, bit, contract, short_name, arg_name, arg_json)                                      \
+  _Static_assert((NS_NUM_MASK12(T) & (NS_NUM_MASK12(T) + 1)) == 0, #T ": 1.3 num[] fields follow the 1.2 ones"); \
+  _Static_assert((NS_STR_MASK12(T) & (NS_STR_MASK12(T) + 1)) == 0, #T ": 1.3 str[] fields follow the 1.2 ones");
+NS_SCHEMA_TYPES(NS_LAYOUT13_CHECK)
+
 #define NS_TYPE_COUNT(T, bit, contract, short_name, arg_name, arg_json) +1
 _Static_assert((0 NS_SCHEMA_TYPES(NS_TYPE_COUNT)) == NS_EV_COUNT, "NS_EV_COUNT is the number of schema types");
 
@@ -42,6 +53,13 @@ const ns_type_layout ns_type_layouts[NS_EV_COUNT] = {
   [NS_EV_##T] = {NS_POP16(NS_NUM_MASK(T)), NS_POP16(NS_STR_MASK(T))},
     NS_SCHEMA_TYPES(NS_LAYOUT)
 #undef NS_LAYOUT
+};
+
+const ns_type_layout ns_type_layouts12[NS_EV_COUNT] = {
+#define NS_LAYOUT12(T, bit, contract, short_name, arg_name, arg_json) \
+  [NS_EV_##T] = {NS_POP16(NS_NUM_MASK12(T)), NS_POP16(NS_STR_MASK12(T))},
+    NS_SCHEMA_TYPES(NS_LAYOUT12)
+#undef NS_LAYOUT12
 };
 
 /* ---- field descriptors ---- */

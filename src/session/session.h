@@ -19,6 +19,7 @@ typedef struct {
   uint32_t pid;
   char hostname[256];
   char trace_path[PATH_MAX + 320]; /* dump dir + "/" + file name, for messages */
+  int abi_version; /* the ncclProfiler_vN of the first init: NCCL picks one per process (7: 1.3 EVENTS13 blocks) */
 } ns_session;
 extern ns_session ns_sess;
 

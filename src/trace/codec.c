@@ -170,6 +170,12 @@ void ns_events_begin(ns_event_encoder* e, ns_buf* b, uint32_t tid, uint32_t ring
   e->prev_id = base_id;
 }
 
+void ns_events13_begin(ns_event_encoder* e, ns_buf* b, uint32_t tid, uint32_t ring, uint64_t base_ts,
+                       uint64_t base_id) {
+  ns_events_begin(e, b, tid, ring, base_ts, base_id);
+  e->v13 = 1;
+}
+
 /* The most bytes one record takes: its tag and at most 6 + NS_REC_NUMS +
  * NS_REC_STRS varints. The writer encodes millions of records a second, so
  * the room is reserved once per record, not once per field. */
@@ -200,7 +206,7 @@ void ns_events_put(ns_event_encoder* e, const ns_record* r) {
       code = r->parent ? ns_zigzag((int64_t)(r->id - r->parent)) + 1 : 0;
     p = ns_varint_at(p, code);
     if (r->flags & NS_RF_PXN) p = ns_varint_at(p, r->origin_pid);
-    const ns_type_layout* l = &ns_type_layouts[r->type < NS_EV_COUNT ? r->type : 0];
+    const ns_type_layout* l = &(e->v13 ? ns_type_layouts : ns_type_layouts12)[r->type < NS_EV_COUNT ? r->type : 0];
     for (unsigned i = 0; i < l->nums; i++) p = ns_varint_at(p, ns_zigzag((int64_t)r->num[i]));
     for (unsigned i = 0; i < l->strs; i++) p = ns_varint_at(p, r->str[i]);
   } else if (kind == NS_REC_STATE) {
@@ -211,7 +217,7 @@ void ns_events_put(ns_event_encoder* e, const ns_record* r) {
 }
 
 void ns_events_end(ns_event_encoder* e, uint64_t seq) {
-  end_counted_block(e->buf, e->block_at, e->count_at, e->count, NS_BLOCK_EVENTS, seq);
+  end_counted_block(e->buf, e->block_at, e->count_at, e->count, e->v13 ? NS_BLOCK_EVENTS13 : NS_BLOCK_EVENTS, seq);
 }
 
 int ns_events_open(ns_event_decoder* d, const uint8_t* payload, size_t n) {
@@ -228,6 +234,13 @@ int ns_events_open(ns_event_decoder* d, const uint8_t* payload, size_t n) {
   d->prev_ts = base_ts;
   d->prev_id = base_id;
   d->count = count;
+  d->layouts = ns_type_layouts12;
+  return 0;
+}
+
+int ns_events13_open(ns_event_decoder* d, const uint8_t* payload, size_t n) {
+  if (ns_events_open(d, payload, n) < 0) return -1;
+  d->layouts = ns_type_layouts;
   return 0;
 }
 
@@ -266,7 +279,7 @@ int ns_events_next(ns_event_decoder* d, ns_record* r) {
       if (ns_get_varint(&d->p, d->end, &v)) return -1;
       r->origin_pid = (uint32_t)v;
     }
-    const ns_type_layout* l = &ns_type_layouts[r->type];
+    const ns_type_layout* l = &d->layouts[r->type];
     for (unsigned i = 0; i < l->nums; i++) {
       if (ns_get_varint(&d->p, d->end, &v)) return -1;
       r->num[i] = (uint64_t)ns_unzigzag(v);

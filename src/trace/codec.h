@@ -59,10 +59,15 @@ typedef struct {
   uint32_t count;
   uint64_t prev_ts, prev_id;
   uint32_t prev_comm;
+  int v13; /* 1: an EVENTS13 block (1.3 layouts); 0: EVENTS (1.2 layouts) */
 } ns_event_encoder;
 
+/* An EVENTS block (format 1.2 layouts: every START without the fields of
+ * NS_FIELDS13_*, which it stores as 0; no KernelPhase), or with v13 an
+ * EVENTS13 block, which stores every field (1.3; a 1.2 reader skips it). */
 void ns_events_begin(ns_event_encoder* e, ns_buf* b, uint32_t tid, uint32_t ring, uint64_t base_ts,
                      uint64_t base_id);
+void ns_events13_begin(ns_event_encoder* e, ns_buf* b, uint32_t tid, uint32_t ring, uint64_t base_ts, uint64_t base_id);
 void ns_events_put(ns_event_encoder* e, const ns_record* r);
 void ns_events_end(ns_event_encoder* e, uint64_t seq);
 
@@ -79,9 +84,11 @@ typedef struct {
   uint64_t decoded; /* records decoded so far */
   uint64_t prev_ts, prev_id;
   uint32_t prev_comm;
+  const ns_type_layout* layouts; /* ns_type_layouts12 (EVENTS) or ns_type_layouts (EVENTS13) */
 } ns_event_decoder;
 
 int ns_events_open(ns_event_decoder* d, const uint8_t* payload, size_t n);
+int ns_events13_open(ns_event_decoder* d, const uint8_t* payload, size_t n);
 /* 1 = record decoded, 0 = block done (the payload ends after a whole
  * record), -1 = malformed. */
 int ns_events_next(ns_event_decoder* d, ns_record* r);

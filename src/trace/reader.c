@@ -523,7 +523,9 @@ int ns_reader_next(ns_reader* r, ns_item* item) {
         else r->stats.comm_inits++, item->kind = NS_ITEM_COMM_INIT, item->comm = &r->comm, out = 1;
         break;
       case NS_BLOCK_EVENTS:
-        if (ns_events_open(&r->dec, p, h.payload_size) < 0) bad = "malformed EVENTS block";
+      case NS_BLOCK_EVENTS13:
+        if ((h.kind == NS_BLOCK_EVENTS ? ns_events_open : ns_events13_open)(&r->dec, p, h.payload_size) < 0)
+          bad = "malformed EVENTS block";
         else r->in_events = 1;
         break;
       case NS_BLOCK_COMM_FINI:

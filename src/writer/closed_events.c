@@ -45,7 +45,7 @@ void ns_closed_on_close(void* user, uint64_t id, unsigned type, int analysed, ui
   ns_record r = ns_closed_record(id, type, ctx_index, reason, ns_clock_to_ns(&ns_sess.clock, ns_clock_ticks()), tid);
   if (type == NS_EV_PROXY_OP) ns_restarts_parent_stopped(id);
   if (!O.open) {
-    ns_events_begin(&O.enc, &O.buf, tid, 0, r.ts, r.id);
+    (ns_sess.abi_version >= 7 ? ns_events13_begin : ns_events_begin)(&O.enc, &O.buf, tid, 0, r.ts, r.id);
     O.open = 1;
   }
   ns_events_put(&O.enc, &r);

@@ -65,7 +65,8 @@ static int graph_captured_api(const ns_record* rec) {
  * analysis. */
 static void put_record(const ns_record* rec, int analysed) {
   if (!D.ev_open) {
-    ns_events_begin(&D.enc, &D.ev, D.ev_tid, D.ev_ring, rec->ts, rec->id);
+    (ns_sess.abi_version >= 7 ? ns_events13_begin : ns_events_begin)(&D.enc, &D.ev, D.ev_tid, D.ev_ring, rec->ts,
+                                                                     rec->id);
     D.ev_open = 1;
   }
   ns_events_put(&D.enc, rec);

@@ -222,7 +222,7 @@ static void test_defaults(void) {
   CHECK_U64(c.no_cuda, 0);
   CHECK_U64(c.prom_keep, 0);
   CHECK_U64(c.event_mask, NS_DEFAULT_EVENT_MASK);
-  CHECK_U64(c.event_mask, 0x7F5F);
+  CHECK_U64(c.event_mask, 0xFF5F);
   CHECK_U64(c.detail, NS_DETAIL_FULL);
   CHECK_U64(c.dump_signal, SIGUSR1);
   CHECK_U64(c.file_mode, 0640);
@@ -266,10 +266,10 @@ static void test_own_syntax(void) {
   load(&c);
   CHECK_U64(c.event_mask, 100);
   expect_lines("NCCLSCOPE_EVENT_MASK", "0x18001",
-               "NCCLSCOPE_EVENT_MASK=\"0x18001\" sets bits above 0x7FFF, which name no event type; using 0x1");
+               "NCCLSCOPE_EVENT_MASK=\"0x18001\" sets bits above 0xFFFF, which name no event type; using 0x8001");
   expect_lines("NCCLSCOPE_EVENT_MASK", "Coll,Bogus",
                "NCCLSCOPE_EVENT_MASK=\"Coll,Bogus\" is neither a number nor a list of event names; using the default "
-               "0x7f5f");
+               "0xff5f");
   expect_lines("NCCLSCOPE_DETAIL", "most", "NCCLSCOPE_DETAIL=\"most\" is not one of ops, sampled, full; using full");
   expect_lines("NCCLSCOPE_CLOCK", "rdtsc",
                "NCCLSCOPE_CLOCK=\"rdtsc\" is not auto, tsc or monotonic; using the default auto");

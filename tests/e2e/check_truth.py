@@ -21,6 +21,9 @@ compares with the simulator's --truth file (docs/simulator.md):
   clock_fields  finalize gpuClockOffsetUs/DriftPpm/ErrorUs vs truth
   straggler     `report` names the late rank of the straggler scenario
   batch         ops of one kernel batch (2.27+) reported as the batch: the truth's batch figure within 2 %
+  kernel_phase  NCCL 2.31 (profiler v7): every KernelPhase the device timed is exported under its KernelCh
+                with the truth's phase name, its gpuStart/gpuStop inside gpuErrorUs; every Coll's, CollApi's
+                and P2p's userTag is the call's
   clock_real_*  under real releases (--nccl 2.27..2.30: pTimers of other works, drift sources, overrun,
                 late polls, GPU drift, shared GPUs), every bounded KernelCh/Coll/P2p gpuStart/gpuStop
                 contains the op's own true time; median error within 5 us where launches are prompt
@@ -831,7 +834,45 @@ def check_batch(work, cases=BATCH_CASES["batch"]):
     check(not failures, "\n".join(failures[:10]))
 
 
-CHECKS = {"exec_end": check_exec_end, "gpu_clock": check_gpu_clock, "gpu_clock_sampled": check_gpu_clock_sampled,
+def check_kernel_phase(work):
+    truth, recs, _ = simulate(work, ["--nccl", "2.31", "--iters", "4", "--user-tags", "5"])
+    tph = {}
+    for t in truth["phase"]:
+        tph[(int(t["comm"], 16), t["rank"], t["channel"], t["ptimer_start"], t["ptimer_stop"])] = t
+    kch = {e["eventAddr"]: e for e in events(recs, "ncclProfileKernelCh")}
+    phases = events(recs, "ncclProfileKernelPhase")
+    check(phases, "no KernelPhase events")
+    bounded = 0
+    for e in phases:
+        d = e["details"]
+        check(e["parentObj"] in kch, "KernelPhase whose parent is no KernelCh: %s" % json.dumps(e))
+        t = tph.get((e["commId"], e["rank"], d["channel"], d["pTimer"], d.get("pTimerStop")))
+        check(t, "KernelPhase without a truth phase: %s" % json.dumps(e))
+        check(d["phaseId"] == t["phase"] and d["phaseName"] == t["name"], "phase %s, truth %s" % (d, t))
+        check("gpuStart" in d and "gpuStop" in d, "KernelPhase without gpuStart/gpuStop: %s" % json.dumps(e))
+        if d["gpuErrorUs"] is None:
+            continue
+        bounded += 1
+        for side, true_ns in (("gpuStart", t["gpu_start"]), ("gpuStop", t["gpu_stop"])):
+            err = abs(ns(d[side]) - true_ns) / 1e3
+            check(err <= d["gpuErrorUs"] + 0.001, "%s off by %.3f us, bound %.3f us:\n  export %s\n  truth  %s" %
+                  (side, err, d["gpuErrorUs"], json.dumps(e), json.dumps(t)))
+    check(len(phases) == len(truth["phase"]), "%d KernelPhase exported, the truth has %d" %
+          (len(phases), len(truth["phase"])))
+    # before the clock fit has samples, or with pTimers that may be another work's, no bound is published
+    kbounded = sum(1 for e in kch.values() if e["details"].get("gpuErrorUs") is not None)
+    check(bounded > 0, "no KernelPhase conversion bounded (KernelCh: %d of %d)" % (kbounded, len(kch)))
+    # userTag: the calls' tags (truth start records) against the exported Coll/CollApi/P2p details
+    for typ in ("Coll", "CollApi", "P2p"):
+        want = collections.Counter(t.get("tag", 0) for t in truth["start"] if t["type"] == typ and not t["handle_null"])
+        got = collections.Counter(e["details"].get("userTag", 0) for e in events(recs, "ncclProfile" + typ))
+        check(want == got, "%s userTag: export %s, truth %s" % (typ, dict(got), dict(want)))
+        check(len(want) > 1, "%s: the run has no tagged calls: %s" % (typ, dict(want)))
+    print("KernelPhase: %d exported, %d bounded (KernelCh: %d of %d); tags checked" %
+          (len(phases), bounded, kbounded, len(kch)))
+
+
+CHECKS = {"exec_end": check_exec_end, "kernel_phase": check_kernel_phase, "gpu_clock": check_gpu_clock, "gpu_clock_sampled": check_gpu_clock_sampled,
           "gpu_clock_v4": check_gpu_clock_v4, "busbw": check_busbw, "links": check_links,
           "clock_fields": check_clock_fields, "straggler": check_straggler}
 CHECKS.update({name: (lambda work, name=name: check_batch(work, BATCH_CASES[name])) for name in BATCH_CASES})

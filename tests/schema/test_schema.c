@@ -12,17 +12,19 @@
 
 /* Version 1.0 of the format: changing one of these breaks every trace on disk. */
 static const ns_type_layout v1_layouts[NS_EV_COUNT] = {
-    [NS_EV_GROUP] = {0, 0},     [NS_EV_COLL] = {8, 4},       [NS_EV_P2P] = {5, 2},
-    [NS_EV_PROXY_OP] = {6, 0},  [NS_EV_PROXY_STEP] = {1, 0}, [NS_EV_PROXY_CTRL] = {0, 0},
-    [NS_EV_KERNEL_CH] = {2, 0}, [NS_EV_NET_PLUGIN] = {8, 0}, [NS_EV_GROUP_API] = {2, 0},
-    [NS_EV_COLL_API] = {4, 2},  [NS_EV_P2P_API] = {3, 2},    [NS_EV_KERNEL_LAUNCH] = {1, 0},
-    [NS_EV_CE_COLL] = {10, 3},  [NS_EV_CE_SYNC] = {2, 0},    [NS_EV_CE_BATCH] = {3, 0},
+    [NS_EV_GROUP] = {0, 0},        [NS_EV_COLL] = {8, 4},       [NS_EV_P2P] = {5, 2},
+    [NS_EV_PROXY_OP] = {6, 0},     [NS_EV_PROXY_STEP] = {1, 0}, [NS_EV_PROXY_CTRL] = {0, 0},
+    [NS_EV_KERNEL_CH] = {2, 0},    [NS_EV_NET_PLUGIN] = {8, 0}, [NS_EV_GROUP_API] = {2, 0},
+    [NS_EV_COLL_API] = {4, 2},     [NS_EV_P2P_API] = {3, 2},    [NS_EV_KERNEL_LAUNCH] = {1, 0},
+    [NS_EV_CE_COLL] = {10, 3},     [NS_EV_CE_SYNC] = {2, 0},    [NS_EV_CE_BATCH] = {3, 0},
+    [NS_EV_KERNEL_PHASE] = {0, 0},
 };
 
 static void test_layouts(void) {
   for (unsigned t = 0; t < NS_EV_COUNT; t++) {
-    CHECK_U64(ns_type_layouts[t].nums, v1_layouts[t].nums);
-    CHECK_U64(ns_type_layouts[t].strs, v1_layouts[t].strs);
+    /* a 1.2 EVENTS block keeps the layouts of format 1.0 .. 1.2 (KernelPhase: none) */
+    CHECK_U64(ns_type_layouts12[t].nums, v1_layouts[t].nums);
+    CHECK_U64(ns_type_layouts12[t].strs, v1_layouts[t].strs);
   }
 }
 
@@ -34,7 +36,8 @@ static void test_names(void) {
   CHECK_STR(ns_state_name(NS_ST_PROXY_STEP_SEND_WAIT), "ProxyStepSendWait");
   CHECK_STR(ns_state_name(NS_ST_KERNEL_CH_STOP), "KernelChStop");
   CHECK_STR(ns_state_name(NS_ST_CE_BATCH_COMPLETE), "CeBatchComplete");
-  CHECK_TRUE(ns_state_name(NS_ST_CE_BATCH_COMPLETE + 1) == NULL);
+  CHECK_STR(ns_state_name(NS_ST_KERNEL_PHASE_STOP), "KernelPhaseStop");
+  CHECK_TRUE(ns_state_name(NS_ST_KERNEL_PHASE_STOP + 1) == NULL);
   CHECK_TRUE(ns_state_name(NS_ST_OWN_FIRST - 1) == NULL);
   CHECK_STR(ns_state_name(NS_ST_CLOSED), "ncclscopeClosed");
   CHECK_STR(ns_close_reason_name(NS_CLOSE_RESTARTED), "restarted");

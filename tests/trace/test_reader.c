@@ -147,7 +147,9 @@ static void test_good_file(void) {
   EXPECT_U64("clockfit", t.clockfit, 1);
   EXPECT_U64("end", t.end, 1);
   EXPECT_U64("anchors", t.anchors, 1);
-  for (int ty = 0; ty < NS_EV_COUNT; ty++) EXPECT_TRUE("every type started", t.type_starts[ty] > 0);
+  /* KernelPhase (v7) is not among the types this v6 trace records */
+  for (int ty = 0; ty < NS_EV_COUNT; ty++)
+    EXPECT_TRUE("every type started", ty == NS_EV_KERNEL_PHASE || t.type_starts[ty] > 0);
 }
 
 /* Cut the file at every length: the reader never crashes, accounts for every
