@@ -128,7 +128,7 @@ static void usage(FILE* f) {
           "                        (ncclscope export --format jsonl; a directory: every *.jsonl in it): one\n"
           "                        process per recorded pid, one thread per recorded thread, recorded handles\n"
           "                        mapped to the plugin's, states, pTimers and sizes as recorded\n"
-          "  --speed X             recorded time / replay time [1]; 0: no pacing (as fast as possible)\n"
+          "  --speed X             recorded time / replay time [1], 0.001 to 1e6; 0: no pacing (as fast as possible)\n"
           "\n"
           "Output:\n"
           "  --truth FILE          ground truth as JSON Lines (see docs/simulator.md)\n"
@@ -183,6 +183,18 @@ static double realArg(const char* opt, const char* arg, double lo, double hi) {
   char what[96];
   snprintf(what, sizeof what, "a number from %g to %g", lo, hi);
   if (errno || end == arg || *end || !(v >= lo && v <= hi)) badNumber(opt, arg, what);
+  return v;
+}
+
+/* --speed: 0 (no pacing), or from a thousand times slower to a million times
+ * faster; NaN, infinities, negatives and speeds near 0 (a recording's
+ * microsecond stretched past any clock) are refused. */
+static double speedArg(const char* arg) {
+  char* end;
+  errno = 0;
+  double v = strtod(arg, &end);
+  if (errno || end == arg || *end || !(v == 0 || (v >= 1e-3 && v <= 1e6)))
+    badNumber("speed", arg, "0 (no pacing) or a number from 0.001 to 1e+06");
   return v;
 }
 
@@ -282,7 +294,7 @@ int main(int argc, char** argv) {
       }
       break;
     case 'y': simOpt.replayPath = optarg; break;
-    case 'Y': simOpt.replaySpeed = realArg("speed", optarg, 0, 1e6); break;
+    case 'Y': simOpt.replaySpeed = speedArg(optarg); break;
     case 1000:
       if (!simNcclSelect(optarg)) return 2;
       break;

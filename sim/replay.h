@@ -118,6 +118,14 @@ typedef struct {
 
 #define RP_MAX_UNKNOWN_NAMES 8
 
+/* Every time read from a recording lies strictly within +-RP_TS_LIMIT_NS
+ * (2^61 ns: 73 years from its clock's zero; a Unix-epoch CUPTI clock reaches
+ * it in 2043). A record with a time beyond it is skipped (RP_SKIP_BAD_TIME).
+ * The bound keeps every sum the replay forms in int64: a clock offset is a
+ * difference of two times (< 2^62), a kernel on the recording's clock a time
+ * plus an offset (< 3 * 2^61), and its distance from t0 one more (< 2^63). */
+#define RP_TS_LIMIT_NS ((int64_t)1 << 61)
+
 typedef struct {
   rpComm* comms;
   int ncomms;
@@ -142,6 +150,7 @@ typedef struct {
   char unknownName[RP_MAX_UNKNOWN_NAMES][32];
   uint64_t unknownCount[RP_MAX_UNKNOWN_NAMES];
   char firstBad[320]; /* "FILE:LINE" of the first damaged line, "" none */
+  char firstBadTime[400]; /* "FILE:LINE (FIELD VALUE)" of the first time out of range, "" none */
 } rpRecording;
 
 enum {
@@ -154,6 +163,7 @@ enum {
   RP_SKIP_ORPHAN_STATE,   /* state of an event that is not in the recording */
   RP_PARENT_MISSING,      /* parent not in the recording: replayed with no parent */
   RP_SKIP_CUPTI_OTHER,    /* a CUPTI record other than a kernel (memcpy, memset): not GPU truth */
+  RP_SKIP_BAD_TIME,       /* a time beyond RP_TS_LIMIT_NS */
   RP_SKIP_NREASONS
 };
 const char* rpSkipName(int reason);

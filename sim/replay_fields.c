@@ -8,6 +8,8 @@
  * decimals become exact nanoseconds.
  */
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,7 +51,12 @@ bool rpGetU64(json_object* o, const char* k, uint64_t* out) {
     /* json-c keeps integers above INT64_MAX as unsigned */
     *out = json_object_get_uint64(v);
     return true;
-  case json_type_double: *out = (uint64_t)json_object_get_double(v); return true;
+  case json_type_double: {
+    double d = json_object_get_double(v);
+    if (!(d >= 0 && d < 18446744073709551616.0)) return false; /* 2^64; NaN too */
+    *out = (uint64_t)d;
+    return true;
+  }
   case json_type_boolean: *out = json_object_get_boolean(v) ? 1 : 0; return true;
   case json_type_string: {
     const char* s = json_object_get_string(v);
@@ -87,22 +94,29 @@ const char* rpGetStr(rpLoader* L, json_object* o, const char* k) {
   return v && json_object_get_type(v) == json_type_string ? rpIntern(L, json_object_get_string(v)) : NULL;
 }
 
+enum { TS_NONE, TS_OK, TS_OUT_OF_RANGE };
+
 /* Microseconds as written (a JSON number with decimals) -> exact ns, from the number's own text. */
-bool rpGetTsNs(json_object* o, const char* k, int64_t* out) {
-  json_object* v = rpGet(o, k);
-  if (!v) return false;
+static int tsNs(json_object* v, int64_t* out) {
+  const int64_t limitUs = RP_TS_LIMIT_NS / 1000;
   enum json_type t = json_object_get_type(v);
   if (t == json_type_int) {
-    *out = json_object_get_int64(v) * 1000;
-    return true;
+    int64_t us = json_object_get_int64(v); /* clamped to INT64_MAX above it: out of range too */
+    if (us <= -limitUs || us >= limitUs) return TS_OUT_OF_RANGE;
+    *out = us * 1000;
+    return TS_OK;
   }
-  if (t != json_type_double) return false;
+  if (t != json_type_double) return TS_NONE;
   const char* s = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
   bool neg = *s == '-';
   if (neg) s++;
   int64_t whole = 0, frac = 0;
   int digits = 0;
-  for (; *s >= '0' && *s <= '9'; s++) whole = whole * 10 + (*s - '0');
+  bool big = false; /* whole reached limitUs: no more digits added (no overflow) */
+  for (; *s >= '0' && *s <= '9'; s++) {
+    if (!big) whole = whole * 10 + (*s - '0');
+    big = big || whole >= limitUs;
+  }
   if (*s == '.') {
     for (s++; *s >= '0' && *s <= '9'; s++) {
       if (digits < 3)
@@ -114,15 +128,36 @@ bool rpGetTsNs(json_object* o, const char* k, int64_t* out) {
     }
   }
   if (*s == 'e' || *s == 'E') { /* exponent form: fall back to the double */
-    double d = json_object_get_double(v);
-    *out = (int64_t)(d * 1000.0 + (d >= 0 ? 0.5 : -0.5));
-    return true;
+    double ns = json_object_get_double(v) * 1000.0;
+    if (!(fabs(ns) < (double)RP_TS_LIMIT_NS)) return TS_OUT_OF_RANGE; /* NaN too */
+    int64_t rounded = (int64_t)(ns + (ns >= 0 ? 0.5 : -0.5));
+    if (rounded >= RP_TS_LIMIT_NS || rounded <= -RP_TS_LIMIT_NS) return TS_OUT_OF_RANGE;
+    *out = rounded;
+    return TS_OK;
   }
+  if (big) return TS_OUT_OF_RANGE;
   while (digits < 3 && digits >= 0) frac *= 10, digits++;
-  int64_t ns = whole * 1000 + frac;
+  int64_t ns = whole * 1000 + frac; /* whole < limitUs: no overflow */
+  if (ns >= RP_TS_LIMIT_NS) return TS_OUT_OF_RANGE;
   *out = neg ? -ns : ns;
-  return true;
+  return TS_OK;
 }
+
+bool rpGetTsNs(rpLoader* L, json_object* o, const char* k, const char* field, int64_t* out) {
+  json_object* v = rpGet(o, k);
+  if (!v) return false;
+  int got = tsNs(v, out);
+  if (got == TS_OUT_OF_RANGE && L) {
+    L->badTime = true;
+    rpRecording* r = L->r;
+    if (!r->firstBadTime[0])
+      snprintf(r->firstBadTime, sizeof r->firstBadTime, "%s:%llu (%s %.40s)", L->path, (unsigned long long)L->lineNo,
+               field ? field : k, json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+  }
+  return got == TS_OK;
+}
+
+void rpSkipMalformed(rpLoader* L) { L->r->skipped[L->badTime ? RP_SKIP_BAD_TIME : RP_SKIP_BAD_FIELDS]++; }
 
 bool rpGetBool(json_object* o, const char* k) {
   uint64_t x;
@@ -142,10 +177,12 @@ bool rpNullPtr(const char* s) {
   return !*end && x == 0;
 }
 
-bool rpCallSite(json_object* o, const char* k, int64_t* ts, int* pid, int* tid) {
+bool rpCallSite(rpLoader* L, json_object* o, const char* k, int64_t* ts, int* pid, int* tid) {
   json_object* s = rpGet(o, k);
   if (!s || json_object_get_type(s) != json_type_object) return false;
-  if (!rpGetTsNs(s, "ts", ts)) return false;
+  char field[64];
+  snprintf(field, sizeof field, "%s.ts", k);
+  if (!rpGetTsNs(L, s, "ts", field, ts)) return false;
   *pid = rpGetInt(s, "pid", -1);
   *tid = rpGetInt(s, "tid", -1);
   return *pid >= 0 && *tid >= 0;

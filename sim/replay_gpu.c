@@ -8,16 +8,22 @@
  * it. Both become truth `gpu_kernel` lines; a mapped kernel is written on the
  * replay's clock too, so that a plugin's GPU times can be graded against it.
  */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "replay_load.h"
 
 /* A time under key k: {"ts": us, ...} or a bare number of us. */
-static bool timeOf(json_object* o, const char* k, int64_t* ns) {
+static bool timeOf(rpLoader* L, json_object* o, const char* k, int64_t* ns) {
   json_object* v = rpGet(o, k);
-  if (v && json_object_get_type(v) == json_type_object) return rpGetTsNs(v, "ts", ns);
-  return rpGetTsNs(o, k, ns);
+  if (v && json_object_get_type(v) == json_type_object) {
+    char field[64];
+    snprintf(field, sizeof field, "%s.ts", k);
+    return rpGetTsNs(L, v, "ts", field, ns);
+  }
+  return rpGetTsNs(L, o, k, NULL, ns);
 }
 
 static void safeName(char* dst, size_t n, const char* s) {
@@ -34,8 +40,8 @@ void rpCuptiRecord(rpLoader* L, json_object* o) {
     return;
   }
   int64_t start, end;
-  if (!timeOf(o, "start", &start) || !(timeOf(o, "stop", &end) || timeOf(o, "end", &end)) || end < start) {
-    r->skipped[RP_SKIP_BAD_FIELDS]++;
+  if (!timeOf(L, o, "start", &start) || !(timeOf(L, o, "stop", &end) || timeOf(L, o, "end", &end)) || end < start) {
+    rpSkipMalformed(L);
     return;
   }
   r->kernels = rpGrow(r->kernels, &L->capKernels, r->nkernels + 1, sizeof *r->kernels);
@@ -73,7 +79,7 @@ void rpChromeTraceFile(rpRecording* r, const char* path) {
     const char* name = json_object_get_string(rpGet(e, "name"));
     if (!cat || !name || strcmp(cat, "kernel") || !strcasestr(name, "nccl")) continue;
     int64_t ts, dur;
-    if (!rpGetTsNs(e, "ts", &ts) || !rpGetTsNs(e, "dur", &dur)) continue;
+    if (!rpGetTsNs(NULL, e, "ts", NULL, &ts) || !rpGetTsNs(NULL, e, "dur", NULL, &dur)) continue;
     json_object* args = rpGet(e, "args");
     r->gpuTruth = realloc(r->gpuTruth, (r->ngpuTruth + 1) * sizeof *r->gpuTruth);
     rpGpuKernel* k = &r->gpuTruth[r->ngpuTruth++];
@@ -249,6 +255,16 @@ static void nsOrNull(char* buf, size_t n, bool known, long long v) {
     snprintf(buf, n, "null");
 }
 
+/* base + ns / speed, or "null" when not known or when it would leave +-2^62
+ * (a speed far below 1 over a long recording). speed > 0. */
+static void scaledOrNull(char* buf, size_t n, bool known, int64_t ns, double speed, uint64_t base) {
+  double v = (double)ns / speed;
+  if (!known || !(fabs(v) < (double)(2 * RP_TS_LIMIT_NS)) || base >= (uint64_t)2 * RP_TS_LIMIT_NS)
+    snprintf(buf, n, "null");
+  else
+    snprintf(buf, n, "%lld", (long long)base + (long long)v);
+}
+
 void rpWriteGpuTruth(const rpRecording* r, uint64_t startAt, double speed) {
   for (size_t i = 0; i < r->ngpuTruth; i++) {
     const rpGpuKernel* k = &r->gpuTruth[i];
@@ -275,20 +291,23 @@ void rpWriteGpuTruth(const rpRecording* r, uint64_t startAt, double speed) {
     const rpEvent* l = k->launch >= 0 ? &r->events[k->launch] : NULL;
     const rpComm* c = l && l->comm >= 0 ? &r->comms[l->comm] : NULL;
     int64_t recStart = k->startNs + f->offsetNs, recEnd = k->endNs + f->offsetNs;
-    char ts[24], err[24], comm[24];
-    nsOrNull(ts, sizeof ts, speed > 0, (long long)(startAt + (int64_t)((double)(recStart - r->t0) / speed)));
-    nsOrNull(err, sizeof err, f->errorNs >= 0, (long long)(speed > 0 ? (double)f->errorNs / speed : 0));
+    /* on the replay's clock only when paced (speed > 0: 0 is no pacing); durations and bounds as recorded then */
+    bool paced = speed > 0;
+    double scale = paced ? speed : 1.0;
+    char ts[24], dur[24], err[24], comm[24];
+    scaledOrNull(ts, sizeof ts, paced, recStart - r->t0, scale, startAt);
+    scaledOrNull(dur, sizeof dur, true, recEnd - recStart, scale, 0);
+    scaledOrNull(err, sizeof err, f->errorNs >= 0, paced ? f->errorNs : 0, scale, 0);
     if (c)
       snprintf(comm, sizeof comm, "\"0x%llx\"", (unsigned long long)c->commId);
     else
       snprintf(comm, sizeof comm, "null");
     simTruthf(
         "\"kind\":\"gpu_kernel\",\"name\":\"%s\",\"source\":\"recording\",\"clock\":\"replay\",\"ts_ns\":%s,"
-        "\"dur_ns\":%lld,\"error_ns\":%s,\"rec_pid\":%d,\"device\":%d,\"stream\":%llu,\"corr_id\":%llu,"
+        "\"dur_ns\":%s,\"error_ns\":%s,\"rec_pid\":%d,\"device\":%d,\"stream\":%llu,\"corr_id\":%llu,"
         "\"ext_corr_id\":%llu,\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d],\"comm\":%s,\"rank\":%d,"
         "\"launch_rec\":%d,\"cupti_start_ns\":%lld,\"cupti_end_ns\":%lld,\"rec_start_ns\":%lld,\"rec_end_ns\":%lld",
-        k->name, ts, (long long)(speed > 0 ? (double)(recEnd - recStart) / speed : (double)(recEnd - recStart)), err,
-        k->pid, k->device, (unsigned long long)k->stream, (unsigned long long)k->corrId,
+        k->name, ts, dur, err, k->pid, k->device, (unsigned long long)k->stream, (unsigned long long)k->corrId,
         (unsigned long long)k->extCorrId, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2],
         comm, c ? c->rank : -1, k->launch, (long long)k->startNs, (long long)k->endNs, (long long)recStart,
         (long long)recEnd);

@@ -29,7 +29,8 @@ const char* rpSkipName(int reason) {
                                                 "duplicate eventAddr",
                                                 "state of an event not in the recording",
                                                 "parent not in the recording (replayed without parent)",
-                                                "CUPTI activity other than a kernel (not GPU truth)"};
+                                                "CUPTI activity other than a kernel (not GPU truth)",
+                                                "a timestamp out of range (73 years or more from its clock's zero)"};
   return reason >= 0 && reason < RP_SKIP_NREASONS ? names[reason] : "?";
 }
 
@@ -103,8 +104,8 @@ static void lifecycle(rpLoader* L, json_object* o) {
   uint64_t commId = 0;
   int64_t ts;
   int pid, tid;
-  if (!func || !rpGetU64(o, "commId", &commId) || !rpCallSite(o, "start", &ts, &pid, &tid)) {
-    r->skipped[RP_SKIP_BAD_FIELDS]++;
+  if (!func || !rpGetU64(o, "commId", &commId) || !rpCallSite(L, o, "start", &ts, &pid, &tid)) {
+    rpSkipMalformed(L);
     return;
   }
   int rank = rpGetInt(o, "rank", -1);
@@ -144,8 +145,15 @@ static void event(rpLoader* L, json_object* o) {
   const char* addr = json_object_get_string(rpGet(o, "eventAddr"));
   int64_t ts;
   int pid, tid;
-  if (!addr || !rpCallSite(o, "start", &ts, &pid, &tid)) {
-    r->skipped[RP_SKIP_BAD_FIELDS]++;
+  if (!addr || !rpCallSite(L, o, "start", &ts, &pid, &tid)) {
+    rpSkipMalformed(L);
+    return;
+  }
+  int64_t sts;
+  int spid, stid;
+  bool stopped = !rpGetBool(o, "incomplete") && rpCallSite(L, o, "stop", &sts, &spid, &stid) && spid == pid;
+  if (L->badTime) { /* a stop out of range: the event is not replayed half */
+    rpSkipMalformed(L);
     return;
   }
   if (lh_table_lookup_entry(L->addrs, addr)) {
@@ -180,9 +188,7 @@ static void event(rpLoader* L, json_object* o) {
   lh_table_insert(L->addrs, strdup(addr), (void*)(intptr_t)(i + 1));
   r->nevents++;
   addCall(L, pid, tid, ts, RP_START, i, L->fileOrder++);
-  int64_t sts;
-  int spid, stid;
-  if (!rpGetBool(o, "incomplete") && rpCallSite(o, "stop", &sts, &spid, &stid) && spid == pid) {
+  if (stopped) {
     e->stopTs = sts, e->stopTid = stid;
     addCall(L, spid, stid, sts, RP_STOP, i, L->fileOrder++);
   }
@@ -194,8 +200,8 @@ static void state(rpLoader* L, json_object* o) {
   int64_t ts;
   int id = rpGetInt(o, "id", -1);
   int pid = rpGetInt(o, "pid", -1), tid = rpGetInt(o, "tid", -1);
-  if (!addr || id < 0 || pid < 0 || tid < 0 || !rpGetTsNs(o, "ts", &ts)) {
-    r->skipped[RP_SKIP_BAD_FIELDS]++;
+  if (!addr || id < 0 || pid < 0 || tid < 0 || !rpGetTsNs(L, o, "ts", NULL, &ts)) {
+    rpSkipMalformed(L);
     return;
   }
   /* "repeats": n: the plugin folded n more identical reports of this state
@@ -272,6 +278,7 @@ static void line(rpLoader* L, int pass, char* text, size_t len) {
   }
   const char* rt;
   int kind = recordKind(o, &rt);
+  L->badTime = false;
   if ((kind == RK_LIFECYCLE) != (pass == 1)) {
     json_object_put(o);
     return;

@@ -31,6 +31,7 @@ typedef struct {
   int fileOrder;
   const char* path; /* file being read, and its line number, for messages */
   uint64_t lineNo;
+  bool badTime; /* the line being read has a time beyond RP_TS_LIMIT_NS */
 } rpLoader;
 
 /* replay_fields.c */
@@ -41,13 +42,19 @@ bool rpGetU64(json_object* o, const char* k, uint64_t* out);
 bool rpGetI64(json_object* o, const char* k, int64_t* out);
 int rpGetInt(json_object* o, const char* k, int dflt);
 const char* rpGetStr(rpLoader* L, json_object* o, const char* k);
-bool rpGetTsNs(json_object* o, const char* k, int64_t* out);
+/* Microseconds under key k -> ns. False when absent, not a number, or
+ * beyond RP_TS_LIMIT_NS; that last case also marks L's line (L->badTime,
+ * the first one named in firstBadTime as FIELD, k when NULL). L may be NULL. */
+bool rpGetTsNs(rpLoader* L, json_object* o, const char* k, const char* field, int64_t* out);
 bool rpGetBool(json_object* o, const char* k);
 void* rpGetPtr(json_object* o, const char* k);
 /* A pointer field that names no object: absent, null, "null", "(nil)", "", 0. */
 bool rpNullPtr(const char* s);
 /* {"ts": us, "pid": n, "tid": n} under key k */
-bool rpCallSite(json_object* o, const char* k, int64_t* ts, int* pid, int* tid);
+bool rpCallSite(rpLoader* L, json_object* o, const char* k, int64_t* ts, int* pid, int* tid);
+/* A record that lacks what it needs: counted as RP_SKIP_BAD_TIME when one of
+ * its times is out of range, else as RP_SKIP_BAD_FIELDS. */
+void rpSkipMalformed(rpLoader* L);
 
 /* replay_descr.c: the descriptor of event e (type, rank, pid set) from its `details` */
 void rpFillDescr(rpLoader* L, rpEvent* e, json_object* det, char** group);

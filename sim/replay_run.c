@@ -48,8 +48,12 @@ static int procOf(int recPid) {
 
 static uint64_t dueAt(int64_t ts) {
   if (simOpt.replaySpeed <= 0) return 0;
+  /* ts - t0 < 2^62 (RP_TS_LIMIT_NS); divided by a slow speed it may pass
+   * 2^62 ns (146 years): as good as never, and clamped there so that the
+   * conversion and the sum stay in range */
   double off = (double)(ts - rec.t0) / simOpt.replaySpeed;
-  return shm->startAt + (uint64_t)(off > 0 ? off : 0);
+  double never = (double)(2 * RP_TS_LIMIT_NS);
+  return shm->startAt + (uint64_t)(off > 0 ? (off < never ? off : never) : 0);
 }
 
 /* Wait for a call's time without spinning: on a machine with fewer cores
@@ -320,6 +324,7 @@ int simRunReplay(const char* path) {
     if (k == RP_SKIP_UNKNOWN_RECORD && rec.unknownName[0][0]) fputc(')', stderr);
     if (k == RP_SKIP_BAD_JSON && rec.firstBad[0])
       fprintf(stderr, "; the first at %s, the lines after it are read", rec.firstBad);
+    if (k == RP_SKIP_BAD_TIME && rec.firstBadTime[0]) fprintf(stderr, "; the first at %s", rec.firstBadTime);
     fputc('\n', stderr);
     sj += (size_t)snprintf(skipJson + sj, sizeof skipJson - sj, "%s\"%s\":%llu", sj ? "," : "", rpSkipName(k),
                            (unsigned long long)rec.skipped[k]);

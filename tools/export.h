@@ -26,8 +26,9 @@ struct ns_format {
  * at the end, as files are (a failed export leaves nothing behind).
  * reserve: checks the named path (one that exists is refused unless
  * force) and names the temporary directory; an NS_EXIT_* code, with a
- * message in err. commit: replaces the named path by tmp; 0, or -1 with
- * a message in err. discard: removes tmp and what is in it. */
+ * message in err. make: NULL after saying why on stderr. commit: replaces
+ * the named path by tmp; 0, or -1 with a message in err. discard: removes
+ * tmp and what is in it. */
 struct ns_dir_output {
   int (*reserve)(const char* path, int force, char* tmp, size_t tmplen, char* err, size_t errlen);
   void* (*make)(const char* tmp, ns_sink* sink);

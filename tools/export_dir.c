@@ -139,7 +139,7 @@ int ns_export_dir(const char* dir, const ns_format* fmt, const char* out_path, c
   void* state = dir_out ? dir_out->make(tmp_dir, &sink) : fmt->make(out, &sink);
   ns_walk* w = state ? ns_walk_new(&sink) : NULL;
   if (!w) {
-    fprintf(stderr, "ncclscope: out of memory\n");
+    if (state || !dir_out) fprintf(stderr, "ncclscope: out of memory\n"); /* a directory's make said why */
     goto close_out;
   }
   *(ns_walk**)state = w;

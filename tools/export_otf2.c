@@ -542,7 +542,10 @@ static const OTF2_FlushCallbacks flush_callbacks = {.otf2_pre_flush = pre_flush,
 
 static void* otf2_make(const char* tmp, ns_sink* sink) {
   otf2_state* s = calloc(1, sizeof *s);
-  if (!s) return NULL;
+  if (!s) {
+    fprintf(stderr, "ncclscope: out of memory\n");
+    return NULL;
+  }
   s->t_min = UINT64_MAX;
   /* The smallest chunks libotf2 allows: each location's writer holds one chunk, and a job's
    * hundreds of locations (a thread per rank and channel) cost 1 MiB each at the default,
@@ -553,7 +556,8 @@ static void* otf2_make(const char* tmp, ns_sink* sink) {
   if (!s->archive || !s->attrs || OTF2_Archive_SetFlushCallbacks(s->archive, &flush_callbacks, NULL) != OTF2_SUCCESS ||
       OTF2_Archive_SetSerialCollectiveCallbacks(s->archive) != OTF2_SUCCESS ||
       OTF2_Archive_OpenEvtFiles(s->archive) != OTF2_SUCCESS) {
-    fprintf(stderr, "ncclscope: cannot create the OTF2 archive in %s\n", tmp);
+    fprintf(stderr, "ncclscope: cannot create the OTF2 archive in %s%s\n", tmp,
+            s->attrs ? " (libotf2's messages above say why)" : ": out of memory");
     if (s->archive) OTF2_Archive_Close(s->archive);
     if (s->attrs) OTF2_AttributeList_Delete(s->attrs);
     free(s);

@@ -54,6 +54,14 @@ int ns_archive_reserve(const char* path, int force, char* tmp, size_t tmplen, ch
     return NS_EXIT_USAGE;
   }
   ns_archive_discard(tmp); /* a leftover of an earlier run with this pid */
+  /* libotf2 reports a directory it cannot create on its own stderr, with no
+   * errno for us: the location is tried here first, so that the reason is
+   * ours to name */
+  if (mkdir(tmp, 0700) != 0 || rmdir(tmp) != 0) {
+    snprintf(err, errlen, "cannot create the OTF2 archive at %s (its temporary directory %s): %s", path, tmp,
+             strerror(errno));
+    return NS_EXIT_FAIL;
+  }
   return NS_EXIT_OK;
 }
 

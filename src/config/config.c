@@ -238,12 +238,21 @@ static void load_detail(load_state* st, const ns_config_var* v) {
   ns_config_bad_value(st->warn, v->name, s, "is not one of ops, sampled, full", "%s", ns_detail_name(c->detail));
 }
 
-/* ./ncclscope-<job id> where the job id makes a plain file name, else the process start. */
-static void default_dump_dir(char* out, size_t len, const char* job) {
-  int plain = *job && strlen(job) < 64 && !strchr(job, '/');
-  for (const char* p = job; plain && *p; p++) plain = (unsigned char)*p >= 0x20 && *p != 0x7F;
-  if (plain) {
-    snprintf(out, len, "./ncclscope-%s", job);
+/* ./ncclscope-<job id>, each '/' and control character of the id made '_'
+ * (the id is one file name; every process of the job makes the same one), or
+ * ./ncclscope-<process start> with no id or one of 64 bytes or more. A job id
+ * that is not used as it is gets a warning naming its variable and what is
+ * used; the job_id label keeps the id as given. */
+static void default_dump_dir(char* out, size_t len, const ns_job_identity* job, ns_config_warn_fn warn) {
+  const char* id = job->id;
+  if (*id && strlen(id) < 64) {
+    snprintf(out, len, "./ncclscope-%s", id);
+    int replaced = 0;
+    for (char* p = out + strlen("./ncclscope-"); *p; p++)
+      if (*p == '/' || (unsigned char)*p < 0x20 || *p == 0x7F) *p = '_', replaced = 1;
+    if (replaced)
+      ns_config_bad_value(warn, job->source, id, "has a '/' or a control character, which a directory name cannot hold",
+                          "the dump directory %s ('_' for each; the job_id label keeps the name as given)", out);
     return;
   }
   time_t t = process_start_time();
@@ -252,6 +261,9 @@ static void default_dump_dir(char* out, size_t len, const char* job) {
   char stamp[32];
   strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
   snprintf(out, len, "./ncclscope-%s", stamp);
+  if (*id)
+    ns_config_bad_value(warn, job->source, id, "is 64 bytes or longer, too long for the dump directory's name",
+                        "the dump directory %s (the process start; the job_id label keeps the name as given)", out);
 }
 
 static void load_job(load_state* st, const ns_config_var* v) {
@@ -288,7 +300,7 @@ static void load_dump_dir(load_state* st, const ns_config_var* v) {
   if (s && *s && strlen(s) < sizeof c->dump_dir) {
     memcpy(c->dump_dir, s, strlen(s) + 1);
   } else {
-    default_dump_dir(c->dump_dir, sizeof c->dump_dir, c->job.id);
+    default_dump_dir(c->dump_dir, sizeof c->dump_dir, &c->job, st->warn);
     if (s && *s) ns_config_bad_value(st->warn, v->name, s, "is longer than PATH_MAX", "the default %s", c->dump_dir);
   }
 }

@@ -13,7 +13,7 @@
 #include <strings.h>
 
 #include "config/warn.h"
-#include "util/url_userinfo.h"
+#include "util/url_redact.h"
 
 static void warn_value(ns_otel_warn_fn warn, const char* name, const char* value, const char* why, const char* used) {
   if (!warn) return;
@@ -23,10 +23,10 @@ static void warn_value(ns_otel_warn_fn warn, const char* name, const char* value
   warn(msg);
 }
 
-/* An endpoint is quoted without its user-info (a password may be there). */
+/* An endpoint is quoted without its user-info and query values (a password or token may be there). */
 static void warn_endpoint(ns_otel_warn_fn warn, const char* name, const char* value, const char* used) {
   char shown[NS_OTEL_URL_MAX];
-  ns_url_hide_userinfo(value, shown, sizeof shown);
+  ns_url_redact(value, shown, sizeof shown);
   warn_value(warn, name, shown, "is not an http:// or https:// URL", used);
 }
 
@@ -146,19 +146,21 @@ static void load_endpoint(ns_otel_config* c, ns_otel_warn_fn warn, int* set) {
       warn_endpoint(warn, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", s, def);
     else
       snprintf(c->url, sizeof c->url, "%s", s), *set = 1;
-    ns_url_hide_userinfo(c->url, c->url_shown, sizeof c->url_shown);
+    ns_url_redact(c->url, c->url_shown, sizeof c->url_shown);
     return;
   }
   s = getenv("OTEL_EXPORTER_OTLP_ENDPOINT");
   if (s && *s) {
-    size_t n = strlen(s);
+    /* the signal's path goes after the base URL's path, before its query (a token may be there) */
+    size_t query = strcspn(s, "?#");
+    size_t n = query;
     while (n && s[n - 1] == '/') n--;
-    if (!is_http_url(s) || n + sizeof "/v1/metrics" > sizeof c->url || strpbrk(s, " \t\r\n"))
+    if (!is_http_url(s) || strlen(s) + sizeof "/v1/metrics" > sizeof c->url || strpbrk(s, " \t\r\n"))
       warn_endpoint(warn, "OTEL_EXPORTER_OTLP_ENDPOINT", s, def);
     else
-      snprintf(c->url, sizeof c->url, "%.*s/v1/metrics", (int)n, s), *set = 1;
+      snprintf(c->url, sizeof c->url, "%.*s/v1/metrics%s", (int)n, s, s + query), *set = 1;
   }
-  ns_url_hide_userinfo(c->url, c->url_shown, sizeof c->url_shown);
+  ns_url_redact(c->url, c->url_shown, sizeof c->url_shown);
 }
 
 void ns_otel_config_load(ns_otel_config* c, ns_otel_warn_fn warn) {

@@ -17,7 +17,7 @@ enum { NS_OTLP_PROTOBUF = 0, NS_OTLP_JSON = 1 };
 typedef struct {
   int enabled;                 /* NCCLSCOPE_OTLP=1, or an endpoint set (NCCLSCOPE_OTLP=0 wins) */
   char url[NS_OTEL_URL_MAX];   /* the metrics endpoint, /v1/metrics included */
-  char url_shown[NS_OTEL_URL_MAX]; /* url for logs: its user-info (user:password@) as "***@" */
+  char url_shown[NS_OTEL_URL_MAX]; /* url for logs (util/url_redact.h): user-info, query values as "***" */
   int protocol;                /* NS_OTLP_* */
   int gzip;                    /* OTEL_EXPORTER_OTLP_COMPRESSION=gzip */
   uint32_t timeout_ms;         /* per request */

@@ -20,14 +20,14 @@
 
 #include "log/log.h"
 #include "sinks/dl.h"
-#include "util/url_userinfo.h"
+#include "util/url_redact.h"
 
 #define NS_OTLP_HEADERS_MAX 20
 
 struct ns_sender {
   ns_sender_config cfg;
   char url[1024];
-  char url_shown[1024]; /* url for logs: no user-info (it may hold a password) */
+  char url_shown[1024]; /* url for logs: no user-info or query values (util/url_redact.h) */
   char header_buf[NS_OTLP_HEADERS_MAX][300];
   const char* headers[NS_OTLP_HEADERS_MAX];
   unsigned nheaders;
@@ -150,7 +150,7 @@ ns_sender* ns_sender_start(const ns_sender_config* cfg) {
   ns_sink_buf_bound(&s->cur);
   ns_sink_buf_bound(&s->zbuf);
   snprintf(s->url, sizeof s->url, "%s", cfg->url);
-  ns_url_hide_userinfo(cfg->url, s->url_shown, sizeof s->url_shown);
+  ns_url_redact(cfg->url, s->url_shown, sizeof s->url_shown);
   s->http = ns_http_open(why, sizeof why);
   if (!s->http) {
     ns_log_warn("OTLP export is off: %s; the trace, windows.jsonl and the Prometheus file are not affected", why);

@@ -2,7 +2,8 @@
 /* The job identity (src/config/identity.h), read in one place for the
  * metrics' job_id label, the OTLP resource, the trace's PROCESS block and the
  * default dump directory: which variable wins, when Kubernetes' JOB_NAME
- * counts, what becomes of bytes that are not UTF-8. */
+ * counts, what becomes of bytes that are not UTF-8, and of a name the dump
+ * directory cannot take as it is (a warning says what is used). */
 #include "../check.h"
 
 #include "config/config.h"
@@ -13,6 +14,21 @@ static const char* const kVars[] = {"NCCLSCOPE_JOB_NAME", "SLURM_JOB_ID", "TORCH
 
 static void clear(void) {
   for (size_t i = 0; i < sizeof kVars / sizeof kVars[0]; i++) unsetenv(kVars[i]);
+}
+
+static char warnings[4][700];
+static int nwarnings;
+
+static void capture(const char* line) {
+  if (nwarnings < 4) snprintf(warnings[nwarnings], sizeof warnings[0], "%s", line);
+  nwarnings++;
+}
+
+/* ns_config_load with NCCLSCOPE_JOB_NAME=name; its warnings in warnings[]. */
+static void load_named(ns_config* c, const char* name) {
+  setenv("NCCLSCOPE_JOB_NAME", name, 1);
+  nwarnings = 0;
+  ns_config_load(c, capture);
 }
 
 int main(void) {
@@ -71,17 +87,48 @@ int main(void) {
 
   /* the default dump directory follows the job id where it makes a file name */
   ns_config c;
-  setenv("NCCLSCOPE_JOB_NAME", "run-12", 1);
-  ns_config_load(&c, NULL);
+  load_named(&c, "run-12");
   CHECK_STR(c.dump_dir, "./ncclscope-run-12");
   CHECK_STR(c.job.id, "run-12");
-  setenv("NCCLSCOPE_JOB_NAME", "a/b", 1);
-  ns_config_load(&c, NULL);
-  CHECK_TRUE(strncmp(c.dump_dir, "./ncclscope-", 12) == 0 && !strchr(c.dump_dir + 2, '/'));
-  CHECK_STR(c.job.id, "a/b");
-  setenv("NCCLSCOPE_JOB_NAME", "two\nlines", 1);
-  ns_config_load(&c, NULL);
-  CHECK_TRUE(strchr(c.dump_dir, '\n') == NULL);
+  CHECK_U64(nwarnings, 0);
+  /* '/' and control characters: '_' in the directory's name, said once; the label keeps the name */
+  load_named(&c, "team/llama/run-3");
+  CHECK_STR(c.dump_dir, "./ncclscope-team_llama_run-3");
+  CHECK_STR(c.job.id, "team/llama/run-3");
+  CHECK_U64(nwarnings, 1);
+  CHECK_STR(warnings[0],
+            "NCCLSCOPE_JOB_NAME=\"team/llama/run-3\" has a '/' or a control character, which a directory "
+            "name cannot hold; using the dump directory ./ncclscope-team_llama_run-3 ('_' for each; the "
+            "job_id label keeps the name as given)");
+  load_named(&c, "two\nlines");
+  CHECK_STR(c.dump_dir, "./ncclscope-two_lines");
+  CHECK_U64(nwarnings, 1);
+  CHECK_TRUE(strstr(warnings[0], "NCCLSCOPE_JOB_NAME=\"two\\x0alines\" has a '/'") == warnings[0]);
+  /* too long for a name: the process start, said too */
+  char name64[65];
+  memset(name64, 'j', 64);
+  name64[64] = 0;
+  load_named(&c, name64);
+  static const char stamped[] = "./ncclscope-YYYYmmdd-HHMMSS";
+  CHECK_TRUE(strncmp(c.dump_dir, "./ncclscope-20", 14) == 0 && strlen(c.dump_dir) == strlen(stamped));
+  CHECK_STR(c.job.id, name64);
+  CHECK_U64(nwarnings, 1);
+  CHECK_TRUE(strstr(warnings[0],
+                    "is 64 bytes or longer, too long for the dump directory's name; using the dump "
+                    "directory ./ncclscope-20") != NULL);
+  /* the name from another variable is named as that variable */
+  clear();
+  setenv("TORCHELASTIC_RUN_ID", "te/8", 1);
+  nwarnings = 0;
+  ns_config_load(&c, capture);
+  CHECK_STR(c.dump_dir, "./ncclscope-te_8");
+  CHECK_U64(nwarnings, 1);
+  CHECK_TRUE(strncmp(warnings[0], "TORCHELASTIC_RUN_ID=\"te/8\" has a '/'", 36) == 0);
+  /* with NCCLSCOPE_DUMP_DIR set the name makes no directory: nothing to say */
+  setenv("NCCLSCOPE_DUMP_DIR", "/tmp/d", 1);
+  load_named(&c, "a/b");
+  CHECK_STR(c.dump_dir, "/tmp/d");
+  CHECK_U64(nwarnings, 0);
   clear();
   CHECK_DONE();
 }

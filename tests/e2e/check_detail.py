@@ -223,18 +223,25 @@ def check_hang(work):
 def check_straggler(work):
     # 1 s windows: the straggler shows in every closed window, each extending the escalation by 2 s. Its kernels
     # start late, its calls do not: it is last only in the collectives that every rank's GPU timed, those of the
-    # sampling periods. 100 ms of them a second gives each window some 30 (at 30 ms, 8 to 10: just over the 8 a
-    # verdict needs; the unit test writer.detail covers that threshold)
-    env = {"NCCLSCOPE_DETAIL": "sampled", "NCCLSCOPE_SAMPLE_MS": "100", "NCCLSCOPE_WINDOW_SEC": "1",
+    # sampling periods. 300 ms of them a second gives each window some 30 at 10 ms a collective (8 are needed;
+    # the unit test writer.detail covers that threshold).
+    # 10 ms late, not the simulator's 3 ms: on a loaded machine a rank's thread waits that long for a core now and
+    # then, and its launch (so its kernel) comes late by as much; the injected lateness stays the larger.
+    env = {"NCCLSCOPE_DETAIL": "sampled", "NCCLSCOPE_SAMPLE_MS": "300", "NCCLSCOPE_WINDOW_SEC": "1",
            "NCCLSCOPE_ESCALATE_SEC": "2"}
-    dump, log = simulate(work, env, ["--scenario", "straggler", "--iters", "300", "--seed", "1"])
-    named = re.search(r"straggler: rank (\d+) of commId (0x[0-9a-f]+) \(communicator \d+\)", log)
+    dump, log = simulate(work, env, ["--scenario", "straggler", "--iters", "100", "--seed", "1",
+                                     "--straggler-us", "10000"])
+    named = list(re.finditer(r"straggler: rank (\d+) of commId (0x[0-9a-f]+) \(communicator \d+\) arrived last in "
+                             r"\d+ of \d+ collectives( timed by the GPU)?", log))
     check(named, "no INFO line for a straggler escalation:\n" + log[-2000:])
-    # the simulator makes the last rank of the communicator late
+    # the simulator makes the last rank of the communicator late. A rank whose thread the scheduler held back
+    # (other processes on the cores) is late by its calls, and may be named too; by the GPU, only the straggler.
     nranks = {m.group(1): int(m.group(2)) for m in re.finditer(r"commId (0x[0-9a-f]+), rank \d+ of (\d+)\)", log)}
-    check(int(named.group(1)) == nranks.get(named.group(2), 0) - 1,
-          "the escalation names rank %s of %s, not the last of its %s ranks" %
-          (named.group(1), named.group(2), nranks.get(named.group(2))))
+    late = [m for m in named if int(m.group(1)) == nranks.get(m.group(2), 0) - 1]
+    check(late, "no escalation names the last rank of its communicator: %s" % [m.group(0) for m in named])
+    print("escalations: %s" % "; ".join(m.group(0) for m in named))
+    check(all(m in late for m in named if m.group(3)), "an escalation by the GPU's times names another rank: %s" %
+          [m.group(0) for m in named if m.group(3) and m not in late])
     esc = [b for blocks in detail_blocks(dump).values() for b in blocks if b[3] == "straggler"]
     check(esc, "no DETAIL block with reason straggler: %s" % detail_blocks(dump))
     t_esc = min(b[0] for b in esc)

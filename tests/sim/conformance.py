@@ -553,7 +553,10 @@ def t_replay_gpu_truth():
 def t_cli_errors():
     """Bad options and unloadable plugins stop the run with a reason, never a silent pass."""
     cases = [(["--iters", "abc"], 2, "--iters"), (["--seed", "12x"], 2, "--seed"), (["--channels", "65"], 2, "--channels"),
-             (["--speed", "-1"], 2, "--speed"), (["--plugin", "/nonexistent/lib.so", "--fast", "--iters", "1"], 1, "cannot load"),
+             (["--speed", "-1"], 2, "--speed"), (["--speed", "nan"], 2, "--speed"), (["--speed", "inf"], 2, "--speed"),
+             # a speed near 0 stretches a microsecond past any clock: refused, not an overflow
+             (["--speed", "1e-300", "--fast", "--iters", "1"], 2, "0 (no pacing) or a number from 0.001"),
+             (["--plugin", "/nonexistent/lib.so", "--fast", "--iters", "1"], 1, "cannot load"),
              (["--plugin", "libm.so.6", "--fast", "--iters", "1"], 1, "exports no ncclProfiler"),
              (["--plugin", REPLAY_CHECK, "--fast", "--iters", "1"], 1, "cannot load")]
     for args, rc, word in cases:

@@ -173,14 +173,14 @@ def write(tmp, name, lines):
     return path
 
 
-def replay(path, plugin=SPY, env=None, expect_rc=0):
+def replay(path, plugin=SPY, env=None, expect_rc=0, args=()):
     tmp = tempfile.mkdtemp(prefix="simfmtr")
     e = dict(os.environ, NCCLSCOPE_REC_OUT=os.path.join(tmp, "rec"))
     e.pop("NCCL_PROFILER_PLUGIN", None)
     e.update(env or {})
     truth = os.path.join(tmp, "truth.jsonl")
-    p = subprocess.run([SIM, "--plugin", plugin, "--truth", truth, "--replay", path], env=e, capture_output=True,
-                       text=True, timeout=200)
+    p = subprocess.run([SIM, "--plugin", plugin, "--truth", truth, "--replay", path] + list(args), env=e,
+                       capture_output=True, text=True, timeout=200)
     if expect_rc is not None:
         eq(p.returncode, expect_rc, f"exit status of the replay of {os.path.basename(path)} "
            f"(stderr: {p.stderr[-500:]})")
@@ -400,8 +400,40 @@ def t_cupti_grade():
               f"{slack[len(slack) // 2]:.0f} ns; replay lateness max {late} ns")
 
 
+def t_bad_times():
+    """Timestamps no clock gives (1e300 us, an integer past int64 once in ns, a start past the limit) in an event's
+    start and stop, a state and a CUPTI kernel record: each record is skipped and counted under its own reason,
+    the first named by file, line and field, everything else replayed; a replay with --speed 0 (no pacing) writes
+    the CUPTI kernels' truth with no replay-clock time. Under UBSan, these were float-to-integer overflows."""
+    tmp, recs, truth = record(["--iters", "1", "--fast"])
+    lines, kernels = rewrite(recs, truth, cupti=True)
+    first_event = next(i for i, r in enumerate(lines) if r.get("recordType") == "event")
+    state = next(r for r in lines if r.get("recordType") == "state")
+    kernel = next(r for r in lines if r.get("recordType") == "cuptiActivity" and r["type"] == "KERNEL")
+    bad = [dict(lines[first_event], eventAddr="0x7fbad0000001", start=dict(lines[first_event]["start"], ts=1e300)),
+           dict(lines[first_event], eventAddr="0x7fbad0000002", stop=dict(lines[first_event]["start"], ts=-1e300)),
+           dict(lines[first_event], eventAddr="0x7fbad0000003",
+                start=dict(lines[first_event]["start"], ts=9223372036854775)),
+           dict(state, ts=1e300),
+           dict(kernel, extCorrId=0, start=dict(kernel["start"], ts=1e300))]
+    path = write(tmp, "bad_times.jsonl", lines[:first_event] + bad + lines[first_event:])
+    p, spy, tr, _ = replay(path)
+    named = "skipped 5: a timestamp out of range"
+    check(named in p.stderr, "the replay counts the records with a time out of range", p.stderr[-700:], named)
+    where = f"bad_times.jsonl:{first_event + 1} (start.ts"
+    check(where in p.stderr, "and names the first by file, line and field", p.stderr[-700:], where)
+    print(next((l for l in p.stderr.splitlines() if "out of range" in l), ""))
+    eq(dict(spy), dict(want_starts(lines)), "every other event is replayed, none of the bad ones")
+    eq(sum(t["kind"] == "gpu_kernel" and t["source"] == "recording" for t in tr), len(kernels),
+       "the bad CUPTI record gives no GPU truth, the others do")
+    p, spy, tr, _ = replay(path, args=["--speed", "0"])
+    g = [t for t in tr if t["kind"] == "gpu_kernel" and t["source"] == "recording"]
+    check(g and all(t["ts_ns"] is None for t in g), "--speed 0: no kernel is placed on the replay's clock",
+          g[:1])
+
+
 TESTS = {"lifecycle": t_lifecycle, "fields": t_fields, "v6": t_v6, "damaged": t_damaged, "cupti": t_cupti,
-         "cupti_grade": t_cupti_grade}
+         "cupti_grade": t_cupti_grade, "bad_times": t_bad_times}
 
 if __name__ == "__main__":
     TESTS[sys.argv[2]]()

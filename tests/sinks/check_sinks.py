@@ -486,18 +486,23 @@ def check_failing(work, mode):
 
 
 def check_secrets(work):
-    """Credentials in OTEL_EXPORTER_OTLP_HEADERS and in the endpoint's user-info never reach
-    NCCL's log, at INFO or WARN, whether the values are valid or not."""
+    """Credentials in OTEL_EXPORTER_OTLP_HEADERS and in the endpoint's user-info and query string
+    never reach NCCL's log, at INFO or WARN, whether the values are valid or not; the query's keys
+    stay, and /v1/metrics goes after the general endpoint's path, before its query."""
     os.makedirs(work, exist_ok=True)
     port = free_port()  # nothing listens: the export fails and says so, naming the endpoint
     runs = [
-        ("valid", {"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://user:S3CRET-url@127.0.0.1:%d/v1/metrics" % port,
+        ("valid", {"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT":
+                   "http://user:S3CRET-url@127.0.0.1:%d/v1/metrics?token=S3CRET-query&S3CRET-bare" % port,
                    "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20S3CRET-hdr,x-tenant=S3CRET-tenant"},
-         ["OTLP metrics to http://***@127.0.0.1:%d/v1/metrics" % port,
-          "OTLP export to http://***@127.0.0.1:%d/v1/metrics failed" % port]),
-        ("no '='", {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://user:S3CRET-url@host with a space",
+         ["OTLP metrics to http://***@127.0.0.1:%d/v1/metrics?token=***&*** " % port,
+          "OTLP export to http://***@127.0.0.1:%d/v1/metrics?token=***&*** failed" % port]),
+        ("general", {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://user:S3CRET-url@127.0.0.1:%d/?token=S3CRET-query" % port},
+         ["OTLP metrics to http://***@127.0.0.1:%d/v1/metrics?token=*** " % port,
+          "OTLP export to http://***@127.0.0.1:%d/v1/metrics?token=*** failed" % port]),
+        ("no '='", {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://user:S3CRET-url@host with a space?token=S3CRET-query",
                     "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer S3CRET-hdr,Bearer S3CRET-bare"},
-         ['OTEL_EXPORTER_OTLP_ENDPOINT="http://***@host with a space" is not an http:// or https:// URL',
+         ['OTEL_EXPORTER_OTLP_ENDPOINT="http://***@host with a space?token=***" is not an http:// or https:// URL',
           "OTEL_EXPORTER_OTLP_HEADERS is not a list", "pair 2 has no '=' (not shown)"]),
         ("bad key", {"OTEL_EXPORTER_OTLP_METRICS_HEADERS": "x-ok=S3CRET-hdr,bad key=S3CRET-value"},
          ['OTEL_EXPORTER_OTLP_METRICS_HEADERS is not a list', 'pair 2: key "bad key" is not a token']),

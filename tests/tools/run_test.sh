@@ -457,6 +457,29 @@ otf2)
   expect_rc 0 "$NCCLSCOPE" export --help
   grep -q -- '--format otf2' out.txt || fail "export --help does not list otf2"
   ;;
+otf2_unwritable)
+  # An archive location that cannot be created: named with the system's
+  # reason, exit status 1, nothing left behind; never "out of memory", and
+  # libotf2 never gets to print its own errors about it.
+  [ "${HAVE_OTF2:-OFF}" = ON ] || { echo "SKIP: built without libotf2 (tools.otf2 checks that message)"; exit 77; }
+  "$GEN_TRACE" dump 2 >/dev/null || fail "gen_trace"
+  touch afile
+  for target in "/proc/out:No such file or directory" "afile/arch:Not a directory"; do
+    path=${target%%:*}
+    expect_rc 1 "$NCCLSCOPE" export dump --format otf2 -o "$path"
+    grep -q "^ncclscope: cannot \(write\|create the OTF2 archive at\) $path.*: ${target#*:}$" err.txt ||
+      { cat err.txt; fail "-o $path: the reason is not named"; }
+    ! grep -q 'out of memory\|\[OTF2\]' err.txt || { cat err.txt; fail "-o $path: a wrong or foreign message"; }
+    echo "-o $path: $(head -1 err.txt)"
+  done
+  if [ "$(id -u)" != 0 ]; then # root writes into a read-only directory
+    mkdir ro && chmod 555 ro
+    expect_rc 1 "$NCCLSCOPE" export dump --format otf2 -o ro/arch
+    grep -q "cannot create the OTF2 archive at ro/arch .*: Permission denied" err.txt || { cat err.txt; fail "read-only"; }
+    chmod 755 ro
+  fi
+  [ -z "$(ls -d afile/* ro/* 2>/dev/null)" ] || fail "a failed export left something behind"
+  ;;
 otf2_off)
   # A build without libotf2 (-DNCCLSCOPE_OTF2=OFF): configured, export_otf2.c
   # left out, cmd_export.c compiled (-Werror) the way that build does it.
