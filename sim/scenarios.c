@@ -171,11 +171,23 @@ static int doChurn(appArg* a) {
   return 0;
 }
 
-static int doStraggler(appArg* a) {
+/* straggler: the last rank starts every collective --straggler-us late.
+ * waiter: every rank but one (from the seed) does: that one waits for its
+ * peers at each collective (the truth's `waiter` line names it). */
+static int doStraggler(appArg* a, bool waiter) {
   simComm world;
-  commWorld(&world, a, "straggler");
+  commWorld(&world, a, waiter ? "waiter" : "straggler");
   int n = nRanks();
-  if (a->rank == n - 1) {
+  if (waiter) {
+    simRng r;
+    simRngSeed(&r, simOpt.seed * 104729 + 3);
+    int early = (int)(simRngNext(&r) % (uint64_t)n);
+    if (a->rank != early)
+      world.straggleNs = (int64_t)simOpt.stragglerUs * 1000;
+    else
+      simTruthf("\"kind\":\"waiter\",\"comm\":\"0x%016llx\",\"rank\":%d,\"others_delay_ns\":%lld",
+                (unsigned long long)world.commId, a->rank, (long long)simOpt.stragglerUs * 1000);
+  } else if (a->rank == n - 1) {
     world.straggleNs = (int64_t)simOpt.stragglerUs * 1000;
     simTruthf("\"kind\":\"straggler\",\"comm\":\"0x%016llx\",\"rank\":%d,\"delay_ns\":%lld",
               (unsigned long long)world.commId, a->rank, (long long)world.straggleNs);
@@ -439,7 +451,10 @@ static void* appMain(void* arg) {
   else if (!strcmp(s, "graph")) a->rc = doGraph(a);
   else if (!strcmp(s, "ce")) a->rc = doCe(a);
   else if (!strcmp(s, "churn")) a->rc = doChurn(a);
-  else if (!strcmp(s, "straggler")) a->rc = doStraggler(a);
+  else if (!strcmp(s, "straggler"))
+    a->rc = doStraggler(a, false);
+  else if (!strcmp(s, "waiter"))
+    a->rc = doStraggler(a, true);
   else if (!strcmp(s, "hang")) a->rc = doHang(a);
   else if (!strcmp(s, "reuse")) a->rc = doReuse(a);
   else if (!strcmp(s, "threads")) a->rc = doThreads(a);
@@ -468,25 +483,16 @@ void simScenarioPresets(const char* name) {
 }
 
 int simRunScenario(const char* name) {
-  static const char* known[] = {"default",
-                                "pxn",
-                                "graph",
-                                "ce",
-                                "churn",
-                                "straggler",
-                                "hang",
-                                "reuse",
-                                "threads",
-                                "nasty",
-                                "batch",
-                                "nocoll",
-                                "overrun",
-                                "leaks",
-                                "split",
-                                "mismatch_func",
-                                "mismatch_count",
-                                "mismatch_dtype",
-                                "skip"};
+  static const char* known[] = {"default",        "pxn",
+                                "graph",          "ce",
+                                "churn",          "straggler",
+                                "hang",           "reuse",
+                                "threads",        "nasty",
+                                "batch",          "nocoll",
+                                "overrun",        "leaks",
+                                "split",          "mismatch_func",
+                                "mismatch_count", "mismatch_dtype",
+                                "skip",           "waiter"};
   bool ok = false;
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) ok = ok || !strcmp(name, known[i]);
   if (!ok) {

@@ -32,6 +32,7 @@
 #include "report_events.h"
 #include "report_html.h"
 #include "report_loss.h"
+#include "report_phases.h"
 #include "report_ranks.h"
 #include "report_ranks_out.h"
 #include "text_fold.h"
@@ -61,6 +62,7 @@ typedef struct {
   int other_job;    /* a trace of another SLURM job: its index + 1 */
   char other[64];
   ns_report_detail detail;
+  ns_phases* phases;
 } report_ctx;
 
 /* Everything a summary writer needs. */
@@ -73,6 +75,7 @@ typedef struct {
   const char* dir;
   ns_report_loss loss;
   const ns_report_detail* detail;
+  const ns_phases* phases;
 } report_data;
 
 static void usage(FILE* out) {
@@ -121,6 +124,7 @@ static void on_item(void* user, const ns_item* it) {
   report_ctx* c = user;
   if (it->kind == NS_ITEM_RECORD) {
     c->fl->events_in_trace += it->record->kind == NS_REC_START;
+    if (c->phases) ns_phases_record(c->phases, it->record);
   } else if (it->kind == NS_ITEM_COMM_FINI) {
     c->fl->starts_dropped += it->props->u[NS_P_DROPPED];
   } else if (it->kind == NS_ITEM_DETAIL || it->kind == NS_ITEM_COUNTERS) {
@@ -148,6 +152,7 @@ static void on_item(void* user, const ns_item* it) {
       if (c->ncr < c->capcr) c->cr[c->ncr++] = (comm_rank){it->comm->comm_id, it->comm->rank, c->list_index};
     }
     if (c->xr && c->file >= 0) ns_xr_comm(c->xr, c->file, it->comm);
+    if (c->phases) ns_phases_comm(c->phases, it->comm);
   } else if (it->kind == NS_ITEM_ANCHOR && c->xr && c->file >= 0) {
     uint64_t ts = it->props->u[NS_P_TS];
     ns_xr_anchor(c->xr, c->file, ts, (int64_t)ts + (int64_t)it->props->u[NS_P_REALTIME_OFFSET_NS]);
@@ -215,10 +220,15 @@ static void read_flightrecs(const char* dir, ns_xr* xr) {
 /* Everything of the report into out (text). */
 static int write_text_wide(const report_data* d, const ns_summary_options* opt, FILE* out) {
   ns_report_loss_text(&d->loss, out);
-  if (d->xr) ns_xr_verdict_text(d->xr, out);
+  size_t verdicts = d->xr ? ns_xr_verdict_lines(d->xr, out) : 0;
+  if (d->phases) verdicts += ns_phases_verdict_text(d->phases, out);
+  if (!verdicts) fprintf(out, "# verdict: no hang, no mismatch, no straggler\n");
+  if (d->xr) ns_xr_verdict_sections(d->xr, out);
+  fputc('\n', out);
   ns_detail_text(d->detail, out);
   int rc = ns_summary_text(d->sum, opt, out);
   if (d->xr) ns_xr_text(d->xr, opt->wide, out);
+  if (d->phases) ns_phases_text(d->phases, out);
   ns_report_losses_text(d->losses, d->nlosses, out);
   ns_events_text(d->events, out);
   return rc || ferror(out) ? -1 : 0;
@@ -259,6 +269,7 @@ static int write_json(const report_data* d, const ns_summary_options* opt, FILE*
   nsj_init(&j, out);
   j.need_comma[0] = 1; /* members of the object begun above: each key after a comma */
   if (d->xr) ns_xr_json(d->xr, &j);
+  if (d->phases) ns_phases_json(d->phases, &j);
   nsj_flush(&j);
   nsj_init(&j, out);
   nsj_ws(&j, ",\"processCounters\":");
@@ -352,7 +363,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   if (list.n == 0)
     fprintf(stderr, "ncclscope report: no trace files (*.nstrace) in %s: its %zu flight record(s) alone\n", dir, nfr);
   int rc = 1;
-  report_ctx ctx = {.xr = ns_xr_new(), .file = -1};
+  report_ctx ctx = {.xr = ns_xr_new(), .file = -1, .phases = ns_phases_new()};
   ns_asm_stats events;
   memset(&events, 0, sizeof events);
   ns_summary_options opt = {.max_links = o->max_links, .wide = o->wide};
@@ -382,6 +393,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     if (!a) {
       if (ctx.xr) ns_xr_file_clock(ctx.xr, NULL); /* its ops keep the times they had */
       fprintf(stderr, "ncclscope report: warning: skipped %s\n", err);
+      if (ctx.phases) ns_phases_file_end(ctx.phases);
       empty++;
       continue;
     }
@@ -402,6 +414,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     int complete = health.st.clean_end && !health.st.damaged && !health.st.seq_gaps && !health.st.bytes_cut &&
                    !fl[nfl].starts_dropped && !(fl[nfl].has && fl[nfl].counters.u[NS_P_DROPPED]);
     if (ctx.xr) ns_xr_file_end(ctx.xr, ctx.file, complete);
+    if (ctx.phases) ns_phases_file_end(ctx.phases);
     nfl++;
     ns_asm_stats one;
     ns_analysis_event_stats(a, &one);
@@ -421,6 +434,7 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
   }
   read_flightrecs(dir, ctx.xr);
   if (ctx.xr) ns_xr_finish(ctx.xr);
+  if (ctx.phases) ns_phases_finish(ctx.phases);
 
   report_data data = {.sum = sum,
                       .xr = ctx.xr,
@@ -429,7 +443,8 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
                       .events = &events,
                       .dir = dir,
                       .loss = ns_report_loss_of(fl, nfl),
-                      .detail = &ctx.detail};
+                      .detail = &ctx.detail,
+                      .phases = ctx.phases};
   rc = NS_EXIT_OK;
   int dirfd = -1;
   if (!o->text_path || !o->json_path || !o->html_path) dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -460,6 +475,7 @@ free_sum:
   free(fl);
   free(ctx.cr);
   ns_xr_free(ctx.xr);
+  ns_phases_free(ctx.phases);
   ns_trace_list_free(&list);
   return rc;
 }

@@ -9,10 +9,11 @@
 #include "json_writer.h"
 #include "report_ranks.h"
 
-/* The lines that lead summary.txt: one verdict line per hang, mismatch and
- * straggler found (or one saying there is none), then the hangs' and
- * mismatches' sections when there are any (report_ranks_verdict.c). */
-void ns_xr_verdict_text(const ns_xr* x, FILE* out);
+/* What leads summary.txt (report_ranks_verdict.c): a verdict per hang,
+ * mismatch and straggler found (returns how many), then the hangs' and
+ * mismatches' sections when there are any. */
+size_t ns_xr_verdict_lines(const ns_xr* x, FILE* out);
+void ns_xr_verdict_sections(const ns_xr* x, FILE* out);
 /* Text sections below the tables: hosts, hangs and mismatches when there
  * were none (the verdict shows them otherwise), lateness, cross-rank arrival. */
 void ns_xr_text(const ns_xr* x, int wide, FILE* out);

@@ -99,7 +99,7 @@ static void ranks_in(const xr_comm* c, int st, char* buf, size_t len) {
   if (!at) snprintf(buf, len, "none");
 }
 
-void ns_xr_verdict_text(const ns_xr* x, FILE* out) {
+size_t ns_xr_verdict_lines(const ns_xr* x, FILE* out) {
   size_t lines = 0;
   for (size_t i = 0; i < x->ncomms; i++) {
     const xr_comm* c = &x->comms[i];
@@ -128,10 +128,12 @@ void ns_xr_verdict_text(const ns_xr* x, FILE* out) {
       lines++;
     }
   }
-  if (!lines) fprintf(out, "# verdict: no hang, no mismatch, no straggler\n");
+  return lines;
+}
+
+void ns_xr_verdict_sections(const ns_xr* x, FILE* out) {
   if (x->nhangs) xr_hangs_text(x, out);
   if (x->nmismatches) text_mismatches(x, out);
-  fputc('\n', out);
 }
 
 void xr_mismatches_tail_text(const ns_xr* x, FILE* out) {

@@ -18,6 +18,7 @@ the others' last collective). Exits 1 with the first problem."""
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -45,7 +46,8 @@ def same_call(got, want, what):
 
 def one(a, scenario, seed):
     work = os.path.join(a.workdir, "%s-%d" % (scenario, seed))
-    os.makedirs(work, exist_ok=True)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
     dump, truth = os.path.join(work, "dump"), os.path.join(work, "truth.jsonl")
     env = dict(os.environ, NCCLSCOPE_DUMP_DIR=dump, NCCLSCOPE_NO_CUDA="1")
     sim = subprocess.run([a.sim, "--plugin", a.plugin, "--fast", "--scenario", scenario, "--seed", str(seed),

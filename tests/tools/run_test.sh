@@ -162,6 +162,10 @@ mismatch)
   # Mismatched collectives named against the simulator's truth (check_mismatch.py).
   "$PYTHON" "$SRC/check_mismatch.py" "$NCCLSCOPE" "$SIM" "$PLUGIN" "$work" || fail "mismatch"
   ;;
+phases)
+  # GPU time by kernel phase and the ranks it names, against the simulator's truth (check_phases.py).
+  "$PYTHON" "$SRC/check_phases.py" "$NCCLSCOPE" "$SIM" "$PLUGIN" "$work" || fail "phases"
+  ;;
 kineto_inputs)
   # Kineto traces an adversary would write (check_kineto_inputs.py): members
   # and arguments of 1 MiB, a gzip bomb and other traces past the memory
