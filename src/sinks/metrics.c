@@ -2,8 +2,8 @@
 /* ncclscope sinks: the metrics model (metrics.h): its resources, points,
  * series budget and live series; what a window adds is metrics_window.c's.
  * Writer thread only.
- * Memory: at most max_series points (each family's array), plus one
- * resource per communicator rank. */
+ * Memory: at most max_series points (each family's array) and the few that
+ * are never refused beyond it, plus one resource per communicator rank. */
 #include "sinks/metrics_model.h"
 
 #include <math.h>
@@ -31,6 +31,13 @@ static const ns_mdesc g_desc[F_COUNT] = {
   [F_STUCK] = {"ncclscope.stuck_op.info", "ncclscope_stuck_op_info", "{op}", NS_MK_GAUGE, 1,
                "1 while an operation of the communicator rank is in flight longer than NCCLSCOPE_HANG_TIMEOUT_SEC: "
                "its function and seqNumber (gone once it completes)."},
+  [F_POSTED] = {"ncclscope.last_posted_seq", "ncclscope_last_posted_seq", "{op}", NS_MK_GAUGE, 1,
+                "Communicator-wide sequence number of the rank's last collective posted: collectives posted so far, "
+                "all functions (the sum of NCCL's per-function seqNumber + 1). A rank below its communicator's "
+                "largest never posted the next one."},
+  [F_COMPLETED] = {"ncclscope.last_completed_seq", "ncclscope_last_completed_seq", "{op}", NS_MK_GAUGE, 1,
+                   "Communicator-wide sequence number of the rank's last collective completed: collectives "
+                   "completed so far, all functions."},
   [F_WINDOWS] = {"ncclscope.windows", "ncclscope_windows_total", "{window}", NS_MK_COUNTER, 1,
                  "Metric windows closed (NCCLSCOPE_WINDOW_SEC)."},
   [F_DROPPED] = {"ncclscope.events.dropped", "ncclscope_events_dropped_total", "{event}", NS_MK_COUNTER, 1,
@@ -91,7 +98,24 @@ static const ns_mdesc g_desc[F_COUNT] = {
 };
 
 
-int ns_mfamily_is_live(int f) { return f == F_UPDATED || f == F_OLDEST || f == F_HANGS || f == F_STUCK; }
+/* The families the budget gives up, the first to go first (metrics.h): detail, then what no dashboard panel
+ * shows, then the dashboard's own series, its per-rank health last. Every other family is never refused. */
+static const int g_refuse_order[] = {F_ALGBW,        F_LINK_LAT,     F_LINK_BW,     F_BUSBW,       F_OPS_GPU,
+                                     F_BYTES,        F_INCOMPLETE,   F_LINKS_FITTED, F_DURATION,   F_LINK_LAT_MAX,
+                                     F_LINK_BW_MIN,  F_LATE_MAX,     F_LATE_LAST,   F_LATE_N,      F_LATE_SUM,
+                                     F_CLOCK};
+enum { N_REFUSABLE = sizeof g_refuse_order / sizeof g_refuse_order[0] };
+
+/* Where f is in g_refuse_order; N_REFUSABLE: never refused. */
+static size_t refuse_rank(int f) {
+  size_t i = 0;
+  while (i < N_REFUSABLE && g_refuse_order[i] != f) i++;
+  return i;
+}
+
+int ns_mfamily_is_live(int f) {
+  return f == F_UPDATED || f == F_OLDEST || f == F_HANGS || f == F_STUCK || f == F_POSTED || f == F_COMPLETED;
+}
 
 unsigned ns_mpoint_series(const ns_mdesc* d) { return d->kind == NS_MK_HISTOGRAM ? NS_HIST_BOUNDS + 3 : 1; }
 
@@ -167,6 +191,24 @@ void ns_metrics_comm(ns_metrics* m, uint32_t comm, uint64_t comm_id, int32_t ran
   res_init(&m->res[m->nres++], comm, comm_id, rank, nranks, uuid, name);
 }
 
+/* Whether cost more series of family f fit: made to, where needed, by giving
+ * up the newest points of the families that go before f's (each counted as
+ * refused); a family never refused always fits, beyond max_series if it must. */
+static int make_room(ns_metrics* m, int f, unsigned cost) {
+  size_t rank = refuse_rank(f);
+  for (size_t i = 0; i < rank && m->series + m->reserved + cost > m->cfg.max_series;) {
+    ns_mfamily* gone = &m->fam[g_refuse_order[i]];
+    if (!gone->n) {
+      i++;
+      continue;
+    }
+    gone->n--;
+    m->series -= ns_mpoint_series(gone->d);
+    m->refused += ns_mpoint_series(gone->d);
+  }
+  return rank == N_REFUSABLE || m->series + m->reserved + cost <= m->cfg.max_series;
+}
+
 /* The point of family f for (resource, labels): found, else created when the
  * budget allows (else NULL, counted as refused), or in a place held for it
  * (!budgeted). Labels: key/value pairs. */
@@ -181,7 +223,7 @@ ns_mpoint* ns_mpoint_in(ns_metrics* m, int f, uint32_t res, unsigned nlabels, co
     if (k == nlabels) return p;
   }
   unsigned cost = ns_mpoint_series(fam->d);
-  if (budgeted && m->series + m->reserved + cost > m->cfg.max_series) {
+  if (budgeted && !make_room(m, f, cost)) {
     m->refused += cost;
     return NULL;
   }
@@ -239,43 +281,36 @@ void ns_mbudget_values(ns_metrics* m) {
   ns_mpoint* series = point_of(m, F_SERIES, 0);
   ns_mpoint* refused = point_of(m, F_REFUSED, 0);
   if (series) series->value = m->series;
-  if (refused) refused->value = m->refused + m->live_refused;
+  if (refused) refused->value = m->refused;
 }
 
-/* The live series from the resources' live state. A communicator rank's are
- * admitted as a whole, 3 series: its oldest operation's age, its episodes and
- * the place of its stuck-operation series, held while there is none (so the
- * budget never refuses a hang's series); ahead of every window series. */
+/* The live series from the resources' live state, never refused: per
+ * communicator rank its oldest operation's age, its episodes, its posted and
+ * completed sequence numbers and its stuck-operation series, whose place is
+ * held while there is none (so that a hang takes no room from the rest). */
 void ns_mlive_points(ns_metrics* m) {
   ns_mpoint* up = ns_mpoint_at(m, F_UPDATED, 0, 0, NULL);
   if (up) up->value = (double)ns_metrics_time_unix_ns(m) * 1e-9;
   m->reserved = 0;
-  m->live_refused = 0;
   for (size_t r = 1; r < m->nres && m->cfg.live; r++) {
     ns_mres_live* lv = &m->res[r].live;
     uint32_t res = (uint32_t)r;
     if (!lv->known) continue;
-    if (!lv->admitted) {
-      if (m->series + m->reserved + 3 > m->cfg.max_series) {
-        m->live_refused += 3;
-        continue;
-      }
-      lv->admitted = 1;
-    }
-    ns_mpoint* p = ns_mpoint_in(m, F_OLDEST, res, 0, NULL, 0);
-    if (p) p->value = lv->oldest_s;
-    p = ns_mpoint_in(m, F_HANGS, res, 0, NULL, 0);
-    if (p) p->value = (double)lv->episodes;
+    ns_mset(m, F_OLDEST, res, 0, NULL, lv->oldest_s);
+    ns_mset(m, F_HANGS, res, 0, NULL, (double)lv->episodes);
+    ns_mset(m, F_POSTED, res, 0, NULL, (double)lv->posted);
+    ns_mset(m, F_COMPLETED, res, 0, NULL, (double)lv->completed);
     const char* kv[] = {"func", lv->func, "seq", lv->seq};
     ns_mpoint* stuck = point_of(m, F_STUCK, res);
     if (stuck && (!lv->stuck || strcmp(stuck->labels[0].val, lv->func) || strcmp(stuck->labels[1].val, lv->seq)))
       drop_points(m, F_STUCK, res); /* at most one per communicator rank: the current one */
     if (lv->stuck) {
-      p = ns_mpoint_in(m, F_STUCK, res, 2, kv, 0);
+      ns_mpoint* p = ns_mpoint_in(m, F_STUCK, res, 2, kv, 0);
       if (p) p->value = 1;
     }
     if (!point_of(m, F_STUCK, res)) m->reserved++;
   }
+  make_room(m, F_STUCK, 0); /* the places held, for a communicator rank new here */
 }
 
 void ns_metrics_live(ns_metrics* m, const ns_mlive* v, size_t n) {
@@ -293,6 +328,8 @@ void ns_metrics_live(ns_metrics* m, const ns_mlive* v, size_t n) {
     lv->oldest_s = in->oldest_s;
     if (in->episodes > lv->episodes) lv->episodes = in->episodes;
     lv->stuck = in->stuck;
+    lv->posted = in->posted;
+    lv->completed = in->completed;
     snprintf(lv->func, sizeof lv->func, "%s", in->stuck && in->func ? in->func : "");
     snprintf(lv->seq, sizeof lv->seq, "%llu", (unsigned long long)(in->stuck ? in->seq : 0));
   }
@@ -322,4 +359,4 @@ uint64_t ns_metrics_time_unix_ns(const ns_metrics* m) {
   return m->time_unix_ns > m->end_unix_ns ? m->time_unix_ns : m->end_unix_ns;
 }
 uint32_t ns_metrics_series(const ns_metrics* m) { return m->series; }
-uint32_t ns_metrics_refused(const ns_metrics* m) { return m->refused + m->live_refused; }
+uint32_t ns_metrics_refused(const ns_metrics* m) { return m->refused; }
