@@ -14,96 +14,94 @@
 #include "ncclscope/record.h"
 #include "util/array.h"
 
-
 static const ns_mdesc g_desc[F_COUNT] = {
-  [F_SERIES] = {"ncclscope.series", "ncclscope_series", "{series}", NS_MK_GAUGE, 1,
-                "Series this process exports (Prometheus sample lines), at most NCCLSCOPE_MAX_SERIES."},
-  [F_REFUSED] = {"ncclscope.series.refused", "ncclscope_series_refused", "{series}", NS_MK_GAUGE, 1,
-                 "Series of the last window left out to stay within NCCLSCOPE_MAX_SERIES."},
-  [F_UPDATED] = {"ncclscope.last_update.timestamp", "ncclscope_last_update_timestamp_seconds", "s", NS_MK_GAUGE, 0,
-                 "When this process last wrote its metrics (Unix time): at least every NCCLSCOPE_WINDOW_SEC while "
-                 "it lives; a value that stops moving is a dead process's."},
-  [F_OLDEST] = {"ncclscope.oldest_inflight", "ncclscope_oldest_inflight_seconds", "s", NS_MK_GAUGE, 0,
-                "Age of the communicator rank's oldest collective or point-to-point operation in flight (0: none), "
-                "measured by ncclscope's own thread: it keeps rising while nothing progresses."},
-  [F_HANGS] = {"ncclscope.hang.episodes", "ncclscope_hang_episodes_total", "{episode}", NS_MK_COUNTER, 1,
-               "Times the watchdog found an operation in flight longer than NCCLSCOPE_HANG_TIMEOUT_SEC."},
-  [F_STUCK] = {"ncclscope.stuck_op.info", "ncclscope_stuck_op_info", "{op}", NS_MK_GAUGE, 1,
-               "1 while an operation of the communicator rank is in flight longer than NCCLSCOPE_HANG_TIMEOUT_SEC: "
-               "its function and seqNumber (gone once it completes)."},
-  [F_POSTED] = {"ncclscope.last_posted_seq", "ncclscope_last_posted_seq", "{op}", NS_MK_GAUGE, 1,
-                "Communicator-wide sequence number of the rank's last collective posted: collectives posted so far, "
-                "all functions (the sum of NCCL's per-function seqNumber + 1). A rank below its communicator's "
-                "largest never posted the next one."},
-  [F_COMPLETED] = {"ncclscope.last_completed_seq", "ncclscope_last_completed_seq", "{op}", NS_MK_GAUGE, 1,
-                   "Communicator-wide sequence number of the rank's last collective completed: collectives "
-                   "completed so far, all functions."},
-  [F_WINDOWS] = {"ncclscope.windows", "ncclscope_windows_total", "{window}", NS_MK_COUNTER, 1,
-                 "Metric windows closed (NCCLSCOPE_WINDOW_SEC)."},
-  [F_DROPPED] = {"ncclscope.events.dropped", "ncclscope_events_dropped_total", "{event}", NS_MK_COUNTER, 1,
-                 "Profiler events lost to a full ring (reason ring; or a thread without one): per process, and "
-                 "per communicator for its starts."},
-  [F_CLOSED] = {"ncclscope.events.incomplete", "ncclscope_events_incomplete_total", "{event}", NS_MK_COUNTER, 1,
-                "Events NCCL never stopped, closed by ncclscope, by reason."},
-  [F_UNANALYSED] = {"ncclscope.steps.unanalysed", "ncclscope_steps_unanalysed_total", "{event}", NS_MK_COUNTER, 1,
-                    "ProxySteps recorded in the trace but left out of the live analysis while the writer was behind "
-                    "(NCCLSCOPE_SHED_FILL)."},
-  [F_OTLP_REQ] = {"ncclscope.otlp.requests", "ncclscope_otlp_requests_total", "{request}", NS_MK_COUNTER, 1,
-                  "OTLP export requests by result (ok, failed: each failed attempt)."},
-  [F_OTLP_DROPPED] = {"ncclscope.otlp.payloads.dropped", "ncclscope_otlp_payloads_dropped_total", "{payload}", NS_MK_COUNTER,
-                      1, "OTLP payloads given up (retries exhausted, or replaced by a newer one while queued)."},
-  [F_DETAIL_FULL] = {"ncclscope.detail.full", "ncclscope_detail_full_ratio", "1", NS_MK_GAUGE, 0,
-                     "Share of the window's time NCCL ran with full detail (KernelCh, ProxyStep: NCCLSCOPE_DETAIL); "
-                     "label level: the level configured."},
-  [F_DETAIL_ESC] = {"ncclscope.detail.escalations", "ncclscope_detail_escalations_total", "{escalation}",
-                    NS_MK_COUNTER, 1, "Times ncclscope switched NCCL to full detail because something went wrong."},
-  [F_OPS] = {"ncclscope.ops", "ncclscope_ops_total", "{op}", NS_MK_COUNTER, 1,
-             "Collective (type coll) and point-to-point (type p2p) operations, by function."},
-  [F_OPS_GPU] = {"ncclscope.ops.gpu_timed", "ncclscope_ops_gpu_timed_total", "{op}", NS_MK_COUNTER, 1,
-                 "Those operations whose time came from the GPU's timers (full detail): the coverage of GPU "
-                 "timing."},
-  [F_BYTES] = {"ncclscope.bytes", "ncclscope_bytes_total", "By", NS_MK_COUNTER, 1,
-               "Bytes of those operations (the nccl-tests message size)."},
-  [F_INCOMPLETE] = {"ncclscope.ops.incomplete", "ncclscope_ops_incomplete_total", "{op}", NS_MK_COUNTER, 1,
-                    "Operations never stopped, or with a child never stopped."},
-  [F_CLOCK] = {"ncclscope.gpu.clock.error", "ncclscope_gpu_clock_error_seconds", "s", NS_MK_GAUGE, 0,
-               "Bound on the error of the GPU clock mapping of the communicator's GPU."},
-  [F_LATE_SUM] = {"ncclscope.straggler.lateness", "ncclscope_straggler_lateness_seconds_total", "s", NS_MK_COUNTER, 0,
-                  "Sum of this rank's lateness (arrival - earliest arrival of the local ranks) over compared "
-                  "collectives."},
-  [F_LATE_N] = {"ncclscope.straggler.compared", "ncclscope_straggler_compared_total", "{op}", NS_MK_COUNTER, 1,
-                "Collectives compared across the ranks of the communicator in this process."},
-  [F_LATE_LAST] = {"ncclscope.straggler.last", "ncclscope_straggler_last_total", "{op}", NS_MK_COUNTER, 1,
-                   "Compared collectives this rank arrived at last."},
-  [F_LATE_MAX] = {"ncclscope.straggler.lateness.max", "ncclscope_straggler_lateness_max_seconds", "s", NS_MK_GAUGE, 0,
-                  "Largest lateness of this rank in the window."},
-  [F_LINKS_FITTED] = {"ncclscope.links.fitted", "ncclscope_links_fitted", "{link}", NS_MK_GAUGE, 1,
-                      "Send links (one channel's connection to a peer) with a valid latency/bandwidth fit in the "
-                      "window."},
-  [F_LINK_BW_MIN] = {"ncclscope.link.bandwidth.min", "ncclscope_link_bandwidth_min_bytes_per_second", "By/s",
-                     NS_MK_GAUGE, 0, "Bandwidth of the slowest fitted send link in the window."},
-  [F_LINK_LAT_MAX] = {"ncclscope.link.latency.max", "ncclscope_link_latency_max_seconds", "s", NS_MK_GAUGE, 0,
-                      "Largest latency of the fitted send links in the window."},
-  [F_DURATION] = {"ncclscope.op.duration", "ncclscope_op_duration_seconds", "s", NS_MK_HISTOGRAM, 0,
-                  "Operation time (GPU kernel interval where known, else execution or enqueue time)."},
-  [F_LINK_LAT] = {"ncclscope.link.latency", "ncclscope_link_latency_seconds", "s", NS_MK_GAUGE, 0,
-                  "Latency of the slowest fitted send links (NCCLSCOPE_TOP_LINKS), fastest transfer per size."},
-  [F_LINK_BW] = {"ncclscope.link.bandwidth", "ncclscope_link_bandwidth_bytes_per_second", "By/s", NS_MK_GAUGE, 0,
-                 "Bandwidth of the slowest fitted send links (NCCLSCOPE_TOP_LINKS)."},
-  [F_ALGBW] = {"ncclscope.algbw", "ncclscope_algbw_bytes_per_second", "By/s", NS_MK_GAUGE, 0,
-               "Algorithm bandwidth in the window by function and size bucket (bytes rounded down to a power of "
-               "4), as nccl-tests computes it."},
-  [F_BUSBW] = {"ncclscope.busbw", "ncclscope_busbw_bytes_per_second", "By/s", NS_MK_GAUGE, 0,
-               "Bus bandwidth in the window by function and size bucket, as nccl-tests computes it."},
+    [F_SERIES] = {"ncclscope.series", "ncclscope_series", "{series}", NS_MK_GAUGE, 1,
+                  "Series this process exports (Prometheus sample lines), at most NCCLSCOPE_MAX_SERIES."},
+    [F_REFUSED] = {"ncclscope.series.refused", "ncclscope_series_refused", "{series}", NS_MK_GAUGE, 1,
+                   "Series of the last window left out to stay within NCCLSCOPE_MAX_SERIES."},
+    [F_UPDATED] = {"ncclscope.last_update.timestamp", "ncclscope_last_update_timestamp_seconds", "s", NS_MK_GAUGE, 0,
+                   "When this process last wrote its metrics (Unix time): at least every NCCLSCOPE_WINDOW_SEC while "
+                   "it lives; a value that stops moving is a dead process's."},
+    [F_OLDEST] = {"ncclscope.oldest_inflight", "ncclscope_oldest_inflight_seconds", "s", NS_MK_GAUGE, 0,
+                  "Age of the communicator rank's oldest collective or point-to-point operation in flight (0: none), "
+                  "measured by ncclscope's own thread: it keeps rising while nothing progresses."},
+    [F_HANGS] = {"ncclscope.hang.episodes", "ncclscope_hang_episodes_total", "{episode}", NS_MK_COUNTER, 1,
+                 "Times the watchdog found an operation in flight longer than NCCLSCOPE_HANG_TIMEOUT_SEC."},
+    [F_STUCK] = {"ncclscope.stuck_op.info", "ncclscope_stuck_op_info", "{op}", NS_MK_GAUGE, 1,
+                 "1 while an operation of the communicator rank is in flight longer than NCCLSCOPE_HANG_TIMEOUT_SEC: "
+                 "its function and seqNumber (gone once it completes)."},
+    [F_POSTED] = {"ncclscope.last_posted_seq", "ncclscope_last_posted_seq", "{op}", NS_MK_GAUGE, 1,
+                  "Communicator-wide sequence number of the rank's last collective posted: collectives posted so far, "
+                  "all functions (the sum of NCCL's per-function seqNumber + 1). A rank below its communicator's "
+                  "largest never posted the next one."},
+    [F_COMPLETED] = {"ncclscope.last_completed_seq", "ncclscope_last_completed_seq", "{op}", NS_MK_GAUGE, 1,
+                     "Communicator-wide sequence number of the rank's last collective completed: collectives "
+                     "completed so far, all functions."},
+    [F_WINDOWS] = {"ncclscope.windows", "ncclscope_windows_total", "{window}", NS_MK_COUNTER, 1,
+                   "Metric windows closed (NCCLSCOPE_WINDOW_SEC)."},
+    [F_DROPPED] = {"ncclscope.events.dropped", "ncclscope_events_dropped_total", "{event}", NS_MK_COUNTER, 1,
+                   "Profiler events lost to a full ring (reason ring; or a thread without one): per process, and "
+                   "per communicator for its starts."},
+    [F_CLOSED] = {"ncclscope.events.incomplete", "ncclscope_events_incomplete_total", "{event}", NS_MK_COUNTER, 1,
+                  "Events NCCL never stopped, closed by ncclscope, by reason."},
+    [F_UNANALYSED] = {"ncclscope.steps.unanalysed", "ncclscope_steps_unanalysed_total", "{event}", NS_MK_COUNTER, 1,
+                      "ProxySteps recorded in the trace but left out of the live analysis while the writer was behind "
+                      "(NCCLSCOPE_SHED_FILL)."},
+    [F_OTLP_REQ] = {"ncclscope.otlp.requests", "ncclscope_otlp_requests_total", "{request}", NS_MK_COUNTER, 1,
+                    "OTLP export requests by result (ok, failed: each failed attempt)."},
+    [F_OTLP_DROPPED] = {"ncclscope.otlp.payloads.dropped", "ncclscope_otlp_payloads_dropped_total", "{payload}",
+                        NS_MK_COUNTER, 1,
+                        "OTLP payloads given up (retries exhausted, or replaced by a newer one while queued)."},
+    [F_DETAIL_FULL] = {"ncclscope.detail.full", "ncclscope_detail_full_ratio", "1", NS_MK_GAUGE, 0,
+                       "Share of the window's time NCCL ran with full detail (KernelCh, ProxyStep: NCCLSCOPE_DETAIL); "
+                       "label level: the level configured."},
+    [F_DETAIL_ESC] = {"ncclscope.detail.escalations", "ncclscope_detail_escalations_total", "{escalation}",
+                      NS_MK_COUNTER, 1, "Times ncclscope switched NCCL to full detail because something went wrong."},
+    [F_OPS] = {"ncclscope.ops", "ncclscope_ops_total", "{op}", NS_MK_COUNTER, 1,
+               "Collective (type coll) and point-to-point (type p2p) operations, by function."},
+    [F_OPS_GPU] = {"ncclscope.ops.gpu_timed", "ncclscope_ops_gpu_timed_total", "{op}", NS_MK_COUNTER, 1,
+                   "Those operations whose time came from the GPU's timers (full detail): the coverage of GPU "
+                   "timing."},
+    [F_BYTES] = {"ncclscope.bytes", "ncclscope_bytes_total", "By", NS_MK_COUNTER, 1,
+                 "Bytes of those operations (the nccl-tests message size)."},
+    [F_INCOMPLETE] = {"ncclscope.ops.incomplete", "ncclscope_ops_incomplete_total", "{op}", NS_MK_COUNTER, 1,
+                      "Operations never stopped, or with a child never stopped."},
+    [F_CLOCK] = {"ncclscope.gpu.clock.error", "ncclscope_gpu_clock_error_seconds", "s", NS_MK_GAUGE, 0,
+                 "Bound on the error of the GPU clock mapping of the communicator's GPU."},
+    [F_LATE_SUM] = {"ncclscope.straggler.lateness", "ncclscope_straggler_lateness_seconds_total", "s", NS_MK_COUNTER, 0,
+                    "Sum of this rank's lateness (arrival - earliest arrival of the local ranks) over compared "
+                    "collectives."},
+    [F_LATE_N] = {"ncclscope.straggler.compared", "ncclscope_straggler_compared_total", "{op}", NS_MK_COUNTER, 1,
+                  "Collectives compared across the ranks of the communicator in this process."},
+    [F_LATE_LAST] = {"ncclscope.straggler.last", "ncclscope_straggler_last_total", "{op}", NS_MK_COUNTER, 1,
+                     "Compared collectives this rank arrived at last."},
+    [F_LATE_MAX] = {"ncclscope.straggler.lateness.max", "ncclscope_straggler_lateness_max_seconds", "s", NS_MK_GAUGE, 0,
+                    "Largest lateness of this rank in the window."},
+    [F_LINKS_FITTED] = {"ncclscope.links.fitted", "ncclscope_links_fitted", "{link}", NS_MK_GAUGE, 1,
+                        "Send links (one channel's connection to a peer) with a valid latency/bandwidth fit in the "
+                        "window."},
+    [F_LINK_BW_MIN] = {"ncclscope.link.bandwidth.min", "ncclscope_link_bandwidth_min_bytes_per_second", "By/s",
+                       NS_MK_GAUGE, 0, "Bandwidth of the slowest fitted send link in the window."},
+    [F_LINK_LAT_MAX] = {"ncclscope.link.latency.max", "ncclscope_link_latency_max_seconds", "s", NS_MK_GAUGE, 0,
+                        "Largest latency of the fitted send links in the window."},
+    [F_DURATION] = {"ncclscope.op.duration", "ncclscope_op_duration_seconds", "s", NS_MK_HISTOGRAM, 0,
+                    "Operation time (GPU kernel interval where known, else execution or enqueue time)."},
+    [F_LINK_LAT] = {"ncclscope.link.latency", "ncclscope_link_latency_seconds", "s", NS_MK_GAUGE, 0,
+                    "Latency of the slowest fitted send links (NCCLSCOPE_TOP_LINKS), fastest transfer per size."},
+    [F_LINK_BW] = {"ncclscope.link.bandwidth", "ncclscope_link_bandwidth_bytes_per_second", "By/s", NS_MK_GAUGE, 0,
+                   "Bandwidth of the slowest fitted send links (NCCLSCOPE_TOP_LINKS)."},
+    [F_ALGBW] = {"ncclscope.algbw", "ncclscope_algbw_bytes_per_second", "By/s", NS_MK_GAUGE, 0,
+                 "Algorithm bandwidth in the window by function and size bucket (bytes rounded down to a power of "
+                 "4), as nccl-tests computes it."},
+    [F_BUSBW] = {"ncclscope.busbw", "ncclscope_busbw_bytes_per_second", "By/s", NS_MK_GAUGE, 0,
+                 "Bus bandwidth in the window by function and size bucket, as nccl-tests computes it."},
 };
-
 
 /* The families the budget gives up, the first to go first (metrics.h): detail, then what no dashboard panel
  * shows, then the dashboard's own series, its per-rank health last. Every other family is never refused. */
-static const int g_refuse_order[] = {F_ALGBW,        F_LINK_LAT,     F_LINK_BW,     F_BUSBW,       F_OPS_GPU,
-                                     F_BYTES,        F_INCOMPLETE,   F_LINKS_FITTED, F_DURATION,   F_LINK_LAT_MAX,
-                                     F_LINK_BW_MIN,  F_LATE_MAX,     F_LATE_LAST,   F_LATE_N,      F_LATE_SUM,
-                                     F_CLOCK};
+static const int g_refuse_order[] = {
+    F_ALGBW,    F_LINK_LAT,     F_LINK_BW,     F_BUSBW,    F_OPS_GPU,   F_BYTES,  F_INCOMPLETE, F_LINKS_FITTED,
+    F_DURATION, F_LINK_LAT_MAX, F_LINK_BW_MIN, F_LATE_MAX, F_LATE_LAST, F_LATE_N, F_LATE_SUM,   F_CLOCK};
 enum { N_REFUSABLE = sizeof g_refuse_order / sizeof g_refuse_order[0] };
 
 /* Where f is in g_refuse_order; N_REFUSABLE: never refused. */

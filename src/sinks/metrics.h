@@ -91,7 +91,7 @@ typedef struct {
 
 /* A communicator rank's live state (ns_metrics_live). */
 typedef struct {
-  int known;        /* the flight recorder reported it */
+  int known; /* the flight recorder reported it */
   double oldest_s;
   uint64_t episodes;
   int stuck;

@@ -11,10 +11,40 @@
 
 /* The families, in the order they are exported (ns_metrics_window admits them in the budget's order, metrics.h). */
 enum {
-  F_SERIES, F_REFUSED, F_UPDATED, F_OLDEST, F_HANGS, F_STUCK, F_POSTED, F_COMPLETED,
-  F_WINDOWS, F_DROPPED, F_CLOSED, F_UNANALYSED, F_OTLP_REQ, F_OTLP_DROPPED, F_DETAIL_FULL, F_DETAIL_ESC,
-  F_OPS, F_OPS_GPU, F_BYTES, F_INCOMPLETE, F_CLOCK, F_LATE_SUM, F_LATE_N, F_LATE_LAST, F_LATE_MAX,
-  F_LINKS_FITTED, F_LINK_BW_MIN, F_LINK_LAT_MAX, F_DURATION, F_LINK_LAT, F_LINK_BW, F_ALGBW, F_BUSBW, F_COUNT
+  F_SERIES,
+  F_REFUSED,
+  F_UPDATED,
+  F_OLDEST,
+  F_HANGS,
+  F_STUCK,
+  F_POSTED,
+  F_COMPLETED,
+  F_WINDOWS,
+  F_DROPPED,
+  F_CLOSED,
+  F_UNANALYSED,
+  F_OTLP_REQ,
+  F_OTLP_DROPPED,
+  F_DETAIL_FULL,
+  F_DETAIL_ESC,
+  F_OPS,
+  F_OPS_GPU,
+  F_BYTES,
+  F_INCOMPLETE,
+  F_CLOCK,
+  F_LATE_SUM,
+  F_LATE_N,
+  F_LATE_LAST,
+  F_LATE_MAX,
+  F_LINKS_FITTED,
+  F_LINK_BW_MIN,
+  F_LINK_LAT_MAX,
+  F_DURATION,
+  F_LINK_LAT,
+  F_LINK_BW,
+  F_ALGBW,
+  F_BUSBW,
+  F_COUNT
 };
 
 struct ns_metrics {
@@ -23,7 +53,7 @@ struct ns_metrics {
   ns_mres* res;
   size_t nres, capres;
   uint32_t series, refused;
-  uint32_t reserved;      /* places held for stuck-operation series not there now */
+  uint32_t reserved; /* places held for stuck-operation series not there now */
   uint64_t windows, window_index;
   uint64_t start_unix_ns, win_start_unix_ns, end_unix_ns, time_unix_ns;
 };

@@ -104,10 +104,14 @@ static void lateness(ns_metrics* m, const ns_window* w, int f) {
   for (size_t i = 0; w && i < w->n_lateness; i++) {
     const ns_lateness_stats* l = &w->lateness[i];
     uint32_t res = ns_mres_of(m, l->comm);
-    if (f == F_LATE_SUM) ns_madd(m, f, res, 0, NULL, (double)l->lateness_ns_sum * 1e-9);
-    else if (f == F_LATE_N) ns_madd(m, f, res, 0, NULL, (double)l->compared);
-    else if (f == F_LATE_LAST) ns_madd(m, f, res, 0, NULL, (double)l->last);
-    else if (l->compared) ns_mset(m, f, res, 0, NULL, (double)l->lateness_ns_max * 1e-9);
+    if (f == F_LATE_SUM)
+      ns_madd(m, f, res, 0, NULL, (double)l->lateness_ns_sum * 1e-9);
+    else if (f == F_LATE_N)
+      ns_madd(m, f, res, 0, NULL, (double)l->compared);
+    else if (f == F_LATE_LAST)
+      ns_madd(m, f, res, 0, NULL, (double)l->last);
+    else if (l->compared)
+      ns_mset(m, f, res, 0, NULL, (double)l->lateness_ns_max * 1e-9);
   }
 }
 
@@ -172,8 +176,10 @@ static void top_links(ns_metrics* m, const ns_window* w, int f) {
     snprintf(ch, sizeof ch, "%d", rank[i]->channel);
     const char* kv[] = {"peer", peer, "channel", ch};
     uint32_t res = ns_mres_of(m, rank[i]->comm);
-    if (f == F_LINK_LAT) ns_mset(m, f, res, 2, kv, rank[i]->min.latency_us * 1e-6);
-    else ns_mset(m, f, res, 2, kv, rank[i]->min.bandwidth_gbs * 1e9);
+    if (f == F_LINK_LAT)
+      ns_mset(m, f, res, 2, kv, rank[i]->min.latency_us * 1e-6);
+    else
+      ns_mset(m, f, res, 2, kv, rank[i]->min.bandwidth_gbs * 1e9);
   }
   free(rank);
 }

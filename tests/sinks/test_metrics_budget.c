@@ -166,8 +166,8 @@ static void test_order(void) {
   check_budget_gauges(m);
 
   /* a hang on rank 0: its stuck series takes the place held for it, within the full budget */
-  live[0] = (ns_mlive){.comm = 1, .oldest_s = 61, .episodes = 1, .stuck = 1, .func = "AllReduce", .seq = 42,
-                       .posted = 8, .completed = 7};
+  live[0] = (ns_mlive){
+      .comm = 1, .oldest_s = 61, .episodes = 1, .stuck = 1, .func = "AllReduce", .seq = 42, .posted = 8, .completed = 7};
   ns_metrics_live(m, live, 3);
   const ns_mfamily* stuck = family(m, "ncclscope_stuck_op_info");
   CHECK_U64(stuck->n, 1);
