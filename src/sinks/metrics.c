@@ -194,6 +194,14 @@ void ns_metrics_comm(ns_metrics* m, uint32_t comm, uint64_t comm_id, int32_t ran
  * refused); a family never refused always fits, beyond max_series if it must. */
 static int make_room(ns_metrics* m, int f, unsigned cost) {
   size_t rank = refuse_rank(f);
+  if (rank < N_REFUSABLE) { /* nothing is given up for a point that would not fit even then */
+    uint64_t lower = 0;
+    for (size_t i = 0; i < rank; i++) {
+      const ns_mfamily* lo = &m->fam[g_refuse_order[i]];
+      lower += lo->n * ns_mpoint_series(lo->d);
+    }
+    if ((uint64_t)m->series + m->reserved + cost > (uint64_t)m->cfg.max_series + lower) return 0;
+  }
   for (size_t i = 0; i < rank && m->series + m->reserved + cost > m->cfg.max_series;) {
     ns_mfamily* gone = &m->fam[g_refuse_order[i]];
     if (!gone->n) {

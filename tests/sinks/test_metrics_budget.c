@@ -262,8 +262,45 @@ static void test_over(void) {
   ns_metrics_free(m);
 }
 
+/* A histogram that would not fit even in the room of everything that goes before it gives nothing up: the counters
+ * admitted before it keep counting (a counter given up and admitted again would start from 0). */
+static void test_no_waste(void) {
+  enum { BUDGET = 39 };
+  ns_metrics_config cfg = {.max_series = BUDGET, .top_links = 4, .pid = 7, .start_unix_ns = 1, .live = 1};
+  ns_metrics* m = ns_metrics_new(&cfg);
+  CHECK_TRUE(m != NULL);
+  if (!m) return;
+  ns_metrics_comm(m, 1, 0x3333, 0, 2, "", NULL);
+  ns_mlive live = {.comm = 1, .posted = 1, .completed = 1};
+  ns_metrics_live(m, &live, 1);
+  ns_func_stats funcs[6];
+  fill_funcs(funcs, 1); /* Broadcast, Reduce, AllGather, ReduceScatter, AllReduce, AllToAll */
+  ns_window w = {.index = 0, .start_ns = 0, .end_ns = 1000000000, .ops = 10, .n_funcs = 1, .funcs = funcs};
+  uint64_t closed[NS_CLOSE_REASONS] = {0};
+  ns_mwindow in = {.w = &w, .start_unix_ns = 1, .end_unix_ns = 2, .closed = closed};
+  ns_metrics_window(m, &in);
+  /* 7 live + windows + dropped + Broadcast's ops, histogram, bytes, GPU-timed + incomplete = 26, 1 place held */
+  CHECK_U64(ns_metrics_series(m), 26);
+  CHECK_U64(ns_metrics_refused(m), 0);
+  /* 3 more functions: their ops (29 + 1 held); a histogram (13) would need 43 > 39 + the 3 of incomplete, bytes
+   * and GPU-timed: refused, those stay; bytes and GPU-timed of the 3 fit (35) */
+  w.n_funcs = 4;
+  w.index = 1;
+  ns_metrics_window(m, &in);
+  CHECK_U64(points(m, "ncclscope_op_duration_seconds"), 1);
+  CHECK_U64(points(m, "ncclscope_bytes_total"), 4);
+  CHECK_U64(points(m, "ncclscope_ops_gpu_timed_total"), 4);
+  const ns_mfamily* bytes = family(m, "ncclscope_bytes_total");
+  CHECK_TRUE(bytes->p[0].value == 2.0 * (10 << 20)); /* Broadcast's bytes of both windows */
+  CHECK_U64(ns_metrics_series(m), 35);
+  CHECK_U64(ns_metrics_refused(m), 3 * HIST_LINES);
+  check_budget_gauges(m);
+  ns_metrics_free(m);
+}
+
 int main(void) {
   test_order();
+  test_no_waste();
   test_over();
   CHECK_DONE();
 }
