@@ -128,6 +128,12 @@ static void op_release_detail(ns_fr_op* op) {
   op->ch_low = 0;
 }
 
+/* A started collective's seqNumber + 1 into last[its function] where it is more (fr_comm's posted, completed). */
+static void note_seq(uint64_t* last, const ns_fr_op* op) {
+  if (!op->started || op->type != NS_EV_COLL || op->func < 0 || op->func >= FR_SEQ_FUNCS) return;
+  if (op->seq + 1 > last[op->func]) last[op->func] = op->seq + 1;
+}
+
 /* The operation at pos is done (how: 1 itself, 2 a later one finished);
  * so is every earlier one. */
 static void op_done(ns_fr* fr, fr_comm* c, uint64_t pos, int how, uint64_t ts) {
@@ -137,6 +143,7 @@ static void op_done(ns_fr* fr, fr_comm* c, uint64_t pos, int how, uint64_t ts) {
   op->stage = NS_FR_DONE;
   op->t_done = ts;
   op_release_detail(op);
+  note_seq(c->completed, op);
   if (pos < c->first_open) return;
   for (uint64_t p = c->first_open; p < pos; p++) {
     ns_fr_op* o = fr_at(fr, c, p);
@@ -145,6 +152,7 @@ static void op_done(ns_fr* fr, fr_comm* c, uint64_t pos, int how, uint64_t ts) {
     o->stage = NS_FR_DONE;
     o->t_done = ts;
     op_release_detail(o);
+    note_seq(c->completed, o);
   }
   c->first_open = pos + 1;
   while (c->first_open < c->head && fr_at(fr, c, c->first_open)->done) c->first_open++;
@@ -221,6 +229,7 @@ static ns_fr_op* op_new(ns_fr* fr, fr_comm* c, size_t comm_idx, uint64_t id, uin
   op->t_start = ts;
   op->t_last = ts;
   op->peer_or_root = -1;
+  op->func = NS_FUNC_UNKNOWN;
   *slot = ((uint64_t)comm_idx << FR_POS_BITS | pos) + 1;
   c->head++;
   if (c->first_open + fr->cfg.entries < c->head) c->first_open = c->head - fr->cfg.entries;
@@ -263,7 +272,7 @@ static ns_fr_op* op_find(ns_fr* fr, uint64_t id, uint32_t comm, int create, uint
 }
 
 /* What an operation's START says about it. */
-static void op_take_start(ns_fr* fr, const fr_comm* c, ns_fr_op* op, const ns_record* r) {
+static void op_take_start(ns_fr* fr, fr_comm* c, ns_fr_op* op, const ns_record* r) {
   op->started = 1;
   if (r->ts < fr->detail_ts) op->detail = (uint8_t)fr->detail_prev;
   else op->detail = fr->detail_full && (fr->detail_prev || r->ts >= fr->detail_ts + NS_FR_DETAIL_SETTLE_NS);
@@ -280,8 +289,11 @@ static void op_take_start(ns_fr* fr, const fr_comm* c, ns_fr_op* op, const ns_re
   op->algo_str = coll ? r->str[NS_COLL_ALGO] : 0;
   op->proto_str = coll ? r->str[NS_COLL_PROTO] : 0;
   int func = ns_func_code_memo(&fr->memo_func, fr_str(fr, op->func_str));
+  op->func = (int8_t)(func >= 0 && func < FR_SEQ_FUNCS ? func : NS_FUNC_UNKNOWN);
   unsigned ts = ns_dtype_size_memo(&fr->memo_dtype, fr_str(fr, op->dtype_str));
   op->bytes = ts ? ns_coll_bytes(func, op->count, ts, c->nranks) : 0;
+  note_seq(c->posted, op);
+  if (op->done) note_seq(c->completed, op); /* done by a later operation before its START came */
 }
 
 /* An operation's START (the first one only; it creates the operation when

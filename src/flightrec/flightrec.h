@@ -78,6 +78,7 @@ typedef struct {
   uint8_t done;         /* 1: by its children or its STOP, 2: because a later operation finished */
   uint8_t detail;       /* NCCL's mask surely had full detail when its task was taken (ns_fr_set_detail) */
   uint64_t seq;         /* Coll seqNumber (P2p: 0) */
+  int8_t func;          /* NS_FUNC_* of its START (NS_FUNC_UNKNOWN before it) */
   uint64_t count, bytes; /* bytes: nccl-tests size, 0 when the datatype is unknown */
   int64_t peer_or_root;
   uint32_t nchannels;
@@ -161,6 +162,14 @@ typedef struct {
   int stuck;            /* an episode is open: its operation has not completed */
   char func[32];        /* with stuck: the stuck operation's function */
   uint64_t seq;         /* and its seqNumber (P2p: 0) */
+  /* The communicator-wide sequence number of its last collective posted
+   * (START) and completed: how many it posted, completed. NCCL numbers
+   * collectives per function (seqNumber); every rank of a communicator
+   * issues the same collectives in the same order, so the sum over the
+   * functions of (the last seqNumber + 1) is the same count on every rank
+   * once each has posted the same ones, whichever START a full ring lost
+   * before the last of each function. P2ps have no seqNumber: not counted. */
+  uint64_t posted, completed;
 } ns_fr_inflight;
 /* One entry per live communicator, at most max; returns how many. */
 size_t ns_fr_inflight_get(const ns_fr* fr, uint64_t now_ns, ns_fr_inflight* out, size_t max);

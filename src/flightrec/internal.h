@@ -11,6 +11,7 @@
 
 #define FR_EPISODES 32 /* episodes kept for the dump */
 #define FR_POS_BITS 40 /* positions in an `ops` value: 10^12 operations per communicator */
+#define FR_SEQ_FUNCS (NS_FUNC_ALLGATHERV + 1) /* collective functions numbered by seqNumber (NS_FUNC_*) */
 
 typedef struct {
   uint32_t comm; /* serial; 0: a free entry */
@@ -27,6 +28,8 @@ typedef struct {
   int episode_open;    /* it has not completed yet */
   ns_fr_stuck episode; /* what was reported, for the cleared entry */
   uint64_t episodes;   /* episodes reported for this communicator */
+  /* Per function: its last Coll seqNumber + 1 posted (START) and completed, 0 none (ns_fr_inflight's posted). */
+  uint64_t posted[FR_SEQ_FUNCS], completed[FR_SEQ_FUNCS];
   /* ns_fr_settle's last look for a later KernelCh: from the operation at
    * settle_pos up to settle_head, none (a hang does not rescan every tick). */
   uint64_t settle_pos, settle_head;

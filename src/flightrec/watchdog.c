@@ -163,6 +163,10 @@ size_t ns_fr_inflight_get(const ns_fr* fr, uint64_t now, ns_fr_inflight* out, si
     f->comm = c->comm;
     f->episodes = c->episodes;
     f->first = c->first_open == 0;
+    for (unsigned k = 0; k < FR_SEQ_FUNCS; k++) {
+      f->posted += c->posted[k];
+      f->completed += c->completed[k];
+    }
     if (c->first_open < c->head) {
       const ns_fr_op* op = fr_at(fr, c, c->first_open);
       if (!op->done && now > op->t_start) f->age_ns = now - op->t_start;

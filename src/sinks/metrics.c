@@ -2,8 +2,8 @@
 /* ncclscope sinks: the metrics model (metrics.h): its resources, points,
  * series budget and live series; what a window adds is metrics_window.c's.
  * Writer thread only.
- * Memory: at most max_series points (each family's array), plus one
- * resource per communicator rank. */
+ * Memory: at most max_series points (each family's array) and the few that
+ * are never refused beyond it, plus one resource per communicator rank. */
 #include "sinks/metrics_model.h"
 
 #include <math.h>
@@ -14,84 +14,106 @@
 #include "ncclscope/record.h"
 #include "util/array.h"
 
-
 static const ns_mdesc g_desc[F_COUNT] = {
-  [F_SERIES] = {"ncclscope.series", "ncclscope_series", "{series}", NS_MK_GAUGE, 1,
-                "Series this process exports (Prometheus sample lines), at most NCCLSCOPE_MAX_SERIES."},
-  [F_REFUSED] = {"ncclscope.series.refused", "ncclscope_series_refused", "{series}", NS_MK_GAUGE, 1,
-                 "Series of the last window left out to stay within NCCLSCOPE_MAX_SERIES."},
-  [F_UPDATED] = {"ncclscope.last_update.timestamp", "ncclscope_last_update_timestamp_seconds", "s", NS_MK_GAUGE, 0,
-                 "When this process last wrote its metrics (Unix time): at least every NCCLSCOPE_WINDOW_SEC while "
-                 "it lives; a value that stops moving is a dead process's."},
-  [F_OLDEST] = {"ncclscope.oldest_inflight", "ncclscope_oldest_inflight_seconds", "s", NS_MK_GAUGE, 0,
-                "Age of the communicator rank's oldest collective or point-to-point operation in flight (0: none), "
-                "measured by ncclscope's own thread: it keeps rising while nothing progresses."},
-  [F_HANGS] = {"ncclscope.hang.episodes", "ncclscope_hang_episodes_total", "{episode}", NS_MK_COUNTER, 1,
-               "Times the watchdog found an operation in flight longer than NCCLSCOPE_HANG_TIMEOUT_SEC."},
-  [F_STUCK] = {"ncclscope.stuck_op.info", "ncclscope_stuck_op_info", "{op}", NS_MK_GAUGE, 1,
-               "1 while an operation of the communicator rank is in flight longer than NCCLSCOPE_HANG_TIMEOUT_SEC: "
-               "its function and seqNumber (gone once it completes)."},
-  [F_WINDOWS] = {"ncclscope.windows", "ncclscope_windows_total", "{window}", NS_MK_COUNTER, 1,
-                 "Metric windows closed (NCCLSCOPE_WINDOW_SEC)."},
-  [F_DROPPED] = {"ncclscope.events.dropped", "ncclscope_events_dropped_total", "{event}", NS_MK_COUNTER, 1,
-                 "Profiler events lost to a full ring (reason ring; or a thread without one): per process, and "
-                 "per communicator for its starts."},
-  [F_CLOSED] = {"ncclscope.events.incomplete", "ncclscope_events_incomplete_total", "{event}", NS_MK_COUNTER, 1,
-                "Events NCCL never stopped, closed by ncclscope, by reason."},
-  [F_UNANALYSED] = {"ncclscope.steps.unanalysed", "ncclscope_steps_unanalysed_total", "{event}", NS_MK_COUNTER, 1,
-                    "ProxySteps recorded in the trace but left out of the live analysis while the writer was behind "
-                    "(NCCLSCOPE_SHED_FILL)."},
-  [F_OTLP_REQ] = {"ncclscope.otlp.requests", "ncclscope_otlp_requests_total", "{request}", NS_MK_COUNTER, 1,
-                  "OTLP export requests by result (ok, failed: each failed attempt)."},
-  [F_OTLP_DROPPED] = {"ncclscope.otlp.payloads.dropped", "ncclscope_otlp_payloads_dropped_total", "{payload}", NS_MK_COUNTER,
-                      1, "OTLP payloads given up (retries exhausted, or replaced by a newer one while queued)."},
-  [F_DETAIL_FULL] = {"ncclscope.detail.full", "ncclscope_detail_full_ratio", "1", NS_MK_GAUGE, 0,
-                     "Share of the window's time NCCL ran with full detail (KernelCh, ProxyStep: NCCLSCOPE_DETAIL); "
-                     "label level: the level configured."},
-  [F_DETAIL_ESC] = {"ncclscope.detail.escalations", "ncclscope_detail_escalations_total", "{escalation}",
-                    NS_MK_COUNTER, 1, "Times ncclscope switched NCCL to full detail because something went wrong."},
-  [F_OPS] = {"ncclscope.ops", "ncclscope_ops_total", "{op}", NS_MK_COUNTER, 1,
-             "Collective (type coll) and point-to-point (type p2p) operations, by function."},
-  [F_OPS_GPU] = {"ncclscope.ops.gpu_timed", "ncclscope_ops_gpu_timed_total", "{op}", NS_MK_COUNTER, 1,
-                 "Those operations whose time came from the GPU's timers (full detail): the coverage of GPU "
-                 "timing."},
-  [F_BYTES] = {"ncclscope.bytes", "ncclscope_bytes_total", "By", NS_MK_COUNTER, 1,
-               "Bytes of those operations (the nccl-tests message size)."},
-  [F_INCOMPLETE] = {"ncclscope.ops.incomplete", "ncclscope_ops_incomplete_total", "{op}", NS_MK_COUNTER, 1,
-                    "Operations never stopped, or with a child never stopped."},
-  [F_CLOCK] = {"ncclscope.gpu.clock.error", "ncclscope_gpu_clock_error_seconds", "s", NS_MK_GAUGE, 0,
-               "Bound on the error of the GPU clock mapping of the communicator's GPU."},
-  [F_LATE_SUM] = {"ncclscope.straggler.lateness", "ncclscope_straggler_lateness_seconds_total", "s", NS_MK_COUNTER, 0,
-                  "Sum of this rank's lateness (arrival - earliest arrival of the local ranks) over compared "
-                  "collectives."},
-  [F_LATE_N] = {"ncclscope.straggler.compared", "ncclscope_straggler_compared_total", "{op}", NS_MK_COUNTER, 1,
-                "Collectives compared across the ranks of the communicator in this process."},
-  [F_LATE_LAST] = {"ncclscope.straggler.last", "ncclscope_straggler_last_total", "{op}", NS_MK_COUNTER, 1,
-                   "Compared collectives this rank arrived at last."},
-  [F_LATE_MAX] = {"ncclscope.straggler.lateness.max", "ncclscope_straggler_lateness_max_seconds", "s", NS_MK_GAUGE, 0,
-                  "Largest lateness of this rank in the window."},
-  [F_LINKS_FITTED] = {"ncclscope.links.fitted", "ncclscope_links_fitted", "{link}", NS_MK_GAUGE, 1,
-                      "Send links (one channel's connection to a peer) with a valid latency/bandwidth fit in the "
-                      "window."},
-  [F_LINK_BW_MIN] = {"ncclscope.link.bandwidth.min", "ncclscope_link_bandwidth_min_bytes_per_second", "By/s",
-                     NS_MK_GAUGE, 0, "Bandwidth of the slowest fitted send link in the window."},
-  [F_LINK_LAT_MAX] = {"ncclscope.link.latency.max", "ncclscope_link_latency_max_seconds", "s", NS_MK_GAUGE, 0,
-                      "Largest latency of the fitted send links in the window."},
-  [F_DURATION] = {"ncclscope.op.duration", "ncclscope_op_duration_seconds", "s", NS_MK_HISTOGRAM, 0,
-                  "Operation time (GPU kernel interval where known, else execution or enqueue time)."},
-  [F_LINK_LAT] = {"ncclscope.link.latency", "ncclscope_link_latency_seconds", "s", NS_MK_GAUGE, 0,
-                  "Latency of the slowest fitted send links (NCCLSCOPE_TOP_LINKS), fastest transfer per size."},
-  [F_LINK_BW] = {"ncclscope.link.bandwidth", "ncclscope_link_bandwidth_bytes_per_second", "By/s", NS_MK_GAUGE, 0,
-                 "Bandwidth of the slowest fitted send links (NCCLSCOPE_TOP_LINKS)."},
-  [F_ALGBW] = {"ncclscope.algbw", "ncclscope_algbw_bytes_per_second", "By/s", NS_MK_GAUGE, 0,
-               "Algorithm bandwidth in the window by function and size bucket (bytes rounded down to a power of "
-               "4), as nccl-tests computes it."},
-  [F_BUSBW] = {"ncclscope.busbw", "ncclscope_busbw_bytes_per_second", "By/s", NS_MK_GAUGE, 0,
-               "Bus bandwidth in the window by function and size bucket, as nccl-tests computes it."},
+    [F_SERIES] = {"ncclscope.series", "ncclscope_series", "{series}", NS_MK_GAUGE, 1,
+                  "Series this process exports (Prometheus sample lines), at most NCCLSCOPE_MAX_SERIES."},
+    [F_REFUSED] = {"ncclscope.series.refused", "ncclscope_series_refused", "{series}", NS_MK_GAUGE, 1,
+                   "Series of the last window left out to stay within NCCLSCOPE_MAX_SERIES."},
+    [F_UPDATED] = {"ncclscope.last_update.timestamp", "ncclscope_last_update_timestamp_seconds", "s", NS_MK_GAUGE, 0,
+                   "When this process last wrote its metrics (Unix time): at least every NCCLSCOPE_WINDOW_SEC while "
+                   "it lives; a value that stops moving is a dead process's."},
+    [F_OLDEST] = {"ncclscope.oldest_inflight", "ncclscope_oldest_inflight_seconds", "s", NS_MK_GAUGE, 0,
+                  "Age of the communicator rank's oldest collective or point-to-point operation in flight (0: none), "
+                  "measured by ncclscope's own thread: it keeps rising while nothing progresses."},
+    [F_HANGS] = {"ncclscope.hang.episodes", "ncclscope_hang_episodes_total", "{episode}", NS_MK_COUNTER, 1,
+                 "Times the watchdog found an operation in flight longer than NCCLSCOPE_HANG_TIMEOUT_SEC."},
+    [F_STUCK] = {"ncclscope.stuck_op.info", "ncclscope_stuck_op_info", "{op}", NS_MK_GAUGE, 1,
+                 "1 while an operation of the communicator rank is in flight longer than NCCLSCOPE_HANG_TIMEOUT_SEC: "
+                 "its function and seqNumber (gone once it completes)."},
+    [F_POSTED] = {"ncclscope.last_posted_seq", "ncclscope_last_posted_seq", "{op}", NS_MK_GAUGE, 1,
+                  "Communicator-wide sequence number of the rank's last collective posted: collectives posted so far, "
+                  "all functions (the sum of NCCL's per-function seqNumber + 1). A rank below its communicator's "
+                  "largest never posted the next one."},
+    [F_COMPLETED] = {"ncclscope.last_completed_seq", "ncclscope_last_completed_seq", "{op}", NS_MK_GAUGE, 1,
+                     "Communicator-wide sequence number of the rank's last collective completed: collectives "
+                     "completed so far, all functions."},
+    [F_WINDOWS] = {"ncclscope.windows", "ncclscope_windows_total", "{window}", NS_MK_COUNTER, 1,
+                   "Metric windows closed (NCCLSCOPE_WINDOW_SEC)."},
+    [F_DROPPED] = {"ncclscope.events.dropped", "ncclscope_events_dropped_total", "{event}", NS_MK_COUNTER, 1,
+                   "Profiler events lost to a full ring (reason ring; or a thread without one): per process, and "
+                   "per communicator for its starts."},
+    [F_CLOSED] = {"ncclscope.events.incomplete", "ncclscope_events_incomplete_total", "{event}", NS_MK_COUNTER, 1,
+                  "Events NCCL never stopped, closed by ncclscope, by reason."},
+    [F_UNANALYSED] = {"ncclscope.steps.unanalysed", "ncclscope_steps_unanalysed_total", "{event}", NS_MK_COUNTER, 1,
+                      "ProxySteps recorded in the trace but left out of the live analysis while the writer was behind "
+                      "(NCCLSCOPE_SHED_FILL)."},
+    [F_OTLP_REQ] = {"ncclscope.otlp.requests", "ncclscope_otlp_requests_total", "{request}", NS_MK_COUNTER, 1,
+                    "OTLP export requests by result (ok, failed: each failed attempt)."},
+    [F_OTLP_DROPPED] = {"ncclscope.otlp.payloads.dropped", "ncclscope_otlp_payloads_dropped_total", "{payload}",
+                        NS_MK_COUNTER, 1,
+                        "OTLP payloads given up (retries exhausted, or replaced by a newer one while queued)."},
+    [F_DETAIL_FULL] = {"ncclscope.detail.full", "ncclscope_detail_full_ratio", "1", NS_MK_GAUGE, 0,
+                       "Share of the window's time NCCL ran with full detail (KernelCh, ProxyStep: NCCLSCOPE_DETAIL); "
+                       "label level: the level configured."},
+    [F_DETAIL_ESC] = {"ncclscope.detail.escalations", "ncclscope_detail_escalations_total", "{escalation}",
+                      NS_MK_COUNTER, 1, "Times ncclscope switched NCCL to full detail because something went wrong."},
+    [F_OPS] = {"ncclscope.ops", "ncclscope_ops_total", "{op}", NS_MK_COUNTER, 1,
+               "Collective (type coll) and point-to-point (type p2p) operations, by function."},
+    [F_OPS_GPU] = {"ncclscope.ops.gpu_timed", "ncclscope_ops_gpu_timed_total", "{op}", NS_MK_COUNTER, 1,
+                   "Those operations whose time came from the GPU's timers (full detail): the coverage of GPU "
+                   "timing."},
+    [F_BYTES] = {"ncclscope.bytes", "ncclscope_bytes_total", "By", NS_MK_COUNTER, 1,
+                 "Bytes of those operations (the nccl-tests message size)."},
+    [F_INCOMPLETE] = {"ncclscope.ops.incomplete", "ncclscope_ops_incomplete_total", "{op}", NS_MK_COUNTER, 1,
+                      "Operations never stopped, or with a child never stopped."},
+    [F_CLOCK] = {"ncclscope.gpu.clock.error", "ncclscope_gpu_clock_error_seconds", "s", NS_MK_GAUGE, 0,
+                 "Bound on the error of the GPU clock mapping of the communicator's GPU."},
+    [F_LATE_SUM] = {"ncclscope.straggler.lateness", "ncclscope_straggler_lateness_seconds_total", "s", NS_MK_COUNTER, 0,
+                    "Sum of this rank's lateness (arrival - earliest arrival of the local ranks) over compared "
+                    "collectives."},
+    [F_LATE_N] = {"ncclscope.straggler.compared", "ncclscope_straggler_compared_total", "{op}", NS_MK_COUNTER, 1,
+                  "Collectives compared across the ranks of the communicator in this process."},
+    [F_LATE_LAST] = {"ncclscope.straggler.last", "ncclscope_straggler_last_total", "{op}", NS_MK_COUNTER, 1,
+                     "Compared collectives this rank arrived at last."},
+    [F_LATE_MAX] = {"ncclscope.straggler.lateness.max", "ncclscope_straggler_lateness_max_seconds", "s", NS_MK_GAUGE, 0,
+                    "Largest lateness of this rank in the window."},
+    [F_LINKS_FITTED] = {"ncclscope.links.fitted", "ncclscope_links_fitted", "{link}", NS_MK_GAUGE, 1,
+                        "Send links (one channel's connection to a peer) with a valid latency/bandwidth fit in the "
+                        "window."},
+    [F_LINK_BW_MIN] = {"ncclscope.link.bandwidth.min", "ncclscope_link_bandwidth_min_bytes_per_second", "By/s",
+                       NS_MK_GAUGE, 0, "Bandwidth of the slowest fitted send link in the window."},
+    [F_LINK_LAT_MAX] = {"ncclscope.link.latency.max", "ncclscope_link_latency_max_seconds", "s", NS_MK_GAUGE, 0,
+                        "Largest latency of the fitted send links in the window."},
+    [F_DURATION] = {"ncclscope.op.duration", "ncclscope_op_duration_seconds", "s", NS_MK_HISTOGRAM, 0,
+                    "Operation time (GPU kernel interval where known, else execution or enqueue time)."},
+    [F_LINK_LAT] = {"ncclscope.link.latency", "ncclscope_link_latency_seconds", "s", NS_MK_GAUGE, 0,
+                    "Latency of the slowest fitted send links (NCCLSCOPE_TOP_LINKS), fastest transfer per size."},
+    [F_LINK_BW] = {"ncclscope.link.bandwidth", "ncclscope_link_bandwidth_bytes_per_second", "By/s", NS_MK_GAUGE, 0,
+                   "Bandwidth of the slowest fitted send links (NCCLSCOPE_TOP_LINKS)."},
+    [F_ALGBW] = {"ncclscope.algbw", "ncclscope_algbw_bytes_per_second", "By/s", NS_MK_GAUGE, 0,
+                 "Algorithm bandwidth in the window by function and size bucket (bytes rounded down to a power of "
+                 "4), as nccl-tests computes it."},
+    [F_BUSBW] = {"ncclscope.busbw", "ncclscope_busbw_bytes_per_second", "By/s", NS_MK_GAUGE, 0,
+                 "Bus bandwidth in the window by function and size bucket, as nccl-tests computes it."},
 };
 
+/* The families the budget gives up, the first to go first (metrics.h): detail, then what no dashboard panel
+ * shows, then the dashboard's own series, its per-rank health last. Every other family is never refused. */
+static const int g_refuse_order[] = {
+    F_ALGBW,    F_LINK_LAT,     F_LINK_BW,     F_BUSBW,    F_OPS_GPU,   F_BYTES,  F_INCOMPLETE, F_LINKS_FITTED,
+    F_DURATION, F_LINK_LAT_MAX, F_LINK_BW_MIN, F_LATE_MAX, F_LATE_LAST, F_LATE_N, F_LATE_SUM,   F_CLOCK};
+enum { N_REFUSABLE = sizeof g_refuse_order / sizeof g_refuse_order[0] };
 
-int ns_mfamily_is_live(int f) { return f == F_UPDATED || f == F_OLDEST || f == F_HANGS || f == F_STUCK; }
+/* Where f is in g_refuse_order; N_REFUSABLE: never refused. */
+static size_t refuse_rank(int f) {
+  size_t i = 0;
+  while (i < N_REFUSABLE && g_refuse_order[i] != f) i++;
+  return i;
+}
+
+int ns_mfamily_is_live(int f) {
+  return f == F_UPDATED || f == F_OLDEST || f == F_HANGS || f == F_STUCK || f == F_POSTED || f == F_COMPLETED;
+}
 
 unsigned ns_mpoint_series(const ns_mdesc* d) { return d->kind == NS_MK_HISTOGRAM ? NS_HIST_BOUNDS + 3 : 1; }
 
@@ -167,6 +189,32 @@ void ns_metrics_comm(ns_metrics* m, uint32_t comm, uint64_t comm_id, int32_t ran
   res_init(&m->res[m->nres++], comm, comm_id, rank, nranks, uuid, name);
 }
 
+/* Whether cost more series of family f fit: made to, where needed, by giving
+ * up the newest points of the families that go before f's (each counted as
+ * refused); a family never refused always fits, beyond max_series if it must. */
+static int make_room(ns_metrics* m, int f, unsigned cost) {
+  size_t rank = refuse_rank(f);
+  if (rank < N_REFUSABLE) { /* nothing is given up for a point that would not fit even then */
+    uint64_t lower = 0;
+    for (size_t i = 0; i < rank; i++) {
+      const ns_mfamily* lo = &m->fam[g_refuse_order[i]];
+      lower += lo->n * ns_mpoint_series(lo->d);
+    }
+    if ((uint64_t)m->series + m->reserved + cost > (uint64_t)m->cfg.max_series + lower) return 0;
+  }
+  for (size_t i = 0; i < rank && m->series + m->reserved + cost > m->cfg.max_series;) {
+    ns_mfamily* gone = &m->fam[g_refuse_order[i]];
+    if (!gone->n) {
+      i++;
+      continue;
+    }
+    gone->n--;
+    m->series -= ns_mpoint_series(gone->d);
+    m->refused += ns_mpoint_series(gone->d);
+  }
+  return rank == N_REFUSABLE || m->series + m->reserved + cost <= m->cfg.max_series;
+}
+
 /* The point of family f for (resource, labels): found, else created when the
  * budget allows (else NULL, counted as refused), or in a place held for it
  * (!budgeted). Labels: key/value pairs. */
@@ -181,7 +229,7 @@ ns_mpoint* ns_mpoint_in(ns_metrics* m, int f, uint32_t res, unsigned nlabels, co
     if (k == nlabels) return p;
   }
   unsigned cost = ns_mpoint_series(fam->d);
-  if (budgeted && m->series + m->reserved + cost > m->cfg.max_series) {
+  if (budgeted && !make_room(m, f, cost)) {
     m->refused += cost;
     return NULL;
   }
@@ -239,43 +287,36 @@ void ns_mbudget_values(ns_metrics* m) {
   ns_mpoint* series = point_of(m, F_SERIES, 0);
   ns_mpoint* refused = point_of(m, F_REFUSED, 0);
   if (series) series->value = m->series;
-  if (refused) refused->value = m->refused + m->live_refused;
+  if (refused) refused->value = m->refused;
 }
 
-/* The live series from the resources' live state. A communicator rank's are
- * admitted as a whole, 3 series: its oldest operation's age, its episodes and
- * the place of its stuck-operation series, held while there is none (so the
- * budget never refuses a hang's series); ahead of every window series. */
+/* The live series from the resources' live state, never refused: per
+ * communicator rank its oldest operation's age, its episodes, its posted and
+ * completed sequence numbers and its stuck-operation series, whose place is
+ * held while there is none (so that a hang takes no room from the rest). */
 void ns_mlive_points(ns_metrics* m) {
   ns_mpoint* up = ns_mpoint_at(m, F_UPDATED, 0, 0, NULL);
   if (up) up->value = (double)ns_metrics_time_unix_ns(m) * 1e-9;
   m->reserved = 0;
-  m->live_refused = 0;
   for (size_t r = 1; r < m->nres && m->cfg.live; r++) {
     ns_mres_live* lv = &m->res[r].live;
     uint32_t res = (uint32_t)r;
     if (!lv->known) continue;
-    if (!lv->admitted) {
-      if (m->series + m->reserved + 3 > m->cfg.max_series) {
-        m->live_refused += 3;
-        continue;
-      }
-      lv->admitted = 1;
-    }
-    ns_mpoint* p = ns_mpoint_in(m, F_OLDEST, res, 0, NULL, 0);
-    if (p) p->value = lv->oldest_s;
-    p = ns_mpoint_in(m, F_HANGS, res, 0, NULL, 0);
-    if (p) p->value = (double)lv->episodes;
+    ns_mset(m, F_OLDEST, res, 0, NULL, lv->oldest_s);
+    ns_mset(m, F_HANGS, res, 0, NULL, (double)lv->episodes);
+    ns_mset(m, F_POSTED, res, 0, NULL, (double)lv->posted);
+    ns_mset(m, F_COMPLETED, res, 0, NULL, (double)lv->completed);
     const char* kv[] = {"func", lv->func, "seq", lv->seq};
     ns_mpoint* stuck = point_of(m, F_STUCK, res);
     if (stuck && (!lv->stuck || strcmp(stuck->labels[0].val, lv->func) || strcmp(stuck->labels[1].val, lv->seq)))
       drop_points(m, F_STUCK, res); /* at most one per communicator rank: the current one */
     if (lv->stuck) {
-      p = ns_mpoint_in(m, F_STUCK, res, 2, kv, 0);
+      ns_mpoint* p = ns_mpoint_in(m, F_STUCK, res, 2, kv, 0);
       if (p) p->value = 1;
     }
     if (!point_of(m, F_STUCK, res)) m->reserved++;
   }
+  make_room(m, F_STUCK, 0); /* the places held, for a communicator rank new here */
 }
 
 void ns_metrics_live(ns_metrics* m, const ns_mlive* v, size_t n) {
@@ -293,6 +334,8 @@ void ns_metrics_live(ns_metrics* m, const ns_mlive* v, size_t n) {
     lv->oldest_s = in->oldest_s;
     if (in->episodes > lv->episodes) lv->episodes = in->episodes;
     lv->stuck = in->stuck;
+    lv->posted = in->posted;
+    lv->completed = in->completed;
     snprintf(lv->func, sizeof lv->func, "%s", in->stuck && in->func ? in->func : "");
     snprintf(lv->seq, sizeof lv->seq, "%llu", (unsigned long long)(in->stuck ? in->seq : 0));
   }
@@ -322,4 +365,4 @@ uint64_t ns_metrics_time_unix_ns(const ns_metrics* m) {
   return m->time_unix_ns > m->end_unix_ns ? m->time_unix_ns : m->end_unix_ns;
 }
 uint32_t ns_metrics_series(const ns_metrics* m) { return m->series; }
-uint32_t ns_metrics_refused(const ns_metrics* m) { return m->refused + m->live_refused; }
+uint32_t ns_metrics_refused(const ns_metrics* m) { return m->refused; }

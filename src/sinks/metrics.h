@@ -15,10 +15,11 @@
  * exported only when that window measured them.
  *
  * The live families (ncclscope_oldest_inflight_seconds, ncclscope_hang_
- * episodes_total, ncclscope_stuck_op_info, ncclscope_last_update_timestamp_
- * seconds) are not the window's: ns_metrics_live and ns_metrics_stamp set
- * them from the flight recorder whenever the writer exports, window or not,
- * so they move while the application makes no progress at all.
+ * episodes_total, ncclscope_stuck_op_info, ncclscope_last_posted_seq,
+ * ncclscope_last_completed_seq, ncclscope_last_update_timestamp_seconds) are
+ * not the window's: ns_metrics_live and ns_metrics_stamp set them from the
+ * flight recorder whenever the writer exports, window or not, so they move
+ * while the application makes no progress at all.
  *
  * Resources: the process, and one per communicator rank (comm hash, rank,
  * nranks, GPU UUID, the communicator's name). OTLP sends them as resources;
@@ -28,15 +29,22 @@
  * Cardinality is a budget (docs/metrics.md, "Series budget"): a series is
  * one Prometheus sample line (a histogram is NS_HIST_BOUNDS + 3 of them).
  * No label holds an address, and a sequence number only on the one
- * stuck-operation series of a communicator rank. A new series is admitted
- * only while the total stays within max_series, in a fixed priority order,
- * what a dashboard needs first: the budget gauges and the update time, the
- * live series (each communicator rank holds a place for its stuck-operation
- * series from the start, so a hang is never refused), process counters,
- * per-communicator drops and clock error, bus bandwidth by function and
- * size, time histograms, lateness, the top_links worst links, counts and
- * bytes, incomplete operations, GPU-timed counts, link aggregates, algorithm bandwidth; what
- * does not fit is counted in ncclscope_series_refused, never exported.
+ * stuck-operation series of a communicator rank (the posted and completed
+ * sequence numbers are values, one series each per communicator rank).
+ * What the dashboard's variables and its hang panels and the alerts need is
+ * never refused: the budget gauges, the update time, the live series (each
+ * communicator rank holds a place for its stuck-operation series from the
+ * start), process counters, drops, ncclscope_ops_total. The rest is admitted
+ * while the total stays within max_series, and given up in a fixed order,
+ * detail first (metrics.c, g_refuse_order): algorithm bandwidth, per-link
+ * series, bus bandwidth by size, GPU-timed counts, bytes, incomplete
+ * operations, the count of fitted links, time histograms, the link
+ * aggregates, lateness, clock error. A point that needs room takes it from
+ * points of families that go before its own (the newest first): so a window
+ * admits families in the reverse order, and a counter or histogram admitted
+ * while there was room gives way to a later communicator's more important
+ * series (it starts again from 0 if it comes back: a counter reset).
+ * What does not fit is counted in ncclscope_series_refused, never exported.
  * Per-link series exist only for the top_links slowest send links with a
  * valid fit.
  */
@@ -83,12 +91,12 @@ typedef struct {
 
 /* A communicator rank's live state (ns_metrics_live). */
 typedef struct {
-  int known;        /* the flight recorder reported it */
-  int admitted;     /* its live series are in the budget (its stuck series' place held) */
+  int known; /* the flight recorder reported it */
   double oldest_s;
   uint64_t episodes;
   int stuck;
   char func[24], seq[24];
+  uint64_t posted, completed; /* communicator-wide sequence numbers (ns_mlive) */
 } ns_mres_live;
 
 /* A resource: the process (index 0) or one communicator rank. */
@@ -149,6 +157,10 @@ typedef struct {
   int stuck;         /* an operation older than the hang timeout has not completed */
   const char* func;  /* with stuck: its function */
   uint64_t seq;      /* and its seqNumber */
+  /* Its collectives posted and completed so far, counted across functions
+   * (flightrec.h, ns_fr_inflight): the communicator-wide sequence number of
+   * the last one; a rank behind its communicator's others never posted the next. */
+  uint64_t posted, completed;
 } ns_mlive;
 /* The live series, from n entries (communicator ranks not among them have
  * nothing in flight: their communicator ended). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope sinks: what one closed window adds to the metrics model
- * (ns_metrics_window, metrics.h), family by family in the budget's order.
+ * (ns_metrics_window, metrics.h), family by family: what the budget never
+ * refuses first, then the rest in the reverse of the order it gives them up.
  * Writer thread only. */
 #include <math.h>
 #include <stdlib.h>
@@ -61,49 +62,56 @@ static double clock_error_s(const ns_window* w, uint32_t comm) {
   return NAN;
 }
 
-/* Per communicator rank: its starts lost to a full ring, its GPU clock's error bound. */
-static void comm_health(ns_metrics* m, const ns_mwindow* in) {
+/* Per communicator rank: its starts lost to a full ring. */
+static void comm_drops(ns_metrics* m, const ns_mwindow* in) {
+  for (size_t r = 1; in->comm_dropped && r < m->nres; r++) {
+    const char* ring[] = {"reason", "ring"};
+    ns_mset(m, F_DROPPED, (uint32_t)r, 1, ring, (double)comm_dropped(in, m->res[r].comm));
+  }
+}
+
+/* Per communicator rank: its GPU clock's error bound. */
+static void clock_errors(ns_metrics* m, const ns_mwindow* in) {
   for (size_t r = 1; r < m->nres; r++) {
-    if (in->comm_dropped) {
-      const char* ring[] = {"reason", "ring"};
-      ns_mset(m, F_DROPPED, (uint32_t)r, 1, ring, (double)comm_dropped(in, m->res[r].comm));
-    }
     double err = clock_error_s(in->w, m->res[r].comm);
     if (isfinite(err)) ns_mset(m, F_CLOCK, (uint32_t)r, 0, NULL, err);
   }
 }
 
-/* Operations and bytes by function, operations never completed. */
-static void comm_counts(ns_metrics* m, const ns_window* w) {
+/* By function, family f: operations (F_OPS), their bytes (F_BYTES), those timed by the GPU (F_OPS_GPU). */
+static void comm_counts(ns_metrics* m, const ns_window* w, int f) {
   for (size_t i = 0; w && i < w->n_funcs; i++) {
-    const ns_func_stats* f = &w->funcs[i];
-    uint32_t res = ns_mres_of(m, f->comm);
-    const char* kv[] = {"type", op_type(f->type), "func", ns_func_name(f->func)};
-    ns_madd(m, F_OPS, res, 2, kv, (double)f->ops);
-    ns_madd(m, F_BYTES, res, 2, kv, (double)f->bytes);
+    const ns_func_stats* s = &w->funcs[i];
+    const char* kv[] = {"type", op_type(s->type), "func", ns_func_name(s->func)};
+    double v = f == F_OPS ? (double)s->ops : f == F_BYTES ? (double)s->bytes : (double)s->gpu_timed;
+    ns_madd(m, f, ns_mres_of(m, s->comm), 2, kv, v);
   }
+}
+
+/* Per communicator rank: operations never completed. */
+static void comm_incomplete(ns_metrics* m, const ns_window* w) {
   for (size_t r = 1; r < m->nres; r++) {
     uint64_t inc = 0;
     for (size_t i = 0; w && i < w->n_funcs; i++)
       if (w->funcs[i].comm == m->res[r].comm) inc += w->funcs[i].incomplete;
     ns_madd(m, F_INCOMPLETE, (uint32_t)r, 0, NULL, (double)inc);
   }
-  /* the coverage of GPU timing: after every count (the budget admits in this order) */
-  for (size_t i = 0; w && i < w->n_funcs; i++) {
-    const ns_func_stats* f = &w->funcs[i];
-    const char* kv[] = {"type", op_type(f->type), "func", ns_func_name(f->func)};
-    ns_madd(m, F_OPS_GPU, ns_mres_of(m, f->comm), 2, kv, (double)f->gpu_timed);
-  }
 }
 
-static void lateness(ns_metrics* m, const ns_window* w) {
+/* Family f: the sum of lateness (F_LATE_SUM), collectives compared (F_LATE_N), reached last (F_LATE_LAST), the
+ * largest lateness (F_LATE_MAX). */
+static void lateness(ns_metrics* m, const ns_window* w, int f) {
   for (size_t i = 0; w && i < w->n_lateness; i++) {
     const ns_lateness_stats* l = &w->lateness[i];
     uint32_t res = ns_mres_of(m, l->comm);
-    ns_madd(m, F_LATE_SUM, res, 0, NULL, (double)l->lateness_ns_sum * 1e-9);
-    ns_madd(m, F_LATE_N, res, 0, NULL, (double)l->compared);
-    ns_madd(m, F_LATE_LAST, res, 0, NULL, (double)l->last);
-    if (l->compared) ns_mset(m, F_LATE_MAX, res, 0, NULL, (double)l->lateness_ns_max * 1e-9);
+    if (f == F_LATE_SUM)
+      ns_madd(m, f, res, 0, NULL, (double)l->lateness_ns_sum * 1e-9);
+    else if (f == F_LATE_N)
+      ns_madd(m, f, res, 0, NULL, (double)l->compared);
+    else if (f == F_LATE_LAST)
+      ns_madd(m, f, res, 0, NULL, (double)l->last);
+    else if (l->compared)
+      ns_mset(m, f, res, 0, NULL, (double)l->lateness_ns_max * 1e-9);
   }
 }
 
@@ -121,7 +129,9 @@ static int by_bandwidth(const void* x, const void* y) {
   return a->channel < b->channel ? -1 : a->channel > b->channel;
 }
 
-static void link_aggregates(ns_metrics* m, const ns_window* w) {
+/* Family f: per communicator rank, its fitted send links (F_LINKS_FITTED), the slowest one's bandwidth
+ * (F_LINK_BW_MIN), the largest latency (F_LINK_LAT_MAX). */
+static void link_aggregates(ns_metrics* m, const ns_window* w, int f) {
   for (size_t r = 1; w && r < m->nres; r++) {
     uint64_t n = 0;
     double bw = INFINITY, lat = 0;
@@ -133,9 +143,8 @@ static void link_aggregates(ns_metrics* m, const ns_window* w) {
       if (l->min.latency_us > lat) lat = l->min.latency_us;
     }
     if (!n) continue;
-    ns_mset(m, F_LINKS_FITTED, (uint32_t)r, 0, NULL, (double)n);
-    ns_mset(m, F_LINK_BW_MIN, (uint32_t)r, 0, NULL, bw * 1e9);
-    ns_mset(m, F_LINK_LAT_MAX, (uint32_t)r, 0, NULL, lat * 1e-6);
+    double v = f == F_LINKS_FITTED ? (double)n : f == F_LINK_BW_MIN ? bw * 1e9 : lat * 1e-6;
+    ns_mset(m, f, (uint32_t)r, 0, NULL, v);
   }
 }
 
@@ -152,7 +161,8 @@ static void histograms(ns_metrics* m, const ns_window* w) {
   }
 }
 
-static void top_links(ns_metrics* m, const ns_window* w) {
+/* Family f: the slowest links' bandwidth (F_LINK_BW) or latency (F_LINK_LAT). */
+static void top_links(ns_metrics* m, const ns_window* w, int f) {
   if (!w || !w->n_links || !m->cfg.top_links) return;
   const ns_link_stats** rank = malloc(w->n_links * sizeof *rank);
   if (!rank) return;
@@ -166,8 +176,10 @@ static void top_links(ns_metrics* m, const ns_window* w) {
     snprintf(ch, sizeof ch, "%d", rank[i]->channel);
     const char* kv[] = {"peer", peer, "channel", ch};
     uint32_t res = ns_mres_of(m, rank[i]->comm);
-    ns_mset(m, F_LINK_LAT, res, 2, kv, rank[i]->min.latency_us * 1e-6);
-    ns_mset(m, F_LINK_BW, res, 2, kv, rank[i]->min.bandwidth_gbs * 1e9);
+    if (f == F_LINK_LAT)
+      ns_mset(m, f, res, 2, kv, rank[i]->min.latency_us * 1e-6);
+    else
+      ns_mset(m, f, res, 2, kv, rank[i]->min.bandwidth_gbs * 1e9);
   }
   free(rank);
 }
@@ -207,16 +219,26 @@ void ns_metrics_window(ns_metrics* m, const ns_mwindow* in) {
   /* the two budget gauges first, so that they always fit; their values last */
   ns_mpoint_at(m, F_SERIES, 0, 0, NULL);
   ns_mpoint_at(m, F_REFUSED, 0, 0, NULL);
-  /* then in the order a dashboard needs them (metrics.h) */
+  /* then what is never refused, and the rest in the reverse of the order the budget gives it up (metrics.h) */
   ns_mlive_points(m);
   process_counters(m, in);
-  comm_health(m, in);
-  bandwidth(m, in->w, F_BUSBW);
+  comm_drops(m, in);
+  comm_counts(m, in->w, F_OPS);
+  clock_errors(m, in);
+  lateness(m, in->w, F_LATE_SUM);
+  lateness(m, in->w, F_LATE_N);
+  lateness(m, in->w, F_LATE_LAST);
+  lateness(m, in->w, F_LATE_MAX);
+  link_aggregates(m, in->w, F_LINK_BW_MIN);
+  link_aggregates(m, in->w, F_LINK_LAT_MAX);
   histograms(m, in->w);
-  lateness(m, in->w);
-  top_links(m, in->w);
-  comm_counts(m, in->w);
-  link_aggregates(m, in->w);
+  link_aggregates(m, in->w, F_LINKS_FITTED);
+  comm_incomplete(m, in->w);
+  comm_counts(m, in->w, F_BYTES);
+  comm_counts(m, in->w, F_OPS_GPU);
+  bandwidth(m, in->w, F_BUSBW);
+  top_links(m, in->w, F_LINK_BW);
+  top_links(m, in->w, F_LINK_LAT);
   bandwidth(m, in->w, F_ALGBW);
   ns_mbudget_values(m);
   m->windows++;

@@ -270,7 +270,9 @@ void ns_mout_live(uint64_t now_ns, int verdicts) {
                            .episodes = f->episodes,
                            .stuck = f->stuck,
                            .func = f->func,
-                           .seq = f->seq};
+                           .seq = f->seq,
+                           .posted = f->posted,
+                           .completed = f->completed};
   }
   ns_metrics_live(M.m, M.live, n);
   M.pending = 1;

@@ -217,7 +217,7 @@ static void test_defaults(void) {
   CHECK_U64(c.fr_entries, 2000);
   CHECK_NEAR(c.hang_timeout_sec, 60, 0);
   CHECK_U64(c.top_links, 16);
-  CHECK_U64(c.max_series, 500);
+  CHECK_U64(c.max_series, 4000);
   CHECK_U64(c.analysis, 1);
   CHECK_U64(c.no_cuda, 0);
   CHECK_U64(c.prom_keep, 0);
@@ -229,7 +229,7 @@ static void test_defaults(void) {
   CHECK_U64(c.force_mono, 0);
   CHECK_STR(c.prom_dir, "");
   CHECK_TRUE(!strncmp(c.dump_dir, "./ncclscope-", 12));
-  CHECK_U64(NS_MAX_SERIES_DEFAULT, 500);
+  CHECK_U64(NS_MAX_SERIES_DEFAULT, 4000);
   CHECK_NEAR(NS_WINDOW_SEC_DEFAULT, 10, 0);
 }
 

@@ -225,7 +225,7 @@ def t_config_warnings():
     bad = {
         "NCCLSCOPE_WINDOW_SEC": ("abc", "using the default 10"),
         "NCCLSCOPE_TOP_LINKS": ("-3", "using the default 16"),
-        "NCCLSCOPE_MAX_SERIES": ("5", "using the default 500"),
+        "NCCLSCOPE_MAX_SERIES": ("5", "using the default 4000"),
         "NCCLSCOPE_PROM_KEEP": ("sometimes", "using the default 0"),
         "NCCLSCOPE_OTLP": ("sometimes", "using 0"),
         "OTEL_EXPORTER_OTLP_PROTOCOL": ("grpc", "using http/protobuf"),

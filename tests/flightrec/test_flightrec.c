@@ -12,7 +12,7 @@
 #define MS 1000000ull
 #define SEC 1000000000ull
 
-static const char* strs[] = {NULL, "AllReduce", "ncclFloat32", "RING", "SIMPLE", "Send"};
+static const char* strs[] = {NULL, "AllReduce", "ncclFloat32", "RING", "SIMPLE", "Send", "AllGather"};
 static const char* str_of(void* user, uint32_t id) {
   (void)user;
   return id < sizeof strs / sizeof strs[0] ? strs[id] : NULL;
@@ -39,16 +39,21 @@ static void rec(ns_fr* fr, uint8_t kind, uint8_t type, uint64_t ts, uint64_t id,
   ns_fr_record(fr, &r);
 }
 
-static void coll_start(ns_fr* fr, uint64_t id, uint64_t seq, uint64_t ts, uint32_t nch, uint32_t c) {
+/* func: a string id of strs (1 AllReduce, 6 AllGather) */
+static void coll_start_of(ns_fr* fr, uint32_t func, uint64_t id, uint64_t seq, uint64_t ts, uint32_t nch, uint32_t c) {
   ns_record r = ns_record_make(NS_REC_START, NS_EV_COLL, c, ts, id, 0);
   r.num[NS_COLL_SEQ] = seq;
   r.num[NS_COLL_COUNT] = 1024;
   r.num[NS_COLL_CHANNELS] = nch;
-  r.str[NS_COLL_FUNC] = 1;
+  r.str[NS_COLL_FUNC] = func;
   r.str[NS_COLL_DTYPE] = 2;
   r.str[NS_COLL_ALGO] = 3;
   r.str[NS_COLL_PROTO] = 4;
   ns_fr_record(fr, &r);
+}
+
+static void coll_start(ns_fr* fr, uint64_t id, uint64_t seq, uint64_t ts, uint32_t nch, uint32_t c) {
+  coll_start_of(fr, 1, id, seq, ts, nch, c);
 }
 
 static uint64_t proxy_op(ns_fr* fr, uint64_t op, int ch, int peer, int send, uint64_t ts, uint32_t c) {
@@ -100,6 +105,18 @@ static void full_op(ns_fr* fr, uint64_t id, uint64_t seq, uint64_t t, uint32_t c
   }
 }
 
+/* ns_fr_inflight's posted and completed of communicator c (UINT64_MAX both: not listed). */
+static void seqs_of(const ns_fr* fr, uint32_t c, uint64_t now, uint64_t* posted, uint64_t* completed) {
+  ns_fr_inflight in[4];
+  size_t n = ns_fr_inflight_get(fr, now, in, 4);
+  *posted = *completed = UINT64_MAX;
+  for (size_t i = 0; i < n; i++)
+    if (in[i].comm == c) {
+      *posted = in[i].posted;
+      *completed = in[i].completed;
+    }
+}
+
 /* entries 3 (with another communicator first): the ring wraps, and the
  * operation the watchdog looks up is at position 5 of the second communicator. */
 static void test_stuck_episode(uint32_t entries, int other_comm_first) {
@@ -119,6 +136,10 @@ static void test_stuck_episode(uint32_t entries, int other_comm_first) {
   state(fr, NS_EV_PROXY_STEP, rs, NS_ST_PROXY_STEP_RECV_WAIT, 0, t + 6500, 1);
   ns_fr_stuck out[4];
   CHECK_U64(ns_fr_check(fr, t + SEC / 2, SEC, out, 4), 0);
+  uint64_t posted0, completed0; /* 5 done, the 6th posted */
+  seqs_of(fr, 1, t + SEC, &posted0, &completed0);
+  CHECK_U64(posted0, 6);
+  CHECK_U64(completed0, 5);
   size_t n = ns_fr_check(fr, t + 2 * SEC, SEC, out, 4);
   CHECK_U64(n, 1);
   if (n == 1) {
@@ -156,6 +177,10 @@ static void test_stuck_episode(uint32_t entries, int other_comm_first) {
     CHECK_U64(out[0].op.seq, 5);
     CHECK_NEAR((double)out[0].waited_ns / 1e9, 13.0, 1e-3);
   }
+  uint64_t posted, completed;
+  seqs_of(fr, 1, t + 13 * SEC, &posted, &completed);
+  CHECK_U64(posted, 6);
+  CHECK_U64(completed, 6);
   ns_fr_stats st;
   ns_fr_get_stats(fr, &st);
   CHECK_U64(st.episodes, 1);
@@ -254,7 +279,41 @@ static void test_evict_and_sweep(void) {
   ns_fr_destroy(fr);
 }
 
+/* The communicator-wide sequence numbers: the sum over functions of the last seqNumber + 1, posted at the START,
+ * completed when the operation is done (by itself or by a later one); P2ps not counted; a lost START (seq 3) is
+ * covered by the next one of its function. */
+static void test_seq_counts(void) {
+  ns_fr* fr = make(4);
+  comm(fr, 4, 2, 0x7FFF);
+  uint64_t posted, completed;
+  seqs_of(fr, 4, 0, &posted, &completed);
+  CHECK_U64(posted, 0);
+  CHECK_U64(completed, 0);
+  full_op(fr, 60, 0, 1 * MS, 4);
+  full_op(fr, 61, 1, 2 * MS, 4);
+  seqs_of(fr, 4, 3 * MS, &posted, &completed);
+  CHECK_U64(posted, 2);
+  CHECK_U64(completed, 2);
+  coll_start_of(fr, 6, 62, 0, 4 * MS, 2, 4); /* AllGather #0: in flight (no KernelCh yet) */
+  ns_record p2p = ns_record_make(NS_REC_START, NS_EV_P2P, 4, 4 * MS + 10, 63, 0);
+  p2p.str[NS_P2P_FUNC] = 5;
+  ns_fr_record(fr, &p2p);
+  seqs_of(fr, 4, 5 * MS, &posted, &completed);
+  CHECK_U64(posted, 3);
+  CHECK_U64(completed, 2);
+  full_op(fr, 64, 2, 6 * MS, 4); /* AllReduce #2 done: so is the AllGather before it */
+  seqs_of(fr, 4, 7 * MS, &posted, &completed);
+  CHECK_U64(posted, 4);
+  CHECK_U64(completed, 4);
+  coll_start(fr, 65, 4, 8 * MS, 2, 4); /* AllReduce #3's START lost; #4 in flight */
+  seqs_of(fr, 4, 9 * MS, &posted, &completed);
+  CHECK_U64(posted, 6);
+  CHECK_U64(completed, 4);
+  ns_fr_destroy(fr);
+}
+
 int main(void) {
+  test_seq_counts();
   test_stuck_episode(16, 0);
   test_stuck_episode(3, 1);
   test_order_and_later();

@@ -19,7 +19,15 @@ usage: check_ops.py CHECK WORKDIR
               series are gone within one scrape after its clean end; in `hang`, the stuck
               operation's table names the hung AllReduce and NcclscopeJobHang fires in
               ALERTS within its threshold and `for` + two intervals (+ one metrics window)
-              of the hang's start (the simulator's truth)
+              of the hang's start (the simulator's truth); with the hang's 4 ranks in 2
+              processes, the "Rank behind during a hang" table, the PromQL expression of
+              the README and NcclscopeRankBehind in ALERTS name the rank that never posted
+              (the truth's `hang` record) and no other; then `threads` with 8 ranks in one
+              process (4 communicators, about 2,000 series): nothing refused, and every
+              panel but those of a hang and of per-link fits has data for its job and
+              largest communicator or all of them (a rate, where the run's counters did
+              not move between scrapes: every series it reads); ncclscope_ops_total, the
+              communicator variable's source, names the truth's 4 communicators
   otlp_names  the plugin's OTLP payloads over a default and a hang run (tests/sinks/
               otlp_receiver.js, the decoder generated from opentelemetry-proto): each
               metric's name, unit and type translated by the OpenTelemetry Collector's
@@ -64,9 +72,21 @@ RULE_OVERRIDES = [
      "expr: max by (job_id, comm) (ncclscope_oldest_inflight_seconds) > %d" % HANG_OVER_S),
     ("for: 1m  # threshold\n        labels:\n          severity: critical",
      "for: %ds  # threshold\n        labels:\n          severity: critical" % HANG_FOR_S),
+    ("for: 1m  # threshold: behind that long", "for: %ds  # threshold: behind that long" % HANG_FOR_S),
 ]
 HANG_WAIT_MS = 15000  # the simulated ranks wait this long for the rank that never posts
-JOBS = {"default": "e2e-default", "hang": "e2e-hang"}
+JOBS = {"default": "e2e-default", "hang": "e2e-hang", "threads8": "e2e-threads8"}
+# The hang run: 4 ranks in 2 processes, so that the rank that never posts and the ranks that wait for it
+# are compared across processes (each process writes its own textfile).
+HANG_LAYOUT = ["--procs", "2", "--ranks-per-proc", "2"]
+# 8 ranks in one process, each in 4 communicators (`threads`): 32 communicator ranks, about 2,000 series,
+# four times the old default budget of 500 that refused ncclscope_ops_total and emptied the dashboard.
+THREADS8 = ["--scenario", "threads", "--procs", "1", "--ranks-per-proc", "8"]
+OLD_DEFAULT_MAX_SERIES = 500
+# Panels without data in that run by design: no hang, and per-link fits need 3 sizes seen 4 times in one window
+# (the run is too short for that; the default run has them).
+THREADS8_EXEMPT = {"Stuck operations", "Rank behind during a hang", "Slowest links",
+                   "Slowest link bandwidth per communicator"}
 
 
 def dashboard():
@@ -354,35 +374,73 @@ def live_runs(work, stack, textfiles, dump, dash):
 
     # 2. the hang scenario: one rank never posts an AllReduce, the others wait HANG_WAIT_MS
     truth_hang = os.path.join(work, "truth-hang.jsonl")
-    stuck_rows = []
+    stuck_rows, behind_rows = [], []
     instant = [(title, t) for title, t in targets(dash) if t.get("instant")]
 
     def during(now):
         for title, t in instant:
-            if "ncclscope_stuck_op_info" in t["expr"]:
+            if "ncclscope_last_posted_seq" in t["expr"]:
+                behind_rows.extend(stack.query(substitute(t["expr"], ALL)))
+            elif "ncclscope_stuck_op_info" in t["expr"]:
                 stuck_rows.extend(stack.query(substitute(t["expr"], ALL)))
 
     mono_to_wall = time.time() - time.monotonic()  # the truth's times are CLOCK_MONOTONIC
     with open(os.path.join(work, "sim-hang.log"), "w") as log:
         h_start, h_end, _, rc = watch_run(
             [sim, "--plugin", plugin, "--nccl", "ideal", "--scenario", "hang", "--hang-timeout-ms", str(HANG_WAIT_MS),
-             "--truth", truth_hang], sim_env(textfiles, dump, JOBS["hang"]), textfiles, log, during)
+             "--truth", truth_hang] + HANG_LAYOUT, sim_env(textfiles, dump, JOBS["hang"]), textfiles, log, during)
     check(rc == 0, "ncclscope-sim (hang) exited %d: %s/sim-hang.log" % (rc, work))
     truth = load_truth(truth_hang)
     hung = [c for c in truth["coll"] if c["aborted"]]
     check(hung and truth["hang"], "the hang scenario's truth names no hung collective")
     hang_start = min(c["t_start"] for c in hung) / 1e9 + mono_to_wall
     hang_checks(stack, h_start, h_end, hang_start, truth["hang"][0], stuck_rows)
+    culprit_checks(stack, h_start, truth["hang"][0], behind_rows)
 
-    # 3. every panel's queries and every variable over both runs
+    # 3. 8 ranks in one process, 4 communicators: everything the dashboard needs fits the default budget. The file
+    # stays after the end (NCCLSCOPE_PROM_KEEP) until Prometheus scraped it: on a loaded machine the windows are
+    # held back until the process ends, and its last values would otherwise never be scraped.
+    t_start = time.time()
+    env8 = dict(sim_env(textfiles, dump, JOBS["threads8"]), NCCLSCOPE_PROM_KEEP="1")
+    truth_threads8 = os.path.join(work, "truth-threads8.jsonl")
+    with open(os.path.join(work, "sim-threads8.log"), "w") as log:
+        t0, t1, t_files, rc = watch_run([sim, "--plugin", plugin, "--nccl", "ideal", "--truth", truth_threads8] +
+                                        THREADS8, env8, textfiles, log)
+    check(rc == 0, "ncclscope-sim (threads, 8 ranks) exited %d: %s/sim-threads8.log" % (rc, work))
+    print("threads, 8 ranks in 1 process: %.1f s, %s" % (t1 - t0, sorted(t_files)))
+    time.sleep(2 * SCRAPE_S + 0.5)
+    for name in prom_files(textfiles):
+        os.unlink(os.path.join(textfiles, name))
+    time.sleep(SCRAPE_S)
+    job8 = '{job_id="%s"}' % JOBS["threads8"]
+    series8 = stack.query_range("max(ncclscope_series%s)" % job8, t_start, time.time())
+    refused8 = stack.query_range("max(ncclscope_series_refused%s)" % job8, t_start, time.time())
+    most = max((float(v[1]) for r in series8 for v in r["values"]), default=0)
+    refused = max((float(v[1]) for r in refused8 for v in r["values"]), default=-1)
+    expect(most > OLD_DEFAULT_MAX_SERIES, "threads with 8 ranks exported at most %d series: not the layout that the "
+           "old budget of %d could not hold" % (most, OLD_DEFAULT_MAX_SERIES))
+    expect(refused == 0, "threads with 8 ranks: ncclscope_series_refused reached %g (the default budget must hold "
+           "the layout)" % refused)
+    # the dashboard's communicator variable lists every communicator of the truth
+    comms8 = {c["comm"] for c in load_truth(truth_threads8)["comm"]}
+    listed = {x.get("comm") for x in stack.api("/api/v1/series", **{
+        "match[]": 'ncclscope_ops_total{job_id="%s"}' % JOBS["threads8"], "start": "%.3f" % t_start,
+        "end": "%.3f" % time.time()})}
+    expect(len(comms8) == 4 and listed == comms8, "threads with 8 ranks: ncclscope_ops_total names communicators %s, "
+           "the truth's are %s" % (sorted(listed), sorted(comms8)))
+    print("threads, 8 ranks: up to %d series in one process, %g refused; ncclscope_ops_total of all %d communicators"
+          % (most, refused, len(listed)))
+
+    # 4. every panel's queries and every variable over the runs
     start, end = d_start, time.time()
     range_s = int(end - start) + 1
     names = set(stack.api("/api/v1/label/__name__/values", start="%.3f" % start, end="%.3f" % end))
     # "All", then each job with its host and its largest communicator as one would
     # pick them: every query has data for All and for one of the jobs (the stuck
     # operations only in the hang job), and every label its legend names.
-    picked = [pick_variables(stack, dash, start, end, job) for job in (JOBS["default"], JOBS["hang"])]
+    picked = [pick_variables(stack, dash, start, end, job) for job in (JOBS["default"], JOBS["hang"], JOBS["threads8"])]
     failures, report = [], []
+    threads8 = grafana_regex_escape(JOBS["threads8"])
     for title, t in targets(dash):
         data, hang_view = {}, "-"
         for values in [ALL] + [p for p in picked if p]:
@@ -399,6 +457,10 @@ def live_runs(work, stack, textfiles, dump, dash):
                 failures.append("panel %r: legend labels %s not on its series (%s)" % (title, missing, expr))
         if not data[".*"] or not any(v for k, v in data.items() if k != ".*"):
             failures.append("panel %r query %s returns no data: %s" % (title, t["expr"], data))
+        if title not in THREADS8_EXEMPT and not data.get(threads8) and not threads8_data(stack, t, picked[2], start,
+                                                                                         end, range_s):
+            failures.append("panel %r query %s returns no data for threads with 8 ranks (job %s, its largest "
+                            "communicator or all of them)" % (title, t["expr"], JOBS["threads8"]))
         report.append((title, t["refId"], sorted(k for k, v in data.items() if v), hang_view))
     for title, t in targets(dash):
         for metric in set(re.findall(r"\b(ncclscope_\w+|node_textfile_\w+)", t["expr"])):
@@ -446,6 +508,58 @@ def hang_checks(stack, h_start, h_end, hang_start, hang, stuck_rows):
     gone = wait_gone(stack, h_end, 'ALERTS{alertname="NcclscopeJobHang",alertstate="firing"}', 3 * SCRAPE_S)
     if expect(gone is not None, "NcclscopeJobHang still firing after the job ended"):
         print("hang: the alert cleared %.2f s after the process's clean end" % gone)
+
+
+def threads8_data(stack, target, values, start, end, range_s):
+    """A panel of the 8-rank run without data for its largest communicator: data for all of its communicators (a
+    window's gauge, such as the largest lateness, exists only for the ranks that window measured, and the scrapes
+    may have seen none of the picked communicator's), or for a rate, every series it reads."""
+    if not values:
+        return False
+    for vals in (values, dict(values, comm=".*")):
+        expr = substitute(target["expr"], vals, range_s)
+        if target.get("instant"):
+            results = [r for at in frange(start, end, SCRAPE_S) for r in stack.query(expr, at)]
+        else:
+            results = stack.query_range(expr, start, end)
+        if has_data(results) or series_of_rates(stack, target["expr"], vals, start, end):
+            return True
+    return False
+
+
+def series_of_rates(stack, expr, values, start, end):
+    """For a query of rates: whether every series selector in it has data for the variables' values. A rate needs
+    its counter to move between two scrapes, and the windows of a short run on a loaded machine may all close at
+    its end; the budget's part, the series being there, is what this checks then."""
+    if not values or not re.search(r"\b(rate|increase)\(", expr):
+        return False
+    selectors = re.findall(r"\bncclscope_\w+\{[^}]*\}", substitute(expr, values))
+    return bool(selectors) and all(has_data(stack.query_range(sel, start, end)) for sel in selectors)
+
+
+def culprit_checks(stack, h_start, hang, behind_rows):
+    """The rank that never posted (the truth's `hang` record), and no waiting rank, named by the dashboard's
+    table, by the README's expression and by NcclscopeRankBehind, over the hang's 2 processes."""
+    want = (hang["comm"], str(hang["rank"]))
+    rows = {(r["metric"].get("comm"), r["metric"].get("rank")) for r in behind_rows}
+    expect(rows == {want}, "the \"Rank behind during a hang\" table named %s, the rank that never posted is rank %s "
+           "of %s" % (sorted(rows), want[1], want[0]))
+    fired = stack.query_range('ALERTS{alertname="NcclscopeRankBehind",alertstate="firing"}', h_start, time.time(),
+                              0.25)
+    if not expect(fired, "NcclscopeRankBehind never fired in ALERTS during the %d s hang" % (HANG_WAIT_MS // 1000)):
+        return
+    named = {(s["metric"].get("comm"), s["metric"].get("rank"), s["metric"].get("job_id")) for s in fired}
+    expect(named == {want + (JOBS["hang"],)}, "NcclscopeRankBehind named %s, the rank that never posted is rank %s "
+           "of %s" % (sorted(named), want[1], want[0]))
+    first = min(float(v[0]) for s in fired for v in s["values"])
+    readme = ("max by (job_id, comm) (ncclscope_last_posted_seq) - on (job_id, comm) group_right "
+              "ncclscope_last_posted_seq > 0")
+    at_first = {(r["metric"].get("comm"), r["metric"].get("rank")) for r in stack.query(readme, first)}
+    expect(at_first == {want}, "the README's expression named %s when the alert fired, the rank that never posted "
+           "is rank %s of %s" % (sorted(at_first), want[1], want[0]))
+    print("hang: rank %s of %s never posted AllReduce seq %d; the rank-behind table named %s, NcclscopeRankBehind "
+          "fired naming %s at +%.2f s of the run, the README's expression then named %s"
+          % (want[1], want[0], hang["seq"], sorted(rows), sorted(named), first - h_start, sorted(at_first)))
 
 
 def frange(a, b, step):

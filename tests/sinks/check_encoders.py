@@ -55,7 +55,8 @@ def main():
                 metrics[m["name"]] = m
     check(sorted(metrics) == sorted([
         "ncclscope.series", "ncclscope.series.refused", "ncclscope.last_update.timestamp", "ncclscope.windows",
-        "ncclscope.events.dropped", "ncclscope.oldest_inflight", "ncclscope.hang.episodes", "ncclscope.ops",
+        "ncclscope.events.dropped", "ncclscope.oldest_inflight", "ncclscope.hang.episodes",
+        "ncclscope.last_posted_seq", "ncclscope.last_completed_seq", "ncclscope.ops",
         "ncclscope.ops.gpu_timed", "ncclscope.bytes", "ncclscope.ops.incomplete", "ncclscope.op.duration"]),
         "metrics %s" % sorted(metrics))
     h = metrics["ncclscope.op.duration"]
@@ -76,7 +77,11 @@ def main():
     b = metrics["ncclscope.bytes"]
     check(b["unit"] == "By" and b["sum"]["isMonotonic"] and b["sum"]["dataPoints"][0]["asInt"] == "3145728",
           "bytes %s" % b)
-    check(metrics["ncclscope.series"]["gauge"]["dataPoints"][0]["asInt"] == "24", "series")
+    check(metrics["ncclscope.series"]["gauge"]["dataPoints"][0]["asInt"] == "26", "series")
+    posted = metrics["ncclscope.last_posted_seq"]
+    check(posted["unit"] == "{op}" and posted["gauge"]["dataPoints"][0]["asInt"] == "5"
+          and metrics["ncclscope.last_completed_seq"]["gauge"]["dataPoints"][0]["asInt"] == "4",
+          "posted and completed %s" % posted)
     check(metrics["ncclscope.last_update.timestamp"]["gauge"]["dataPoints"][0]["asDouble"] == 1700000000.25,
           "last update")
     if failures:

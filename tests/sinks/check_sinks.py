@@ -56,7 +56,7 @@ from checklib import SKIP, Fail, check, run_named  # noqa: E402
 
 
 
-DEFAULT_MAX_SERIES = 500  # NCCLSCOPE_MAX_SERIES's default (docs/metrics.md)
+DEFAULT_MAX_SERIES = 4000  # NCCLSCOPE_MAX_SERIES's default (docs/metrics.md)
 LIVE = ("ncclscope_last_update_timestamp_seconds", "ncclscope_oldest_inflight_seconds", "ncclscope_hang_episodes_total",
         "ncclscope_stuck_op_info")
 

@@ -35,7 +35,7 @@ static ns_metrics* model(void) {
   ns_mwindow in = {
       .w = &w, .start_unix_ns = 1700000000000000000ull, .end_unix_ns = 1700000000200000000ull, .closed = closed};
   ns_metrics_window(m, &in);
-  ns_mlive live = {.comm = 1, .oldest_s = 0.5, .episodes = 2};
+  ns_mlive live = {.comm = 1, .oldest_s = 0.5, .episodes = 2, .posted = 5, .completed = 4};
   ns_metrics_live(m, &live, 1);
   ns_metrics_stamp(m, 1700000000250000000ull);
   return m;
@@ -52,7 +52,7 @@ static const ns_mprocess proc = {
 /* Every line but the HELP lines; a histogram's buckets are cumulative. */
 static const char* const prom_lines[] = {
     "# TYPE ncclscope_series gauge",
-    "ncclscope_series" PROC " 24", /* 3 + 2 live + windows, dropped, 4 counts and a 13-line histogram */
+    "ncclscope_series" PROC " 26", /* 3 + 4 live + windows, dropped, 4 counts and a 13-line histogram */
     "# TYPE ncclscope_series_refused gauge",
     "ncclscope_series_refused" PROC " 0",
     "# TYPE ncclscope_last_update_timestamp_seconds gauge",
@@ -61,6 +61,10 @@ static const char* const prom_lines[] = {
     "ncclscope_oldest_inflight_seconds{" RANK "} 0.5",
     "# TYPE ncclscope_hang_episodes_total counter",
     "ncclscope_hang_episodes_total{" RANK "} 2",
+    "# TYPE ncclscope_last_posted_seq gauge",
+    "ncclscope_last_posted_seq{" RANK "} 5",
+    "# TYPE ncclscope_last_completed_seq gauge",
+    "ncclscope_last_completed_seq{" RANK "} 4",
     "# TYPE ncclscope_windows_total counter",
     "ncclscope_windows_total" PROC " 1",
     "# TYPE ncclscope_events_dropped_total counter",
@@ -118,7 +122,7 @@ static void test_prom(const ns_metrics* m) {
     want++;
   }
   CHECK_U64(want, sizeof prom_lines / sizeof prom_lines[0]);
-  CHECK_U64(helps, 12);
+  CHECK_U64(helps, 14);
   free(b.data);
 }
 
@@ -169,7 +173,8 @@ static void test_proto(const ns_metrics* m, ns_buf* b) {
   expect_double(b, 0x21, 0.5, "the oldest operation's 0.5 s");
   expect_double(b, 0x21, 1700000000.25, "the update time");
   expect_fixed(b, 0x31, 3145728, "the bytes counter");
-  expect_fixed(b, 0x31, 24, "the series gauge");
+  expect_fixed(b, 0x31, 26, "the series gauge");
+  expect_fixed(b, 0x31, 5, "the last collective posted");
   /* HistogramDataPoint: count (4, fixed64) = 0x21, sum (5, double) = 0x29, bucket_counts (6, packed fixed64):
    * per bucket, 0x32 and 11 x 8 bytes; explicit_bounds (7, packed double): 0x3A and 10 x 8 bytes */
   expect_fixed(b, 0x21, 3, "the histogram's count");
@@ -223,6 +228,7 @@ static void test_json(const ns_metrics* m, ns_buf* b) {
   expect_text(b, "\"startTimeUnixNano\":\"1700000000000000000\"");
   expect_text(b, "\"aggregationTemporality\":2,\"isMonotonic\":true");
   expect_text(b, "\"asInt\":\"3145728\"");
+  expect_text(b, "{\"name\":\"ncclscope.last_posted_seq\",\"description\":");
   expect_text(b, "\"asDouble\":1700000000.25");
 }
 
