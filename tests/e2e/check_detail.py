@@ -46,10 +46,10 @@ OPS_TYPES = {"ncclProfileColl", "ncclProfileP2p"}
 WHY = ["start", "sample", "sample-end", "inflight", "straggler", "busbw-drop", "signal", "calm"]
 
 
-def run(cmd, env, timeout=240):
+def run(cmd, env, timeout=240, want=0):
     r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
     out = r.stdout.decode(errors="replace")
-    check(r.returncode == 0, "%s exited %d:\n%s" % (" ".join(cmd), r.returncode, out[-3000:]))
+    check(r.returncode == want, "%s exited %d, want %d:\n%s" % (" ".join(cmd), r.returncode, want, out[-3000:]))
     return out
 
 
@@ -213,7 +213,7 @@ def check_hang(work):
               "%s: no escalation for the operation in flight: %s" % (path, before[-3:] + during))
     check("full detail for at least" in log and "inflight" in log, "no INFO line for the escalation")
     rep = run([os.environ["NCCLSCOPE"], "report", dump, "-q", "--json", os.path.join(work, "summary.json")],
-              dict(os.environ))
+              dict(os.environ), want=3)  # 3: a hang found
     with open(os.path.join(work, "summary.json")) as f:
         rep = json.dumps(json.load(f).get("hangs"))
     check(hang["func"] in rep and str(hang["seq"]) in rep, "report does not name %s seq %s" % (hang["func"],
