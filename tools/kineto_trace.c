@@ -403,9 +403,10 @@ static int read_plain(int fd, const char* path, size_t size, size_t limit, ns_ki
   return 0;
 }
 
-/* A gzip file: inflated into a buffer that doubles up to the limit; a
- * stream that inflates past it is refused as soon as it does (a small file
- * can inflate to any size). */
+/* A gzip file, or a stream of unknown size: inflated (plain text is read
+ * as it is) into a buffer that doubles up to the limit; a stream that
+ * passes it is refused as soon as it does (a small gzip can inflate to any
+ * size). */
 static int read_gzip(int fd, const char* path, size_t limit, ns_kineto_trace* t, char* err, size_t errlen) {
   gzFile g = gzdopen(fd, "rb");
   if (!g) {
@@ -418,8 +419,8 @@ static int read_gzip(int fd, const char* path, size_t limit, ns_kineto_trace* t,
   for (;;) {
     if (t->len == cap) {
       if (cap == limit + 1) { /* one byte past the limit was read */
-        snprintf(err, errlen, "%s: inflates to more than the merge's memory limit of %zu MiB; " KT_RAISE, path,
-                 limit >> 20);
+        snprintf(err, errlen, "%s: inflates (or reads) to more than the merge's memory limit of %zu MiB; " KT_RAISE,
+                 path, limit >> 20);
         rc = -1;
         break;
       }
@@ -467,11 +468,8 @@ static int read_all(const char* path, size_t limit, ns_kineto_trace* t, char* er
     if (fd >= 0) close(fd);
     return -1;
   }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    snprintf(err, errlen, "%s: not a regular file", path);
-    return -1;
-  }
+  /* a pipe (`<(zcat trace.json.gz)`): read as a stream, zlib taking plain text as it is, within the limit */
+  if (!S_ISREG(st.st_mode)) return read_gzip(fd, path, limit, t, err, errlen);
   unsigned char magic[2] = {0, 0};
   ssize_t got = pread(fd, magic, 2, 0);
   if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) return read_gzip(fd, path, limit, t, err, errlen);
