@@ -153,7 +153,7 @@ void ns_phases_record(ns_phases* p, const ns_record* r) {
 }
 
 void ns_phases_file_end(ns_phases* p) {
-  memset(p->serials, 0, p->nserials * sizeof *p->serials);
+  if (p->nserials) memset(p->serials, 0, p->nserials * sizeof *p->serials);
   ns_idmap_free(&p->open_index);
   ns_idmap_init(&p->open_index);
   p->nopen = p->nfree = 0;

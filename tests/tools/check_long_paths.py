@@ -29,7 +29,11 @@ def deep_dir(base, length):
     fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
     path = base
     while len(path) < length:
-        name = "d" * min(200, length - len(path) - 1)
+        left = length - len(path)  # each component takes "/" + its name; never leave 1 (a "/" alone)
+        k = min(200, left - 1)
+        if left - (k + 1) == 1:
+            k -= 1
+        name = "d" * k
         os.mkdir(name, dir_fd=fd)
         sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
         os.close(fd)
