@@ -134,6 +134,8 @@ def memory():
     size = os.path.getsize("bomb.json.gz")
     raise_it = "raise it with --merge-max-mb N or NCCLSCOPE_MERGE_MAX_MB=N"
     cases = [(1024, [], None), (64, ["--merge-max-mb", "64"], None), (64, [], {"NCCLSCOPE_MERGE_MAX_MB": "64"})]
+    if SANITIZED:  # the default limit's GiB of inflating is a minute there, and no peak is checked: the small ones
+        cases = cases[1:]
     for limit, flags, env in cases:
         t0 = time.time()
         _, rss = expect(["export", DUMP, "--format", "chrome", "--merge-kineto", "bomb.json.gz", "-o", "b.json"] + flags,

@@ -5,7 +5,7 @@
 usage: check_mismatch.py NCCLSCOPE SIM PLUGIN WORKDIR [--seeds N]
 
 For each scenario mismatch_func, mismatch_count, mismatch_dtype and skip and
-seeds 1..N (two processes of two ranks, --fast; the scenarios' own hang
+seeds 1..N (2 in a sanitizer's build; two processes of two ranks, --fast; the scenarios' own hang
 timeouts: 3 s in skip, which hangs, so a loaded machine gives up nothing
 early): the simulator's `mismatch`
 truth line names the odd rank, what it posted and what the others posted.
@@ -91,6 +91,9 @@ def main():
     p.add_argument("workdir")
     p.add_argument("--seeds", type=int, default=5)
     a = p.parse_args()
+    ldd = subprocess.run(["ldd", a.ncclscope], capture_output=True, text=True).stdout
+    if ("libasan" in ldd or "libtsan" in ldd) and a.seeds > 2:
+        a.seeds = 2  # a sanitizer's build: the same paths, fewer seeds (each `skip` run waits 3 s for its hang)
     for scenario in KIND:
         ranks = [one(a, scenario, seed) for seed in range(1, a.seeds + 1)]
         print("%s: %d seeds, odd rank named each time (ranks %s)" % (scenario, a.seeds, ranks))
