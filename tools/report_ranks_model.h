@@ -134,6 +134,9 @@ typedef struct {
 
 enum { XR_S_UNKNOWN = 0, XR_S_NEVER = 1, XR_S_STUCK = 2, XR_S_DONE = 3 };
 
+/* "0-6,9": the ranks of c in state st (XR_S_*), "none" when none (report_ranks_out.c). */
+void xr_rank_list(const xr_comm* c, int st, char* buf, size_t len);
+
 typedef struct {
   uint32_t comm;
   int32_t rank;

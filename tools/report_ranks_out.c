@@ -15,8 +15,8 @@ static void rank_where(const ns_xr* x, const xr_rank* r, char* buf, size_t len) 
   else snprintf(buf, len, "%.200s:%u", x->files[r->file].host, x->files[r->file].pid);
 }
 
-/* "0-6,9" for the ranks of c in state st. */
-static void rank_list(const xr_comm* c, int st, char* buf, size_t len) {
+/* "0-6,9" for the ranks of c in state st ("none" when none). */
+void xr_rank_list(const xr_comm* c, int st, char* buf, size_t len) {
   size_t at = 0;
   buf[0] = 0;
   for (uint32_t r = 0; r < c->nranks && at + 24 < len; r++) {
@@ -45,14 +45,14 @@ void xr_hangs_text(const ns_xr* x, FILE* out) {
     fprintf(out, "  communicator 0x%016" PRIx64 "%s%s%s, %u ranks: %s seq %" PRIu64 "%s\n", c->comm_id,
             c->name[0] ? " (" : "", c->name, c->name[0] ? ")" : "", c->nranks, func_name(c->hang_func), c->hang_seq,
             c->hang_by_fr ? "" : " (from the traces: no flight record saw it stuck)");
-    rank_list(c, XR_S_NEVER, lst, sizeof lst);
+    xr_rank_list(c, XR_S_NEVER, lst, sizeof lst);
     fprintf(out, "    never posted it:    %s\n", lst);
-    rank_list(c, XR_S_STUCK, lst, sizeof lst);
+    xr_rank_list(c, XR_S_STUCK, lst, sizeof lst);
     fprintf(out, "    stuck in it:        %s", lst);
     if (c->hang_waited > 0) fprintf(out, " (in flight %.1f s when a flight record was written)", c->hang_waited);
-    rank_list(c, XR_S_DONE, lst, sizeof lst);
+    xr_rank_list(c, XR_S_DONE, lst, sizeof lst);
     fprintf(out, "\n    finished it:        %s\n", lst);
-    rank_list(c, XR_S_UNKNOWN, lst, sizeof lst);
+    xr_rank_list(c, XR_S_UNKNOWN, lst, sizeof lst);
     if (strcmp(lst, "none")) fprintf(out, "    no record of:       %s\n", lst);
     int shown = 0;
     for (uint32_t r = 0; r < c->nranks && shown < 64; r++) {

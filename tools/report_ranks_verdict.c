@@ -84,21 +84,6 @@ static size_t stragglers(const xr_comm* c, char* buf, size_t len) {
   return n;
 }
 
-/* "0-6,9": the ranks of c in state st (report_ranks_out.c has the same for the hang's section). */
-static void ranks_in(const xr_comm* c, int st, char* buf, size_t len) {
-  size_t at = 0;
-  buf[0] = 0;
-  for (uint32_t r = 0; r < c->nranks && at + 24 < len; r++) {
-    if (c->state[r] != st) continue;
-    uint32_t e = r;
-    while (e + 1 < c->nranks && c->state[e + 1] == st) e++;
-    at += (size_t)snprintf(buf + at, len - at, at ? ",%u" : "%u", r);
-    if (e > r) at += (size_t)snprintf(buf + at, len - at, "-%u", e);
-    r = e;
-  }
-  if (!at) snprintf(buf, len, "none");
-}
-
 size_t ns_xr_verdict_lines(const ns_xr* x, FILE* out) {
   size_t lines = 0;
   for (size_t i = 0; i < x->ncomms; i++) {
@@ -107,8 +92,8 @@ size_t ns_xr_verdict_lines(const ns_xr* x, FILE* out) {
     comm_head(c, head, sizeof head);
     if (c->hang) {
       char never[128], stuck[128];
-      ranks_in(c, XR_S_NEVER, never, sizeof never);
-      ranks_in(c, XR_S_STUCK, stuck, sizeof stuck);
+      xr_rank_list(c, XR_S_NEVER, never, sizeof never);
+      xr_rank_list(c, XR_S_STUCK, stuck, sizeof stuck);
       fprintf(out, "# verdict: HANG in %s at %s seq %" PRIu64 ":\n", head, func_name(c->hang_func), c->hang_seq);
       fprintf(out, "#   never posted by: %s%s; stuck in it: %s%s\n", strcmp(never, "none") ? "rank " : "", never,
               strcmp(stuck, "none") ? "rank " : "", stuck);
