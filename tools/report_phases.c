@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/idmap.h"
 
 #define NS_NPHASES 3
@@ -74,26 +75,11 @@ void ns_phases_free(ns_phases* p) {
   free(p);
 }
 
-static int grow(void** v, size_t* cap, size_t n, size_t size) {
-  if (n < *cap) return 0;
-  size_t nc = *cap ? *cap * 2 : 64;
-  void* nv = realloc(*v, nc * size);
-  if (!nv) return -1;
-  *v = nv;
-  *cap = nc;
-  return 0;
-}
-
 void ns_phases_comm(ns_phases* p, const ns_comm_info* ci) {
   if (ci->comm == 0 || ci->comm > (1u << 24)) return;
-  if (ci->comm >= p->nserials) {
-    size_t n = (size_t)ci->comm + 1;
-    ph_serial* ns = realloc(p->serials, n * sizeof *ns);
-    if (!ns) return;
-    memset(ns + p->nserials, 0, (n - p->nserials) * sizeof *ns);
-    p->serials = ns;
-    p->nserials = n;
-  }
+  ph_serial* table = ns_array_reach(p->serials, &p->nserials, ci->comm, sizeof *p->serials, 16);
+  if (!table) return;
+  p->serials = table;
   p->serials[ci->comm] = (ph_serial){ci->comm_id, ci->rank, ci->nranks};
 }
 
@@ -106,7 +92,9 @@ static ph_rank* rank_of(ns_phases* p, const ph_serial* s) {
     ph_rank* r = &p->ranks[*at - 1];
     if (r->comm_id == s->comm_id && r->rank == s->rank) return r;
   }
-  if (grow((void**)&p->ranks, &p->capranks, p->nranks, sizeof *p->ranks)) return NULL;
+  ph_rank* ranks = ns_array_room(p->ranks, &p->capranks, p->nranks, sizeof *p->ranks, 64);
+  if (!ranks) return NULL;
+  p->ranks = ranks;
   int inserted;
   uint64_t* slot = ns_idmap_put(&p->rank_index, h, &inserted);
   if (!slot) return NULL;
@@ -124,25 +112,32 @@ void ns_phases_record(ns_phases* p, const ns_record* r) {
   if (r->kind == NS_REC_START) {
     uint64_t phase = r->num[NS_KERNEL_PHASE_PHASE];
     if (phase >= NS_NPHASES || r->comm >= p->nserials || !p->serials[r->comm].nranks) return;
-    uint32_t slot;
-    if (p->nfree) {
-      slot = p->free_open[--p->nfree];
-    } else {
-      if (grow((void**)&p->open, &p->capopen, p->nopen, sizeof *p->open)) return;
-      slot = (uint32_t)p->nopen++;
-    }
     int inserted;
     uint64_t* v = ns_idmap_put(&p->open_index, r->id, &inserted);
     if (!v) return;
-    if (!inserted) p->free_open[p->nfree++] = (uint32_t)(*v - 1); /* an id started again: the newer wins */
-    p->open[slot] = (ph_open){r->comm, (uint32_t)phase, r->num[NS_KERNEL_PHASE_PTIMER]};
-    *v = (uint64_t)slot + 1;
+    if (inserted) { /* a slot of its own; an id started again keeps its slot, the newer start wins */
+      uint32_t slot;
+      if (p->nfree) {
+        slot = p->free_open[--p->nfree];
+      } else {
+        ph_open* open = ns_array_room(p->open, &p->capopen, p->nopen, sizeof *p->open, 64);
+        if (!open) {
+          ns_idmap_del(&p->open_index, r->id);
+          return;
+        }
+        p->open = open;
+        slot = (uint32_t)p->nopen++;
+      }
+      *v = (uint64_t)slot + 1;
+    }
+    p->open[*v - 1] = (ph_open){r->comm, (uint32_t)phase, r->num[NS_KERNEL_PHASE_PTIMER]};
   } else if (r->kind == NS_REC_STATE && r->state == NS_ST_KERNEL_PHASE_STOP) {
     uint64_t* v = ns_idmap_get(&p->open_index, r->id);
     if (!v) return;
     uint32_t slot = (uint32_t)(*v - 1);
     ns_idmap_del(&p->open_index, r->id);
-    if (!grow((void**)&p->free_open, &p->capfree, p->nfree, sizeof *p->free_open)) p->free_open[p->nfree++] = slot;
+    uint32_t* free_open = ns_array_room(p->free_open, &p->capfree, p->nfree, sizeof *p->free_open, 64);
+    if (free_open) p->free_open = free_open, p->free_open[p->nfree++] = slot;
     const ph_open* o = &p->open[slot];
     if (r->arg <= o->start) return; /* no time, or a timer that went back: nothing to add */
     ph_rank* k = rank_of(p, &p->serials[o->serial]);
