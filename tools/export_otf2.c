@@ -51,7 +51,7 @@
 
 #define NONE OX_NONE
 
-enum { TRACK_THREAD, TRACK_OPS, TRACK_LANES, TRACK_GPU_OPS, TRACK_GPU_CH };
+enum { TRACK_THREAD, TRACK_OPS, TRACK_LANES, TRACK_GPU_OPS, TRACK_GPU_CH, TRACK_GPU_PHASE };
 
 #define HAS(a) (1u << (a))
 
@@ -167,10 +167,13 @@ static uint32_t track_of(otf2_state* s, const ns_wfile* f, int kind, uint32_t ti
     case TRACK_LANES: snprintf(t->name, sizeof t->name, "%s %s", thread, ns_event_short_name(type)); break;
     case TRACK_GPU_OPS:
     case TRACK_GPU_CH:
+    case TRACK_GPU_PHASE: /* a location of its own: a phase need not nest in its KernelCh's interval */
       t->group = gpu_group(s, f, serial);
       t->type = OTF2_LOCATION_TYPE_ACCELERATOR_STREAM;
       if (kind == TRACK_GPU_OPS) snprintf(t->name, sizeof t->name, "%s kernels", comm);
-      else snprintf(t->name, sizeof t->name, "%s kernel ch %" PRId64, comm, ch);
+      else
+        snprintf(t->name, sizeof t->name, "%s kernel ch %" PRId64 "%s", comm, ch,
+                 kind == TRACK_GPU_PHASE ? " phases" : "");
       break;
   }
   *v = ++s->ntracks;
@@ -253,14 +256,15 @@ static void op_fields(otf2_state* s, const ns_wfile* f, const ns_event* ev, ox_i
   v->root = func == NS_FUNC_BROADCAST || func == NS_FUNC_REDUCE ? root : -1;
 }
 
-/* The GPU interval of a Coll/P2p (its kernels' pTimers) or a KernelCh, converted as the JSON Lines export's gpuStart/gpuStop. */
+/* The GPU interval of a Coll/P2p (its kernels' pTimers), a KernelCh or a KernelPhase, converted as the JSON Lines
+ * export's gpuStart/gpuStop. */
 static void gpu_interval(otf2_state* s, const ns_wfile* f, const ns_event* ev, uint32_t region, const ox_iv* cpu) {
   const ns_record* r = &ev->start;
   if (!s->a || (r->flags & NS_RF_PXN)) return;
   uint64_t p0, p1, t0, t1, owner;
-  int kch = r->type == NS_EV_KERNEL_CH;
-  if (kch) {
-    p0 = r->num[NS_KERNEL_CH_PTIMER];
+  int kch = r->type == NS_EV_KERNEL_CH, phase = r->type == NS_EV_KERNEL_PHASE;
+  if (kch || phase) {
+    p0 = r->num[phase ? NS_KERNEL_PHASE_PTIMER : NS_KERNEL_CH_PTIMER];
     p1 = ev->ptimer_stop;
     if (!p0 || !ev->has_ptimer_stop || p1 < p0) return;
     owner = ev->op;
@@ -274,8 +278,8 @@ static void gpu_interval(otf2_state* s, const ns_wfile* f, const ns_event* ev, u
   if (!ns_analysis_gpu_to_cpu(s->a, r->comm, p0, &t0, &e0) || !ns_analysis_gpu_to_cpu(s->a, r->comm, p1, &t1, &e1))
     return;
   double err = ns_analysis_ptimers_own(s->a, r->comm, owner) ? fmax(e0, e1) : INFINITY;
-  uint32_t track = kch ? track_of(s, f, TRACK_GPU_CH, 0, r->comm, ev->channel, 0)
-                       : track_of(s, f, TRACK_GPU_OPS, 0, r->comm, 0, 0);
+  uint32_t track = kch || phase ? track_of(s, f, kch ? TRACK_GPU_CH : TRACK_GPU_PHASE, 0, r->comm, ev->channel, 0)
+                                : track_of(s, f, TRACK_GPU_OPS, 0, r->comm, 0, 0);
   ox_iv* v = add_iv(s, track, region, ticks(s, t0), ticks(s, t1));
   if (!v) return;
   v->event_id = cpu->event_id;
@@ -313,6 +317,7 @@ static void otf2_event(void* self, ns_wfile* f, ns_event* ev) {
     case NS_EV_PROXY_OP:
     case NS_EV_PROXY_STEP:
     case NS_EV_KERNEL_CH:
+    case NS_EV_KERNEL_PHASE:
     case NS_EV_NET_PLUGIN: track = track_of(s, f, TRACK_LANES, r->tid, 0, 0, type); break;
     default: track = track_of(s, f, TRACK_THREAD, r->tid, 0, 0, 0); break;
   }
@@ -326,7 +331,8 @@ static void otf2_event(void* self, ns_wfile* f, ns_event* ev) {
     v->has |= HAS(A_PARENT_ID);
   }
   if (!ev->stopped) v->has |= HAS(A_INCOMPLETE);
-  if (type == NS_EV_PROXY_OP || type == NS_EV_KERNEL_CH || type == NS_EV_PROXY_STEP || type == NS_EV_NET_PLUGIN) {
+  if (type == NS_EV_PROXY_OP || type == NS_EV_KERNEL_CH || type == NS_EV_KERNEL_PHASE || type == NS_EV_PROXY_STEP ||
+      type == NS_EV_NET_PLUGIN) {
     if (ev->channel >= 0) {
       v->channel = ev->channel;
       v->has |= HAS(A_CHANNEL);
@@ -341,11 +347,15 @@ static void otf2_event(void* self, ns_wfile* f, ns_event* ev) {
     v->has |= HAS(A_BYTES);
   }
   if (type == NS_EV_COLL || type == NS_EV_P2P) op_fields(s, f, ev, v);
-  if (type == NS_EV_COLL || type == NS_EV_P2P || type == NS_EV_KERNEL_CH) {
+  if (type == NS_EV_COLL || type == NS_EV_P2P || type == NS_EV_KERNEL_CH || type == NS_EV_KERNEL_PHASE) {
     char gname[176];
-    snprintf(gname, sizeof gname, "%s kernel", name);
+    const char* phase = type == NS_EV_KERNEL_PHASE ? ns_wfile_string(f, r->str[NS_KERNEL_PHASE_NAME]) : NULL;
+    if (type == NS_EV_KERNEL_PHASE) /* "KernelPhase compute kernel" */
+      snprintf(gname, sizeof gname, "KernelPhase %.60s kernel", phase && phase[0] ? phase : "?");
+    else
+      snprintf(gname, sizeof gname, "%s kernel", type == NS_EV_KERNEL_CH ? "KernelCh" : name);
     ox_iv copy = *v; /* add_iv may move v */
-    gpu_interval(s, f, ev, ox_region(&s->d, type == NS_EV_KERNEL_CH ? "KernelCh kernel" : gname, 1), &copy);
+    gpu_interval(s, f, ev, ox_region(&s->d, gname, 1), &copy);
   }
 }
 

@@ -156,6 +156,7 @@ struct ns_op_result {
   double batch_algbw_gbs, batch_busbw_gbs;
   uint64_t batch_id;            /* the smallest op id of the batch */
   uint64_t window; /* index of the window the op started in */
+  uint64_t user_tag; /* the application's tag of the call (NCCL 2.31+, profiler v7); 0: untagged */
   unsigned flags;  /* NS_OPF_* */
 };
 
@@ -286,6 +287,23 @@ typedef struct {
   uint64_t dur_ns_sum;  /* of the timed ops */
 } ns_func_stats;
 
+/* The operations of one userTag (the application's tag of a call, NCCL 2.31+,
+ * profiler v7) on one communicator rank; untagged operations (tag 0) are in
+ * no row. A table keeps NS_TAGS_MAX tags a communicator (a window's and the
+ * summary's alike): the operations of any further tag count in its row with
+ * other = 1 (tag 0). A batched operation (NS_OPF_BATCHED) counts in ops and
+ * bytes, not in timed: its time is its batch's. */
+#define NS_TAGS_MAX 256
+typedef struct {
+  uint32_t comm; /* comm serial (the summary's merged rows: 0) */
+  uint64_t comm_id;
+  uint64_t tag;   /* 0 with other */
+  int other;      /* the tags past NS_TAGS_MAX, folded */
+  uint32_t ranks; /* communicator ranks counted (1 in an analysis; summed in the summary) */
+  uint64_t ops, bytes;
+  uint64_t timed, dur_ns_sum; /* the ops with a duration of their own, and its sum */
+} ns_tag_stats;
+
 /* Cross-rank arrival among the ranks of one communicator that live in this
  * process (lateness.c): for every collective (func, seq) that all of them
  * reached, each rank's lateness = its arrival - the earliest arrival. A
@@ -335,6 +353,8 @@ struct ns_window {
   const ns_func_stats* funcs;
   size_t n_lateness;
   const ns_lateness_stats* lateness;
+  size_t n_tags;
+  const ns_tag_stats* tags;
   /* As the window closes: every communicator with a clock fit, and the
    * ProxySteps recorded but not analysed so far (ns_analysis_stats). */
   size_t n_clocks;

@@ -250,6 +250,7 @@ static void finalize_op(ns_analysis* a, ns_event* ev) {
   r.proto = proto;
   r.seq = coll ? s->num[NS_COLL_SEQ] : 0;
   r.count = s->num[coll ? NS_COLL_COUNT : NS_P2P_COUNT];
+  r.user_tag = s->num[coll ? NS_COLL_USER_TAG : NS_P2P_USER_TAG];
   r.root_or_peer = (int64_t)s->num[coll ? NS_COLL_ROOT : NS_P2P_PEER];
   r.nchannels = (uint32_t)s->num[coll ? NS_COLL_CHANNELS : NS_P2P_CHANNELS];
   r.bytes = ns_coll_bytes(r.func, r.count, ns_dtype_size_memo(&a->memo_dtype, dname), r.nranks);

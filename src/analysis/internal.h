@@ -156,6 +156,27 @@ typedef struct {
   ns_linkacc acc;
 } ns_link_acc;
 
+/* Rows of ns_tag_stats by (communicator, tag): the NS_TAGS_MAX smallest tags
+ * of a communicator, and its other row (tags.c). A communicator is its comm
+ * serial, or its comm_id in a table of merged rows (by_id). */
+typedef struct {
+  ns_tag_stats* t;
+  size_t n, cap;
+  ns_idmap at;      /* a row key's hash -> its index + 1 in t */
+  ns_idmap kept;    /* communicator key + 1 -> its tags with a row of their own */
+  ns_idmap largest; /* communicator key + 1 -> index + 1 of its largest kept tag's row (a cache) */
+  int by_id;
+} ns_tag_table;
+/* Adds row x's counts to its (communicator, tag) row: made on first use (a
+ * full communicator's largest tag gives way to a smaller one), else x's
+ * communicator's other row. -1: out of memory. */
+int ns_tags_add(ns_tag_table* t, const ns_tag_stats* x);
+/* One final op (r->user_tag != 0). */
+void ns_tags_op(ns_tag_table* t, const ns_op_result* r);
+/* Sorts the rows with cmp (a qsort comparator of ns_tag_stats); later adds still find them. */
+void ns_tags_sort(ns_tag_table* t, int (*cmp)(const void*, const void*));
+void ns_tags_free(ns_tag_table* t);
+
 typedef struct {
   ns_bucket_acc* b;
   size_t nb, capb;
@@ -166,6 +187,7 @@ typedef struct {
   size_t nf, capf;
   ns_lateness_stats* late; /* per comm serial (lateness.c) */
   size_t nlate, caplate;
+  ns_tag_table tags; /* per (comm serial, userTag) */
 } ns_aggr;
 
 typedef struct {

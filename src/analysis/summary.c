@@ -175,6 +175,34 @@ static int add_links(ns_summary* sm, const ns_analysis* a) {
   return 0;
 }
 
+/* a's userTag rows, whole run (closed and open windows), one rank's rows summed into the communicator's. */
+static int add_tags(ns_summary* sm, const ns_analysis* a) {
+  ns_tag_table tmp;
+  memset(&tmp, 0, sizeof tmp);
+  int rc = 0;
+  for (size_t k = 0; !rc && k < a->total.tags.n; k++) rc = ns_tags_add(&tmp, &a->total.tags.t[k]);
+  for (size_t w = 0; !rc && w < a->nwins; w++)
+    for (size_t k = 0; !rc && k < a->wins[w].ag.tags.n; k++) rc = ns_tags_add(&tmp, &a->wins[w].ag.tags.t[k]);
+  for (size_t k = 0; !rc && k < tmp.n; k++) rc = ns_tags_add(&sm->tags, &tmp.t[k]);
+  ns_tags_free(&tmp);
+  return rc;
+}
+
+static int tag_cmp(const void* pa, const void* pb) {
+  const ns_tag_stats *a = pa, *b = pb;
+  if (a->comm_id != b->comm_id) return a->comm_id < b->comm_id ? -1 : 1;
+  if (a->other != b->other) return a->other ? 1 : -1;
+  if (a->dur_ns_sum != b->dur_ns_sum) return a->dur_ns_sum > b->dur_ns_sum ? -1 : 1;
+  if (a->ops != b->ops) return a->ops > b->ops ? -1 : 1;
+  return a->tag < b->tag ? -1 : a->tag > b->tag;
+}
+
+ns_tag_stats* ns_sum_sorted_tags(ns_summary* sm, size_t* n) {
+  ns_tags_sort(&sm->tags, tag_cmp);
+  *n = sm->tags.n;
+  return sm->tags.t;
+}
+
 /* What an unranked row is. */
 const char* ns_sum_link_kind(const ns_link_stats* s) {
   if (!s->is_send) return "receive wait";
@@ -225,7 +253,9 @@ size_t ns_sum_max_links(const ns_summary_options* opt) { return opt && opt->max_
 
 ns_summary* ns_summary_new(const ns_summary_options* opt) {
   ns_summary* sm = calloc(1, sizeof *sm);
-  if (sm) sm->max_links = ns_sum_max_links(opt);
+  if (!sm) return NULL;
+  sm->max_links = ns_sum_max_links(opt);
+  sm->tags.by_id = 1;
   return sm;
 }
 
@@ -237,6 +267,7 @@ void ns_summary_free(ns_summary* sm) {
   free(sm->other);
   free(sm->clocks);
   free(sm->names);
+  ns_tags_free(&sm->tags);
   free(sm);
 }
 
@@ -263,7 +294,7 @@ static int add_names(ns_summary* sm, const ns_analysis* a) {
 }
 
 int ns_summary_add(ns_summary* sm, ns_analysis* a) {
-  if (add_rows(sm, a) || add_links(sm, a) || add_clocks(sm, a) || add_names(sm, a)) return -1;
+  if (add_rows(sm, a) || add_links(sm, a) || add_tags(sm, a) || add_clocks(sm, a) || add_names(sm, a)) return -1;
   sm->steps_unanalysed += a->st.steps_unanalysed;
   return 0;
 }

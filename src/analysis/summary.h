@@ -49,6 +49,7 @@ struct ns_summary {
   size_t nclocks, capclocks;
   sum_name* names; /* each named communicator once, its first name */
   size_t nnames, capnames;
+  ns_tag_table tags; /* by (comm_id, userTag), every rank's rows summed (by_id) */
   uint64_t steps_unanalysed;
 };
 
@@ -68,6 +69,8 @@ const char* ns_sum_basis_name(int b); /* NS_BASIS_* */
 /* Whether the samples pin the drift down (else it is published as unknown). */
 int ns_sum_drift_known(const ns_clock_fit* f);
 size_t ns_sum_max_links(const ns_summary_options* opt); /* 10 by default */
+/* The userTag rows in listing order: by communicator, the most time first, the other row last (sorted in place). */
+ns_tag_stats* ns_sum_sorted_tags(ns_summary* sm, size_t* n);
 /* The summary of a list of analyses, by the accumulator; NULL when out of memory. */
 ns_summary* ns_sum_of(ns_analysis* const* list, size_t n, const ns_summary_options* opt);
 

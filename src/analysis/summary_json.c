@@ -130,6 +130,19 @@ int ns_summary_json(ns_summary* sm, const ns_summary_options* opt, FILE* out) {
             (unsigned long long)v[NS_PT_CAUSAL]);
     first = 0;
   }
+  fputs("],\"tags\":[", out);
+  size_t nt = 0;
+  const ns_tag_stats* t = ns_sum_sorted_tags(sm, &nt);
+  for (size_t i = 0; i < nt; i++) {
+    fprintf(out, "%s{\"commId\":\"0x%llx\",\"tag\":", i ? "," : "", (unsigned long long)t[i].comm_id);
+    if (t[i].other)
+      fputs("\"other\"", out);
+    else
+      fprintf(out, "\"%llu\"", (unsigned long long)t[i].tag); /* a string: a 64-bit tag is past a double's 2^53 */
+    fprintf(out, ",\"ranks\":%u,\"ops\":%llu,\"bytes\":%llu,\"timedOps\":%llu,\"totalTimeUs\":%llu.%03llu}", t[i].ranks,
+            (unsigned long long)t[i].ops, (unsigned long long)t[i].bytes, (unsigned long long)t[i].timed,
+            (unsigned long long)(t[i].dur_ns_sum / 1000), (unsigned long long)(t[i].dur_ns_sum % 1000));
+  }
   fputc(']', out);
   if (opt && opt->recording) {
     const ns_summary_recording* r = opt->recording;

@@ -266,6 +266,30 @@ static void text_clocks(const ns_summary* sm, int wide, FILE* out) {
             drifted);
 }
 
+/* The operations by userTag, when any call carried one. */
+static void text_tags(ns_summary* sm, FILE* out) {
+  size_t n = 0;
+  const ns_tag_stats* t = ns_sum_sorted_tags(sm, &n);
+  if (!n) return;
+  fprintf(out, "\n# operations by userTag (the application's tag of a call, NCCL 2.31+), the most time first. A\n");
+  fprintf(out, "# communicator keeps its %d smallest tags, the rest in `other`. time: of the timed operations (a\n",
+          NS_TAGS_MAX);
+  fprintf(out, "# batched one's is its batch's, not counted); mean: time / timed\n");
+  fprintf(out, "# %-18s %20s %6s %10s %16s %10s %12s %10s\n", "commId", "tag", "ranks", "ops", "bytes", "timed",
+          "time(ms)", "mean(us)");
+  for (size_t i = 0; i < n; i++) {
+    char tag[24];
+    if (t[i].other)
+      snprintf(tag, sizeof tag, "other");
+    else
+      snprintf(tag, sizeof tag, "%llu", (unsigned long long)t[i].tag);
+    double mean_us = t[i].timed ? (double)t[i].dur_ns_sum / (double)t[i].timed / 1e3 : 0;
+    fprintf(out, "  0x%016llx %20s %6u %10llu %16llu %10llu %12.3f %10.2f\n", (unsigned long long)t[i].comm_id, tag,
+            t[i].ranks, (unsigned long long)t[i].ops, (unsigned long long)t[i].bytes, (unsigned long long)t[i].timed,
+            (double)t[i].dur_ns_sum / 1e6, mean_us);
+  }
+}
+
 /* The plugin's own losses: the summary's first lines. */
 static void text_recording(const ns_summary_recording* r, FILE* out) {
   int complete = !r->records_dropped && !r->bytes_lost;
@@ -287,7 +311,10 @@ int ns_summary_text(ns_summary* sm, const ns_summary_options* opt, FILE* out) {
   if (max_links > sm->max_links) max_links = sm->max_links;
   unsigned sec = opt && opt->sections ? opt->sections : ~0u;
   if (opt && opt->recording) text_recording(opt->recording, out);
-  if (sec & NS_SUMMARY_COLLECTIVES) text_collectives(sm, opt && opt->wide, out);
+  if (sec & NS_SUMMARY_COLLECTIVES) {
+    text_collectives(sm, opt && opt->wide, out);
+    text_tags(sm, out);
+  }
   int wide = opt && opt->wide;
   if (sec & NS_SUMMARY_LINKS) text_links(sm, max_links, wide, out);
   if (sec & NS_SUMMARY_CLOCKS) text_clocks(sm, wide, out);

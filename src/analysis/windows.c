@@ -189,6 +189,7 @@ void ns_aggr_free(ns_aggr* g) {
   ns_idmap_free(&g->l_at);
   free(g->f);
   free(g->late);
+  ns_tags_free(&g->tags);
   memset(g, 0, sizeof *g);
 }
 
@@ -290,6 +291,7 @@ static void count_op(ns_win* w, const ns_op_result* r) {
     f->hist[ns_hist_index(r->dur_ns)]++;
     f->dur_ns_sum += r->dur_ns;
   }
+  if (r->user_tag) ns_tags_op(&w->ag.tags, r);
 }
 
 /* A collective compared across the local ranks (lateness.c), in the window of the op that completed it. */
@@ -397,6 +399,8 @@ static void publish(ns_analysis* a, ns_win* w) {
   pub.funcs = w->ag.f;
   pub.n_lateness = w->ag.nlate;
   pub.lateness = w->ag.late;
+  pub.n_tags = w->ag.tags.n;
+  pub.tags = w->ag.tags.t;
   pub.n_clocks = ncs;
   pub.clocks = cs;
   pub.steps_unanalysed = a->st.steps_unanalysed;
@@ -410,6 +414,7 @@ static void close_window(ns_analysis* a, size_t i) {
   ns_win* w = &a->wins[i];
   publish(a, w);
   for (size_t k = 0; k < w->ag.nl; k++) ns_aggr_link_merge(&a->total, &w->ag.l[k]);
+  for (size_t k = 0; k < w->ag.tags.n; k++) (void)ns_tags_add(&a->total.tags, &w->ag.tags.t[k]);
   ns_aggr_free(&w->ag);
   memmove(a->wins + i, a->wins + i + 1, (a->nwins - i - 1) * sizeof *a->wins);
   a->nwins--;

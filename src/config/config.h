@@ -65,6 +65,7 @@ typedef struct {
   char prom_dir[PATH_MAX]; /* NCCLSCOPE_PROM_DIR: node_exporter textfile directory, "" = none */
   int prom_keep;        /* NCCLSCOPE_PROM_KEEP: the .prom file stays after a clean end (default: removed) */
   uint32_t top_links;   /* NCCLSCOPE_TOP_LINKS: per-link series for the slowest links */
+  uint32_t top_tags;    /* NCCLSCOPE_TOP_TAGS: userTags with series of their own per communicator rank */
   uint32_t max_series;  /* NCCLSCOPE_MAX_SERIES: the series budget per process */
   ns_otel_config otel;  /* OTEL_* and NCCLSCOPE_OTLP (otel.c) */
   int local_rank;       /* LOCAL_RANK / SLURM_LOCALID / OMPI_COMM_WORLD_LOCAL_RANK / MPI_LOCALRANKID; -1: none */

@@ -95,13 +95,20 @@ static const ns_mdesc g_desc[F_COUNT] = {
                  "4), as nccl-tests computes it."},
     [F_BUSBW] = {"ncclscope.busbw", "ncclscope_busbw_bytes_per_second", "By/s", NS_MK_GAUGE, 0,
                  "Bus bandwidth in the window by function and size bucket, as nccl-tests computes it."},
+    [F_TAG_OPS] = {"ncclscope.tag.ops", "ncclscope_tag_ops_total", "{op}", NS_MK_COUNTER, 1,
+                   "Collective and point-to-point operations by the application's userTag (NCCL 2.31+): the first "
+                   "NCCLSCOPE_TOP_TAGS tags of a communicator rank, every later one in tag=\"other\"."},
+    [F_TAG_SECONDS] = {"ncclscope.tag.time", "ncclscope_tag_seconds_total", "s", NS_MK_COUNTER, 0,
+                       "Time of those operations by userTag (the timed ones; a batched operation's time is its "
+                       "batch's and is left out)."},
 };
 
 /* The families the budget gives up, the first to go first (metrics.h): detail, then what no dashboard panel
  * shows, then the dashboard's own series, its per-rank health last. Every other family is never refused. */
-static const int g_refuse_order[] = {
-    F_ALGBW,    F_LINK_LAT,     F_LINK_BW,     F_BUSBW,    F_OPS_GPU,   F_BYTES,  F_INCOMPLETE, F_LINKS_FITTED,
-    F_DURATION, F_LINK_LAT_MAX, F_LINK_BW_MIN, F_LATE_MAX, F_LATE_LAST, F_LATE_N, F_LATE_SUM,   F_CLOCK};
+static const int g_refuse_order[] = {F_TAG_SECONDS, F_TAG_OPS,      F_ALGBW,       F_LINK_LAT,   F_LINK_BW,
+                                     F_BUSBW,       F_OPS_GPU,      F_BYTES,       F_INCOMPLETE, F_LINKS_FITTED,
+                                     F_DURATION,    F_LINK_LAT_MAX, F_LINK_BW_MIN, F_LATE_MAX,   F_LATE_LAST,
+                                     F_LATE_N,      F_LATE_SUM,     F_CLOCK};
 enum { N_REFUSABLE = sizeof g_refuse_order / sizeof g_refuse_order[0] };
 
 /* Where f is in g_refuse_order; N_REFUSABLE: never refused. */

@@ -36,7 +36,7 @@
  * communicator rank holds a place for its stuck-operation series from the
  * start), process counters, drops, ncclscope_ops_total. The rest is admitted
  * while the total stays within max_series, and given up in a fixed order,
- * detail first (metrics.c, g_refuse_order): algorithm bandwidth, per-link
+ * detail first (metrics.c, g_refuse_order): the userTag series, algorithm bandwidth, per-link
  * series, bus bandwidth by size, GPU-timed counts, bytes, incomplete
  * operations, the count of fitted links, time histograms, the link
  * aggregates, lateness, clock error. A point that needs room takes it from
@@ -46,7 +46,11 @@
  * series (it starts again from 0 if it comes back: a counter reset).
  * What does not fit is counted in ncclscope_series_refused, never exported.
  * Per-link series exist only for the top_links slowest send links with a
- * valid fit.
+ * valid fit. The userTag series (ncclscope_tag_ops_total,
+ * ncclscope_tag_seconds_total) are bounded the same way: a communicator
+ * rank's first top_tags tags keep series of their own for the process's
+ * life, the busiest first within the window that brought them (a counter's
+ * labels must not move); every later tag counts in tag="other".
  */
 #ifndef NCCLSCOPE_SINKS_METRICS_H
 #define NCCLSCOPE_SINKS_METRICS_H
@@ -99,6 +103,9 @@ typedef struct {
   uint64_t posted, completed; /* communicator-wide sequence numbers (ns_mlive) */
 } ns_mres_live;
 
+/* userTags with series of their own, a communicator rank at most (NCCLSCOPE_TOP_TAGS). */
+#define NS_M_TAGS 64
+
 /* A resource: the process (index 0) or one communicator rank. */
 typedef struct {
   uint32_t comm;    /* comm serial, 0 for the process */
@@ -109,11 +116,14 @@ typedef struct {
   char name[64];    /* the communicator's name (NCCL's commName), "" none */
   char comm_hex[24], rank_str[16];
   ns_mres_live live;
+  uint64_t tags[NS_M_TAGS]; /* its userTags with series of their own, in the order they were given one */
+  uint32_t ntags;
 } ns_mres;
 
 typedef struct {
   uint32_t max_series; /* NCCLSCOPE_MAX_SERIES */
   uint32_t top_links;  /* NCCLSCOPE_TOP_LINKS */
+  uint32_t top_tags;   /* NCCLSCOPE_TOP_TAGS: at most NS_M_TAGS */
   uint32_t pid;
   uint64_t start_unix_ns; /* the start of every cumulative sum (the session's start) */
   int live;               /* the flight recorder runs: the live series exist */

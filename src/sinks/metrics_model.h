@@ -44,6 +44,8 @@ enum {
   F_LINK_BW,
   F_ALGBW,
   F_BUSBW,
+  F_TAG_OPS,
+  F_TAG_SECONDS,
   F_COUNT
 };
 

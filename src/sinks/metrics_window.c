@@ -4,6 +4,7 @@
  * refuses first, then the rest in the reverse of the order it gives them up.
  * Writer thread only. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -214,6 +215,52 @@ static void bandwidth(ns_metrics* m, const ns_window* w, int f) {
   }
 }
 
+static int by_comm_then_ops(const void* x, const void* y) {
+  const ns_tag_stats* a = *(const ns_tag_stats* const*)x;
+  const ns_tag_stats* b = *(const ns_tag_stats* const*)y;
+  if (a->comm != b->comm) return a->comm < b->comm ? -1 : 1;
+  if (a->ops != b->ops) return a->ops > b->ops ? -1 : 1;
+  return a->tag < b->tag ? -1 : a->tag > b->tag;
+}
+
+static int tag_kept(const ns_mres* r, uint64_t tag) {
+  for (uint32_t i = 0; i < r->ntags; i++)
+    if (r->tags[i] == tag) return 1;
+  return 0;
+}
+
+/* Gives the window's new userTags series of their own while their communicator rank has fewer than top_tags: the
+ * busiest first. A tag once given one keeps it (metrics.h). */
+static void admit_tags(ns_metrics* m, const ns_window* w) {
+  uint32_t top = m->cfg.top_tags < NS_M_TAGS ? m->cfg.top_tags : NS_M_TAGS;
+  if (!w || !w->n_tags || !top) return;
+  const ns_tag_stats** rows = malloc(w->n_tags * sizeof *rows);
+  if (!rows) return; /* this window's new tags count in "other" */
+  for (size_t i = 0; i < w->n_tags; i++) rows[i] = &w->tags[i];
+  qsort(rows, w->n_tags, sizeof *rows, by_comm_then_ops);
+  for (size_t i = 0; i < w->n_tags; i++) {
+    if (rows[i]->other) continue;
+    uint32_t res = ns_mres_of(m, rows[i]->comm);
+    if (res == UINT32_MAX) continue;
+    ns_mres* r = &m->res[res];
+    if (r->ntags < top && !tag_kept(r, rows[i]->tag)) r->tags[r->ntags++] = rows[i]->tag;
+  }
+  free(rows);
+}
+
+/* Family f: per communicator rank and userTag, the operations (F_TAG_OPS) or their time (F_TAG_SECONDS). */
+static void tag_counts(ns_metrics* m, const ns_window* w, int f) {
+  for (size_t i = 0; w && i < w->n_tags; i++) {
+    const ns_tag_stats* t = &w->tags[i];
+    uint32_t res = ns_mres_of(m, t->comm);
+    if (res == UINT32_MAX) continue;
+    char tag[24] = "other";
+    if (!t->other && tag_kept(&m->res[res], t->tag)) snprintf(tag, sizeof tag, "%llu", (unsigned long long)t->tag);
+    const char* kv[] = {"tag", tag};
+    ns_madd(m, f, res, 1, kv, f == F_TAG_OPS ? (double)t->ops : (double)t->dur_ns_sum * 1e-9);
+  }
+}
+
 void ns_metrics_window(ns_metrics* m, const ns_mwindow* in) {
   begin(m);
   /* the two budget gauges first, so that they always fit; their values last */
@@ -240,6 +287,9 @@ void ns_metrics_window(ns_metrics* m, const ns_mwindow* in) {
   top_links(m, in->w, F_LINK_BW);
   top_links(m, in->w, F_LINK_LAT);
   bandwidth(m, in->w, F_ALGBW);
+  admit_tags(m, in->w);
+  tag_counts(m, in->w, F_TAG_OPS);
+  tag_counts(m, in->w, F_TAG_SECONDS);
   ns_mbudget_values(m);
   m->windows++;
   m->window_index = in->w ? in->w->index : m->window_index;

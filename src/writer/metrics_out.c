@@ -110,6 +110,7 @@ void ns_mout_open(void) {
   }
   ns_metrics_config mc = {.max_series = ns_sess.cfg.max_series ? ns_sess.cfg.max_series : NS_MAX_SERIES_DEFAULT,
                           .top_links = ns_sess.cfg.top_links,
+                          .top_tags = ns_sess.cfg.top_tags,
                           .pid = ns_sess.pid,
                           .start_unix_ns = (uint64_t)((int64_t)trace_now + M.unix_minus_trace),
                           .live = M.live != NULL};

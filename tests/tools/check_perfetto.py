@@ -296,6 +296,8 @@ def main():
     ap.add_argument("--chrome", required=True)
     ap.add_argument("--protoc", default="protoc")
     ap.add_argument("--min-flows", type=int, default=1)
+    ap.add_argument("--same-details", default="",
+                    help="comma-separated JSONL details each slice's arguments must hold alike (each seen at least once)")
     args = ap.parse_args()
     problems = []
 
@@ -331,6 +333,8 @@ def main():
     chrome_flows = sum(1 for e in chrome if e.get("ph") == "s")
 
     pf_types, seen = Counter(), {}
+    same_keys = [k for k in args.same_details.split(",") if k]
+    same_seen = Counter()
     for s in slices:
         if s["cat"] in (None, "moved") or "eventAddr" not in s["args"]:
             continue
@@ -347,6 +351,11 @@ def main():
             continue
         if r["type"] != "ncclProfile" + s["cat"]:
             problems.append("event %s: category %s, JSONL type %s" % (key, s["cat"], r["type"]))
+        for k in same_keys:
+            if k in r.get("details", {}):
+                same_seen[k] += 1
+                if s["args"].get(k) != r["details"][k]:
+                    problems.append("event %s: %s %r, JSONL %r" % (key, k, s["args"].get(k), r["details"][k]))
         c = chrome_slices.get(int(r["eventAddr"], 16))
         if c is None:
             problems.append("event %s: not in the Chrome export" % (key,))
@@ -359,6 +368,9 @@ def main():
         tname = one(tracks.get(s["track"], {}), "name")
         if c["ph"] == "X" and tname != chrome_threads.get((c["pid"], c["tid"])):
             problems.append("event %s: track %r, Chrome %r" % (key, tname, chrome_threads.get((c["pid"], c["tid"]))))
+    for k in same_keys:
+        if not same_seen[k]:
+            problems.append("no JSONL event has a %s detail to compare" % k)
     if pf_types != jsonl_types:
         problems.append("events by type differ: perfetto %s, JSONL %s" % (dict(pf_types), dict(jsonl_types)))
 
@@ -395,6 +407,8 @@ def main():
     print("perfetto: %d bytes, %d compressed bundles, %d packets, %d tracks, %d slices (%d events), %d flows, "
           "%d sequences" % (data, bundles, len(packets), len(tracks), len(slices), sum(pf_types.values()), nflows,
                             len(seq_state)))
+    if same_keys:
+        print("perfetto: details alike: %s" % ", ".join("%s on %d events" % (k, same_seen[k]) for k in same_keys))
     if problems:
         for p in problems[:20]:
             print("FAIL:", p)

@@ -166,6 +166,10 @@ phases)
   # GPU time by kernel phase and the ranks it names, against the simulator's truth (check_phases.py).
   "$PYTHON" "$SRC/check_phases.py" "$NCCLSCOPE" "$SIM" "$PLUGIN" "$work" || fail "phases"
   ;;
+tags)
+  # Operations by userTag in the report, the plugin's summaries and the metrics, against the truth (check_tags.py).
+  "$PYTHON" "$SRC/check_tags.py" "$NCCLSCOPE" "$SIM" "$PLUGIN" "$work" || fail "tags"
+  ;;
 kineto_inputs)
   # Kineto traces an adversary would write (check_kineto_inputs.py): members
   # and arguments of 1 MiB, a gzip bomb and other traces past the memory
@@ -217,6 +221,16 @@ perfetto_sim)
   p=$(wc -c <run.pftrace)
   echo "chrome $c bytes, perfetto $p bytes: $((c / p))x smaller"
   [ $((p * 8)) -le "$c" ] || fail "perfetto is not 8 times smaller than chrome ($p vs $c bytes)"
+  # NCCL 2.31 (profiler v7): KernelPhase slices and the calls' userTag, alike in every export
+  NCCLSCOPE_DUMP_DIR="$work/dump231" NCCLSCOPE_EVENT_MASK=all "$SIM" --plugin "$PLUGIN" --nccl 2.31 --user-tags 5 \
+    --iters 4 >sim231.txt 2>&1 || { tail -20 sim231.txt; fail "simulator (--nccl 2.31)"; }
+  expect_rc 0 "$NCCLSCOPE" export dump231 -o run231.jsonl
+  expect_rc 0 "$NCCLSCOPE" export dump231 --format chrome -o run231.json
+  expect_rc 0 "$NCCLSCOPE" export dump231 --format perfetto -o run231.pftrace
+  grep -q '"type":"ncclProfileKernelPhase"' run231.jsonl || fail "no KernelPhase in the 2.31 run's JSONL"
+  "$PYTHON" "$SRC/check_perfetto.py" run231.pftrace --proto "$SRC/perfetto_subset.proto" --protoc "$PROTOC" \
+    --jsonl run231.jsonl --chrome run231.json --same-details userTag,phaseId,phaseName,gpuStart,gpuStop \
+    || fail "perfetto (--nccl 2.31)"
   ;;
 chrome_nesting)
   # Slices that overlap without nesting (gen_trace --case misnest): every
@@ -420,9 +434,10 @@ otf2)
     *) round_trip "$name" --min-events 50 ;;
     esac
   done
-  for v in 2.23 ideal; do
+  # 2.31: profiler v7, KernelPhase (GPU intervals on a location of their own per channel) and userTag
+  for v in 2.23 ideal 2.31; do
     NCCLSCOPE_DUMP_DIR="$work/nccl-$v" NCCLSCOPE_NO_CUDA=1 NCCLSCOPE_EVENT_MASK=all "$SIM" --plugin "$PLUGIN" --fast \
-      --nccl "$v" --procs 2 >"sim-nccl-$v.txt" 2>&1 || { tail -20 "sim-nccl-$v.txt"; fail "simulator (--nccl $v)"; }
+      --nccl "$v" --procs 2 --user-tags 3 >"sim-nccl-$v.txt" 2>&1 || { tail -20 "sim-nccl-$v.txt"; fail "simulator (--nccl $v)"; }
     # 2.23's profiler interface (v1) tells no communicator: regions, no collective records
     if [ "$v" = 2.23 ]; then round_trip "nccl-$v" --min-events 1000; else round_trip "nccl-$v" --min-events 1000 --min-colls 20; fi
   done
