@@ -11,6 +11,9 @@ usage: check_html.py CHECK WORKDIR [SCREENSHOT.png]
          ranks1024  a synthetic job of 1,024 ranks on 16 hosts (gen_html_job:
                     the simulator stops at 64 ranks), three communicators
                     (world, dp0, dp1), a straggler and a slow link
+         v7         NCCL 2.31 (--fast): the `mismatch_count` scenario with userTags:
+                    the mismatch table and tile, the kernel phases and the tags
+                    table (its numbers equal to summary.json's)
          names      hostile names: a synthetic job of 16 ranks whose host and
                     communicator names hold "<!--<script>", "</script>", '&',
                     U+2028 and U+2029, and (as root, with unshare) the
@@ -99,6 +102,7 @@ class Page(html.parser.HTMLParser):
         self.comm_cells = []  # the communicator table's name cells
         self.loss = None     # the header's loss line: (data-loss, text)
         self.tiles = []      # the header's tiles' text
+        self.other_rows = {"tags": [], "mismatches": []}  # those tables' rows: (tr attrs, [(td attrs, text)])
         self.text = []
         self._table = []
         self._row = None
@@ -123,6 +127,8 @@ class Page(html.parser.HTMLParser):
             self._table.append(a.get("data-table"))
         elif tag == "tr" and self._table and self._table[-1] == "collectives" and "data-func" in a:
             self._row = (a, [])
+        elif tag == "tr" and self._table and self._table[-1] in self.other_rows and "data-comm" in a:
+            self._row = (a, [], self._table[-1])
         elif tag == "tr" and self._table and self._table[-1] == "comms" and "data-comm" in a:
             self._comm_row = [a["data-comm"], None]
         elif tag == "td" and (self._row is not None or self._comm_row is not None):
@@ -155,7 +161,9 @@ class Page(html.parser.HTMLParser):
                 self.comm_cells.append(tuple(self._comm_row))
             self._cell = None
         elif tag == "tr":
-            if self._row is not None:
+            if self._row is not None and len(self._row) == 3:
+                self.other_rows[self._row[2]].append(self._row[:2])
+            elif self._row is not None:
                 self.rows.append(self._row)
             self._row = None
             self._comm_row = None
@@ -318,6 +326,9 @@ def expected_marks(summary):
     e["lateness"] = sum(len(c["ranks"]) for c in summary["lateness"])
     e["hang"] = sum(min(HANG_ROWS, len(h["ranks"])) for h in summary["hangs"])
     e["hosts"] = len(summary["hosts"])
+    e["mismatch"] = sum(len(c["ranks"]) for c in summary.get("mismatches", []))
+    e["phases"] = sum(min(HANG_ROWS, len(c["ranks"])) for c in summary.get("kernelPhases", []))
+    e["tags"] = len(summary.get("tags", []))
     comms = {r["commId"] for r in summary["collectives"]}
     comms |= {c["commId"] for c in summary["lateness"] + summary["hangs"] + summary["crossRank"]}
     e["comms"] = len(comms)
@@ -499,7 +510,36 @@ def check_names(chrome, work, shot):
     print("hostile host name (simulator, unshare -u): %d svg, %d canvas" % (p.svgs, p.canvases))
 
 
-CHECKS = {"ranks8": check_ranks8, "ranks1024": check_ranks1024, "names": check_names}
+def check_v7(chrome, work, shot):
+    """NCCL 2.31: a rank posting another count (a mismatch), kernel phases and userTags, each drawn."""
+    dump = os.path.join(work, "dump")
+    shutil.rmtree(dump, ignore_errors=True)
+    os.makedirs(dump)
+    simulate(dump, ["--nccl", "2.31", "--user-tags", "3", "--scenario", "mismatch_count", "--seed", "1",
+                    "--hang-timeout-ms", "500", "--fast"], False)
+    summary, p, flags, url = report_and_load(chrome, work, dump)
+    odd = [(c["commId"], r["rank"]) for c in summary["mismatches"] for r in c["ranks"]]
+    check(odd and summary["kernelPhases"] and summary["tags"],
+          "the run lacks a mismatch, kernel phases or tags: %s %d %d" % (odd, len(summary["kernelPhases"]), len(summary["tags"])))
+    shown = [(r[0]["data-comm"], int(r[0]["data-rank"])) for r in p.other_rows["mismatches"] if "data-rank" in r[0]]
+    check(shown == odd, "the mismatch table names %s, summary.json %s" % (shown, odd))
+    tile = next((t for t in p.tiles if "Mismatches" in t), "")
+    check(all(("rank %d" % r) in tile for _, r in odd), "the Mismatches tile does not name rank(s) %s: %r" % (odd, tile))
+    rows = {(r[0]["data-comm"], r[0]["data-tag"]): {c[0]["data-key"]: c[0]["data-v"] for c in r[1] if "data-key" in c[0]}
+            for r in p.other_rows["tags"]}
+    want = {(t["commId"], t["tag"]): {k: str(t[k]) for k in ("ranks", "ops", "bytes", "timedOps")} for t in summary["tags"]}
+    got = {k: {kk: vv for kk, vv in v.items() if kk != "totalTimeUs"} for k, v in rows.items()}
+    check(got == want, "the tags table differs from summary.json's tags:\npage %s\nsummary.json %s" %
+          (sorted(got.items())[:4], sorted(want.items())[:4]))
+    for t in summary["tags"]:
+        v = float(rows[(t["commId"], t["tag"])]["totalTimeUs"])
+        check(abs(v - t["totalTimeUs"]) <= 1e-9 * max(1.0, abs(v)), "tag %s: time %s, summary.json %s" % (t["tag"], v, t["totalTimeUs"]))
+    print("v7: mismatch rank(s) %s in the tile and the table; %d phase rows; %d tag rows equal to summary.json's" %
+          (odd, p.marks["phases"], len(rows)))
+    screenshot(flags, url, shot, 3000)
+
+
+CHECKS = {"ranks8": check_ranks8, "ranks1024": check_ranks1024, "names": check_names, "v7": check_v7}
 
 
 def main():

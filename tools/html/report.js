@@ -11,6 +11,10 @@
 //   header       verdict tiles (hangs, stragglers, ranks, slowest link, peak
 //                busbw, recording) and what the recording lost
 //   hang         did a collective get stuck? the ranks around it (SVG)
+//   mismatch     did a rank post another collective than the others? (table)
+//   phases       where each rank's kernel time goes (NCCL 2.31+: initial
+//                sync, compute, final sync), one stacked bar per rank (SVG)
+//   tags         operations by the application's userTag (table)
 //   comms        which communicators: name, id, ranks, hosts
 //   busbw, time  how fast per message size: small multiples per function,
 //                one line per communicator, legends with the values
@@ -264,6 +268,11 @@
     tile(tiles, "Hangs", hs.length ? hs.length + " stuck" : "none",
       hs.length ? hs.map((h) => h.func + " #" + h.seq + " on " + commLabel(h.commId)).join("; ") : "every posted collective completed",
       hs.length ? "bad" : "good");
+    const mm = [];
+    for (const c of arr(S.mismatches)) for (const r of arr(c.ranks)) mm.push([r, commLabel(c.commId)]);
+    tile(tiles, "Mismatches", mm.length ? "rank " + Array.from(new Set(mm.map((x) => x[0].rank))).join(", ") : "none",
+      mm.length ? mm.map((x) => "rank " + x[0].rank + " " + x[0].kind + " at #" + x[0].collective + " in " + x[1]).join("; ") :
+        "every rank posted the same collectives", mm.length ? "bad" : "good");
     const strag = [];
     for (const l of arr(S.lateness)) for (const r of arr(l.outliers)) strag.push([r, commLabel(l.commId)]);
     tile(tiles, "Stragglers", strag.length ? "rank " + Array.from(new Set(strag.map((x) => x[0]))).join(", ") : "none",
@@ -830,16 +839,133 @@
     marks.hosts = hs.length;
   }
 
+  // ---- mismatched collectives ----
+  const callText = (c) => !c ? "–" : c.func + " #" + c.seq + " (count " + c.count + ", " +
+    String(c.datatype || "").replace(/^nccl/, "") + (c.root ? ", root " + c.root : "") + ")";
+  function mismatches() {
+    const id = "mismatch";
+    const ms = arr(S.mismatches);
+    const s = section(id, "Mismatched collectives",
+      "Every rank of a communicator must post the same collectives in the same order. Per odd rank, at the first place it differs: what it posted, and what most ranks posted there (call: another call; skipped: it skipped the others' call; extra: it posted one the others did not).");
+    if (!ms.length) return empty(s, id, "no mismatch: every rank posted the same collectives in the same order");
+    const t = el("table", { "data-table": "mismatches" });
+    const head = el("tr");
+    for (const h of ["communicator", "rank", "kind", "collective", "it posted", "the others posted", "ranks agreeing"])
+      head.appendChild(el("th", {}, h));
+    t.appendChild(head);
+    let n = 0;
+    for (const c of ms) {
+      if (!arr(c.ranks).length) {
+        const r = el("tr", { "data-comm": c.commId });
+        r.appendChild(el("td", {}, commLabel(c.commId)));
+        const td = el("td", { colspan: 6 }, c.placesDiffering + " place(s) differ" +
+          (c.noMajoritySomewhere ? ", with no majority to tell the odd rank" : ""));
+        r.appendChild(td);
+        t.appendChild(r);
+        continue;
+      }
+      for (const m of arr(c.ranks)) {
+        const r = el("tr", { "data-comm": c.commId, "data-rank": m.rank, class: "mismatch" });
+        for (const v of [commLabel(c.commId), String(m.rank), m.kind, "#" + m.collective, callText(m.posted),
+          callText(m.othersPosted), m.ranksAgreeing + " of " + m.ranksPosting])
+          r.appendChild(el("td", {}, v));
+        t.appendChild(r);
+        n++;
+      }
+    }
+    s.appendChild(t);
+    marks[id] = n;
+  }
+
+  // ---- kernel phases ----
+  const PHASES = [["initial_syncNs", "initial sync", "#d62728"], ["computeNs", "compute", "#1f77b4"],
+    ["final_syncNs", "final sync", "#ff7f0e"]];
+  const PHASE_ROWS = 64;
+  function phases() {
+    const id = "phases";
+    const ps = arr(S.kernelPhases);
+    const s = section(id, "Kernel phases",
+      "NCCL 2.31+: each rank's GPU time in its collectives' kernels, by phase: initial sync (waiting for the peers to reach the collective), compute, final sync. A rank with much more initial sync than the others waits for them; a rank with much less is the one they wait for.");
+    if (!ps.length) return empty(s, id, "no KernelPhase events (NCCL before 2.31, or KernelPhase not in the mask)");
+    let n = 0;
+    for (const c of ps) {
+      const ranks = arr(c.ranks).slice(0, PHASE_ROWS);
+      const verdict = [];
+      if (c.waitsForPeers != null) verdict.push("rank " + c.waitsForPeers + " waits for its peers");
+      if (c.waitedFor != null) verdict.push("the others wait for rank " + c.waitedFor);
+      s.appendChild(el("h3", { "data-phases": c.commId }, commLabel(c.commId) + " · median initial sync " +
+        (num(c.medianInitialSyncShare) === null ? "–" : (100 * c.medianInitialSyncShare).toFixed(1) + " %") +
+        (verdict.length ? " · " + verdict.join("; ") : "")));
+      const W = 900, left = 90, rowH = 16, width = W - left - 60;
+      const svg = svgEl("svg", { width: W, height: 24 + ranks.length * rowH, "data-chart": id });
+      PHASES.forEach(([, name, color], i) => {
+        svg.appendChild(svgEl("rect", { x: left + i * 130, y: 2, width: 10, height: 10, fill: color }));
+        svg.appendChild(svgEl("text", { x: left + i * 130 + 14, y: 11, class: "axis" }, name));
+      });
+      ranks.forEach((r, i) => {
+        const y = 20 + i * rowH;
+        const total = PHASES.reduce((a, [k]) => a + (num(r[k]) || 0), 0);
+        const named = r.rank === c.waitsForPeers || r.rank === c.waitedFor;
+        svg.appendChild(svgEl("text", { x: 0, y: y + 11, class: "axis" }, "rank " + r.rank + (named ? " ◀" : "")));
+        let x = left;
+        for (const [k, name, color] of PHASES) {
+          const w = total > 0 ? ((num(r[k]) || 0) / total) * width : 0;
+          const rect = svgEl("rect", { x: x, y: y, width: Math.max(0, w), height: rowH - 3, fill: color, "data-phase": name,
+            "data-v": String(r[k]) });
+          rect.appendChild(svgEl("title", {}, "rank " + r.rank + " " + name + ": " + fmtUs((num(r[k]) || 0) / 1000) +
+            (total > 0 ? " (" + (100 * (r[k] || 0) / total).toFixed(1) + " %)" : "")));
+          svg.appendChild(rect);
+          x += w;
+        }
+        svg.appendChild(svgEl("text", { x: left + width + 4, y: y + 11, class: "axis" }, fmtUs(total / 1000)));
+        n++;
+      });
+      s.appendChild(svg);
+      if (arr(c.ranks).length > ranks.length)
+        s.appendChild(el("p", { class: "note" }, "and " + (arr(c.ranks).length - ranks.length) + " more ranks (summary.json)"));
+    }
+    marks[id] = n;
+  }
+
+  // ---- operations by userTag ----
+  function tags() {
+    const id = "tags";
+    const ts = arr(S.tags);
+    const s = section(id, "Operations by userTag",
+      "NCCL 2.31+: the application's tag of each call. Per communicator and tag: the ranks, operations, bytes and time of the timed operations (a batched operation's time is its batch's, not counted); a communicator keeps its 256 smallest tags, the rest in other. The same numbers as summary.txt.");
+    if (!ts.length) return empty(s, id, "no tagged call");
+    const t = el("table", { "data-table": "tags" });
+    const head = el("tr");
+    for (const h of ["communicator", "tag", "ranks", "ops", "bytes", "timed", "time", "mean"]) head.appendChild(el("th", {}, h));
+    t.appendChild(head);
+    for (const r of ts) {
+      const row = el("tr", { "data-comm": r.commId, "data-tag": r.tag });
+      const mean = r.timedOps ? r.totalTimeUs / r.timedOps : null;
+      row.appendChild(el("td", {}, commLabel(r.commId)));
+      row.appendChild(el("td", {}, String(r.tag)));
+      for (const [key, text] of [["ranks", int(r.ranks)], ["ops", int(r.ops)], ["bytes", fmtBytes(r.bytes)],
+        ["timedOps", int(r.timedOps)], ["totalTimeUs", fmtUs(r.totalTimeUs)]])
+        row.appendChild(el("td", { "data-key": key, "data-v": String(r[key]) }, text));
+      row.appendChild(el("td", {}, mean === null ? "–" : fmtUs(mean)));
+      t.appendChild(row);
+    }
+    s.appendChild(t);
+    marks[id] = ts.length;
+  }
+
   function main() {
     header();
     if (!dataError) {
       hangs();
+      mismatches();
+      phases();
       comms();
       bandwidth();
       times();
       lateness();
       links();
       collectives();
+      tags();
       hosts();
     }
     window.NCCLSCOPE_DONE = true;
