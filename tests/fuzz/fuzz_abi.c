@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope fuzz target: arbitrary descriptors and call sequences through
- * the ncclProfiler_v1..v6 ABI (the plugin's sources are linked in).
+ * the ncclProfiler_v1..v7 ABI (the plugin's sources are linked in).
  *
  * One input = one NCCL-like session: the first byte picks the ABI version,
  * the second how many communicators to init (1..3); then each op byte is
@@ -33,6 +33,7 @@ extern ncclProfiler_v3_t ncclProfiler_v3;
 extern ncclProfiler_v4_t ncclProfiler_v4;
 extern ncclProfiler_v5_t ncclProfiler_v5;
 extern ncclProfiler_v6_t ncclProfiler_v6;
+extern ncclProfiler_v7_t ncclProfiler_v7;
 
 int LLVMFuzzerInitialize(int* argc, char*** argv);
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
@@ -60,9 +61,14 @@ static void takeBytes(input* in, void* out, size_t len) {
 
 static uint8_t* noAccess; /* PROT_NONE page: garbage handles point here */
 static uint8_t netData[256];
-static const char* const strs[] = {"AllReduce", "ncclFloat32", "RING", "SIMPLE", "", "x",
-                                   "a string much longer than the sixty-three bytes a ring entry keeps for one "
-                                   "string, so it must be truncated and flagged"};
+static const char* const strs[] = {"AllReduce",
+                                   "ncclFloat32",
+                                   "RING",
+                                   "SIMPLE",
+                                   "",
+                                   "x",
+                                   ("a string much longer than the sixty-three bytes a ring entry keeps for one "
+                                    "string, so it must be truncated and flagged")};
 static int mask;
 
 typedef struct {
@@ -99,7 +105,7 @@ static void* pickCtx(input* in, const session* s) {
 static uint64_t pickType(input* in) {
   uint8_t b = take(in);
   if (b >= 240) return (uint64_t)take(in) << (b % 57); /* anything, several bits, unknown bits */
-  return 1ull << (b % 15);
+  return 1ull << (b % 16);                             /* 1 << 15: KernelPhase (v7) */
 }
 
 /* One ABI version's calls behind one signature (fuzz_abi_version.h). */
@@ -159,9 +165,18 @@ typedef struct {
 #define FV_CE 1
 #define FV_INIT 5
 #include "fuzz_abi_version.h"
+#define FV 7
+#define FV_NAME 0
+#define FV_STRS 1
+#define FV_NET 1
+#define FV_API 1
+#define FV_CE 1
+#define FV_V7 1
+#define FV_INIT 5
+#include "fuzz_abi_version.h"
 
 static const fuzz_api* const apis[] = {NULL,         &fuzz_api_v1, &fuzz_api_v2, &fuzz_api_v3,
-                                       &fuzz_api_v4, &fuzz_api_v5, &fuzz_api_v6};
+                                       &fuzz_api_v4, &fuzz_api_v5, &fuzz_api_v6, &fuzz_api_v7};
 
 static void opStart(session* s, input* in) {
   void* ctx = pickCtx(in, s);
@@ -235,7 +250,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   input in = {data, size};
   session s;
   memset(&s, 0, sizeof s);
-  s.version = 1 + take(&in) % 6;
+  s.version = 1 + take(&in) % 7;
   int want = 1 + take(&in) % MAX_CTX;
   for (int i = 0; i < want; i++) {
     void* ctx = NULL;

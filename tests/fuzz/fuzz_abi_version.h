@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope fuzz: the per-version half of fuzz_abi.c, written once.
  *
- * fuzz_abi.c includes this once per ABI version, after defining FV (1..6)
+ * fuzz_abi.c includes this once per ABI version, after defining FV (1..7)
  * and what that version's descriptors have, as src/abi/adapter_template.h
  * is instantiated:
  *   FV_NAME  Coll/P2p `name` strings (v1..v3)
  *   FV_STRS  Coll/P2p func/datatype/algo/proto strings (v2+; v1 has codes)
  *   FV_NET   NetPlugin events (v3+)
  *   FV_API   GroupApi/CollApi/P2pApi (graphCaptured) and Coll/P2p parentGroup (v5+)
- *   FV_CE    copy-engine events (v6)
- *   FV_INIT  1: init(ctx, mask) (v1..v3); 4: v4's init; 5: v5's and v6's
+ *   FV_CE    copy-engine events (v6+)
+ *   FV_V7    Coll kernelVariant, KernelPhase phaseName (v7; its userTags are fuzzer bytes)
+ *   FV_INIT  1: init(ctx, mask) (v1..v3); 4: v4's init; 5: v5's, v6's and v7's
  * and gets fuzz_api_vN: that version's calls behind one signature. The
  * descriptor is fuzzer bytes with what NCCL guarantees patched in: valid C
  * strings or NULL, bools 0 or 1, NetPlugin data a valid buffer or NULL. */
@@ -22,6 +23,9 @@
 #define FV_FN(x) FV_CAT(x, FV)
 #define FV_PROFILER FV_CAT(ncclProfiler_v, FV)
 #define FV_DESCR FV_CAT(FV_CAT(ncclProfilerEventDescr_v, FV), _t)
+#ifndef FV_V7
+#define FV_V7 0
+#endif
 
 static void FV_FN(start_v)(session* s, input* in, void* ctx, void** out) {
   FV_DESCR d;
@@ -56,7 +60,13 @@ static void FV_FN(start_v)(session* s, input* in, void* ctx, void** out) {
 #if FV_API
       d.coll.parentGroup = pickPtr(in, s);
 #endif
+#if FV_V7
+      d.coll.kernelVariant = pickStr(in), d.coll.isSymColl = take(in) & 1;
+#endif
       break;
+#if FV_V7
+    case ncclProfileKernelPhase: d.kernelPhase.phaseName = pickStr(in); break;
+#endif
     case ncclProfileP2p:
 #if FV_NAME
       d.p2p.name = pickStr(in);
@@ -112,4 +122,5 @@ static const fuzz_api FV_FN(fuzz_api_v) = {FV_FN(start_v), FV_FN(stop_v), FV_FN(
 #undef FV_NET
 #undef FV_API
 #undef FV_CE
+#undef FV_V7
 #undef FV_INIT
