@@ -292,6 +292,7 @@ void ns_xr_json(const ns_xr* x, ns_json* j) {
   ns_hosts_json(x->hosts, j);
   json_hangs(x, j);
   xr_mismatches_json(x, j);
+  xr_incomplete_json(x, j);
   json_lateness(x, j);
   json_cross(x, j);
 }

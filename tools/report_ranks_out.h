@@ -17,12 +17,14 @@ void ns_xr_verdict_sections(const ns_xr* x, FILE* out);
 /* Text sections below the tables: hosts, hangs and mismatches when there
  * were none (the verdict shows them otherwise), lateness, cross-rank arrival. */
 void ns_xr_text(const ns_xr* x, int wide, FILE* out);
-/* JSON members, each preceded by a comma: "hosts", "hangs", "mismatches", "lateness", "crossRank". */
+/* JSON members, each preceded by a comma: "hosts", "hangs", "mismatches", "communicatorsIncomplete",
+ * "lateness", "crossRank". */
 void ns_xr_json(const ns_xr* x, ns_json* j);
 
 /* Parts, between report_ranks_out.c and report_ranks_verdict.c. */
 void xr_hangs_text(const ns_xr* x, FILE* out);
 void xr_mismatches_tail_text(const ns_xr* x, FILE* out);
 void xr_mismatches_json(const ns_xr* x, ns_json* j);
+void xr_incomplete_json(const ns_xr* x, ns_json* j);
 
 #endif

@@ -84,6 +84,25 @@ static size_t stragglers(const xr_comm* c, char* buf, size_t len) {
   return n;
 }
 
+/* The ranks of c with no file at all (no trace with its COMM_INIT, no flight record), "3,5-7"; 0 when none. A
+ * rank some traces name but none records never created the communicator, or its process's files are not here. */
+static size_t ranks_without_record(const xr_comm* c, char* buf, size_t len) {
+  size_t at = 0, n = 0;
+  buf[0] = 0;
+  for (uint32_t r = 0; r < c->nranks; r++) {
+    if (c->ranks[r].file >= 0) continue;
+    uint32_t e = r;
+    while (e + 1 < c->nranks && c->ranks[e + 1].file < 0) e++;
+    n += e - r + 1;
+    if (at + 24 < len) {
+      at += (size_t)snprintf(buf + at, len - at, at ? ",%u" : "%u", r);
+      if (e > r) at += (size_t)snprintf(buf + at, len - at, "-%u", e);
+    }
+    r = e;
+  }
+  return n;
+}
+
 size_t ns_xr_verdict_lines(const ns_xr* x, FILE* out) {
   size_t lines = 0;
   for (size_t i = 0; i < x->ncomms; i++) {
@@ -106,6 +125,13 @@ size_t ns_xr_verdict_lines(const ns_xr* x, FILE* out) {
     }
     if (c->mm_tie && !c->nmm) {
       fprintf(out, "# verdict: MISMATCH in %s: ranks posted different calls, none by a majority\n", head);
+      lines++;
+    }
+    size_t absent = ranks_without_record(c, who, sizeof who);
+    if (absent && absent < c->nranks) {
+      fprintf(out, "# verdict: INCOMPLETE %s: %s %s of %u left no trace or flight record of it:\n", head,
+              absent > 1 ? "ranks" : "rank", who, c->nranks);
+      fprintf(out, "#   never created it (its collectives cannot start), or its process's files are not here\n");
       lines++;
     }
     if (stragglers(c, who, sizeof who)) {
@@ -137,6 +163,28 @@ static void json_call(const ns_xr* x, ns_json* j, const char* key, int16_t func,
     nsj_ki64(j, "root", k->root);
   }
   nsj_obj_end(j);
+}
+
+void xr_incomplete_json(const ns_xr* x, ns_json* j) {
+  nsj_key(j, "communicatorsIncomplete");
+  nsj_arr_begin(j);
+  for (size_t i = 0; i < x->ncomms; i++) {
+    const xr_comm* c = &x->comms[i];
+    char who[256];
+    size_t absent = ranks_without_record(c, who, sizeof who);
+    if (!absent || absent == c->nranks) continue;
+    nsj_obj_begin(j);
+    nsj_khex(j, "commId", c->comm_id);
+    nsj_kstr(j, "name", c->name);
+    nsj_ku64(j, "nranks", c->nranks);
+    nsj_key(j, "ranksWithoutRecord");
+    nsj_arr_begin(j);
+    for (uint32_t r = 0; r < c->nranks; r++)
+      if (c->ranks[r].file < 0) nsj_u64(j, r);
+    nsj_arr_end(j);
+    nsj_obj_end(j);
+  }
+  nsj_arr_end(j);
 }
 
 void xr_mismatches_json(const ns_xr* x, ns_json* j) {

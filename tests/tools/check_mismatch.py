@@ -14,7 +14,13 @@ truth line names the odd rank, what it posted and what the others posted.
 ("call", or "skipped" for skip), with the function, seq, count and datatype
 each side posted; summary.txt must name the rank in a verdict within its
 first 15 lines (skip: also the hang it causes, the odd rank never posting
-the others' last collective). Exits 1 with the first problem."""
+the others' last collective).
+
+Then a healthy run (exit 0, no INCOMPLETE verdict, "communicatorsIncomplete" empty)
+whose second process's files are deleted: `report` still exits 0 but names,
+per communicator, the ranks the truth's "comm" records put in that process
+(an INCOMPLETE verdict within the first 15 lines, and the JSON list).
+Exits 1 with the first problem."""
 import argparse
 import json
 import os
@@ -83,6 +89,70 @@ def one(a, scenario, seed):
     return t["rank"]
 
 
+def ranges(ranks):
+    out, i = [], 0
+    while i < len(ranks):
+        j = i
+        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
+            j += 1
+        out.append("%d" % ranks[i] if i == j else "%d-%d" % (ranks[i], ranks[j]))
+        i = j + 1
+    return ",".join(out)
+
+
+def incomplete(a):
+    work = os.path.join(a.workdir, "incomplete")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    dump, truth = os.path.join(work, "dump"), os.path.join(work, "truth.jsonl")
+    env = dict(os.environ, NCCLSCOPE_DUMP_DIR=dump, NCCLSCOPE_NO_CUDA="1")
+    sim = subprocess.run([a.sim, "--plugin", a.plugin, "--fast", "--procs", "2", "--ranks-per-proc", "2",
+                          "--truth", truth], env=env, capture_output=True, text=True)
+    if sim.returncode != 0:
+        fail("simulator (healthy): exit %d\n%s" % (sim.returncode, sim.stderr[-2000:]))
+    with open(truth) as f:
+        comms = [json.loads(l) for l in f if '"kind":"comm"' in l]
+    pids = sorted({c["pid"] for c in comms})
+    if len(pids) != 2:
+        fail("want 2 processes in the truth, got %s" % pids)
+
+    def report():
+        rep = subprocess.run([a.ncclscope, "report", dump, "-q"], capture_output=True, text=True)
+        if rep.returncode != 0:
+            fail("report exited %d, want 0 (no hang, no mismatch)\n%s" % (rep.returncode, rep.stderr))
+        with open(os.path.join(dump, "summary.json")) as f:
+            got = json.load(f)["communicatorsIncomplete"]
+        with open(os.path.join(dump, "summary.txt")) as f:
+            return got, "".join(f.readlines()[:15])
+
+    got, head = report()
+    if got or "INCOMPLETE" in head:
+        fail("healthy run: a verdict or an incomplete communicator: %s\n%s" % (json.dumps(got), head))
+    gone = pids[1]
+    for name in os.listdir(dump):
+        if "-%d." % gone in name:
+            os.remove(os.path.join(dump, name))
+    want = {}
+    for c in comms:
+        want.setdefault(c["comm"], {"nranks": c["nranks"], "gone": []})
+        if c["pid"] == gone:
+            want[c["comm"]]["gone"].append(c["rank"])
+    got, head = report()
+    byid = {c["commId"]: c for c in got}
+    if set(byid) != set(want):
+        fail("incomplete communicators %s, the truth %s" % (sorted(byid), sorted(want)))
+    for comm, w in want.items():
+        ranks = sorted(w["gone"])
+        if byid[comm]["ranksWithoutRecord"] != ranks or byid[comm]["nranks"] != w["nranks"]:
+            fail("%s: report %s, the truth ranks %s of %d" % (comm, json.dumps(byid[comm]), ranks, w["nranks"]))
+        line = "%s %s of %d left no trace or flight record" % ("ranks" if len(ranks) > 1 else "rank",
+                                                              ranges(ranks), w["nranks"])
+        if not any(l.startswith("# verdict: INCOMPLETE communicator %s" % comm) and line in l
+                   for l in head.splitlines()):
+            fail("%s: no verdict '%s' in the first 15 lines:\n%s" % (comm, line, head))
+    print("incomplete: process %d's files deleted, its ranks named in %d communicators" % (gone, len(want)))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("ncclscope")
@@ -97,6 +167,7 @@ def main():
     for scenario in KIND:
         ranks = [one(a, scenario, seed) for seed in range(1, a.seeds + 1)]
         print("%s: %d seeds, odd rank named each time (ranks %s)" % (scenario, a.seeds, ranks))
+    incomplete(a)
     print("ok")
 
 

@@ -279,7 +279,10 @@
       strag.length ? strag.map((x) => "rank " + x[0] + " in " + x[1]).join("; ") : "no rank arrives late consistently",
       strag.length ? "warn" : "good");
     const maxRanks = C.list.length ? C.list[0].nranks : 0;
-    tile(tiles, "Job", maxRanks + " ranks", C.list.length + " communicator(s), " + arr(S.hosts).length + " host(s)");
+    const inc = arr(S.communicatorsIncomplete);
+    tile(tiles, "Job", maxRanks + " ranks", C.list.length + " communicator(s), " + arr(S.hosts).length + " host(s)" +
+      inc.map((c) => "; no record of rank " + arr(c.ranksWithoutRecord).join(", ") + " in " + commLabel(c.commId)).join(""),
+      inc.length ? "warn" : "");
     const fl = fittedLinks();
     if (fl.length) {
       const w = fl.reduce((a, b) => (b.min.bandwidthGBs < a.min.bandwidthGBs ? b : a));
