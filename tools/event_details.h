@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: the type-specific `details` of an event and the common
  * record fields, shared by the JSONL and Chrome exporters
- * (field names: shared/docs/jsonl-contract.md). */
+ * (field names: docs/jsonl-contract.md). */
 #ifndef NCCLSCOPE_TOOLS_EVENT_DETAILS_H
 #define NCCLSCOPE_TOOLS_EVENT_DETAILS_H
 

@@ -27,7 +27,7 @@ typedef struct {
 /* NS_CFG_<NAME>: a variable's index in ns_config_vars(). */
 enum {
 #define NS_CONFIG_NUM(name, kind, field, def, lo, hi, doc) NS_CFG_##name,
-#define NS_CONFIG_OWN(name, loader, def, doc) NS_CFG_##name,
+#define NS_CONFIG_OWN(name, type, field, def, doc) NS_CFG_##name,
 #define NS_CONFIG_CLI(name, kind, def, lo, hi, doc) NS_CFG_##name,
 #include "ncclscope/config_vars.def"
 #undef NS_CONFIG_NUM
@@ -41,7 +41,7 @@ enum {
 static inline const ns_config_var* ns_config_vars(void) {
   static const ns_config_var vars[NS_CFG_COUNT] = {
 #define NS_CONFIG_NUM(name, kind, field, def, lo, hi, doc) {#name, NS_VAR_##kind, def, lo, hi, #def, doc, 0},
-#define NS_CONFIG_OWN(name, loader, def, doc) {#name, NS_VAR_OWN, 0, 0, 0, def, doc, 0},
+#define NS_CONFIG_OWN(name, type, field, def, doc) {#name, NS_VAR_OWN, 0, 0, 0, def, doc, 0},
 #define NS_CONFIG_CLI(name, kind, def, lo, hi, doc) {#name, NS_VAR_##kind, def, lo, hi, #def, doc, 1},
 #include "ncclscope/config_vars.def"
 #undef NS_CONFIG_NUM

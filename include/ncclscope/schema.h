@@ -27,7 +27,7 @@
  *                STR (the interned string), FUNC (a STR that is also the
  *                record's top-level `func`), ADDR (an event id as eventAddr),
  *                NETKIND (0 none, 1 "ib", 2 "socket": selects `when`)
- *   "name"       the key in `details` (shared/docs/jsonl-contract.md)
+ *   "name"       the key in `details` (docs/jsonl-contract.md)
  *   when         0: always; k: only when the type's NETKIND field equals k;
  *                NS_WHEN_NZ: only when not 0 (a string: not NULL)
  *

@@ -17,7 +17,7 @@
 #include "util/numtext.h"
 #include "util/safefile.h"
 
-/* What the NS_CONFIG_OWN rows' loaders (load_<loader> below) read and set. */
+/* What the NS_CONFIG_OWN rows' loaders (load_<field> below) read and set. */
 typedef struct {
   ns_config* c;
   ns_config_warn_fn warn;
@@ -105,36 +105,6 @@ static void set_default(const ns_config_var* v, void* field) {
   case NS_VAR_SECONDS_OFF: *(double*)field = v->def; return;
   case NS_VAR_BOOL: *(int*)field = (int)v->def; return;
   case NS_VAR_OWN: return;
-  }
-}
-
-/* The node-local rank the launcher gives (OTLP resource nccl.local_rank):
- * the first of these that is set and a number; one that is set but not a
- * number is warned about, naming what is used instead. */
-static void load_local_rank(ns_config_warn_fn warn, int* out) {
-  static const char* const vars[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"};
-  enum { N = sizeof vars / sizeof vars[0] };
-  int bad[N] = {0};
-  *out = -1;
-  size_t i = 0;
-  for (; i < N; i++) {
-    const char* s = getenv(vars[i]);
-    if (!s || !*s) continue;
-    char* end;
-    errno = 0;
-    long v = isdigit((unsigned char)*s) ? strtol(s, &end, 10) : -1;
-    if (v >= 0 && !errno && *end == '\0' && v < 1000000) {
-      *out = (int)v;
-      break;
-    }
-    bad[i] = 1;
-  }
-  for (size_t b = 0; b < i && b < N; b++) {
-    if (!bad[b]) continue;
-    if (*out >= 0)
-      ns_config_bad_value(warn, vars[b], getenv(vars[b]), "is not a rank in [0, 999999]", "%s=%d", vars[i], *out);
-    else
-      ns_config_bad_value(warn, vars[b], getenv(vars[b]), "is not a rank in [0, 999999]", "no nccl.local_rank");
   }
 }
 
@@ -305,7 +275,7 @@ static void load_dump_dir(load_state* st, const ns_config_var* v) {
   }
 }
 
-static void load_clock(load_state* st, const ns_config_var* v) {
+static void load_force_mono(load_state* st, const ns_config_var* v) {
   const char* s = getenv(v->name);
   if (s && *s) {
     if (!strcasecmp(s, "monotonic"))
@@ -325,12 +295,10 @@ static void load_prom_dir(load_state* st, const ns_config_var* v) {
   }
 }
 
-/* NCCLSCOPE_OTLP with the OTEL_* variables (otel.c), then the local rank
- * that goes into the OTLP resource. */
+/* NCCLSCOPE_OTLP with the OTEL_* variables and the launcher's local rank (otel.c). */
 static void load_otel(load_state* st, const ns_config_var* v) {
   (void)v;
   ns_otel_config_load(&st->c->otel, st->warn);
-  load_local_rank(st->warn, &st->c->local_rank);
 }
 
 static void load_file_mode(load_state* st, const ns_config_var* v) {
@@ -342,25 +310,9 @@ static void load_file_mode(load_state* st, const ns_config_var* v) {
                         "the default 0%o", NS_FILE_MODE_DEFAULT);
 }
 
-/* The field of each NS_CONFIG_NUM row, checked against its kind's size. */
-#define NS_KIND_SIZE_U32 sizeof(uint32_t)
-#define NS_KIND_SIZE_U64 sizeof(uint64_t)
-#define NS_KIND_SIZE_SECONDS sizeof(double)
-#define NS_KIND_SIZE_SECONDS_OFF sizeof(double)
-#define NS_KIND_SIZE_BOOL sizeof(int)
-#define NS_CONFIG_NUM(name, kind, field, def, lo, hi, doc)              \
-  _Static_assert(sizeof(((ns_config*)0)->field) == NS_KIND_SIZE_##kind, \
-                 #name " and ns_config." #field " differ in size");
-#define NS_CONFIG_OWN(name, loader, def, doc)
-#define NS_CONFIG_CLI(name, kind, def, lo, hi, doc)
-#include "ncclscope/config_vars.def"
-#undef NS_CONFIG_NUM
-#undef NS_CONFIG_OWN
-#undef NS_CONFIG_CLI
-
 static const size_t field_offset[NS_CFG_COUNT] = {
 #define NS_CONFIG_NUM(name, kind, field, def, lo, hi, doc) [NS_CFG_##name] = offsetof(ns_config, field),
-#define NS_CONFIG_OWN(name, loader, def, doc)
+#define NS_CONFIG_OWN(name, type, field, def, doc)
 #define NS_CONFIG_CLI(name, kind, def, lo, hi, doc)
 #include "ncclscope/config_vars.def"
 #undef NS_CONFIG_NUM
@@ -370,7 +322,7 @@ static const size_t field_offset[NS_CFG_COUNT] = {
 
 static void (*const own_loader[NS_CFG_COUNT])(load_state*, const ns_config_var*) = {
 #define NS_CONFIG_NUM(name, kind, field, def, lo, hi, doc)
-#define NS_CONFIG_OWN(name, loader, def, doc) [NS_CFG_##name] = load_##loader,
+#define NS_CONFIG_OWN(name, type, field, def, doc) [NS_CFG_##name] = load_##field,
 #define NS_CONFIG_CLI(name, kind, def, lo, hi, doc)
 #include "ncclscope/config_vars.def"
 #undef NS_CONFIG_NUM

@@ -42,37 +42,29 @@ typedef enum { NS_DETAIL_OPS = 0, NS_DETAIL_SAMPLED = 1, NS_DETAIL_FULL = 2 } ns
 #define NS_WINDOW_SEC_DEFAULT (ns_config_vars()[NS_CFG_NCCLSCOPE_WINDOW_SEC].def)
 #define NS_MAX_SERIES_DEFAULT ((uint32_t)ns_config_vars()[NS_CFG_NCCLSCOPE_MAX_SERIES].def)
 
+/* The field types of the table's kinds (ncclscope/config_vars.def). */
+#define NS_CONFIG_TYPE_U32 uint32_t
+#define NS_CONFIG_TYPE_U64 uint64_t
+#define NS_CONFIG_TYPE_SECONDS double     /* seconds */
+#define NS_CONFIG_TYPE_SECONDS_OFF double /* seconds; 0 = off */
+#define NS_CONFIG_TYPE_BOOL int
+typedef char ns_config_path[PATH_MAX];
+
+/* One field per plugin row of ncclscope/config_vars.def, in its order, named
+ * and typed there (what each means: the row's doc string). The fields of
+ * NS_CONFIG_OWN rows, set by config.c's loaders, besides the variable itself:
+ * event_mask, the mask of full detail (NCCLSCOPE_EVENT_MASK, else NCCL's
+ * NCCL_PROFILE_EVENT_MASK, else the default); force_mono, 1 when
+ * NCCLSCOPE_CLOCK=monotonic (never the TSC); otel, the OTEL_* variables too
+ * (otel.c); job, the launcher's job id variables too (identity.c). */
 typedef struct {
-  uint32_t event_mask;  /* the mask of full detail: NCCLSCOPE_EVENT_MASK, else the default */
-  int detail;           /* NCCLSCOPE_DETAIL: ns_detail_level */
-  uint32_t sample_ms;   /* NCCLSCOPE_SAMPLE_MS: full detail per second at `sampled` */
-  double escalate_sec;  /* NCCLSCOPE_ESCALATE_SEC: how long full detail holds after a trigger; 0 = never */
-  char dump_dir[PATH_MAX];
-  uint32_t ring_kb;     /* per-thread ring */
-  uint32_t max_threads; /* rings in the pool */
-  uint32_t slab_events; /* open events the writer keeps per communicator (NCCLSCOPE_SLAB_EVENTS) */
-  uint32_t flush_ms;    /* longest time between writes to disk */
-  uint32_t poll_ms;     /* writer poll period */
-  uint32_t shed_fill;   /* NCCLSCOPE_SHED_FILL: ring fill (%) from which ProxySteps skip the live analysis; 0 = never */
-  uint32_t hold_ms;     /* how long an event stays open before a never-stopped or pressure close */
-  uint32_t max_age_ms;  /* an event still open after this is closed (maxAge) */
-  int no_cuda;          /* do not look for the GPU UUID */
-  int force_mono;       /* NCCLSCOPE_CLOCK=monotonic: never use the TSC */
-  int analysis;         /* NCCLSCOPE_ANALYSIS: run the in-plugin analysis */
-  double window_sec;    /* NCCLSCOPE_WINDOW_SEC: metrics aggregation window */
-  uint64_t window_ops;  /* NCCLSCOPE_WINDOW_OPS: 0 = by time only */
-  unsigned file_mode;   /* NCCLSCOPE_FILE_MODE: trace and summary files (directories: x where r) */
-  char prom_dir[PATH_MAX]; /* NCCLSCOPE_PROM_DIR: node_exporter textfile directory, "" = none */
-  int prom_keep;        /* NCCLSCOPE_PROM_KEEP: the .prom file stays after a clean end (default: removed) */
-  uint32_t top_links;   /* NCCLSCOPE_TOP_LINKS: per-link series for the slowest links */
-  uint32_t top_tags;    /* NCCLSCOPE_TOP_TAGS: userTags with series of their own per communicator rank */
-  uint32_t max_series;  /* NCCLSCOPE_MAX_SERIES: the series budget per process */
-  ns_otel_config otel;  /* OTEL_* and NCCLSCOPE_OTLP (otel.c) */
-  int local_rank;       /* LOCAL_RANK / SLURM_LOCALID / OMPI_COMM_WORLD_LOCAL_RANK / MPI_LOCALRANKID; -1: none */
-  ns_job_identity job;  /* NCCLSCOPE_JOB_NAME, SLURM_JOB_ID, ... (identity.c) */
-  uint32_t fr_entries;  /* NCCLSCOPE_FR_ENTRIES: flight recorder operations per communicator; 0 = off */
-  double hang_timeout_sec; /* NCCLSCOPE_HANG_TIMEOUT_SEC: the watchdog's timeout; 0 = off */
-  int dump_signal;      /* NCCLSCOPE_DUMP_SIGNAL: asks for a flight-record dump; 0 = none */
+#define NS_CONFIG_NUM(name, kind, field, def, lo, hi, doc) NS_CONFIG_TYPE_##kind field;
+#define NS_CONFIG_OWN(name, type, field, def, doc) type field;
+#define NS_CONFIG_CLI(name, kind, def, lo, hi, doc)
+#include "ncclscope/config_vars.def"
+#undef NS_CONFIG_NUM
+#undef NS_CONFIG_OWN
+#undef NS_CONFIG_CLI
 } ns_config;
 
 void ns_config_load(ns_config* c, ns_config_warn_fn warn);

@@ -163,6 +163,36 @@ static void load_endpoint(ns_otel_config* c, ns_otel_warn_fn warn, int* set) {
   ns_url_redact(c->url, c->url_shown, sizeof c->url_shown);
 }
 
+/* The node-local rank the launcher gives (OTLP resource nccl.local_rank):
+ * the first of these that is set and a number; one that is set but not a
+ * number is warned about, naming what is used instead. */
+static void load_local_rank(ns_config_warn_fn warn, int* out) {
+  static const char* const vars[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"};
+  enum { N = sizeof vars / sizeof vars[0] };
+  int bad[N] = {0};
+  *out = -1;
+  size_t i = 0;
+  for (; i < N; i++) {
+    const char* s = getenv(vars[i]);
+    if (!s || !*s) continue;
+    char* end;
+    errno = 0;
+    long v = isdigit((unsigned char)*s) ? strtol(s, &end, 10) : -1;
+    if (v >= 0 && !errno && *end == '\0' && v < 1000000) {
+      *out = (int)v;
+      break;
+    }
+    bad[i] = 1;
+  }
+  for (size_t b = 0; b < i && b < N; b++) {
+    if (!bad[b]) continue;
+    if (*out >= 0)
+      ns_config_bad_value(warn, vars[b], getenv(vars[b]), "is not a rank in [0, 999999]", "%s=%d", vars[i], *out);
+    else
+      ns_config_bad_value(warn, vars[b], getenv(vars[b]), "is not a rank in [0, 999999]", "no nccl.local_rank");
+  }
+}
+
 void ns_otel_config_load(ns_otel_config* c, ns_otel_warn_fn warn) {
   memset(c, 0, sizeof *c);
   int endpoint_set = 0;
@@ -253,4 +283,5 @@ void ns_otel_config_load(ns_otel_config* c, ns_otel_warn_fn warn) {
       warn_value(warn, "NCCLSCOPE_OTLP", s, "is not 1/0, true/false, yes/no or on/off",
                  endpoint_set ? "1 (an endpoint is set)" : "0");
   }
+  load_local_rank(warn, &c->local_rank);
 }

@@ -27,13 +27,16 @@ typedef struct {
   unsigned nattrs;
   char attr_key[NS_OTEL_ATTRS_MAX][64];
   char attr_val[NS_OTEL_ATTRS_MAX][128];
+  int local_rank; /* the resource's nccl.local_rank: LOCAL_RANK / SLURM_LOCALID / OMPI_COMM_WORLD_LOCAL_RANK /
+                   * MPI_LOCALRANKID, the first set to a number; -1: none */
 } ns_otel_config;
 
 typedef void (*ns_otel_warn_fn)(const char* line);
 
 /* Reads OTEL_EXPORTER_OTLP_{,METRICS_}{ENDPOINT,PROTOCOL,HEADERS,TIMEOUT,
  * COMPRESSION}, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES and
- * NCCLSCOPE_OTLP; the metrics-specific variable wins over the general one. */
+ * NCCLSCOPE_OTLP (the metrics-specific variable wins over the general one),
+ * then the launcher's local rank. */
 void ns_otel_config_load(ns_otel_config* c, ns_otel_warn_fn warn);
 
 #endif

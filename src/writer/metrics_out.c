@@ -61,7 +61,7 @@ static struct {
 } M = {.jsonl_fd = -1, .prom_dirfd = -1, .lines = {.limit = NS_SINK_BUF_LIMIT}, .payload = {.limit = NS_SINK_BUF_LIMIT}};
 
 /* read (and a bad value warned about) with the configuration */
-static int local_rank(void) { return ns_sess.cfg.local_rank; }
+static int local_rank(void) { return ns_sess.cfg.otel.local_rank; }
 
 static void open_jsonl(void) {
   int dirfd = ns_trace_out_dirfd();

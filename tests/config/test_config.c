@@ -59,7 +59,7 @@ static void load(ns_config* c) {
 /* Where each number of the table lands in ns_config. */
 static const size_t field_at[NS_CFG_COUNT] = {
 #define NS_CONFIG_NUM(name, kind, field, def, lo, hi, doc) [NS_CFG_##name] = offsetof(ns_config, field),
-#define NS_CONFIG_OWN(name, loader, def, doc)
+#define NS_CONFIG_OWN(name, type, field, def, doc)
 #define NS_CONFIG_CLI(name, kind, def, lo, hi, doc)
 #include "ncclscope/config_vars.def"
 #undef NS_CONFIG_NUM
