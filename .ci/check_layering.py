@@ -13,9 +13,19 @@ and its "Public headers" table (header | owning layer), then:
    include/ncclscope belongs to its owning layer, both as the target of an
    include and as an including file. An include is allowed when it stays in
    the including file's layer or reaches a layer that the layer's row names;
- - every `target_link_libraries` of a library that a CMakeLists.txt under
-   src/ defines (ns_library): each ncclscope library it links must be its own
-   directory's or one that the directory's row names.
+ - an include in angle brackets that names a project header (the build
+   would find it; this check would not have read it as the project's), an
+   include through a macro (`#include NAME`: its target cannot be read
+   here) and an include of a `.inc` file (project includes are headers and
+   the one X-macro table, config_vars.def); `.inc` files are read too;
+ - every `target_link_libraries` in a CMakeLists.txt of the checked trees
+   (src/, tools/, sim/, bench/), its `${VARIABLES}` expanded from the
+   `set()`s of those files: a target belongs to the layer of the directory
+   that defines it, and each library of a layer that it links must be its
+   own layer's or one that the layer's row names.
+The build holds the same line (CMakeLists.txt: each layer's headers under a
+root of their own, each library linked alone with --no-undefined); this
+check names the row a violation breaks.
 Also fails when the table itself has a cycle (then it is no layering), names
 a directory or header that does not exist, when a checked tree holds a
 directory the table does not list, or a header of include/ncclscope has no
@@ -28,9 +38,15 @@ import sys
 CHECKED_ROOTS = ("src", "include", "tools", "sim", "bench")
 PUBLIC = "include/ncclscope"
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+ANGLE_RE = re.compile(r"^\s*#\s*include\s*<([^>]+)>")
+MACRO_INCLUDE_RE = re.compile(r"^\s*#\s*include\s+([A-Za-z_]\w*)")
+SOURCE_EXTS = (".c", ".h", ".inc")
 CODE_RE = re.compile(r"`([^`]+)`")
-NS_LIBRARY_RE = re.compile(r"\bns_library\(\s*(\w+)")
+TARGET_RE = re.compile(r"\b(?:ns_library|ns_layer_headers|add_library|add_executable)\(\s*([\w.-]+)")
 LINK_RE = re.compile(r"\btarget_link_libraries\(([^)]*)\)", re.S)
+SET_RE = re.compile(r"\bset\(\s*(\w+)([^)]*)\)", re.S)
+VAR_RE = re.compile(r"\$\{(\w+)\}")
+LINK_KEYWORDS = {"PUBLIC", "PRIVATE", "INTERFACE", "CACHE", "INTERNAL", "STRING", "PARENT_SCOPE"}
 
 
 def read_tables(design):
@@ -95,32 +111,56 @@ def layer_of(rows, owners, path):
     return owner(rows, os.path.dirname(path))
 
 
+def cmake_files(repo):
+    """The CMakeLists.txt of the checked trees (tests/ may link anything)."""
+    for root in CHECKED_ROOTS:
+        for dirpath, dirnames, filenames in os.walk(os.path.join(repo, root)):
+            dirnames[:] = sorted(d for d in dirnames if d != "node_modules")
+            if "CMakeLists.txt" in filenames:
+                yield os.path.relpath(os.path.join(dirpath, "CMakeLists.txt"), repo)
+
+
+def expand(words, variables, depth=0):
+    """words with each ${VAR} replaced by the words some set() gave it (all of them: any may be the one)."""
+    out = []
+    for w in words:
+        m = VAR_RE.fullmatch(w)
+        if m and depth < 8:
+            out.extend(expand(variables.get(m.group(1), []), variables, depth + 1))
+        elif VAR_RE.search(w) and depth < 8:
+            for name in VAR_RE.findall(w):
+                out.extend(expand(variables.get(name, []), variables, depth + 1))
+        else:
+            out.append(w)
+    return out
+
+
 def check_links(repo, rows, errors):
-    """Each src library's target_link_libraries against its directory's row."""
-    lib_dir, calls = {}, []
-    src = os.path.join(repo, "src")
-    for d in sorted(os.listdir(src)):
-        cm = os.path.join(src, d, "CMakeLists.txt")
-        if not os.path.isfile(cm):
-            continue
-        with open(cm) as fh:
-            text = fh.read()
-        rel = os.path.relpath(cm, repo)
-        for m in NS_LIBRARY_RE.finditer(text):
-            lib_dir[m.group(1)] = "src/" + d
+    """Every target_link_libraries of the checked trees against the row of the linking target's layer."""
+    texts, target_layer, variables, calls = {}, {}, {}, []
+    for rel in cmake_files(repo):
+        with open(os.path.join(repo, rel)) as fh:
+            texts[rel] = re.sub(r"#[^\n]*", "", fh.read())
+    for rel, text in texts.items():
+        layer = owner(rows, os.path.dirname(rel))
+        for m in TARGET_RE.finditer(text):
+            target_layer.setdefault(m.group(1), layer)
+        for m in SET_RE.finditer(text):
+            variables.setdefault(m.group(1), []).extend(w for w in m.group(2).split() if w not in LINK_KEYWORDS)
+    for rel, text in texts.items():
         for m in LINK_RE.finditer(text):
             line = text.count("\n", 0, m.start()) + 1
-            words = [w for w in re.sub(r"#[^\n]*", "", m.group(1)).split()]
+            words = m.group(1).split()
             calls.append((rel, line, words[0], words[1:]))
     checked = 0
     for rel, line, target, libs in calls:
-        mine = lib_dir.get(target)
+        mine = target_layer.get(target) or owner(rows, os.path.dirname(rel))
         if mine is None:
-            continue  # not a layer's library (the plugin itself, an interface bundle)
-        for lib in libs:
-            theirs = lib_dir.get(lib)
+            continue  # a directory outside the table: said by the include check
+        for lib in expand(libs, variables):
+            theirs = target_layer.get(lib)
             if theirs is None:
-                continue  # PUBLIC/PRIVATE, system and third-party libraries
+                continue  # PUBLIC/PRIVATE, link options, system and third-party libraries
             checked += 1
             if theirs == mine or theirs in rows.get(mine, ()):
                 continue
@@ -166,7 +206,8 @@ def main():
         for dirpath, dirnames, filenames in os.walk(os.path.join(repo, root)):
             dirnames.sort()
             rel_dir = os.path.relpath(dirpath, repo)
-            sources = sorted(f for f in filenames if f.endswith((".c", ".h")))
+            dirnames[:] = [d for d in dirnames if d != "node_modules"]
+            sources = sorted(f for f in filenames if f.endswith(SOURCE_EXTS))
             if not sources:
                 continue
             if rel_dir != PUBLIC and owner(rows, rel_dir) is None:
@@ -181,9 +222,20 @@ def main():
                 with open(os.path.join(repo, rel), errors="replace") as fh:
                     for lineno, line in enumerate(fh, 1):
                         m = INCLUDE_RE.match(line)
+                        angle = ANGLE_RE.match(line)
+                        macro = MACRO_INCLUDE_RE.match(line)
+                        if angle and resolve(repo, rel_dir, angle.group(1)):
+                            errors.append("%s:%d: #include <%s> names a project header: write it in quotes, as "
+                                          "the layering reads them" % (rel, lineno, angle.group(1)))
+                        if macro:
+                            errors.append("%s:%d: #include %s: an include through a macro, whose file this check "
+                                          "cannot read: name the header" % (rel, lineno, macro.group(1)))
                         if not m:
                             continue
                         includes += 1
+                        if m.group(1).endswith(".inc"):
+                            errors.append('%s:%d: #include "%s": a .inc file; project includes are headers (.h) and '
+                                          "the X-macro table config_vars.def" % (rel, lineno, m.group(1)))
                         target = resolve(repo, rel_dir, m.group(1))
                         if target is None:
                             errors.append('%s:%d: #include "%s" resolves to no file' % (rel, lineno, m.group(1)))
