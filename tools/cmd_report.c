@@ -129,6 +129,10 @@ static void on_item(void* user, const ns_item* it) {
     c->fl->starts_dropped += it->props->u[NS_P_DROPPED];
   } else if (it->kind == NS_ITEM_DETAIL || it->kind == NS_ITEM_COUNTERS) {
     ns_detail_item(&c->detail, it);
+    if (it->kind == NS_ITEM_COUNTERS) { /* the process's counters: the last block counts */
+      c->fl->has = 1;
+      c->fl->counters = *it->props;
+    }
   } else if (it->kind == NS_ITEM_PROCESS) {
     ns_detail_trace(&c->detail);
     const char* job = it->process->slurm_job;
@@ -403,11 +407,6 @@ int ns_report_dir(const char* dir, const ns_report_options* o) {
     fl[nfl].bytes_cut = health.st.bytes_cut;
     fl[nfl].clean_end = health.st.clean_end;
     if (ctx.xr) ns_xr_file_clock(ctx.xr, a);
-    ns_trace_scan scan;
-    if (ns_reader_scan(list.paths[i], &scan, err, sizeof err) == 0 && scan.has_counters) {
-      fl[nfl].has = 1;
-      fl[nfl].counters = scan.counters;
-    }
     /* Its record is complete only when nothing of it was lost: a Coll in a
      * damaged or missing block, or one a full ring dropped, would read as a
      * collective its ranks never posted (a hang, a mismatch that is none). */
