@@ -25,7 +25,7 @@
 #include "cli_vars.h"
 #include "event_details.h"
 #include "export.h"
-#include "json_writer.h"
+#include "util/json_writer.h"
 #include "ncclscope/config_vars.h"
 #include "report.h"
 #include "report_detail.h"

@@ -6,7 +6,7 @@
 #define NCCLSCOPE_TOOLS_EVENT_DETAILS_H
 
 #include "export_walk.h"
-#include "json_writer.h"
+#include "util/json_writer.h"
 
 /* Writes "eventAddr" and "parentObj" (an eventAddr, the raw foreign pointer
  * of a PXN parent, or null). */

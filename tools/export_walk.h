@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "json_writer.h"
+#include "util/json_writer.h"
 #include "ncclscope/events.h"
 #include "trace_dir.h"
 #include "ncclscope/trace_reader.h"

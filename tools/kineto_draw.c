@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_reader.h"
+#include "util/json_reader.h"
 #include "util/array.h"
 #include "util/idmap.h"
 

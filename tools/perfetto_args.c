@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_reader.h"
+#include "util/json_reader.h"
 #include "perfetto_packets.h"
 
 /* ---- arguments: the JSON object the layout writes, as debug annotations ---- */

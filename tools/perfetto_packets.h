@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "json_writer.h"
+#include "util/json_writer.h"
 #include "timeline_draw.h"
 #include "util/idmap.h"
 #include "util/protowire.h"

@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "json_writer.h"
+#include "util/json_writer.h"
 
 typedef struct ns_hosts ns_hosts;
 

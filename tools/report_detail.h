@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "json_writer.h"
+#include "util/json_writer.h"
 #include "ncclscope/analysis.h"
 #include "ncclscope/trace_format.h"
 #include "ncclscope/trace_reader.h"

@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#include "json_writer.h"
+#include "util/json_writer.h"
 #include "ncclscope/events.h"
 
 /* Adds one trace's counts into *sum. */

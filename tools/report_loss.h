@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "json_writer.h"
+#include "util/json_writer.h"
 #include "ncclscope/trace_reader.h"
 
 /* One trace file's losses: its process counters (its COUNTERS block) and

@@ -22,7 +22,7 @@
 
 #include <stdio.h>
 
-#include "json_writer.h"
+#include "util/json_writer.h"
 #include "ncclscope/record.h"
 
 #define NS_PHASE_WAITS 0.5

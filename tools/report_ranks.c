@@ -12,7 +12,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "json_reader.h"
+#include "util/json_reader.h"
 #include "report_ranks_gpu.h"
 #include "report_ranks_judge.h"
 #include "report_ranks_match.h"

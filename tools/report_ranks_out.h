@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "json_writer.h"
+#include "util/json_writer.h"
 #include "report_ranks.h"
 
 /* What leads summary.txt (report_ranks_verdict.c): a verdict per hang,

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "json_writer.h"
+#include "util/json_writer.h"
 
 typedef struct {
   void (*fn)(void* ctx, ns_json* j); /* NULL: no arguments */

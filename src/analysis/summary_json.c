@@ -1,160 +1,180 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope analysis: the summary as JSON (summary.h). Self-contained JSON
- * output: strings go through util/json_escape.h, non-finite numbers are
- * written as null. */
+/* ncclscope analysis: the summary as JSON (summary.h), through the JSON
+ * writer (util/json_writer.h); non-finite numbers are written as null. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "analysis/summary.h"
-#include "util/json_escape.h"
-
-static void json_num(FILE* out, double v) {
-  if (isfinite(v))
-    fprintf(out, "%.6g", v);
-  else
-    fputs("null", out);
-}
+#include "util/json_writer.h"
 
 /* One link row; kind: NULL for a ranked link, else what the row is. */
-static void json_link(FILE* out, const sum_link* l, int comma, const char* kind) {
+static void json_link(ns_json* j, const sum_link* l, const char* kind) {
   const ns_link_stats* s = &l->s;
-  fprintf(out, "%s{\"commId\":\"0x%llx\",\"rank\":%d,\"peer\":%d,\"isSend\":%s,\"channel\":%d,\"steps\":%llu,"
-          "\"bytes\":%llu", comma ? "," : "", (unsigned long long)l->comm_id, s->rank, s->peer,
-          s->is_send ? "true" : "false", s->channel, (unsigned long long)s->steps, (unsigned long long)s->bytes);
-  if (kind) {
-    fputs(",\"kind\":", out);
-    ns_json_write_str(out, kind, 0);
-  }
-  fputs(",\"noFit\":", out);
-  if (s->nofit)
-    ns_json_write_str(out, ns_link_nofit_reason(s->nofit), 0);
-  else
-    fputs("null", out);
-  fprintf(out, ",\"sizes\":%u,\"minPerSize\":[", s->nsizes);
+  nsj_obj_begin(j);
+  nsj_khex(j, "commId", l->comm_id);
+  nsj_ki64(j, "rank", s->rank);
+  nsj_ki64(j, "peer", s->peer);
+  nsj_kbool(j, "isSend", s->is_send);
+  nsj_ki64(j, "channel", s->channel);
+  nsj_ku64(j, "steps", s->steps);
+  nsj_ku64(j, "bytes", s->bytes);
+  if (kind) nsj_kstr(j, "kind", kind);
+  nsj_kstr(j, "noFit", s->nofit ? ns_link_nofit_reason(s->nofit) : NULL);
+  nsj_ku64(j, "sizes", s->nsizes);
+  nsj_key(j, "minPerSize");
+  nsj_arr_begin(j);
   for (uint32_t k = 0; k < s->nsizes && k < NS_LINK_SIZES_SHOWN; k++) {
-    fprintf(out, "%s{\"bytes\":%llu,\"minUs\":", k ? "," : "", (unsigned long long)s->sizes[k].bytes);
-    json_num(out, s->sizes[k].min_us);
-    fprintf(out, ",\"n\":%llu}", (unsigned long long)s->sizes[k].n);
+    nsj_obj_begin(j);
+    nsj_ku64(j, "bytes", s->sizes[k].bytes);
+    nsj_kf64(j, "minUs", s->sizes[k].min_us);
+    nsj_ku64(j, "n", s->sizes[k].n);
+    nsj_obj_end(j);
   }
-  fputc(']', out);
+  nsj_arr_end(j);
   const ns_regression* m[2] = {&s->min, &s->avg};
   const char* nm[2] = {"min", "avg"};
   for (int k = 0; k < 2; k++) {
-    fprintf(out, ",\"%s\":{\"points\":%llu,\"ok\":%s,\"latencyUs\":", nm[k], (unsigned long long)m[k]->n,
-            m[k]->ok ? "true" : "false");
-    json_num(out, m[k]->latency_us);
-    fputs(",\"bandwidthGBs\":", out);
-    json_num(out, m[k]->bandwidth_gbs);
-    fputs(",\"r2\":", out);
-    json_num(out, m[k]->r2);
-    fputc('}', out);
+    nsj_key(j, nm[k]);
+    nsj_obj_begin(j);
+    nsj_ku64(j, "points", m[k]->n);
+    nsj_kbool(j, "ok", m[k]->ok);
+    nsj_kf64(j, "latencyUs", m[k]->latency_us);
+    nsj_kf64(j, "bandwidthGBs", m[k]->bandwidth_gbs);
+    nsj_kf64(j, "r2", m[k]->r2);
+    nsj_obj_end(j);
   }
-  fputc('}', out);
+  nsj_obj_end(j);
+}
+
+static void json_collective(ns_json* j, ns_row_acc* r) {
+  row_figures f = ns_sum_figures(r);
+  nsj_obj_begin(j);
+  nsj_kstr(j, "func", r->func_name);
+  nsj_ku64(j, "nranks", r->nranks);
+  nsj_ku64(j, "bytes", r->bytes);
+  nsj_ku64(j, "count", r->count_elems);
+  nsj_kstr(j, "dtype", r->dtype);
+  nsj_khex(j, "commId", r->comm_id);
+  if (r->root >= 0) nsj_ki64(j, "root", r->root);
+  nsj_kstr(j, "algo", r->algo);
+  nsj_kstr(j, "proto", r->proto);
+  nsj_ku64(j, "ranks", r->ranks);
+  nsj_ku64(j, "calls", r->calls);
+  nsj_ku64(j, "callsPerRankMin", r->calls_min);
+  nsj_ku64(j, "callsPerRankMax", r->calls_max);
+  nsj_ku64(j, "warmupCalls", r->warmup);
+  nsj_ku64(j, "timedCalls", r->calls - r->warmup);
+  nsj_kf64(j, "timeUs", f.mean_ns / 1e3);
+  nsj_kf64(j, "p50Us", f.p50_ns / 1e3);
+  nsj_kf64(j, "p90Us", r->calls > r->warmup ? ns_pct_get(&r->pct, 0.9) / 1e3 : 0);
+  nsj_kf64(j, "p99Us", f.p99_ns / 1e3);
+  nsj_kf64(j, "maxUs", (double)r->pct.max / 1e3);
+  nsj_kf64(j, "algbwGBs", f.algbw);
+  nsj_kf64(j, "busbwGBs", f.busbw);
+  nsj_kf64(j, "busbwP50GBs", f.busbw_p50);
+  nsj_kf64(j, "busbwP99GBs", f.busbw_p99);
+  nsj_kstr(j, "basis", ns_sum_basis_name(r->basis_max));
+  nsj_ku64(j, "batchOps", r->batch_ops);
+  nsj_obj_end(j);
+}
+
+static void json_clock(ns_json* j, const sum_clock* k) {
+  const ns_clock_fit* f = &k->fit;
+  const uint64_t* v = k->verdicts;
+  nsj_obj_begin(j);
+  nsj_khex(j, "commId", k->comm_id);
+  nsj_ki64(j, "rank", k->rank);
+  nsj_kstr(j, "gpu", k->gpu);
+  nsj_ku64(j, "samples", f->samples);
+  nsj_kus(j, "gpuClockOffsetUs", f->offset_ns); /* exact, from integer ns */
+  int known = ns_sum_drift_known(f);
+  nsj_kf64(j, "gpuClockDriftPpm", known ? f->drift_ppm : NAN);
+  nsj_kf64(j, "gpuClockDriftErrPpm", known ? f->drift_err_ppm : NAN);
+  nsj_kf64(j, "gpuClockErrorUs", f->error_ns / 1e3);
+  nsj_kus(j, "refUs", (int64_t)f->ref_cpu_ns);
+  nsj_ku64(j, "resets", f->resets);
+  nsj_ku64(j, "rejectedSamples", f->rejected);
+  nsj_ku64(j, "opsPtimerOwn", v[NS_PT_OWN]);
+  nsj_key(j, "opsPtimerForeign");
+  nsj_obj_begin(j);
+  nsj_ku64(j, "drift", v[NS_PT_DRIFT]);
+  nsj_ku64(j, "overrun", v[NS_PT_OVERRUN]);
+  nsj_ku64(j, "causal", v[NS_PT_CAUSAL]);
+  nsj_obj_end(j);
+  nsj_obj_end(j);
+}
+
+static void json_tag(ns_json* j, const ns_tag_stats* t) {
+  nsj_obj_begin(j);
+  nsj_khex(j, "commId", t->comm_id);
+  if (t->other) {
+    nsj_kstr(j, "tag", "other");
+  } else { /* a string: a 64-bit tag is past a double's 2^53 */
+    char text[24];
+    text[nsj_fmt_u64(text, t->tag)] = '\0';
+    nsj_kstr(j, "tag", text);
+  }
+  nsj_ku64(j, "ranks", t->ranks);
+  nsj_ku64(j, "ops", t->ops);
+  nsj_ku64(j, "bytes", t->bytes);
+  nsj_ku64(j, "timedOps", t->timed);
+  nsj_kus(j, "totalTimeUs", (int64_t)t->dur_ns_sum);
+  nsj_obj_end(j);
+}
+
+static void json_recording(ns_json* j, const ns_summary_recording* r) {
+  /* its steps not analysed are the top-level stepsNotAnalysed */
+  nsj_key(j, "recording");
+  nsj_obj_begin(j);
+  nsj_ku64(j, "events", r->events);
+  nsj_ku64(j, "recordsDropped", r->records_dropped);
+  nsj_ku64(j, "bytesLostToWriteErrors", r->bytes_lost);
+  nsj_ku64(j, "blocksLost", r->blocks_lost);
+  nsj_ku64(j, "writeErrors", r->write_errors);
+  nsj_kbool(j, "complete", !r->records_dropped && !r->bytes_lost);
+  nsj_obj_end(j);
 }
 
 int ns_summary_json(ns_summary* sm, const ns_summary_options* opt, FILE* out) {
+  ns_json* j = nsj_new(out);
+  if (!j) return -1;
   size_t max_links = ns_sum_max_links(opt);
   if (max_links > sm->max_links) max_links = sm->max_links;
   size_t nr = 0;
   sum_row* rows = ns_sum_sorted_rows(sm, &nr);
-  fputs("{\"collectives\":[", out);
-  for (size_t i = 0; rows && i < nr; i++) {
-    ns_row_acc* r = &rows[i].row;
-    row_figures f = ns_sum_figures(r);
-    fputs(i ? ",{\"func\":" : "{\"func\":", out);
-    ns_json_write_str(out, r->func_name, 0);
-    fprintf(out, ",\"nranks\":%u,\"bytes\":%llu,\"count\":%llu,\"dtype\":", r->nranks,
-            (unsigned long long)r->bytes, (unsigned long long)r->count_elems);
-    ns_json_write_str(out, r->dtype, 0);
-    fprintf(out, ",\"commId\":\"0x%llx\"", (unsigned long long)r->comm_id);
-    if (r->root >= 0) fprintf(out, ",\"root\":%lld", (long long)r->root);
-    fputs(",\"algo\":", out);
-    ns_json_write_str(out, r->algo, 0);
-    fputs(",\"proto\":", out);
-    ns_json_write_str(out, r->proto, 0);
-    fprintf(out, ",\"ranks\":%u,\"calls\":%llu,\"callsPerRankMin\":%llu,\"callsPerRankMax\":%llu,"
-                 "\"warmupCalls\":%llu,\"timedCalls\":%llu,\"timeUs\":",
-            r->ranks, (unsigned long long)r->calls, (unsigned long long)r->calls_min, (unsigned long long)r->calls_max,
-            (unsigned long long)r->warmup, (unsigned long long)(r->calls - r->warmup));
-    json_num(out, f.mean_ns / 1e3);
-    fputs(",\"p50Us\":", out);
-    json_num(out, f.p50_ns / 1e3);
-    fputs(",\"p90Us\":", out);
-    json_num(out, r->calls > r->warmup ? ns_pct_get(&r->pct, 0.9) / 1e3 : 0);
-    fputs(",\"p99Us\":", out);
-    json_num(out, f.p99_ns / 1e3);
-    fputs(",\"maxUs\":", out);
-    json_num(out, (double)r->pct.max / 1e3);
-    fputs(",\"algbwGBs\":", out);
-    json_num(out, f.algbw);
-    fputs(",\"busbwGBs\":", out);
-    json_num(out, f.busbw);
-    fputs(",\"busbwP50GBs\":", out);
-    json_num(out, f.busbw_p50);
-    fputs(",\"busbwP99GBs\":", out);
-    json_num(out, f.busbw_p99);
-    fprintf(out, ",\"basis\":\"%s\",\"batchOps\":%u}", ns_sum_basis_name(r->basis_max), r->batch_ops);
-  }
-  fputs("],\"slowestLinks\":[", out);
-  for (size_t i = 0; i < sm->nranked_kept && i < max_links; i++) json_link(out, &sm->ranked[i], i > 0, NULL);
+  nsj_obj_begin(j);
+  nsj_key(j, "collectives");
+  nsj_arr_begin(j);
+  for (size_t i = 0; rows && i < nr; i++) json_collective(j, &rows[i].row);
+  nsj_arr_end(j);
+  nsj_key(j, "slowestLinks");
+  nsj_arr_begin(j);
+  for (size_t i = 0; i < sm->nranked_kept && i < max_links; i++) json_link(j, &sm->ranked[i], NULL);
+  nsj_arr_end(j);
   /* how many rows slowestLinks would have without the max_links cut (report.html says what it omits) */
-  fprintf(out, "],\"rankedLinks\":%zu,\"otherLinks\":[", sm->nranked);
+  nsj_ku64(j, "rankedLinks", sm->nranked);
+  nsj_key(j, "otherLinks");
+  nsj_arr_begin(j);
   for (size_t i = 0; i < sm->nother_kept && i < max_links; i++)
-    json_link(out, &sm->other[i], i > 0, ns_sum_link_kind(&sm->other[i].s));
-  fprintf(out, "],\"stepsNotAnalysed\":%llu,\"clocks\":[", (unsigned long long)sm->steps_unanalysed);
-  int first = 1;
-  for (size_t i = 0; i < sm->nclocks; i++) {
-    const sum_clock* k = &sm->clocks[i];
-    const ns_clock_fit* f = &k->fit;
-    const uint64_t* v = k->verdicts;
-    /* exact µs with 3 decimals from integer ns; the sign is printed apart so
-     * that offsets in (-1 µs, 0) keep it */
-    unsigned long long mag = f->offset_ns < 0 ? 0ull - (unsigned long long)f->offset_ns : (unsigned long long)f->offset_ns;
-    fprintf(out, "%s{\"commId\":\"0x%llx\",\"rank\":%d,\"gpu\":", first ? "" : ",",
-            (unsigned long long)k->comm_id, k->rank);
-    ns_json_write_str(out, k->gpu, 0);
-    fprintf(out, ",\"samples\":%llu,\"gpuClockOffsetUs\":%s%llu.%03llu", (unsigned long long)f->samples,
-            f->offset_ns < 0 ? "-" : "", mag / 1000, mag % 1000);
-    int known = ns_sum_drift_known(f);
-    fputs(",\"gpuClockDriftPpm\":", out);
-    json_num(out, known ? f->drift_ppm : NAN);
-    fputs(",\"gpuClockDriftErrPpm\":", out);
-    json_num(out, known ? f->drift_err_ppm : NAN);
-    fputs(",\"gpuClockErrorUs\":", out);
-    json_num(out, f->error_ns / 1e3);
-    fprintf(out, ",\"refUs\":%llu.%03llu,\"resets\":%llu,\"rejectedSamples\":%llu", (unsigned long long)(f->ref_cpu_ns / 1000),
-            (unsigned long long)(f->ref_cpu_ns % 1000), (unsigned long long)f->resets, (unsigned long long)f->rejected);
-    fprintf(out, ",\"opsPtimerOwn\":%llu,\"opsPtimerForeign\":{\"drift\":%llu,\"overrun\":%llu,\"causal\":%llu}}",
-            (unsigned long long)v[NS_PT_OWN], (unsigned long long)v[NS_PT_DRIFT], (unsigned long long)v[NS_PT_OVERRUN],
-            (unsigned long long)v[NS_PT_CAUSAL]);
-    first = 0;
-  }
-  fputs("],\"tags\":[", out);
+    json_link(j, &sm->other[i], ns_sum_link_kind(&sm->other[i].s));
+  nsj_arr_end(j);
+  nsj_ku64(j, "stepsNotAnalysed", sm->steps_unanalysed);
+  nsj_key(j, "clocks");
+  nsj_arr_begin(j);
+  for (size_t i = 0; i < sm->nclocks; i++) json_clock(j, &sm->clocks[i]);
+  nsj_arr_end(j);
+  nsj_key(j, "tags");
+  nsj_arr_begin(j);
   size_t nt = 0;
   const ns_tag_stats* t = ns_sum_sorted_tags(sm, &nt);
-  for (size_t i = 0; i < nt; i++) {
-    fprintf(out, "%s{\"commId\":\"0x%llx\",\"tag\":", i ? "," : "", (unsigned long long)t[i].comm_id);
-    if (t[i].other)
-      fputs("\"other\"", out);
-    else
-      fprintf(out, "\"%llu\"", (unsigned long long)t[i].tag); /* a string: a 64-bit tag is past a double's 2^53 */
-    fprintf(out, ",\"ranks\":%u,\"ops\":%llu,\"bytes\":%llu,\"timedOps\":%llu,\"totalTimeUs\":%llu.%03llu}", t[i].ranks,
-            (unsigned long long)t[i].ops, (unsigned long long)t[i].bytes, (unsigned long long)t[i].timed,
-            (unsigned long long)(t[i].dur_ns_sum / 1000), (unsigned long long)(t[i].dur_ns_sum % 1000));
-  }
-  fputc(']', out);
-  if (opt && opt->recording) {
-    const ns_summary_recording* r = opt->recording;
-    /* its steps not analysed are the top-level stepsNotAnalysed */
-    fprintf(out, ",\"recording\":{\"events\":%llu,\"recordsDropped\":%llu,\"bytesLostToWriteErrors\":%llu,"
-                 "\"blocksLost\":%llu,\"writeErrors\":%llu,\"complete\":%s}",
-            (unsigned long long)r->events, (unsigned long long)r->records_dropped, (unsigned long long)r->bytes_lost,
-            (unsigned long long)r->blocks_lost, (unsigned long long)r->write_errors,
-            !r->records_dropped && !r->bytes_lost ? "true" : "false");
-  }
-  fputs("}\n", out);
-  return ferror(out) ? -1 : 0;
+  for (size_t i = 0; i < nt; i++) json_tag(j, &t[i]);
+  nsj_arr_end(j);
+  if (opt && opt->recording) json_recording(j, opt->recording);
+  nsj_obj_end(j);
+  nsj_line_end(j);
+  int rc = nsj_free(j);
+  return rc || ferror(out) ? -1 : 0;
 }
 
 int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summary_options* opt, FILE* out) {
@@ -163,4 +183,3 @@ int ns_analysis_summary_json(ns_analysis* const* list, size_t n, const ns_summar
   ns_summary_free(sm);
   return rc;
 }
-

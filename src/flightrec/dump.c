@@ -8,106 +8,143 @@
 #include <string.h>
 
 #include "internal.h"
-#include "util/json_escape.h"
+#include "util/json_writer.h"
 
 static const char* type_name(uint8_t type) {
   return type == NS_EV_COLL ? "Coll" : type == NS_EV_P2P ? "P2p" : "unknown";
 }
 
-static void dump_dir(FILE* f, const char* key, const ns_fr_dir* d) {
-  fprintf(f, ",\"%s\":{\"peer\":%d,\"proxyOps\":%u,\"proxyOpsDone\":%u,\"proxyOpsClosed\":%u,\"steps\":%u,"
-          "\"stepsDone\":%u,\"lastStep\":%lld,\"lastState\":",
-          key, d->peer, d->ops, d->ops_done, d->ops_closed, d->steps, d->steps_done, (long long)d->last_step);
-  const char* st = d->last_state >= 0 ? ns_state_name(d->last_state) : NULL;
-  if (st) ns_json_write_str(f, st, 0);
-  else fputs("null", f);
-  fprintf(f, ",\"lastNs\":%llu}", (unsigned long long)d->last_ts);
+static void dump_dir(ns_json* j, const char* key, const ns_fr_dir* d) {
+  nsj_key(j, key);
+  nsj_obj_begin(j);
+  nsj_ki64(j, "peer", d->peer);
+  nsj_ku64(j, "proxyOps", d->ops);
+  nsj_ku64(j, "proxyOpsDone", d->ops_done);
+  nsj_ku64(j, "proxyOpsClosed", d->ops_closed);
+  nsj_ku64(j, "steps", d->steps);
+  nsj_ku64(j, "stepsDone", d->steps_done);
+  nsj_ki64(j, "lastStep", d->last_step);
+  nsj_kstr(j, "lastState", d->last_state >= 0 ? ns_state_name(d->last_state) : NULL);
+  nsj_ku64(j, "lastNs", d->last_ts);
+  nsj_obj_end(j);
 }
 
-static void dump_op(const ns_fr* fr, const ns_fr_op* op, FILE* f) {
-  fprintf(f, "{\"id\":%llu,\"type\":\"%s\",\"func\":", (unsigned long long)op->id, type_name(op->type));
-  ns_json_write_str(f, fr_str(fr, op->func_str), 0);
-  fprintf(f, ",\"seq\":%llu,\"count\":%llu,\"bytes\":%llu,\"dtype\":", (unsigned long long)op->seq,
-          (unsigned long long)op->count, (unsigned long long)op->bytes);
-  ns_json_write_str(f, fr_str(fr, op->dtype_str), 0);
-  fputs(",\"algo\":", f);
-  ns_json_write_str(f, fr_str(fr, op->algo_str), 0);
-  fputs(",\"proto\":", f);
-  ns_json_write_str(f, fr_str(fr, op->proto_str), 0);
-  fprintf(f, ",\"%s\":%lld,\"nChannels\":%u,\"state\":\"%s\",\"doneBy\":%s", op->type == NS_EV_P2P ? "peer" : "root",
-          (long long)op->peer_or_root, op->nchannels, op->started ? ns_fr_stage_name(op->stage) : "unstarted",
-          op->done == 1 ? "\"itself\"" : op->done == 2 ? "\"laterOp\"" : "null");
-  fprintf(f, ",\"startNs\":%llu,\"stopNs\":%llu,\"proxyNs\":%llu,\"gpuNs\":%llu,\"doneNs\":%llu,\"lastNs\":%llu",
-          (unsigned long long)op->t_start, (unsigned long long)op->t_stop, (unsigned long long)op->t_proxy,
-          (unsigned long long)op->t_gpu, (unsigned long long)op->t_done, (unsigned long long)op->t_last);
-  fprintf(f, ",\"proxyOps\":%u,\"proxyOpsDone\":%u,\"kernelCh\":%u,\"kernelChDone\":%u,\"closedChildren\":%u",
-          op->proxy_ops, op->proxy_ops_done, op->kch, op->kch_done, op->closed_children);
+static void dump_channel(ns_json* j, const ns_fr_chan* ch) {
+  const char* k = (ch->kch & NS_FR_KCH_STOPPED)   ? "stopped"
+                  : (ch->kch & NS_FR_KCH_CLOSED)  ? "closed"
+                  : (ch->kch & NS_FR_KCH_STARTED) ? "started"
+                                                  : "none";
+  nsj_obj_begin(j);
+  nsj_ki64(j, "channel", ch->channel);
+  nsj_kstr(j, "kernel", k);
+  nsj_ku64(j, "kernelNs", ch->kch_ts);
+  if (ch->dir[1].ops) dump_dir(j, "send", &ch->dir[1]);
+  if (ch->dir[0].ops) dump_dir(j, "recv", &ch->dir[0]);
+  nsj_obj_end(j);
+}
+
+static void dump_op(const ns_fr* fr, const ns_fr_op* op, ns_json* j) {
+  nsj_obj_begin(j);
+  nsj_ku64(j, "id", op->id);
+  nsj_kstr(j, "type", type_name(op->type));
+  nsj_kstr(j, "func", fr_str(fr, op->func_str));
+  nsj_ku64(j, "seq", op->seq);
+  nsj_ku64(j, "count", op->count);
+  nsj_ku64(j, "bytes", op->bytes);
+  nsj_kstr(j, "dtype", fr_str(fr, op->dtype_str));
+  nsj_kstr(j, "algo", fr_str(fr, op->algo_str));
+  nsj_kstr(j, "proto", fr_str(fr, op->proto_str));
+  nsj_ki64(j, op->type == NS_EV_P2P ? "peer" : "root", op->peer_or_root);
+  nsj_ku64(j, "nChannels", op->nchannels);
+  nsj_kstr(j, "state", op->started ? ns_fr_stage_name(op->stage) : "unstarted");
+  nsj_kstr(j, "doneBy", op->done == 1 ? "itself" : op->done == 2 ? "laterOp" : NULL);
+  nsj_ku64(j, "startNs", op->t_start);
+  nsj_ku64(j, "stopNs", op->t_stop);
+  nsj_ku64(j, "proxyNs", op->t_proxy);
+  nsj_ku64(j, "gpuNs", op->t_gpu);
+  nsj_ku64(j, "doneNs", op->t_done);
+  nsj_ku64(j, "lastNs", op->t_last);
+  nsj_ku64(j, "proxyOps", op->proxy_ops);
+  nsj_ku64(j, "proxyOpsDone", op->proxy_ops_done);
+  nsj_ku64(j, "kernelCh", op->kch);
+  nsj_ku64(j, "kernelChDone", op->kch_done);
+  nsj_ku64(j, "closedChildren", op->closed_children);
   if (op->nch) {
-    fputs(",\"channels\":[", f);
-    for (uint32_t i = 0; i < op->nch; i++) {
-      const ns_fr_chan* ch = &op->ch[i];
-      const char* k = (ch->kch & NS_FR_KCH_STOPPED)   ? "stopped"
-                       : (ch->kch & NS_FR_KCH_CLOSED)  ? "closed"
-                       : (ch->kch & NS_FR_KCH_STARTED) ? "started"
-                                                       : "none";
-      fprintf(f, "%s{\"channel\":%d,\"kernel\":\"%s\",\"kernelNs\":%llu", i ? "," : "", ch->channel, k,
-              (unsigned long long)ch->kch_ts);
-      if (ch->dir[1].ops) dump_dir(f, "send", &ch->dir[1]);
-      if (ch->dir[0].ops) dump_dir(f, "recv", &ch->dir[0]);
-      fputc('}', f);
-    }
-    fputc(']', f);
+    nsj_key(j, "channels");
+    nsj_arr_begin(j);
+    for (uint32_t i = 0; i < op->nch; i++) dump_channel(j, &op->ch[i]);
+    nsj_arr_end(j);
   }
-  fputc('}', f);
+  nsj_obj_end(j);
 }
 
-static void dump_episode(const ns_fr_stuck* s, FILE* f) {
-  fprintf(f, "{\"comm\":%u,\"commId\":\"0x%016llx\",\"name\":", s->comm, (unsigned long long)s->comm_id);
-  ns_json_write_str(f, s->comm_name, 0);
-  fprintf(f, ",\"rank\":%d,\"nranks\":%u,\"func\":", s->rank, s->nranks);
-  ns_json_write_str(f, s->func, 0);
-  fprintf(f, ",\"type\":\"%s\",\"seq\":%llu,\"opId\":%llu,\"state\":\"%s\",\"startNs\":%llu,\"detectNs\":%llu,"
-          "\"waitedSec\":%.3f,\"cleared\":%s,\"waitsFor\":",
-          type_name(s->op.type), (unsigned long long)s->op.seq, (unsigned long long)s->op.id,
-          s->op.started ? ns_fr_stage_name(s->op.stage) : "unstarted", (unsigned long long)s->op.t_start,
-          (unsigned long long)s->detect_ns, (double)s->waited_ns / 1e9, s->cleared ? "true" : "false");
-  ns_json_write_str(f, s->waits_for, 0);
-  fputc('}', f);
+/* The members that name a communicator rank, episodes and communicators alike. */
+static void comm_rank(ns_json* j, uint32_t comm, uint64_t comm_id, const char* name, int rank, uint32_t nranks) {
+  nsj_ku64(j, "comm", comm);
+  nsj_key(j, "commId");
+  nsj_hexw(j, comm_id, 16);
+  nsj_kstr(j, "name", name);
+  nsj_ki64(j, "rank", rank);
+  nsj_ku64(j, "nranks", nranks);
+}
+
+static void dump_episode(const ns_fr_stuck* s, ns_json* j) {
+  nsj_obj_begin(j);
+  comm_rank(j, s->comm, s->comm_id, s->comm_name, s->rank, s->nranks);
+  nsj_kstr(j, "func", s->func);
+  nsj_kstr(j, "type", type_name(s->op.type));
+  nsj_ku64(j, "seq", s->op.seq);
+  nsj_ku64(j, "opId", s->op.id);
+  nsj_kstr(j, "state", s->op.started ? ns_fr_stage_name(s->op.stage) : "unstarted");
+  nsj_ku64(j, "startNs", s->op.t_start);
+  nsj_ku64(j, "detectNs", s->detect_ns);
+  nsj_ksec(j, "waitedSec", (int64_t)s->waited_ns);
+  nsj_kbool(j, "cleared", s->cleared);
+  nsj_kstr(j, "waitsFor", s->waits_for);
+  nsj_obj_end(j);
+}
+
+static void dump_comm(const ns_fr* fr, const fr_comm* c, ns_json* j) {
+  uint64_t from_pos = c->head > fr->cfg.entries ? c->head - fr->cfg.entries : 0;
+  nsj_obj_begin(j);
+  comm_rank(j, c->comm, c->comm_id, c->name, c->rank, c->nranks);
+  nsj_ku64(j, "opsRecorded", c->head);
+  nsj_ku64(j, "opsKept", c->head - from_pos);
+  nsj_ku64(j, "inFlight", c->head - c->first_open);
+  nsj_key(j, "ops");
+  nsj_arr_begin(j);
+  for (uint64_t p = from_pos; p < c->head; p++) {
+    nsj_value_on_new_line(j); /* one operation per line: the file stays greppable */
+    dump_op(fr, fr_at(fr, c, p), j);
+  }
+  nsj_arr_end(j);
+  nsj_obj_end(j);
 }
 
 int ns_fr_dump_json(const ns_fr* fr, const ns_fr_dump_info* in, FILE* f) {
-  fputs("{\"format\":\"ncclscope-flightrec\",\"version\":1,\"host\":", f);
-  ns_json_write_str(f, in->host, 0);
-  fprintf(f, ",\"pid\":%u,\"reason\":", in->pid);
-  ns_json_write_str(f, in->reason, 0);
-  fprintf(f, ",\"nowNs\":%llu,\"realtimeOffsetNs\":%lld,\"hangTimeoutSec\":%.3f", (unsigned long long)in->now_ns,
-          (long long)in->realtime_offset_ns, in->timeout_sec);
-  fputs(",\"episodes\":[", f);
+  ns_json* j = nsj_new(f);
+  if (!j) return -1;
+  nsj_obj_begin(j);
+  nsj_kstr(j, "format", "ncclscope-flightrec");
+  nsj_ku64(j, "version", 1);
+  nsj_kstr(j, "host", in->host);
+  nsj_ku64(j, "pid", in->pid);
+  nsj_kstr(j, "reason", in->reason);
+  nsj_ku64(j, "nowNs", in->now_ns);
+  nsj_ki64(j, "realtimeOffsetNs", in->realtime_offset_ns);
+  nsj_ksec(j, "hangTimeoutSec", (int64_t)(in->timeout_sec * 1e9 + 0.5)); /* never negative */
+  nsj_key(j, "episodes");
+  nsj_arr_begin(j);
   uint64_t n = fr->st.episodes, from = n > FR_EPISODES ? n - FR_EPISODES : 0;
-  for (uint64_t e = from; e < n; e++) {
-    if (e > from) fputc(',', f);
-    dump_episode(&fr->episodes[e % FR_EPISODES], f);
-  }
-  fputs("],\"communicators\":[", f);
-  int firstc = 1;
-  for (size_t i = 0; i < fr->ncomms; i++) {
-    const fr_comm* c = &fr->comms[i];
-    if (!c->comm) continue;
-    fprintf(f, "%s{\"comm\":%u,\"commId\":\"0x%016llx\",\"name\":", firstc ? "" : ",", c->comm,
-            (unsigned long long)c->comm_id);
-    ns_json_write_str(f, c->name, 0);
-    uint64_t from_pos = c->head > fr->cfg.entries ? c->head - fr->cfg.entries : 0;
-    fprintf(f, ",\"rank\":%d,\"nranks\":%u,\"opsRecorded\":%llu,\"opsKept\":%llu,\"inFlight\":%llu,\"ops\":[", c->rank,
-            c->nranks, (unsigned long long)c->head, (unsigned long long)(c->head - from_pos),
-            (unsigned long long)(c->head - c->first_open));
-    for (uint64_t p = from_pos; p < c->head; p++) {
-      if (p > from_pos) fputc(',', f);
-      fputc('\n', f); /* one operation per line: the file stays greppable */
-      dump_op(fr, fr_at(fr, c, p), f);
-    }
-    fputs("]}", f);
-    firstc = 0;
-  }
-  fputs("]}\n", f);
-  return ferror(f) ? -1 : 0;
+  for (uint64_t e = from; e < n; e++) dump_episode(&fr->episodes[e % FR_EPISODES], j);
+  nsj_arr_end(j);
+  nsj_key(j, "communicators");
+  nsj_arr_begin(j);
+  for (size_t i = 0; i < fr->ncomms; i++)
+    if (fr->comms[i].comm) dump_comm(fr, &fr->comms[i], j);
+  nsj_arr_end(j);
+  nsj_obj_end(j);
+  nsj_line_end(j);
+  int rc = nsj_free(j);
+  return rc || ferror(f) ? -1 : 0;
 }

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sinks/json_text.h"
+#include "sinks/sink_buf.h"
 
 /* ---- dl.c: loading a library and its symbols ---- */
 typedef struct {

@@ -4,8 +4,11 @@
 #ifndef NCCLSCOPE_SINKS_OUTPUTS_H
 #define NCCLSCOPE_SINKS_OUTPUTS_H
 
+#include <math.h>
+
 #include "sinks/metrics.h"
-#include "sinks/json_text.h"
+#include "sinks/sink_buf.h"
+#include "util/json_writer.h"
 
 /* Process-wide facts every output names (resource attributes, labels). */
 typedef struct {
@@ -29,6 +32,10 @@ typedef struct {
 #define NS_M_IDENT 3
 unsigned ns_mident(const ns_metrics* m, const ns_mprocess* p, uint32_t res, const char* key[NS_M_IDENT],
                    const char* val[NS_M_IDENT]);
+
+/* A double of the model in the JSON outputs: NaN and infinities as 0 (OTLP's
+ * JSON has no null number). */
+static inline void ns_sink_json_f64(ns_json* j, double v) { nsj_f64(j, isfinite(v) ? v : 0); }
 
 /* prom.c: the Prometheus text exposition format 0.0.4 for node_exporter's
  * textfile collector (no timestamps: the collector refuses them). */

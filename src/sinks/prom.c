@@ -14,11 +14,15 @@
 #include <string.h>
 
 #include "sinks/outputs.h"
+#include "util/json_writer.h"
 
 static void value(ns_buf* b, double v) {
   if (isnan(v)) ns_buf_str(b, "NaN");
   else if (isinf(v)) ns_buf_str(b, v > 0 ? "+Inf" : "-Inf");
-  else ns_buf_json_double(b, v);
+  else {
+    char text[NSJ_F64_MAX];
+    ns_buf_put(b, text, nsj_fmt_f64(text, v));
+  }
 }
 
 /* A label value: backslash, double quote and newline escaped. */
@@ -82,7 +86,7 @@ void ns_prom_write(const ns_metrics* m, const ns_mprocess* proc, ns_buf* out) {
         char le[40];
         cum += p->buckets[k];
         if (k < NS_HIST_BOUNDS) {
-          ns_fmt_double(le, sizeof le, ns_metrics_bound_s(k));
+          le[nsj_fmt_f64(le, ns_metrics_bound_s(k))] = '\0';
         } else {
           snprintf(le, sizeof le, "+Inf");
         }

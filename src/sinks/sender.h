@@ -22,7 +22,7 @@
 
 #include <stdint.h>
 
-#include "sinks/json_text.h"
+#include "sinks/sink_buf.h"
 
 #define NS_OTLP_RETRIES 3
 #define NS_OTLP_FINAL_MS 1000

@@ -79,16 +79,3 @@ size_t ns_json_escape(char* out, size_t cap, const char* in, size_t n, unsigned 
   if (used) *used = i;
   return o;
 }
-
-void ns_json_write_str(FILE* f, const char* s, unsigned flags) {
-  char buf[256];
-  size_t n = s ? strlen(s) : 0;
-  fputc('"', f);
-  while (n) {
-    size_t used, w = ns_json_escape(buf, sizeof buf, s, n, flags, &used);
-    fwrite(buf, 1, w, f);
-    s += used;
-    n -= used;
-  }
-  fputc('"', f);
-}

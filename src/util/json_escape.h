@@ -22,7 +22,6 @@
 #define NCCLSCOPE_UTIL_JSON_ESCAPE_H
 
 #include <stddef.h>
-#include <stdio.h>
 
 #define NS_JSON_ESC_HTML 1u /* flag: safe inside an HTML <script> element */
 
@@ -41,9 +40,5 @@ size_t ns_json_escape(char* out, size_t cap, const char* in, size_t n, unsigned 
  * copied when ns_json_plain_byte[c] > (flags & NS_JSON_ESC_HTML): writers
  * with an inline path for short plain strings test it the same way. */
 extern const unsigned char ns_json_plain_byte[256];
-
-/* '"', s escaped (NULL: empty), '"' to f, through a buffer on the stack.
- * Errors are the stream's (ferror). */
-void ns_json_write_str(FILE* f, const char* s, unsigned flags);
 
 #endif

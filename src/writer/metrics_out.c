@@ -29,7 +29,7 @@
 #include "session/session.h"
 #include "sinks/metrics.h"
 #include "sinks/outputs.h"
-#include "sinks/json_text.h"
+#include "sinks/sink_buf.h"
 #include "sinks/sender.h"
 #include "util/safefile.h"
 #include "writer/detail.h"

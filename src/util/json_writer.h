@@ -1,23 +1,28 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope CLI: a small streaming JSON writer.
+/* ncclscope util: the JSON writer, one for every JSON file and payload
+ * ncclscope makes (the plugin's summary.json, flight records, windows.jsonl
+ * and OTLP http/json; the exports and the report of the ncclscope command).
  *
  * Formats into its own buffer (NSJ_BUF bytes, inside the struct) and hands
- * it to the FILE* in large writes: when it fills up, on nsj_flush, and
- * nowhere else, so the caller must nsj_flush before looking at the FILE.
- * Numbers are formatted without printf (exactly what printf's %llu, %lld,
- * %llx would give); doubles go through "%.17g" as before. Commas are
- * inserted by the writer. Strings are escaped by util/json_escape.h (valid
- * UTF-8 out, U+FFFD for each byte outside a well-formed sequence, because
- * strings from NCCL, communicator names and the like, may be anything).
- * Times are written exactly from integer nanoseconds. Single-threaded. */
-#ifndef NCCLSCOPE_TOOLS_JSON_WRITER_H
-#define NCCLSCOPE_TOOLS_JSON_WRITER_H
+ * it to its destination, a FILE* or a byte buffer, in large writes: when it
+ * fills up, on nsj_flush, and nowhere else, so the caller must nsj_flush
+ * before looking at the destination. Numbers are formatted without printf
+ * (exactly what printf's %llu, %lld, %llx would give); a double is written
+ * in its shortest form that reads back the same (nsj_fmt_f64, the one double
+ * format). Commas are inserted by the writer. Strings are escaped by
+ * util/json_escape.h (valid UTF-8 out, U+FFFD for each byte outside a
+ * well-formed sequence, because strings from NCCL, communicator names and
+ * the like, may be anything). Times are written exactly from integer
+ * nanoseconds. Single-threaded (whoever owns the destination). */
+#ifndef NCCLSCOPE_UTIL_JSON_WRITER_H
+#define NCCLSCOPE_UTIL_JSON_WRITER_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "util/bytebuf.h"
 #include "util/json_escape.h"
 
 #define NSJ_MAX_DEPTH 32
@@ -25,6 +30,7 @@
 
 typedef struct {
   FILE* out;
+  ns_buf* to; /* the destination when out is NULL (nsj_init_buf) */
   int depth;
   int after_key;
   int failed; /* a write to `out` came up short; later output is discarded */
@@ -36,8 +42,17 @@ typedef struct {
 /* out NULL: a writer in memory, for text of at most NSJ_BUF bytes read back
  * from buf[0, len); more marks it failed (the text is then incomplete). */
 void nsj_init(ns_json* j, FILE* out);
-/* Writes the buffered bytes to the FILE (does not fflush it). 0, or -1 when
- * this or an earlier write failed. */
+/* Appends to b, of any length; fails when b does (its limit, bytebuf.h). */
+void nsj_init_buf(ns_json* j, ns_buf* b);
+/* A writer on the heap (its buffer kept off the caller's stack: threads of
+ * the plugin), to a FILE or appending to b: NULL when there is no memory
+ * (b then marked failed). nsj_free flushes and frees it: 0, or -1 when the
+ * text is incomplete. */
+ns_json* nsj_new(FILE* out);
+ns_json* nsj_new_buf(ns_buf* b);
+int nsj_free(ns_json* j);
+/* Writes the buffered bytes to the destination (does not fflush a FILE).
+ * 0, or -1 when this or an earlier write failed. */
 int nsj_flush(ns_json* j);
 void nsj_obj_begin(ns_json* j);
 void nsj_obj_end(ns_json* j);
@@ -52,16 +67,22 @@ void nsj_u64(ns_json* j, uint64_t v);
 void nsj_i64(ns_json* j, int64_t v);
 void nsj_bool(ns_json* j, int v);
 void nsj_null(ns_json* j);
-/* A finite double with up to 17 significant digits; NaN/inf write null. */
+/* A finite double in its shortest form (nsj_fmt_f64); NaN/inf write null. */
 void nsj_f64(ns_json* j, double v);
 /* Nanoseconds as microseconds with exactly 3 decimals (exact, no rounding). */
 void nsj_us(ns_json* j, int64_t ns);
-/* "0x" + lower-case hex. */
-void nsj_hex(ns_json* j, uint64_t v);
+/* Nanoseconds as seconds with exactly 3 decimals, rounded to the millisecond. */
+void nsj_sec(ns_json* j, int64_t ns);
+/* "0x" + lower-case hex, at least `width` digits (zero-padded; nsj_hex: 1). */
+void nsj_hexw(ns_json* j, uint64_t v, unsigned width);
+static inline void nsj_hex(ns_json* j, uint64_t v) { nsj_hexw(j, v, 1); }
 /* A preformatted value (already valid JSON). */
 void nsj_raw(ns_json* j, const char* text);
 /* Whitespace between values (does not affect commas). */
 void nsj_ws(ns_json* j, const char* ws);
+/* The separator the next value needs, then a newline: that value starts a
+ * line of its own (",\n{...}"). */
+void nsj_value_on_new_line(ns_json* j);
 /* Ends one JSON Lines record: writes '\n' and resets the top-level state. */
 void nsj_line_end(ns_json* j);
 
@@ -86,14 +107,20 @@ static inline void nsj_ki64(ns_json* j, const char* key, int64_t v);
 static inline void nsj_kbool(ns_json* j, const char* key, int v);
 static inline void nsj_kus(ns_json* j, const char* key, int64_t ns);
 static inline void nsj_khex(ns_json* j, const char* key, uint64_t v);
+static inline void nsj_ksec(ns_json* j, const char* key, int64_t ns);
 static inline void nsj_kf64(ns_json* j, const char* key, double v);
 
-/* Number formatting without printf, for other writers of the CLI. Each
- * writes into out (which must have room: 20 bytes for a decimal u64, 16 for
- * hex) and returns the length; no terminating NUL. */
+/* Number formatting, for other writers (the CLI's text, Prometheus text).
+ * Each writes into out (which must have room: 20 bytes for a decimal u64,
+ * 16 for hex, NSJ_F64_MAX for a double) and returns the length; no
+ * terminating NUL. */
 size_t nsj_fmt_u64(char* out, uint64_t v);
 /* Lower-case hex, at least `width` digits (zero-padded), at most 16. */
 size_t nsj_fmt_hex(char* out, uint64_t v, unsigned width);
+/* The one double format: the fewest significant digits (15 to 17, %g
+ * style) that read back as exactly v. v must be finite. */
+#define NSJ_F64_MAX 32
+size_t nsj_fmt_f64(char* out, double v);
 
 /* ---- inline parts ----
  * Keys and most string values are short and need no escaping (literals,
@@ -197,6 +224,7 @@ NSJ_KEYED(i64, int64_t)
 NSJ_KEYED(bool, int)
 NSJ_KEYED(us, int64_t)
 NSJ_KEYED(hex, uint64_t)
+NSJ_KEYED(sec, int64_t)
 NSJ_KEYED(f64, double)
 #undef NSJ_KEYED
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../check.h"
-#include "json_reader.h"
+#include "util/json_reader.h"
 
 static nsjr_doc* parse(const char* s, char* err, size_t n) { return nsjr_parse(s, strlen(s), err, n); }
 

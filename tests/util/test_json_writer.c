@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope: tests of the CLI's JSON writer: escaping of every kind of byte
- * NCCL may hand us, comma placement, exact microsecond formatting, integers
- * formatted exactly as printf does, and output longer than the buffer. */
+/* ncclscope: tests of the JSON writer: escaping of every kind of byte NCCL
+ * may hand us, comma placement, exact microsecond formatting, integers
+ * formatted exactly as printf does, the one double format (shortest text
+ * that reads back the same), output longer than the buffer, to a FILE and
+ * to a byte buffer (and that buffer's limit). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_writer.h"
+#include "util/json_writer.h"
 
 static int failures;
 
@@ -120,14 +122,78 @@ int main(void) {
       nsj_arr_end(&jw);
     });
   }
-  CHECK_OUTPUT("doubles as %.17g", "[0.10000000000000001,-2.5,1.0000000000000001e+300,null,null]", {
+  CHECK_OUTPUT("doubles, shortest",
+               "[0.1,0.30000000000000004,-2.5,1e+300,1699999999000000,12345678901234568,1e+17,1.5e-07,"
+               "0.0001,123456.789,0,-0,null,null]",
+               {
+                 nsj_arr_begin(&jw);
+                 nsj_f64(&jw, 0.1);
+                 nsj_f64(&jw, 0.1 + 0.2);
+                 nsj_f64(&jw, -2.5);
+                 nsj_f64(&jw, 1e300);
+                 nsj_f64(&jw, 1699999999000000.0); /* whole and below 1e17: written out, no exponent */
+                 nsj_f64(&jw, 12345678901234567.0);
+                 nsj_f64(&jw, 1e17);
+                 nsj_f64(&jw, 1.5e-7);
+                 nsj_f64(&jw, 1e-4);
+                 nsj_f64(&jw, 123456.789);
+                 nsj_f64(&jw, 0.0);
+                 nsj_f64(&jw, -0.0);
+                 nsj_f64(&jw, INFINITY);
+                 nsj_f64(&jw, NAN);
+                 nsj_arr_end(&jw);
+               });
+  /* Every double reads back exactly, never longer than %.17g writes it. */
+  {
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    int bad = 0;
+    for (int i = 0; i < 200000 && bad < 5; i++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      double v;
+      uint64_t bits = i % 2 ? x : (x & 0x800FFFFFFFFFFFFFull) | ((uint64_t)(1023 + (int)(x % 120) - 60) << 52);
+      memcpy(&v, &bits, sizeof v);
+      if (!isfinite(v)) continue;
+      char got[NSJ_F64_MAX + 1], ref[40];
+      size_t n = nsj_fmt_f64(got, v);
+      got[n] = '\0';
+      int nref = snprintf(ref, sizeof ref, "%.17g", v);
+      if (strtod(got, NULL) != v || n > (size_t)nref || n > NSJ_F64_MAX) {
+        fprintf(stderr, "double %a: %s (%%.17g: %s)\n", v, got, ref);
+        bad++;
+      }
+    }
+    failures += bad;
+  }
+  CHECK_OUTPUT("seconds to the millisecond", "[0.000,1.500,0.002,-0.002,60.000,0.001]", {
     nsj_arr_begin(&jw);
-    nsj_f64(&jw, 0.1);
-    nsj_f64(&jw, -2.5);
-    nsj_f64(&jw, 1e300);
-    nsj_f64(&jw, INFINITY);
-    nsj_f64(&jw, NAN);
+    nsj_sec(&jw, 0);
+    nsj_sec(&jw, 1500000000);
+    nsj_sec(&jw, 1500000); /* halves round away from zero */
+    nsj_sec(&jw, -1500000);
+    nsj_sec(&jw, 60000000000);
+    nsj_sec(&jw, 1499999);
     nsj_arr_end(&jw);
+  });
+  CHECK_OUTPUT("hex with a width", "[\"0x00000000000000ab\",\"0xffffffffffffffff\",\"0x0\"]", {
+    nsj_arr_begin(&jw);
+    nsj_hexw(&jw, 0xab, 16);
+    nsj_hexw(&jw, ~0ull, 16);
+    nsj_hex(&jw, 0);
+    nsj_arr_end(&jw);
+  });
+  CHECK_OUTPUT("a value on a line of its own", "{\"ops\":[\n{\"a\":1},\n{\"a\":2}],\"n\":2}", {
+    nsj_obj_begin(&jw);
+    nsj_key(&jw, "ops");
+    nsj_arr_begin(&jw);
+    for (int i = 1; i <= 2; i++) {
+      nsj_value_on_new_line(&jw);
+      nsj_obj_begin(&jw);
+      nsj_ku64(&jw, "a", (uint64_t)i);
+      nsj_obj_end(&jw);
+    }
+    nsj_arr_end(&jw);
+    nsj_ku64(&jw, "n", 2);
+    nsj_obj_end(&jw);
   });
   /* Output far longer than the writer's buffer, with a string that spans a flush. */
   {
@@ -155,6 +221,32 @@ int main(void) {
       nsj_put(&jw, s, big);
       nsj_put(&jw, "]", 1);
     });
+    /* The same into a byte buffer, appended after what it held; then a
+     * buffer whose limit the text passes fails, and so does the writer. */
+    ns_buf b = {0};
+    ns_buf_str(&b, "x");
+    ns_json* j = nsj_new_buf(&b);
+    if (!j) return 1;
+    nsj_arr_begin(j);
+    nsj_u64(j, 1);
+    nsj_str(j, s);
+    nsj_u64(j, 2);
+    nsj_arr_end(j);
+    if (nsj_free(j) != 0 || b.failed || b.len != 1 + big + 8 ||
+        memcmp(b.data, "x[1,\"", 5) != 0 || memcmp(b.data + b.len - 4, "\",2]", 4) != 0) {
+      fprintf(stderr, "into a byte buffer: %zu bytes, failed %d\n", b.len, b.failed);
+      failures++;
+    }
+    ns_buf_free(&b);
+    ns_buf small = {.limit = NSJ_BUF};
+    j = nsj_new_buf(&small);
+    if (!j) return 1;
+    nsj_str(j, s);
+    if (nsj_free(j) != -1 || !small.failed || small.len > NSJ_BUF) {
+      fprintf(stderr, "past the byte buffer's limit: rc not -1 or %zu bytes kept\n", small.len);
+      failures++;
+    }
+    ns_buf_free(&small);
     free(s);
     free(want);
   }

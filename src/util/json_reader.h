@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope CLI: a small JSON reader, for the files ncclscope itself writes
- * and reads back (flight records: `ncclscope report`). The whole text is
+/* ncclscope util: the JSON reader, for the files ncclscope itself writes
+ * and reads back (flight records, in `ncclscope report`) and for the
+ * arguments of the events merged from a PyTorch trace. The whole text is
  * parsed into a tree whose nodes live in one arena; strings are unescaped
  * (\uXXXX to UTF-8, surrogate pairs joined), integers without a fraction or
  * exponent keep all 64 bits. Malformed input is an error with the byte
  * offset, never a crash; nesting deeper than NSJR_MAX_DEPTH is refused.
  * Single-threaded. */
-#ifndef NCCLSCOPE_TOOLS_JSON_READER_H
-#define NCCLSCOPE_TOOLS_JSON_READER_H
+#ifndef NCCLSCOPE_UTIL_JSON_READER_H
+#define NCCLSCOPE_UTIL_JSON_READER_H
 
 #include <stddef.h>
 #include <stdint.h>

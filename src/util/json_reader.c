@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope CLI: the JSON reader (json_reader.h). A recursive-descent parser
+/* ncclscope util: the JSON reader (json_reader.h). A recursive-descent parser
  * over the whole text; nodes and unescaped strings come from an arena of
  * chunks, freed at once with the document. */
-#include "json_reader.h"
+#include "util/json_reader.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope CLI: streaming JSON writer (see json_writer.h). Single-threaded.
+/* ncclscope util: the JSON writer (json_writer.h). Single-threaded.
  *
  * Everything is formatted into j->buf; drain() hands the buffer to the
- * FILE. The output is byte for byte what the printf-based writer before it
- * produced: integers as %llu / %lld, hex as %llx, times as "%llu.%03llu",
- * doubles still through snprintf("%.17g") (shortest-exact formatting of
- * doubles is not worth owning here; they are rare: derived metrics only). */
-#include "json_writer.h"
+ * destination. Integers come out as printf's %llu / %lld, hex as %llx,
+ * times as "%llu.%03llu", each without printf; doubles go through
+ * snprintf and strtod (nsj_fmt_f64: rare, derived metrics only, so the
+ * shortest form is not worth an algorithm of our own). */
+#include "util/json_writer.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/json_escape.h"
@@ -24,7 +25,16 @@ static const char digit_pairs[201] =
 /* ---- buffer ---- */
 
 void nsj_drain(ns_json* j) {
-  if (j->len && !j->failed && (!j->out || fwrite(j->buf, 1, j->len, j->out) != j->len)) j->failed = 1;
+  if (j->len && !j->failed) {
+    if (j->out) {
+      if (fwrite(j->buf, 1, j->len, j->out) != j->len) j->failed = 1;
+    } else if (j->to) {
+      ns_buf_put(j->to, j->buf, j->len);
+      if (j->to->failed) j->failed = 1;
+    } else {
+      j->failed = 1; /* in memory: the text no longer fits */
+    }
+  }
   j->len = 0;
 }
 
@@ -48,11 +58,39 @@ void nsj_put_pieces(ns_json* j, const char* s, size_t n) {
 
 void nsj_init(ns_json* j, FILE* out) {
   j->out = out;
+  j->to = NULL;
   j->depth = 0;
   j->after_key = 0;
   j->failed = 0;
   j->len = 0;
   memset(j->need_comma, 0, sizeof j->need_comma);
+}
+
+void nsj_init_buf(ns_json* j, ns_buf* b) {
+  nsj_init(j, NULL);
+  j->to = b;
+}
+
+ns_json* nsj_new(FILE* out) {
+  ns_json* j = malloc(sizeof *j);
+  if (j) nsj_init(j, out);
+  return j;
+}
+
+ns_json* nsj_new_buf(ns_buf* b) {
+  ns_json* j = malloc(sizeof *j);
+  if (!j) {
+    b->failed = 1;
+    return NULL;
+  }
+  nsj_init_buf(j, b);
+  return j;
+}
+
+int nsj_free(ns_json* j) {
+  int rc = nsj_flush(j);
+  free(j);
+  return rc;
 }
 
 int nsj_flush(ns_json* j) {
@@ -142,6 +180,23 @@ size_t nsj_fmt_hex(char* out, uint64_t v, unsigned width) {
   return n;
 }
 
+size_t nsj_fmt_f64(char* out, double v) {
+  char tmp[NSJ_F64_MAX];
+  int n = 0;
+  for (int prec = 15; prec <= 17; prec++) {
+    n = snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+    if (strtod(tmp, NULL) == v) break;
+  }
+  /* %g goes to an exponent once the integer part has more digits than the
+   * precision; below 1e17 a whole number is written out in full instead
+   * (1699999999000000, not 1.699999999e+15), as %.17g writes it. */
+  if (memchr(tmp, 'e', (size_t)(n > 0 ? n : 0)) && fabs(v) >= 1e-4 && fabs(v) < 1e17)
+    n = snprintf(tmp, sizeof tmp, "%.17g", v);
+  size_t len = n > 0 ? (size_t)n : 0; /* "-1.2345678901234567e-308": 24 at most */
+  memcpy(out, tmp, len);
+  return len;
+}
+
 /* ---- structure ---- */
 
 static inline void before_value(ns_json* j) { nsj_sep(j); }
@@ -221,20 +276,24 @@ void nsj_f64(ns_json* j, double v) {
     return;
   }
   before_value(j);
-  char tmp[40];
-  int n = snprintf(tmp, sizeof tmp, "%.17g", v);
-  if (n > 0) nsj_put_pieces(j, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+  j->len += nsj_fmt_f64(room(j, NSJ_F64_MAX), v);
 }
 
-void nsj_hex(ns_json* j, uint64_t v) {
+void nsj_hexw(ns_json* j, uint64_t v, unsigned width) {
   before_value(j);
   char* o = room(j, 20);
   o[0] = '"';
   o[1] = '0';
   o[2] = 'x';
-  size_t n = 3 + nsj_fmt_hex(o + 3, v, 1);
+  size_t n = 3 + nsj_fmt_hex(o + 3, v, width);
   o[n++] = '"';
   j->len += n;
+}
+
+void nsj_sec(ns_json* j, int64_t ns) {
+  int64_t ms = ns >= 0 ? (ns + 500000) / 1000000 : -((500000 - ns) / 1000000);
+  before_value(j);
+  nsj_put_us(j, ms); /* thousandths with 3 decimals: here milliseconds as seconds */
 }
 
 void nsj_put_u64(ns_json* j, uint64_t v) {
@@ -272,6 +331,12 @@ void nsj_raw(ns_json* j, const char* text) {
 }
 
 void nsj_ws(ns_json* j, const char* ws) { nsj_put_pieces(j, ws, strlen(ws)); }
+
+void nsj_value_on_new_line(ns_json* j) {
+  nsj_sep(j);
+  put1(j, '\n');
+  j->after_key = 1; /* the value itself takes no separator: it was written */
+}
 
 void nsj_line_end(ns_json* j) {
   put1(j, '\n');
