@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope: tests of the CLI's JSON reader (tools/json_reader.c), which
+/* ncclscope: tests of the JSON reader (src/util/json_reader.c), which
  * reads flight records back for `ncclscope report`: values of every kind,
  * 64-bit integers exact, escapes (\uXXXX, surrogate pairs) to UTF-8, and
  * malformed or too deep input refused with a message, never a crash. */
