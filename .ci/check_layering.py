@@ -170,8 +170,14 @@ def check_links(repo, rows, errors):
     return checked
 
 
+# Components whose files include each other by their path from the
+# component's root (its CMakeLists.txt makes that root an include directory).
+COMPONENT_ROOTS = ("tools", "sim")
+
+
 def resolve(repo, including_dir, name):
-    for base in (including_dir, "include", "src"):
+    top = including_dir.split("/")[0]
+    for base in (including_dir,) + ((top,) if top in COMPONENT_ROOTS else ()) + ("include", "src"):
         cand = os.path.normpath(os.path.join(base, name))
         if os.path.isfile(os.path.join(repo, cand)):
             return cand

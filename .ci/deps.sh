@@ -4,7 +4,7 @@
 # when it is missing (nothing is installed when everything is there):
 #   .ci/deps.sh        build + tests: cmake, gcc, make, python3, nm, pkg-config, json-c, zlib, groff (man pages),
 #                      protoc (decodes `export --format perfetto` in tools.perfetto*), npm (report.html's
-#                      chart library, uPlot, is vendored from npm at configure time: tools/html/package.json)
+#                      chart library, uPlot, is vendored from npm at configure time: tools/report/html/package.json)
 #   .ci/deps.sh --ci   also what .ci/sanitizers.sh uses: clang + libFuzzer, llvm-symbolizer, valgrind;
 #                      what the metric tests drive (tests/sinks): promtool and prometheus
 #                      (prometheus), prometheus-node-exporter, libcurl4 and zlib (loaded by the

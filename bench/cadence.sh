@@ -5,7 +5,7 @@
 #   bench/cadence.sh [BUILD_DIR] [THREADS] [REPS]     e.g. bench/cadence.sh build 1 5
 # Prints per gap and sequence: ns inside the plugin calls per collective (empty
 # plugin, ncclscope, added, added per event), the same added per event for the
-# floor plugin (sim/floor_plugin.c: a timestamp and an entry per call, nothing
+# floor plugin (sim/timing/floor_plugin.c: a timestamp and an entry per call, nothing
 # else; timed in the same runs, interleaved) and the events the plugin dropped
 # in that run (its trace's counters, `ns-trace-stats`), and per gap the writer
 # thread's CPU per trace record (its own log line, all four sequences

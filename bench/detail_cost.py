@@ -5,7 +5,7 @@
     bench/detail_cost.py [--build DIR] [--reps N] [--iters K] [--nccl VER] [--emulate-detail]
 
 For three workloads of `ncclscope-sim --bench-nccl` (an 8 KiB AllReduce on one node, the same on two
-nodes, a Send/Recv pair on one node; sim/bench_nccl.c) it prints one table per workload, a row per
+nodes, a Send/Recv pair on one node; sim/timing/bench_nccl.c) it prints one table per workload, a row per
 configuration:
   none              no plugin
   empty 0xFFF       the empty plugin (NULL handles) with every event of the measurement the model is
@@ -15,7 +15,7 @@ configuration:
   ncclscope <level> ncclscope with NCCLSCOPE_DETAIL=<level>
 Columns, per operation and rank: plugin_ns, the time inside the plugin's calls (the simulator's timing
 less one clock read per call; --reps runs, median); nccl_ns, NCCL's modelled work for the bits the mask
-enabled (sim/nccl_cost.c, docs/simulator.md); their sum; and ratio, (no-plugin time + sum) / no-plugin
+enabled (sim/personalities/nccl_cost.c, docs/simulator.md); their sum; and ratio, (no-plugin time + sum) / no-plugin
 time, where the no-plugin time per iteration is the one measured on real GPUs for that workload
 (26.40 us one-node AllReduce, 22.12 us two-node AllReduce, 26.66 us one-node Send/Recv).
 

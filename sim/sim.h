@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "abi/nccl_profiler.h"
-#include "nccl_version.h"
+#include "personalities/nccl_version.h"
 
 #define SIM_MAX_CHANNELS 64
 #define SIM_STEPS 8 /* NCCL_STEPS: ProxyStep handle slots per ProxyOp */

@@ -18,12 +18,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "event_details.h"
-#include "export.h"
+#include "export/event_details.h"
+#include "export/export.h"
 
 #define DEMO_NET_GBPS "0.5"  /* Gbit/s per simulated link */
 #define DEMO_NET_LAT_US "500" /* us per step */
-#include "report.h"
+#include "report/report.h"
 
 #define TOP_FUNCS 32
 

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "export.h"
-#include "report.h"
+#include "export/export.h"
+#include "report/report.h"
 
 #ifndef NCCLSCOPE_VERSION
 #error "NCCLSCOPE_VERSION comes from project(VERSION) in CMakeLists.txt"

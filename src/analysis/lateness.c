@@ -8,7 +8,7 @@
  * arrival minus the earliest arrival, and the rank that arrived last (alone)
  * is counted. Arrival is the op's GPU kernel start in the trace clock when it
  * has one, else its Coll start: the definition of `ncclscope report`'s
- * cross-rank view (tools/report_ranks.h), which compares every process.
+ * cross-rank view (tools/report/report_ranks.h), which compares every process.
  * Here one process compares only its own ranks; ranks in other processes are
  * that view's.
  *

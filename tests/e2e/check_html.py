@@ -372,7 +372,7 @@ def report_and_load(chrome, work, dump):
     with open(os.path.join(dump, "report.html"), encoding="utf-8") as f:
         text = f.read()
     check("var uPlot=" in text,
-          "report.html has no chart library: ncclscope was built without npm (tools/html/package.json)")
+          "report.html has no chart library: ncclscope was built without npm (tools/report/html/package.json)")
     # first what a reader sees: the page's script ran and drew its charts
     p, flags, url = load(chrome, work, os.path.join(dump, "report.html"))
     check(p.svgs >= 1 and p.canvases >= 1, "%d svg, %d canvas: the charts were not drawn" % (p.svgs, p.canvases))

@@ -15,7 +15,7 @@ usage: check_kineto_perfetto.py MERGED.pftrace --kineto TRACE.json[.gz] --chrome
    process_name, else "process N") and thread (its thread_name, else
    "thread N", or that with " (overlapping #k)" where it overlaps an earlier
    slice without nesting). pids and tids that are not numbers are numbered
-   as tools/kineto_draw.h says. Each flow point that starts no slice is a
+   as tools/merge/kineto_draw.h says. Each flow point that starts no slice is a
    zero-length slice of its own.
 3. Every instant is there (the process track for "s":"g"/"p"), every counter
    sample of non-negative integers is a counter value, and each flow of the
@@ -41,14 +41,14 @@ from decimal import ROUND_HALF_UP, Decimal
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_perfetto import decode, flow_holders, one  # noqa: E402
 
-PID_MAX = 1 << 30  # tools/kineto_draw.c: larger pids are numbered like string ones
+PID_MAX = 1 << 30  # tools/merge/kineto_draw.c: larger pids are numbered like string ones
 SYNTH_TID = 0x80000000
 KINETO_FLOW_BASE = 1 << 61
 LINK_FLOW_BASE = 1 << 62
 
 
 def ns(us):
-    """Microseconds as written (a Decimal) to integer ns, as tools/kineto_trace.c reads them."""
+    """Microseconds as written (a Decimal) to integer ns, as tools/merge/kineto_trace.c reads them."""
     return int((Decimal(us) * 1000).to_integral_value(rounding=ROUND_HALF_UP))
 
 
@@ -82,7 +82,7 @@ def same(a, b):
 
 
 def numbering(events):
-    """(pid, tid) numbers per event, as tools/kineto_draw.c gives them."""
+    """(pid, tid) numbers per event, as tools/merge/kineto_draw.c gives them."""
     def raw(v):
         return "" if v is None else json.dumps(v) if not isinstance(v, Decimal) else str(v)
     nums = [e["pid"] for e in events if type(e.get("pid")) is int and 0 <= e["pid"] < PID_MAX]

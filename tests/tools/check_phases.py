@@ -81,7 +81,7 @@ def one(a, scenario, seed):
 
 
 def verdicts(ns):
-    """tools/report_phases.c's rules on the truth's GPU time per rank and phase: (the rank that waits for its
+    """tools/report/report_phases.c's rules on the truth's GPU time per rank and phase: (the rank that waits for its
     peers, the rank they wait for), each None when no rank is named."""
     share = {r: v[0] / max(1, sum(v)) for r, v in ns.items()}
     order = sorted(share.values())

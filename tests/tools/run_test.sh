@@ -508,7 +508,7 @@ otf2_off)
   ! grep -q 'export_otf2\.c\|NCCLSCOPE_HAVE_OTF2' off/compile_commands.json || fail "OTF2 sources or flags in the OFF build"
   "$PYTHON" - off/compile_commands.json <<'PY' || fail "cmd_export.c does not compile without OTF2"
 import json, subprocess, sys
-cmd = [c for c in json.load(open(sys.argv[1])) if c["file"].endswith("tools/cmd_export.c")][0]
+cmd = [c for c in json.load(open(sys.argv[1])) if c["file"].endswith("tools/export/cmd_export.c")][0]
 sys.exit(subprocess.run(cmd["command"], shell=True, cwd=cmd["directory"]).returncode)
 PY
   ;;

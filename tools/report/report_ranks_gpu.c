@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ncclscope CLI, cross-rank view: each rank's GPU clock, placed by the
+ * collectives' ends (report_ranks_gpu.h).
+ *
+ * A GPU whose kernels never start promptly after their launch (a GPU-side
+ * straggler) has a clock fit as wide as its delay: the launch calls say
+ * little about when its kernels began, so its converted times sit anywhere
+ * in a bound of milliseconds and its lateness reads a fraction of the truth.
+ * The ranks of a collective finish together (each waits for the last one's
+ * data), so per rank the median over the collectives of (its GPU end - the
+ * collective's median end) is how far its converted GPU times are off. The
+ * correction is applied to the ops whose published bound allows it
+ * (|correction| <= bound: the truth lies inside the bound, so a larger one
+ * means the ends did not agree), when it rests on XR_GPU_MIN_COLLS
+ * collectives whose ends agree within XR_GPU_TIGHT_NS (MAD) and exceeds
+ * XR_GPU_SIGNIFICANT times its uncertainty. Host times are never moved. */
+#include "report/report_ranks_gpu.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "report/report_ranks_walk.h"
+
+#define XR_GPU_MIN_COLLS 10
+#define XR_GPU_TIGHT_NS 50000.0
+#define XR_GPU_SIGNIFICANT 3.0
+
+/* A collective with 3+ ends: where its ends are measured from, and their median. */
+typedef struct {
+  int16_t func;
+  uint64_t seq;
+  int64_t base; /* the first end (common ns) */
+  double mid;   /* the median of (end - base) */
+} xr_coll_end;
+
+/* Whether m[i] is an op the ends are taken from: its rank's first in the
+ * collective (a trace's), if it completed with an end. */
+static int end_member(const xr_member* m, size_t i) {
+  const xr_op* p = m[i].op;
+  if ((p->flags & XR_FR) || !(p->flags & XR_DONE) || !p->end) return 0;
+  return !(i > 0 && m[i - 1].rank == m[i].rank);
+}
+
+/* One communicator: per collective the median end; then per rank with GPU ends, its offset from those medians
+ * (the median over its collectives), and the correction where it holds. 0, or -1 when out of memory. */
+static int refine_comm_gpus(ns_xr* x, xr_comm* c) {
+  xr_cursor k;
+  if (xr_cursor_init(&k, c)) return -1;
+  xr_coll_end* ends = NULL;
+  size_t nends = 0, capends = 0, capval = 0;
+  double* val = NULL;
+  int rc = 0;
+  while (xr_cursor_next(&k)) {
+    if (2 * k.nm > capval) {
+      free(val);
+      capval = 2 * k.nm;
+      if (!(val = malloc(capval * sizeof *val))) goto fail;
+    }
+    size_t n = 0;
+    int64_t base = 0;
+    for (size_t i = 0; i < k.nm; i++) {
+      if (!end_member(k.m, i)) continue;
+      int64_t e = xr_common(x, k.m[i].op, k.m[i].op->end);
+      if (!n) base = e;
+      val[n++] = (double)(e - base); /* small: exact in a double */
+    }
+    if (n < 3) continue;
+    memcpy(val + n, val, n * sizeof *val);
+    qsort(val + n, n, sizeof *val, xr_by_double);
+    if (xr_grow((void**)&ends, &capends, nends, sizeof *ends)) goto fail;
+    ends[nends++] = (xr_coll_end){.func = k.m[0].op->func, .seq = k.m[0].op->seq, .base = base,
+                                  .mid = xr_sorted_median(val + n, n)};
+  }
+  for (uint32_t r = 0; r < c->nranks && nends; r++) {
+    xr_rank* rk = &c->ranks[r];
+    if (2 * rk->nops > capval) {
+      free(val);
+      capval = 2 * rk->nops;
+      if (!(val = malloc(capval * sizeof *val))) goto fail;
+    }
+    size_t n = 0, e = 0;
+    for (size_t i = 0; i < rk->nops; i++) {
+      const xr_op* p = &rk->ops[i];
+      if (i > 0 && rk->ops[i - 1].func == p->func && rk->ops[i - 1].seq == p->seq) continue; /* one per collective */
+      if ((p->flags & XR_FR) || !(p->flags & XR_DONE) || !p->end || !(p->gpu_err_ns > 0)) continue;
+      while (e < nends && xr_key_less(ends[e].func, ends[e].seq, p->func, p->seq)) e++;
+      if (e == nends) break;
+      if (ends[e].func != p->func || ends[e].seq != p->seq) continue;
+      val[n++] = (double)(xr_common(x, p, p->end) - ends[e].base) - ends[e].mid;
+    }
+    if (!n) continue;
+    qsort(val, n, sizeof *val, xr_by_double);
+    double med = xr_sorted_median(val, n);
+    for (size_t m = 0; m < n; m++) val[n + m] = fabs(val[m] - med);
+    qsort(val + n, n, sizeof *val, xr_by_double);
+    double mad = xr_sorted_median(val + n, n);
+    rk->gpu_found_ns = -med;
+    rk->gpu_samples = n;
+    rk->gpu_uncert_ns = 1.2533 * 1.4826 * mad / sqrt((double)n);
+    if (n >= XR_GPU_MIN_COLLS && mad <= XR_GPU_TIGHT_NS && fabs(med) > XR_GPU_SIGNIFICANT * rk->gpu_uncert_ns) {
+      int64_t corr = (int64_t)llround(-med);
+      for (size_t i = 0; i < rk->nops; i++) {
+        xr_op* p = &rk->ops[i];
+        if (!(p->gpu_err_ns > 0) || fabs(med) > p->gpu_err_ns) continue;
+        if (p->arr) p->arr += corr;
+        if (p->end) p->end += corr;
+        rk->gpu_moved++;
+      }
+    }
+  }
+  goto out;
+fail:
+  rc = -1;
+out:
+  free(val);
+  free(ends);
+  xr_cursor_free(&k);
+  return rc;
+}
+
+void xr_refine_gpu_clocks(ns_xr* x) {
+  for (size_t i = 0; i < x->ncomms; i++)
+    if (x->comms[i].nops && refine_comm_gpus(x, &x->comms[i])) return;
+}
