@@ -10,7 +10,7 @@
  * Fed with the records of one trace in arrival order (per thread in order,
  * threads interleaved: a child may come before its op's START), exactly like
  * the analysis (analysis.h). The plugin's writer thread owns one per process
- * (src/writer/flightrec_out.c); nothing here runs on NCCL's threads.
+ * (src/writer/flightrec_run.c); nothing here runs on NCCL's threads.
  *
  * When an operation is done (docs/design.md, "Flight recorder"):
  *  - its communicator records KernelCh (ABI v3+) and nChannels of them

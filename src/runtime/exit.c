@@ -25,7 +25,7 @@
  *    directly; tracing goes on if the process does.
  *  - SIGKILL cannot be caught: at most one flush period is lost, as before.
  *  - The dump signal (NCCLSCOPE_DUMP_SIGNAL, SIGUSR1 by default; 0: none)
- *    asks the writer for a flight record (src/writer/flightrec_out.c): the
+ *    asks the writer for a flight record (src/writer/flightrec_run.c): the
  *    handler only sets a flag, then calls the application's handler if it
  *    had one. Installed under the same rule (not where the signal is
  *    ignored); where the default action was left, ours replaces it, since a
@@ -44,7 +44,7 @@
 
 #include "capture/context.h"
 #include "session/session.h"
-#include "writer/flightrec_out.h"
+#include "writer/flightrec_run.h"
 #include "writer/writer.h"
 
 #define NS_SIGNAL_WAIT_NS (5ull * 1000000000ull)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: feeding the writer's records into the analysis library and
- * the flight recorder (flightrec_out.c).
+ * the flight recorder (flightrec_run.c).
  *
  * The writer thread owns the one per-process ns_analysis: nothing here runs
  * on NCCL's threads. It sees exactly the records written to the trace, in
@@ -16,11 +16,11 @@
 #include "clock/clock.h"
 #include "log/log.h"
 #include "session/session.h"
+#include "sinks/summary_file.h"
 #include "writer/counters.h"
 #include "writer/detail.h"
-#include "writer/flightrec_out.h"
+#include "writer/flightrec_run.h"
 #include "writer/metrics_out.h"
-#include "writer/summary_out.h"
 #include "writer/trace_out.h"
 
 static ns_analysis* g_a; /* writer thread only */
@@ -139,7 +139,9 @@ void ns_feed_finish(void) {
   ns_mout_close();
   char stem[NAME_MAX + 1];
   ns_trace_out_stem("summary", stem, sizeof stem);
-  ns_summary_out(g_a, ns_trace_out_dirfd(), ns_sess.cfg.dump_dir, stem, ns_sess.cfg.file_mode);
+  ns_summary_recording rec;
+  ns_writer_recording(&rec);
+  ns_summary_file_write(g_a, &rec, ns_trace_out_dirfd(), ns_sess.cfg.dump_dir, stem, ns_sess.cfg.file_mode);
   ns_feed_close();
 }
 

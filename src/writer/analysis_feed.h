@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the writer thread's analysis (one ns_analysis per process) and
- * flight recorder (flightrec_out.h). Writer thread only: it feeds every
+ * flight recorder (flightrec_run.h). Writer thread only: it feeds every
  * record it encodes, ticks after each drain, writes CLOCKFIT blocks and, at
  * the last finalize, the summary. NCCLSCOPE_ANALYSIS=0 turns the analysis
  * off, NCCLSCOPE_FR_ENTRIES=0 the flight recorder. */

@@ -33,7 +33,7 @@
 #include "sinks/sender.h"
 #include "util/safefile.h"
 #include "writer/detail.h"
-#include "writer/flightrec_out.h"
+#include "writer/flightrec_run.h"
 #include "writer/trace_out.h"
 
 #define NS_PROM_FILE_MODE 0644u /* node_exporter runs as another user: world-readable */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the flight recorder and the hang watchdog on the writer thread
- * (flightrec_out.c). Writer thread only, except ns_writer_request_dump. */
-#ifndef NCCLSCOPE_WRITER_FLIGHTREC_OUT_H
-#define NCCLSCOPE_WRITER_FLIGHTREC_OUT_H
+ * (flightrec_run.c). Writer thread only, except ns_writer_request_dump. */
+#ifndef NCCLSCOPE_WRITER_FLIGHTREC_RUN_H
+#define NCCLSCOPE_WRITER_FLIGHTREC_RUN_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -8,7 +8,7 @@
  *    NCCLSCOPE_HANG_TIMEOUT_SEC (the oldest unfinished one per communicator);
  *    for each new one (an episode) it logs one WARN through NCCL's logger
  *    and, once per tick with new episodes, writes flightrec-<host>-<pid>.json
- *    into the dump directory (temporary file + rename, src/util/safefile.h);
+ *    into the dump directory (sinks/flightrec_file.h);
  *    an episode's end is one INFO line;
  *  - tells the metrics (metrics_out.h) that a verdict came, so they are
  *    written at once, and gives them each communicator's oldest operation
@@ -18,9 +18,8 @@
  * NCCLSCOPE_FR_ENTRIES=0 turns all of it off. Writer thread only, except
  * ns_writer_request_dump (any thread, a signal handler). Nothing here fails
  * NCCL: an unwritable file is one warning per session. */
-#include "writer/flightrec_out.h"
+#include "writer/flightrec_run.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -30,14 +29,13 @@
 #include "capture/context.h"
 #include "log/log.h"
 #include "session/session.h"
-#include "util/safefile.h"
+#include "sinks/flightrec_file.h"
 #include "writer/trace_out.h"
 
 #define FRW_BATCH 16 /* verdicts taken per check */
 
 static ns_fr* g_fr;     /* writer thread only */
-static int g_write_warned;
-static char g_name[NAME_MAX + 1]; /* the session's flight record once written ("": not yet) */
+static ns_fr_file g_file; /* the session's flight record file */
 static uint64_t g_timeout_ns; /* 0: no watchdog */
 
 /* Set by the dump signal's handler, taken by the writer. Relaxed: a flag
@@ -50,8 +48,7 @@ static const char* strtab_string(void* user, uint32_t id) { return ns_strtab_str
 
 void ns_frw_open(const ns_strtab* strings) {
   g_fr = NULL;
-  g_write_warned = 0;
-  g_name[0] = '\0';
+  memset(&g_file, 0, sizeof g_file);
   /* g_dump_requested is left alone: a request made between init and this
    * thread's start is taken at its first pass. */
   if (!ns_sess.cfg.fr_entries) return;
@@ -79,17 +76,10 @@ void ns_frw_record(const ns_record* r) {
   if (g_fr) ns_fr_record(g_fr, r);
 }
 
-/* DIR/flightrec-<host>-<pid><suffix>.json, or one warning (per session).
- * The first dump takes that name (the trace's suffix: ns_trace_out_stem), or
- * when it is taken the first free one after it; later ones replace it. 0 or
- * -1. */
+/* The flight record file (sinks/flightrec_file.h) with the process's facts. */
 static int write_dump(const char* reason, uint64_t now, char* shown, size_t shownlen) {
-  int dirfd = ns_trace_out_dirfd();
-  char stem[NAME_MAX + 1], name[NAME_MAX + 1], why[PATH_MAX + 200];
+  char stem[NAME_MAX + 1];
   ns_trace_out_stem("flightrec", stem, sizeof stem);
-  snprintf(name, sizeof name, "%s", g_name[0] ? g_name : stem);
-  if (!g_name[0]) strncat(name, ".json", sizeof name - strlen(name) - 1);
-  snprintf(shown, shownlen, "%s/%s", ns_sess.cfg.dump_dir, name);
   struct timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);
   ns_fr_dump_info info = {
@@ -100,27 +90,8 @@ static int write_dump(const char* reason, uint64_t now, char* shown, size_t show
       .realtime_offset_ns = ((int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec) - (int64_t)now,
       .timeout_sec = ns_sess.cfg.hang_timeout_sec,
   };
-  ns_out o;
-  why[0] = 0;
-  int rc = dirfd < 0 ? -1 : ns_out_open_at(&o, dirfd, name, name, ns_sess.cfg.file_mode, why, sizeof why);
-  if (rc == 0) {
-    if (ns_fr_dump_json(g_fr, &info, o.f) != 0) {
-      snprintf(why, sizeof why, "%s: %s", name, strerror(errno));
-      ns_out_abort(&o);
-      rc = -1;
-    } else if (g_name[0]) {
-      rc = ns_out_commit(&o, why, sizeof why);
-    } else {
-      rc = ns_out_commit_unique(&o, stem, ".json", now, g_name, sizeof g_name, why, sizeof why);
-      if (rc == 0) snprintf(shown, shownlen, "%s/%s", ns_sess.cfg.dump_dir, g_name);
-      else g_name[0] = '\0';
-    }
-  }
-  if (rc != 0 && !g_write_warned) {
-    g_write_warned = 1;
-    ns_log_warn("cannot write the flight record %s (%s)", shown, why[0] ? why : "no dump directory");
-  }
-  return rc;
+  return ns_fr_file_write(&g_file, g_fr, &info, ns_trace_out_dirfd(), ns_sess.cfg.dump_dir, stem,
+                          ns_sess.cfg.file_mode, shown, shownlen);
 }
 
 int ns_frw_tick(uint64_t now, int* dumped_on_request) {

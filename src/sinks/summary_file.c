@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope: the plugin's summary at the last finalize (writer thread).
+/* ncclscope sinks: the plugin's summary at the last finalize (writer thread).
  *
  * The text summary goes to NCCL's log at INFO, one line per call, and both
  * forms go to the dump dir as summary-<host>-<pid>.txt / .json: several
@@ -9,7 +9,7 @@
  * openat) and renamed, so a reader never sees half a summary and nothing
  * planted in the directory is followed.
  * Nothing here fails NCCL: an error is one warning. */
-#include "writer/summary_out.h"
+#include "sinks/summary_file.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -17,11 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ncclscope/analysis.h"
-#include "log/log.h"
 #include "clock/clock.h"
+#include "log/log.h"
 #include "util/safefile.h"
-#include "writer/counters.h"
 
 static void log_lines(const char* text, size_t len) {
   const char* p = text;
@@ -58,10 +56,9 @@ static int write_file(int dirfd, const char* stem, const char* suffix, char* nam
   return ns_out_commit_unique(&o, stem, suffix, ns_mono_ns(), name, namelen, why, whylen);
 }
 
-void ns_summary_out(struct ns_analysis* a, int dirfd, const char* dir, const char* summary_stem, unsigned mode) {
-  ns_summary_recording rec;
-  ns_writer_recording(&rec);
-  ns_summary_options opt = {.max_links = 10, .recording = &rec};
+void ns_summary_file_write(ns_analysis* a, const ns_summary_recording* rec, int dirfd, const char* dir,
+                           const char* summary_stem, unsigned mode) {
+  ns_summary_options opt = {.max_links = 10, .recording = rec};
   char* text = NULL;
   size_t len = 0;
   FILE* mem = open_memstream(&text, &len);
