@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope: the writer thread's metric outputs (metrics_out.h).
+/* ncclscope: the writer thread's metric outputs (metrics_out.h): the model
+ * and when each output is written; the files and the sender are src/sinks'
+ * (windows_file.h, prom_file.h, sender.h).
  *
  * Windows close inside the analysis while records are fed (during a ring's
  * drain), so ns_mout_window only folds the window into the model and keeps
@@ -13,8 +15,6 @@
  * writes; nothing per record. */
 #include "writer/metrics_out.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -29,14 +29,14 @@
 #include "session/session.h"
 #include "sinks/metrics.h"
 #include "sinks/outputs.h"
-#include "sinks/sink_buf.h"
+#include "sinks/prom_file.h"
 #include "sinks/sender.h"
+#include "sinks/sink_buf.h"
+#include "sinks/windows_file.h"
 #include "util/safefile.h"
 #include "writer/detail.h"
 #include "writer/flightrec_run.h"
 #include "writer/trace_out.h"
-
-#define NS_PROM_FILE_MODE 0644u /* node_exporter runs as another user: world-readable */
 
 static struct {
   ns_metrics* m;
@@ -46,49 +46,27 @@ static struct {
   uint64_t live_at;         /* trace time of the last ns_mout_live update */
   ns_mlive* live;           /* NS_MAX_CONTEXTS entries, NULL: no live series */
   ns_fr_inflight* inflight; /* NS_MAX_CONTEXTS entries */
-  ns_buf lines;             /* windows.jsonl lines not written yet */
   int pending;              /* windows folded or live series taken since the last flush */
-  int jsonl_fd;             /* -1: none */
-  char jsonl_name[NAME_MAX + 1];
-  int jsonl_failed;
-  int prom_dirfd;           /* -1: none */
-  char prom_name[NAME_MAX + 1];
-  int prom_failing;
+  ns_windows_file windows;  /* windows.jsonl */
+  ns_prom_file prom;        /* the textfile in NCCLSCOPE_PROM_DIR */
   int closing;              /* ns_mout_close: the .prom file goes, not a new version */
   ns_sender* otlp;          /* NULL: no OTLP */
   ns_buf payload;           /* the OTLP request being encoded (handed to the sender) */
   uint64_t detail_at, detail_full_ns; /* trace time and full-detail time at the last window (0: none yet) */
-} M = {.jsonl_fd = -1, .prom_dirfd = -1, .lines = {.limit = NS_SINK_BUF_LIMIT}, .payload = {.limit = NS_SINK_BUF_LIMIT}};
+} M = {.windows = {.fd = -1}, .prom = {.dirfd = -1}, .payload = {.limit = NS_SINK_BUF_LIMIT}};
 
 /* read (and a bad value warned about) with the configuration */
 static int local_rank(void) { return ns_sess.cfg.otel.local_rank; }
 
-static void open_jsonl(void) {
-  int dirfd = ns_trace_out_dirfd();
-  if (dirfd < 0) return;
+static void open_files(void) {
   unsigned mode = ns_sess.cfg.file_mode ? ns_sess.cfg.file_mode : NS_FILE_MODE_DEFAULT;
   char stem[NAME_MAX + 1];
   ns_trace_out_stem("windows", stem, sizeof stem);
   /* the trace's suffix; another only when that name is taken (never an existing file) */
-  int fd = ns_create_unique(dirfd, stem, ".jsonl", ns_mono_ns(), O_WRONLY | O_APPEND, mode, M.jsonl_name,
-                            sizeof M.jsonl_name);
-  if (fd < 0)
-    ns_log_warn("cannot create %s/%s (%s): windows are not written there", ns_sess.cfg.dump_dir, M.jsonl_name,
-                strerror(errno));
-  M.jsonl_fd = fd;
-}
-
-static void open_prom(void) {
-  if (!ns_sess.cfg.prom_dir[0]) return;
-  M.prom_dirfd = ns_dir_open(ns_sess.cfg.prom_dir, ns_dir_mode_for(NS_PROM_FILE_MODE), 1);
-  if (M.prom_dirfd < 0) {
-    ns_log_warn("NCCLSCOPE_PROM_DIR=%s cannot be used (%s): no Prometheus file", ns_sess.cfg.prom_dir,
-                errno == ELOOP ? "it is a symbolic link (refused)" : strerror(errno));
-    return;
-  }
-  char stem[NAME_MAX + 1 - sizeof ".prom" + 1];
-  ns_trace_out_stem("ncclscope", stem, sizeof stem);
-  snprintf(M.prom_name, sizeof M.prom_name, "%s.prom", stem); /* the trace's name: one per process */
+  ns_windows_file_open(&M.windows, ns_trace_out_dirfd(), ns_sess.cfg.dump_dir, stem, mode, ns_mono_ns());
+  char prom_stem[NAME_MAX + 1 - sizeof ".prom" + 1];
+  ns_trace_out_stem("ncclscope", prom_stem, sizeof prom_stem); /* the trace's name: one per process */
+  ns_prom_file_open(&M.prom, ns_sess.cfg.prom_dir, prom_stem);
 }
 
 void ns_mout_open(void) {
@@ -140,8 +118,7 @@ void ns_mout_open(void) {
                          .attr_key = oc->attr_key,
                          .attr_val = oc->attr_val,
                          .version = NCCLSCOPE_VERSION};
-  open_jsonl();
-  open_prom();
+  open_files();
   if (oc->enabled) {
     const char* headers[NS_OTEL_HEADERS_MAX];
     for (unsigned i = 0; i < oc->nheaders; i++) headers[i] = oc->header[i];
@@ -189,73 +166,21 @@ void ns_mout_window(const ns_window* w, const ns_mout_losses* lost) {
   M.detail_at = now;
   M.detail_full_ns = dc.full_ns;
   ns_metrics_window(M.m, &in);
-  if (M.jsonl_fd >= 0) {
+  if (M.windows.fd >= 0) {
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     ns_metrics_stamp(M.m, (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec); /* the line's own time */
-    ns_jsonl_window(M.m, &M.proc, &M.lines);
+    ns_windows_file_add(&M.windows, M.m, &M.proc);
   }
   M.pending = 1;
 }
 
-static void write_jsonl(void) {
-  if (M.jsonl_fd < 0 || !M.lines.len) return;
-  size_t done = 0;
-  while (done < M.lines.len && !M.lines.failed) {
-    ssize_t k = write(M.jsonl_fd, M.lines.data + done, M.lines.len - done);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) {
-      if (!M.jsonl_failed)
-        ns_log_warn("writing %s/%s failed (%s): windows are lost there until it works again", ns_sess.cfg.dump_dir,
-                    M.jsonl_name, k < 0 ? strerror(errno) : "no space");
-      M.jsonl_failed = 1;
-      break;
-    }
-    done += (size_t)k;
-  }
-  if (done == M.lines.len) M.jsonl_failed = 0;
-  ns_buf_reset(&M.lines);
-}
-
-/* A clean end: the file goes, so that node_exporter stops serving the
- * process's series at its next scrape (a dead process's series must not
- * look live); NCCLSCOPE_PROM_KEEP=1 keeps it, with the last values. */
-static void remove_prom(void) {
-  if ((uint32_t)getpid() != ns_sess.pid) return; /* a forked child ending: the file is its parent's */
-  if (unlinkat(M.prom_dirfd, M.prom_name, 0) != 0 && errno != ENOENT)
-    ns_log_warn("cannot remove %s from NCCLSCOPE_PROM_DIR=%s (%s): node_exporter serves it until it is removed",
-                M.prom_name, ns_sess.cfg.prom_dir, strerror(errno));
-}
-
+/* The textfile, or at a clean end its removal (prom_file.h). */
 static void write_prom(void) {
-  if (M.prom_dirfd < 0) return;
-  if (M.closing && !ns_sess.cfg.prom_keep) {
-    remove_prom();
-    return;
-  }
-  ns_buf text = {.limit = NS_SINK_BUF_LIMIT};
-  ns_prom_write(M.m, &M.proc, &text);
-  char why[PATH_MAX + 200];
-  ns_out o;
-  int rc = text.failed ? -1 : 0;
-  if (text.failed) snprintf(why, sizeof why, "out of memory");
-  if (rc == 0) rc = ns_out_open_at(&o, M.prom_dirfd, M.prom_name, M.prom_name, NS_PROM_FILE_MODE, why, sizeof why);
-  if (rc == 0) {
-    if (fwrite(text.data, 1, text.len, o.f) != text.len) {
-      snprintf(why, sizeof why, "%s: %s", M.prom_name, strerror(errno));
-      ns_out_abort(&o);
-      rc = -1;
-    } else {
-      rc = ns_out_commit(&o, why, sizeof why);
-    }
-  }
-  ns_buf_free(&text);
-  if (rc != 0 && !M.prom_failing)
-    ns_log_warn("cannot replace %s in NCCLSCOPE_PROM_DIR=%s (%s); the file keeps the last window written",
-                M.prom_name, ns_sess.cfg.prom_dir, why);
-  else if (rc == 0 && M.prom_failing)
-    ns_log_warn("%s in NCCLSCOPE_PROM_DIR=%s is written again", M.prom_name, ns_sess.cfg.prom_dir);
-  M.prom_failing = rc != 0;
+  if (M.closing && !ns_sess.cfg.prom_keep)
+    ns_prom_file_close(&M.prom, 1, ns_sess.pid);
+  else
+    ns_prom_file_write(&M.prom, M.m, &M.proc);
 }
 
 void ns_mout_live(uint64_t now_ns, int verdicts) {
@@ -285,7 +210,7 @@ void ns_mout_flush(void) {
   struct timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);
   ns_metrics_stamp(M.m, (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec);
-  write_jsonl();
+  ns_windows_file_flush(&M.windows);
   write_prom();
   if (M.otlp) {
     ns_buf_reset(&M.payload);
@@ -301,13 +226,12 @@ void ns_mout_close(void) {
   ns_mout_flush();
   ns_sender_stop(M.otlp); /* joined here, on the writer thread, before the last finalize returns */
   ns_buf_free(&M.payload);
-  if (M.jsonl_fd >= 0) close(M.jsonl_fd);
-  if (M.prom_dirfd >= 0) close(M.prom_dirfd);
-  ns_buf_free(&M.lines);
+  ns_windows_file_close(&M.windows);
+  ns_prom_file_close(&M.prom, 0, ns_sess.pid);
   ns_metrics_free(M.m);
   free(M.live);
   free(M.inflight);
   memset(&M, 0, sizeof M);
-  M.jsonl_fd = M.prom_dirfd = -1;
-  M.lines.limit = M.payload.limit = NS_SINK_BUF_LIMIT; /* as the initializer: a reload's buffers stay bounded */
+  M.windows.fd = M.prom.dirfd = -1;
+  M.payload.limit = NS_SINK_BUF_LIMIT; /* as the initializer: a reload's buffers stay bounded */
 }
