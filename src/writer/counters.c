@@ -38,9 +38,10 @@ void ns_counters_props(ns_buf* out) {
   ns_props_u64(out, NS_P_STEPS_UNANALYSED, ns_ws.steps_unanalysed);
   for (unsigned r = 1; r < NS_CLOSE_REASONS; r++)
     if (ns_ws.closed[r]) ns_props_u64(out, NS_P_CLOSED_BASE + r, ns_ws.closed[r]);
-  ns_props_u64(out, NS_P_WRITE_ERRORS, ns_ws.write_errors);
-  ns_props_u64(out, NS_P_BYTES_WRITTEN, ns_ws.bytes_written + ns_trace_out_held() + ns_ws.out.len);
-  ns_props_u64(out, NS_P_BYTES_LOST, ns_ws.bytes_lost);
+  const ns_trace_file_counts* file = ns_trace_out_counts();
+  ns_props_u64(out, NS_P_WRITE_ERRORS, file->write_errors);
+  ns_props_u64(out, NS_P_BYTES_WRITTEN, file->written + ns_trace_out_held() + ns_ws.out.len);
+  ns_props_u64(out, NS_P_BYTES_LOST, file->lost);
 }
 
 void ns_writer_drops(uint64_t* ring, uint64_t* closed) {
@@ -59,9 +60,10 @@ void ns_writer_recording(ns_summary_recording* out) {
   memset(out, 0, sizeof *out);
   for (int t = 0; t < NS_EV_COUNT; t++) out->events += ns_ws.events[t];
   ns_writer_drops(&out->records_dropped, closed);
-  out->bytes_lost = ns_ws.bytes_lost + ns_trace_out_held(); /* what the file still refuses at the end is lost too */
-  out->blocks_lost = ns_ws.blocks_dropped;
-  out->write_errors = ns_ws.write_errors;
+  const ns_trace_file_counts* file = ns_trace_out_counts();
+  out->bytes_lost = file->lost + ns_trace_out_held(); /* what the file still refuses at the end is lost too */
+  out->blocks_lost = file->blocks_dropped;
+  out->write_errors = file->write_errors;
   out->steps_unanalysed = ns_ws.steps_unanalysed;
 }
 

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope: the trace file (trace_out.h). */
+/* ncclscope: the trace file (trace_out.h): its directory, its name and the
+ * blocks the writer adds of its own; its bytes go through
+ * sinks/trace_file.h. */
 #include "writer/trace_out.h"
 
 #include <errno.h>
@@ -14,20 +16,17 @@
 #include "clock/clock.h"
 #include "log/log.h"
 #include "session/session.h"
+#include "sinks/trace_file.h"
 #include "util/safefile.h"
 #include "writer/writer_state.h"
 
 #define FLUSH_BYTES (1u << 20)
-#define NS_PENDING_MAX (4u << 20) /* bytes held while the file takes none */
 
 static struct {
-  int fd;
+  ns_trace_file file;
   int dirfd, dirfd_open;   /* the dump directory, opened once */
   char name[NAME_MAX + 1]; /* the trace file's name in it */
   char tag[24]; /* what the name took after ncclscope-<host>-<pid>: "" or "-<n>", n a uint64 (ns_trace_out_stem) */
-  ns_buf pending;          /* bytes the file did not take yet (disk full): written first at the next flush */
-  int write_failing;       /* the last write failed (one warning per episode) */
-  int oom_warned;
   uint64_t last_flush_ns;
 } T;
 
@@ -57,7 +56,7 @@ int ns_trace_out_open(char* why, size_t whylen) {
     close(dirfd);
     return -1;
   }
-  T.fd = fd;
+  ns_trace_file_open(&T.file, fd, ns_sess.trace_path);
   T.dirfd = dirfd;
   T.dirfd_open = 1;
   snprintf(T.name, sizeof T.name, "%s", name);
@@ -78,64 +77,8 @@ void ns_trace_out_unlink(void) {
   if (T.dirfd_open && T.name[0]) unlinkat(T.dirfd, T.name, 0);
 }
 
-/* Writes as much of [p, p + n) as the file takes. Returns the bytes written;
- * *err is the errno of a failed write (0: all written). */
-static size_t write_some(const uint8_t* p, size_t n, int* err) {
-  size_t done = 0;
-  *err = 0;
-  while (done < n) {
-    ssize_t k = write(T.fd, p + done, n - done);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) {
-      *err = k < 0 ? errno : ENOSPC;
-      break;
-    }
-    done += (size_t)k;
-  }
-  ns_ws.bytes_written += done;
-  return done;
-}
-
-/* The batch goes to the file with one write. When the file does not take
- * it (a full disk or quota, EFBIG, EIO) what was not written waits in
- * T.pending, at most NS_PENDING_MAX bytes, and is written first at the next
- * flush: once space returns the trace goes on where it stopped, block
- * boundaries intact. A batch that does not fit in the pending buffer is
- * dropped whole (whole blocks: the reader sees a sequence gap) and counted
- * in bytes_lost, which the COUNTERS block and the last warning report. */
 void ns_trace_out_flush(void) {
-  ns_buf* out = &ns_ws.out;
-  int err = 0;
-  if (out->failed) {
-    ns_ws.bytes_lost += out->len;
-    if (!T.oom_warned) ns_log_warn("out of memory encoding the trace; data lost (counted)");
-    T.oom_warned = 1;
-  } else if (T.pending.len == 0) {
-    size_t done = write_some(out->data, out->len, &err);
-    if (err) ns_buf_put(&T.pending, out->data + done, out->len - done);
-  } else {
-    if (T.pending.len + out->len <= NS_PENDING_MAX) ns_buf_put(&T.pending, out->data, out->len);
-    else ns_ws.bytes_lost += out->len, ns_ws.blocks_dropped++;
-    size_t done = write_some(T.pending.data, T.pending.len, &err);
-    memmove(T.pending.data, T.pending.data + done, T.pending.len - done);
-    T.pending.len -= done;
-  }
-  if (T.pending.failed) { /* no memory to hold it: lost */
-    ns_ws.bytes_lost += T.pending.len;
-    ns_buf_free(&T.pending);
-    memset(&T.pending, 0, sizeof T.pending);
-  }
-  if (err && !T.write_failing) {
-    T.write_failing = 1;
-    ns_ws.write_errors++;
-    ns_log_warn("writing %s failed: %s; up to %u KiB are held and written when the file takes them again, "
-                "the rest is dropped and counted", ns_sess.trace_path, strerror(err), NS_PENDING_MAX / 1024);
-  } else if (!err && T.write_failing) {
-    T.write_failing = 0;
-    ns_log_warn("writing %s works again; %llu bytes were lost meanwhile (counted in the trace)", ns_sess.trace_path,
-                (unsigned long long)ns_ws.bytes_lost);
-  }
-  ns_buf_reset(out);
+  ns_trace_file_flush(&T.file, &ns_ws.out);
   T.last_flush_ns = ns_mono_ns();
   ns_ws.lifecycle_pending = 0;
 }
@@ -144,20 +87,15 @@ int ns_trace_out_due(void) { return ns_ws.lifecycle_pending || ns_ws.out.len >= 
 
 uint64_t ns_trace_out_since_flush(uint64_t now_ns) { return now_ns - T.last_flush_ns; }
 
-size_t ns_trace_out_held(void) { return T.pending.len; }
+size_t ns_trace_out_held(void) { return ns_trace_file_held(&T.file); }
 
-void ns_trace_out_warn_incomplete(void) {
-  if (T.pending.len || ns_ws.bytes_lost)
-    ns_log_warn("the trace %s is incomplete: %llu bytes could not be written%s", ns_sess.trace_path,
-                (unsigned long long)(ns_ws.bytes_lost + T.pending.len),
-                T.pending.len ? " (the file still takes nothing: its counters and end marker are among them)"
-                              : " (counted in its COUNTERS block)");
-}
+const ns_trace_file_counts* ns_trace_out_counts(void) { return &T.file.counts; }
+
+void ns_trace_out_warn_incomplete(void) { ns_trace_file_warn_incomplete(&T.file); }
 
 void ns_trace_out_close(void) {
-  if (T.fd > 0) close(T.fd);
+  ns_trace_file_close(&T.file);
   if (T.dirfd_open) close(T.dirfd);
-  ns_buf_free(&T.pending);
   memset(&T, 0, sizeof T);
 }
 

@@ -4,12 +4,14 @@
  * Created in the dump directory, never over an existing file; the blocks
  * each pass puts in ns_ws.out go to it with one write per flush; bytes the
  * file does not take (a full disk) are held and written first at the next
- * flush, up to a bound; what is lost is counted (ns_ws.bytes_*). */
+ * flush, up to a bound; what is lost is counted (sinks/trace_file.h). */
 #ifndef NCCLSCOPE_WRITER_TRACE_OUT_H
 #define NCCLSCOPE_WRITER_TRACE_OUT_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "sinks/trace_file.h"
 
 /* Opens (creating) the dump dir and creates the trace file in it, writes
  * nothing yet. 0, or -1 with the cause in why. */
@@ -40,6 +42,8 @@ uint64_t ns_trace_out_since_flush(uint64_t now_ns);
 void ns_trace_out_flush(void);
 /* Bytes the file has not taken yet (held for the next flush). */
 size_t ns_trace_out_held(void);
+/* What became of the trace's bytes so far (the COUNTERS block's). */
+const ns_trace_file_counts* ns_trace_out_counts(void);
 /* At the end: a warning when the trace lost bytes. */
 void ns_trace_out_warn_incomplete(void);
 /* Closes the file and the directory, frees what is held. */

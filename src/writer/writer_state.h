@@ -46,8 +46,7 @@ typedef struct {
   uint64_t state_repeats;       /* NS_ST_REPEATED counts. W: drain.c */
   uint64_t steps_unanalysed;    /* ProxySteps recorded, not fed to the analysis. W: drain.c */
   uint64_t closed[NS_CLOSE_REASONS]; /* events the writer closed, by reason. W: closed_events.c */
-  /* The trace file's bytes. W: trace_out.c */
-  uint64_t bytes_written, write_errors, bytes_lost, blocks_dropped;
+  /* (The trace file's bytes: ns_trace_out_counts, sinks/trace_file.h.) */
 } ns_writer_state;
 
 extern ns_writer_state ns_ws;
