@@ -110,10 +110,8 @@ static void json_tag(ns_json* j, const ns_tag_stats* t) {
   nsj_khex(j, "commId", t->comm_id);
   if (t->other) {
     nsj_kstr(j, "tag", "other");
-  } else { /* a string: a 64-bit tag is past a double's 2^53 */
-    char text[24];
-    text[nsj_fmt_u64(text, t->tag)] = '\0';
-    nsj_kstr(j, "tag", text);
+  } else {
+    nsj_ku64_str(j, "tag", t->tag); /* a string: a 64-bit tag is past a double's 2^53 */
   }
   nsj_ku64(j, "ranks", t->ranks);
   nsj_ku64(j, "ops", t->ops);

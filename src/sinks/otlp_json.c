@@ -3,19 +3,9 @@
  * model: an ExportMetricsServiceRequest as the OTLP specification maps it
  * to JSON (lowerCamelCase fields, 64-bit integers as decimal strings, enums
  * as numbers). Writer thread. */
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "sinks/outputs.h"
-
-/* A 64-bit integer as the decimal string the JSON mapping wants. */
-static void u64_text(ns_json* j, const char* key, uint64_t v) {
-  char text[24];
-  text[nsj_fmt_u64(text, v)] = '\0';
-  nsj_kstr(j, key, text);
-}
 
 static void key_value(ns_json* j, const char* key, int is_int, int64_t i, const char* s) {
   nsj_obj_begin(j);
@@ -23,9 +13,7 @@ static void key_value(ns_json* j, const char* key, int is_int, int64_t i, const 
   nsj_key(j, "value");
   nsj_obj_begin(j);
   if (is_int) {
-    char text[24];
-    snprintf(text, sizeof text, "%" PRId64, i);
-    nsj_kstr(j, "intValue", text);
+    nsj_ki64_str(j, "intValue", i);
   } else {
     nsj_kstr(j, "stringValue", s);
   }
@@ -51,29 +39,23 @@ static void point_attrs(ns_json* j, const ns_metrics* m, const ns_mprocess* proc
 static void data_point(ns_json* j, const ns_metrics* m, const ns_mprocess* proc, const ns_mdesc* d,
                        const ns_mpoint* p) {
   nsj_obj_begin(j);
-  if (d->kind != NS_MK_GAUGE) u64_text(j, "startTimeUnixNano", ns_metrics_start_unix_ns(m));
-  u64_text(j, "timeUnixNano", ns_metrics_time_unix_ns(m));
+  if (d->kind != NS_MK_GAUGE) nsj_ku64_str(j, "startTimeUnixNano", ns_metrics_start_unix_ns(m));
+  nsj_ku64_str(j, "timeUnixNano", ns_metrics_time_unix_ns(m));
   point_attrs(j, m, proc, p);
   if (d->kind == NS_MK_HISTOGRAM) {
-    u64_text(j, "count", p->count);
+    nsj_ku64_str(j, "count", p->count);
     nsj_key(j, "sum");
     ns_sink_json_f64(j, p->sum);
     nsj_key(j, "bucketCounts");
     nsj_arr_begin(j);
-    for (unsigned k = 0; k <= NS_HIST_BOUNDS; k++) {
-      char text[24];
-      text[nsj_fmt_u64(text, p->buckets[k])] = '\0';
-      nsj_str(j, text);
-    }
+    for (unsigned k = 0; k <= NS_HIST_BOUNDS; k++) nsj_u64_str(j, p->buckets[k]);
     nsj_arr_end(j);
     nsj_key(j, "explicitBounds");
     nsj_arr_begin(j);
     for (unsigned k = 0; k < NS_HIST_BOUNDS; k++) ns_sink_json_f64(j, ns_metrics_bound_s(k));
     nsj_arr_end(j);
   } else if (d->is_int) {
-    char text[24];
-    snprintf(text, sizeof text, "%" PRId64, (int64_t)p->value);
-    nsj_kstr(j, "asInt", text);
+    nsj_ki64_str(j, "asInt", (int64_t)p->value);
   } else {
     nsj_key(j, "asDouble");
     ns_sink_json_f64(j, p->value);

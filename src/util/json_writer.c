@@ -252,6 +252,20 @@ NSJ_VALUE(i64, int64_t)
 NSJ_VALUE(us, int64_t)
 #undef NSJ_VALUE
 
+void nsj_u64_str(ns_json* j, uint64_t v) {
+  before_value(j);
+  put1(j, '"');
+  nsj_put_u64(j, v);
+  put1(j, '"');
+}
+
+void nsj_i64_str(ns_json* j, int64_t v) {
+  before_value(j);
+  put1(j, '"');
+  nsj_put_i64(j, v);
+  put1(j, '"');
+}
+
 void nsj_bool(ns_json* j, int v) {
   before_value(j);
   char* o = room(j, 5);

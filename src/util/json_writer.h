@@ -69,6 +69,10 @@ void nsj_bool(ns_json* j, int v);
 void nsj_null(ns_json* j);
 /* A finite double in its shortest form (nsj_fmt_f64); NaN/inf write null. */
 void nsj_f64(ns_json* j, double v);
+/* An integer as a JSON string ("12"): a 64-bit value past a double's 2^53
+ * that a reader must keep exact (OTLP's JSON mapping, userTags). */
+void nsj_u64_str(ns_json* j, uint64_t v);
+void nsj_i64_str(ns_json* j, int64_t v);
 /* Nanoseconds as microseconds with exactly 3 decimals (exact, no rounding). */
 void nsj_us(ns_json* j, int64_t ns);
 /* Nanoseconds as seconds with exactly 3 decimals, rounded to the millisecond. */
@@ -103,6 +107,8 @@ static inline void nsj_resume(ns_json* j, int depth);
 /* key + value shorthands */
 static inline void nsj_kstr(ns_json* j, const char* key, const char* s);
 static inline void nsj_ku64(ns_json* j, const char* key, uint64_t v);
+static inline void nsj_ku64_str(ns_json* j, const char* key, uint64_t v);
+static inline void nsj_ki64_str(ns_json* j, const char* key, int64_t v);
 static inline void nsj_ki64(ns_json* j, const char* key, int64_t v);
 static inline void nsj_kbool(ns_json* j, const char* key, int v);
 static inline void nsj_kus(ns_json* j, const char* key, int64_t ns);
@@ -220,6 +226,8 @@ static inline void nsj_str(ns_json* j, const char* s) {
   }
 NSJ_KEYED(str, const char*)
 NSJ_KEYED(u64, uint64_t)
+NSJ_KEYED(u64_str, uint64_t)
+NSJ_KEYED(i64_str, int64_t)
 NSJ_KEYED(i64, int64_t)
 NSJ_KEYED(bool, int)
 NSJ_KEYED(us, int64_t)

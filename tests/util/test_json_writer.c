@@ -174,6 +174,14 @@ int main(void) {
     nsj_sec(&jw, 1499999);
     nsj_arr_end(&jw);
   });
+  CHECK_OUTPUT("integers as strings", "[\"0\",\"18446744073709551615\",\"-9223372036854775808\",\"-5\"]", {
+    nsj_arr_begin(&jw);
+    nsj_u64_str(&jw, 0);
+    nsj_u64_str(&jw, UINT64_MAX);
+    nsj_i64_str(&jw, INT64_MIN);
+    nsj_i64_str(&jw, -5);
+    nsj_arr_end(&jw);
+  });
   CHECK_OUTPUT("hex with a width", "[\"0x00000000000000ab\",\"0xffffffffffffffff\",\"0x0\"]", {
     nsj_arr_begin(&jw);
     nsj_hexw(&jw, 0xab, 16);
