@@ -28,15 +28,15 @@ typedef struct {
   int kind;    /* RP_* */
   int index;   /* into comms, events or states */
   int order;   /* tie-break: kind-specific causal rank, then file order */
-} rpCall;
+} simReplayCall;
 
 typedef struct {
   int pid, tid;   /* as recorded */
-  rpCall* calls;
+  simReplayCall* calls;
   int n, cap;
   /* run time */
   _Atomic int64_t nextTs; /* ts of the call this thread is about to make; INT64_MAX when done */
-} rpThread;
+} simReplayThread;
 
 typedef struct {
   uint64_t commId;
@@ -49,12 +49,12 @@ typedef struct {
   void* ctx;
   bool holdsRef;
   _Atomic int state; /* 0 not yet, 1 initialized, 2 not profiled (init failed or no plugin), 3 finalized */
-} rpComm;
+} simReplayComm;
 
 typedef union {
   ncclProfilerNetIbDescr_v1_t ib;
   ncclProfilerNetSockDescr_v1_t sock;
-} rpNetData;
+} simReplayNetData;
 
 typedef struct {
   int type;        /* type index 0..14 */
@@ -68,11 +68,11 @@ typedef struct {
   int rank;
   uint64_t extCorrId;            /* KernelLaunch: the CUPTI external correlation id; 0 none */
   ncclProfilerEventDescr_v6_t d; /* strings point into the recording's interned strings */
-  rpNetData* net;                /* NetPlugin descriptor, or NULL */
+  simReplayNetData* net;         /* NetPlugin descriptor, or NULL */
   /* run time */
   simEvent ev;
   _Atomic int started; /* 0 not yet, 1 started (ev valid), 2 skipped */
-} rpEvent;
+} simReplayEvent;
 
 typedef struct {
   int event;
@@ -81,13 +81,13 @@ typedef struct {
   int pid, tid;
   bool hasArg;
   uint64_t arg;
-} rpState;
+} simReplayState;
 
 typedef struct {
   char name[160];
   int64_t tsNs, durNs; /* as the trace has them (its own clock) */
   int device, stream;
-} rpGpuKernel;
+} simReplayGpuKernel;
 
 /* A CUPTI kernel record of the recording (recordType "cuptiActivity", type "KERNEL"). */
 typedef struct {
@@ -98,7 +98,7 @@ typedef struct {
   int grid[3], block[3];
   int launch; /* its KernelLaunch event (by extCorrId, else by order); -1 none */
   int fit;    /* its process's clock fit (gpuFits); -1 none */
-} rpCuptiKernel;
+} simReplayCuptiKernel;
 
 /* The offset from a process's CUPTI record clock to its recording clock,
  * from the recording's own anchors: a kernel starts after its launch call
@@ -114,7 +114,7 @@ typedef struct {
   bool consistent;  /* lo <= hi: the anchors agree on one offset */
   int64_t offsetNs; /* recording clock - CUPTI record clock */
   int64_t errorNs;  /* < 0: no bound (an anchor kind missing, or inconsistent) */
-} rpGpuFit;
+} simReplayGpuFit;
 
 #define RP_MAX_UNKNOWN_NAMES 8
 
@@ -127,31 +127,31 @@ typedef struct {
 #define RP_TS_LIMIT_NS ((int64_t)1 << 61)
 
 typedef struct {
-  rpComm* comms;
+  simReplayComm* comms;
   int ncomms;
-  rpEvent* events;
+  simReplayEvent* events;
   int nevents;
-  rpState* states;
+  simReplayState* states;
   int nstates;
-  rpThread* threads;
+  simReplayThread* threads;
   int nthreads;
   int64_t t0; /* earliest call */
   struct lh_table* strings; /* interned descriptor strings (json-c's hash table) */
   /* what could not be replayed, by reason (printed and written to the truth) */
   uint64_t skipped[16];
   uint64_t lines, badLines;
-  rpGpuKernel* gpuTruth; /* NCCL kernels of a CUPTI trace beside the recording */
+  simReplayGpuKernel* gpuTruth; /* NCCL kernels of a CUPTI trace beside the recording */
   size_t ngpuTruth;
-  rpCuptiKernel* kernels; /* CUPTI kernel records in the recording */
+  simReplayCuptiKernel* kernels; /* CUPTI kernel records in the recording */
   int nkernels;
-  rpGpuFit* gpuFits; /* one per process with kernel records */
+  simReplayGpuFit* gpuFits; /* one per process with kernel records */
   int nfits;
   /* recordType values not replayed, by name (the first RP_MAX_UNKNOWN_NAMES) */
   char unknownName[RP_MAX_UNKNOWN_NAMES][32];
   uint64_t unknownCount[RP_MAX_UNKNOWN_NAMES];
   char firstBad[320]; /* "FILE:LINE" of the first damaged line, "" none */
   char firstBadTime[400]; /* "FILE:LINE (FIELD VALUE)" of the first time out of range, "" none */
-} rpRecording;
+} simReplayRecording;
 
 enum {
   RP_SKIP_BAD_JSON,       /* a line that is not a JSON object (a torn last line) */
@@ -166,14 +166,14 @@ enum {
   RP_SKIP_BAD_TIME,       /* a time beyond RP_TS_LIMIT_NS */
   RP_SKIP_NREASONS
 };
-const char* rpSkipName(int reason);
+const char* simReplaySkipName(int reason);
 
 /* replay_load.c: reads FILE, or every *.jsonl of a directory. Returns 0 on
  * success (even if some lines were skipped), -1 if nothing could be read. */
-int rpLoad(const char* path, rpRecording* r);
-void rpFree(rpRecording* r);
+int simReplayLoad(const char* path, simReplayRecording* r);
+void simReplayFree(simReplayRecording* r);
 /* replay_gpu.c: the truth's gpu_kernel_clock and gpu_kernel lines; a recorded
  * time t is due on the replay's CLOCK_MONOTONIC at startAt + (t - t0) / speed. */
-void rpWriteGpuTruth(const rpRecording* r, uint64_t startAt, double speed);
+void simReplayWriteGpuTruth(const simReplayRecording* r, uint64_t startAt, double speed);
 
 #endif

@@ -15,7 +15,7 @@
 
 #include "replay/replay_load.h"
 
-void* rpGrow(void* p, int* cap, int need, size_t elem) {
+void* simReplayGrow(void* p, int* cap, int need, size_t elem) {
   if (need <= *cap) return p;
   int nc = *cap ? *cap * 2 : 256;
   while (nc < need) nc *= 2;
@@ -29,7 +29,7 @@ void* rpGrow(void* p, int* cap, int need, size_t elem) {
   return q;
 }
 
-const char* rpIntern(rpLoader* L, const char* s) {
+const char* simReplayIntern(simReplayLoader* L, const char* s) {
   if (!s) return NULL;
   struct lh_entry* e = lh_table_lookup_entry(L->strings, s);
   if (e) return lh_entry_k(e);
@@ -38,13 +38,13 @@ const char* rpIntern(rpLoader* L, const char* s) {
   return k;
 }
 
-json_object* rpGet(json_object* o, const char* k) {
+json_object* simReplayGet(json_object* o, const char* k) {
   json_object* v = NULL;
   return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
 }
 
-bool rpGetU64(json_object* o, const char* k, uint64_t* out) {
-  json_object* v = rpGet(o, k);
+bool simReplayGetU64(json_object* o, const char* k, uint64_t* out) {
+  json_object* v = simReplayGet(o, k);
   if (!v) return false;
   switch (json_object_get_type(v)) {
   case json_type_int:
@@ -71,27 +71,27 @@ bool rpGetU64(json_object* o, const char* k, uint64_t* out) {
   }
 }
 
-bool rpGetI64(json_object* o, const char* k, int64_t* out) {
-  json_object* v = rpGet(o, k);
+bool simReplayGetI64(json_object* o, const char* k, int64_t* out) {
+  json_object* v = simReplayGet(o, k);
   if (!v) return false;
   if (json_object_get_type(v) == json_type_int) {
     *out = json_object_get_int64(v);
     return true;
   }
   uint64_t u;
-  if (!rpGetU64(o, k, &u)) return false;
+  if (!simReplayGetU64(o, k, &u)) return false;
   *out = (int64_t)u;
   return true;
 }
 
-int rpGetInt(json_object* o, const char* k, int dflt) {
+int simReplayGetInt(json_object* o, const char* k, int dflt) {
   int64_t x;
-  return rpGetI64(o, k, &x) ? (int)x : dflt;
+  return simReplayGetI64(o, k, &x) ? (int)x : dflt;
 }
 
-const char* rpGetStr(rpLoader* L, json_object* o, const char* k) {
-  json_object* v = rpGet(o, k);
-  return v && json_object_get_type(v) == json_type_string ? rpIntern(L, json_object_get_string(v)) : NULL;
+const char* simReplayGetStr(simReplayLoader* L, json_object* o, const char* k) {
+  json_object* v = simReplayGet(o, k);
+  return v && json_object_get_type(v) == json_type_string ? simReplayIntern(L, json_object_get_string(v)) : NULL;
 }
 
 enum { TS_NONE, TS_OK, TS_OUT_OF_RANGE };
@@ -143,13 +143,13 @@ static int tsNs(json_object* v, int64_t* out) {
   return TS_OK;
 }
 
-bool rpGetTsNs(rpLoader* L, json_object* o, const char* k, const char* field, int64_t* out) {
-  json_object* v = rpGet(o, k);
+bool simReplayGetTsNs(simReplayLoader* L, json_object* o, const char* k, const char* field, int64_t* out) {
+  json_object* v = simReplayGet(o, k);
   if (!v) return false;
   int got = tsNs(v, out);
   if (got == TS_OUT_OF_RANGE && L) {
     L->badTime = true;
-    rpRecording* r = L->r;
+    simReplayRecording* r = L->r;
     if (!r->firstBadTime[0])
       snprintf(r->firstBadTime, sizeof r->firstBadTime, "%s:%llu (%s %.40s)", L->path, (unsigned long long)L->lineNo,
                field ? field : k, json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
@@ -157,33 +157,33 @@ bool rpGetTsNs(rpLoader* L, json_object* o, const char* k, const char* field, in
   return got == TS_OK;
 }
 
-void rpSkipMalformed(rpLoader* L) { L->r->skipped[L->badTime ? RP_SKIP_BAD_TIME : RP_SKIP_BAD_FIELDS]++; }
+void simReplaySkipMalformed(simReplayLoader* L) { L->r->skipped[L->badTime ? RP_SKIP_BAD_TIME : RP_SKIP_BAD_FIELDS]++; }
 
-bool rpGetBool(json_object* o, const char* k) {
+bool simReplayGetBool(json_object* o, const char* k) {
   uint64_t x;
-  return rpGetU64(o, k, &x) && x != 0;
+  return simReplayGetU64(o, k, &x) && x != 0;
 }
 
-void* rpGetPtr(json_object* o, const char* k) {
+void* simReplayGetPtr(json_object* o, const char* k) {
   uint64_t x = 0;
-  rpGetU64(o, k, &x);
+  simReplayGetU64(o, k, &x);
   return (void*)(uintptr_t)x;
 }
 
-bool rpNullPtr(const char* s) {
+bool simReplayNullPtr(const char* s) {
   if (!s || !*s || !strcmp(s, "null") || !strcmp(s, "(nil)") || !strcmp(s, "NULL")) return true;
   char* end;
   unsigned long long x = strtoull(s, &end, 16);
   return !*end && x == 0;
 }
 
-bool rpCallSite(rpLoader* L, json_object* o, const char* k, int64_t* ts, int* pid, int* tid) {
-  json_object* s = rpGet(o, k);
+bool simReplayCallSite(simReplayLoader* L, json_object* o, const char* k, int64_t* ts, int* pid, int* tid) {
+  json_object* s = simReplayGet(o, k);
   if (!s || json_object_get_type(s) != json_type_object) return false;
   char field[64];
   snprintf(field, sizeof field, "%s.ts", k);
-  if (!rpGetTsNs(L, s, "ts", field, ts)) return false;
-  *pid = rpGetInt(s, "pid", -1);
-  *tid = rpGetInt(s, "tid", -1);
+  if (!simReplayGetTsNs(L, s, "ts", field, ts)) return false;
+  *pid = simReplayGetInt(s, "pid", -1);
+  *tid = simReplayGetInt(s, "tid", -1);
   return *pid >= 0 && *tid >= 0;
 }

@@ -3,7 +3,7 @@
  *
  * Two sources: CUPTI kernel records inside the recording (recordType
  * "cuptiActivity", type "KERNEL"), mapped onto the recording's clock through
- * the recording's own anchors (rpGpuFit in replay.h), and a Chrome trace from
+ * the recording's own anchors (simReplayGpuFit in replay.h), and a Chrome trace from
  * CUPTI beside the recording (the PyTorch profiler's), kept as the trace has
  * it. Both become truth `gpu_kernel` lines; a mapped kernel is written on the
  * replay's clock too, so that a plugin's GPU times can be graded against it.
@@ -16,14 +16,14 @@
 #include "replay/replay_load.h"
 
 /* A time under key k: {"ts": us, ...} or a bare number of us. */
-static bool timeOf(rpLoader* L, json_object* o, const char* k, int64_t* ns) {
-  json_object* v = rpGet(o, k);
+static bool timeOf(simReplayLoader* L, json_object* o, const char* k, int64_t* ns) {
+  json_object* v = simReplayGet(o, k);
   if (v && json_object_get_type(v) == json_type_object) {
     char field[64];
     snprintf(field, sizeof field, "%s.ts", k);
-    return rpGetTsNs(L, v, "ts", field, ns);
+    return simReplayGetTsNs(L, v, "ts", field, ns);
   }
-  return rpGetTsNs(L, o, k, NULL, ns);
+  return simReplayGetTsNs(L, o, k, NULL, ns);
 }
 
 static void safeName(char* dst, size_t n, const char* s) {
@@ -32,32 +32,32 @@ static void safeName(char* dst, size_t n, const char* s) {
     if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20) *q = '_'; /* a JSON string as is */
 }
 
-void rpCuptiRecord(rpLoader* L, json_object* o) {
-  rpRecording* r = L->r;
-  const char* type = json_object_get_string(rpGet(o, "type"));
+void simReplayCuptiRecord(simReplayLoader* L, json_object* o) {
+  simReplayRecording* r = L->r;
+  const char* type = json_object_get_string(simReplayGet(o, "type"));
   if (!type || strcmp(type, "KERNEL")) {
     r->skipped[RP_SKIP_CUPTI_OTHER]++;
     return;
   }
   int64_t start, end;
   if (!timeOf(L, o, "start", &start) || !(timeOf(L, o, "stop", &end) || timeOf(L, o, "end", &end)) || end < start) {
-    rpSkipMalformed(L);
+    simReplaySkipMalformed(L);
     return;
   }
-  r->kernels = rpGrow(r->kernels, &L->capKernels, r->nkernels + 1, sizeof *r->kernels);
-  rpCuptiKernel* k = &r->kernels[r->nkernels++];
-  safeName(k->name, sizeof k->name, json_object_get_string(rpGet(o, "name")));
+  r->kernels = simReplayGrow(r->kernels, &L->capKernels, r->nkernels + 1, sizeof *r->kernels);
+  simReplayCuptiKernel* k = &r->kernels[r->nkernels++];
+  safeName(k->name, sizeof k->name, json_object_get_string(simReplayGet(o, "name")));
   k->startNs = start, k->endNs = end;
-  k->pid = rpGetInt(rpGet(o, "start"), "pid", rpGetInt(o, "pid", rpGetInt(o, "myPid", -1)));
-  k->device = rpGetInt(o, "deviceId", rpGetInt(o, "device", -1));
-  rpGetU64(o, "corrId", &k->corrId);
-  rpGetU64(o, "extCorrId", &k->extCorrId);
-  rpGetU64(o, "stream", &k->stream);
+  k->pid = simReplayGetInt(simReplayGet(o, "start"), "pid", simReplayGetInt(o, "pid", simReplayGetInt(o, "myPid", -1)));
+  k->device = simReplayGetInt(o, "deviceId", simReplayGetInt(o, "device", -1));
+  simReplayGetU64(o, "corrId", &k->corrId);
+  simReplayGetU64(o, "extCorrId", &k->extCorrId);
+  simReplayGetU64(o, "stream", &k->stream);
   static const char* dims[2][3] = {{"gridX", "gridY", "gridZ"}, {"blockX", "blockY", "blockZ"}};
-  json_object* det = rpGet(o, "details");
+  json_object* det = simReplayGet(o, "details");
   for (int d = 0; d < 3; d++) {
-    k->grid[d] = rpGetInt(det, dims[0][d], rpGetInt(o, dims[0][d], 0));
-    k->block[d] = rpGetInt(det, dims[1][d], rpGetInt(o, dims[1][d], 0));
+    k->grid[d] = simReplayGetInt(det, dims[0][d], simReplayGetInt(o, dims[0][d], 0));
+    k->block[d] = simReplayGetInt(det, dims[1][d], simReplayGetInt(o, dims[1][d], 0));
   }
   k->launch = -1, k->fit = -1;
 }
@@ -65,9 +65,9 @@ void rpCuptiRecord(rpLoader* L, json_object* o) {
 /* GPU ground truth next to a recording: a Chrome trace (the PyTorch
  * profiler's, from CUPTI) whose kernel events of NCCL kernels become truth
  * `gpu_kernel` lines, times as the trace has them. */
-void rpChromeTraceFile(rpRecording* r, const char* path) {
+void simReplayChromeTraceFile(simReplayRecording* r, const char* path) {
   json_object* o = json_object_from_file(path);
-  json_object* evs = o ? rpGet(o, "traceEvents") : NULL;
+  json_object* evs = o ? simReplayGet(o, "traceEvents") : NULL;
   if (!evs || json_object_get_type(evs) != json_type_array) {
     if (o) json_object_put(o);
     return;
@@ -75,31 +75,31 @@ void rpChromeTraceFile(rpRecording* r, const char* path) {
   size_t n = json_object_array_length(evs);
   for (size_t i = 0; i < n; i++) {
     json_object* e = json_object_array_get_idx(evs, i);
-    const char* cat = json_object_get_string(rpGet(e, "cat"));
-    const char* name = json_object_get_string(rpGet(e, "name"));
+    const char* cat = json_object_get_string(simReplayGet(e, "cat"));
+    const char* name = json_object_get_string(simReplayGet(e, "name"));
     if (!cat || !name || strcmp(cat, "kernel") || !strcasestr(name, "nccl")) continue;
     int64_t ts, dur;
-    if (!rpGetTsNs(NULL, e, "ts", NULL, &ts) || !rpGetTsNs(NULL, e, "dur", NULL, &dur)) continue;
-    json_object* args = rpGet(e, "args");
+    if (!simReplayGetTsNs(NULL, e, "ts", NULL, &ts) || !simReplayGetTsNs(NULL, e, "dur", NULL, &dur)) continue;
+    json_object* args = simReplayGet(e, "args");
     r->gpuTruth = realloc(r->gpuTruth, (r->ngpuTruth + 1) * sizeof *r->gpuTruth);
-    rpGpuKernel* k = &r->gpuTruth[r->ngpuTruth++];
+    simReplayGpuKernel* k = &r->gpuTruth[r->ngpuTruth++];
     safeName(k->name, sizeof k->name, name);
     k->tsNs = ts, k->durNs = dur;
-    k->device = rpGetInt(args, "device", -1);
-    k->stream = rpGetInt(args, "stream", -1);
+    k->device = simReplayGetInt(args, "device", -1);
+    k->stream = simReplayGetInt(args, "stream", -1);
   }
   json_object_put(o);
 }
 
 static int byLaunchKey(const void* a, const void* b, void* arg) {
-  const rpEvent* ev = arg;
-  const rpEvent *x = &ev[*(const int*)a], *y = &ev[*(const int*)b];
+  const simReplayEvent* ev = arg;
+  const simReplayEvent *x = &ev[*(const int*)a], *y = &ev[*(const int*)b];
   if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
   if (x->extCorrId != y->extCorrId) return x->extCorrId < y->extCorrId ? -1 : 1;
   return x->startTs < y->startTs ? -1 : x->startTs > y->startTs;
 }
 
-static int fitOf(rpRecording* r, int pid) {
+static int fitOf(simReplayRecording* r, int pid) {
   for (int i = 0; i < r->nfits; i++)
     if (r->gpuFits[i].pid == pid) return i;
   r->gpuFits = realloc(r->gpuFits, (size_t)(r->nfits + 1) * sizeof *r->gpuFits);
@@ -107,21 +107,21 @@ static int fitOf(rpRecording* r, int pid) {
     SIM_ERR("replay: out of memory");
     exit(2);
   }
-  r->gpuFits[r->nfits] = (rpGpuFit){.pid = pid, .lo = INT64_MIN, .hi = INT64_MAX, .errorNs = -1};
+  r->gpuFits[r->nfits] = (simReplayGpuFit){.pid = pid, .lo = INT64_MIN, .hi = INT64_MAX, .errorNs = -1};
   return r->nfits++;
 }
 
 /* Kernels to their KernelLaunch: by the external correlation id the recorder
  * pushed at the launch; a process whose kernels carry none is matched in time
  * order, only when it has exactly as many launches as kernels. */
-static void matchLaunches(rpRecording* r, const int* launches, int nl) {
+static void matchLaunches(simReplayRecording* r, const int* launches, int nl) {
   for (int i = 0; i < r->nkernels; i++) {
-    rpCuptiKernel* k = &r->kernels[i];
+    simReplayCuptiKernel* k = &r->kernels[i];
     if (!k->extCorrId) continue;
     int lo = 0, hi = nl;
     while (lo < hi) {
       int mid = (lo + hi) / 2;
-      const rpEvent* e = &r->events[launches[mid]];
+      const simReplayEvent* e = &r->events[launches[mid]];
       if (e->pid < k->pid || (e->pid == k->pid && e->extCorrId < k->extCorrId))
         lo = mid + 1;
       else
@@ -161,13 +161,13 @@ static void matchLaunches(rpRecording* r, const int* launches, int nl) {
   }
 }
 
-static int groupApiOf(const rpRecording* r, int e) {
+static int groupApiOf(const simReplayRecording* r, int e) {
   for (int d = 0; e >= 0 && d < 6; d++, e = r->events[e].parent)
     if (r->events[e].type == 8) return e;
   return -1;
 }
 
-void rpFitGpuClock(rpRecording* r) {
+void simReplayFitGpuClock(simReplayRecording* r) {
   if (!r->nkernels) return;
   for (int i = 0; i < r->nkernels; i++) {
     r->kernels[i].fit = fitOf(r, r->kernels[i].pid);
@@ -202,7 +202,7 @@ void rpFitGpuClock(rpRecording* r) {
     if (g >= 0) nextLaunch[launches[j]] = firstLaunch[g], firstLaunch[g] = launches[j];
   }
   for (int i = 0; i < n; i++) {
-    const rpEvent* e = &r->events[i];
+    const simReplayEvent* e = &r->events[i];
     if (e->type != 6 || e->parent < 0) continue;
     int g = groupApiOf(r, e->parent);
     if (g < 0) continue;
@@ -214,8 +214,8 @@ void rpFitGpuClock(rpRecording* r) {
     if (count == 1 && e->startTs < firstKch[only]) firstKch[only] = e->startTs;
   }
   for (int i = 0; i < r->nkernels; i++) {
-    const rpCuptiKernel* k = &r->kernels[i];
-    rpGpuFit* f = &r->gpuFits[k->fit];
+    const simReplayCuptiKernel* k = &r->kernels[i];
+    simReplayGpuFit* f = &r->gpuFits[k->fit];
     if (k->launch < 0) continue;
     f->matched++;
     /* offset >= launch start - kernel start: the kernel ran after its launch call began */
@@ -230,7 +230,7 @@ void rpFitGpuClock(rpRecording* r) {
     }
   }
   for (int i = 0; i < r->nfits; i++) {
-    rpGpuFit* f = &r->gpuFits[i];
+    simReplayGpuFit* f = &r->gpuFits[i];
     f->consistent = !f->lowers || !f->uppers || f->lo <= f->hi;
     if (f->lowers && f->uppers) {
       f->offsetNs = f->lo + (f->hi - f->lo) / 2;
@@ -265,16 +265,16 @@ static void scaledOrNull(char* buf, size_t n, bool known, int64_t ns, double spe
     snprintf(buf, n, "%lld", (long long)base + (long long)v);
 }
 
-void rpWriteGpuTruth(const rpRecording* r, uint64_t startAt, double speed) {
+void simReplayWriteGpuTruth(const simReplayRecording* r, uint64_t startAt, double speed) {
   for (size_t i = 0; i < r->ngpuTruth; i++) {
-    const rpGpuKernel* k = &r->gpuTruth[i];
+    const simReplayGpuKernel* k = &r->gpuTruth[i];
     simTruthf(
         "\"kind\":\"gpu_kernel\",\"name\":\"%s\",\"ts_ns\":%lld,\"dur_ns\":%lld,\"device\":%d,\"stream\":%d,"
         "\"source\":\"cupti\",\"clock\":\"trace\"",
         k->name, (long long)k->tsNs, (long long)k->durNs, k->device, k->stream);
   }
   for (int i = 0; i < r->nfits; i++) {
-    const rpGpuFit* f = &r->gpuFits[i];
+    const simReplayGpuFit* f = &r->gpuFits[i];
     char lo[24], hi[24], err[24];
     nsOrNull(lo, sizeof lo, f->lowers > 0, (long long)f->lo);
     nsOrNull(hi, sizeof hi, f->uppers > 0, (long long)f->hi);
@@ -286,10 +286,10 @@ void rpWriteGpuTruth(const rpRecording* r, uint64_t startAt, double speed) {
         f->consistent ? "true" : "false");
   }
   for (int i = 0; i < r->nkernels; i++) {
-    const rpCuptiKernel* k = &r->kernels[i];
-    const rpGpuFit* f = &r->gpuFits[k->fit];
-    const rpEvent* l = k->launch >= 0 ? &r->events[k->launch] : NULL;
-    const rpComm* c = l && l->comm >= 0 ? &r->comms[l->comm] : NULL;
+    const simReplayCuptiKernel* k = &r->kernels[i];
+    const simReplayGpuFit* f = &r->gpuFits[k->fit];
+    const simReplayEvent* l = k->launch >= 0 ? &r->events[k->launch] : NULL;
+    const simReplayComm* c = l && l->comm >= 0 ? &r->comms[l->comm] : NULL;
     int64_t recStart = k->startNs + f->offsetNs, recEnd = k->endNs + f->offsetNs;
     /* on the replay's clock only when paced (speed > 0: 0 is no pacing); durations and bounds as recorded then */
     bool paced = speed > 0;

@@ -8,7 +8,7 @@
  * "ProfilerLifecycle" tells them), extra fields ignored, gpuUuid never read,
  * pointers "null" for none, CUPTI kernel records kept as GPU truth
  * (replay_gpu.c). What is valid is kept; every line or reference that cannot
- * be replayed is counted under a reason (rpSkipName) and the rest goes on.
+ * be replayed is counted under a reason (simReplaySkipName) and the rest goes on.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,7 +20,7 @@
 
 #include "replay/replay_load.h"
 
-const char* rpSkipName(int reason) {
+const char* simReplaySkipName(int reason) {
   static const char* names[RP_SKIP_NREASONS] = {"not JSON (torn or damaged line)",
                                                 "unknown recordType",
                                                 "unknown event type",
@@ -36,21 +36,21 @@ const char* rpSkipName(int reason) {
 
 /* ---- threads and communicators ---- */
 
-static int threadOf(rpLoader* L, int pid, int tid) {
-  rpRecording* r = L->r;
+static int threadOf(simReplayLoader* L, int pid, int tid) {
+  simReplayRecording* r = L->r;
   static int last = -1;
   if (last >= 0 && last < r->nthreads && r->threads[last].pid == pid && r->threads[last].tid == tid) return last;
   for (int i = 0; i < r->nthreads; i++)
     if (r->threads[i].pid == pid && r->threads[i].tid == tid) return last = i;
-  r->threads = rpGrow(r->threads, &L->capThreads, r->nthreads + 1, sizeof *r->threads);
-  rpThread* t = &r->threads[r->nthreads];
+  r->threads = simReplayGrow(r->threads, &L->capThreads, r->nthreads + 1, sizeof *r->threads);
+  simReplayThread* t = &r->threads[r->nthreads];
   t->pid = pid, t->tid = tid;
   return last = r->nthreads++;
 }
 
-static void addCall(rpLoader* L, int pid, int tid, int64_t ts, int kind, int index, int order) {
+static void addCall(simReplayLoader* L, int pid, int tid, int64_t ts, int kind, int index, int order) {
   int ti = threadOf(L, pid, tid); /* may move the array */
-  rpThread* t = &L->r->threads[ti];
+  simReplayThread* t = &L->r->threads[ti];
   if (t->n == t->cap) {
     t->cap = t->cap ? t->cap * 2 : 64;
     t->calls = realloc(t->calls, (size_t)t->cap * sizeof *t->calls);
@@ -59,17 +59,17 @@ static void addCall(rpLoader* L, int pid, int tid, int64_t ts, int kind, int ind
       exit(2);
     }
   }
-  t->calls[t->n++] = (rpCall){ts, kind, index, order};
+  t->calls[t->n++] = (simReplayCall){ts, kind, index, order};
 }
 
 /* The communicator of an event. Recordings through ncclProfiler_v1..v3 know
  * no comm id or rank (NCCL passes none at init): several communicators of a
  * process then look alike, and the one initialised on the event's thread, else
  * the earliest one alive at the event's time, is taken. */
-static int commOf(const rpRecording* r, uint64_t commId, int rank, int pid, int tid, int64_t ts) {
+static int commOf(const simReplayRecording* r, uint64_t commId, int rank, int pid, int tid, int64_t ts) {
   int first = -1, alive = -1;
   for (int i = 0; i < r->ncomms; i++) {
-    const rpComm* c = &r->comms[i];
+    const simReplayComm* c = &r->comms[i];
     if (c->commId != commId || c->rank != rank || c->pid != pid) continue;
     if (c->initTid == tid && ts >= c->initTs && (c->finiTs < 0 || ts <= c->finiTs)) return i;
     if (first < 0) first = i;
@@ -79,10 +79,10 @@ static int commOf(const rpRecording* r, uint64_t commId, int rank, int pid, int 
 }
 
 /* The init record a finalize closes: same identity, not yet finalized, on the same thread if one is. */
-static int openCommOf(const rpRecording* r, uint64_t commId, int rank, int pid, int tid) {
+static int openCommOf(const simReplayRecording* r, uint64_t commId, int rank, int pid, int tid) {
   int any = -1;
   for (int i = 0; i < r->ncomms; i++) {
-    const rpComm* c = &r->comms[i];
+    const simReplayComm* c = &r->comms[i];
     if (c->commId != commId || c->rank != rank || c->pid != pid || c->finiTs >= 0) continue;
     if (c->initTid == tid) return i;
     if (any < 0) any = i;
@@ -98,25 +98,25 @@ static int typeIndexOf(const char* name) {
   return -1;
 }
 
-static void lifecycle(rpLoader* L, json_object* o) {
-  rpRecording* r = L->r;
-  const char* func = rpGetStr(L, o, "func");
+static void lifecycle(simReplayLoader* L, json_object* o) {
+  simReplayRecording* r = L->r;
+  const char* func = simReplayGetStr(L, o, "func");
   uint64_t commId = 0;
   int64_t ts;
   int pid, tid;
-  if (!func || !rpGetU64(o, "commId", &commId) || !rpCallSite(L, o, "start", &ts, &pid, &tid)) {
-    rpSkipMalformed(L);
+  if (!func || !simReplayGetU64(o, "commId", &commId) || !simReplayCallSite(L, o, "start", &ts, &pid, &tid)) {
+    simReplaySkipMalformed(L);
     return;
   }
-  int rank = rpGetInt(o, "rank", -1);
-  json_object* det = rpGet(o, "details");
+  int rank = simReplayGetInt(o, "rank", -1);
+  json_object* det = simReplayGet(o, "details");
   if (!strcmp(func, "ProfilerInit")) {
-    r->comms = rpGrow(r->comms, &L->capComms, r->ncomms + 1, sizeof *r->comms);
-    rpComm* c = &r->comms[r->ncomms];
+    r->comms = simReplayGrow(r->comms, &L->capComms, r->ncomms + 1, sizeof *r->comms);
+    simReplayComm* c = &r->comms[r->ncomms];
     c->commId = commId, c->rank = rank, c->pid = pid, c->initTs = ts, c->finiTs = -1, c->initTid = tid;
-    c->nranks = rpGetInt(det, "nranks", -1);
-    c->nNodes = rpGetInt(det, "nNodes", -1);
-    const char* name = rpGetStr(L, det, "commName");
+    c->nranks = simReplayGetInt(det, "nranks", -1);
+    c->nNodes = simReplayGetInt(det, "nNodes", -1);
+    const char* name = simReplayGetStr(L, det, "commName");
     c->name = (char*)name;
     addCall(L, pid, tid, ts, RP_INIT, r->ncomms, L->fileOrder++);
     r->ncomms++;
@@ -135,35 +135,36 @@ static void lifecycle(rpLoader* L, json_object* o) {
 
 static void freeKey(struct lh_entry* e) { free(lh_entry_k(e)); }
 
-static void event(rpLoader* L, json_object* o) {
-  rpRecording* r = L->r;
-  int type = typeIndexOf(json_object_get_string(rpGet(o, "type")));
+static void event(simReplayLoader* L, json_object* o) {
+  simReplayRecording* r = L->r;
+  int type = typeIndexOf(json_object_get_string(simReplayGet(o, "type")));
   if (type < 0) {
     r->skipped[RP_SKIP_UNKNOWN_TYPE]++;
     return;
   }
-  const char* addr = json_object_get_string(rpGet(o, "eventAddr"));
+  const char* addr = json_object_get_string(simReplayGet(o, "eventAddr"));
   int64_t ts;
   int pid, tid;
-  if (!addr || !rpCallSite(L, o, "start", &ts, &pid, &tid)) {
-    rpSkipMalformed(L);
+  if (!addr || !simReplayCallSite(L, o, "start", &ts, &pid, &tid)) {
+    simReplaySkipMalformed(L);
     return;
   }
   int64_t sts;
   int spid, stid;
-  bool stopped = !rpGetBool(o, "incomplete") && rpCallSite(L, o, "stop", &sts, &spid, &stid) && spid == pid;
+  bool stopped =
+      !simReplayGetBool(o, "incomplete") && simReplayCallSite(L, o, "stop", &sts, &spid, &stid) && spid == pid;
   if (L->badTime) { /* a stop out of range: the event is not replayed half */
-    rpSkipMalformed(L);
+    simReplaySkipMalformed(L);
     return;
   }
   if (lh_table_lookup_entry(L->addrs, addr)) {
     r->skipped[RP_SKIP_DUP_ADDR]++;
     return;
   }
-  bool pxn = rpGetBool(o, "isPxn");
+  bool pxn = simReplayGetBool(o, "isPxn");
   uint64_t commId = 0;
-  rpGetU64(o, "commId", &commId);
-  int rank = rpGetInt(o, "rank", -1);
+  simReplayGetU64(o, "commId", &commId);
+  int rank = simReplayGetInt(o, "rank", -1);
   int comm = -1;
   if (!pxn) {
     comm = commOf(r, commId, rank, pid, tid, ts);
@@ -173,18 +174,18 @@ static void event(rpLoader* L, json_object* o) {
     }
   }
   int i = r->nevents;
-  r->events = rpGrow(r->events, &L->capEvents, i + 1, sizeof *r->events);
-  L->refs = rpGrow(L->refs, &L->capRefs, i + 1, sizeof *L->refs);
-  rpEvent* e = &r->events[i];
+  r->events = simReplayGrow(r->events, &L->capEvents, i + 1, sizeof *r->events);
+  L->refs = simReplayGrow(L->refs, &L->capRefs, i + 1, sizeof *L->refs);
+  simReplayEvent* e = &r->events[i];
   e->type = type, e->comm = comm, e->pid = pid, e->startTid = tid, e->startTs = ts, e->stopTs = -1;
   e->pxn = pxn, e->rank = rank, e->parent = -1;
-  e->originPid = rpGetInt(o, "originPid", pid);
+  e->originPid = simReplayGetInt(o, "originPid", pid);
   char* group = NULL;
-  rpFillDescr(L, e, rpGet(o, "details"), &group);
-  L->refs[i].group = rpNullPtr(group) ? NULL : strdup(group);
-  const char* parent = json_object_get_string(rpGet(o, "parentObj"));
-  L->refs[i].parent = rpNullPtr(parent) ? NULL : strdup(parent);
-  if (type == 11) rpGetU64(o, "extCorrId", &e->extCorrId);
+  simReplayFillDescr(L, e, simReplayGet(o, "details"), &group);
+  L->refs[i].group = simReplayNullPtr(group) ? NULL : strdup(group);
+  const char* parent = json_object_get_string(simReplayGet(o, "parentObj"));
+  L->refs[i].parent = simReplayNullPtr(parent) ? NULL : strdup(parent);
+  if (type == 11) simReplayGetU64(o, "extCorrId", &e->extCorrId);
   lh_table_insert(L->addrs, strdup(addr), (void*)(intptr_t)(i + 1));
   r->nevents++;
   addCall(L, pid, tid, ts, RP_START, i, L->fileOrder++);
@@ -194,38 +195,38 @@ static void event(rpLoader* L, json_object* o) {
   }
 }
 
-static void state(rpLoader* L, json_object* o) {
-  rpRecording* r = L->r;
-  const char* addr = json_object_get_string(rpGet(o, "eventAddr"));
+static void state(simReplayLoader* L, json_object* o) {
+  simReplayRecording* r = L->r;
+  const char* addr = json_object_get_string(simReplayGet(o, "eventAddr"));
   int64_t ts;
-  int id = rpGetInt(o, "id", -1);
-  int pid = rpGetInt(o, "pid", -1), tid = rpGetInt(o, "tid", -1);
-  if (!addr || id < 0 || pid < 0 || tid < 0 || !rpGetTsNs(L, o, "ts", NULL, &ts)) {
-    rpSkipMalformed(L);
+  int id = simReplayGetInt(o, "id", -1);
+  int pid = simReplayGetInt(o, "pid", -1), tid = simReplayGetInt(o, "tid", -1);
+  if (!addr || id < 0 || pid < 0 || tid < 0 || !simReplayGetTsNs(L, o, "ts", NULL, &ts)) {
+    simReplaySkipMalformed(L);
     return;
   }
   /* "repeats": n: the plugin folded n more identical reports of this state
    * into this line (they happened by ts); NCCL made each call: replay them. */
   uint64_t repeats = 0;
-  if (!rpGetU64(o, "repeats", &repeats)) repeats = 1;
+  if (!simReplayGetU64(o, "repeats", &repeats)) repeats = 1;
   if (repeats > 1000000) repeats = 1000000;
   for (uint64_t k = 0; k < repeats; k++) {
     int i = r->nstates;
-    r->states = rpGrow(r->states, &L->capStates, i + 1, sizeof *r->states);
-    L->stateAddr = rpGrow(L->stateAddr, &L->capStateAddr, i + 1, sizeof *L->stateAddr);
-    rpState* s = &r->states[i];
+    r->states = simReplayGrow(r->states, &L->capStates, i + 1, sizeof *r->states);
+    L->stateAddr = simReplayGrow(L->stateAddr, &L->capStateAddr, i + 1, sizeof *L->stateAddr);
+    simReplayState* s = &r->states[i];
     memset(s, 0, sizeof *s);
     s->event = -1, s->state = id, s->ts = ts, s->pid = pid, s->tid = tid;
     static const char* argKeys[] = {"transSize", "appendedProxyOps", "pTimer", "data"};
     for (size_t a = 0; a < sizeof argKeys / sizeof argKeys[0] && !s->hasArg; a++)
-      s->hasArg = rpGetU64(o, argKeys[a], &s->arg);
+      s->hasArg = simReplayGetU64(o, argKeys[a], &s->arg);
     L->stateAddr[i] = strdup(addr);
     r->nstates++;
   }
 }
 
 /* A recordType not replayed, counted by name. */
-static void unknownRecord(rpRecording* r, const char* rt) {
+static void unknownRecord(simReplayRecording* r, const char* rt) {
   r->skipped[RP_SKIP_UNKNOWN_RECORD]++;
   char name[32];
   snprintf(name, sizeof name, "%s", rt ? rt : "(none)");
@@ -245,8 +246,8 @@ enum { RK_LIFECYCLE, RK_EVENT, RK_STATE, RK_CUPTI, RK_UNKNOWN };
 /* What a line is. A lifecycle line is told by its type ("ProfilerLifecycle")
  * whatever its recordType says ("lifecycle", "event" or nothing). */
 static int recordKind(json_object* o, const char** rt) {
-  *rt = json_object_get_string(rpGet(o, "recordType"));
-  const char* type = json_object_get_string(rpGet(o, "type"));
+  *rt = json_object_get_string(simReplayGet(o, "recordType"));
+  const char* type = json_object_get_string(simReplayGet(o, "type"));
   if ((type && !strcmp(type, "ProfilerLifecycle")) || (*rt && !strcmp(*rt, "lifecycle"))) return RK_LIFECYCLE;
   if (!*rt) return RK_UNKNOWN;
   if (!strcmp(*rt, "event")) return RK_EVENT;
@@ -257,8 +258,8 @@ static int recordKind(json_object* o, const char** rt) {
 
 /* Pass 1 reads the lifecycle records (communicators), pass 2 the events,
  * states and CUPTI records, so a file's order does not matter: times decide. */
-static void line(rpLoader* L, int pass, char* text, size_t len) {
-  rpRecording* r = L->r;
+static void line(simReplayLoader* L, int pass, char* text, size_t len) {
+  simReplayRecording* r = L->r;
   while (len && (text[len - 1] == '\n' || text[len - 1] == '\r')) text[--len] = 0;
   if (!len) return;
   /* cheap: only lines that may be lifecycle records are parsed in pass 1 */
@@ -287,13 +288,13 @@ static void line(rpLoader* L, int pass, char* text, size_t len) {
   case RK_LIFECYCLE: lifecycle(L, o); break;
   case RK_EVENT: event(L, o); break;
   case RK_STATE: state(L, o); break;
-  case RK_CUPTI: rpCuptiRecord(L, o); break;
+  case RK_CUPTI: simReplayCuptiRecord(L, o); break;
   default: unknownRecord(r, rt); break;
   }
   json_object_put(o);
 }
 
-static int loadFile(rpLoader* L, int pass, const char* path) {
+static int loadFile(simReplayLoader* L, int pass, const char* path) {
   FILE* f = fopen(path, "r");
   if (!f) {
     if (pass == 1) SIM_ERR("replay: cannot open %s: %s", path, strerror(errno));
@@ -311,7 +312,7 @@ static int loadFile(rpLoader* L, int pass, const char* path) {
 
 static int byName(const void* a, const void* b) { return strcmp(*(char* const*)a, *(char* const*)b); }
 
-static int loadPath(rpLoader* L, const char* path) {
+static int loadPath(simReplayLoader* L, const char* path) {
   struct stat st;
   if (stat(path, &st) != 0) {
     SIM_ERR("replay: %s: %s", path, strerror(errno));
@@ -330,7 +331,7 @@ static int loadPath(rpLoader* L, const char* path) {
     if (l > 5 && !strcmp(de->d_name + l - 5, ".json")) {
       char full[4096];
       snprintf(full, sizeof full, "%s/%s", path, de->d_name);
-      rpChromeTraceFile(L->r, full);
+      simReplayChromeTraceFile(L->r, full);
       continue;
     }
     if (l < 7 || strcmp(de->d_name + l - 6, ".jsonl")) continue;
@@ -352,23 +353,23 @@ static int loadPath(rpLoader* L, const char* path) {
   return ok;
 }
 
-static int lookupAddr(rpLoader* L, const char* addr) {
+static int lookupAddr(simReplayLoader* L, const char* addr) {
   if (!addr) return -1;
   struct lh_entry* e = lh_table_lookup_entry(L->addrs, addr);
   return e ? (int)(intptr_t)lh_entry_v(e) - 1 : -1;
 }
 
 /* Depth in the hierarchy: a start at the same time as its parent's goes after it. */
-static int depthOf(const rpRecording* r, int i) {
+static int depthOf(const simReplayRecording* r, int i) {
   int d = 0;
   for (int p = r->events[i].parent; p >= 0 && d < 16; p = r->events[p].parent) d++;
   return d;
 }
 
-static void resolve(rpLoader* L) {
-  rpRecording* r = L->r;
+static void resolve(simReplayLoader* L) {
+  simReplayRecording* r = L->r;
   for (int i = 0; i < r->nevents; i++) {
-    rpEvent* e = &r->events[i];
+    simReplayEvent* e = &r->events[i];
     if (L->refs[i].parent) {
       int p = lookupAddr(L, L->refs[i].parent);
       if (p >= 0 && p != i) {
@@ -394,7 +395,7 @@ static void resolve(rpLoader* L) {
   for (int i = 0; i < r->nstates; i++) {
     int ev = lookupAddr(L, L->stateAddr[i]);
     free(L->stateAddr[i]);
-    rpState* s = &r->states[i];
+    simReplayState* s = &r->states[i];
     if (ev < 0) {
       r->skipped[RP_SKIP_ORPHAN_STATE]++;
       continue;
@@ -405,9 +406,9 @@ static void resolve(rpLoader* L) {
   /* Order within a thread: time; at equal times start (parents first), then
    * states, then stop; then file order. */
   for (int t = 0; t < r->nthreads; t++) {
-    rpThread* th = &r->threads[t];
+    simReplayThread* th = &r->threads[t];
     for (int k = 0; k < th->n; k++) {
-      rpCall* c = &th->calls[k];
+      simReplayCall* c = &th->calls[k];
       int rank = c->kind == RP_INIT ? 0 : c->kind == RP_START ? 1 + depthOf(r, c->index) : c->kind == RP_STATE ? 40
                  : c->kind == RP_STOP ? 41 : 42;
       c->order = rank;
@@ -416,23 +417,23 @@ static void resolve(rpLoader* L) {
 }
 
 static int byTime(const void* a, const void* b) {
-  const rpCall *x = a, *y = b;
+  const simReplayCall *x = a, *y = b;
   if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
   if (x->order != y->order) return x->order < y->order ? -1 : 1;
   return x->index < y->index ? -1 : x->index > y->index;
 }
 
-int rpLoad(const char* path, rpRecording* r) {
+int simReplayLoad(const char* path, simReplayRecording* r) {
   memset(r, 0, sizeof *r);
-  rpLoader L = {.r = r};
+  simReplayLoader L = {.r = r};
   L.addrs = lh_kchar_table_new(1 << 16, freeKey);
   L.strings = lh_kchar_table_new(256, freeKey);
   int rc = loadPath(&L, path);
   resolve(&L);
-  rpFitGpuClock(r);
+  simReplayFitGpuClock(r);
   r->t0 = INT64_MAX;
   for (int t = 0; t < r->nthreads; t++) {
-    rpThread* th = &r->threads[t];
+    simReplayThread* th = &r->threads[t];
     if (th->n) qsort(th->calls, (size_t)th->n, sizeof *th->calls, byTime);
     if (th->n && th->calls[0].ts < r->t0) r->t0 = th->calls[0].ts;
   }
@@ -444,7 +445,7 @@ int rpLoad(const char* path, rpRecording* r) {
   return r->ncomms ? 0 : -1;
 }
 
-void rpFree(rpRecording* r) {
+void simReplayFree(simReplayRecording* r) {
   for (int t = 0; t < r->nthreads; t++) free(r->threads[t].calls);
   for (int i = 0; i < r->nevents; i++) free(r->events[i].net);
   free(r->threads);

@@ -17,7 +17,7 @@
 #include "replay/replay.h"
 
 typedef struct {
-  rpRecording* r;
+  simReplayRecording* r;
   lh_table* addrs;   /* eventAddr string -> event index + 1 */
   lh_table* strings; /* interned descriptor strings */
   /* per event until references are resolved: the parent's and the
@@ -32,36 +32,36 @@ typedef struct {
   const char* path; /* file being read, and its line number, for messages */
   uint64_t lineNo;
   bool badTime; /* the line being read has a time beyond RP_TS_LIMIT_NS */
-} rpLoader;
+} simReplayLoader;
 
 /* replay_fields.c */
-void* rpGrow(void* p, int* cap, int need, size_t elem);
-const char* rpIntern(rpLoader* L, const char* s);
-json_object* rpGet(json_object* o, const char* k);
-bool rpGetU64(json_object* o, const char* k, uint64_t* out);
-bool rpGetI64(json_object* o, const char* k, int64_t* out);
-int rpGetInt(json_object* o, const char* k, int dflt);
-const char* rpGetStr(rpLoader* L, json_object* o, const char* k);
+void* simReplayGrow(void* p, int* cap, int need, size_t elem);
+const char* simReplayIntern(simReplayLoader* L, const char* s);
+json_object* simReplayGet(json_object* o, const char* k);
+bool simReplayGetU64(json_object* o, const char* k, uint64_t* out);
+bool simReplayGetI64(json_object* o, const char* k, int64_t* out);
+int simReplayGetInt(json_object* o, const char* k, int dflt);
+const char* simReplayGetStr(simReplayLoader* L, json_object* o, const char* k);
 /* Microseconds under key k -> ns. False when absent, not a number, or
  * beyond RP_TS_LIMIT_NS; that last case also marks L's line (L->badTime,
  * the first one named in firstBadTime as FIELD, k when NULL). L may be NULL. */
-bool rpGetTsNs(rpLoader* L, json_object* o, const char* k, const char* field, int64_t* out);
-bool rpGetBool(json_object* o, const char* k);
-void* rpGetPtr(json_object* o, const char* k);
+bool simReplayGetTsNs(simReplayLoader* L, json_object* o, const char* k, const char* field, int64_t* out);
+bool simReplayGetBool(json_object* o, const char* k);
+void* simReplayGetPtr(json_object* o, const char* k);
 /* A pointer field that names no object: absent, null, "null", "(nil)", "", 0. */
-bool rpNullPtr(const char* s);
+bool simReplayNullPtr(const char* s);
 /* {"ts": us, "pid": n, "tid": n} under key k */
-bool rpCallSite(rpLoader* L, json_object* o, const char* k, int64_t* ts, int* pid, int* tid);
+bool simReplayCallSite(simReplayLoader* L, json_object* o, const char* k, int64_t* ts, int* pid, int* tid);
 /* A record that lacks what it needs: counted as RP_SKIP_BAD_TIME when one of
  * its times is out of range, else as RP_SKIP_BAD_FIELDS. */
-void rpSkipMalformed(rpLoader* L);
+void simReplaySkipMalformed(simReplayLoader* L);
 
 /* replay_descr.c: the descriptor of event e (type, rank, pid set) from its `details` */
-void rpFillDescr(rpLoader* L, rpEvent* e, json_object* det, char** group);
+void simReplayFillDescr(simReplayLoader* L, simReplayEvent* e, json_object* det, char** group);
 
 /* replay_gpu.c */
-void rpCuptiRecord(rpLoader* L, json_object* o); /* one recordType "cuptiActivity" line */
-void rpChromeTraceFile(rpRecording* r, const char* path);
-void rpFitGpuClock(rpRecording* r); /* after references are resolved */
+void simReplayCuptiRecord(simReplayLoader* L, json_object* o); /* one recordType "cuptiActivity" line */
+void simReplayChromeTraceFile(simReplayRecording* r, const char* path);
+void simReplayFitGpuClock(simReplayRecording* r); /* after references are resolved */
 
 #endif

@@ -34,10 +34,10 @@ typedef struct {
   _Atomic uint64_t ctx[RP_MAX_PROCS]; /* one context of that process, for PXN events of others */
   uint64_t startAt;                   /* CLOCK_MONOTONIC ns at which recording time t0 is due */
   _Atomic uint64_t waitTimeouts, calls, waits, waitNs;
-} rpShared;
+} simReplayShared;
 
-static rpRecording rec;
-static rpShared* shm;
+static simReplayRecording rec;
+static simReplayShared* shm;
 static int myProc; /* index into shm->recPid */
 
 static int procOf(int recPid) {
@@ -106,7 +106,7 @@ static void waitOthersPast(int self, int64_t ts) {
   }
 }
 
-static void doInit(rpComm* c) {
+static void doInit(simReplayComm* c) {
   c->plugin = simProfilerInit(&c->ctx, c->commId, c->name, c->nNodes, c->nranks, c->rank, &c->holdsRef);
   if (c->plugin && c->ctx) {
     uint64_t expected = 0;
@@ -116,7 +116,7 @@ static void doInit(rpComm* c) {
   atomic_store_explicit(&c->state, c->plugin ? 1 : 2, memory_order_release);
 }
 
-static void doFini(int self, rpComm* c, int64_t ts) {
+static void doFini(int self, simReplayComm* c, int64_t ts) {
   int st = atomic_load_explicit(&c->state, memory_order_acquire);
   if (st != 1 && !(st == 2 && c->holdsRef)) return;
   waitOthersPast(self, ts);
@@ -131,7 +131,7 @@ static void* unmappedAddress(void) {
 }
 
 static void doStart(int self, int i) {
-  rpEvent* e = &rec.events[i];
+  simReplayEvent* e = &rec.events[i];
   int started = 2;
   const simPlugin* p = NULL;
   void* ctx = NULL;
@@ -149,7 +149,7 @@ static void doStart(int self, int i) {
       if (rec.comms[k].pid == shm->recPid[myProc] && atomic_load_explicit(&rec.comms[k].state, memory_order_acquire) == 1)
         p = rec.comms[k].plugin;
   } else {
-    rpComm* c = &rec.comms[e->comm];
+    simReplayComm* c = &rec.comms[e->comm];
     if (waitFlag(&c->state) && atomic_load_explicit(&c->state, memory_order_acquire) == 1) p = c->plugin, ctx = c->ctx;
   }
   if (!p) goto out;
@@ -159,7 +159,7 @@ static void doStart(int self, int i) {
   const simEvent* parent = NULL;
   d.parentObj = NULL;
   if (e->parent >= 0) {
-    rpEvent* pe = &rec.events[e->parent];
+    simReplayEvent* pe = &rec.events[e->parent];
     /* a parent recorded later on this same thread cannot be waited for */
     bool sameThread = pe->startTid == rec.threads[self].tid && pe->pid == rec.threads[self].pid;
     if ((sameThread ? atomic_load_explicit(&pe->started, memory_order_acquire) != 0 : waitFlag(&pe->started)) &&
@@ -190,19 +190,19 @@ out:
   atomic_store_explicit(&e->started, started, memory_order_release);
 }
 
-static bool eventReady(rpEvent* e) {
+static bool eventReady(simReplayEvent* e) {
   return waitFlag(&e->started) && atomic_load_explicit(&e->started, memory_order_acquire) == 1 && e->ev.h;
 }
 
-static const simPlugin* pluginOf(const rpEvent* e) {
+static const simPlugin* pluginOf(const simReplayEvent* e) {
   if (e->comm >= 0) return rec.comms[e->comm].plugin;
   for (int k = 0; k < rec.ncomms; k++)
     if (rec.comms[k].pid == shm->recPid[myProc] && rec.comms[k].plugin) return rec.comms[k].plugin;
   return NULL;
 }
 
-static void doState(const rpState* s) {
-  rpEvent* e = &rec.events[s->event];
+static void doState(const simReplayState* s) {
+  simReplayEvent* e = &rec.events[s->event];
   if (!eventReady(e)) return;
   ncclProfilerEventStateArgs_v6_t a;
   memset(&a, 0, sizeof a);
@@ -218,12 +218,12 @@ static void doState(const rpState* s) {
   simRecord(pluginOf(e), &e->ev, s->state, args);
 }
 
-static void doStop(rpEvent* e) {
+static void doStop(simReplayEvent* e) {
   if (!eventReady(e)) return;
   simStop(pluginOf(e), &e->ev);
 }
 
-static const char* roleOf(const rpThread* t) {
+static const char* roleOf(const simReplayThread* t) {
   for (int k = 0; k < t->n; k++) {
     if (t->calls[k].kind != RP_START) continue;
     int ty = rec.events[t->calls[k].index].type;
@@ -236,7 +236,7 @@ static const char* roleOf(const rpThread* t) {
 
 static void* threadMain(void* arg) {
   int self = (int)(intptr_t)arg;
-  rpThread* t = &rec.threads[self];
+  simReplayThread* t = &rec.threads[self];
   simTruthThreadBegin(roleOf(t));
   /* timed waits sleep with 1 ns timer slack (default 50 us), spinning only their last stretch */
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
@@ -244,7 +244,7 @@ static void* threadMain(void* arg) {
   uint64_t maxLate = 0, lateOver100us = 0;
   int worst = -1;
   for (int k = 0; k < t->n; k++) {
-    const rpCall* c = &t->calls[k];
+    const simReplayCall* c = &t->calls[k];
     /* release: a finalizing thread that acquires this sees our earlier calls done */
     atomic_store_explicit(&t->nextTs, c->ts, memory_order_release);
     /* A recording stamps init at one instant, but the call takes time (a
@@ -307,7 +307,7 @@ static int replayProcess(int procIndex) {
 }
 
 int simRunReplay(const char* path) {
-  if (rpLoad(path, &rec) != 0) {
+  if (simReplayLoad(path, &rec) != 0) {
     SIM_ERR("replay: nothing to replay in %s (no communicator init record could be read)", path);
     return 1;
   }
@@ -317,7 +317,8 @@ int simRunReplay(const char* path) {
   for (int k = 0; k < RP_SKIP_NREASONS; k++) {
     if (!rec.skipped[k]) continue;
     skippedAll += rec.skipped[k];
-    fprintf(stderr, "ncclscope-sim: replay: skipped %llu: %s", (unsigned long long)rec.skipped[k], rpSkipName(k));
+    fprintf(stderr, "ncclscope-sim: replay: skipped %llu: %s", (unsigned long long)rec.skipped[k],
+            simReplaySkipName(k));
     if (k == RP_SKIP_UNKNOWN_RECORD)
       for (int u = 0; u < RP_MAX_UNKNOWN_NAMES && rec.unknownName[u][0]; u++)
         fprintf(stderr, "%s%s: %llu", u ? ", " : " (", rec.unknownName[u], (unsigned long long)rec.unknownCount[u]);
@@ -326,7 +327,7 @@ int simRunReplay(const char* path) {
       fprintf(stderr, "; the first at %s, the lines after it are read", rec.firstBad);
     if (k == RP_SKIP_BAD_TIME && rec.firstBadTime[0]) fprintf(stderr, "; the first at %s", rec.firstBadTime);
     fputc('\n', stderr);
-    sj += (size_t)snprintf(skipJson + sj, sizeof skipJson - sj, "%s\"%s\":%llu", sj ? "," : "", rpSkipName(k),
+    sj += (size_t)snprintf(skipJson + sj, sizeof skipJson - sj, "%s\"%s\":%llu", sj ? "," : "", simReplaySkipName(k),
                            (unsigned long long)rec.skipped[k]);
   }
   shm = mmap(NULL, sizeof *shm, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -358,7 +359,7 @@ int simRunReplay(const char* path) {
       "\"early_ns\":%llu,\"cupti_kernels\":%d",
       source, (unsigned long long)rec.lines, rec.ncomms, rec.nevents, rec.nstates, rec.nthreads, shm->nprocs,
       simOpt.replaySpeed, skipJson, (long long)rec.t0, (unsigned long long)shm->startAt, RP_EARLY_NS, rec.nkernels);
-  rpWriteGpuTruth(&rec, shm->startAt, simOpt.replaySpeed);
+  simReplayWriteGpuTruth(&rec, shm->startAt, simOpt.replaySpeed);
   fflush(NULL);
   int rc = simRunProcesses(shm->nprocs, replayProcess);
   uint64_t calls = atomic_load(&shm->calls);
@@ -372,6 +373,6 @@ int simRunReplay(const char* path) {
     SIM_ERR("replay: no call could be replayed");
     rc = 1;
   }
-  rpFree(&rec);
+  simReplayFree(&rec);
   return rc;
 }

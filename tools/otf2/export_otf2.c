@@ -67,29 +67,28 @@ typedef struct {
   uint16_t has; /* HAS(A_*) */
   uint8_t coll_op; /* OTF2_CollectiveOp + 1; 0: none */
   uint8_t coll_emitted;
-} ox_iv;
+} ns_otf2_iv;
 
 typedef struct {
   uint64_t loc;
   uint32_t* stack; /* intervals open on it, outermost first */
   uint32_t n, cap;
   uint32_t coll_open; /* collective records open (at most 1) */
-} ox_lane;
+} ns_otf2_lane;
 
 typedef struct {
   int kind;
   char name[160];
   uint64_t group;
   OTF2_LocationType type;
-  ox_lane* lanes;
+  ns_otf2_lane* lanes;
   uint32_t nlanes;
-} ox_track;
-
+} ns_otf2_track;
 
 typedef struct {
   ns_walk* walk; /* first member: set by the caller (export.h) */
   OTF2_Archive* archive;
-  ox_defs d;
+  ns_otf2_defs d;
   OTF2_AttributeList* attrs;
   uint64_t t_min, t_max, events, colls_recorded, colls_regions_only;
   /* the file being walked */
@@ -98,10 +97,10 @@ typedef struct {
   uint64_t pgroup;
   ns_analysis* a;
   ns_idmap track_index; /* key -> index + 1 in tracks */
-  ox_track* tracks;
+  ns_otf2_track* tracks;
   size_t ntracks;
   ns_idmap gpu_groups; /* hash of the GPU uuid -> group + 1 */
-  ox_iv* ivs;
+  ns_otf2_iv* ivs;
   size_t nivs, cap;
 } otf2_state;
 
@@ -128,7 +127,8 @@ static uint64_t gpu_group(otf2_state* s, const ns_wfile* f, uint32_t serial) {
   if (v && !ins) return *v - 1;
   char name[256];
   snprintf(name, sizeof name, "%.160s GPU %.64s", s->d.strings[s->d.groups[s->pgroup].name], uuid);
-  uint64_t g = ox_add_group(&s->d, name, OTF2_LOCATION_GROUP_TYPE_ACCELERATOR, s->d.groups[s->pgroup].node, s->pgroup);
+  uint64_t g =
+      ns_otf2_add_group(&s->d, name, OTF2_LOCATION_GROUP_TYPE_ACCELERATOR, s->d.groups[s->pgroup].node, s->pgroup);
   if (v) *v = g + 1;
   return g;
 }
@@ -145,13 +145,13 @@ static uint32_t track_of(otf2_state* s, const ns_wfile* f, int kind, uint32_t ti
     return 0;
   }
   if (!ins) return (uint32_t)(*v - 1);
-  ox_track* nt = realloc(s->tracks, (s->ntracks + 1) * sizeof *nt);
+  ns_otf2_track* nt = realloc(s->tracks, (s->ntracks + 1) * sizeof *nt);
   if (!nt) {
     s->d.failed = 1;
     return 0;
   }
   s->tracks = nt;
-  ox_track* t = &nt[s->ntracks];
+  ns_otf2_track* t = &nt[s->ntracks];
   memset(t, 0, sizeof *t);
   t->kind = kind;
   t->group = s->pgroup;
@@ -184,10 +184,10 @@ static uint32_t track_of(otf2_state* s, const ns_wfile* f, int kind, uint32_t ti
 
 static uint64_t ticks(const otf2_state* s, uint64_t ts) { return (uint64_t)((int64_t)ts + s->offset); }
 
-static ox_iv* add_iv(otf2_state* s, uint32_t track, uint32_t region, uint64_t start, uint64_t stop) {
+static ns_otf2_iv* add_iv(otf2_state* s, uint32_t track, uint32_t region, uint64_t start, uint64_t stop) {
   if (s->nivs == s->cap) {
     size_t cap = s->cap ? s->cap * 2 : 4096;
-    ox_iv* n = realloc(s->ivs, cap * sizeof *n);
+    ns_otf2_iv* n = realloc(s->ivs, cap * sizeof *n);
     if (!n) {
       s->d.failed = 1;
       return NULL;
@@ -195,7 +195,7 @@ static ox_iv* add_iv(otf2_state* s, uint32_t track, uint32_t region, uint64_t st
     s->ivs = n;
     s->cap = cap;
   }
-  ox_iv* v = &s->ivs[s->nivs];
+  ns_otf2_iv* v = &s->ivs[s->nivs];
   memset(v, 0, sizeof *v);
   v->order = s->nivs++;
   v->track = track;
@@ -222,7 +222,7 @@ static int collective_op(int func, uint64_t elem_bytes, uint32_t nranks, int is_
   }
 }
 
-static void op_fields(otf2_state* s, const ns_wfile* f, const ns_event* ev, ox_iv* v) {
+static void op_fields(otf2_state* s, const ns_wfile* f, const ns_event* ev, ns_otf2_iv* v) {
   const ns_record* r = &ev->start;
   const ns_wcomm* c = ns_wfile_comm(f, r->comm);
   int coll = r->type == NS_EV_COLL;
@@ -246,9 +246,9 @@ static void op_fields(otf2_state* s, const ns_wfile* f, const ns_event* ev, ox_i
   uint64_t elem_bytes;
   if (__builtin_mul_overflow(count, (uint64_t)tsize, &elem_bytes)) return;
   int op = collective_op(func, elem_bytes, nranks, root == c->info.rank, &v->sent, &v->recv);
-  ox_comm* m = op >= 0 && c->info.rank >= 0 && (uint32_t)c->info.rank < nranks
-                   ? ox_comm_of(&s->d, c->info.comm_id, nranks, c->info.has_name ? c->info.comm_name : NULL)
-                   : NULL;
+  ns_otf2_comm* m = op >= 0 && c->info.rank >= 0 && (uint32_t)c->info.rank < nranks
+                        ? ns_otf2_comm_of(&s->d, c->info.comm_id, nranks, c->info.has_name ? c->info.comm_name : NULL)
+                        : NULL;
   if (!m || m->nranks != nranks) return;
   v->coll_op = (uint8_t)(op + 1);
   v->comm = (uint32_t)(m - s->d.comms);
@@ -258,7 +258,7 @@ static void op_fields(otf2_state* s, const ns_wfile* f, const ns_event* ev, ox_i
 
 /* The GPU interval of a Coll/P2p (its kernels' pTimers), a KernelCh or a KernelPhase, converted as the JSON Lines
  * export's gpuStart/gpuStop. */
-static void gpu_interval(otf2_state* s, const ns_wfile* f, const ns_event* ev, uint32_t region, const ox_iv* cpu) {
+static void gpu_interval(otf2_state* s, const ns_wfile* f, const ns_event* ev, uint32_t region, const ns_otf2_iv* cpu) {
   const ns_record* r = &ev->start;
   if (!s->a || (r->flags & NS_RF_PXN)) return;
   uint64_t p0, p1, t0, t1, owner;
@@ -280,7 +280,7 @@ static void gpu_interval(otf2_state* s, const ns_wfile* f, const ns_event* ev, u
   double err = ns_analysis_ptimers_own(s->a, r->comm, owner) ? fmax(e0, e1) : INFINITY;
   uint32_t track = kch || phase ? track_of(s, f, kch ? TRACK_GPU_CH : TRACK_GPU_PHASE, 0, r->comm, ev->channel, 0)
                                 : track_of(s, f, TRACK_GPU_OPS, 0, r->comm, 0, 0);
-  ox_iv* v = add_iv(s, track, region, ticks(s, t0), ticks(s, t1));
+  ns_otf2_iv* v = add_iv(s, track, region, ticks(s, t0), ticks(s, t1));
   if (!v) return;
   v->event_id = cpu->event_id;
   v->has = HAS(A_EVENT_ID) | (cpu->has & (HAS(A_BYTES) | HAS(A_CHANNEL) | HAS(A_SEQ) | HAS(A_PEER)));
@@ -322,7 +322,8 @@ static void otf2_event(void* self, ns_wfile* f, ns_event* ev) {
     default: track = track_of(s, f, TRACK_THREAD, r->tid, 0, 0, 0); break;
   }
   /* an event that never stopped lasts to the end of the file: its stop is set at file_end (e = NONE) */
-  ox_iv* v = add_iv(s, track, ox_region(&s->d, name, 0), ticks(s, r->ts), ev->stopped ? ticks(s, ev->stop_ts) : NONE);
+  ns_otf2_iv* v =
+      add_iv(s, track, ns_otf2_region(&s->d, name, 0), ticks(s, r->ts), ev->stopped ? ticks(s, ev->stop_ts) : NONE);
   if (!v) return;
   v->event_id = ev->id;
   v->has = HAS(A_EVENT_ID);
@@ -354,22 +355,22 @@ static void otf2_event(void* self, ns_wfile* f, ns_event* ev) {
       snprintf(gname, sizeof gname, "KernelPhase %.60s kernel", phase && phase[0] ? phase : "?");
     else
       snprintf(gname, sizeof gname, "%s kernel", type == NS_EV_KERNEL_CH ? "KernelCh" : name);
-    ox_iv copy = *v; /* add_iv may move v */
-    gpu_interval(s, f, ev, ox_region(&s->d, gname, 1), &copy);
+    ns_otf2_iv copy = *v; /* add_iv may move v */
+    gpu_interval(s, f, ev, ns_otf2_region(&s->d, gname, 1), &copy);
   }
 }
 
 /* ---- events out: per file, sorted, nested per location ---- */
 
 static int iv_cmp(const void* pa, const void* pb) {
-  const ox_iv *a = pa, *b = pb;
+  const ns_otf2_iv *a = pa, *b = pb;
   if (a->track != b->track) return a->track < b->track ? -1 : 1;
   if (a->s != b->s) return a->s < b->s ? -1 : 1;
   if (a->e != b->e) return a->e > b->e ? -1 : 1; /* the outer one first */
   return a->order < b->order ? -1 : a->order > b->order;
 }
 
-static void put_attrs(otf2_state* s, const ox_iv* v) {
+static void put_attrs(otf2_state* s, const ns_otf2_iv* v) {
   OTF2_AttributeList* l = s->attrs;
   if (v->has & HAS(A_EVENT_ID)) OTF2_AttributeList_AddUint64(l, A_EVENT_ID, v->event_id);
   if (v->has & HAS(A_PARENT_ID)) OTF2_AttributeList_AddUint64(l, A_PARENT_ID, v->parent_id);
@@ -386,8 +387,8 @@ static void see_time(otf2_state* s, uint64_t t) {
   if (t > s->t_max) s->t_max = t;
 }
 
-static void leave(otf2_state* s, ox_lane* l, ox_iv* v) {
-  ox_location* loc = &s->d.locs[l->loc];
+static void leave(otf2_state* s, ns_otf2_lane* l, ns_otf2_iv* v) {
+  ns_otf2_location* loc = &s->d.locs[l->loc];
   if (v->coll_emitted) {
     uint32_t root = v->root >= 0 ? (uint32_t)v->root : OTF2_UNDEFINED_UINT32;
     OTF2_EvtWriter_MpiCollectiveEnd(loc->w, NULL, v->e, (OTF2_CollectiveOp)(v->coll_op - 1), v->comm, root, v->sent,
@@ -400,9 +401,9 @@ static void leave(otf2_state* s, ox_lane* l, ox_iv* v) {
   see_time(s, v->e);
 }
 
-static void enter(otf2_state* s, ox_track* t, uint32_t lane, ox_iv* v) {
-  ox_lane* l = &t->lanes[lane];
-  ox_location* loc = &s->d.locs[l->loc];
+static void enter(otf2_state* s, ns_otf2_track* t, uint32_t lane, ns_otf2_iv* v) {
+  ns_otf2_lane* l = &t->lanes[lane];
+  ns_otf2_location* loc = &s->d.locs[l->loc];
   put_attrs(s, v);
   OTF2_EvtWriter_Enter(loc->w, s->attrs, v->s, v->region);
   loc->nevents++;
@@ -423,20 +424,20 @@ static void enter(otf2_state* s, ox_track* t, uint32_t lane, ox_iv* v) {
 }
 
 /* Leaves every interval of the lane that ends by `until`. */
-static void pop_until(otf2_state* s, ox_lane* l, uint64_t until) {
+static void pop_until(otf2_state* s, ns_otf2_lane* l, uint64_t until) {
   while (l->n && s->ivs[l->stack[l->n - 1]].e <= until) leave(s, l, &s->ivs[l->stack[--l->n]]);
 }
 
-static void place(otf2_state* s, ox_track* t, uint32_t idx) {
-  ox_iv* v = &s->ivs[idx];
+static void place(otf2_state* s, ns_otf2_track* t, uint32_t idx) {
+  ns_otf2_iv* v = &s->ivs[idx];
   uint32_t i = 0;
   for (; i < t->nlanes; i++) {
-    ox_lane* l = &t->lanes[i];
+    ns_otf2_lane* l = &t->lanes[i];
     pop_until(s, l, v->s);
     if (!l->n || s->ivs[l->stack[l->n - 1]].e >= v->e) break;
   }
   if (i == t->nlanes) {
-    ox_lane* nl = realloc(t->lanes, (t->nlanes + 1) * sizeof *nl);
+    ns_otf2_lane* nl = realloc(t->lanes, (t->nlanes + 1) * sizeof *nl);
     if (!nl) {
       s->d.failed = 1;
       return;
@@ -446,7 +447,7 @@ static void place(otf2_state* s, ox_track* t, uint32_t idx) {
     char name[176];
     if (i) snprintf(name, sizeof name, "%s #%u", t->name, i + 1);
     else snprintf(name, sizeof name, "%s", t->name);
-    nl[i].loc = ox_add_location(&s->d, name, t->type, t->group);
+    nl[i].loc = ns_otf2_add_location(&s->d, name, t->type, t->group);
     OTF2_EvtWriter* w = nl[i].loc == NONE ? NULL : OTF2_Archive_GetEvtWriter(s->archive, nl[i].loc);
     if (!w) {
       s->d.failed = 1;
@@ -455,7 +456,7 @@ static void place(otf2_state* s, ox_track* t, uint32_t idx) {
     s->d.locs[nl[i].loc].w = w;
     t->nlanes++;
   }
-  ox_lane* l = &t->lanes[i];
+  ns_otf2_lane* l = &t->lanes[i];
   if (l->n == l->cap) {
     uint32_t cap = l->cap ? l->cap * 2 : 8;
     uint32_t* ns = realloc(l->stack, cap * sizeof *ns);
@@ -489,14 +490,15 @@ static void file_setup(otf2_state* s, ns_wfile* f) {
             f->path);
   char name[320];
   snprintf(name, sizeof name, "%s:%u", host_of(f), file_pid(f));
-  uint64_t base = ox_intern(&s->d, name);
+  uint64_t base = ns_otf2_intern(&s->d, name);
   unsigned again = 1; /* another file of that process (a plugin loaded again): "host:pid #2" */
   for (size_t i = 0; i < s->d.ngroups; i++)
     if (s->d.groups[i].type == OTF2_LOCATION_GROUP_TYPE_PROCESS && s->d.groups[i].file_of_process >= again &&
         s->d.groups[i].base_name == base)
       again = s->d.groups[i].file_of_process + 1;
   if (again > 1) snprintf(name + strlen(name), sizeof name - strlen(name), " #%u", again);
-  s->pgroup = ox_add_group(&s->d, name, OTF2_LOCATION_GROUP_TYPE_PROCESS, ox_host_node(&s->d, host_of(f)), OTF2_UNDEFINED_LOCATION_GROUP);
+  s->pgroup = ns_otf2_add_group(&s->d, name, OTF2_LOCATION_GROUP_TYPE_PROCESS, ns_otf2_host_node(&s->d, host_of(f)),
+                                OTF2_UNDEFINED_LOCATION_GROUP);
   if (!s->d.failed) {
     s->d.groups[s->pgroup].base_name = base;
     s->d.groups[s->pgroup].file_of_process = again;
@@ -573,7 +575,7 @@ static void* otf2_make(const char* tmp, ns_sink* sink) {
     free(s);
     return NULL;
   }
-  ox_intern(&s->d, ""); /* string 0 */
+  ns_otf2_intern(&s->d, ""); /* string 0 */
   *sink = (ns_sink){.self = s, .file_begin = otf2_file_begin, .event_done = otf2_event, .file_end = otf2_file_end};
   return s;
 }
@@ -595,7 +597,7 @@ static int otf2_finish(void* state) {
   } else {
     rc = -1;
   }
-  if (!rc && ox_write_definitions(&s->d, s->archive, s->t_min, s->t_max) != 0) rc = -1;
+  if (!rc && ns_otf2_write_definitions(&s->d, s->archive, s->t_min, s->t_max) != 0) rc = -1;
   if (OTF2_Archive_Close(s->archive) != OTF2_SUCCESS) rc = -1;
   if (s->colls_regions_only)
     fprintf(stderr,
@@ -604,7 +606,7 @@ static int otf2_finish(void* state) {
             "without an OTF2 collective record (%" PRIu64 " have one)\n",
             s->colls_regions_only, s->colls_recorded);
   OTF2_AttributeList_Delete(s->attrs);
-  ox_defs_free(&s->d);
+  ns_otf2_defs_free(&s->d);
   free(s->ivs);
   free(s);
   return rc;

@@ -24,7 +24,7 @@ static const struct {
     {"gpuErrorUs", "bound of the GPU-to-CPU clock conversion, microseconds", OTF2_TYPE_DOUBLE},
 };
 
-static uint64_t intern_clean(ox_defs* d, const char* text);
+static uint64_t intern_clean(ns_otf2_defs* d, const char* text);
 
 /* OTF2 strings are UTF-8 text: NCCL's strings (names, functions) may hold
  * anything. Ill-formed bytes and control characters become U+FFFD. */
@@ -49,7 +49,7 @@ static char* utf8_clean(const char* text) {
   return out;
 }
 
-uint64_t ox_intern(ox_defs* d, const char* raw) {
+uint64_t ns_otf2_intern(ns_otf2_defs* d, const char* raw) {
   char* text = utf8_clean(raw);
   if (!text) {
     d->failed = 1;
@@ -60,7 +60,7 @@ uint64_t ox_intern(ox_defs* d, const char* raw) {
   return ref;
 }
 
-static uint64_t intern_clean(ox_defs* d, const char* text) {
+static uint64_t intern_clean(ns_otf2_defs* d, const char* text) {
   for (size_t i = 0; i < d->nstrings; i++)
     if (strcmp(d->strings[i], text) == 0) return i;
   char** ns = realloc(d->strings, (d->nstrings + 1) * sizeof *ns);
@@ -76,7 +76,7 @@ static uint64_t intern_clean(ox_defs* d, const char* text) {
   return d->nstrings++;
 }
 
-uint32_t ox_region(ox_defs* d, const char* name, int gpu) {
+uint32_t ns_otf2_region(ns_otf2_defs* d, const char* name, int gpu) {
   for (size_t i = 0; i < d->nregions; i++)
     if (d->region_gpu[i] == gpu && strcmp(d->regions[i], name) == 0) return (uint32_t)i;
   char** nr = realloc(d->regions, (d->nregions + 1) * sizeof *nr);
@@ -93,7 +93,7 @@ uint32_t ox_region(ox_defs* d, const char* name, int gpu) {
   return (uint32_t)d->nregions++;
 }
 
-uint64_t ox_host_node(ox_defs* d, const char* host) {
+uint64_t ns_otf2_host_node(ns_otf2_defs* d, const char* host) {
   for (size_t i = 0; i < d->nhosts; i++)
     if (strcmp(d->hosts[i], host) == 0) return i + 1; /* node 0 is the job */
   char** nh = realloc(d->hosts, (d->nhosts + 1) * sizeof *nh);
@@ -107,40 +107,40 @@ uint64_t ox_host_node(ox_defs* d, const char* host) {
   return d->nhosts;
 }
 
-uint64_t ox_add_group(ox_defs* d, const char* name, OTF2_LocationGroupType type, uint64_t node,
-                          uint64_t creator) {
-  ox_lgroup* ng = realloc(d->groups, (d->ngroups + 1) * sizeof *ng);
+uint64_t ns_otf2_add_group(ns_otf2_defs* d, const char* name, OTF2_LocationGroupType type, uint64_t node,
+                           uint64_t creator) {
+  ns_otf2_lgroup* ng = realloc(d->groups, (d->ngroups + 1) * sizeof *ng);
   if (!ng) {
     d->failed = 1;
     return 0;
   }
   d->groups = ng;
-  ng[d->ngroups] = (ox_lgroup){ox_intern(d, name), type, node, creator, 0, 0};
+  ng[d->ngroups] = (ns_otf2_lgroup){ns_otf2_intern(d, name), type, node, creator, 0, 0};
   return d->ngroups++;
 }
 
-uint64_t ox_add_location(ox_defs* d, const char* name, OTF2_LocationType type, uint64_t group) {
-  ox_location* nl = realloc(d->locs, (d->nlocs + 1) * sizeof *nl);
+uint64_t ns_otf2_add_location(ns_otf2_defs* d, const char* name, OTF2_LocationType type, uint64_t group) {
+  ns_otf2_location* nl = realloc(d->locs, (d->nlocs + 1) * sizeof *nl);
   if (!nl) {
     d->failed = 1;
     return OX_NONE;
   }
   d->locs = nl;
   uint64_t id = d->nlocs;
-  nl[id] = (ox_location){ox_intern(d, name), group, 0, type, NULL};
+  nl[id] = (ns_otf2_location){ns_otf2_intern(d, name), group, 0, type, NULL};
   d->nlocs++;
   return id;
 }
 
-ox_comm* ox_comm_of(ox_defs* d, uint64_t comm_id, uint32_t nranks, const char* name) {
+ns_otf2_comm* ns_otf2_comm_of(ns_otf2_defs* d, uint64_t comm_id, uint32_t nranks, const char* name) {
   for (size_t i = 0; i < d->ncomms; i++)
     if (d->comms[i].comm_id == comm_id) return &d->comms[i];
   uint32_t n = nranks;
   if (n == 0 || n > (1u << 20)) return NULL;
-  ox_comm* nc = realloc(d->comms, (d->ncomms + 1) * sizeof *nc);
+  ns_otf2_comm* nc = realloc(d->comms, (d->ncomms + 1) * sizeof *nc);
   if (!nc) return NULL;
   d->comms = nc;
-  ox_comm* m = &nc[d->ncomms];
+  ns_otf2_comm* m = &nc[d->ncomms];
   m->members = malloc(n * sizeof *m->members);
   if (!m->members) return NULL;
   for (uint32_t r = 0; r < n; r++) m->members[r] = OX_NONE;
@@ -154,26 +154,27 @@ ox_comm* ox_comm_of(ox_defs* d, uint64_t comm_id, uint32_t nranks, const char* n
 }
 
 /* Global definitions: everything the events refer to. */
-int ox_write_definitions(ox_defs* d, OTF2_Archive* archive, uint64_t t_min, uint64_t t_max) {
+int ns_otf2_write_definitions(ns_otf2_defs* d, OTF2_Archive* archive, uint64_t t_min, uint64_t t_max) {
   OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(archive);
   if (!g) return -1;
   uint64_t t0 = t_min == UINT64_MAX ? 0 : t_min, len = t_max > t0 ? t_max - t0 : 0;
   OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000ull, t0, len, t0);
-  uint64_t job = ox_intern(d, "ncclscope job"), machine = ox_intern(d, "machine"), node = ox_intern(d, "node");
-  for (size_t i = 0; i < d->nhosts; i++) ox_intern(d, d->hosts[i]);
+  uint64_t job = ns_otf2_intern(d, "ncclscope job"), machine = ns_otf2_intern(d, "machine"),
+           node = ns_otf2_intern(d, "node");
+  for (size_t i = 0; i < d->nhosts; i++) ns_otf2_intern(d, d->hosts[i]);
   uint64_t names[A_COUNT], whats[A_COUNT];
   for (int a = 0; a < A_COUNT; a++) {
-    names[a] = ox_intern(d, attr_defs[a].name);
-    whats[a] = ox_intern(d, attr_defs[a].what);
+    names[a] = ns_otf2_intern(d, attr_defs[a].name);
+    whats[a] = ns_otf2_intern(d, attr_defs[a].what);
   }
-  for (size_t r = 0; r < d->nregions; r++) ox_intern(d, d->regions[r]);
-  for (size_t c = 0; c < d->ncomms; c++) ox_intern(d, d->comms[c].name);
-  uint64_t comm_locs = ox_intern(d, "NCCL ranks");
+  for (size_t r = 0; r < d->nregions; r++) ns_otf2_intern(d, d->regions[r]);
+  for (size_t c = 0; c < d->ncomms; c++) ns_otf2_intern(d, d->comms[c].name);
+  uint64_t comm_locs = ns_otf2_intern(d, "NCCL ranks");
   if (d->failed) return -1;
   for (size_t i = 0; i < d->nstrings; i++) OTF2_GlobalDefWriter_WriteString(g, (OTF2_StringRef)i, d->strings[i]);
   OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, job, machine, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
   for (size_t i = 0; i < d->nhosts; i++)
-    OTF2_GlobalDefWriter_WriteSystemTreeNode(g, i + 1, ox_intern(d, d->hosts[i]), node, 0);
+    OTF2_GlobalDefWriter_WriteSystemTreeNode(g, i + 1, ns_otf2_intern(d, d->hosts[i]), node, 0);
   for (size_t i = 0; i < d->ngroups; i++)
     OTF2_GlobalDefWriter_WriteLocationGroup(g, i, d->groups[i].name, d->groups[i].type, d->groups[i].node,
                                             d->groups[i].creator);
@@ -181,7 +182,7 @@ int ox_write_definitions(ox_defs* d, OTF2_Archive* archive, uint64_t t_min, uint
     OTF2_GlobalDefWriter_WriteLocation(g, i, d->locs[i].name, d->locs[i].type, d->locs[i].nevents, d->locs[i].group);
   for (int a = 0; a < A_COUNT; a++) OTF2_GlobalDefWriter_WriteAttribute(g, a, names[a], whats[a], attr_defs[a].type);
   for (size_t r = 0; r < d->nregions; r++) {
-    uint64_t n = ox_intern(d, d->regions[r]);
+    uint64_t n = ns_otf2_intern(d, d->regions[r]);
     OTF2_GlobalDefWriter_WriteRegion(g, r, n, n, 0, OTF2_REGION_ROLE_FUNCTION,
                                      d->region_gpu[r] ? OTF2_PARADIGM_CUDA : OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE,
                                      0, 0, 0);
@@ -206,7 +207,7 @@ int ox_write_definitions(ox_defs* d, OTF2_Archive* archive, uint64_t t_min, uint
     OTF2_GlobalDefWriter_WriteGroup(g, 0, comm_locs, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
                                     OTF2_GROUP_FLAG_NONE, (uint32_t)nall, all);
     for (size_t c = 0; c < d->ncomms && !rc; c++) {
-      ox_comm* m = &d->comms[c];
+      ns_otf2_comm* m = &d->comms[c];
       free(members);
       members = malloc((m->nranks + 1) * sizeof *members);
       if (!members) {
@@ -221,7 +222,7 @@ int ox_write_definitions(ox_defs* d, OTF2_Archive* archive, uint64_t t_min, uint
                 "ncclscope: note: %s: %u of its %u ranks are in the archive: its OTF2 group lists those; the root of "
                 "its Broadcast/Reduce records is the NCCL rank\n",
                 m->name, n, m->nranks);
-      uint64_t name = ox_intern(d, m->name);
+      uint64_t name = ns_otf2_intern(d, m->name);
       OTF2_GlobalDefWriter_WriteGroup(g, c + 1, name, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
                                       OTF2_GROUP_FLAG_NONE, n, members);
       OTF2_GlobalDefWriter_WriteComm(g, c, name, c + 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
@@ -234,7 +235,7 @@ int ox_write_definitions(ox_defs* d, OTF2_Archive* archive, uint64_t t_min, uint
   return rc;
 }
 
-void ox_defs_free(ox_defs* d) {
+void ns_otf2_defs_free(ns_otf2_defs* d) {
   for (size_t i = 0; i < d->nstrings; i++) free(d->strings[i]);
   for (size_t i = 0; i < d->nregions; i++) free(d->regions[i]);
   for (size_t i = 0; i < d->nhosts; i++) free(d->hosts[i]);

@@ -23,7 +23,7 @@ typedef struct {
   uint64_t name, group, nevents;
   OTF2_LocationType type;
   OTF2_EvtWriter* w;
-} ox_location;
+} ns_otf2_location;
 
 typedef struct {
   uint64_t name;
@@ -31,14 +31,14 @@ typedef struct {
   uint64_t node, creator;
   uint64_t base_name;       /* PROCESS: "host:pid" */
   unsigned file_of_process; /* PROCESS: 1 for its first trace file, 2 for the next, ... */
-} ox_lgroup;
+} ns_otf2_lgroup;
 
 typedef struct {
   uint64_t comm_id;
   uint32_t nranks;
   char name[160];
   uint64_t* members; /* location per rank, OX_NONE unknown */
-} ox_comm;
+} ns_otf2_comm;
 
 typedef struct {
   char** strings;
@@ -48,28 +48,29 @@ typedef struct {
   size_t nregions;
   char** hosts;
   size_t nhosts; /* system tree node i + 1; node 0 is the job */
-  ox_lgroup* groups;
+  ns_otf2_lgroup* groups;
   size_t ngroups;
-  ox_location* locs;
+  ns_otf2_location* locs;
   size_t nlocs;
-  ox_comm* comms;
+  ns_otf2_comm* comms;
   size_t ncomms;
   int failed; /* out of memory: the archive is incomplete */
-} ox_defs;
+} ns_otf2_defs;
 
 /* Each returns the definition's ref, adding it when new (0 when out of
  * memory, with failed set). */
-uint64_t ox_intern(ox_defs* d, const char* text);
-uint32_t ox_region(ox_defs* d, const char* name, int gpu);
-uint64_t ox_host_node(ox_defs* d, const char* host);
-uint64_t ox_add_group(ox_defs* d, const char* name, OTF2_LocationGroupType type, uint64_t node, uint64_t creator);
+uint64_t ns_otf2_intern(ns_otf2_defs* d, const char* text);
+uint32_t ns_otf2_region(ns_otf2_defs* d, const char* name, int gpu);
+uint64_t ns_otf2_host_node(ns_otf2_defs* d, const char* host);
+uint64_t ns_otf2_add_group(ns_otf2_defs* d, const char* name, OTF2_LocationGroupType type, uint64_t node,
+                           uint64_t creator);
 /* A new location (OX_NONE when out of memory); its event writer is the caller's to set. */
-uint64_t ox_add_location(ox_defs* d, const char* name, OTF2_LocationType type, uint64_t group);
+uint64_t ns_otf2_add_location(ns_otf2_defs* d, const char* name, OTF2_LocationType type, uint64_t group);
 /* The communicator with that id (members all OX_NONE when new); NULL for a
  * size of 0 or above 2^20, or out of memory. name: NULL or its commName. */
-ox_comm* ox_comm_of(ox_defs* d, uint64_t comm_id, uint32_t nranks, const char* name);
+ns_otf2_comm* ns_otf2_comm_of(ns_otf2_defs* d, uint64_t comm_id, uint32_t nranks, const char* name);
 /* Writes every definition, the clock properties for events in [t_min, t_max]; 0, or -1. */
-int ox_write_definitions(ox_defs* d, OTF2_Archive* archive, uint64_t t_min, uint64_t t_max);
-void ox_defs_free(ox_defs* d);
+int ns_otf2_write_definitions(ns_otf2_defs* d, OTF2_Archive* archive, uint64_t t_min, uint64_t t_max);
+void ns_otf2_defs_free(ns_otf2_defs* d);
 
 #endif

@@ -2,7 +2,7 @@
 /* ncclscope CLI: the cross-rank view (report_ranks.h). Collectives of every
  * file and flight record go into a list per (communicator, rank); finish
  * sorts each list by (function, seq) and walks the collectives in that order,
- * each as its ranks' ops in rank order, by merging the lists (xr_cursor).
+ * each as its ranks' ops in rank order, by merging the lists (ns_xrank_cursor).
  *
  * This file collects the input; report_ranks_walk.c orders it,
  * report_ranks_gpu.c places the GPU clocks, report_ranks_judge.c judges each
@@ -61,8 +61,8 @@ void ns_xr_free(ns_xr* x) {
 }
 
 static int add_file(ns_xr* x, const char* host, uint32_t pid, int is_fr) {
-  if (xr_grow((void**)&x->files, &x->capfiles, x->nfiles, sizeof *x->files)) return -1;
-  xr_file* f = &x->files[x->nfiles];
+  if (ns_xrank_grow((void**)&x->files, &x->capfiles, x->nfiles, sizeof *x->files)) return -1;
+  ns_xrank_file* f = &x->files[x->nfiles];
   memset(f, 0, sizeof *f);
   snprintf(f->host, sizeof f->host, "%s", host);
   f->pid = pid;
@@ -87,7 +87,7 @@ void ns_xr_anchor(ns_xr* x, int file, uint64_t ts, int64_t real) {
 }
 
 /* The communicator with that id (made with nranks ranks); NULL when out of memory or nranks is 0. */
-static xr_comm* comm_get(ns_xr* x, uint64_t comm_id, uint32_t nranks, uint32_t* idx) {
+static ns_xrank_comm* comm_get(ns_xr* x, uint64_t comm_id, uint32_t nranks, uint32_t* idx) {
   uint64_t key = comm_id ? comm_id : 1;
   uint64_t* at = ns_idmap_get(&x->comm_index, key);
   if (at) {
@@ -95,8 +95,8 @@ static xr_comm* comm_get(ns_xr* x, uint64_t comm_id, uint32_t nranks, uint32_t* 
     return &x->comms[*at - 1];
   }
   if (!nranks || nranks > (1u << 24)) return NULL;
-  if (xr_grow((void**)&x->comms, &x->capcomms, x->ncomms, sizeof *x->comms)) return NULL;
-  xr_comm* c = &x->comms[x->ncomms];
+  if (ns_xrank_grow((void**)&x->comms, &x->capcomms, x->ncomms, sizeof *x->comms)) return NULL;
+  ns_xrank_comm* c = &x->comms[x->ncomms];
   memset(c, 0, sizeof *c);
   c->ranks = calloc(nranks, sizeof *c->ranks);
   int inserted;
@@ -115,10 +115,10 @@ static xr_comm* comm_get(ns_xr* x, uint64_t comm_id, uint32_t nranks, uint32_t* 
 
 void ns_xr_comm(ns_xr* x, int file, const ns_comm_info* ci) {
   uint32_t idx;
-  xr_comm* c = comm_get(x, ci->comm_id, ci->nranks, &idx);
+  ns_xrank_comm* c = comm_get(x, ci->comm_id, ci->nranks, &idx);
   if (!c || ci->rank < 0 || (uint32_t)ci->rank >= c->nranks) return;
   if (ci->has_name && !c->name[0]) snprintf(c->name, sizeof c->name, "%.63s", ci->comm_name);
-  xr_rank* r = &c->ranks[ci->rank];
+  ns_xrank_rank* r = &c->ranks[ci->rank];
   r->file = file;
   r->has_trace = 1;
 }
@@ -126,23 +126,23 @@ void ns_xr_comm(ns_xr* x, int file, const ns_comm_info* ci) {
 /* An op of rank `rank` of communicator `comm`; its index in the rank's ops, or -1 when out of memory. */
 static ptrdiff_t add_op(ns_xr* x, uint32_t comm, int32_t rank, int32_t file, int func, uint64_t seq, uint16_t flags,
                         int64_t arr, int64_t end, float gpu_err_ns, uint32_t call, int64_t posted) {
-  xr_comm* c = &x->comms[comm];
-  xr_rank* r = &c->ranks[rank];
+  ns_xrank_comm* c = &x->comms[comm];
+  ns_xrank_rank* r = &c->ranks[rank];
   if (r->touched_by != file) {
-    if (xr_grow((void**)&x->touched, &x->captouched, x->ntouched, sizeof *x->touched)) return -1;
-    x->touched[x->ntouched++] = (xr_touched){.comm = comm, .rank = rank};
+    if (ns_xrank_grow((void**)&x->touched, &x->captouched, x->ntouched, sizeof *x->touched)) return -1;
+    x->touched[x->ntouched++] = (ns_xrank_touched){.comm = comm, .rank = rank};
     r->touched_by = file;
   }
-  if (xr_grow((void**)&r->ops, &r->capops, r->nops, sizeof *r->ops)) return -1;
-  r->ops[r->nops] = (xr_op){.seq = seq,
-                            .arr = arr,
-                            .end = end,
-                            .file = file,
-                            .gpu_err_ns = gpu_err_ns,
-                            .posted = posted,
-                            .func = (int16_t)func,
-                            .flags = flags,
-                            .call = call};
+  if (ns_xrank_grow((void**)&r->ops, &r->capops, r->nops, sizeof *r->ops)) return -1;
+  r->ops[r->nops] = (ns_xrank_op){.seq = seq,
+                                  .arr = arr,
+                                  .end = end,
+                                  .file = file,
+                                  .gpu_err_ns = gpu_err_ns,
+                                  .posted = posted,
+                                  .func = (int16_t)func,
+                                  .flags = flags,
+                                  .call = call};
   c->nops++;
   return (ptrdiff_t)r->nops++;
 }
@@ -150,9 +150,9 @@ static ptrdiff_t add_op(ns_xr* x, uint32_t comm, int32_t rank, int32_t file, int
 /* The end of a file: the lists it added to lose their spare room (a list doubles as it grows). */
 static void trim_touched(ns_xr* x) {
   for (size_t i = 0; i < x->ntouched; i++) {
-    xr_rank* r = &x->comms[x->touched[i].comm].ranks[x->touched[i].rank];
+    ns_xrank_rank* r = &x->comms[x->touched[i].comm].ranks[x->touched[i].rank];
     if (r->capops > r->nops && r->nops) {
-      xr_op* fit = realloc(r->ops, r->nops * sizeof *fit);
+      ns_xrank_op* fit = realloc(r->ops, r->nops * sizeof *fit);
       if (fit) r->ops = fit, r->capops = r->nops;
     }
   }
@@ -163,7 +163,7 @@ static void trim_touched(ns_xr* x) {
  * operation's host-side life, host_start to host_last (a GPU clock fit that
  * is not there yet can be off by seconds; then the host's own times are the
  * better guess: its start, and host_end). gpu_start 0: no GPU times. */
-static void place(xr_op* o, uint64_t host_start, uint64_t host_last, uint64_t host_end, uint64_t gpu_start,
+static void place(ns_xrank_op* o, uint64_t host_start, uint64_t host_last, uint64_t host_end, uint64_t gpu_start,
                   uint64_t gpu_stop, double gpu_err_ns) {
   int gpu_ok = gpu_start && gpu_start + XR_GPU_SLACK_NS >= host_start &&
                (!host_last || gpu_start <= host_last + XR_GPU_SLACK_NS) &&
@@ -183,7 +183,7 @@ static uint64_t fnv(uint64_t h, const void* p, size_t n) {
 
 /* The index + 1 of the op's arguments in x->calls, added when new; 0 when out of memory. */
 static uint32_t call_of(ns_xr* x, const ns_op_result* op) {
-  xr_call k;
+  ns_xrank_call k;
   memset(&k, 0, sizeof k);
   k.count = op->count;
   k.root = op->root_or_peer;
@@ -194,7 +194,8 @@ static uint32_t call_of(ns_xr* x, const ns_op_result* op) {
     if (!at) break;
     if (!memcmp(&x->calls[*at - 1], &k, sizeof k)) return (uint32_t)*at;
   }
-  if (x->ncalls >= UINT32_MAX - 1 || xr_grow((void**)&x->calls, &x->capcalls, x->ncalls, sizeof *x->calls)) return 0;
+  if (x->ncalls >= UINT32_MAX - 1 || ns_xrank_grow((void**)&x->calls, &x->capcalls, x->ncalls, sizeof *x->calls))
+    return 0;
   int inserted;
   uint64_t* slot = ns_idmap_put(&x->call_index, h, &inserted);
   if (!slot) return 0;
@@ -206,28 +207,34 @@ static uint32_t call_of(ns_xr* x, const ns_op_result* op) {
 void ns_xr_op(ns_xr* x, int file, const ns_op_result* op) {
   if (op->type != NS_EV_COLL || (op->flags & NS_OPF_NO_START)) return;
   uint32_t idx;
-  xr_comm* c = comm_get(x, op->comm_id, op->nranks, &idx);
+  ns_xrank_comm* c = comm_get(x, op->comm_id, op->nranks, &idx);
   if (!c || op->rank < 0 || (uint32_t)op->rank >= c->nranks) {
     x->ops_no_comm++;
     return;
   }
   uint64_t host_last = op->exec_stop_ns > op->stop_ns ? op->exec_stop_ns : op->stop_ns;
   uint64_t host_end = op->exec_stop_ns ? op->exec_stop_ns : op->stop_ns;
-  xr_op placed;
+  ns_xrank_op placed;
   place(&placed, op->start_ns, host_last, host_end, op->gpu_start_ns, op->gpu_stop_ns, op->gpu_err_ns);
   ptrdiff_t at = add_op(x, idx, op->rank, file, op->func, op->seq, (op->flags & NS_OPF_INCOMPLETE) ? XR_STUCK : XR_DONE,
                         placed.arr, placed.end, placed.gpu_err_ns, call_of(x, op), (int64_t)op->start_ns);
   if (at < 0) return;
   /* converted with the fit as it stood when the op completed: once the file is read, again with the final one */
-  if (op->ptimer_start && !xr_grow((void**)&x->reconv, &x->capreconv, x->nreconv, sizeof *x->reconv))
-    x->reconv[x->nreconv++] = (xr_reconvert){.comm = idx, .rank = op->rank, .op = (size_t)at, .comm_serial = op->comm,
-                                             .ptimer_start = op->ptimer_start, .ptimer_stop = op->ptimer_stop,
-                                             .host_start = op->start_ns, .host_last = host_last, .host_end = host_end};
+  if (op->ptimer_start && !ns_xrank_grow((void**)&x->reconv, &x->capreconv, x->nreconv, sizeof *x->reconv))
+    x->reconv[x->nreconv++] = (ns_xrank_reconvert){.comm = idx,
+                                                   .rank = op->rank,
+                                                   .op = (size_t)at,
+                                                   .comm_serial = op->comm,
+                                                   .ptimer_start = op->ptimer_start,
+                                                   .ptimer_stop = op->ptimer_stop,
+                                                   .host_start = op->start_ns,
+                                                   .host_last = host_last,
+                                                   .host_end = host_end};
 }
 
 void ns_xr_file_clock(ns_xr* x, ns_analysis* a) {
   for (size_t i = 0; a && i < x->nreconv; i++) {
-    const xr_reconvert* c = &x->reconv[i];
+    const ns_xrank_reconvert* c = &x->reconv[i];
     uint64_t t0, t1;
     double e0, e1;
     if (!ns_analysis_gpu_to_cpu(a, c->comm_serial, c->ptimer_start, &t0, &e0) ||
@@ -266,11 +273,11 @@ int ns_xr_flightrec(ns_xr* x, const char* path, char* err, size_t errlen) {
   for (const nsjr_val* cv = comms ? comms->first : NULL; cv; cv = cv->next) {
     uint32_t idx;
     int32_t rank = (int32_t)nsjr_ki64(cv, "rank", -1);
-    xr_comm* c = comm_get(x, hex_id(nsjr_kstr(cv, "commId", NULL)), (uint32_t)nsjr_ku64(cv, "nranks", 0), &idx);
+    ns_xrank_comm* c = comm_get(x, hex_id(nsjr_kstr(cv, "commId", NULL)), (uint32_t)nsjr_ku64(cv, "nranks", 0), &idx);
     if (!c || rank < 0 || (uint32_t)rank >= c->nranks) continue;
     const char* name = nsjr_kstr(cv, "name", "");
     if (*name && !c->name[0]) snprintf(c->name, sizeof c->name, "%.63s", name);
-    xr_rank* r = &c->ranks[rank];
+    ns_xrank_rank* r = &c->ranks[rank];
     if (r->file < 0) r->file = file;
     r->clean = 1; /* its flight record lists the communicator: what it posted until then is known */
     const nsjr_val* ops = nsjr_get(cv, "ops");
@@ -287,12 +294,12 @@ int ns_xr_flightrec(ns_xr* x, const char* path, char* err, size_t errlen) {
   const nsjr_val* eps = nsjr_get(root, "episodes");
   for (const nsjr_val* e = eps ? eps->first : NULL; e; e = e->next) {
     uint32_t idx;
-    xr_comm* c = comm_get(x, hex_id(nsjr_kstr(e, "commId", NULL)), (uint32_t)nsjr_ku64(e, "nranks", 0), &idx);
+    ns_xrank_comm* c = comm_get(x, hex_id(nsjr_kstr(e, "commId", NULL)), (uint32_t)nsjr_ku64(e, "nranks", 0), &idx);
     int32_t rank = (int32_t)nsjr_ki64(e, "rank", -1);
     if (!c || rank < 0 || (uint32_t)rank >= c->nranks || strcmp(nsjr_kstr(e, "type", ""), "Coll") != 0) continue;
     if (nsjr_bool(nsjr_get(e, "cleared"), 0)) continue; /* it completed before the record was written */
-    if (xr_grow((void**)&x->eps, &x->capeps, x->neps, sizeof *x->eps)) break;
-    xr_episode* ep = &x->eps[x->neps++];
+    if (ns_xrank_grow((void**)&x->eps, &x->capeps, x->neps, sizeof *x->eps)) break;
+    ns_xrank_episode* ep = &x->eps[x->neps++];
     memset(ep, 0, sizeof *ep);
     ep->comm = idx;
     ep->rank = rank;
@@ -312,11 +319,11 @@ int ns_xr_flightrec(ns_xr* x, const char* path, char* err, size_t errlen) {
 
 void ns_xr_finish(ns_xr* x) {
   ns_hosts_fit(x->hosts);
-  if (xr_sort_all(x)) return;
-  ns_hosts_refine(x->hosts, xr_walk_collectives, x);
-  xr_refine_gpu_clocks(x);
-  xr_judge(x);
-  xr_match_calls(x);
+  if (ns_xrank_sort_all(x)) return;
+  ns_hosts_refine(x->hosts, ns_xrank_walk_collectives, x);
+  ns_xrank_refine_gpu_clocks(x);
+  ns_xrank_judge(x);
+  ns_xrank_match_calls(x);
 }
 
 size_t ns_xr_hangs(const ns_xr* x) { return x->nhangs; }

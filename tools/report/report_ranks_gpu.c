@@ -31,26 +31,26 @@ typedef struct {
   uint64_t seq;
   int64_t base; /* the first end (common ns) */
   double mid;   /* the median of (end - base) */
-} xr_coll_end;
+} ns_xrank_coll_end;
 
 /* Whether m[i] is an op the ends are taken from: its rank's first in the
  * collective (a trace's), if it completed with an end. */
-static int end_member(const xr_member* m, size_t i) {
-  const xr_op* p = m[i].op;
+static int end_member(const ns_xrank_member* m, size_t i) {
+  const ns_xrank_op* p = m[i].op;
   if ((p->flags & XR_FR) || !(p->flags & XR_DONE) || !p->end) return 0;
   return !(i > 0 && m[i - 1].rank == m[i].rank);
 }
 
 /* One communicator: per collective the median end; then per rank with GPU ends, its offset from those medians
  * (the median over its collectives), and the correction where it holds. 0, or -1 when out of memory. */
-static int refine_comm_gpus(ns_xr* x, xr_comm* c) {
-  xr_cursor k;
-  if (xr_cursor_init(&k, c)) return -1;
-  xr_coll_end* ends = NULL;
+static int refine_comm_gpus(ns_xr* x, ns_xrank_comm* c) {
+  ns_xrank_cursor k;
+  if (ns_xrank_cursor_init(&k, c)) return -1;
+  ns_xrank_coll_end* ends = NULL;
   size_t nends = 0, capends = 0, capval = 0;
   double* val = NULL;
   int rc = 0;
-  while (xr_cursor_next(&k)) {
+  while (ns_xrank_cursor_next(&k)) {
     if (2 * k.nm > capval) {
       free(val);
       capval = 2 * k.nm;
@@ -60,19 +60,19 @@ static int refine_comm_gpus(ns_xr* x, xr_comm* c) {
     int64_t base = 0;
     for (size_t i = 0; i < k.nm; i++) {
       if (!end_member(k.m, i)) continue;
-      int64_t e = xr_common(x, k.m[i].op, k.m[i].op->end);
+      int64_t e = ns_xrank_common(x, k.m[i].op, k.m[i].op->end);
       if (!n) base = e;
       val[n++] = (double)(e - base); /* small: exact in a double */
     }
     if (n < 3) continue;
     memcpy(val + n, val, n * sizeof *val);
-    qsort(val + n, n, sizeof *val, xr_by_double);
-    if (xr_grow((void**)&ends, &capends, nends, sizeof *ends)) goto fail;
-    ends[nends++] = (xr_coll_end){.func = k.m[0].op->func, .seq = k.m[0].op->seq, .base = base,
-                                  .mid = xr_sorted_median(val + n, n)};
+    qsort(val + n, n, sizeof *val, ns_xrank_by_double);
+    if (ns_xrank_grow((void**)&ends, &capends, nends, sizeof *ends)) goto fail;
+    ends[nends++] = (ns_xrank_coll_end){
+        .func = k.m[0].op->func, .seq = k.m[0].op->seq, .base = base, .mid = ns_xrank_sorted_median(val + n, n)};
   }
   for (uint32_t r = 0; r < c->nranks && nends; r++) {
-    xr_rank* rk = &c->ranks[r];
+    ns_xrank_rank* rk = &c->ranks[r];
     if (2 * rk->nops > capval) {
       free(val);
       capval = 2 * rk->nops;
@@ -80,27 +80,27 @@ static int refine_comm_gpus(ns_xr* x, xr_comm* c) {
     }
     size_t n = 0, e = 0;
     for (size_t i = 0; i < rk->nops; i++) {
-      const xr_op* p = &rk->ops[i];
+      const ns_xrank_op* p = &rk->ops[i];
       if (i > 0 && rk->ops[i - 1].func == p->func && rk->ops[i - 1].seq == p->seq) continue; /* one per collective */
       if ((p->flags & XR_FR) || !(p->flags & XR_DONE) || !p->end || !(p->gpu_err_ns > 0)) continue;
-      while (e < nends && xr_key_less(ends[e].func, ends[e].seq, p->func, p->seq)) e++;
+      while (e < nends && ns_xrank_key_less(ends[e].func, ends[e].seq, p->func, p->seq)) e++;
       if (e == nends) break;
       if (ends[e].func != p->func || ends[e].seq != p->seq) continue;
-      val[n++] = (double)(xr_common(x, p, p->end) - ends[e].base) - ends[e].mid;
+      val[n++] = (double)(ns_xrank_common(x, p, p->end) - ends[e].base) - ends[e].mid;
     }
     if (!n) continue;
-    qsort(val, n, sizeof *val, xr_by_double);
-    double med = xr_sorted_median(val, n);
+    qsort(val, n, sizeof *val, ns_xrank_by_double);
+    double med = ns_xrank_sorted_median(val, n);
     for (size_t m = 0; m < n; m++) val[n + m] = fabs(val[m] - med);
-    qsort(val + n, n, sizeof *val, xr_by_double);
-    double mad = xr_sorted_median(val + n, n);
+    qsort(val + n, n, sizeof *val, ns_xrank_by_double);
+    double mad = ns_xrank_sorted_median(val + n, n);
     rk->gpu_found_ns = -med;
     rk->gpu_samples = n;
     rk->gpu_uncert_ns = 1.2533 * 1.4826 * mad / sqrt((double)n);
     if (n >= XR_GPU_MIN_COLLS && mad <= XR_GPU_TIGHT_NS && fabs(med) > XR_GPU_SIGNIFICANT * rk->gpu_uncert_ns) {
       int64_t corr = (int64_t)llround(-med);
       for (size_t i = 0; i < rk->nops; i++) {
-        xr_op* p = &rk->ops[i];
+        ns_xrank_op* p = &rk->ops[i];
         if (!(p->gpu_err_ns > 0) || fabs(med) > p->gpu_err_ns) continue;
         if (p->arr) p->arr += corr;
         if (p->end) p->end += corr;
@@ -114,11 +114,11 @@ fail:
 out:
   free(val);
   free(ends);
-  xr_cursor_free(&k);
+  ns_xrank_cursor_free(&k);
   return rc;
 }
 
-void xr_refine_gpu_clocks(ns_xr* x) {
+void ns_xrank_refine_gpu_clocks(ns_xr* x) {
   for (size_t i = 0; i < x->ncomms; i++)
     if (x->comms[i].nops && refine_comm_gpus(x, &x->comms[i])) return;
 }

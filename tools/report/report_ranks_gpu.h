@@ -7,6 +7,6 @@
 #include "report/report_ranks_model.h"
 
 /* Every communicator: the ranks' GPU corrections found, and applied to their ops where they hold. */
-void xr_refine_gpu_clocks(ns_xr* x);
+void ns_xrank_refine_gpu_clocks(ns_xr* x);
 
 #endif

@@ -22,7 +22,7 @@
 
 #include "report/report_ranks_walk.h"
 
-static void push_late(xr_rank* r, double v, double bound) {
+static void push_late(ns_xrank_rank* r, double v, double bound) {
   if (!r->late) {
     r->late = malloc((r->nops ? r->nops : 1) * sizeof *r->late);
     r->late_bound = malloc((r->nops ? r->nops : 1) * sizeof *r->late_bound);
@@ -41,8 +41,8 @@ static void push_late(xr_rank* r, double v, double bound) {
 
 /* Whether rank r of c posted anything of func after seq (its ops are in
  * order: the last one of func has the largest seq). */
-static int posted_later(const xr_comm* c, int16_t func, uint64_t seq, int32_t r) {
-  const xr_rank* rk = &c->ranks[r];
+static int posted_later(const ns_xrank_comm* c, int16_t func, uint64_t seq, int32_t r) {
+  const ns_xrank_rank* rk = &c->ranks[r];
   size_t a = 0, b = rk->nops;
   while (a < b) { /* the first op of a later func */
     size_t m = (a + b) / 2;
@@ -57,17 +57,17 @@ static int posted_later(const xr_comm* c, int16_t func, uint64_t seq, int32_t r)
 /* One collective of communicator c (index ci): its ops m[0, nm), by rank.
  * Scratch: t and late have room for 2 x nranks, who, bnd and seen for nranks;
  * seen is all 0 before and after. */
-static void one_collective(ns_xr* x, xr_comm* c, uint32_t ci, const xr_member* m, size_t nm, int64_t* t,
+static void one_collective(ns_xr* x, ns_xrank_comm* c, uint32_t ci, const ns_xrank_member* m, size_t nm, int64_t* t,
                            double* late, int32_t* who, double* bnd, uint8_t* seen) {
   size_t n = 0, episodes = 0;
   double waited = 0;
   int16_t func = m[0].op->func;
   uint64_t seq = m[0].op->seq;
   size_t elo, ehi;
-  xr_episodes_of(x, ci, func, seq, &elo, &ehi);
+  ns_xrank_episodes_of(x, ci, func, seq, &elo, &ehi);
   /* seen per rank: 1 posted (a START), 2 never finished, 4 stuck past the hang timeout (an episode) */
   for (size_t i = 0; i < nm; i++) {
-    const xr_op* p = m[i].op;
+    const ns_xrank_op* p = m[i].op;
     int32_t r = m[i].rank;
     uint8_t was = seen[r];
     seen[r] |= (uint8_t)(1 | (p->flags & XR_STUCK ? 2 : 0) | (p->flags & XR_EPISODE ? 4 : 0) |
@@ -77,7 +77,7 @@ static void one_collective(ns_xr* x, xr_comm* c, uint32_t ci, const xr_member* m
     if ((was & 1) || !p->arr || n >= c->nranks) continue;
     who[n] = r;
     bnd[n] = p->gpu_err_ns;
-    t[n++] = xr_common(x, p, p->arr);
+    t[n++] = ns_xrank_common(x, p, p->arr);
   }
   /* a rank whose flight record says it completed it was not stuck (an episode the record's writer did not
    * mark cleared); a trace's end of it does not say so: a rank that gave up ends it too */
@@ -91,16 +91,16 @@ static void one_collective(ns_xr* x, xr_comm* c, uint32_t ci, const xr_member* m
     posted++;
     if (!(seen[r] & 4)) continue;
     episodes++;
-    for (size_t e = xr_episode_of_rank(x, elo, ehi, r); e < ehi && x->eps[e].rank == r; e++)
+    for (size_t e = ns_xrank_episode_of_rank(x, elo, ehi, r); e < ehi && x->eps[e].rank == r; e++)
       if (x->eps[e].waited > waited) waited = x->eps[e].waited;
   }
   for (size_t i = 0; i < nm; i++) seen[m[i].rank] &= 7;
   /* the last collective each rank completed (not one it was stuck in) */
   for (size_t i = 0; i < nm; i++) {
-    const xr_op* p = m[i].op;
+    const ns_xrank_op* p = m[i].op;
     if (!(p->flags & XR_DONE) || (seen[m[i].rank] & 6)) continue;
-    xr_rank* r = &c->ranks[m[i].rank];
-    int64_t e = xr_common(x, p, p->end ? p->end : p->arr);
+    ns_xrank_rank* r = &c->ranks[m[i].rank];
+    int64_t e = ns_xrank_common(x, p, p->end ? p->end : p->arr);
     if (!r->has_last || e > r->last_end) r->has_last = 1, r->last_end = e, r->last_func = p->func, r->last_seq = p->seq;
   }
   /* crossRank and lateness: the collectives seen with 2+ arrivals */
@@ -122,7 +122,7 @@ static void one_collective(ns_xr* x, xr_comm* c, uint32_t ci, const xr_member* m
     c->ranks[who[last]].gap_sum_ns += (uint64_t)(t[last] - second);
     for (size_t k = 0; k < n; k++) late[k] = (double)(t[k] - t[first]); /* small: exact in a double */
     memcpy(late + n, late, n * sizeof *late);
-    qsort(late + n, n, sizeof *late, xr_by_double);
+    qsort(late + n, n, sizeof *late, ns_xrank_by_double);
     double med = n % 2 ? late[n + n / 2] : (late[n + n / 2 - 1] + late[n + n / 2]) / 2;
     for (size_t k = 0; k < n; k++) push_late(&c->ranks[who[k]], late[k] - med, bnd[k]);
     c->ops_late++;
@@ -150,7 +150,7 @@ static void one_collective(ns_xr* x, xr_comm* c, uint32_t ci, const xr_member* m
       for (size_t k = 0; k < n; k++) c->posted[who[k]] = t[k];
     }
     for (uint32_t r = 0; r < c->nranks; r++) {
-      xr_rank* rk = &c->ranks[r];
+      ns_xrank_rank* rk = &c->ranks[r];
       uint8_t sr = seen[r]; /* 0 for a rank with no op in it */
       if (sr & 6) c->state[r] = XR_S_STUCK;
       else if (sr & 1) c->state[r] = XR_S_DONE;
@@ -166,21 +166,21 @@ static void one_collective(ns_xr* x, xr_comm* c, uint32_t ci, const xr_member* m
 }
 
 /* Per rank: median and p99 lateness, the median bound of its arrivals; the outliers. */
-static void stats_of(xr_comm* c) {
+static void stats_of(ns_xrank_comm* c) {
   double* m = calloc(c->nranks ? c->nranks : 1, sizeof *m);
   size_t nm = 0, most = 0;
   for (uint32_t r = 0; r < c->nranks; r++)
     if (c->ranks[r].n > most) most = c->ranks[r].n;
   double* v = malloc((most ? most : 1) * sizeof *v);
   for (uint32_t r = 0; r < c->nranks && v; r++) {
-    xr_rank* rk = &c->ranks[r];
+    ns_xrank_rank* rk = &c->ranks[r];
     if (!rk->n) continue;
     for (size_t i = 0; i < rk->n; i++) v[i] = rk->late_bound[i];
-    qsort(v, rk->n, sizeof *v, xr_by_double); /* INFINITY sorts last */
-    rk->bound_median_ns = xr_sorted_median(v, rk->n);
+    qsort(v, rk->n, sizeof *v, ns_xrank_by_double); /* INFINITY sorts last */
+    rk->bound_median_ns = ns_xrank_sorted_median(v, rk->n);
     for (size_t i = 0; i < rk->n; i++) v[i] = rk->late[i];
-    qsort(v, rk->n, sizeof *v, xr_by_double);
-    rk->median_ns = xr_sorted_median(v, rk->n);
+    qsort(v, rk->n, sizeof *v, ns_xrank_by_double);
+    rk->median_ns = ns_xrank_sorted_median(v, rk->n);
     size_t k = (size_t)(0.99 * (double)rk->n);
     rk->p99_ns = v[k < rk->n ? k : rk->n - 1];
     if (m) m[nm++] = rk->median_ns;
@@ -190,14 +190,14 @@ static void stats_of(xr_comm* c) {
     free(m);
     return;
   }
-  qsort(m, nm, sizeof *m, xr_by_double);
+  qsort(m, nm, sizeof *m, ns_xrank_by_double);
   double mid = m[nm / 2];
   for (size_t i = 0; i < nm; i++) m[i] = fabs(m[i] - mid);
-  qsort(m, nm, sizeof *m, xr_by_double);
+  qsort(m, nm, sizeof *m, ns_xrank_by_double);
   double sigma = 1.4826 * m[nm / 2];
   free(m);
   for (uint32_t r = 0; r < c->nranks; r++) {
-    xr_rank* rk = &c->ranks[r];
+    ns_xrank_rank* rk = &c->ranks[r];
     double over = rk->median_ns - mid;
     /* how unlikely its share of being last is if every rank were last as often (binomial, p = 1/ranks seen) */
     double p = 1.0 / (double)nm, np = (double)c->compared * p;
@@ -208,7 +208,7 @@ static void stats_of(xr_comm* c) {
 }
 
 /* Marks the ranks whose record is complete, walks every communicator's collectives, then the per rank statistics. */
-void xr_judge(ns_xr* x) {
+void ns_xrank_judge(ns_xr* x) {
   size_t max_ranks = 1;
   for (size_t i = 0; i < x->ncomms; i++)
     if (x->comms[i].nranks > max_ranks) max_ranks = x->comms[i].nranks;
@@ -220,16 +220,16 @@ void xr_judge(ns_xr* x) {
   if (!t || !late || !who || !bnd || !seen) goto out;
   for (size_t i = 0; i < x->ncomms; i++)
     for (uint32_t r = 0; r < x->comms[i].nranks; r++) {
-      xr_rank* rk = &x->comms[i].ranks[r];
+      ns_xrank_rank* rk = &x->comms[i].ranks[r];
       if (rk->has_trace && rk->file >= 0 && x->files[rk->file].clean_end) rk->clean = 1;
     }
   for (size_t i = 0; i < x->ncomms; i++) {
-    xr_comm* c = &x->comms[i];
-    xr_cursor k;
-    if (!c->nops || xr_cursor_init(&k, c)) continue;
+    ns_xrank_comm* c = &x->comms[i];
+    ns_xrank_cursor k;
+    if (!c->nops || ns_xrank_cursor_init(&k, c)) continue;
     if (!c->state) c->state = calloc(c->nranks, 1);
-    while (c->state && xr_cursor_next(&k)) one_collective(x, c, (uint32_t)i, k.m, k.nm, t, late, who, bnd, seen);
-    xr_cursor_free(&k);
+    while (c->state && ns_xrank_cursor_next(&k)) one_collective(x, c, (uint32_t)i, k.m, k.nm, t, late, who, bnd, seen);
+    ns_xrank_cursor_free(&k);
   }
   for (size_t i = 0; i < x->ncomms; i++) {
     stats_of(&x->comms[i]);

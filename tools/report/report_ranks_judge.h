@@ -15,6 +15,6 @@
 
 /* The collectives sorted and on aligned clocks: walk them, fill every
  * communicator's lateness, crossRank and hang, and count the hangs. */
-void xr_judge(ns_xr* x);
+void ns_xrank_judge(ns_xr* x);
 
 #endif

@@ -32,33 +32,33 @@
 typedef struct {
   int16_t func;
   uint32_t call;
-} xr_value;
+} ns_xrank_value;
 
-static int same(xr_value a, xr_value b) { return a.func == b.func && a.call == b.call; }
+static int same(ns_xrank_value a, ns_xrank_value b) { return a.func == b.func && a.call == b.call; }
 
 typedef struct {
-  const xr_op* ops;
+  const ns_xrank_op* ops;
   uint32_t* order; /* its trace ops, in the order posted */
   size_t n;
 } rank_calls;
 
-static const xr_op* by_posting_ops;
+static const ns_xrank_op* by_posting_ops;
 static int by_posting(const void* a, const void* b) {
-  const xr_op* p = &by_posting_ops[*(const uint32_t*)a];
-  const xr_op* q = &by_posting_ops[*(const uint32_t*)b];
+  const ns_xrank_op* p = &by_posting_ops[*(const uint32_t*)a];
+  const ns_xrank_op* q = &by_posting_ops[*(const uint32_t*)b];
   if (p->posted != q->posted) return p->posted < q->posted ? -1 : 1;
   if (p->func != q->func) return p->func < q->func ? -1 : 1;
   return p->seq < q->seq ? -1 : p->seq > q->seq;
 }
 
-static xr_value value_at(const rank_calls* r, size_t p) {
-  const xr_op* o = &r->ops[r->order[p]];
-  return (xr_value){o->func, o->call};
+static ns_xrank_value value_at(const rank_calls* r, size_t p) {
+  const ns_xrank_op* o = &r->ops[r->order[p]];
+  return (ns_xrank_value){o->func, o->call};
 }
 
 /* Rank r's calls from place a equal the reference's from place b, for up to
  * NS_XR_SHIFT_PLACES places (at least one) where both have one. */
-static int matches_shifted(const rank_calls* r, size_t a, const xr_value* ref, const uint32_t* ref_n, size_t nref,
+static int matches_shifted(const rank_calls* r, size_t a, const ns_xrank_value* ref, const uint32_t* ref_n, size_t nref,
                            size_t b) {
   size_t k = 0;
   for (; k < NS_XR_SHIFT_PLACES && a + k < r->n && b + k < nref && ref_n[b + k]; k++)
@@ -66,19 +66,19 @@ static int matches_shifted(const rank_calls* r, size_t a, const xr_value* ref, c
   return k > 0;
 }
 
-static void add_mismatch(xr_comm* c, const xr_mismatch* m) {
-  xr_mismatch* nm = realloc(c->mm, (c->nmm + 1) * sizeof *nm);
+static void add_mismatch(ns_xrank_comm* c, const ns_xrank_mismatch* m) {
+  ns_xrank_mismatch* nm = realloc(c->mm, (c->nmm + 1) * sizeof *nm);
   if (!nm) return;
   c->mm = nm;
   c->mm[c->nmm++] = *m;
 }
 
-static void match_comm(const ns_xr* x, xr_comm* c) {
+static void match_comm(const ns_xr* x, ns_xrank_comm* c) {
   rank_calls* rc = calloc(c->nranks, sizeof *rc);
   if (!rc) return;
   size_t places = 0;
   for (uint32_t r = 0; r < c->nranks; r++) {
-    const xr_rank* rk = &c->ranks[r];
+    const ns_xrank_rank* rk = &c->ranks[r];
     rc[r].ops = rk->ops;
     rc[r].order = malloc((rk->nops ? rk->nops : 1) * sizeof *rc[r].order);
     if (!rc[r].order) goto out;
@@ -89,17 +89,17 @@ static void match_comm(const ns_xr* x, xr_comm* c) {
     qsort(rc[r].order, rc[r].n, sizeof *rc[r].order, by_posting);
     if (rc[r].n > places) places = rc[r].n;
   }
-  xr_value* ref = malloc((places ? places : 1) * sizeof *ref);
+  ns_xrank_value* ref = malloc((places ? places : 1) * sizeof *ref);
   uint32_t* ref_n = calloc(places ? places : 1, sizeof *ref_n); /* ranks that posted the reference; 0: none */
   uint32_t* present = calloc(places ? places : 1, sizeof *present);
   uint64_t* ref_seq = calloc(places ? places : 1, sizeof *ref_seq);
   if (!ref || !ref_n || !present || !ref_seq) goto out_ref;
   for (size_t p = 0; p < places; p++) {
-    xr_value cand = {0, 0};
+    ns_xrank_value cand = {0, 0};
     uint32_t votes = 0;
     for (uint32_t r = 0; r < c->nranks; r++) { /* the majority candidate */
       if (p >= rc[r].n) continue;
-      xr_value v = value_at(&rc[r], p);
+      ns_xrank_value v = value_at(&rc[r], p);
       present[p]++;
       if (!votes)
         cand = v, votes = 1;
@@ -122,20 +122,20 @@ static void match_comm(const ns_xr* x, xr_comm* c) {
   for (uint32_t r = 0; r < c->nranks; r++) {
     for (size_t p = 0; p < rc[r].n; p++) {
       if (!ref_n[p]) continue; /* no majority here: no rank to name */
-      xr_value v = value_at(&rc[r], p);
+      ns_xrank_value v = value_at(&rc[r], p);
       if (same(v, ref[p])) continue;
-      const xr_op* o = &rc[r].ops[rc[r].order[p]];
-      xr_mismatch m = {.rank = (int32_t)r,
-                       .kind = XR_MM_CALL,
-                       .pos = p,
-                       .got_func = o->func,
-                       .got_seq = o->seq,
-                       .got_call = o->call,
-                       .want_func = ref[p].func,
-                       .want_seq = ref_seq[p],
-                       .want_call = ref[p].call,
-                       .agree = ref_n[p],
-                       .ranks = present[p]};
+      const ns_xrank_op* o = &rc[r].ops[rc[r].order[p]];
+      ns_xrank_mismatch m = {.rank = (int32_t)r,
+                             .kind = XR_MM_CALL,
+                             .pos = p,
+                             .got_func = o->func,
+                             .got_seq = o->seq,
+                             .got_call = o->call,
+                             .want_func = ref[p].func,
+                             .want_seq = ref_seq[p],
+                             .want_call = ref[p].call,
+                             .agree = ref_n[p],
+                             .ranks = present[p]};
       if (matches_shifted(&rc[r], p, ref, ref_n, places, p + 1))
         m.kind = XR_MM_SKIPPED;
       else if (matches_shifted(&rc[r], p + 1, ref, ref_n, places, p))
@@ -154,9 +154,9 @@ out:
   free(rc);
 }
 
-void xr_match_calls(ns_xr* x) {
+void ns_xrank_match_calls(ns_xr* x) {
   for (size_t i = 0; i < x->ncomms; i++) {
-    xr_comm* c = &x->comms[i];
+    ns_xrank_comm* c = &x->comms[i];
     if (c->nranks < 2 || !c->nops) continue;
     match_comm(x, c);
     x->nmismatches += c->nmm || c->mm_tie;

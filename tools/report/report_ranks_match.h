@@ -13,6 +13,6 @@
 
 /* The collectives sorted: fill every communicator's mismatches, count the
  * communicators with one. */
-void xr_match_calls(ns_xr* x);
+void ns_xrank_match_calls(ns_xr* x);
 
 #endif

@@ -14,7 +14,7 @@
 #include "report/report_ranks.h"
 #include "util/idmap.h"
 
-/* xr_op.flags */
+/* ns_xrank_op.flags */
 #define XR_DONE 0x1u     /* it completed */
 #define XR_STUCK 0x2u    /* never finished: incomplete at the end of its trace, or in flight in a flight record */
 #define XR_FR 0x4u       /* from a flight record */
@@ -30,7 +30,7 @@ typedef struct {
   int16_t func;
   uint16_t flags;
   uint32_t call; /* its arguments: index + 1 in ns_xr.calls; 0: not known (a flight record's op) */
-} xr_op;
+} ns_xrank_op;
 
 /* The arguments of a call besides its function, one entry per distinct set
  * in the whole report (ops refer to them by index: a run posts few). */
@@ -38,7 +38,7 @@ typedef struct {
   uint64_t count;
   int64_t root;
   char dtype[24]; /* as recorded ("ncclFloat32"); "" unknown */
-} xr_call;
+} ns_xrank_call;
 
 /* What one rank posted at one place of its communicator's order of
  * collectives that the other ranks did not (report_ranks_match.c). */
@@ -55,7 +55,7 @@ typedef struct {
   uint32_t want_call;
   uint32_t agree; /* how many ranks posted want */
   uint32_t ranks; /* of how many that posted something there */
-} xr_mismatch;
+} ns_xrank_mismatch;
 
 /* An op of the file being read whose pTimers the final fit converts again (ns_xr_file_clock). */
 typedef struct {
@@ -65,13 +65,13 @@ typedef struct {
   uint32_t comm_serial; /* the file's communicator serial */
   uint64_t ptimer_start, ptimer_stop;
   uint64_t host_start, host_last, host_end; /* place() */
-} xr_reconvert;
+} ns_xrank_reconvert;
 
 /* A rank whose ops the file being read added to (its list is trimmed to size at the file's end). */
 typedef struct {
   uint32_t comm;
   int32_t rank;
-} xr_touched;
+} ns_xrank_touched;
 
 typedef struct {
   char host[256];
@@ -79,12 +79,12 @@ typedef struct {
   int host_idx;
   int clean_end;  /* its record is complete (ns_xr_file_end) */
   int is_fr;      /* a flight record, not a trace */
-} xr_file;
+} ns_xrank_file;
 
 typedef struct {
-  xr_op* ops; /* its collectives from every file, sorted by (func, seq, trace before flight record) by finish */
+  ns_xrank_op* ops; /* its collectives from every file, sorted by (func, seq, trace before flight record) by finish */
   size_t nops, capops;
-  int32_t touched_by; /* the last file that added to ops (xr_touched), -1 none */
+  int32_t touched_by; /* the last file that added to ops (ns_xrank_touched), -1 none */
   uint64_t n, last_count, gap_sum_ns;
   double* late;      /* each collective's lateness, ns (n of them once finished; room for nops) */
   float* late_bound; /* how far its arrival may be off: its GPU clock bound; 0 host time; INFINITY unbounded */
@@ -104,13 +104,13 @@ typedef struct {
   double gpu_uncert_ns; /* its uncertainty */
   uint64_t gpu_samples; /* collectives it came from */
   uint64_t gpu_moved;   /* ops moved by it (those whose published bound allows it) */
-} xr_rank;
+} ns_xrank_rank;
 
 typedef struct {
   uint64_t comm_id;
   uint32_t nranks;
   char name[64];
-  xr_rank* ranks; /* nranks */
+  ns_xrank_rank* ranks; /* nranks */
   uint64_t nops;  /* ops of all its ranks */
   /* crossRank */
   uint64_t compared, partial, spread_sum_ns, spread_max_ns;
@@ -126,16 +126,16 @@ typedef struct {
   uint8_t* state; /* per rank: XR_S_* for the hang's collective */
   int64_t* posted; /* per rank: its arrival at the hang's collective (common ns), INT64_MIN none */
   /* mismatches: the first place each odd rank differs (report_ranks_match.c) */
-  xr_mismatch* mm;
+  ns_xrank_mismatch* mm;
   size_t nmm;
   uint64_t mm_places; /* places where some rank differs, the later ones included */
   int mm_tie;         /* ranks differ and no value has a majority: no rank can be named */
-} xr_comm;
+} ns_xrank_comm;
 
 enum { XR_S_UNKNOWN = 0, XR_S_NEVER = 1, XR_S_STUCK = 2, XR_S_DONE = 3 };
 
 /* "0-6,9": the ranks of c in state st (XR_S_*), "none" when none (report_ranks_out.c). */
-void xr_rank_list(const xr_comm* c, int st, char* buf, size_t len);
+void ns_xrank_rank_list(const ns_xrank_comm* c, int st, char* buf, size_t len);
 
 typedef struct {
   uint32_t comm;
@@ -146,31 +146,31 @@ typedef struct {
   int cleared;
   uint32_t order; /* read before the episodes of a higher order */
   char waits_for[640];
-} xr_episode;
+} ns_xrank_episode;
 
 struct ns_xr {
-  xr_file* files;
+  ns_xrank_file* files;
   size_t nfiles, capfiles;
   ns_hosts* hosts;
-  xr_comm* comms;
+  ns_xrank_comm* comms;
   size_t ncomms, capcomms;
   ns_idmap comm_index; /* comm_id -> index + 1 */
-  xr_reconvert* reconv; /* of the file being read */
+  ns_xrank_reconvert* reconv; /* of the file being read */
   size_t nreconv, capreconv;
-  xr_touched* touched; /* of the file being read */
+  ns_xrank_touched* touched; /* of the file being read */
   size_t ntouched, captouched;
-  xr_episode* eps; /* sorted by (comm, func, seq, rank) by finish */
+  ns_xrank_episode* eps; /* sorted by (comm, func, seq, rank) by finish */
   size_t neps, capeps;
   uint64_t fr_files, fr_bad, ops_no_comm;
   size_t nhangs;
-  xr_call* calls; /* distinct call arguments (xr_op.call) */
+  ns_xrank_call* calls; /* distinct call arguments (ns_xrank_op.call) */
   size_t ncalls, capcalls;
   ns_idmap call_index; /* their hash -> index + 1 */
   size_t nmismatches;  /* communicators with a mismatch */
 };
 
 /* Room for element n of *p (*cap elements of `size` bytes), doubling it when full; 0, or -1 when out of memory. */
-static inline int xr_grow(void** p, size_t* cap, size_t n, size_t size) {
+static inline int ns_xrank_grow(void** p, size_t* cap, size_t n, size_t size) {
   if (n < *cap) return 0;
   size_t nc = *cap ? *cap * 2 : 64;
   void* np = realloc(*p, nc * size);
@@ -180,18 +180,18 @@ static inline int xr_grow(void** p, size_t* cap, size_t n, size_t size) {
   return 0;
 }
 
-static inline int xr_by_double(const void* a, const void* b) {
+static inline int ns_xrank_by_double(const void* a, const void* b) {
   double p = *(const double*)a, q = *(const double*)b;
   return p < q ? -1 : p > q;
 }
 
 /* ts (trace ns of the op's host) on the common timeline of all hosts; 0 stays 0. */
-static inline int64_t xr_common(const ns_xr* x, const xr_op* o, int64_t ts) {
+static inline int64_t ns_xrank_common(const ns_xr* x, const ns_xrank_op* o, int64_t ts) {
   return ts ? ns_hosts_common(x->hosts, x->files[o->file].host_idx, ts) : 0;
 }
 
 /* The median of v[0, n), sorted. */
-static inline double xr_sorted_median(const double* v, size_t n) {
+static inline double ns_xrank_sorted_median(const double* v, size_t n) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

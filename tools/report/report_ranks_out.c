@@ -10,13 +10,13 @@
 
 static const char* func_name(int16_t f) { return ns_func_name(f); }
 
-static void rank_where(const ns_xr* x, const xr_rank* r, char* buf, size_t len) {
+static void rank_where(const ns_xr* x, const ns_xrank_rank* r, char* buf, size_t len) {
   if (r->file < 0) snprintf(buf, len, "?");
   else snprintf(buf, len, "%.200s:%u", x->files[r->file].host, x->files[r->file].pid);
 }
 
 /* "0-6,9" for the ranks of c in state st ("none" when none). */
-void xr_rank_list(const xr_comm* c, int st, char* buf, size_t len) {
+void ns_xrank_rank_list(const ns_xrank_comm* c, int st, char* buf, size_t len) {
   size_t at = 0;
   buf[0] = 0;
   for (uint32_t r = 0; r < c->nranks && at + 24 < len; r++) {
@@ -30,7 +30,7 @@ void xr_rank_list(const xr_comm* c, int st, char* buf, size_t len) {
   if (!at) snprintf(buf, len, "none");
 }
 
-void xr_hangs_text(const ns_xr* x, FILE* out) {
+void ns_xrank_hangs_text(const ns_xr* x, FILE* out) {
   fprintf(out, "\n# hangs: collectives some ranks never posted or never finished (flight records and traces)\n");
   if (x->fr_files || x->fr_bad)
     fprintf(out, "#   %" PRIu64 " flight record(s) read%s\n", x->fr_files, x->fr_bad ? ", some unreadable (skipped)" : "");
@@ -39,24 +39,24 @@ void xr_hangs_text(const ns_xr* x, FILE* out) {
     return;
   }
   for (size_t i = 0; i < x->ncomms; i++) {
-    const xr_comm* c = &x->comms[i];
+    const ns_xrank_comm* c = &x->comms[i];
     if (!c->hang) continue;
     char lst[1024];
     fprintf(out, "  communicator 0x%016" PRIx64 "%s%s%s, %u ranks: %s seq %" PRIu64 "%s\n", c->comm_id,
             c->name[0] ? " (" : "", c->name, c->name[0] ? ")" : "", c->nranks, func_name(c->hang_func), c->hang_seq,
             c->hang_by_fr ? "" : " (from the traces: no flight record saw it stuck)");
-    xr_rank_list(c, XR_S_NEVER, lst, sizeof lst);
+    ns_xrank_rank_list(c, XR_S_NEVER, lst, sizeof lst);
     fprintf(out, "    never posted it:    %s\n", lst);
-    xr_rank_list(c, XR_S_STUCK, lst, sizeof lst);
+    ns_xrank_rank_list(c, XR_S_STUCK, lst, sizeof lst);
     fprintf(out, "    stuck in it:        %s", lst);
     if (c->hang_waited > 0) fprintf(out, " (in flight %.1f s when a flight record was written)", c->hang_waited);
-    xr_rank_list(c, XR_S_DONE, lst, sizeof lst);
+    ns_xrank_rank_list(c, XR_S_DONE, lst, sizeof lst);
     fprintf(out, "\n    finished it:        %s\n", lst);
-    xr_rank_list(c, XR_S_UNKNOWN, lst, sizeof lst);
+    ns_xrank_rank_list(c, XR_S_UNKNOWN, lst, sizeof lst);
     if (strcmp(lst, "none")) fprintf(out, "    no record of:       %s\n", lst);
     int shown = 0;
     for (uint32_t r = 0; r < c->nranks && shown < 64; r++) {
-      const xr_rank* rk = &c->ranks[r];
+      const ns_xrank_rank* rk = &c->ranks[r];
       if (c->state[r] == XR_S_DONE && c->nranks > 16) continue;
       char where[300], lastop[64] = "none";
       rank_where(x, rk, where, sizeof where);
@@ -73,13 +73,13 @@ void xr_hangs_text(const ns_xr* x, FILE* out) {
 }
 
 static int by_lateness(const void* a, const void* b, void* ranks) {
-  const xr_rank* r = ranks;
+  const ns_xrank_rank* r = ranks;
   double p = r[*(const uint32_t*)a].median_ns, q = r[*(const uint32_t*)b].median_ns;
   return p > q ? -1 : p < q;
 }
 
 /* The ranks of c that have lateness, most late first; NULL when none. */
-static uint32_t* ranked(const xr_comm* c, uint32_t* n) {
+static uint32_t* ranked(const ns_xrank_comm* c, uint32_t* n) {
   uint32_t* o = malloc((c->nranks ? c->nranks : 1) * sizeof *o);
   *n = 0;
   if (!o) return NULL;
@@ -98,7 +98,7 @@ static void text_lateness(const ns_xr* x, FILE* out) {
                "# reach together, then place its clock inside that bound (summary.json: gpuClockRefinedUs)\n",
           NS_XR_LATE_FLOOR_NS / 1e3, NS_XR_LATE_MADS);
   for (size_t i = 0; i < x->ncomms; i++) {
-    const xr_comm* c = &x->comms[i];
+    const ns_xrank_comm* c = &x->comms[i];
     uint32_t n;
     uint32_t* o = c->ops_late ? ranked(c, &n) : NULL;
     if (!o) continue;
@@ -113,7 +113,7 @@ static void text_lateness(const ns_xr* x, FILE* out) {
     fprintf(out, "    %6s %-28s %12s %12s %10s %14s\n", "rank", "host:pid", "median(us)", "p99(us)", "last",
             "arrival +-(us)");
     for (uint32_t k = 0; k < n && k < 16; k++) {
-      const xr_rank* rk = &c->ranks[o[k]];
+      const ns_xrank_rank* rk = &c->ranks[o[k]];
       char where[300];
       rank_where(x, rk, where, sizeof where);
       char bound[32];
@@ -129,7 +129,7 @@ static void text_lateness(const ns_xr* x, FILE* out) {
 }
 
 /* The rank most often last, or -1. */
-static int32_t top_rank(const xr_comm* c) {
+static int32_t top_rank(const ns_xrank_comm* c) {
   int32_t best = -1;
   for (uint32_t r = 0; r < c->nranks; r++)
     if (c->ranks[r].last_count && (best < 0 || c->ranks[r].last_count > c->ranks[best].last_count)) best = (int32_t)r;
@@ -141,7 +141,7 @@ static void text_cross(const ns_xr* x, FILE* out) {
   fprintf(out, "# %-18s %6s %9s %9s %7s %13s %15s %14s\n", "commId", "nranks", "compared", "last rank", "share",
           "mean gap(us)", "mean spread(us)", "max spread(us)");
   for (size_t i = 0; i < x->ncomms; i++) {
-    const xr_comm* c = &x->comms[i];
+    const ns_xrank_comm* c = &x->comms[i];
     int32_t r = top_rank(c);
     if (r < 0 || !c->compared) continue;
     fprintf(out, "  0x%016" PRIx64 " %6u %9" PRIu64 " %9d %6.1f%% %13.2f %15.2f %14.2f\n", c->comm_id, c->nranks,
@@ -153,14 +153,14 @@ static void text_cross(const ns_xr* x, FILE* out) {
 
 void ns_xr_text(const ns_xr* x, int wide, FILE* out) {
   ns_hosts_text(x->hosts, wide, out);
-  if (!x->nhangs) xr_hangs_text(x, out);
-  xr_mismatches_tail_text(x, out);
+  if (!x->nhangs) ns_xrank_hangs_text(x, out);
+  ns_xrank_mismatches_tail_text(x, out);
   text_lateness(x, out);
   text_cross(x, out);
 }
 
 /* Opens a communicator's object: its id, its name (when `named`), its size. */
-static void json_comm_begin(ns_json* j, const xr_comm* c, int named) {
+static void json_comm_begin(ns_json* j, const ns_xrank_comm* c, int named) {
   nsj_obj_begin(j);
   nsj_khex(j, "commId", c->comm_id);
   if (named) nsj_kstr(j, "name", c->name);
@@ -171,7 +171,7 @@ static void json_hangs(const ns_xr* x, ns_json* j) {
   nsj_key(j, "hangs");
   nsj_arr_begin(j);
   for (size_t i = 0; i < x->ncomms; i++) {
-    const xr_comm* c = &x->comms[i];
+    const ns_xrank_comm* c = &x->comms[i];
     if (!c->hang) continue;
     json_comm_begin(j, c, 1);
     nsj_kstr(j, "func", func_name(c->hang_func));
@@ -190,7 +190,7 @@ static void json_hangs(const ns_xr* x, ns_json* j) {
     nsj_key(j, "ranks");
     nsj_arr_begin(j);
     for (uint32_t r = 0; r < c->nranks; r++) {
-      const xr_rank* rk = &c->ranks[r];
+      const ns_xrank_rank* rk = &c->ranks[r];
       nsj_obj_begin(j);
       nsj_ku64(j, "rank", r);
       nsj_kstr(j, "state", keys[c->state[r]]);
@@ -223,7 +223,7 @@ static void json_lateness(const ns_xr* x, ns_json* j) {
   nsj_key(j, "lateness");
   nsj_arr_begin(j);
   for (size_t i = 0; i < x->ncomms; i++) {
-    const xr_comm* c = &x->comms[i];
+    const ns_xrank_comm* c = &x->comms[i];
     uint32_t n;
     uint32_t* o = c->ops_late ? ranked(c, &n) : NULL;
     if (!o) continue;
@@ -237,7 +237,7 @@ static void json_lateness(const ns_xr* x, ns_json* j) {
     nsj_key(j, "ranks");
     nsj_arr_begin(j);
     for (uint32_t k = 0; k < n; k++) {
-      const xr_rank* rk = &c->ranks[o[k]];
+      const ns_xrank_rank* rk = &c->ranks[o[k]];
       nsj_obj_begin(j);
       nsj_ku64(j, "rank", o[k]);
       if (rk->file >= 0) nsj_kstr(j, "host", x->files[rk->file].host);
@@ -268,7 +268,7 @@ static void json_cross(const ns_xr* x, ns_json* j) {
   nsj_key(j, "crossRank");
   nsj_arr_begin(j);
   for (size_t i = 0; i < x->ncomms; i++) {
-    const xr_comm* c = &x->comms[i];
+    const ns_xrank_comm* c = &x->comms[i];
     int32_t r = top_rank(c);
     if (r < 0 || !c->compared) continue;
     json_comm_begin(j, c, 0);
@@ -291,8 +291,8 @@ static void json_cross(const ns_xr* x, ns_json* j) {
 void ns_xr_json(const ns_xr* x, ns_json* j) {
   ns_hosts_json(x->hosts, j);
   json_hangs(x, j);
-  xr_mismatches_json(x, j);
-  xr_incomplete_json(x, j);
+  ns_xrank_mismatches_json(x, j);
+  ns_xrank_incomplete_json(x, j);
   json_lateness(x, j);
   json_cross(x, j);
 }

@@ -22,9 +22,9 @@ void ns_xr_text(const ns_xr* x, int wide, FILE* out);
 void ns_xr_json(const ns_xr* x, ns_json* j);
 
 /* Parts, between report_ranks_out.c and report_ranks_verdict.c. */
-void xr_hangs_text(const ns_xr* x, FILE* out);
-void xr_mismatches_tail_text(const ns_xr* x, FILE* out);
-void xr_mismatches_json(const ns_xr* x, ns_json* j);
-void xr_incomplete_json(const ns_xr* x, ns_json* j);
+void ns_xrank_hangs_text(const ns_xr* x, FILE* out);
+void ns_xrank_mismatches_tail_text(const ns_xr* x, FILE* out);
+void ns_xrank_mismatches_json(const ns_xr* x, ns_json* j);
+void ns_xrank_incomplete_json(const ns_xr* x, ns_json* j);
 
 #endif

@@ -14,8 +14,8 @@ static const char* func_name(int16_t f) { return ns_func_name(f); }
  * compared with; 0 none). */
 static void call_text(const ns_xr* x, int16_t func, uint64_t seq, uint32_t call, uint32_t other, char* buf,
                       size_t len) {
-  const xr_call* k = call && call <= x->ncalls ? &x->calls[call - 1] : NULL;
-  const xr_call* o = other && other <= x->ncalls ? &x->calls[other - 1] : NULL;
+  const ns_xrank_call* k = call && call <= x->ncalls ? &x->calls[call - 1] : NULL;
+  const ns_xrank_call* o = other && other <= x->ncalls ? &x->calls[other - 1] : NULL;
   if (!k) {
     snprintf(buf, len, "%s seq %" PRIu64, func_name(func), seq);
     return;
@@ -28,13 +28,13 @@ static void call_text(const ns_xr* x, int16_t func, uint64_t seq, uint32_t call,
 }
 
 /* "communicator 0x95d2bc57170d4d2f (world)", the name cut at 24 characters. */
-static void comm_head(const xr_comm* c, char* buf, size_t len) {
+static void comm_head(const ns_xrank_comm* c, char* buf, size_t len) {
   snprintf(buf, len, "communicator 0x%016" PRIx64 "%s%.24s%s", c->comm_id, c->name[0] ? " (" : "", c->name,
            c->name[0] ? ")" : "");
 }
 
 /* One mismatch in two lines. */
-static void mismatch_text(const ns_xr* x, const xr_mismatch* m, const char* indent, FILE* out) {
+static void mismatch_text(const ns_xr* x, const ns_xrank_mismatch* m, const char* indent, FILE* out) {
   char got[160], want[160];
   call_text(x, m->got_func, m->got_seq, m->got_call, m->want_call, got, sizeof got);
   call_text(x, m->want_func, m->want_seq, m->want_call, m->got_call, want, sizeof want);
@@ -65,7 +65,7 @@ static void text_mismatches(const ns_xr* x, FILE* out) {
     return;
   }
   for (size_t i = 0; i < x->ncomms; i++) {
-    const xr_comm* c = &x->comms[i];
+    const ns_xrank_comm* c = &x->comms[i];
     if (!c->nmm && !c->mm_tie) continue;
     char head[160];
     comm_head(c, head, sizeof head);
@@ -76,7 +76,7 @@ static void text_mismatches(const ns_xr* x, FILE* out) {
 }
 
 /* The communicator's stragglers, "3,5"; 0 when none. */
-static size_t stragglers(const xr_comm* c, char* buf, size_t len) {
+static size_t stragglers(const ns_xrank_comm* c, char* buf, size_t len) {
   size_t at = 0, n = 0;
   buf[0] = 0;
   for (uint32_t r = 0; r < c->nranks && at + 16 < len; r++)
@@ -86,7 +86,7 @@ static size_t stragglers(const xr_comm* c, char* buf, size_t len) {
 
 /* The ranks of c with no file at all (no trace with its COMM_INIT, no flight record), "3,5-7"; 0 when none. A
  * rank some traces name but none records never created the communicator, or its process's files are not here. */
-static size_t ranks_without_record(const xr_comm* c, char* buf, size_t len) {
+static size_t ranks_without_record(const ns_xrank_comm* c, char* buf, size_t len) {
   size_t at = 0, n = 0;
   buf[0] = 0;
   for (uint32_t r = 0; r < c->nranks; r++) {
@@ -106,13 +106,13 @@ static size_t ranks_without_record(const xr_comm* c, char* buf, size_t len) {
 size_t ns_xr_verdict_lines(const ns_xr* x, FILE* out) {
   size_t lines = 0;
   for (size_t i = 0; i < x->ncomms; i++) {
-    const xr_comm* c = &x->comms[i];
+    const ns_xrank_comm* c = &x->comms[i];
     char head[160], who[256];
     comm_head(c, head, sizeof head);
     if (c->hang) {
       char never[128], stuck[128];
-      xr_rank_list(c, XR_S_NEVER, never, sizeof never);
-      xr_rank_list(c, XR_S_STUCK, stuck, sizeof stuck);
+      ns_xrank_rank_list(c, XR_S_NEVER, never, sizeof never);
+      ns_xrank_rank_list(c, XR_S_STUCK, stuck, sizeof stuck);
       fprintf(out, "# verdict: HANG in %s at %s seq %" PRIu64 ":\n", head, func_name(c->hang_func), c->hang_seq);
       fprintf(out, "#   never posted by: %s%s; stuck in it: %s%s\n", strcmp(never, "none") ? "rank " : "", never,
               strcmp(stuck, "none") ? "rank " : "", stuck);
@@ -143,11 +143,11 @@ size_t ns_xr_verdict_lines(const ns_xr* x, FILE* out) {
 }
 
 void ns_xr_verdict_sections(const ns_xr* x, FILE* out) {
-  if (x->nhangs) xr_hangs_text(x, out);
+  if (x->nhangs) ns_xrank_hangs_text(x, out);
   if (x->nmismatches) text_mismatches(x, out);
 }
 
-void xr_mismatches_tail_text(const ns_xr* x, FILE* out) {
+void ns_xrank_mismatches_tail_text(const ns_xr* x, FILE* out) {
   if (!x->nmismatches) text_mismatches(x, out);
 }
 
@@ -157,7 +157,7 @@ static void json_call(const ns_xr* x, ns_json* j, const char* key, int16_t func,
   nsj_kstr(j, "func", func_name(func));
   nsj_ku64(j, "seq", seq);
   if (call && call <= x->ncalls) {
-    const xr_call* k = &x->calls[call - 1];
+    const ns_xrank_call* k = &x->calls[call - 1];
     nsj_ku64(j, "count", k->count);
     nsj_kstr(j, "datatype", k->dtype);
     nsj_ki64(j, "root", k->root);
@@ -165,11 +165,11 @@ static void json_call(const ns_xr* x, ns_json* j, const char* key, int16_t func,
   nsj_obj_end(j);
 }
 
-void xr_incomplete_json(const ns_xr* x, ns_json* j) {
+void ns_xrank_incomplete_json(const ns_xr* x, ns_json* j) {
   nsj_key(j, "communicatorsIncomplete");
   nsj_arr_begin(j);
   for (size_t i = 0; i < x->ncomms; i++) {
-    const xr_comm* c = &x->comms[i];
+    const ns_xrank_comm* c = &x->comms[i];
     char who[256];
     size_t absent = ranks_without_record(c, who, sizeof who);
     if (!absent || absent == c->nranks) continue;
@@ -187,11 +187,11 @@ void xr_incomplete_json(const ns_xr* x, ns_json* j) {
   nsj_arr_end(j);
 }
 
-void xr_mismatches_json(const ns_xr* x, ns_json* j) {
+void ns_xrank_mismatches_json(const ns_xr* x, ns_json* j) {
   nsj_key(j, "mismatches");
   nsj_arr_begin(j);
   for (size_t i = 0; i < x->ncomms; i++) {
-    const xr_comm* c = &x->comms[i];
+    const ns_xrank_comm* c = &x->comms[i];
     if (!c->nmm && !c->mm_tie) continue;
     nsj_obj_begin(j);
     nsj_khex(j, "commId", c->comm_id);
@@ -202,7 +202,7 @@ void xr_mismatches_json(const ns_xr* x, ns_json* j) {
     nsj_key(j, "ranks");
     nsj_arr_begin(j);
     for (size_t k = 0; k < c->nmm; k++) {
-      const xr_mismatch* m = &c->mm[k];
+      const ns_xrank_mismatch* m = &c->mm[k];
       static const char* const kinds[] = {"call", "skipped", "extra"};
       nsj_obj_begin(j);
       nsj_ki64(j, "rank", m->rank);

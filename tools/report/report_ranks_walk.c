@@ -5,14 +5,14 @@
 #include <string.h>
 
 /* Whether p comes before q in a rank's list. */
-static int op_before(const xr_op* p, const xr_op* q) {
+static int op_before(const ns_xrank_op* p, const ns_xrank_op* q) {
   if (p->func != q->func) return p->func < q->func;
   if (p->seq != q->seq) return p->seq < q->seq;
   return (p->flags & XR_FR) < (q->flags & XR_FR);
 }
 
 /* Sorts v[0, n) stably (ops of one key keep the order they came in); tmp has room for n. Most lists come in order. */
-static void sort_ops(xr_op* v, size_t n, xr_op* tmp) {
+static void sort_ops(ns_xrank_op* v, size_t n, ns_xrank_op* tmp) {
   size_t i = 1;
   while (i < n && !op_before(&v[i], &v[i - 1])) i++;
   if (i >= n) return;
@@ -28,7 +28,7 @@ static void sort_ops(xr_op* v, size_t n, xr_op* tmp) {
 }
 
 static int by_episode(const void* a, const void* b) {
-  const xr_episode *p = a, *q = b;
+  const ns_xrank_episode *p = a, *q = b;
   if (p->comm != q->comm) return p->comm < q->comm ? -1 : 1;
   if (p->func != q->func) return p->func < q->func ? -1 : 1;
   if (p->seq != q->seq) return p->seq < q->seq ? -1 : 1;
@@ -37,16 +37,16 @@ static int by_episode(const void* a, const void* b) {
 }
 
 /* Every rank's ops and the episodes in order; 0, or -1 when out of memory. */
-int xr_sort_all(ns_xr* x) {
+int ns_xrank_sort_all(ns_xr* x) {
   size_t most = 0;
   for (size_t i = 0; i < x->ncomms; i++)
     for (uint32_t r = 0; r < x->comms[i].nranks; r++)
       if (x->comms[i].ranks[r].nops > most) most = x->comms[i].ranks[r].nops;
-  xr_op* tmp = malloc((most ? most : 1) * sizeof *tmp);
+  ns_xrank_op* tmp = malloc((most ? most : 1) * sizeof *tmp);
   if (!tmp) return -1;
   for (size_t i = 0; i < x->ncomms; i++)
     for (uint32_t r = 0; r < x->comms[i].nranks; r++) {
-      xr_rank* rk = &x->comms[i].ranks[r];
+      ns_xrank_rank* rk = &x->comms[i].ranks[r];
       sort_ops(rk->ops, rk->nops, tmp);
     }
   free(tmp);
@@ -55,11 +55,11 @@ int xr_sort_all(ns_xr* x) {
 }
 
 /* The episodes of collective (func, seq) of communicator comm: [*lo, *hi) of eps. */
-void xr_episodes_of(const ns_xr* x, uint32_t comm, int16_t func, uint64_t seq, size_t* lo, size_t* hi) {
+void ns_xrank_episodes_of(const ns_xr* x, uint32_t comm, int16_t func, uint64_t seq, size_t* lo, size_t* hi) {
   size_t a = 0, b = x->neps;
   while (a < b) {
     size_t m = (a + b) / 2;
-    const xr_episode* e = &x->eps[m];
+    const ns_xrank_episode* e = &x->eps[m];
     if (e->comm < comm || (e->comm == comm && (e->func < func || (e->func == func && e->seq < seq))))
       a = m + 1;
     else
@@ -71,7 +71,7 @@ void xr_episodes_of(const ns_xr* x, uint32_t comm, int16_t func, uint64_t seq, s
 }
 
 /* The first of eps[lo, hi) (one collective's, by rank) of rank r or a higher one. */
-size_t xr_episode_of_rank(const ns_xr* x, size_t lo, size_t hi, int32_t r) {
+size_t ns_xrank_episode_of_rank(const ns_xr* x, size_t lo, size_t hi, int32_t r) {
   while (lo < hi) {
     size_t m = (lo + hi) / 2;
     if (x->eps[m].rank < r)
@@ -84,7 +84,7 @@ size_t xr_episode_of_rank(const ns_xr* x, size_t lo, size_t hi, int32_t r) {
 
 #define XR_PREFETCH 16 /* ranks ahead */
 
-void xr_cursor_free(xr_cursor* k) {
+void ns_xrank_cursor_free(ns_xrank_cursor* k) {
   free(k->ops);
   free(k->nops);
   free(k->at);
@@ -93,7 +93,7 @@ void xr_cursor_free(xr_cursor* k) {
 }
 
 /* 0, or -1 when out of memory. */
-int xr_cursor_init(xr_cursor* k, xr_comm* c) {
+int ns_xrank_cursor_init(ns_xrank_cursor* k, ns_xrank_comm* c) {
   memset(k, 0, sizeof *k);
   k->c = c;
   size_t n = c->nranks ? c->nranks : 1;
@@ -102,15 +102,15 @@ int xr_cursor_init(xr_cursor* k, xr_comm* c) {
   k->at = calloc(n, sizeof *k->at);
   k->live = malloc(n * sizeof *k->live);
   if (!k->ops || !k->nops || !k->at || !k->live) {
-    xr_cursor_free(k);
+    ns_xrank_cursor_free(k);
     return -1;
   }
   for (uint32_t r = 0; r < c->nranks; r++) {
-    const xr_rank* rk = &c->ranks[r];
+    const ns_xrank_rank* rk = &c->ranks[r];
     k->ops[r] = rk->ops;
     k->nops[r] = rk->nops;
     if (!rk->nops) continue;
-    if (!k->nlive || xr_key_less(rk->ops[0].func, rk->ops[0].seq, k->func, k->seq))
+    if (!k->nlive || ns_xrank_key_less(rk->ops[0].func, rk->ops[0].seq, k->func, k->seq))
       k->func = rk->ops[0].func, k->seq = rk->ops[0].seq;
     k->live[k->nlive++] = r;
   }
@@ -119,7 +119,7 @@ int xr_cursor_init(xr_cursor* k, xr_comm* c) {
 
 /* The next collective into k->m; 0 when there is none (or out of memory). One pass over the live ranks
  * takes the collective's ops and finds the next key. */
-int xr_cursor_next(xr_cursor* k) {
+int ns_xrank_cursor_next(ns_xrank_cursor* k) {
   if (!k->nlive) return 0;
   int16_t f = k->func, nf = 0;
   uint64_t s = k->seq, ns = 0;
@@ -132,16 +132,16 @@ int xr_cursor_next(xr_cursor* k) {
       __builtin_prefetch(&k->ops[ahead][k->at[ahead]]);
     }
     uint32_t r = k->live[i];
-    xr_op* ops = k->ops[r];
+    ns_xrank_op* ops = k->ops[r];
     size_t a = k->at[r], end = k->nops[r];
     while (a < end && ops[a].func == f && ops[a].seq == s) {
-      if (xr_grow((void**)&k->m, &k->capm, k->nm, sizeof *k->m)) return 0;
-      k->m[k->nm++] = (xr_member){.rank = (int32_t)r, .op = &ops[a]};
+      if (ns_xrank_grow((void**)&k->m, &k->capm, k->nm, sizeof *k->m)) return 0;
+      k->m[k->nm++] = (ns_xrank_member){.rank = (int32_t)r, .op = &ops[a]};
       a++;
     }
     k->at[r] = a;
     if (a == end) continue;
-    if (!have_next || xr_key_less(ops[a].func, ops[a].seq, nf, ns)) nf = ops[a].func, ns = ops[a].seq;
+    if (!have_next || ns_xrank_key_less(ops[a].func, ops[a].seq, nf, ns)) nf = ops[a].func, ns = ops[a].seq;
     have_next = 1;
     k->live[kept++] = r;
   }
@@ -153,14 +153,14 @@ int xr_cursor_next(xr_cursor* k) {
 
 /* ---- what the clock refinement needs: each collective's ranks that completed it ---- */
 
-size_t xr_walk_collectives(void* src, ns_hc_visit fn, void* user) {
+size_t ns_xrank_walk_collectives(void* src, ns_hc_visit fn, void* user) {
   ns_xr* x = src;
   size_t used = 0, cap = 0;
   ns_hc_member* m = NULL;
   for (size_t ci = 0; ci < x->ncomms; ci++) {
-    xr_cursor k;
-    if (!x->comms[ci].nops || xr_cursor_init(&k, &x->comms[ci])) continue;
-    while (xr_cursor_next(&k)) {
+    ns_xrank_cursor k;
+    if (!x->comms[ci].nops || ns_xrank_cursor_init(&k, &x->comms[ci])) continue;
+    while (ns_xrank_cursor_next(&k)) {
       if (k.nm > cap) {
         ns_hc_member* nm = realloc(m, k.nm * sizeof *nm);
         if (!nm) break;
@@ -169,14 +169,14 @@ size_t xr_walk_collectives(void* src, ns_hc_visit fn, void* user) {
       }
       size_t n = 0;
       for (size_t i = 0; i < k.nm; i++) {
-        const xr_op* p = k.m[i].op;
+        const ns_xrank_op* p = k.m[i].op;
         if ((p->flags & XR_FR) || !(p->flags & XR_DONE) || !p->arr || !p->end) continue;
         if (i > 0 && k.m[i - 1].rank == k.m[i].rank) continue; /* one per rank */
         m[n++] = (ns_hc_member){.host = x->files[p->file].host_idx, .arr = p->arr, .end = p->end};
       }
       if (n >= 2) used += fn(user, m, n) ? 1 : 0;
     }
-    xr_cursor_free(&k);
+    ns_xrank_cursor_free(&k);
   }
   free(m);
   return used;
