@@ -20,7 +20,7 @@
 
 #include "sim.h"
 
-enum { RP_INIT, RP_START, RP_STATE, RP_STOP, RP_FINI };
+enum { SIM_REPLAY_INIT, SIM_REPLAY_START, SIM_REPLAY_STATE, SIM_REPLAY_STOP, SIM_REPLAY_FINI };
 
 /* One call a recorded thread made, in the order it made them. */
 typedef struct {
@@ -116,15 +116,15 @@ typedef struct {
   int64_t errorNs;  /* < 0: no bound (an anchor kind missing, or inconsistent) */
 } simReplayGpuFit;
 
-#define RP_MAX_UNKNOWN_NAMES 8
+#define SIM_REPLAY_MAX_UNKNOWN_NAMES 8
 
-/* Every time read from a recording lies strictly within +-RP_TS_LIMIT_NS
+/* Every time read from a recording lies strictly within +-SIM_REPLAY_TS_LIMIT_NS
  * (2^61 ns: 73 years from its clock's zero; a Unix-epoch CUPTI clock reaches
- * it in 2043). A record with a time beyond it is skipped (RP_SKIP_BAD_TIME).
+ * it in 2043). A record with a time beyond it is skipped (SIM_REPLAY_SKIP_BAD_TIME).
  * The bound keeps every sum the replay forms in int64: a clock offset is a
  * difference of two times (< 2^62), a kernel on the recording's clock a time
  * plus an offset (< 3 * 2^61), and its distance from t0 one more (< 2^63). */
-#define RP_TS_LIMIT_NS ((int64_t)1 << 61)
+#define SIM_REPLAY_TS_LIMIT_NS ((int64_t)1 << 61)
 
 typedef struct {
   simReplayComm* comms;
@@ -146,25 +146,25 @@ typedef struct {
   int nkernels;
   simReplayGpuFit* gpuFits; /* one per process with kernel records */
   int nfits;
-  /* recordType values not replayed, by name (the first RP_MAX_UNKNOWN_NAMES) */
-  char unknownName[RP_MAX_UNKNOWN_NAMES][32];
-  uint64_t unknownCount[RP_MAX_UNKNOWN_NAMES];
+  /* recordType values not replayed, by name (the first SIM_REPLAY_MAX_UNKNOWN_NAMES) */
+  char unknownName[SIM_REPLAY_MAX_UNKNOWN_NAMES][32];
+  uint64_t unknownCount[SIM_REPLAY_MAX_UNKNOWN_NAMES];
   char firstBad[320]; /* "FILE:LINE" of the first damaged line, "" none */
   char firstBadTime[400]; /* "FILE:LINE (FIELD VALUE)" of the first time out of range, "" none */
 } simReplayRecording;
 
 enum {
-  RP_SKIP_BAD_JSON,       /* a line that is not a JSON object (a torn last line) */
-  RP_SKIP_UNKNOWN_RECORD, /* recordType not event/state/lifecycle/cuptiActivity */
-  RP_SKIP_UNKNOWN_TYPE,   /* event type not one of the 15 */
-  RP_SKIP_BAD_FIELDS,     /* missing eventAddr, start or ids */
-  RP_SKIP_NO_COMM,        /* event of a communicator with no init record */
-  RP_SKIP_DUP_ADDR,       /* a second event with the same eventAddr */
-  RP_SKIP_ORPHAN_STATE,   /* state of an event that is not in the recording */
-  RP_PARENT_MISSING,      /* parent not in the recording: replayed with no parent */
-  RP_SKIP_CUPTI_OTHER,    /* a CUPTI record other than a kernel (memcpy, memset): not GPU truth */
-  RP_SKIP_BAD_TIME,       /* a time beyond RP_TS_LIMIT_NS */
-  RP_SKIP_NREASONS
+  SIM_REPLAY_SKIP_BAD_JSON,       /* a line that is not a JSON object (a torn last line) */
+  SIM_REPLAY_SKIP_UNKNOWN_RECORD, /* recordType not event/state/lifecycle/cuptiActivity */
+  SIM_REPLAY_SKIP_UNKNOWN_TYPE,   /* event type not one of the 15 */
+  SIM_REPLAY_SKIP_BAD_FIELDS,     /* missing eventAddr, start or ids */
+  SIM_REPLAY_SKIP_NO_COMM,        /* event of a communicator with no init record */
+  SIM_REPLAY_SKIP_DUP_ADDR,       /* a second event with the same eventAddr */
+  SIM_REPLAY_SKIP_ORPHAN_STATE,   /* state of an event that is not in the recording */
+  SIM_REPLAY_PARENT_MISSING,      /* parent not in the recording: replayed with no parent */
+  SIM_REPLAY_SKIP_CUPTI_OTHER,    /* a CUPTI record other than a kernel (memcpy, memset): not GPU truth */
+  SIM_REPLAY_SKIP_BAD_TIME,       /* a time beyond SIM_REPLAY_TS_LIMIT_NS */
+  SIM_REPLAY_SKIP_NREASONS
 };
 const char* simReplaySkipName(int reason);
 

@@ -98,7 +98,7 @@ enum { TS_NONE, TS_OK, TS_OUT_OF_RANGE };
 
 /* Microseconds as written (a JSON number with decimals) -> exact ns, from the number's own text. */
 static int tsNs(json_object* v, int64_t* out) {
-  const int64_t limitUs = RP_TS_LIMIT_NS / 1000;
+  const int64_t limitUs = SIM_REPLAY_TS_LIMIT_NS / 1000;
   enum json_type t = json_object_get_type(v);
   if (t == json_type_int) {
     int64_t us = json_object_get_int64(v); /* clamped to INT64_MAX above it: out of range too */
@@ -129,16 +129,16 @@ static int tsNs(json_object* v, int64_t* out) {
   }
   if (*s == 'e' || *s == 'E') { /* exponent form: fall back to the double */
     double ns = json_object_get_double(v) * 1000.0;
-    if (!(fabs(ns) < (double)RP_TS_LIMIT_NS)) return TS_OUT_OF_RANGE; /* NaN too */
+    if (!(fabs(ns) < (double)SIM_REPLAY_TS_LIMIT_NS)) return TS_OUT_OF_RANGE; /* NaN too */
     int64_t rounded = (int64_t)(ns + (ns >= 0 ? 0.5 : -0.5));
-    if (rounded >= RP_TS_LIMIT_NS || rounded <= -RP_TS_LIMIT_NS) return TS_OUT_OF_RANGE;
+    if (rounded >= SIM_REPLAY_TS_LIMIT_NS || rounded <= -SIM_REPLAY_TS_LIMIT_NS) return TS_OUT_OF_RANGE;
     *out = rounded;
     return TS_OK;
   }
   if (big) return TS_OUT_OF_RANGE;
   while (digits < 3 && digits >= 0) frac *= 10, digits++;
   int64_t ns = whole * 1000 + frac; /* whole < limitUs: no overflow */
-  if (ns >= RP_TS_LIMIT_NS) return TS_OUT_OF_RANGE;
+  if (ns >= SIM_REPLAY_TS_LIMIT_NS) return TS_OUT_OF_RANGE;
   *out = neg ? -ns : ns;
   return TS_OK;
 }
@@ -157,7 +157,9 @@ bool simReplayGetTsNs(simReplayLoader* L, json_object* o, const char* k, const c
   return got == TS_OK;
 }
 
-void simReplaySkipMalformed(simReplayLoader* L) { L->r->skipped[L->badTime ? RP_SKIP_BAD_TIME : RP_SKIP_BAD_FIELDS]++; }
+void simReplaySkipMalformed(simReplayLoader* L) {
+  L->r->skipped[L->badTime ? SIM_REPLAY_SKIP_BAD_TIME : SIM_REPLAY_SKIP_BAD_FIELDS]++;
+}
 
 bool simReplayGetBool(json_object* o, const char* k) {
   uint64_t x;

@@ -36,7 +36,7 @@ void simReplayCuptiRecord(simReplayLoader* L, json_object* o) {
   simReplayRecording* r = L->r;
   const char* type = json_object_get_string(simReplayGet(o, "type"));
   if (!type || strcmp(type, "KERNEL")) {
-    r->skipped[RP_SKIP_CUPTI_OTHER]++;
+    r->skipped[SIM_REPLAY_SKIP_CUPTI_OTHER]++;
     return;
   }
   int64_t start, end;
@@ -259,7 +259,7 @@ static void nsOrNull(char* buf, size_t n, bool known, long long v) {
  * (a speed far below 1 over a long recording). speed > 0. */
 static void scaledOrNull(char* buf, size_t n, bool known, int64_t ns, double speed, uint64_t base) {
   double v = (double)ns / speed;
-  if (!known || !(fabs(v) < (double)(2 * RP_TS_LIMIT_NS)) || base >= (uint64_t)2 * RP_TS_LIMIT_NS)
+  if (!known || !(fabs(v) < (double)(2 * SIM_REPLAY_TS_LIMIT_NS)) || base >= (uint64_t)2 * SIM_REPLAY_TS_LIMIT_NS)
     snprintf(buf, n, "null");
   else
     snprintf(buf, n, "%lld", (long long)base + (long long)v);

@@ -21,17 +21,18 @@
 #include "replay/replay_load.h"
 
 const char* simReplaySkipName(int reason) {
-  static const char* names[RP_SKIP_NREASONS] = {"not JSON (torn or damaged line)",
-                                                "unknown recordType",
-                                                "unknown event type",
-                                                "missing or malformed fields",
-                                                "no init record for its communicator",
-                                                "duplicate eventAddr",
-                                                "state of an event not in the recording",
-                                                "parent not in the recording (replayed without parent)",
-                                                "CUPTI activity other than a kernel (not GPU truth)",
-                                                "a timestamp out of range (73 years or more from its clock's zero)"};
-  return reason >= 0 && reason < RP_SKIP_NREASONS ? names[reason] : "?";
+  static const char* names[SIM_REPLAY_SKIP_NREASONS] = {"not JSON (torn or damaged line)",
+                                                        "unknown recordType",
+                                                        "unknown event type",
+                                                        "missing or malformed fields",
+                                                        "no init record for its communicator",
+                                                        "duplicate eventAddr",
+                                                        "state of an event not in the recording",
+                                                        "parent not in the recording (replayed without parent)",
+                                                        "CUPTI activity other than a kernel (not GPU truth)",
+                                                        "a timestamp out of range (73 years or more from its clock's "
+                                                        "zero)"};
+  return reason >= 0 && reason < SIM_REPLAY_SKIP_NREASONS ? names[reason] : "?";
 }
 
 /* ---- threads and communicators ---- */
@@ -118,18 +119,18 @@ static void lifecycle(simReplayLoader* L, json_object* o) {
     c->nNodes = simReplayGetInt(det, "nNodes", -1);
     const char* name = simReplayGetStr(L, det, "commName");
     c->name = (char*)name;
-    addCall(L, pid, tid, ts, RP_INIT, r->ncomms, L->fileOrder++);
+    addCall(L, pid, tid, ts, SIM_REPLAY_INIT, r->ncomms, L->fileOrder++);
     r->ncomms++;
   } else if (!strcmp(func, "ProfilerFinalize")) {
     int c = openCommOf(r, commId, rank, pid, tid);
     if (c < 0 || r->comms[c].finiTs >= 0) {
-      r->skipped[RP_SKIP_NO_COMM]++;
+      r->skipped[SIM_REPLAY_SKIP_NO_COMM]++;
       return;
     }
     r->comms[c].finiTs = ts;
-    addCall(L, pid, tid, ts, RP_FINI, c, L->fileOrder++);
+    addCall(L, pid, tid, ts, SIM_REPLAY_FINI, c, L->fileOrder++);
   } else {
-    r->skipped[RP_SKIP_UNKNOWN_RECORD]++;
+    r->skipped[SIM_REPLAY_SKIP_UNKNOWN_RECORD]++;
   }
 }
 
@@ -139,7 +140,7 @@ static void event(simReplayLoader* L, json_object* o) {
   simReplayRecording* r = L->r;
   int type = typeIndexOf(json_object_get_string(simReplayGet(o, "type")));
   if (type < 0) {
-    r->skipped[RP_SKIP_UNKNOWN_TYPE]++;
+    r->skipped[SIM_REPLAY_SKIP_UNKNOWN_TYPE]++;
     return;
   }
   const char* addr = json_object_get_string(simReplayGet(o, "eventAddr"));
@@ -158,7 +159,7 @@ static void event(simReplayLoader* L, json_object* o) {
     return;
   }
   if (lh_table_lookup_entry(L->addrs, addr)) {
-    r->skipped[RP_SKIP_DUP_ADDR]++;
+    r->skipped[SIM_REPLAY_SKIP_DUP_ADDR]++;
     return;
   }
   bool pxn = simReplayGetBool(o, "isPxn");
@@ -169,7 +170,7 @@ static void event(simReplayLoader* L, json_object* o) {
   if (!pxn) {
     comm = commOf(r, commId, rank, pid, tid, ts);
     if (comm < 0) {
-      r->skipped[RP_SKIP_NO_COMM]++;
+      r->skipped[SIM_REPLAY_SKIP_NO_COMM]++;
       return;
     }
   }
@@ -188,10 +189,10 @@ static void event(simReplayLoader* L, json_object* o) {
   if (type == 11) simReplayGetU64(o, "extCorrId", &e->extCorrId);
   lh_table_insert(L->addrs, strdup(addr), (void*)(intptr_t)(i + 1));
   r->nevents++;
-  addCall(L, pid, tid, ts, RP_START, i, L->fileOrder++);
+  addCall(L, pid, tid, ts, SIM_REPLAY_START, i, L->fileOrder++);
   if (stopped) {
     e->stopTs = sts, e->stopTid = stid;
-    addCall(L, spid, stid, sts, RP_STOP, i, L->fileOrder++);
+    addCall(L, spid, stid, sts, SIM_REPLAY_STOP, i, L->fileOrder++);
   }
 }
 
@@ -227,12 +228,12 @@ static void state(simReplayLoader* L, json_object* o) {
 
 /* A recordType not replayed, counted by name. */
 static void unknownRecord(simReplayRecording* r, const char* rt) {
-  r->skipped[RP_SKIP_UNKNOWN_RECORD]++;
+  r->skipped[SIM_REPLAY_SKIP_UNKNOWN_RECORD]++;
   char name[32];
   snprintf(name, sizeof name, "%s", rt ? rt : "(none)");
   for (char* q = name; *q; q++)
     if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20 || (unsigned char)*q > 0x7e) *q = '_';
-  for (int k = 0; k < RP_MAX_UNKNOWN_NAMES; k++) {
+  for (int k = 0; k < SIM_REPLAY_MAX_UNKNOWN_NAMES; k++) {
     if (!r->unknownName[k][0]) snprintf(r->unknownName[k], sizeof r->unknownName[k], "%s", name);
     if (!strcmp(r->unknownName[k], name)) {
       r->unknownCount[k]++;
@@ -271,7 +272,7 @@ static void line(simReplayLoader* L, int pass, char* text, size_t len) {
   json_tokener_free(tok);
   if (!o || !complete || json_object_get_type(o) != json_type_object) {
     if (pass == 2) {
-      r->skipped[RP_SKIP_BAD_JSON]++, r->badLines++;
+      r->skipped[SIM_REPLAY_SKIP_BAD_JSON]++, r->badLines++;
       if (!r->firstBad[0]) snprintf(r->firstBad, sizeof r->firstBad, "%s:%llu", L->path, (unsigned long long)L->lineNo);
     }
     if (o) json_object_put(o);
@@ -378,7 +379,7 @@ static void resolve(simReplayLoader* L) {
         e->parent = -2; /* the originating process's pointer, as NCCL passed it */
         e->rawParent = strtoull(L->refs[i].parent, NULL, 16);
       } else {
-        r->skipped[RP_PARENT_MISSING]++;
+        r->skipped[SIM_REPLAY_PARENT_MISSING]++;
       }
     }
     /* a Coll/P2p's parentGroup travels in the descriptor as event index + 1
@@ -397,11 +398,11 @@ static void resolve(simReplayLoader* L) {
     free(L->stateAddr[i]);
     simReplayState* s = &r->states[i];
     if (ev < 0) {
-      r->skipped[RP_SKIP_ORPHAN_STATE]++;
+      r->skipped[SIM_REPLAY_SKIP_ORPHAN_STATE]++;
       continue;
     }
     s->event = ev;
-    addCall(L, s->pid, s->tid, s->ts, RP_STATE, i, 0);
+    addCall(L, s->pid, s->tid, s->ts, SIM_REPLAY_STATE, i, 0);
   }
   /* Order within a thread: time; at equal times start (parents first), then
    * states, then stop; then file order. */
@@ -409,8 +410,11 @@ static void resolve(simReplayLoader* L) {
     simReplayThread* th = &r->threads[t];
     for (int k = 0; k < th->n; k++) {
       simReplayCall* c = &th->calls[k];
-      int rank = c->kind == RP_INIT ? 0 : c->kind == RP_START ? 1 + depthOf(r, c->index) : c->kind == RP_STATE ? 40
-                 : c->kind == RP_STOP ? 41 : 42;
+      int rank = c->kind == SIM_REPLAY_INIT    ? 0
+                 : c->kind == SIM_REPLAY_START ? 1 + depthOf(r, c->index)
+                 : c->kind == SIM_REPLAY_STATE ? 40
+                 : c->kind == SIM_REPLAY_STOP  ? 41
+                                               : 42;
       c->order = rank;
     }
   }

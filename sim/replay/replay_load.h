@@ -31,7 +31,7 @@ typedef struct {
   int fileOrder;
   const char* path; /* file being read, and its line number, for messages */
   uint64_t lineNo;
-  bool badTime; /* the line being read has a time beyond RP_TS_LIMIT_NS */
+  bool badTime; /* the line being read has a time beyond SIM_REPLAY_TS_LIMIT_NS */
 } simReplayLoader;
 
 /* replay_fields.c */
@@ -43,7 +43,7 @@ bool simReplayGetI64(json_object* o, const char* k, int64_t* out);
 int simReplayGetInt(json_object* o, const char* k, int dflt);
 const char* simReplayGetStr(simReplayLoader* L, json_object* o, const char* k);
 /* Microseconds under key k -> ns. False when absent, not a number, or
- * beyond RP_TS_LIMIT_NS; that last case also marks L's line (L->badTime,
+ * beyond SIM_REPLAY_TS_LIMIT_NS; that last case also marks L's line (L->badTime,
  * the first one named in firstBadTime as FIELD, k when NULL). L may be NULL. */
 bool simReplayGetTsNs(simReplayLoader* L, json_object* o, const char* k, const char* field, int64_t* out);
 bool simReplayGetBool(json_object* o, const char* k);
@@ -52,8 +52,8 @@ void* simReplayGetPtr(json_object* o, const char* k);
 bool simReplayNullPtr(const char* s);
 /* {"ts": us, "pid": n, "tid": n} under key k */
 bool simReplayCallSite(simReplayLoader* L, json_object* o, const char* k, int64_t* ts, int* pid, int* tid);
-/* A record that lacks what it needs: counted as RP_SKIP_BAD_TIME when one of
- * its times is out of range, else as RP_SKIP_BAD_FIELDS. */
+/* A record that lacks what it needs: counted as SIM_REPLAY_SKIP_BAD_TIME when one of
+ * its times is out of range, else as SIM_REPLAY_SKIP_BAD_FIELDS. */
 void simReplaySkipMalformed(simReplayLoader* L);
 
 /* replay_descr.c: the descriptor of event e (type, rank, pid set) from its `details` */

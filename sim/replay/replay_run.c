@@ -21,17 +21,17 @@
 
 #include "replay/replay.h"
 
-#define RP_MAX_PROCS 256
+#define SIM_REPLAY_MAX_PROCS 256
 /* How long a call waits for a call of another thread it depends on (a parent's
  * start, its event's start, its communicator's init) before it goes on
  * without it: recorded times are causal, so only a damaged recording waits. */
-#define RP_WAIT_NS 5000000000ull
+#define SIM_REPLAY_WAIT_NS 5000000000ull
 
 typedef struct {
   int nprocs;
-  int recPid[RP_MAX_PROCS];
-  _Atomic int replayPid[RP_MAX_PROCS];
-  _Atomic uint64_t ctx[RP_MAX_PROCS]; /* one context of that process, for PXN events of others */
+  int recPid[SIM_REPLAY_MAX_PROCS];
+  _Atomic int replayPid[SIM_REPLAY_MAX_PROCS];
+  _Atomic uint64_t ctx[SIM_REPLAY_MAX_PROCS]; /* one context of that process, for PXN events of others */
   uint64_t startAt;                   /* CLOCK_MONOTONIC ns at which recording time t0 is due */
   _Atomic uint64_t waitTimeouts, calls, waits, waitNs;
 } simReplayShared;
@@ -48,36 +48,36 @@ static int procOf(int recPid) {
 
 static uint64_t dueAt(int64_t ts) {
   if (simOpt.replaySpeed <= 0) return 0;
-  /* ts - t0 < 2^62 (RP_TS_LIMIT_NS); divided by a slow speed it may pass
+  /* ts - t0 < 2^62 (SIM_REPLAY_TS_LIMIT_NS); divided by a slow speed it may pass
    * 2^62 ns (146 years): as good as never, and clamped there so that the
    * conversion and the sum stay in range */
   double off = (double)(ts - rec.t0) / simOpt.replaySpeed;
-  double never = (double)(2 * RP_TS_LIMIT_NS);
+  double never = (double)(2 * SIM_REPLAY_TS_LIMIT_NS);
   return shm->startAt + (uint64_t)(off > 0 ? (off < never ? off : never) : 0);
 }
 
 /* Wait for a call's time without spinning: on a machine with fewer cores
  * than replay threads, a spinning thread takes the core from the thread that
  * is due (measured: lateness spikes of 1-3 ms). A timed sleep wakes 30-90 us
- * late, so a call due within RP_EARLY_NS is made at once, and a longer wait
- * sleeps until RP_EARLY_NS before its time: calls run at most that much early
+ * late, so a call due within SIM_REPLAY_EARLY_NS is made at once, and a longer wait
+ * sleeps until SIM_REPLAY_EARLY_NS before its time: calls run at most that much early
  * and, on an idle core, about as much late. */
-#define RP_EARLY_NS 100000ull
+#define SIM_REPLAY_EARLY_NS 100000ull
 static void sleepUntil(uint64_t t) {
   uint64_t now = simNowNs();
-  if (t <= now + RP_EARLY_NS) return;
-  uint64_t wake = t - RP_EARLY_NS;
+  if (t <= now + SIM_REPLAY_EARLY_NS) return;
+  uint64_t wake = t - SIM_REPLAY_EARLY_NS;
   struct timespec ts = {(time_t)(wake / 1000000000ull), (long)(wake % 1000000000ull)};
   while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
   }
 }
 
-/* Wait until *flag != 0; false after RP_WAIT_NS (counted). */
+/* Wait until *flag != 0; false after SIM_REPLAY_WAIT_NS (counted). */
 static bool waitFlag(_Atomic int* flag) {
   /* acquire pairs with the release store that set the flag: what the other
    * thread wrote before (the handle, the context) is visible */
   if (atomic_load_explicit(flag, memory_order_acquire)) return true;
-  uint64_t t0 = simNowNs(), deadline = t0 + RP_WAIT_NS;
+  uint64_t t0 = simNowNs(), deadline = t0 + SIM_REPLAY_WAIT_NS;
   while (!atomic_load_explicit(flag, memory_order_acquire)) {
     if (simNowNs() > deadline) {
       atomic_fetch_add_explicit(&shm->waitTimeouts, 1, memory_order_relaxed);
@@ -93,7 +93,7 @@ static bool waitFlag(_Atomic int* flag) {
 /* Every other thread of this process has passed ts (NCCL finalizes a
  * communicator only after its proxy and launches are done). */
 static void waitOthersPast(int self, int64_t ts) {
-  uint64_t deadline = simNowNs() + RP_WAIT_NS;
+  uint64_t deadline = simNowNs() + SIM_REPLAY_WAIT_NS;
   for (int t = 0; t < rec.nthreads; t++) {
     if (t == self || rec.threads[t].pid != shm->recPid[myProc]) continue;
     while (atomic_load_explicit(&rec.threads[t].nextTs, memory_order_acquire) <= ts) {
@@ -225,7 +225,7 @@ static void doStop(simReplayEvent* e) {
 
 static const char* roleOf(const simReplayThread* t) {
   for (int k = 0; k < t->n; k++) {
-    if (t->calls[k].kind != RP_START) continue;
+    if (t->calls[k].kind != SIM_REPLAY_START) continue;
     int ty = rec.events[t->calls[k].index].type;
     if (ty == 3 || ty == 4 || ty == 5 || ty == 6) return "proxy";
     if (ty == 7) return "net";
@@ -251,7 +251,7 @@ static void* threadMain(void* arg) {
      * plugin's first init may calibrate clocks and start threads: ms). A
      * thread's first init is therefore made at once, before the schedule
      * starts (startAt leaves 50 ms for it), not at its time. */
-    uint64_t due = k == 0 && c->kind == RP_INIT ? 0 : dueAt(c->ts);
+    uint64_t due = k == 0 && c->kind == SIM_REPLAY_INIT ? 0 : dueAt(c->ts);
     if (due) {
       sleepUntil(due);
       uint64_t now = simNowNs();
@@ -260,11 +260,11 @@ static void* threadMain(void* arg) {
       if (late > 100000) lateOver100us++;
     }
     switch (c->kind) {
-    case RP_INIT: doInit(&rec.comms[c->index]); break;
-    case RP_START: doStart(self, c->index); break;
-    case RP_STATE: doState(&rec.states[c->index]); break;
-    case RP_STOP: doStop(&rec.events[c->index]); break;
-    case RP_FINI: doFini(self, &rec.comms[c->index], c->ts); break;
+    case SIM_REPLAY_INIT: doInit(&rec.comms[c->index]); break;
+    case SIM_REPLAY_START: doStart(self, c->index); break;
+    case SIM_REPLAY_STATE: doState(&rec.states[c->index]); break;
+    case SIM_REPLAY_STOP: doStop(&rec.events[c->index]); break;
+    case SIM_REPLAY_FINI: doFini(self, &rec.comms[c->index], c->ts); break;
     }
     atomic_fetch_add_explicit(&shm->calls, 1, memory_order_relaxed);
   }
@@ -314,18 +314,18 @@ int simRunReplay(const char* path) {
   uint64_t skippedAll = 0;
   char skipJson[1024] = "";
   size_t sj = 0;
-  for (int k = 0; k < RP_SKIP_NREASONS; k++) {
+  for (int k = 0; k < SIM_REPLAY_SKIP_NREASONS; k++) {
     if (!rec.skipped[k]) continue;
     skippedAll += rec.skipped[k];
     fprintf(stderr, "ncclscope-sim: replay: skipped %llu: %s", (unsigned long long)rec.skipped[k],
             simReplaySkipName(k));
-    if (k == RP_SKIP_UNKNOWN_RECORD)
-      for (int u = 0; u < RP_MAX_UNKNOWN_NAMES && rec.unknownName[u][0]; u++)
+    if (k == SIM_REPLAY_SKIP_UNKNOWN_RECORD)
+      for (int u = 0; u < SIM_REPLAY_MAX_UNKNOWN_NAMES && rec.unknownName[u][0]; u++)
         fprintf(stderr, "%s%s: %llu", u ? ", " : " (", rec.unknownName[u], (unsigned long long)rec.unknownCount[u]);
-    if (k == RP_SKIP_UNKNOWN_RECORD && rec.unknownName[0][0]) fputc(')', stderr);
-    if (k == RP_SKIP_BAD_JSON && rec.firstBad[0])
+    if (k == SIM_REPLAY_SKIP_UNKNOWN_RECORD && rec.unknownName[0][0]) fputc(')', stderr);
+    if (k == SIM_REPLAY_SKIP_BAD_JSON && rec.firstBad[0])
       fprintf(stderr, "; the first at %s, the lines after it are read", rec.firstBad);
-    if (k == RP_SKIP_BAD_TIME && rec.firstBadTime[0]) fprintf(stderr, "; the first at %s", rec.firstBadTime);
+    if (k == SIM_REPLAY_SKIP_BAD_TIME && rec.firstBadTime[0]) fprintf(stderr, "; the first at %s", rec.firstBadTime);
     fputc('\n', stderr);
     sj += (size_t)snprintf(skipJson + sj, sizeof skipJson - sj, "%s\"%s\":%llu", sj ? "," : "", simReplaySkipName(k),
                            (unsigned long long)rec.skipped[k]);
@@ -341,8 +341,8 @@ int simRunReplay(const char* path) {
     bool known = false;
     for (int i = 0; i < shm->nprocs; i++) known = known || shm->recPid[i] == pid;
     if (known) continue;
-    if (shm->nprocs == RP_MAX_PROCS) {
-      SIM_ERR("replay: more than %d recorded processes; the rest are not replayed", RP_MAX_PROCS);
+    if (shm->nprocs == SIM_REPLAY_MAX_PROCS) {
+      SIM_ERR("replay: more than %d recorded processes; the rest are not replayed", SIM_REPLAY_MAX_PROCS);
       break;
     }
     shm->recPid[shm->nprocs++] = pid;
@@ -358,7 +358,8 @@ int simRunReplay(const char* path) {
       "\"threads\":%d,\"procs\":%d,\"speed\":%.3f,\"skipped\":{%s},\"t0_ns\":%lld,\"start_at_ns\":%llu,"
       "\"early_ns\":%llu,\"cupti_kernels\":%d",
       source, (unsigned long long)rec.lines, rec.ncomms, rec.nevents, rec.nstates, rec.nthreads, shm->nprocs,
-      simOpt.replaySpeed, skipJson, (long long)rec.t0, (unsigned long long)shm->startAt, RP_EARLY_NS, rec.nkernels);
+      simOpt.replaySpeed, skipJson, (long long)rec.t0, (unsigned long long)shm->startAt, SIM_REPLAY_EARLY_NS,
+      rec.nkernels);
   simReplayWriteGpuTruth(&rec, shm->startAt, simOpt.replaySpeed);
   fflush(NULL);
   int rc = simRunProcesses(shm->nprocs, replayProcess);
@@ -368,7 +369,7 @@ int simRunReplay(const char* path) {
           "%.3f ms in all for another thread's call, %llu gave up after %.0f s\n",
           (unsigned long long)calls, shm->nprocs, rec.nthreads, (unsigned long long)skippedAll,
           (unsigned long long)atomic_load(&shm->waits), (double)atomic_load(&shm->waitNs) / 1e6,
-          (unsigned long long)atomic_load(&shm->waitTimeouts), RP_WAIT_NS / 1e9);
+          (unsigned long long)atomic_load(&shm->waitTimeouts), SIM_REPLAY_WAIT_NS / 1e9);
   if (calls == 0) {
     SIM_ERR("replay: no call could be replayed");
     rc = 1;

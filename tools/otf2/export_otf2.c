@@ -49,7 +49,7 @@
 #include "traces/trace_analysis.h"
 #include "util/idmap.h"
 
-#define NONE OX_NONE
+#define NONE NS_OTF2_NONE
 
 enum { TRACK_THREAD, TRACK_OPS, TRACK_LANES, TRACK_GPU_OPS, TRACK_GPU_CH, TRACK_GPU_PHASE };
 

@@ -123,7 +123,7 @@ uint64_t ns_otf2_add_location(ns_otf2_defs* d, const char* name, OTF2_LocationTy
   ns_otf2_location* nl = realloc(d->locs, (d->nlocs + 1) * sizeof *nl);
   if (!nl) {
     d->failed = 1;
-    return OX_NONE;
+    return NS_OTF2_NONE;
   }
   d->locs = nl;
   uint64_t id = d->nlocs;
@@ -143,7 +143,7 @@ ns_otf2_comm* ns_otf2_comm_of(ns_otf2_defs* d, uint64_t comm_id, uint32_t nranks
   ns_otf2_comm* m = &nc[d->ncomms];
   m->members = malloc(n * sizeof *m->members);
   if (!m->members) return NULL;
-  for (uint32_t r = 0; r < n; r++) m->members[r] = OX_NONE;
+  for (uint32_t r = 0; r < n; r++) m->members[r] = NS_OTF2_NONE;
   m->comm_id = comm_id;
   m->nranks = n;
   if (name && name[0]) /* names may repeat: the id makes them unique */
@@ -194,11 +194,11 @@ int ns_otf2_write_definitions(ns_otf2_defs* d, OTF2_Archive* archive, uint64_t t
   uint64_t* members = NULL;
   size_t nall = 0;
   int rc = all && pos ? 0 : -1;
-  for (size_t i = 0; !rc && i < d->nlocs; i++) pos[i] = OX_NONE;
+  for (size_t i = 0; !rc && i < d->nlocs; i++) pos[i] = NS_OTF2_NONE;
   for (size_t c = 0; !rc && c < d->ncomms; c++)
     for (uint32_t r = 0; r < d->comms[c].nranks; r++) {
       uint64_t l = d->comms[c].members[r];
-      if (l != OX_NONE && pos[l] == OX_NONE) {
+      if (l != NS_OTF2_NONE && pos[l] == NS_OTF2_NONE) {
         pos[l] = nall;
         all[nall++] = l;
       }
@@ -216,7 +216,7 @@ int ns_otf2_write_definitions(ns_otf2_defs* d, OTF2_Archive* archive, uint64_t t
       }
       uint32_t n = 0;
       for (uint32_t r = 0; r < m->nranks; r++)
-        if (m->members[r] != OX_NONE) members[n++] = pos[m->members[r]];
+        if (m->members[r] != NS_OTF2_NONE) members[n++] = pos[m->members[r]];
       if (n < m->nranks)
         fprintf(stderr,
                 "ncclscope: note: %s: %u of its %u ranks are in the archive: its OTF2 group lists those; the root of "

@@ -14,7 +14,7 @@
 
 #include "export/export_walk.h"
 
-#define OX_NONE UINT64_MAX
+#define NS_OTF2_NONE UINT64_MAX
 
 /* The attributes of an Enter record (attribute ref = its value). */
 enum { A_EVENT_ID, A_PARENT_ID, A_BYTES, A_CHANNEL, A_PEER, A_SEQ, A_INCOMPLETE, A_GPU_ERROR_US, A_COUNT };
@@ -37,7 +37,7 @@ typedef struct {
   uint64_t comm_id;
   uint32_t nranks;
   char name[160];
-  uint64_t* members; /* location per rank, OX_NONE unknown */
+  uint64_t* members; /* location per rank, NS_OTF2_NONE unknown */
 } ns_otf2_comm;
 
 typedef struct {
@@ -64,9 +64,9 @@ uint32_t ns_otf2_region(ns_otf2_defs* d, const char* name, int gpu);
 uint64_t ns_otf2_host_node(ns_otf2_defs* d, const char* host);
 uint64_t ns_otf2_add_group(ns_otf2_defs* d, const char* name, OTF2_LocationGroupType type, uint64_t node,
                            uint64_t creator);
-/* A new location (OX_NONE when out of memory); its event writer is the caller's to set. */
+/* A new location (NS_OTF2_NONE when out of memory); its event writer is the caller's to set. */
 uint64_t ns_otf2_add_location(ns_otf2_defs* d, const char* name, OTF2_LocationType type, uint64_t group);
-/* The communicator with that id (members all OX_NONE when new); NULL for a
+/* The communicator with that id (members all NS_OTF2_NONE when new); NULL for a
  * size of 0 or above 2^20, or out of memory. name: NULL or its commName. */
 ns_otf2_comm* ns_otf2_comm_of(ns_otf2_defs* d, uint64_t comm_id, uint32_t nranks, const char* name);
 /* Writes every definition, the clock properties for events in [t_min, t_max]; 0, or -1. */

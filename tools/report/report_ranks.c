@@ -19,8 +19,8 @@
 #include "report/report_ranks_model.h"
 #include "report/report_ranks_walk.h"
 
-#define XR_FR_MAX_BYTES (256u << 20)
-#define XR_GPU_SLACK_NS 1000000ull /* a GPU time this far outside its op's host times is not trusted */
+#define NS_XRANK_FR_MAX_BYTES (256u << 20)
+#define NS_XRANK_GPU_SLACK_NS 1000000ull /* a GPU time this far outside its op's host times is not trusted */
 
 ns_xr* ns_xr_new(void) {
   ns_xr* x = calloc(1, sizeof *x);
@@ -165,9 +165,9 @@ static void trim_touched(ns_xr* x) {
  * better guess: its start, and host_end). gpu_start 0: no GPU times. */
 static void place(ns_xrank_op* o, uint64_t host_start, uint64_t host_last, uint64_t host_end, uint64_t gpu_start,
                   uint64_t gpu_stop, double gpu_err_ns) {
-  int gpu_ok = gpu_start && gpu_start + XR_GPU_SLACK_NS >= host_start &&
-               (!host_last || gpu_start <= host_last + XR_GPU_SLACK_NS) &&
-               (!gpu_stop || !host_last || gpu_stop <= host_last + XR_GPU_SLACK_NS);
+  int gpu_ok = gpu_start && gpu_start + NS_XRANK_GPU_SLACK_NS >= host_start &&
+               (!host_last || gpu_start <= host_last + NS_XRANK_GPU_SLACK_NS) &&
+               (!gpu_stop || !host_last || gpu_stop <= host_last + NS_XRANK_GPU_SLACK_NS);
   o->arr = (int64_t)(gpu_ok ? gpu_start : host_start);
   o->end = (int64_t)(gpu_ok && gpu_stop ? gpu_stop : host_end);
   /* a bound of 0 is still a GPU time (0 marks host times): the timer quantum at least */
@@ -216,8 +216,9 @@ void ns_xr_op(ns_xr* x, int file, const ns_op_result* op) {
   uint64_t host_end = op->exec_stop_ns ? op->exec_stop_ns : op->stop_ns;
   ns_xrank_op placed;
   place(&placed, op->start_ns, host_last, host_end, op->gpu_start_ns, op->gpu_stop_ns, op->gpu_err_ns);
-  ptrdiff_t at = add_op(x, idx, op->rank, file, op->func, op->seq, (op->flags & NS_OPF_INCOMPLETE) ? XR_STUCK : XR_DONE,
-                        placed.arr, placed.end, placed.gpu_err_ns, call_of(x, op), (int64_t)op->start_ns);
+  ptrdiff_t at = add_op(x, idx, op->rank, file, op->func, op->seq,
+                        (op->flags & NS_OPF_INCOMPLETE) ? NS_XRANK_STUCK : NS_XRANK_DONE, placed.arr, placed.end,
+                        placed.gpu_err_ns, call_of(x, op), (int64_t)op->start_ns);
   if (at < 0) return;
   /* converted with the fit as it stood when the op completed: once the file is read, again with the final one */
   if (op->ptimer_start && !ns_xrank_grow((void**)&x->reconv, &x->capreconv, x->nreconv, sizeof *x->reconv))
@@ -252,7 +253,7 @@ void ns_xr_file_clock(ns_xr* x, ns_analysis* a) {
 static uint64_t hex_id(const char* s) { return s ? strtoull(s, NULL, 16) : 0; }
 
 int ns_xr_flightrec(ns_xr* x, const char* path, char* err, size_t errlen) {
-  nsjr_doc* d = nsjr_parse_file(path, XR_FR_MAX_BYTES, err, errlen);
+  nsjr_doc* d = nsjr_parse_file(path, NS_XRANK_FR_MAX_BYTES, err, errlen);
   const nsjr_val* root = nsjr_root(d);
   if (!d || strcmp(nsjr_kstr(root, "format", ""), "ncclscope-flightrec") != 0) {
     if (d) snprintf(err, errlen, "%s: not an ncclscope flight record", path);
@@ -287,8 +288,9 @@ int ns_xr_flightrec(ns_xr* x, const char* path, char* err, size_t errlen) {
       if (!strcmp(st, "unstarted")) continue;
       uint64_t gpu = nsjr_ku64(o, "gpuNs", 0);
       add_op(x, idx, rank, file, ns_func_code(nsjr_kstr(o, "func", "")), nsjr_ku64(o, "seq", 0),
-             XR_FR | (!strcmp(st, "done") ? XR_DONE : XR_STUCK), (int64_t)(gpu ? gpu : nsjr_ku64(o, "startNs", 0)),
-             (int64_t)nsjr_ku64(o, "doneNs", 0), 0.0f, 0, (int64_t)nsjr_ku64(o, "startNs", 0));
+             NS_XRANK_FR | (!strcmp(st, "done") ? NS_XRANK_DONE : NS_XRANK_STUCK),
+             (int64_t)(gpu ? gpu : nsjr_ku64(o, "startNs", 0)), (int64_t)nsjr_ku64(o, "doneNs", 0), 0.0f, 0,
+             (int64_t)nsjr_ku64(o, "startNs", 0));
     }
   }
   const nsjr_val* eps = nsjr_get(root, "episodes");
@@ -309,8 +311,8 @@ int ns_xr_flightrec(ns_xr* x, const char* path, char* err, size_t errlen) {
     ep->waited = nsjr_knum(e, "waitedSec", 0);
     ep->cleared = nsjr_bool(nsjr_get(e, "cleared"), 0);
     snprintf(ep->waits_for, sizeof ep->waits_for, "%s", nsjr_kstr(e, "waitsFor", ""));
-    add_op(x, idx, rank, file, ep->func, ep->seq, XR_FR | XR_EPISODE | XR_STUCK, (int64_t)nsjr_ku64(e, "startNs", 0), 0,
-           0.0f, 0, (int64_t)nsjr_ku64(e, "startNs", 0));
+    add_op(x, idx, rank, file, ep->func, ep->seq, NS_XRANK_FR | NS_XRANK_EPISODE | NS_XRANK_STUCK,
+           (int64_t)nsjr_ku64(e, "startNs", 0), 0, 0.0f, 0, (int64_t)nsjr_ku64(e, "startNs", 0));
   }
   trim_touched(x);
   nsjr_free(d);

@@ -11,9 +11,9 @@
  * collective's median end) is how far its converted GPU times are off. The
  * correction is applied to the ops whose published bound allows it
  * (|correction| <= bound: the truth lies inside the bound, so a larger one
- * means the ends did not agree), when it rests on XR_GPU_MIN_COLLS
- * collectives whose ends agree within XR_GPU_TIGHT_NS (MAD) and exceeds
- * XR_GPU_SIGNIFICANT times its uncertainty. Host times are never moved. */
+ * means the ends did not agree), when it rests on NS_XRANK_GPU_MIN_COLLS
+ * collectives whose ends agree within NS_XRANK_GPU_TIGHT_NS (MAD) and exceeds
+ * NS_XRANK_GPU_SIGNIFICANT times its uncertainty. Host times are never moved. */
 #include "report/report_ranks_gpu.h"
 
 #include <math.h>
@@ -21,9 +21,9 @@
 
 #include "report/report_ranks_walk.h"
 
-#define XR_GPU_MIN_COLLS 10
-#define XR_GPU_TIGHT_NS 50000.0
-#define XR_GPU_SIGNIFICANT 3.0
+#define NS_XRANK_GPU_MIN_COLLS 10
+#define NS_XRANK_GPU_TIGHT_NS 50000.0
+#define NS_XRANK_GPU_SIGNIFICANT 3.0
 
 /* A collective with 3+ ends: where its ends are measured from, and their median. */
 typedef struct {
@@ -37,7 +37,7 @@ typedef struct {
  * collective (a trace's), if it completed with an end. */
 static int end_member(const ns_xrank_member* m, size_t i) {
   const ns_xrank_op* p = m[i].op;
-  if ((p->flags & XR_FR) || !(p->flags & XR_DONE) || !p->end) return 0;
+  if ((p->flags & NS_XRANK_FR) || !(p->flags & NS_XRANK_DONE) || !p->end) return 0;
   return !(i > 0 && m[i - 1].rank == m[i].rank);
 }
 
@@ -82,7 +82,7 @@ static int refine_comm_gpus(ns_xr* x, ns_xrank_comm* c) {
     for (size_t i = 0; i < rk->nops; i++) {
       const ns_xrank_op* p = &rk->ops[i];
       if (i > 0 && rk->ops[i - 1].func == p->func && rk->ops[i - 1].seq == p->seq) continue; /* one per collective */
-      if ((p->flags & XR_FR) || !(p->flags & XR_DONE) || !p->end || !(p->gpu_err_ns > 0)) continue;
+      if ((p->flags & NS_XRANK_FR) || !(p->flags & NS_XRANK_DONE) || !p->end || !(p->gpu_err_ns > 0)) continue;
       while (e < nends && ns_xrank_key_less(ends[e].func, ends[e].seq, p->func, p->seq)) e++;
       if (e == nends) break;
       if (ends[e].func != p->func || ends[e].seq != p->seq) continue;
@@ -97,7 +97,8 @@ static int refine_comm_gpus(ns_xr* x, ns_xrank_comm* c) {
     rk->gpu_found_ns = -med;
     rk->gpu_samples = n;
     rk->gpu_uncert_ns = 1.2533 * 1.4826 * mad / sqrt((double)n);
-    if (n >= XR_GPU_MIN_COLLS && mad <= XR_GPU_TIGHT_NS && fabs(med) > XR_GPU_SIGNIFICANT * rk->gpu_uncert_ns) {
+    if (n >= NS_XRANK_GPU_MIN_COLLS && mad <= NS_XRANK_GPU_TIGHT_NS &&
+        fabs(med) > NS_XRANK_GPU_SIGNIFICANT * rk->gpu_uncert_ns) {
       int64_t corr = (int64_t)llround(-med);
       for (size_t i = 0; i < rk->nops; i++) {
         ns_xrank_op* p = &rk->ops[i];

@@ -70,9 +70,9 @@ static void one_collective(ns_xr* x, ns_xrank_comm* c, uint32_t ci, const ns_xra
     const ns_xrank_op* p = m[i].op;
     int32_t r = m[i].rank;
     uint8_t was = seen[r];
-    seen[r] |= (uint8_t)(1 | (p->flags & XR_STUCK ? 2 : 0) | (p->flags & XR_EPISODE ? 4 : 0) |
-                         ((p->flags & (XR_DONE | XR_FR)) == (XR_DONE | XR_FR) ? 16 : 0));
-    if (p->flags & XR_EPISODE) continue;
+    seen[r] |= (uint8_t)(1 | (p->flags & NS_XRANK_STUCK ? 2 : 0) | (p->flags & NS_XRANK_EPISODE ? 4 : 0) |
+                         ((p->flags & (NS_XRANK_DONE | NS_XRANK_FR)) == (NS_XRANK_DONE | NS_XRANK_FR) ? 16 : 0));
+    if (p->flags & NS_XRANK_EPISODE) continue;
     /* one arrival per rank: its trace's (sorted first), not a flight record's or a replay's */
     if ((was & 1) || !p->arr || n >= c->nranks) continue;
     who[n] = r;
@@ -98,7 +98,7 @@ static void one_collective(ns_xr* x, ns_xrank_comm* c, uint32_t ci, const ns_xra
   /* the last collective each rank completed (not one it was stuck in) */
   for (size_t i = 0; i < nm; i++) {
     const ns_xrank_op* p = m[i].op;
-    if (!(p->flags & XR_DONE) || (seen[m[i].rank] & 6)) continue;
+    if (!(p->flags & NS_XRANK_DONE) || (seen[m[i].rank] & 6)) continue;
     ns_xrank_rank* r = &c->ranks[m[i].rank];
     int64_t e = ns_xrank_common(x, p, p->end ? p->end : p->arr);
     if (!r->has_last || e > r->last_end) r->has_last = 1, r->last_end = e, r->last_func = p->func, r->last_seq = p->seq;
@@ -152,10 +152,14 @@ static void one_collective(ns_xr* x, ns_xrank_comm* c, uint32_t ci, const ns_xra
     for (uint32_t r = 0; r < c->nranks; r++) {
       ns_xrank_rank* rk = &c->ranks[r];
       uint8_t sr = seen[r]; /* 0 for a rank with no op in it */
-      if (sr & 6) c->state[r] = XR_S_STUCK;
-      else if (sr & 1) c->state[r] = XR_S_DONE;
-      else if (rk->clean) c->state[r] = XR_S_NEVER;
-      else c->state[r] = XR_S_UNKNOWN;
+      if (sr & 6)
+        c->state[r] = NS_XRANK_S_STUCK;
+      else if (sr & 1)
+        c->state[r] = NS_XRANK_S_DONE;
+      else if (rk->clean)
+        c->state[r] = NS_XRANK_S_NEVER;
+      else
+        c->state[r] = NS_XRANK_S_UNKNOWN;
       rk->waits_for[0] = 0;
     }
     for (size_t e = elo; e < ehi; e++)

@@ -84,7 +84,7 @@ static void match_comm(const ns_xr* x, ns_xrank_comm* c) {
     if (!rc[r].order) goto out;
     int complete = rk->has_trace && rk->file >= 0 && !x->files[rk->file].is_fr && x->files[rk->file].clean_end;
     for (size_t i = 0; i < rk->nops && complete; i++) /* an incomplete record may lack any op */
-      if (!(rk->ops[i].flags & XR_FR) && rk->ops[i].call) rc[r].order[rc[r].n++] = (uint32_t)i;
+      if (!(rk->ops[i].flags & NS_XRANK_FR) && rk->ops[i].call) rc[r].order[rc[r].n++] = (uint32_t)i;
     by_posting_ops = rk->ops;
     qsort(rc[r].order, rc[r].n, sizeof *rc[r].order, by_posting);
     if (rc[r].n > places) places = rc[r].n;
@@ -126,7 +126,7 @@ static void match_comm(const ns_xr* x, ns_xrank_comm* c) {
       if (same(v, ref[p])) continue;
       const ns_xrank_op* o = &rc[r].ops[rc[r].order[p]];
       ns_xrank_mismatch m = {.rank = (int32_t)r,
-                             .kind = XR_MM_CALL,
+                             .kind = NS_XRANK_MM_CALL,
                              .pos = p,
                              .got_func = o->func,
                              .got_seq = o->seq,
@@ -137,9 +137,9 @@ static void match_comm(const ns_xr* x, ns_xrank_comm* c) {
                              .agree = ref_n[p],
                              .ranks = present[p]};
       if (matches_shifted(&rc[r], p, ref, ref_n, places, p + 1))
-        m.kind = XR_MM_SKIPPED;
+        m.kind = NS_XRANK_MM_SKIPPED;
       else if (matches_shifted(&rc[r], p + 1, ref, ref_n, places, p))
-        m.kind = XR_MM_EXTRA;
+        m.kind = NS_XRANK_MM_EXTRA;
       add_mismatch(c, &m);
       break; /* what follows its first mismatch are consequences */
     }

@@ -15,10 +15,10 @@
 #include "util/idmap.h"
 
 /* ns_xrank_op.flags */
-#define XR_DONE 0x1u     /* it completed */
-#define XR_STUCK 0x2u    /* never finished: incomplete at the end of its trace, or in flight in a flight record */
-#define XR_FR 0x4u       /* from a flight record */
-#define XR_EPISODE 0x8u  /* a flight record's episode: in flight longer than the hang timeout */
+#define NS_XRANK_DONE 0x1u    /* it completed */
+#define NS_XRANK_STUCK 0x2u   /* never finished: incomplete at the end of its trace, or in flight in a flight record */
+#define NS_XRANK_FR 0x4u      /* from a flight record */
+#define NS_XRANK_EPISODE 0x8u /* a flight record's episode: in flight longer than the hang timeout */
 
 /* One collective of one rank (its communicator and rank: the list it is in). 48 bytes. */
 typedef struct {
@@ -42,12 +42,12 @@ typedef struct {
 
 /* What one rank posted at one place of its communicator's order of
  * collectives that the other ranks did not (report_ranks_match.c). */
-enum { XR_MM_CALL = 0, XR_MM_SKIPPED = 1, XR_MM_EXTRA = 2 };
+enum { NS_XRANK_MM_CALL = 0, NS_XRANK_MM_SKIPPED = 1, NS_XRANK_MM_EXTRA = 2 };
 typedef struct {
   int32_t rank;
-  int kind;         /* XR_MM_* */
+  int kind;         /* NS_XRANK_MM_* */
   uint64_t pos;     /* its place in the communicator's order of collectives (from 0) */
-  int16_t got_func; /* what the rank posted there (XR_MM_SKIPPED: what it posted instead, next) */
+  int16_t got_func; /* what the rank posted there (NS_XRANK_MM_SKIPPED: what it posted instead, next) */
   uint64_t got_seq;
   uint32_t got_call;
   int16_t want_func; /* what the others posted there */
@@ -123,7 +123,7 @@ typedef struct {
   int hang_by_fr;
   double hang_waited;
   uint64_t hang_candidates;
-  uint8_t* state; /* per rank: XR_S_* for the hang's collective */
+  uint8_t* state;  /* per rank: NS_XRANK_S_* for the hang's collective */
   int64_t* posted; /* per rank: its arrival at the hang's collective (common ns), INT64_MIN none */
   /* mismatches: the first place each odd rank differs (report_ranks_match.c) */
   ns_xrank_mismatch* mm;
@@ -132,9 +132,9 @@ typedef struct {
   int mm_tie;         /* ranks differ and no value has a majority: no rank can be named */
 } ns_xrank_comm;
 
-enum { XR_S_UNKNOWN = 0, XR_S_NEVER = 1, XR_S_STUCK = 2, XR_S_DONE = 3 };
+enum { NS_XRANK_S_UNKNOWN = 0, NS_XRANK_S_NEVER = 1, NS_XRANK_S_STUCK = 2, NS_XRANK_S_DONE = 3 };
 
-/* "0-6,9": the ranks of c in state st (XR_S_*), "none" when none (report_ranks_out.c). */
+/* "0-6,9": the ranks of c in state st (NS_XRANK_S_*), "none" when none (report_ranks_out.c). */
 void ns_xrank_rank_list(const ns_xrank_comm* c, int st, char* buf, size_t len);
 
 typedef struct {

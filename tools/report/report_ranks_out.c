@@ -45,19 +45,19 @@ void ns_xrank_hangs_text(const ns_xr* x, FILE* out) {
     fprintf(out, "  communicator 0x%016" PRIx64 "%s%s%s, %u ranks: %s seq %" PRIu64 "%s\n", c->comm_id,
             c->name[0] ? " (" : "", c->name, c->name[0] ? ")" : "", c->nranks, func_name(c->hang_func), c->hang_seq,
             c->hang_by_fr ? "" : " (from the traces: no flight record saw it stuck)");
-    ns_xrank_rank_list(c, XR_S_NEVER, lst, sizeof lst);
+    ns_xrank_rank_list(c, NS_XRANK_S_NEVER, lst, sizeof lst);
     fprintf(out, "    never posted it:    %s\n", lst);
-    ns_xrank_rank_list(c, XR_S_STUCK, lst, sizeof lst);
+    ns_xrank_rank_list(c, NS_XRANK_S_STUCK, lst, sizeof lst);
     fprintf(out, "    stuck in it:        %s", lst);
     if (c->hang_waited > 0) fprintf(out, " (in flight %.1f s when a flight record was written)", c->hang_waited);
-    ns_xrank_rank_list(c, XR_S_DONE, lst, sizeof lst);
+    ns_xrank_rank_list(c, NS_XRANK_S_DONE, lst, sizeof lst);
     fprintf(out, "\n    finished it:        %s\n", lst);
-    ns_xrank_rank_list(c, XR_S_UNKNOWN, lst, sizeof lst);
+    ns_xrank_rank_list(c, NS_XRANK_S_UNKNOWN, lst, sizeof lst);
     if (strcmp(lst, "none")) fprintf(out, "    no record of:       %s\n", lst);
     int shown = 0;
     for (uint32_t r = 0; r < c->nranks && shown < 64; r++) {
       const ns_xrank_rank* rk = &c->ranks[r];
-      if (c->state[r] == XR_S_DONE && c->nranks > 16) continue;
+      if (c->state[r] == NS_XRANK_S_DONE && c->nranks > 16) continue;
       char where[300], lastop[64] = "none";
       rank_where(x, rk, where, sizeof where);
       if (rk->has_last) snprintf(lastop, sizeof lastop, "%s seq %" PRIu64, func_name(rk->last_func), rk->last_seq);

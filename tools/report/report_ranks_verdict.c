@@ -39,12 +39,12 @@ static void mismatch_text(const ns_xr* x, const ns_xrank_mismatch* m, const char
   call_text(x, m->got_func, m->got_seq, m->got_call, m->want_call, got, sizeof got);
   call_text(x, m->want_func, m->want_seq, m->want_call, m->got_call, want, sizeof want);
   switch (m->kind) {
-  case XR_MM_SKIPPED:
+  case NS_XRANK_MM_SKIPPED:
     fprintf(out, "%srank %d skipped %s,\n", indent, m->rank, want);
     fprintf(out, "%s  collective #%" PRIu64 " of %u of %u ranks: it runs one behind from there\n", indent, m->pos + 1,
             m->agree, m->ranks);
     break;
-  case XR_MM_EXTRA:
+  case NS_XRANK_MM_EXTRA:
     fprintf(out, "%srank %d posted one more: %s,\n", indent, m->rank, got);
     fprintf(out, "%s  before %s, collective #%" PRIu64 " of %u of %u ranks\n", indent, want, m->pos + 1, m->agree,
             m->ranks);
@@ -111,8 +111,8 @@ size_t ns_xr_verdict_lines(const ns_xr* x, FILE* out) {
     comm_head(c, head, sizeof head);
     if (c->hang) {
       char never[128], stuck[128];
-      ns_xrank_rank_list(c, XR_S_NEVER, never, sizeof never);
-      ns_xrank_rank_list(c, XR_S_STUCK, stuck, sizeof stuck);
+      ns_xrank_rank_list(c, NS_XRANK_S_NEVER, never, sizeof never);
+      ns_xrank_rank_list(c, NS_XRANK_S_STUCK, stuck, sizeof stuck);
       fprintf(out, "# verdict: HANG in %s at %s seq %" PRIu64 ":\n", head, func_name(c->hang_func), c->hang_seq);
       fprintf(out, "#   never posted by: %s%s; stuck in it: %s%s\n", strcmp(never, "none") ? "rank " : "", never,
               strcmp(stuck, "none") ? "rank " : "", stuck);
@@ -208,7 +208,7 @@ void ns_xrank_mismatches_json(const ns_xr* x, ns_json* j) {
       nsj_ki64(j, "rank", m->rank);
       nsj_kstr(j, "kind", kinds[m->kind]);
       nsj_ku64(j, "collective", m->pos + 1);
-      if (m->kind != XR_MM_SKIPPED) json_call(x, j, "posted", m->got_func, m->got_seq, m->got_call);
+      if (m->kind != NS_XRANK_MM_SKIPPED) json_call(x, j, "posted", m->got_func, m->got_seq, m->got_call);
       json_call(x, j, "othersPosted", m->want_func, m->want_seq, m->want_call);
       nsj_ku64(j, "ranksAgreeing", m->agree);
       nsj_ku64(j, "ranksPosting", m->ranks);

@@ -8,7 +8,7 @@
 static int op_before(const ns_xrank_op* p, const ns_xrank_op* q) {
   if (p->func != q->func) return p->func < q->func;
   if (p->seq != q->seq) return p->seq < q->seq;
-  return (p->flags & XR_FR) < (q->flags & XR_FR);
+  return (p->flags & NS_XRANK_FR) < (q->flags & NS_XRANK_FR);
 }
 
 /* Sorts v[0, n) stably (ops of one key keep the order they came in); tmp has room for n. Most lists come in order. */
@@ -82,7 +82,7 @@ size_t ns_xrank_episode_of_rank(const ns_xr* x, size_t lo, size_t hi, int32_t r)
   return lo;
 }
 
-#define XR_PREFETCH 16 /* ranks ahead */
+#define NS_XRANK_PREFETCH 16 /* ranks ahead */
 
 void ns_xrank_cursor_free(ns_xrank_cursor* k) {
   free(k->ops);
@@ -127,8 +127,8 @@ int ns_xrank_cursor_next(ns_xrank_cursor* k) {
   int have_next = 0;
   k->nm = 0;
   for (size_t i = 0; i < k->nlive; i++) {
-    if (i + XR_PREFETCH < k->nlive) { /* each rank's next op is a cache miss of its own: ask for it early */
-      uint32_t ahead = k->live[i + XR_PREFETCH];
+    if (i + NS_XRANK_PREFETCH < k->nlive) { /* each rank's next op is a cache miss of its own: ask for it early */
+      uint32_t ahead = k->live[i + NS_XRANK_PREFETCH];
       __builtin_prefetch(&k->ops[ahead][k->at[ahead]]);
     }
     uint32_t r = k->live[i];
@@ -170,7 +170,7 @@ size_t ns_xrank_walk_collectives(void* src, ns_hc_visit fn, void* user) {
       size_t n = 0;
       for (size_t i = 0; i < k.nm; i++) {
         const ns_xrank_op* p = k.m[i].op;
-        if ((p->flags & XR_FR) || !(p->flags & XR_DONE) || !p->arr || !p->end) continue;
+        if ((p->flags & NS_XRANK_FR) || !(p->flags & NS_XRANK_DONE) || !p->arr || !p->end) continue;
         if (i > 0 && k.m[i - 1].rank == k.m[i].rank) continue; /* one per rank */
         m[n++] = (ns_hc_member){.host = x->files[p->file].host_idx, .arr = p->arr, .end = p->end};
       }
