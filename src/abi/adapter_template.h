@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the body of every ABI adapter, written once.
  *
- * Each adapter_vN.c defines what its version has, then includes this file,
- * which defines init_vN, start_vN, state_vN and exports ncclProfiler_vN:
+ * Each adapter_vN.c defines NS_V, its version number (1..7), then includes
+ * this file, which defines init_vN, start_vN, state_vN and exports
+ * ncclProfiler_vN. What each version has follows from NS_V, here alone:
  *
- *   NS_V               the version number (1..7)
- *   NS_V_NUMERIC_STRS  1: func/dtype/algo/proto are v1's numeric codes
+ *   NS_V_NUMERIC_STRS  1: func/dtype/algo/proto are v1's numeric codes (v1)
  *   NS_V_KCH_NET       1: KernelCh and NetPlugin events (v3+)
  *   NS_V_CHANNELS      1: Coll/P2p nChannels, KernelCh pTimer, v4 state args (v4+)
  *   NS_V_API           1: GroupApi/CollApi/P2pApi/KernelLaunch events and
  *                      Coll/P2p parentGroup (v5+)
- *   NS_V_CE            1: copy-engine events (v6)
+ *   NS_V_CE            1: copy-engine events (v6+)
  *   NS_V_V7            1: user tags, Coll's kernel variant and symmetric flag,
  *                      KernelPhase events (v7)
  *   NS_V_INIT          1: init(context, mask)            (v1..v3)
@@ -20,9 +20,17 @@
  * Every event type goes through exactly one ns_fill_* (adapter_fill.h), so
  * every field capture reads is set without clearing the arguments.
  */
-#ifndef NS_V
-#error "define NS_V and the NS_V_* features before including adapter_template.h"
+#if !defined(NS_V) || NS_V < 1 || NS_V > 7
+#error "define NS_V (1..7) before including adapter_template.h"
 #endif
+
+#define NS_V_NUMERIC_STRS (NS_V == 1)
+#define NS_V_KCH_NET (NS_V >= 3)
+#define NS_V_CHANNELS (NS_V >= 4)
+#define NS_V_API (NS_V >= 5)
+#define NS_V_CE (NS_V >= 6)
+#define NS_V_V7 (NS_V >= 7)
+#define NS_V_INIT (NS_V <= 3 ? 1 : NS_V == 4 ? 4 : 5)
 
 #include "abi/adapter.h"
 

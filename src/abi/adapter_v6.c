@@ -1,12 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: ncclProfiler_v6 (NCCL 2.29+: + copy-engine events).
- * The adapter's body is adapter_template.h; this file says what v6 has. */
+ * The adapter's body is adapter_template.h; this file names its version. */
 #define NS_V 6
-#define NS_V_NUMERIC_STRS 0
-#define NS_V_KCH_NET 1
-#define NS_V_CHANNELS 1
-#define NS_V_API 1
-#define NS_V_CE 1
-#define NS_V_V7 0
-#define NS_V_INIT 5
 #include "abi/adapter_template.h"

@@ -1,12 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: ncclProfiler_v7 (NCCL 2.31+: + user tags, kernel variant, KernelPhase).
- * The adapter's body is adapter_template.h; this file says what v7 has. */
+ * The adapter's body is adapter_template.h; this file names its version. */
 #define NS_V 7
-#define NS_V_NUMERIC_STRS 0
-#define NS_V_KCH_NET 1
-#define NS_V_CHANNELS 1
-#define NS_V_API 1
-#define NS_V_CE 1
-#define NS_V_V7 1
-#define NS_V_INIT 5
 #include "abi/adapter_template.h"
