@@ -20,7 +20,8 @@ compares with the simulator's --truth file (docs/simulator.md):
   links         MIN-mode send-side link latency/bandwidth from `report` vs the injected link model
   clock_fields  finalize gpuClockOffsetUs/DriftPpm/ErrorUs vs truth
   straggler     `report` names the late rank of the straggler scenario
-  batch         ops of one kernel batch (2.27+) reported as the batch: the truth's batch figure within 2 %
+  batch         ops of one kernel batch (2.27+) reported as the batch: the truth's batch figure within 2 % plus the
+                timer's quantum at each end, the median within 1 %
   kernel_phase  NCCL 2.31 (profiler v7): every KernelPhase the device timed is exported under its KernelCh
                 with the truth's phase name, its gpuStart/gpuStop inside gpuErrorUs; every Coll's, CollApi's
                 and P2p's userTag is the call's
@@ -777,6 +778,7 @@ def check_batch(work, cases=BATCH_CASES["batch"]):
             tbatch = {(b["comm"], b["rank"], b["op"], b["batch"]): b for b in truth["batch"]}
             ops = {r["eventAddr"]: r for r in events(recs, "ncclProfileColl") + events(recs, "ncclProfileP2p")}
             seen, errs, st = set(), [], collections.Counter()
+            within = beyond_quantum = 0
             for e in events(recs, "ncclProfileKernelCh"):
                 op = ops.get(e["parentObj"])
                 cand = by_key.get(kernel_key(e, ops), [])
@@ -803,20 +805,29 @@ def check_batch(work, cases=BATCH_CASES["batch"]):
                       (d["batchBytes"], b["bytes"]))
                 want = b["bytes"] / (b["t_end"] - b["t_start"])
                 err = abs(d["batchAlgbwGBs"] / want - 1)
-                errs.append(err)
                 # the pTimers are readings of a timer that ticks every gran ns: each end is that much uncertain
-                if err > BATCH_TOL + 2.0 * gran / (b["t_end"] - b["t_start"]):
+                tol = BATCH_TOL + 2.0 * gran / (b["t_end"] - b["t_start"])
+                errs.append(err)
+                within += err <= BATCH_TOL
+                beyond_quantum += err > tol
+                if err > tol:
                     failures.append("%s: batch bandwidth %.4f GB/s, truth %.4f (%.2f %%):\n  export %s\n  truth %s" %
                                     (" ".join(args), d["batchAlgbwGBs"], want, 100 * err, json.dumps(op),
                                      json.dumps(b)))
-            within = sum(1 for x in errs if x <= BATCH_TOL)
-            print("%s: %s; batch bandwidth error median %.2f %%, max %.2f %%, %d of %d within 2 %%" %
-                  (" ".join(args), dict(st), 100 * pct(errs, .5) if errs else 0, 100 * max(errs) if errs else 0,
-                   within, len(errs)))
+            median = pct(errs, .5) if errs else 0
+            print("%s: %s; batch bandwidth error median %.2f %%, max %.2f %%, %d of %d within 2 %%, %d beyond "
+                  "2 %% plus the timer's quantum" % (" ".join(args), dict(st), 100 * median,
+                                                     100 * max(errs) if errs else 0, within, len(errs),
+                                                     beyond_quantum))
             if scenario == "batch":
                 check(st["batched"] > 0, "no batched op in the batch scenario")
-                if within < 0.95 * len(errs):
-                    failures.append("%s: only %d of %d batches within 2 %%" % (" ".join(args), within, len(errs)))
+                # Each batch is held to 2 % plus its ends' quantum above. A short batch's quantum share is
+                # large, and how many batches are short depends on the run's timing (a loaded machine
+                # stretches some and not others), so a count "within a flat 2 %" is no bound the data
+                # supports; a bias would move the median, which is held to half the tolerance.
+                if median > BATCH_TOL / 2:
+                    failures.append("%s: batch bandwidth error median %.2f %%, over %.1f %%" %
+                                    (" ".join(args), 100 * median, 100 * BATCH_TOL / 2))
             # the report: a batch row per (function, batch bytes, ops per batch), time = mean batch interval
             rows = [r for r in summary["collectives"] if r.get("batchOps", 0) >= 2]
             if scenario == "batch":
