@@ -43,9 +43,10 @@ typedef struct {
   double max_drift_ppm;     /* prior on |GPU clock drift| (500 ppm) */
   double clock_slack_ns;    /* added to every published clock bound (0) */
   double clock_max_age_sec; /* clock samples older than this are forgotten (120 s) */
-  /* The event assembler's bounds (include/ncclscope/events.h). Online (the
-   * plugin): running events are given up running_max_age_ns after their start
-   * (10 s). Offline (report, ns_analysis_config_offline): kept until the end
+  /* The event assembler's bounds (include/ncclscope/events.h). Online: running
+   * events are given up running_max_age_ns after their start (10 s); the
+   * plugin's writer, whose tracker the analysis follows, closes them itself
+   * after NCCLSCOPE_MAX_AGE_MS instead. Offline (report, ns_analysis_config_offline): kept until the end
    * of the trace or max_open, as `ncclscope export` keeps them, so both count
    * the same events as never stopped. */
   uint64_t running_max_age_ns;
@@ -85,6 +86,18 @@ typedef struct ns_analysis ns_analysis;
 
 ns_analysis* ns_analysis_create(const ns_analysis_config* cfg); /* NULL on allocation failure */
 void ns_analysis_destroy(ns_analysis* a);
+
+/* The analysis as one consumer of an event assembler the caller owns (the
+ * plugin's writer, whose one assembler also feeds the flight recorder).
+ * The caller creates `as` with the bounds ns_analysis_assembler_config
+ * gives, at least ns_analysis_event_bytes of consumer area at offset 0 of
+ * every event (ns_event_user), and a sink that passes the assembler's
+ * callbacks on to *sink, which this fills. It feeds `as` each record, then
+ * calls ns_analysis_record with it; ns_analysis_flush flushes `as`;
+ * ns_analysis_destroy leaves it. NULL on allocation failure. */
+ns_analysis* ns_analysis_create_on(const ns_analysis_config* cfg, ns_asm* as, ns_asm_sink* sink);
+void ns_analysis_assembler_config(const ns_analysis_config* cfg, ns_asm_config* ac);
+size_t ns_analysis_event_bytes(void);
 
 /* Communicator metadata (COMM_INIT); call before that comm's records. */
 void ns_analysis_comm(ns_analysis* a, const ns_comm_info* comm);

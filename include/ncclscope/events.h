@@ -130,6 +130,10 @@ struct ns_event {
 static inline void* ns_event_user(const ns_event* e) {
   return (char*)(uintptr_t)e + ((sizeof(ns_event) + 15) & ~(size_t)15);
 }
+/* Where several consumers share one assembler, each owns a part of that
+ * area: the one at byte `offset` of it (a multiple of 16, NS_EVENT_AREA). */
+static inline void* ns_event_area(const ns_event* e, size_t offset) { return (char*)ns_event_user(e) + offset; }
+#define NS_EVENT_AREA(bytes) (((size_t)(bytes) + 15) & ~(size_t)15)
 
 /* What the assembler calls, on the feeding thread. Every callback is
  * optional. `done` is the last time an entry is seen: after it the pointer
@@ -195,6 +199,9 @@ uint64_t ns_asm_edge_digest(uint64_t id, uint64_t parent);
 typedef struct ns_asm ns_asm;
 
 ns_asm* ns_asm_new(const ns_asm_config* cfg); /* NULL when out of memory */
+/* The callbacks from now on, in place of cfg.sink (for a consumer that
+ * needs the assembler to make its sink). */
+void ns_asm_set_sink(ns_asm* a, const ns_asm_sink* sink);
 /* Frees everything without calling the sink (ns_asm_flush first to be told). */
 void ns_asm_free(ns_asm* a);
 /* What a communicator records (COMM_INIT): decides which children an op waits for. */
@@ -212,6 +219,13 @@ void ns_asm_flush(ns_asm* a);
 ns_event* ns_asm_find(const ns_asm* a, uint64_t id);
 /* The latest trace time seen. */
 uint64_t ns_asm_now(const ns_asm* a);
+/* The running events (started, not stopped, not released), in the order
+ * their STARTs came: the first, then each one's next (NULL after the last).
+ * A CLOSED record for the event in hand releases it and no other running
+ * one (with max_age_ns 0: nothing running is released by age meanwhile),
+ * so its next one, read before, stays valid. */
+ns_event* ns_asm_running_first(const ns_asm* a);
+ns_event* ns_asm_running_next(const ns_event* e);
 void ns_asm_get_stats(const ns_asm* a, ns_asm_stats* out);
 
 #endif

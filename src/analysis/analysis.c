@@ -33,45 +33,74 @@ void ns_analysis_config_offline(ns_analysis_config* cfg) {
   cfg->keep_op_verdicts = 1;
 }
 
-ns_analysis* ns_analysis_create(const ns_analysis_config* cfg) {
-  ns_analysis* a = calloc(1, sizeof *a);
-  if (!a) return NULL;
+/* cfg with its bounds made consistent (ns_analysis_create's). */
+static ns_analysis_config settled(const ns_analysis_config* cfg) {
+  ns_analysis_config c;
   if (cfg)
-    a->cfg = *cfg;
+    c = *cfg;
   else
-    ns_analysis_config_default(&a->cfg);
-  if (a->cfg.grace_ns == 0) a->cfg.grace_ns = 1;
-  if (a->cfg.max_age_ns < a->cfg.grace_ns) a->cfg.max_age_ns = a->cfg.grace_ns * 10;
+    ns_analysis_config_default(&c);
+  if (c.grace_ns == 0) c.grace_ns = 1;
+  if (c.max_age_ns < c.grace_ns) c.max_age_ns = c.grace_ns * 10;
+  return c;
+}
+
+size_t ns_analysis_event_bytes(void) { return sizeof(ns_an_event); }
+
+void ns_analysis_assembler_config(const ns_analysis_config* cfg, ns_asm_config* ac) {
+  ns_analysis_config c = settled(cfg);
   /* An op is final once its children are done and nothing happened to it
    * for grace_ns; it waits at most kernel_wait_ns (never less than 5 grace
    * periods) for expected KernelCh children that do not come. */
-  ns_asm_config ac;
-  ns_asm_config_default(&ac);
-  ac.grace_ns = a->cfg.grace_ns;
-  ac.expect_wait_ns = a->cfg.kernel_wait_ns > 5 * a->cfg.grace_ns ? a->cfg.kernel_wait_ns : 5 * a->cfg.grace_ns;
-  ac.orphan_wait_ns = a->cfg.max_age_ns;
-  ac.max_age_ns = a->cfg.running_max_age_ns;
-  ac.max_open = a->cfg.max_open;
-  ac.max_held = a->cfg.max_held;
-  ac.user_bytes = sizeof(ns_an_event);
-  ns_an_sink(a, &ac.sink);
+  ns_asm_config_default(ac);
+  ac->grace_ns = c.grace_ns;
+  ac->expect_wait_ns = c.kernel_wait_ns > 5 * c.grace_ns ? c.kernel_wait_ns : 5 * c.grace_ns;
+  ac->orphan_wait_ns = c.max_age_ns;
+  ac->max_age_ns = c.running_max_age_ns;
+  ac->max_open = c.max_open;
+  ac->max_held = c.max_held;
+  ac->user_bytes = sizeof(ns_an_event);
+}
+
+static ns_analysis* create(const ns_analysis_config* cfg) {
+  ns_analysis* a = calloc(1, sizeof *a);
+  if (!a) return NULL;
+  a->cfg = settled(cfg);
   ns_idmap_init(&a->link_index);
   ns_idmap_init(&a->batch_of);
   ns_idmap_init(&a->open_plans);
   ns_idmap_init(&a->plan_pending);
   ns_idmap_init(&a->conn_last_stop);
   ns_idmap_init(&a->late_index);
+  return a;
+}
+
+ns_analysis* ns_analysis_create(const ns_analysis_config* cfg) {
+  ns_analysis* a = create(cfg);
+  if (!a) return NULL;
+  ns_asm_config ac;
+  ns_analysis_assembler_config(&a->cfg, &ac);
+  ns_an_sink(a, &ac.sink);
   a->as = ns_asm_new(&ac);
   if (!a->as) {
     free(a);
     return NULL;
   }
+  a->owns_as = 1;
+  return a;
+}
+
+ns_analysis* ns_analysis_create_on(const ns_analysis_config* cfg, ns_asm* as, ns_asm_sink* sink) {
+  ns_analysis* a = as ? create(cfg) : NULL;
+  if (!a) return NULL;
+  a->as = as;
+  ns_an_sink(a, sink);
   return a;
 }
 
 void ns_analysis_destroy(ns_analysis* a) {
   if (!a) return;
-  ns_asm_free(a->as);
+  if (a->owns_as) ns_asm_free(a->as);
   ns_launch_free(a);
   ns_batch_free(a);
   ns_idmap_free(&a->conn_last_stop);
@@ -123,7 +152,7 @@ void ns_analysis_record(ns_analysis* a, const ns_record* r) {
   a->st.records++;
   a->records_since_scan++;
   if (r->ts > a->now) a->now = r->ts;
-  ns_asm_record(a->as, r);
+  if (a->owns_as) ns_asm_record(a->as, r);
   if (scan_due(a)) scan(a);
 }
 

@@ -229,6 +229,7 @@ static inline uint64_t ns_warmup_calls(uint64_t calls) {
 struct ns_analysis {
   ns_analysis_config cfg;
   ns_asm* as; /* every record goes through the event assembler */
+  int owns_as; /* as is the analysis' own: it feeds, flushes and frees it (else: ns_analysis_create_on) */
   /* launch links (launch.c): id -> position + 1 in `links` */
   ns_idmap link_index;
   ns_launch_link* links;

@@ -72,6 +72,8 @@ void ns_asm_config_default(ns_asm_config* cfg) {
   cfg->max_held = NS_ASM_HELD_MAX;
 }
 
+void ns_asm_set_sink(ns_asm* a, const ns_asm_sink* sink) { a->cfg.sink = *sink; }
+
 uint64_t ns_asm_edge_digest(uint64_t id, uint64_t parent) { return ns_idmap_mix(id ^ ns_idmap_mix(parent)); }
 
 ns_asm* ns_asm_new(const ns_asm_config* cfg) {
@@ -147,6 +149,12 @@ ns_event* ns_asm_find(const ns_asm* a, uint64_t id) {
 }
 
 uint64_t ns_asm_now(const ns_asm* a) { return a->now; }
+
+/* The running events are exactly those on Q_OPEN: a START puts an entry
+ * there unless its STOP came first; its STOP, or its release, takes it off. */
+ns_event* ns_asm_running_first(const ns_asm* a) { return a->q[Q_OPEN].head; }
+
+ns_event* ns_asm_running_next(const ns_event* e) { return e->link.q == Q_OPEN ? e->link.q_next : NULL; }
 
 /* Gives a new entry its place (ns_idmap_home_put). -1 when there is none. */
 static int entry_home(ns_asm* a, uint64_t id, ns_event* e) {

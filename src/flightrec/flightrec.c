@@ -6,18 +6,15 @@
  * Each communicator keeps a ring of cfg.entries operations, in the order
  * they were first seen (their START, or a child that came first). An
  * operation is found by id through `ops`; a running child (ProxyOp,
- * ProxyStep, KernelCh) through `children`, which says which operation,
- * channel and direction it works for: STOP and STATE records carry only
- * their own id. Per-channel detail exists while an operation is not done. */
+ * ProxyStep, KernelCh) is the assembler's event, which names its operation
+ * and channel, with the recorder's part of it (fr_child) saying where they
+ * sit here. Per-channel detail exists while an operation is not done. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 #include "ncclscope/nccl_names.h"
 #include "util/array.h"
-
-#define FR_DEFAULT_CHILDREN (1u << 20)
-#define FR_SWEEP_NS 1000000000ull
 
 const char* ns_fr_stage_name(int stage) {
   switch (stage) {
@@ -35,13 +32,11 @@ ns_fr* ns_fr_create(const ns_fr_config* cfg) {
   fr->cfg = *cfg;
   fr->detail_full = fr->detail_prev = 1;
   if (fr->cfg.entries < 1) fr->cfg.entries = 1;
-  if (!fr->cfg.max_children) fr->cfg.max_children = FR_DEFAULT_CHILDREN;
   uint64_t cap = 1;
   while (cap < fr->cfg.entries) cap <<= 1;
   fr->ring_mask = cap - 1;
   ns_idmap_init(&fr->comm_index);
   ns_idmap_init(&fr->ops);
-  ns_idmap_init(&fr->children);
   return fr;
 }
 
@@ -62,10 +57,8 @@ void ns_fr_destroy(ns_fr* fr) {
   if (!fr) return;
   for (size_t i = 0; i < fr->ncomms; i++) comm_free(fr, &fr->comms[i]);
   free(fr->comms);
-  free(fr->pool);
   ns_idmap_free(&fr->comm_index);
   ns_idmap_free(&fr->ops);
-  ns_idmap_free(&fr->children);
   free(fr);
 }
 
@@ -297,68 +290,32 @@ static void op_take_start(ns_fr* fr, fr_comm* c, ns_fr_op* op, const ns_record* 
 }
 
 /* An operation's START (the first one only; it creates the operation when
- * no child came before it) or STOP (the first one, of a known operation). */
-static void op_start_stop(ns_fr* fr, const ns_record* r) {
-  int start = r->kind == NS_REC_START;
+ * no child came before it) or STOP (start 0: the first one, of a known
+ * operation). */
+static void op_start_stop(ns_fr* fr, const ns_event* e, int start) {
+  uint64_t ts = start ? e->start.ts : e->stop_ts;
   fr_comm* c;
   uint64_t pos, at;
-  ns_fr_op* op = op_find(fr, r->id, r->comm, start, r->ts, &c, &pos, &at);
+  ns_fr_op* op = op_find(fr, e->id, e->start.comm, start, ts, &c, &pos, &at);
   if (!op || (start ? op->started : op->stopped)) return;
   if (start) {
-    op_take_start(fr, c, op, r);
+    op_take_start(fr, c, op, &e->start);
   } else {
     op->stopped = 1;
-    op->t_stop = r->ts;
+    op->t_stop = ts;
   }
-  if (!op->done && op_complete(c, op)) op_done(fr, c, pos, 1, r->ts);
+  if (!op->done && op_complete(c, op)) op_done(fr, c, pos, 1, ts);
 }
 
-/* ---- children ---- */
+/* ---- children ----
+ * The assembler decides which operation and channel a ProxyOp, ProxyStep or
+ * KernelCh works for (e->op, e->channel); the recorder keeps, in its part
+ * of the event, where that operation and channel sit in its own tables and
+ * the direction. */
 
-/* A child lives in `recent`, the slot of its id, until a newer child takes
- * that slot, and in `children` after that (ns_idmap_home_*): a ProxyStep,
- * started, given a state or two and stopped within a few hundred children,
- * is never hashed in or out of the map. */
-static fr_child* child_get(const ns_fr* fr, uint64_t id) {
-  uint64_t at = ns_idmap_home_get(&fr->recent, &fr->children, id);
-  return at ? &fr->pool[at - 1] : NULL;
-}
+static int child_type(unsigned t) { return t == NS_EV_PROXY_OP || t == NS_EV_PROXY_STEP || t == NS_EV_KERNEL_CH; }
 
-static fr_child* child_add(ns_fr* fr, uint64_t id) {
-  fr_child* dup = child_get(fr, id);
-  if (dup) return dup; /* a duplicate START: keep the first */
-  if (!fr->free_head) {
-    if (fr->pool_cap >= fr->cfg.max_children) return NULL;
-    size_t nc = fr->pool_cap ? fr->pool_cap * 2 : 1024;
-    if (nc > fr->cfg.max_children) nc = fr->cfg.max_children;
-    fr_child* np = realloc(fr->pool, nc * sizeof *np);
-    if (!np) return NULL;
-    memset(np + fr->pool_cap, 0, (nc - fr->pool_cap) * sizeof *np);
-    for (size_t i = nc; i-- > fr->pool_cap;) {
-      np[i].next_free = fr->free_head;
-      fr->free_head = (uint32_t)i + 1;
-    }
-    fr->pool = np;
-    fr->pool_cap = nc;
-  }
-  uint32_t i = fr->free_head - 1;
-  if (ns_idmap_home_put(&fr->recent, &fr->children, id, (uint64_t)i + 1) != 0) return NULL;
-  fr_child* ch = &fr->pool[i];
-  fr->free_head = ch->next_free;
-  memset(ch, 0, sizeof *ch);
-  ch->id = id;
-  fr->pool_used++;
-  return ch;
-}
-
-static void child_del(ns_fr* fr, fr_child* ch) {
-  ns_idmap_home_del(&fr->recent, &fr->children, ch->id);
-  uint32_t i = (uint32_t)(ch - fr->pool);
-  memset(ch, 0, sizeof *ch);
-  ch->next_free = fr->free_head;
-  fr->free_head = i + 1;
-  fr->pool_used--;
-}
+static fr_child* child_of(const ns_fr* fr, const ns_event* e) { return ns_event_area(e, fr->area); }
 
 /* The channel record of op (made on first use); NULL once op is done.
  * *at: where to look first (a child's chan_at), then where it is. */
@@ -393,49 +350,34 @@ static ns_fr_chan* chan_of(ns_fr_op* op, int32_t channel, uint32_t* at) {
   return ch;
 }
 
-static void child_start(ns_fr* fr, const ns_record* r) {
+static void child_start(ns_fr* fr, const ns_event* e) {
+  const ns_record* r = &e->start;
   if (r->flags & (NS_RF_PXN | NS_RF_PARENT_RAW)) return; /* another process's operation */
+  fr_child* ch = child_of(fr, e);
   fr_comm* c;
-  uint64_t pos;
-  uint64_t op_id = r->parent, at = 0;
-  int32_t channel = -1;
-  int64_t step = -1;
-  uint8_t dir = 0;
+  uint64_t pos, at = 0;
   if (r->type == NS_EV_PROXY_STEP) {
-    const fr_child* parent = child_get(fr, r->parent);
-    if (!parent || parent->type != NS_EV_PROXY_OP) return;
-    op_id = parent->op;
-    at = parent->op_at;
-    channel = parent->channel;
-    dir = parent->dir;
-    step = (int64_t)r->num[NS_PROXY_STEP_STEP];
+    const ns_event* parent = ns_asm_find(fr->as, r->parent);
+    const fr_child* pc = parent && parent->started && parent->type == NS_EV_PROXY_OP ? child_of(fr, parent) : NULL;
+    if (!pc || !pc->op_at) return; /* a ProxyOp the recorder does not follow */
+    at = pc->op_at;
+    ch->dir = pc->dir;
+    ch->step = (int64_t)r->num[NS_PROXY_STEP_STEP];
   } else if (r->type == NS_EV_PROXY_OP) {
-    channel = (int32_t)r->num[NS_PROXY_OP_CHANNEL];
-    dir = r->num[NS_PROXY_OP_IS_SEND] ? 1 : 0;
-  } else {
-    channel = (int32_t)r->num[NS_KERNEL_CH_CHANNEL];
+    ch->dir = r->num[NS_PROXY_OP_IS_SEND] ? 1 : 0;
   }
-  if (!op_id) return;
-  ns_fr_op* op = at ? op_at(fr, op_id, at, &c, &pos) : NULL;
-  if (!op) op = op_find(fr, op_id, r->comm, 1, r->ts, &c, &pos, &at);
+  if (!e->op) return;
+  ns_fr_op* op = at ? op_at(fr, e->op, at, &c, &pos) : NULL;
+  if (!op) op = op_find(fr, e->op, r->comm, 1, r->ts, &c, &pos, &at);
   if (!op) return;
-  fr_child* ch = child_add(fr, r->id);
-  if (!ch) {
-    fr->st.children_untracked++;
-    return;
-  }
-  ch->op = op_id;
   ch->op_at = at;
-  ch->since = r->ts;
-  ch->type = r->type;
-  ch->channel = channel;
-  ch->dir = dir;
-  ch->step = step;
+  fr->children_live++;
   op->t_last = r->ts;
   /* Channels usually arrive in order (NCCL starts an op's KernelCh and
    * ProxyOps channel by channel), so channel c usually sits at c. */
-  ch->chan_at = (uint32_t)channel;
-  ns_fr_chan* pc = chan_of(op, channel, &ch->chan_at);
+  ch->chan_at = (uint32_t)e->channel;
+  ns_fr_chan* pc = chan_of(op, e->channel, &ch->chan_at);
+  uint8_t dir = ch->dir;
   if (r->type == NS_EV_KERNEL_CH) {
     op->kch++;
     if (!op->t_gpu) op->t_gpu = r->ts;
@@ -452,93 +394,112 @@ static void child_start(ns_fr* fr, const ns_record* r) {
     }
   } else if (pc) {
     pc->dir[dir].steps++;
-    pc->dir[dir].last_step = step;
+    pc->dir[dir].last_step = ch->step;
     pc->dir[dir].last_state = -1;
     pc->dir[dir].last_ts = r->ts;
   }
 }
 
-/* A child's STATE, STOP (how 1) or CLOSED record (how 2, reason). */
-static void child_event(ns_fr* fr, const ns_record* r, int how, unsigned reason) {
-  fr_child* ch = child_get(fr, r->id);
-  if (!ch) return;
+/* A child's STATE (how 0, state), STOP (how 1) or the plugin's closing of
+ * it (how 2, reason), at ts. A stop or a close ends what the recorder
+ * follows of it. */
+static void child_event(ns_fr* fr, const ns_event* e, uint64_t ts, int how, int32_t state, unsigned reason) {
+  fr_child* ch = child_of(fr, e);
+  if (!ch->op_at) return;
   fr_comm* c;
   uint64_t pos;
-  ns_fr_op* op = op_at(fr, ch->op, ch->op_at, &c, &pos);
-  if (!op) {
-    if (how) child_del(fr, ch);
-    return;
+  ns_fr_op* op = op_at(fr, e->op, ch->op_at, &c, &pos);
+  if (how) {
+    ch->op_at = 0;
+    fr->children_live--;
   }
-  op->t_last = r->ts;
-  ns_fr_chan* pc = chan_of(op, ch->channel, &ch->chan_at);
+  if (!op) return;
+  op->t_last = ts;
+  ns_fr_chan* pc = chan_of(op, e->channel, &ch->chan_at);
   ns_fr_dir* d = pc ? &pc->dir[ch->dir] : NULL;
   if (!how) { /* a state */
-    if (ch->type == NS_EV_PROXY_STEP && d) {
-      d->last_state = r->state;
+    if (e->type == NS_EV_PROXY_STEP && d) {
+      d->last_state = state;
       d->last_step = ch->step;
     }
-    if (ch->type != NS_EV_KERNEL_CH && d) d->last_ts = r->ts;
+    if (e->type != NS_EV_KERNEL_CH && d) d->last_ts = ts;
     return;
   }
-  int stopped = how == 1 || (ch->type == NS_EV_PROXY_OP && reason == NS_CLOSE_NEVER_STOPPED);
-  if (ch->type == NS_EV_KERNEL_CH) {
+  int stopped = how == 1 || (e->type == NS_EV_PROXY_OP && reason == NS_CLOSE_NEVER_STOPPED);
+  if (e->type == NS_EV_KERNEL_CH) {
     if (how == 1) op->kch_done++;
     else op->closed_children++;
-    if (pc) pc->kch |= how == 1 ? NS_FR_KCH_STOPPED : NS_FR_KCH_CLOSED, pc->kch_ts = r->ts;
-  } else if (ch->type == NS_EV_PROXY_OP) {
+    if (pc) pc->kch |= how == 1 ? NS_FR_KCH_STOPPED : NS_FR_KCH_CLOSED, pc->kch_ts = ts;
+  } else if (e->type == NS_EV_PROXY_OP) {
     if (stopped) op->proxy_ops_done++;
     else op->closed_children++;
     if (d) {
       if (stopped) d->ops_done++;
       else d->ops_closed++;
-      d->last_ts = r->ts;
+      d->last_ts = ts;
     }
   } else if (d && how == 1) {
     d->steps_done++;
     d->last_step = ch->step;
-    d->last_ts = r->ts;
+    d->last_ts = ts;
   }
-  child_del(fr, ch);
-  if (!op->done && op_complete(c, op)) op_done(fr, c, pos, 1, r->ts);
+  if (!op->done && op_complete(c, op)) op_done(fr, c, pos, 1, ts);
 }
 
-/* Children still running after child_max_age_ns: their stop was lost (a
- * full ring) or never comes; forgotten, so the table stays bounded. */
-static void sweep(ns_fr* fr) {
-  fr->last_sweep = fr->now;
-  if (!fr->cfg.child_max_age_ns || fr->now < fr->cfg.child_max_age_ns) return;
-  uint64_t before = fr->now - fr->cfg.child_max_age_ns;
-  for (size_t i = 0; i < fr->pool_cap; i++)
-    if (fr->pool[i].id && fr->pool[i].since < before) {
-      child_del(fr, &fr->pool[i]);
-      fr->st.children_swept++;
-    }
-}
+/* ---- the assembler's callbacks ---- */
 
-void ns_fr_record(ns_fr* fr, const ns_record* r) {
+static void on_started(void* user, ns_event* e) {
+  ns_fr* fr = user;
   fr->st.records++;
-  if (r->ts > fr->now) fr->now = r->ts;
-  if (fr->now - fr->last_sweep > FR_SWEEP_NS) sweep(fr);
-  int op_type = r->type == NS_EV_COLL || r->type == NS_EV_P2P;
-  int child_type = r->type == NS_EV_PROXY_OP || r->type == NS_EV_PROXY_STEP || r->type == NS_EV_KERNEL_CH;
-  if (!op_type && !child_type) return;
-  if (r->kind == NS_REC_START) {
-    if (op_type) op_start_stop(fr, r);
-    else child_start(fr, r);
-  } else if (r->kind == NS_REC_STOP) {
-    if (op_type) op_start_stop(fr, r);
-    else child_event(fr, r, 1, 0);
-  } else if (r->kind == NS_REC_STATE && child_type) {
-    if (r->state == NS_ST_CLOSED) child_event(fr, r, 2, (unsigned)r->arg);
-    else if (r->state != NS_ST_REPEATED) child_event(fr, r, 0, 0);
+  if (e->type == NS_EV_COLL || e->type == NS_EV_P2P)
+    op_start_stop(fr, e, 1);
+  else if (child_type(e->type))
+    child_start(fr, e);
+}
+
+static void on_state(void* user, ns_event* e, const ns_record* r) {
+  ns_fr* fr = user;
+  fr->st.records++;
+  if (e && child_type(e->type) && r->state != NS_ST_REPEATED) child_event(fr, e, r->ts, 0, r->state, 0);
+}
+
+static void on_stopped(void* user, ns_event* e) {
+  ns_fr* fr = user;
+  fr->st.records++;
+  if (e->type == NS_EV_COLL || e->type == NS_EV_P2P)
+    op_start_stop(fr, e, 0);
+  else if (child_type(e->type))
+    child_event(fr, e, e->stop_ts, 1, 0, 0);
+}
+
+/* A child released running: closed by the plugin (its CLOSED record), or
+ * given up by the assembler (its stop lost: the recorder forgets it). */
+static void on_done(void* user, ns_event* e) {
+  ns_fr* fr = user;
+  if (!e->started || e->stopped || !child_type(e->type) || !child_of(fr, e)->op_at) return;
+  if (e->close_reason) {
+    fr->st.records++;
+    child_event(fr, e, e->close_ts, 2, 0, e->close_reason);
+  } else {
+    child_of(fr, e)->op_at = 0;
+    fr->children_live--;
+    fr->st.children_released++;
   }
+}
+
+size_t ns_fr_event_bytes(void) { return sizeof(fr_child); }
+
+void ns_fr_attach(ns_fr* fr, const ns_asm* as, size_t area, ns_asm_sink* sink) {
+  fr->as = as;
+  fr->area = area;
+  *sink = (ns_asm_sink){.user = fr, .started = on_started, .state = on_state, .stopped = on_stopped, .done = on_done};
 }
 
 void ns_fr_get_stats(const ns_fr* fr, ns_fr_stats* out) {
   *out = fr->st;
-  out->children_live = fr->pool_used;
+  out->children_live = fr->children_live;
   out->comms = fr->comm_index.len;
-  size_t bytes = fr->pool_cap * sizeof(fr_child);
+  size_t bytes = 0;
   for (size_t i = 0; i < fr->ncomms; i++) {
     const fr_comm* c = &fr->comms[i];
     if (!c->comm) continue;

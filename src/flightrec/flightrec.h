@@ -7,10 +7,13 @@
  * (send, receive) the peer, the ProxyOps and ProxySteps started and stopped,
  * the last ProxyStep's step and state, and when that channel last moved.
  *
- * Fed with the records of one trace in arrival order (per thread in order,
- * threads interleaved: a child may come before its op's START), exactly like
- * the analysis (analysis.h). The plugin's writer thread owns one per process
- * (src/writer/flightrec_run.c); nothing here runs on NCCL's threads.
+ * It follows the events of an event assembler (include/ncclscope/events.h,
+ * ns_fr_attach): the assembler decides the hierarchy (which operation and
+ * channel a ProxyOp, ProxyStep or KernelCh works for), puts a STOP that came
+ * before its START after it, and releases the children the plugin closed;
+ * the recorder keeps its own part of each child's event. The plugin's writer
+ * thread owns one per process, on the writer's one assembler
+ * (src/writer/tracker.c); nothing here runs on NCCL's threads.
  *
  * When an operation is done (docs/design.md, "Flight recorder"):
  *  - its communicator records KernelCh (ABI v3+) and nChannels of them
@@ -30,9 +33,8 @@
  * episode); ns_fr_check says when an episode's operation completes.
  *
  * Memory: N entries per live communicator, per-channel progress only for
- * operations not done, and one small entry per running ProxyOp, ProxyStep
- * and KernelCh (at most max_children; entries older than child_max_age_ns
- * are swept: their stop was lost). Single-threaded.
+ * operations not done, and ns_fr_event_bytes in each event of the
+ * assembler. Single-threaded.
  */
 #ifndef NCCLSCOPE_FLIGHTREC_H
 #define NCCLSCOPE_FLIGHTREC_H
@@ -41,6 +43,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ncclscope/events.h"
 #include "ncclscope/record.h"
 
 typedef enum { NS_FR_ENQUEUED = 1, NS_FR_ON_PROXY = 2, NS_FR_ON_GPU = 3, NS_FR_DONE = 4 } ns_fr_stage;
@@ -94,9 +97,7 @@ typedef struct {
 } ns_fr_op;
 
 typedef struct {
-  uint32_t entries;           /* operations kept per communicator (NCCLSCOPE_FR_ENTRIES); >= 1 */
-  size_t max_children;        /* running children tracked at once (0: 1 << 20) */
-  uint64_t child_max_age_ns;  /* a child still running this long is forgotten (0: never) */
+  uint32_t entries; /* operations kept per communicator (NCCLSCOPE_FR_ENTRIES); >= 1 */
   /* Resolves string ids (func, dtype, algo, proto) of START records. */
   const char* (*string)(void* user, uint32_t id);
   void* string_user;
@@ -110,7 +111,11 @@ void ns_fr_destroy(ns_fr* fr);
 void ns_fr_comm(ns_fr* fr, const ns_comm_info* ci);
 /* It ended (COMM_FINI): forgotten with its operations. */
 void ns_fr_comm_end(ns_fr* fr, uint32_t comm);
-void ns_fr_record(ns_fr* fr, const ns_record* r);
+/* Follows the events of assembler `as`: the recorder's part of each is the
+ * ns_fr_event_bytes at ns_event_area(e, area); the assembler's callbacks
+ * are to be passed on to *sink, which this fills. Before the first record. */
+void ns_fr_attach(ns_fr* fr, const ns_asm* as, size_t area, ns_asm_sink* sink);
+size_t ns_fr_event_bytes(void);
 /* NCCL's mask from now on: full detail (the default: KernelCh and ProxyOps
  * show every operation's progress) or operations only. An operation that
  * started without detail and has no ProxyOp or KernelCh can show no
@@ -193,8 +198,7 @@ int ns_fr_dump_json(const ns_fr* fr, const ns_fr_dump_info* info, FILE* out);
 
 typedef struct {
   uint64_t records, ops, ops_evicted;   /* operations recorded, pushed out of a full ring */
-  uint64_t children_untracked;          /* children not tracked: table full */
-  uint64_t children_swept;              /* forgotten after child_max_age_ns */
+  uint64_t children_released;           /* given up running by the assembler (their stop lost): forgotten */
   uint64_t episodes;
   size_t comms, children_live, detail_bytes;
 } ns_fr_stats;

@@ -7,6 +7,7 @@
 
 #include "flightrec/flightrec.h"
 #include "ncclscope/nccl_names.h"
+#include "ncclscope/events.h"
 #include "util/idmap.h"
 
 #define FR_EPISODES 32 /* episodes kept for the dump */
@@ -35,18 +36,14 @@ typedef struct {
   uint64_t settle_pos, settle_head;
 } fr_comm;
 
-/* A running ProxyOp, ProxyStep or KernelCh. */
+/* The recorder's part of a ProxyOp's, ProxyStep's or KernelCh's event
+ * (ns_fr_attach): where its operation and channel sit in the recorder's
+ * tables. Zero (op_at 0) until it is followed, and again once it ended. */
 typedef struct {
-  uint64_t id;    /* 0: free */
-  uint64_t op;    /* the operation's id */
-  uint64_t op_at; /* where it was: its value in `ops` (valid while that ring slot still holds op) */
-  uint64_t since; /* when it started (trace time), for the sweep */
+  uint64_t op_at; /* its operation's value in `ops` (valid while that ring slot still holds the op); 0: not followed */
   int64_t step;   /* ProxyStep: its step */
-  int32_t channel;
-  uint32_t chan_at; /* index of its channel in the operation's ch (valid while that entry is channel) */
-  uint32_t next_free;
-  uint8_t type;
-  uint8_t dir; /* ProxyOp / ProxyStep: 0 receive, 1 send */
+  uint32_t chan_at; /* index of its channel in the operation's ch (valid while that entry is the channel) */
+  uint8_t dir;      /* ProxyOp / ProxyStep: 0 receive, 1 send */
 } fr_child;
 
 struct ns_fr {
@@ -64,15 +61,9 @@ struct ns_fr {
   size_t ncomms, capcomms;
   ns_idmap comm_index; /* serial -> index + 1 in comms */
   ns_idmap ops;        /* op id -> (comm index << FR_POS_BITS | its position) + 1 */
-  /* child id -> index + 1 in pool: the newest children in `recent` (a state
-   * or stop mostly names a child its thread started a few events before),
-   * those a newer child displaced in `children` (ns_idmap_home_*) */
-  ns_idmap children;
-  ns_idmap_recent recent;
-  fr_child* pool;
-  size_t pool_cap, pool_used;
-  uint32_t free_head; /* index + 1 of a free pool entry, 0: none */
-  uint64_t now, last_sweep;
+  const ns_asm* as;    /* the assembler whose events it follows (ns_fr_attach) */
+  size_t area;         /* its part of each event: ns_event_area(e, area) */
+  size_t children_live;               /* children followed now */
   ns_name_memo memo_func, memo_dtype; /* op_take_start's name lookups */
   ns_fr_stuck episodes[FR_EPISODES]; /* the last ones, in order: n_episodes % FR_EPISODES is next */
   ns_fr_stats st;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ncclscope: feeding the writer's records into the analysis library and
- * the flight recorder (flightrec_run.c).
+/* ncclscope: feeding the writer's records into the tracker (tracker.h),
+ * whose events the analysis library, the flight recorder (flightrec_run.c)
+ * and the open events (open_events.h) follow.
  *
  * The writer thread owns the one per-process ns_analysis: nothing here runs
  * on NCCL's threads. It sees exactly the records written to the trace, in
@@ -21,7 +22,9 @@
 #include "writer/detail.h"
 #include "writer/flightrec_run.h"
 #include "writer/metrics_out.h"
+#include "writer/open_events.h"
 #include "writer/trace_out.h"
+#include "writer/tracker.h"
 
 static ns_analysis* g_a; /* writer thread only */
 static uint64_t g_now;   /* the last tick's time */
@@ -43,6 +46,13 @@ static void on_window(void* user, const ns_window* w) {
 
 void ns_feed_open(const ns_strtab* strings) {
   g_a = NULL;
+  if (ns_tracker_open(ns_fr_event_bytes(), ns_open_event_bytes()) != 0) {
+    ns_log_warn("no memory for the event tracker; no analysis, hang detection or closing of open events");
+    return;
+  }
+  ns_asm_sink sink;
+  ns_open_follow(&sink);
+  ns_tracker_follow_open(&sink);
   ns_frw_open(strings);
   if (!ns_sess.cfg.analysis) return;
   ns_analysis_config cfg;
@@ -52,9 +62,13 @@ void ns_feed_open(const ns_strtab* strings) {
   cfg.string = strtab_string;
   cfg.string_user = (void*)(uintptr_t)strings;
   cfg.on_window = on_window;
-  g_a = ns_analysis_create(&cfg);
-  if (!g_a) ns_log_warn("no memory for the analysis; no clock fit or summary from this process");
-  else ns_mout_open();
+  g_a = ns_analysis_create_on(&cfg, ns_tracker(), &sink);
+  if (!g_a) {
+    ns_log_warn("no memory for the analysis; no clock fit or summary from this process");
+    return;
+  }
+  ns_tracker_follow_analysis(&sink);
+  ns_mout_open();
 }
 
 int ns_feed_enabled(void) { return g_a != NULL; }
@@ -70,6 +84,7 @@ void ns_feed_comm(const ns_context* c) {
   ci.ts = ns_clock_to_ns(&ns_sess.clock, c->init_tick);
   ci.tid = c->init_tid;
   ci.ctx_addr = (uint64_t)(uintptr_t)c;
+  ns_tracker_comm(ci.comm, ci.event_mask, ci.abi_version, ci.rank);
   ns_frw_comm(&ci);
   if (!g_a) return;
   ns_analysis_comm(g_a, &ci);
@@ -78,18 +93,18 @@ void ns_feed_comm(const ns_context* c) {
 
 void ns_feed_comm_end(uint32_t comm) { ns_frw_comm_end(comm); }
 
-void ns_feed_record(const ns_record* r) {
-  ns_frw_record(r);
-  if (g_a) ns_analysis_record(g_a, r);
-}
-
-void ns_feed_unanalysed(const ns_record* r) {
-  ns_frw_record(r);
-  if (g_a) ns_analysis_unanalysed(g_a, r);
+void ns_feed_record(const ns_record* r, int analysed) {
+  ns_tracker_record(r, analysed);
+  if (!g_a) return;
+  if (analysed)
+    ns_analysis_record(g_a, r);
+  else
+    ns_analysis_unanalysed(g_a, r);
 }
 
 void ns_feed_tick(uint64_t now_ns) {
   g_now = now_ns;
+  ns_tracker_advance(now_ns);
   int on_request = 0;
   int verdicts = ns_frw_tick(now_ns, &on_request);
   if (on_request) ns_detail_escalate(NS_DETAIL_WHY_SIGNAL, now_ns, "a flight record was asked for");
@@ -148,6 +163,8 @@ void ns_feed_finish(void) {
 void ns_feed_close(void) {
   ns_frw_close();
   if (g_a) ns_mout_close();
+  ns_tracker_follow_analysis(NULL);
   ns_analysis_destroy(g_a);
   g_a = NULL;
+  ns_tracker_close();
 }

@@ -22,11 +22,9 @@ int ns_feed_enabled(void);
 void ns_feed_comm(const ns_context* c);
 /* COMM_FINI of comm serial `comm` (its events closed and fed before). */
 void ns_feed_comm_end(uint32_t comm);
-/* One encoded record. */
-void ns_feed_record(const ns_record* r);
-/* One encoded record of an event that skips the analysis (the writer
- * sheds): the flight recorder takes it; the analysis counts the event. */
-void ns_feed_unanalysed(const ns_record* r);
+/* One encoded record, into the tracker. analysed 0: its event skips the
+ * analysis (the writer sheds), which only counts the event. */
+void ns_feed_record(const ns_record* r, int analysed);
 /* After each drain: now_ns on the trace clock. */
 void ns_feed_tick(uint64_t now_ns);
 /* NCCL's mask changed (writer/detail.h): full detail from now on, or not. */

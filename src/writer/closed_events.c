@@ -49,8 +49,7 @@ void ns_closed_on_close(void* user, uint64_t id, unsigned type, int analysed, ui
     O.open = 1;
   }
   ns_events_put(&O.enc, &r);
-  if (analysed) ns_feed_record(&r);
-  else ns_feed_unanalysed(&r);
+  ns_feed_record(&r, analysed);
 }
 
 void ns_closed_reset(void) {

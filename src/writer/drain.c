@@ -70,8 +70,7 @@ static void put_record(const ns_record* rec, int analysed) {
     D.ev_open = 1;
   }
   ns_events_put(&D.enc, rec);
-  if (analysed) ns_feed_record(rec);
-  else ns_feed_unanalysed(rec);
+  ns_feed_record(rec, analysed);
 }
 
 /* An NS_ST_REPEATED record: the event's previous state came `n` more times. */
@@ -108,10 +107,10 @@ static uint32_t origin_pid_of(uint64_t id, int depth) {
 }
 
 /* A START: a ProxyStep started again closes the earlier one; a child of a
- * PXN event takes its parent's origin pid; the event is held open, marked
- * when it skips the analysis (a ProxyStep while its ring sheds). Returns
- * whether its records go to the analysis. */
-static int on_start_entry(ns_record* rec, unsigned flags, unsigned ctxi) {
+ * PXN event takes its parent's origin pid; a ProxyOp's connection in
+ * *conn_out, for hold_started. Returns whether its records go to the
+ * analysis (not a ProxyStep while its ring sheds). */
+static int on_start_entry(ns_record* rec, unsigned flags, unsigned ctxi, uint32_t* conn_out) {
   rec->flags = (uint16_t)flags;
   unsigned type = rec->type;
   int analysed = !(type == NS_EV_PROXY_STEP && D.shedding);
@@ -134,9 +133,14 @@ static int on_start_entry(ns_record* rec, unsigned flags, unsigned ctxi) {
       put_record(&c, !(old_type & NS_OPEN_UNANALYSED));
     }
   }
-  ns_open_started(rec->id, type | (analysed ? 0 : NS_OPEN_UNANALYSED), ctxi < NS_MAX_CONTEXTS ? ctxi : NS_OPEN_PXN,
-                  rec->ts, graph_captured_api(rec), conn, rec->comm, rec->origin_pid);
+  *conn_out = conn;
   return analysed;
+}
+
+/* A START the tracker took (put_record): the writer holds its event open. */
+static void hold_started(const ns_record* rec, int analysed, unsigned ctxi, uint32_t conn) {
+  ns_open_started(rec->id, rec->type | (analysed ? 0 : NS_OPEN_UNANALYSED), ctxi < NS_MAX_CONTEXTS ? ctxi : NS_OPEN_PXN,
+                  rec->ts, graph_captured_api(rec), conn, rec->comm, rec->origin_pid);
 }
 
 /* A STOP, STATE or REPEAT: the event's communicator, from its START. One
@@ -212,7 +216,11 @@ static void on_entry(void* user, ns_ring* r, const uint64_t* e, uint32_t nwords)
       rec.str[i] = ns_strtab_intern(D.strs, (const char*)sp, len, &D.senc, &D.sb, &D.st_open);
       sp += len;
     }
-    analysed = on_start_entry(&rec, flags, ctxi);
+    uint32_t conn;
+    analysed = on_start_entry(&rec, flags, ctxi, &conn);
+    put_record(&rec, analysed);
+    hold_started(&rec, analysed, ctxi, conn);
+    return;
   } else if (kind == NS_ENT_STATE) {
     if (nwords < NS_ENT_STATE_WORDS) return;
     rec.flags = (uint16_t)(flags & NS_RF_HAS_ARG);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the flight recorder and the hang watchdog on the writer thread.
  *
- * The writer feeds every record it encodes into the process's flight
- * recorder (src/flightrec/flightrec.h), through analysis_feed.c, and
- * calls ns_frw_tick after each drain. The tick
+ * The process's flight recorder (src/flightrec/flightrec.h) follows the
+ * events of the writer's tracker (tracker.h), which every record the writer
+ * encodes goes into; the writer calls ns_frw_tick after each drain. The tick
  *  - asks the recorder which operation has been in flight longer than
  *    NCCLSCOPE_HANG_TIMEOUT_SEC (the oldest unfinished one per communicator);
  *    for each new one (an episode) it logs one WARN through NCCL's logger
@@ -31,6 +31,7 @@
 #include "session/session.h"
 #include "sinks/flightrec_file.h"
 #include "writer/trace_out.h"
+#include "writer/tracker.h"
 
 #define FRW_BATCH 16 /* verdicts taken per check */
 
@@ -54,13 +55,17 @@ void ns_frw_open(const ns_strtab* strings) {
   if (!ns_sess.cfg.fr_entries) return;
   ns_fr_config cfg = {
       .entries = ns_sess.cfg.fr_entries,
-      /* the plugin closes every event after NCCLSCOPE_MAX_AGE_MS: one older still is a lost stop */
-      .child_max_age_ns = (2ull * ns_sess.cfg.max_age_ms + 1000ull) * 1000000ull,
       .string = strtab_string,
       .string_user = (void*)(uintptr_t)strings,
   };
-  g_fr = ns_fr_create(&cfg);
-  if (!g_fr) ns_log_warn("no memory for the flight recorder; no hang detection in this process");
+  g_fr = ns_tracker() ? ns_fr_create(&cfg) : NULL;
+  if (!g_fr) {
+    ns_log_warn("no memory for the flight recorder; no hang detection in this process");
+    return;
+  }
+  ns_asm_sink sink;
+  ns_fr_attach(g_fr, ns_tracker(), ns_tracker_area_flightrec(), &sink);
+  ns_tracker_follow_flightrec(&sink);
   g_timeout_ns = (uint64_t)(ns_sess.cfg.hang_timeout_sec * 1e9);
 }
 
@@ -70,10 +75,6 @@ void ns_frw_comm(const ns_comm_info* ci) {
 
 void ns_frw_comm_end(uint32_t comm) {
   if (g_fr) ns_fr_comm_end(g_fr, comm);
-}
-
-void ns_frw_record(const ns_record* r) {
-  if (g_fr) ns_fr_record(g_fr, r);
 }
 
 /* The flight record file (sinks/flightrec_file.h) with the process's facts. */
@@ -137,6 +138,7 @@ size_t ns_frw_inflight(uint64_t now, ns_fr_inflight* out, size_t max) {
 }
 
 void ns_frw_close(void) {
+  ns_tracker_follow_flightrec(NULL);
   ns_fr_destroy(g_fr);
   g_fr = NULL;
 }

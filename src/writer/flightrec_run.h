@@ -15,11 +15,11 @@
 /* Async-signal-safe: asks the writer for a flight-record dump at its next
  * pass (the dump signal's handler). */
 void ns_writer_request_dump(void);
-/* Creates it unless NCCLSCOPE_FR_ENTRIES=0; strings resolve through the writer's table. */
+/* Creates it unless NCCLSCOPE_FR_ENTRIES=0, following the tracker's events
+ * (after ns_tracker_open); strings resolve through the writer's table. */
 void ns_frw_open(const ns_strtab* strings);
 void ns_frw_comm(const ns_comm_info* ci);
 void ns_frw_comm_end(uint32_t comm);
-void ns_frw_record(const ns_record* r);
 /* After each drain (now_ns: trace clock): the watchdog and requested dumps.
  * Returns the watchdog's verdicts (new episodes and ended ones). */
 int ns_frw_tick(uint64_t now_ns, int* dumped_on_request);

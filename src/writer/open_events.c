@@ -8,21 +8,13 @@
 #include "capture/context.h"
 #include "session/session.h"
 #include "util/idmap.h"
+#include "writer/tracker.h"
 
-/* The open events live in one pool, found by id through a table of the
- * newest ids (most events end a few hundred events after they start: a
- * ProxyStep, a KernelCh) and a map that holds only those a newer id pushed
- * out of it, as the assembler does (util/idmap.h). */
-static ns_open_event* pool;
-static uint8_t* listed;  /* pool index is in `live` (at most once, however often the place is reused) */
-static uint32_t pool_len, pool_cap;
-static uint32_t* free_idx; /* free pool indexes (a stack, pool_cap of room) */
-static uint32_t nfree;
-static ns_idmap_recent* recent; /* id -> index + 1, the newest ids */
-static ns_idmap by_id;          /* id -> index + 1, ids pushed out of `recent` */
-static uint32_t* live;          /* indexes of started events, in start order; cleaned by ns_open_run */
-static uint32_t nlive, live_cap;
+/* What the writer knows of an event lives in the writer's part of the
+ * tracker's entry (tracker.h); id 0 there: not held (never, or no longer). */
 static uint32_t ctx_open[NS_OPEN_CONTEXTS];
+
+static ns_open_event* held_of(const ns_event* e) { return ns_event_area(e, ns_tracker_area_open()); }
 
 /* Ended ids, direct-mapped: id << 2 | NS_OPEN_STOPPED or NS_OPEN_CLOSED,
  * and a PXN event's origin pid (a NetPlugin event may start under a
@@ -58,67 +50,36 @@ static uint64_t net_conn_key(uint32_t k, uint32_t conn) { return (uint64_t)(k + 
 
 static uint32_t cap_per_context(void) { return ns_sess.cfg.slab_events ? ns_sess.cfg.slab_events : 65536u; }
 
-static int grow(void) {
-  uint32_t cap = pool_cap ? pool_cap * 2 : 1024;
-  ns_open_event* p = realloc(pool, (size_t)cap * sizeof *p);
-  if (!p) return -1;
-  pool = p;
-  uint8_t* l = realloc(listed, cap);
-  if (!l) return -1;
-  listed = l;
-  memset(listed + pool_cap, 0, cap - pool_cap);
-  uint32_t* f = realloc(free_idx, (size_t)cap * sizeof *f);
-  if (!f) return -1;
-  free_idx = f;
-  pool_cap = cap;
-  return 0;
-}
-
 ns_open_event* ns_open_find(uint64_t id) {
-  uint64_t v = recent && id ? ns_idmap_home_get(recent, &by_id, id) : 0;
-  return v ? &pool[v - 1] : NULL;
+  ns_asm* as = ns_tracker();
+  ns_event* e = as && id ? ns_asm_find(as, id) : NULL;
+  if (!e || !e->started || e->stopped) return NULL;
+  ns_open_event* o = held_of(e);
+  return o->id == id ? o : NULL;
 }
 
 void ns_open_started(uint64_t id, unsigned type, uint32_t ctx, uint64_t ts, int pinned, uint32_t conn, uint32_t comm,
                      uint32_t origin_pid) {
   if (!id || ctx >= NS_OPEN_CONTEXTS || ctx_open[ctx] >= cap_per_context()) return;
-  if (!recent && !(recent = calloc(1, sizeof *recent))) return;
-  if (!nfree && pool_len == pool_cap && grow() != 0) return;
-  if (nlive == live_cap) {
-    uint32_t cap = live_cap ? live_cap * 2 : 1024;
-    uint32_t* l = realloc(live, (size_t)cap * sizeof *l);
-    if (!l) return;
-    live = l;
-    live_cap = cap;
-  }
-  uint32_t i = nfree ? free_idx[--nfree] : pool_len++;
-  if (ns_idmap_home_put(recent, &by_id, id, (uint64_t)i + 1) != 0) {
-    free_idx[nfree++] = i;
-    return;
-  }
-  pool[i] = (ns_open_event){.id = id,
-                            .start_ns = ts ? ts : 1,
-                            .type = type | (pinned ? T_PINNED : 0),
-                            .conn = conn,
-                            .comm = comm,
-                            .origin_pid = origin_pid,
-                            .ctx = ctx};
-  if (!listed[i]) {
-    listed[i] = 1;
-    live[nlive++] = i;
-  }
+  ns_asm* as = ns_tracker();
+  ns_event* e = as ? ns_asm_find(as, id) : NULL;
+  if (!e || !e->started || e->stopped || held_of(e)->id) return; /* its STOP came first; a second START */
+  *held_of(e) = (ns_open_event){.id = id,
+                                .start_ns = ts ? ts : 1,
+                                .type = type | (pinned ? T_PINNED : 0),
+                                .conn = conn,
+                                .comm = comm,
+                                .origin_pid = origin_pid,
+                                .ctx = ctx};
   ctx_open[ctx]++;
 }
 
-/* The event at index i ended (how: NS_OPEN_STOPPED or NS_OPEN_CLOSED). */
-static void end_event(uint32_t i, int how) {
-  ns_open_event* e = &pool[i];
+/* The held event o ended (how: NS_OPEN_STOPPED or NS_OPEN_CLOSED). */
+static void end_event(ns_open_event* o, int how) {
   if (!ended) ended = calloc(ENDED_SLOTS, sizeof *ended);
-  if (ended) *ended_at(e->id) = (ended_id){e->id << 2 | (uint64_t)how, e->origin_pid};
-  ns_idmap_home_del(recent, &by_id, e->id);
-  ctx_open[e->ctx]--;
-  e->id = 0;
-  free_idx[nfree++] = i; /* listed[i] stays: ns_open_run takes it off the list */
+  if (ended) *ended_at(o->id) = (ended_id){o->id << 2 | (uint64_t)how, o->origin_pid};
+  ctx_open[o->ctx]--;
+  o->id = 0;
 }
 
 int ns_open_ended(uint64_t id) {
@@ -143,7 +104,7 @@ void ns_open_stopped(ns_open_event* e) {
       ns_idmap_put(&net_conns, net_conn_key(k, e->conn), &ins); /* out of memory: the other rules decide */
     }
   }
-  end_event((uint32_t)(e - pool), NS_OPEN_STOPPED);
+  end_event(e, NS_OPEN_STOPPED);
 }
 
 int ns_open_is_open(uint64_t id) { return ns_open_find(id) != NULL; }
@@ -152,7 +113,7 @@ int ns_open_close(uint64_t id, uint32_t* type) {
   ns_open_event* e = ns_open_find(id);
   if (!e) return 0;
   if (type) *type = e->type;
-  end_event((uint32_t)(e - pool), NS_OPEN_CLOSED);
+  end_event(e, NS_OPEN_CLOSED);
   return 1;
 }
 
@@ -183,56 +144,49 @@ static int leak_prone(unsigned type) {
          type == NS_EV_NET_PLUGIN || type == NS_EV_PROXY_CTRL;
 }
 
+/* The writer closes held event o: it ends here, then on_close records it
+ * (the record releases the tracker's entry; its running next one stays). */
+static void close_held(ns_open_event* o, unsigned reason, ns_close_fn on_close, void* user) {
+  uint64_t id = o->id;
+  uint32_t type = o->type, ctx = o->ctx;
+  end_event(o, NS_OPEN_CLOSED);
+  if (on_close) on_close(user, id, type & 0xFF, !(type & NS_OPEN_UNANALYSED), ctx, reason);
+}
+
 void ns_open_run(uint64_t now, ns_close_fn on_close, void* user) {
+  ns_asm* as = ns_tracker();
+  if (!as) return;
   uint64_t max_age = (uint64_t)ns_sess.cfg.max_age_ms * 1000000u;
   uint64_t hold = (uint64_t)ns_sess.cfg.hold_ms * 1000000u;
   uint32_t pressure_at = cap_per_context() / 8 * 7;
   uint8_t pressed[NS_OPEN_CONTEXTS]; /* decided before the run: it closes all that qualify, not just enough */
   for (uint32_t k = 0; k < NS_OPEN_CONTEXTS; k++) pressed[k] = ctx_open[k] > pressure_at;
-  uint32_t keep = 0;
-  for (uint32_t n = 0; n < nlive; n++) {
-    uint32_t i = live[n];
-    ns_open_event* e = &pool[i];
-    if (!e->id) { /* ended since (its STOP was drained) */
-      listed[i] = 0;
-      continue;
-    }
+  for (ns_event *ev = ns_asm_running_first(as), *next; ev; ev = next) {
+    next = ns_asm_running_next(ev);
+    ns_open_event* e = held_of(ev);
+    if (!e->id) continue;
     uint64_t age = now > e->start_ns ? now - e->start_ns : 0;
     unsigned type = e->type & 0xFF;
     unsigned reason = age >= max_age && !(e->type & T_PINNED) ? NS_CLOSE_MAX_AGE
                       : never_stopped(e, age, hold, 0)          ? NS_CLOSE_NEVER_STOPPED
                       : pressed[e->ctx] && leak_prone(type) && age >= hold ? NS_CLOSE_PRESSURE
                                                                           : 0;
-    if (reason) {
-      if (on_close) on_close(user, e->id, type, !(e->type & NS_OPEN_UNANALYSED), e->ctx, reason);
-      end_event(i, NS_OPEN_CLOSED);
-      listed[i] = 0;
-      continue;
-    }
-    live[keep++] = i;
+    if (reason) close_held(e, reason, on_close, user);
   }
-  nlive = keep;
 }
 
-/* Closes every open event of context k (all contexts: k == NS_OPEN_CONTEXTS). */
+/* Closes every held event of context k (all contexts: k == NS_OPEN_CONTEXTS). */
 static void close_context(uint32_t k, unsigned reason, ns_close_fn on_close, void* user) {
-  uint32_t keep = 0;
-  for (uint32_t n = 0; n < nlive; n++) {
-    uint32_t i = live[n];
-    ns_open_event* e = &pool[i];
-    if (e->id && k != NS_OPEN_CONTEXTS && e->ctx != k) {
-      live[keep++] = i;
-      continue;
-    }
-    if (e->id) {
-      /* a copy transport's ProxyOp would not have stopped later either: say so */
-      unsigned why = never_stopped(e, 0, 0, reason == NS_CLOSE_COMM_END) ? NS_CLOSE_NEVER_STOPPED : reason;
-      if (on_close) on_close(user, e->id, e->type & 0xFF, !(e->type & NS_OPEN_UNANALYSED), e->ctx, why);
-      end_event(i, NS_OPEN_CLOSED);
-    }
-    listed[i] = 0;
+  ns_asm* as = ns_tracker();
+  if (!as) return;
+  for (ns_event *ev = ns_asm_running_first(as), *next; ev; ev = next) {
+    next = ns_asm_running_next(ev);
+    ns_open_event* e = held_of(ev);
+    if (!e->id || (k != NS_OPEN_CONTEXTS && e->ctx != k)) continue;
+    /* a copy transport's ProxyOp would not have stopped later either: say so */
+    unsigned why = never_stopped(e, 0, 0, reason == NS_CLOSE_COMM_END) ? NS_CLOSE_NEVER_STOPPED : reason;
+    close_held(e, why, on_close, user);
   }
-  nlive = keep;
 }
 
 void ns_open_release_context(uint32_t ctx_index, ns_close_fn on_close, void* user) {
@@ -255,22 +209,23 @@ void ns_open_close_all(unsigned reason, ns_close_fn on_close, void* user) {
   close_context(NS_OPEN_CONTEXTS, reason, on_close, user);
 }
 
+/* The tracker gave up an event the writer holds (more running than it
+ * keeps, or its flush): forgotten, not remembered as ended. */
+static void on_released(void* user, ns_event* ev) {
+  (void)user;
+  ns_open_event* e = ev->started ? held_of(ev) : NULL;
+  if (!e || !e->id) return;
+  ctx_open[e->ctx]--;
+  e->id = 0;
+}
+
+size_t ns_open_event_bytes(void) { return sizeof(ns_open_event); }
+
+void ns_open_follow(ns_asm_sink* sink) { *sink = (ns_asm_sink){.done = on_released}; }
+
 void ns_open_reset(void) {
-  free(pool);
-  free(listed);
-  free(free_idx);
-  free(recent);
-  free(live);
   free(ended);
-  pool = NULL;
-  listed = NULL;
-  free_idx = NULL;
-  recent = NULL;
-  live = NULL;
   ended = NULL;
-  pool_len = pool_cap = nfree = nlive = live_cap = 0;
-  ns_idmap_free(&by_id);
-  ns_idmap_init(&by_id);
   ns_idmap_free(&net_conns);
   ns_idmap_init(&net_conns);
   memset(ctx_open, 0, sizeof ctx_open);

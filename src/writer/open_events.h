@@ -12,13 +12,18 @@
  * been drained yet (NCCL may stop an event on another thread, whose ring
  * the writer reads first): a second stop, a state after the stop, a call
  * after the writer closed the event are counted and not recorded.
+ * What the writer knows of an open event (ns_open_event) is its part of the
+ * tracker's entry for it (tracker.h): there is no table of its own, and the
+ * open events are the tracker's running ones, in the order they started.
  * Writer thread only.
  */
 #ifndef NCCLSCOPE_WRITER_OPEN_EVENTS_H
 #define NCCLSCOPE_WRITER_OPEN_EVENTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include "ncclscope/events.h"
 #include "ncclscope/record.h"
 
 /* Context indexes: a communicator's (ns_ctx_table), or NS_OPEN_PXN for the
@@ -47,7 +52,7 @@ static inline uint32_t ns_open_conn(uint64_t channel, int64_t peer, int is_send)
 
 /* What the writer knows of an open event. */
 typedef struct {
-  uint64_t id;         /* 0: a free place */
+  uint64_t id;         /* 0: the writer does not hold it (never did, or it ended) */
   uint64_t start_ns;   /* its START's time */
   uint32_t type;       /* its type (low 8 bits), NS_OPEN_UNANALYSED, open_events.c's flags */
   uint32_t conn;       /* a ProxyOp's connection (ns_open_conn), 0: none or unknown */
@@ -60,7 +65,11 @@ typedef struct {
 /* How an event the writer does not hold open ended, as far as it remembers. */
 enum { NS_OPEN_UNKNOWN = 0, NS_OPEN_STOPPED = 1, NS_OPEN_CLOSED = 2 };
 
-/* A drained START. pinned: a graph-captured API event, whose handle NCCL
+/* The size of the writer's part of a tracker entry, and its callbacks on
+ * the tracker's events (tracker.h: ns_tracker_follow_open). */
+size_t ns_open_event_bytes(void);
+void ns_open_follow(ns_asm_sink* sink);
+/* A drained START, after the tracker took it. pinned: a graph-captured API event, whose handle NCCL
  * names again at every replay (never closed for its age). conn: a ProxyOp's
  * connection (ns_open_conn), else 0. When the communicator already holds
  * NCCLSCOPE_SLAB_EVENTS open events (closed first by pressure, run after
@@ -101,7 +110,7 @@ void ns_open_run(uint64_t now_ns, ns_close_fn on_close, void* user);
 void ns_open_release_context(uint32_t ctx_index, ns_close_fn on_close, void* user);
 /* The process ends without finalize: every open event is closed (reason). */
 void ns_open_close_all(unsigned reason, ns_close_fn on_close, void* user);
-/* Session end: the tables' memory. */
+/* Session end: what it remembers of ended events. */
 void ns_open_reset(void);
 
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope tests: the flight recorder on synthetic record streams whose
- * state is known at every point (src/flightrec/flightrec.h): stages,
+ * state is known at every point (src/flightrec/flightrec.h), through an
+ * event assembler as the plugin's writer feeds it: stages,
  * completion rules, out-of-order children, the ring bound, the watchdog's
  * episodes and what it says a stuck operation waits for, the JSON dump. */
 #include <stdlib.h>
@@ -18,9 +19,33 @@ static const char* str_of(void* user, uint32_t id) {
   return id < sizeof strs / sizeof strs[0] ? strs[id] : NULL;
 }
 
+/* The recorder follows the events of an assembler (as the writer's tracker
+ * has it): each test's records go into `as`. */
+static ns_asm* as;
+
+/* A record for recorder fr, through the assembler it follows. */
+static void feed(ns_fr* fr, const ns_record* r) {
+  (void)fr;
+  ns_asm_record(as, r);
+}
+
 static ns_fr* make(uint32_t entries) {
-  ns_fr_config cfg = {.entries = entries, .child_max_age_ns = 30 * SEC, .string = str_of};
-  return ns_fr_create(&cfg);
+  ns_fr_config cfg = {.entries = entries, .string = str_of};
+  ns_fr* fr = ns_fr_create(&cfg);
+  ns_asm_config acfg;
+  ns_asm_config_default(&acfg);
+  acfg.user_bytes = ns_fr_event_bytes();
+  as = ns_asm_new(&acfg);
+  ns_asm_sink sink;
+  ns_fr_attach(fr, as, 0, &sink);
+  ns_asm_set_sink(as, &sink);
+  return fr;
+}
+
+static void done(ns_fr* fr) {
+  ns_asm_free(as);
+  as = NULL;
+  ns_fr_destroy(fr);
 }
 
 static void comm(ns_fr* fr, uint32_t serial, int32_t rank, uint64_t mask) {
@@ -30,13 +55,15 @@ static void comm(ns_fr* fr, uint32_t serial, int32_t rank, uint64_t mask) {
   ci.abi_version = 6;
   ci.event_mask = mask;
   ns_fr_comm(fr, &ci);
+  ns_asm_comm(as, serial, mask, 6);
+  ns_asm_comm_rank(as, serial, rank);
 }
 
 static uint64_t next_id = 100;
 
 static void rec(ns_fr* fr, uint8_t kind, uint8_t type, uint64_t ts, uint64_t id, uint64_t parent, uint32_t c) {
   ns_record r = ns_record_make(kind, type, c, ts, id, parent);
-  ns_fr_record(fr, &r);
+  feed(fr, &r);
 }
 
 /* func: a string id of strs (1 AllReduce, 6 AllGather) */
@@ -49,7 +76,7 @@ static void coll_start_of(ns_fr* fr, uint32_t func, uint64_t id, uint64_t seq, u
   r.str[NS_COLL_DTYPE] = 2;
   r.str[NS_COLL_ALGO] = 3;
   r.str[NS_COLL_PROTO] = 4;
-  ns_fr_record(fr, &r);
+  feed(fr, &r);
 }
 
 static void coll_start(ns_fr* fr, uint64_t id, uint64_t seq, uint64_t ts, uint32_t nch, uint32_t c) {
@@ -61,14 +88,14 @@ static uint64_t proxy_op(ns_fr* fr, uint64_t op, int ch, int peer, int send, uin
   r.num[NS_PROXY_OP_CHANNEL] = (uint64_t)ch;
   r.num[NS_PROXY_OP_PEER] = (uint64_t)peer;
   r.num[NS_PROXY_OP_IS_SEND] = (uint64_t)send;
-  ns_fr_record(fr, &r);
+  feed(fr, &r);
   return r.id;
 }
 
 static uint64_t step(ns_fr* fr, uint64_t pop, int64_t s, uint64_t ts, uint32_t c) {
   ns_record r = ns_record_make(NS_REC_START, NS_EV_PROXY_STEP, c, ts, ++next_id, pop);
   r.num[NS_PROXY_STEP_STEP] = (uint64_t)s;
-  ns_fr_record(fr, &r);
+  feed(fr, &r);
   return r.id;
 }
 
@@ -76,13 +103,13 @@ static void state(ns_fr* fr, uint8_t type, uint64_t id, int st, uint64_t arg, ui
   ns_record r = ns_record_make(NS_REC_STATE, type, c, ts, id, 0);
   r.state = st;
   r.arg = arg;
-  ns_fr_record(fr, &r);
+  feed(fr, &r);
 }
 
 static uint64_t kch(ns_fr* fr, uint64_t op, int ch, uint64_t ts, uint32_t c) {
   ns_record r = ns_record_make(NS_REC_START, NS_EV_KERNEL_CH, c, ts, ++next_id, op);
   r.num[NS_KERNEL_CH_CHANNEL] = (uint64_t)ch;
-  ns_fr_record(fr, &r);
+  feed(fr, &r);
   return r.id;
 }
 
@@ -163,7 +190,7 @@ static void test_stuck_episode(uint32_t entries, int other_comm_first) {
   ns_record cl = ns_record_make(NS_REC_STATE, NS_EV_KERNEL_CH, 1, t + 10 * SEC, k0, 0);
   cl.state = NS_ST_CLOSED;
   cl.arg = NS_CLOSE_MAX_AGE;
-  ns_fr_record(fr, &cl);
+  feed(fr, &cl);
   CHECK_U64(ns_fr_check(fr, t + 11 * SEC, SEC, out, 4), 0);
   /* the data comes: it completes; the episode clears */
   rec(fr, NS_REC_STOP, NS_EV_PROXY_STEP, t + 12 * SEC, rs, 0, 1);
@@ -187,7 +214,7 @@ static void test_stuck_episode(uint32_t entries, int other_comm_first) {
   CHECK_U64(st.ops, 6);
   /* The running KernelCh of channel 1 is still tracked; the rest is gone. */
   CHECK_U64(st.children_live, 1);
-  ns_fr_destroy(fr);
+  done(fr);
 }
 
 /* Children before their op's START (two rings drained in one pass); a later
@@ -213,7 +240,7 @@ static void test_order_and_later(void) {
   CHECK_U64(n, 1);
   if (n) CHECK_U64(out[0].cleared, 1);
   CHECK_U64(ns_fr_check(fr, 100 * SEC, SEC, out, 4), 0);
-  ns_fr_destroy(fr);
+  done(fr);
 }
 
 /* Communicators that record neither KernelCh nor ProxyOp: done at STOP; a
@@ -230,7 +257,7 @@ static void test_rules_and_bound(void) {
   p.num[NS_P2P_PEER] = 2;
   p.num[NS_P2P_CHANNELS] = 1;
   p.str[NS_P2P_FUNC] = 5;
-  ns_fr_record(fr, &p);
+  feed(fr, &p);
   rec(fr, NS_REC_STOP, NS_EV_P2P, 10, 300, 0, 2);
   ns_fr_stuck out[4];
   CHECK_U64(ns_fr_check(fr, 1000 * SEC, SEC, out, 4), 0);
@@ -255,28 +282,37 @@ static void test_rules_and_bound(void) {
   ns_fr_comm_end(fr, 1);
   ns_fr_get_stats(fr, &st);
   CHECK_U64(st.comms, 1);
-  ns_fr_destroy(fr);
+  done(fr);
 }
 
-/* A stuck op pushed out of a full ring is counted; children whose stop was
- * lost are swept after their max age. */
-static void test_evict_and_sweep(void) {
+/* A stuck op pushed out of a full ring is counted. A child the plugin
+ * closes (its CLOSED record) ends as closed; one whose stop was lost is
+ * forgotten when the assembler gives it up (here: the end of the data). */
+static void test_evict_and_release(void) {
   ns_fr* fr = make(2);
   comm(fr, 1, 0, 0x7FFF);
   coll_start(fr, 1, 0, 0, 1, 1);
-  uint64_t pop = proxy_op(fr, 1, 0, 1, 1, 10, 1);
-  (void)pop;
+  uint64_t lost = proxy_op(fr, 1, 0, 1, 1, 10, 1);
+  uint64_t closed = proxy_op(fr, 1, 0, 3, 0, 11, 1);
+  (void)lost;
   coll_start(fr, 2, 1, 20, 1, 1);
   coll_start(fr, 3, 2, 30, 1, 1);
   ns_fr_stats st;
   ns_fr_get_stats(fr, &st);
   CHECK_U64(st.ops_evicted, 1);
+  CHECK_U64(st.children_live, 2);
+  ns_record cl = ns_record_make(NS_REC_STATE, NS_EV_PROXY_OP, 1, 40 * SEC, closed, 0);
+  cl.state = NS_ST_CLOSED;
+  cl.arg = NS_CLOSE_MAX_AGE;
+  feed(fr, &cl);
+  ns_fr_get_stats(fr, &st);
   CHECK_U64(st.children_live, 1);
-  state(fr, NS_EV_COLL, 3, 0, 0, 40 * SEC, 1); /* time moves on */
+  CHECK_U64(st.children_released, 0);
+  ns_asm_flush(as);
   ns_fr_get_stats(fr, &st);
   CHECK_U64(st.children_live, 0);
-  CHECK_U64(st.children_swept, 1);
-  ns_fr_destroy(fr);
+  CHECK_U64(st.children_released, 1);
+  done(fr);
 }
 
 /* The communicator-wide sequence numbers: the sum over functions of the last seqNumber + 1, posted at the START,
@@ -297,7 +333,7 @@ static void test_seq_counts(void) {
   coll_start_of(fr, 6, 62, 0, 4 * MS, 2, 4); /* AllGather #0: in flight (no KernelCh yet) */
   ns_record p2p = ns_record_make(NS_REC_START, NS_EV_P2P, 4, 4 * MS + 10, 63, 0);
   p2p.str[NS_P2P_FUNC] = 5;
-  ns_fr_record(fr, &p2p);
+  feed(fr, &p2p);
   seqs_of(fr, 4, 5 * MS, &posted, &completed);
   CHECK_U64(posted, 3);
   CHECK_U64(completed, 2);
@@ -309,7 +345,7 @@ static void test_seq_counts(void) {
   seqs_of(fr, 4, 9 * MS, &posted, &completed);
   CHECK_U64(posted, 6);
   CHECK_U64(completed, 4);
-  ns_fr_destroy(fr);
+  done(fr);
 }
 
 int main(void) {
@@ -318,6 +354,6 @@ int main(void) {
   test_stuck_episode(3, 1);
   test_order_and_later();
   test_rules_and_bound();
-  test_evict_and_sweep();
+  test_evict_and_release();
   CHECK_DONE();
 }

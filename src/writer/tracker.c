@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ncclscope: the writer's one event assembler (tracker.h). */
+#include "writer/tracker.h"
+
+#include <string.h>
+
+#include "ncclscope/analysis.h"
+
+/* The tracker's own part of an event, after the consumers' parts. */
+typedef struct {
+  uint8_t unanalysed; /* the event skips the analysis (set at its START) */
+} tracker_area;
+
+enum { FOLLOW_ANALYSIS, FOLLOW_FLIGHTREC, FOLLOW_OPEN, FOLLOWERS };
+
+static struct {
+  ns_asm* as;
+  ns_asm_sink follow[FOLLOWERS]; /* user NULL and no callbacks: none */
+  size_t area_fr, area_open, area_own;
+  int feeding_analysed; /* the record being fed goes to the analysis */
+} T;
+
+static tracker_area* own(const ns_event* e) { return ns_event_area(e, T.area_own); }
+
+/* Whether consumer k hears of e (NULL: an orphan state, the record's own say). */
+static int hears(int k, const ns_event* e) {
+  if (k != FOLLOW_ANALYSIS) return 1;
+  return e ? !own(e)->unanalysed : T.feeding_analysed;
+}
+
+static void fan_created(void* user, ns_event* e) {
+  (void)user;
+  for (int k = 0; k < FOLLOWERS; k++)
+    if (T.follow[k].created && hears(k, e)) T.follow[k].created(T.follow[k].user, e);
+}
+
+static void fan_started(void* user, ns_event* e) {
+  (void)user;
+  own(e)->unanalysed = !T.feeding_analysed;
+  for (int k = 0; k < FOLLOWERS; k++)
+    if (T.follow[k].started && hears(k, e)) T.follow[k].started(T.follow[k].user, e);
+}
+
+static void fan_state(void* user, ns_event* e, const ns_record* st) {
+  (void)user;
+  for (int k = 0; k < FOLLOWERS; k++)
+    if (T.follow[k].state && hears(k, e)) T.follow[k].state(T.follow[k].user, e, st);
+}
+
+static void fan_stopped(void* user, ns_event* e) {
+  (void)user;
+  for (int k = 0; k < FOLLOWERS; k++)
+    if (T.follow[k].stopped && hears(k, e)) T.follow[k].stopped(T.follow[k].user, e);
+}
+
+static void fan_done(void* user, ns_event* e) {
+  (void)user;
+  for (int k = 0; k < FOLLOWERS; k++)
+    if (T.follow[k].done && hears(k, e)) T.follow[k].done(T.follow[k].user, e);
+}
+
+int ns_tracker_open(size_t flightrec_bytes, size_t open_bytes) {
+  memset(&T, 0, sizeof T);
+  ns_analysis_config acfg;
+  ns_analysis_config_default(&acfg);
+  ns_asm_config cfg;
+  ns_analysis_assembler_config(&acfg, &cfg);
+  cfg.max_age_ns = 0; /* the writer closes running events by age itself (tracker.h) */
+  /* the analysis' part first (at ns_event_user), then the others' */
+  T.area_fr = NS_EVENT_AREA(ns_analysis_event_bytes());
+  T.area_open = T.area_fr + NS_EVENT_AREA(flightrec_bytes);
+  T.area_own = T.area_open + NS_EVENT_AREA(open_bytes);
+  cfg.user_bytes = T.area_own + sizeof(tracker_area);
+  cfg.sink = (ns_asm_sink){
+      .created = fan_created, .started = fan_started, .state = fan_state, .stopped = fan_stopped, .done = fan_done};
+  T.feeding_analysed = 1;
+  T.as = ns_asm_new(&cfg);
+  return T.as ? 0 : -1;
+}
+
+void ns_tracker_close(void) {
+  ns_asm_free(T.as);
+  memset(&T, 0, sizeof T);
+}
+
+ns_asm* ns_tracker(void) { return T.as; }
+
+size_t ns_tracker_area_flightrec(void) { return T.area_fr; }
+size_t ns_tracker_area_open(void) { return T.area_open; }
+
+static void follow(int k, const ns_asm_sink* sink) {
+  if (sink)
+    T.follow[k] = *sink;
+  else
+    memset(&T.follow[k], 0, sizeof T.follow[k]);
+}
+
+void ns_tracker_follow_analysis(const ns_asm_sink* sink) { follow(FOLLOW_ANALYSIS, sink); }
+void ns_tracker_follow_flightrec(const ns_asm_sink* sink) { follow(FOLLOW_FLIGHTREC, sink); }
+void ns_tracker_follow_open(const ns_asm_sink* sink) { follow(FOLLOW_OPEN, sink); }
+
+void ns_tracker_comm(uint32_t comm, uint64_t event_mask, uint32_t abi_version, int64_t rank) {
+  if (!T.as) return;
+  ns_asm_comm(T.as, comm, event_mask, abi_version);
+  ns_asm_comm_rank(T.as, comm, rank);
+}
+
+void ns_tracker_record(const ns_record* r, int analysed) {
+  if (!T.as) return;
+  T.feeding_analysed = analysed;
+  ns_asm_record(T.as, r);
+  T.feeding_analysed = 1;
+}
+
+void ns_tracker_advance(uint64_t now_ns) {
+  if (T.as) ns_asm_advance(T.as, now_ns);
+}
