@@ -21,7 +21,8 @@
  * nested per location and in time order, and NCCL's events overlap without
  * nesting (steps in flight, the collectives of a group): an event that does
  * not nest goes to the first further lane of its location ("... #2") where
- * it does. So each file's events are kept until its end, sorted, and placed.
+ * it does. So each file's events are kept until its end, sorted, and placed
+ * (otf2_nesting.c).
  * Collectives whose NCCL function has an exact MPI counterpart get an
  * MpiCollectiveBegin/End inside their region on the rank's member location
  * (where its first collective went); those that land elsewhere (they
@@ -46,63 +47,14 @@
 #include "export/export.h"
 #include "otf2/otf2_archive.h"
 #include "otf2/otf2_defs.h"
+#include "otf2/otf2_nesting.h"
+#include "otf2/otf2_state.h"
 #include "traces/trace_analysis.h"
 #include "util/idmap.h"
 
 #define NONE NS_OTF2_NONE
 
 enum { TRACK_THREAD, TRACK_OPS, TRACK_LANES, TRACK_GPU_OPS, TRACK_GPU_CH, TRACK_GPU_PHASE };
-
-#define HAS(a) (1u << (a))
-
-/* One event's interval on one track, kept until the end of its file. */
-typedef struct {
-  uint64_t s, e; /* OTF2 ticks */
-  uint64_t order;
-  uint64_t event_id, parent_id, bytes, seq, sent, recv;
-  int64_t channel, peer;
-  double err_us;
-  uint32_t track, region, comm; /* comm: index in comms, for coll_op */
-  int32_t rank, root;
-  uint16_t has; /* HAS(A_*) */
-  uint8_t coll_op; /* OTF2_CollectiveOp + 1; 0: none */
-  uint8_t coll_emitted;
-} ns_otf2_iv;
-
-typedef struct {
-  uint64_t loc;
-  uint32_t* stack; /* intervals open on it, outermost first */
-  uint32_t n, cap;
-  uint32_t coll_open; /* collective records open (at most 1) */
-} ns_otf2_lane;
-
-typedef struct {
-  int kind;
-  char name[160];
-  uint64_t group;
-  OTF2_LocationType type;
-  ns_otf2_lane* lanes;
-  uint32_t nlanes;
-} ns_otf2_track;
-
-typedef struct {
-  ns_walk* walk; /* first member: set by the caller (export.h) */
-  OTF2_Archive* archive;
-  ns_otf2_defs d;
-  OTF2_AttributeList* attrs;
-  uint64_t t_min, t_max, events, colls_recorded, colls_regions_only;
-  /* the file being walked */
-  int ready; /* file_setup done */
-  int64_t offset;
-  uint64_t pgroup;
-  ns_analysis* a;
-  ns_idmap track_index; /* key -> index + 1 in tracks */
-  ns_otf2_track* tracks;
-  size_t ntracks;
-  ns_idmap gpu_groups; /* hash of the GPU uuid -> group + 1 */
-  ns_otf2_iv* ivs;
-  size_t nivs, cap;
-} otf2_state;
 
 /* ---- the file's tracks ---- */
 
@@ -117,7 +69,7 @@ static void comm_label(const ns_wfile* f, uint32_t serial, char* out, size_t n) 
 }
 
 /* The accelerator location group of the GPU of communicator `serial`. */
-static uint64_t gpu_group(otf2_state* s, const ns_wfile* f, uint32_t serial) {
+static uint64_t gpu_group(ns_otf2_state* s, const ns_wfile* f, uint32_t serial) {
   const ns_wcomm* c = ns_wfile_comm(f, serial);
   const char* uuid = c && c->info.gpu_uuid[0] ? c->info.gpu_uuid : "?";
   uint64_t h = 1469598103934665603ull;
@@ -133,7 +85,7 @@ static uint64_t gpu_group(otf2_state* s, const ns_wfile* f, uint32_t serial) {
   return g;
 }
 
-static uint32_t track_of(otf2_state* s, const ns_wfile* f, int kind, uint32_t tid, uint32_t serial, int64_t ch,
+static uint32_t track_of(ns_otf2_state* s, const ns_wfile* f, int kind, uint32_t tid, uint32_t serial, int64_t ch,
                          uint8_t type) {
   uint64_t key = (uint64_t)kind << 60 ^ (uint64_t)(serial & 0xFFFFF) << 40 ^ (uint64_t)(ch & 0xFF) << 32 ^
                  (uint64_t)type << 52 ^ tid;
@@ -182,9 +134,9 @@ static uint32_t track_of(otf2_state* s, const ns_wfile* f, int kind, uint32_t ti
 
 /* ---- events in ---- */
 
-static uint64_t ticks(const otf2_state* s, uint64_t ts) { return (uint64_t)((int64_t)ts + s->offset); }
+static uint64_t ticks(const ns_otf2_state* s, uint64_t ts) { return (uint64_t)((int64_t)ts + s->offset); }
 
-static ns_otf2_iv* add_iv(otf2_state* s, uint32_t track, uint32_t region, uint64_t start, uint64_t stop) {
+static ns_otf2_iv* add_iv(ns_otf2_state* s, uint32_t track, uint32_t region, uint64_t start, uint64_t stop) {
   if (s->nivs == s->cap) {
     size_t cap = s->cap ? s->cap * 2 : 4096;
     ns_otf2_iv* n = realloc(s->ivs, cap * sizeof *n);
@@ -222,7 +174,7 @@ static int collective_op(int func, uint64_t elem_bytes, uint32_t nranks, int is_
   }
 }
 
-static void op_fields(otf2_state* s, const ns_wfile* f, const ns_event* ev, ns_otf2_iv* v) {
+static void op_fields(ns_otf2_state* s, const ns_wfile* f, const ns_event* ev, ns_otf2_iv* v) {
   const ns_record* r = &ev->start;
   const ns_wcomm* c = ns_wfile_comm(f, r->comm);
   int coll = r->type == NS_EV_COLL;
@@ -232,14 +184,14 @@ static void op_fields(otf2_state* s, const ns_wfile* f, const ns_event* ev, ns_o
   uint32_t nranks = c ? c->info.nranks : 0;
   if (tsize) {
     v->bytes = ns_coll_bytes(func, count, tsize, nranks);
-    v->has |= HAS(A_BYTES);
+    v->has |= NS_OTF2_HAS(A_BYTES);
   }
   if (coll) {
     v->seq = r->num[NS_COLL_SEQ];
-    v->has |= HAS(A_SEQ);
+    v->has |= NS_OTF2_HAS(A_SEQ);
   } else {
     v->peer = (int64_t)r->num[NS_P2P_PEER];
-    v->has |= HAS(A_PEER);
+    v->has |= NS_OTF2_HAS(A_PEER);
   }
   if (!coll || !tsize || !c || (r->flags & NS_RF_PXN)) return;
   int root = (int)(int64_t)r->num[NS_COLL_ROOT];
@@ -258,7 +210,8 @@ static void op_fields(otf2_state* s, const ns_wfile* f, const ns_event* ev, ns_o
 
 /* The GPU interval of a Coll/P2p (its kernels' pTimers), a KernelCh or a KernelPhase, converted as the JSON Lines
  * export's gpuStart/gpuStop. */
-static void gpu_interval(otf2_state* s, const ns_wfile* f, const ns_event* ev, uint32_t region, const ns_otf2_iv* cpu) {
+static void gpu_interval(ns_otf2_state* s, const ns_wfile* f, const ns_event* ev, uint32_t region,
+                         const ns_otf2_iv* cpu) {
   const ns_record* r = &ev->start;
   if (!s->a || (r->flags & NS_RF_PXN)) return;
   uint64_t p0, p1, t0, t1, owner;
@@ -283,21 +236,22 @@ static void gpu_interval(otf2_state* s, const ns_wfile* f, const ns_event* ev, u
   ns_otf2_iv* v = add_iv(s, track, region, ticks(s, t0), ticks(s, t1));
   if (!v) return;
   v->event_id = cpu->event_id;
-  v->has = HAS(A_EVENT_ID) | (cpu->has & (HAS(A_BYTES) | HAS(A_CHANNEL) | HAS(A_SEQ) | HAS(A_PEER)));
+  v->has = NS_OTF2_HAS(A_EVENT_ID) |
+           (cpu->has & (NS_OTF2_HAS(A_BYTES) | NS_OTF2_HAS(A_CHANNEL) | NS_OTF2_HAS(A_SEQ) | NS_OTF2_HAS(A_PEER)));
   v->bytes = cpu->bytes;
   v->channel = cpu->channel;
   v->seq = cpu->seq;
   v->peer = cpu->peer;
   if (isfinite(err)) {
     v->err_us = err / 1000.0;
-    v->has |= HAS(A_GPU_ERROR_US);
+    v->has |= NS_OTF2_HAS(A_GPU_ERROR_US);
   }
 }
 
-static void file_setup(otf2_state* s, ns_wfile* f);
+static void file_setup(ns_otf2_state* s, ns_wfile* f);
 
 static void otf2_event(void* self, ns_wfile* f, ns_event* ev) {
-  otf2_state* s = self;
+  ns_otf2_state* s = self;
   file_setup(s, f);
   const ns_record* r = &ev->start;
   uint8_t type = r->type;
@@ -326,26 +280,26 @@ static void otf2_event(void* self, ns_wfile* f, ns_event* ev) {
       add_iv(s, track, ns_otf2_region(&s->d, name, 0), ticks(s, r->ts), ev->stopped ? ticks(s, ev->stop_ts) : NONE);
   if (!v) return;
   v->event_id = ev->id;
-  v->has = HAS(A_EVENT_ID);
+  v->has = NS_OTF2_HAS(A_EVENT_ID);
   if (r->parent && !(r->flags & NS_RF_PARENT_RAW)) {
     v->parent_id = r->parent;
-    v->has |= HAS(A_PARENT_ID);
+    v->has |= NS_OTF2_HAS(A_PARENT_ID);
   }
-  if (!ev->stopped) v->has |= HAS(A_INCOMPLETE);
+  if (!ev->stopped) v->has |= NS_OTF2_HAS(A_INCOMPLETE);
   if (type == NS_EV_PROXY_OP || type == NS_EV_KERNEL_CH || type == NS_EV_KERNEL_PHASE || type == NS_EV_PROXY_STEP ||
       type == NS_EV_NET_PLUGIN) {
     if (ev->channel >= 0) {
       v->channel = ev->channel;
-      v->has |= HAS(A_CHANNEL);
+      v->has |= NS_OTF2_HAS(A_CHANNEL);
     }
   }
   if (type == NS_EV_PROXY_OP) {
     v->peer = (int64_t)r->num[NS_PROXY_OP_PEER];
-    v->has |= HAS(A_PEER);
+    v->has |= NS_OTF2_HAS(A_PEER);
   }
   if (type == NS_EV_PROXY_STEP && ev->has_trans_size) {
     v->bytes = ev->trans_size;
-    v->has |= HAS(A_BYTES);
+    v->has |= NS_OTF2_HAS(A_BYTES);
   }
   if (type == NS_EV_COLL || type == NS_EV_P2P) op_fields(s, f, ev, v);
   if (type == NS_EV_COLL || type == NS_EV_P2P || type == NS_EV_KERNEL_CH || type == NS_EV_KERNEL_PHASE) {
@@ -360,119 +314,10 @@ static void otf2_event(void* self, ns_wfile* f, ns_event* ev) {
   }
 }
 
-/* ---- events out: per file, sorted, nested per location ---- */
-
-static int iv_cmp(const void* pa, const void* pb) {
-  const ns_otf2_iv *a = pa, *b = pb;
-  if (a->track != b->track) return a->track < b->track ? -1 : 1;
-  if (a->s != b->s) return a->s < b->s ? -1 : 1;
-  if (a->e != b->e) return a->e > b->e ? -1 : 1; /* the outer one first */
-  return a->order < b->order ? -1 : a->order > b->order;
-}
-
-static void put_attrs(otf2_state* s, const ns_otf2_iv* v) {
-  OTF2_AttributeList* l = s->attrs;
-  if (v->has & HAS(A_EVENT_ID)) OTF2_AttributeList_AddUint64(l, A_EVENT_ID, v->event_id);
-  if (v->has & HAS(A_PARENT_ID)) OTF2_AttributeList_AddUint64(l, A_PARENT_ID, v->parent_id);
-  if (v->has & HAS(A_BYTES)) OTF2_AttributeList_AddUint64(l, A_BYTES, v->bytes);
-  if (v->has & HAS(A_CHANNEL)) OTF2_AttributeList_AddInt64(l, A_CHANNEL, v->channel);
-  if (v->has & HAS(A_PEER)) OTF2_AttributeList_AddInt64(l, A_PEER, v->peer);
-  if (v->has & HAS(A_SEQ)) OTF2_AttributeList_AddUint64(l, A_SEQ, v->seq);
-  if (v->has & HAS(A_INCOMPLETE)) OTF2_AttributeList_AddUint8(l, A_INCOMPLETE, 1);
-  if (v->has & HAS(A_GPU_ERROR_US)) OTF2_AttributeList_AddDouble(l, A_GPU_ERROR_US, v->err_us);
-}
-
-static void see_time(otf2_state* s, uint64_t t) {
-  if (t < s->t_min) s->t_min = t;
-  if (t > s->t_max) s->t_max = t;
-}
-
-static void leave(otf2_state* s, ns_otf2_lane* l, ns_otf2_iv* v) {
-  ns_otf2_location* loc = &s->d.locs[l->loc];
-  if (v->coll_emitted) {
-    uint32_t root = v->root >= 0 ? (uint32_t)v->root : OTF2_UNDEFINED_UINT32;
-    OTF2_EvtWriter_MpiCollectiveEnd(loc->w, NULL, v->e, (OTF2_CollectiveOp)(v->coll_op - 1), v->comm, root, v->sent,
-                                    v->recv);
-    loc->nevents++;
-    l->coll_open = 0;
-  }
-  OTF2_EvtWriter_Leave(loc->w, NULL, v->e, v->region);
-  loc->nevents++;
-  see_time(s, v->e);
-}
-
-static void enter(otf2_state* s, ns_otf2_track* t, uint32_t lane, ns_otf2_iv* v) {
-  ns_otf2_lane* l = &t->lanes[lane];
-  ns_otf2_location* loc = &s->d.locs[l->loc];
-  put_attrs(s, v);
-  OTF2_EvtWriter_Enter(loc->w, s->attrs, v->s, v->region);
-  loc->nevents++;
-  s->events++;
-  see_time(s, v->s);
-  if (!v->coll_op) return;
-  uint64_t* member = &s->d.comms[v->comm].members[v->rank];
-  if (*member == NONE && lane == 0) *member = l->loc;
-  if (*member != l->loc || l->coll_open) {
-    s->colls_regions_only++;
-    return;
-  }
-  OTF2_EvtWriter_MpiCollectiveBegin(loc->w, NULL, v->s);
-  loc->nevents++;
-  l->coll_open = 1;
-  v->coll_emitted = 1;
-  s->colls_recorded++;
-}
-
-/* Leaves every interval of the lane that ends by `until`. */
-static void pop_until(otf2_state* s, ns_otf2_lane* l, uint64_t until) {
-  while (l->n && s->ivs[l->stack[l->n - 1]].e <= until) leave(s, l, &s->ivs[l->stack[--l->n]]);
-}
-
-static void place(otf2_state* s, ns_otf2_track* t, uint32_t idx) {
-  ns_otf2_iv* v = &s->ivs[idx];
-  uint32_t i = 0;
-  for (; i < t->nlanes; i++) {
-    ns_otf2_lane* l = &t->lanes[i];
-    pop_until(s, l, v->s);
-    if (!l->n || s->ivs[l->stack[l->n - 1]].e >= v->e) break;
-  }
-  if (i == t->nlanes) {
-    ns_otf2_lane* nl = realloc(t->lanes, (t->nlanes + 1) * sizeof *nl);
-    if (!nl) {
-      s->d.failed = 1;
-      return;
-    }
-    t->lanes = nl;
-    memset(&nl[i], 0, sizeof nl[i]);
-    char name[176];
-    if (i) snprintf(name, sizeof name, "%s #%u", t->name, i + 1);
-    else snprintf(name, sizeof name, "%s", t->name);
-    nl[i].loc = ns_otf2_add_location(&s->d, name, t->type, t->group);
-    OTF2_EvtWriter* w = nl[i].loc == NONE ? NULL : OTF2_Archive_GetEvtWriter(s->archive, nl[i].loc);
-    if (!w) {
-      s->d.failed = 1;
-      return;
-    }
-    s->d.locs[nl[i].loc].w = w;
-    t->nlanes++;
-  }
-  ns_otf2_lane* l = &t->lanes[i];
-  if (l->n == l->cap) {
-    uint32_t cap = l->cap ? l->cap * 2 : 8;
-    uint32_t* ns = realloc(l->stack, cap * sizeof *ns);
-    if (!ns) {
-      s->d.failed = 1;
-      return;
-    }
-    l->stack = ns;
-    l->cap = cap;
-  }
-  l->stack[l->n++] = idx;
-  enter(s, t, i, v);
-}
+/* ---- per file: its setup, and its intervals written at its end ---- */
 
 static void otf2_file_begin(void* self, ns_wfile* f) {
-  otf2_state* s = self;
+  ns_otf2_state* s = self;
   (void)f;
   s->nivs = 0;
   s->offset = 0;
@@ -481,7 +326,7 @@ static void otf2_file_begin(void* self, ns_wfile* f) {
 
 /* The file's process group, clock offset and GPU clock fit, at its first
  * event (its PROCESS block, which comes first, has been read then). */
-static void file_setup(otf2_state* s, ns_wfile* f) {
+static void file_setup(ns_otf2_state* s, ns_wfile* f) {
   if (s->ready) return;
   s->ready = 1;
   s->offset = f->has_process ? f->process.realtime_offset_ns : 0;
@@ -512,18 +357,9 @@ static void file_setup(otf2_state* s, ns_wfile* f) {
   if (!s->a) fprintf(stderr, "ncclscope: warning: no GPU kernel intervals for %s\n", err);
 }
 
-
 static void otf2_file_end(void* self, ns_wfile* f) {
-  otf2_state* s = self;
-  if (s->nivs) {
-    uint64_t end = ticks(s, f->max_ts);
-    for (size_t i = 0; i < s->nivs; i++)
-      if (s->ivs[i].e == NONE) s->ivs[i].e = end > s->ivs[i].s ? end : s->ivs[i].s;
-    if (s->nivs) qsort(s->ivs, s->nivs, sizeof *s->ivs, iv_cmp);
-    for (size_t i = 0; i < s->nivs && !s->d.failed; i++) place(s, &s->tracks[s->ivs[i].track], (uint32_t)i);
-    for (size_t t = 0; t < s->ntracks; t++)
-      for (uint32_t k = 0; k < s->tracks[t].nlanes; k++) pop_until(s, &s->tracks[t].lanes[k], NONE);
-  }
+  ns_otf2_state* s = self;
+  if (s->nivs) ns_otf2_write_nested(s, ticks(s, f->max_ts));
   for (size_t t = 0; t < s->ntracks; t++) {
     for (uint32_t k = 0; k < s->tracks[t].nlanes; k++) free(s->tracks[t].lanes[k].stack);
     free(s->tracks[t].lanes);
@@ -553,7 +389,7 @@ static OTF2_TimeStamp post_flush(void* user, OTF2_FileType type, OTF2_LocationRe
 static const OTF2_FlushCallbacks flush_callbacks = {.otf2_pre_flush = pre_flush, .otf2_post_flush = post_flush};
 
 static void* otf2_make(const char* tmp, ns_sink* sink) {
-  otf2_state* s = calloc(1, sizeof *s);
+  ns_otf2_state* s = calloc(1, sizeof *s);
   if (!s) {
     fprintf(stderr, "ncclscope: out of memory\n");
     return NULL;
@@ -581,7 +417,7 @@ static void* otf2_make(const char* tmp, ns_sink* sink) {
 }
 
 static int otf2_finish(void* state) {
-  otf2_state* s = state;
+  ns_otf2_state* s = state;
   int rc = s->d.failed ? -1 : 0;
   if (s->d.failed) fprintf(stderr, "ncclscope: out of memory writing the OTF2 archive\n");
   for (size_t i = 0; i < s->d.nlocs; i++)
