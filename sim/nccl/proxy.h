@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope-sim: the proxy progress thread, its network steps and the GPU
  * model it drives. Private to action_heap.c, device.c, proxy_net.c,
- * net_helper.c, nccl_cost.c, proxy_thread.c and work.c.
+ * net_plugin_events.c, net_helper.c, nccl_cost.c, proxy_thread.c and
+ * work.c.
  *
  * Like NCCL's, one proxy thread per rank (shared by split communicators)
  * progresses every posted work at once: a work's network ProxyOps and steps,
@@ -280,9 +281,18 @@ void simNetPlan(simProxy* px, simWork* w);         /* subs of the work (network 
 void simNetAppend(simProxy* px, simWork* w);       /* ProxyOp starts at append (2.27+) */
 void simNetBegin(simProxy* px, simWork* w);        /* after the barrier: schedule the steps */
 void simNetAbort(simProxy* px, simWork* w);        /* a hung collective: stop what runs */
-void simNetQuiesce(simWork* w);                     /* its requests handed to the helper are done */
 void simNetAction(simProxy* px, const simAction* x);
 void simNetWriteStats(simProxy* px);
+
+/* net_plugin_events.c: the NetPlugin event of step st of ProxyOp s (its request slot st % SIM_STEPS) */
+void simNetPluginStart(simProxy* px, const simComm* c, int mask, subState* s, int st, size_t b); /* b: its bytes */
+/* when to stop it, the step completing at `done` */
+uint64_t simNetPluginStopAt(const subState* s, uint64_t now, uint64_t done);
+void simNetPluginStop(simProxy* px, subState* s, int st);
+void simNetPluginStopAgain(subState* s, int st);            /* the IB plugin's second stop (double-stop quirk) */
+bool simNetPluginDone(simProxy* px, subState* s, int st);   /* like test(): has it ended? never blocks */
+void simNetPluginFinish(simProxy* px, subState* s, int st); /* stopped and done, before the op ends */
+void simNetQuiesce(simWork* w);                             /* its requests handed to the helper are done */
 
 /* net_helper.c: the socket plugin's helper thread */
 void simNetHelperStart(simProxy* px);

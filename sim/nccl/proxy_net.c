@@ -5,7 +5,8 @@
  * NCCL's 8 slots (step % 8, reused only after that step stopped):
  * send 8 -> 20 -> 9 -> stop, receive 10 -> 11 -> 12 -> stop, with the NetPlugin
  * events of the IB plugin (inline, inside isend/irecv/test) or the socket
- * plugin (inline on the proxy thread in test(), or on a helper thread).
+ * plugin (inline on the proxy thread in test(), or on a helper thread;
+ * net_plugin_events.c).
  * What a release does differently is switched by its quirks (nccl_version.h):
  * when ProxyOps start and whether they stop, ProxyOp states 0-7, NULL or
  * stale step args, receive steps started again until their post succeeds,
@@ -159,112 +160,6 @@ static void oldOpState(simProxy* px, subState* s, int state, int steps, size_t a
   simRecordOp(s->plugin, &s->op, state, (size_t)px->poolOldSize[s->poolSlot], steps);
 }
 
-/* ---- NetPlugin events ---- */
-
-static bool netInline(const subState* s) {
-  return s->ib || (simQuirk(Q_SOCKET_PROXY_THREAD) && !simOpt.socketThreads);
-}
-
-/* NetPlugin start for step st: inline for IB (inside isend/irecv) and for
- * sockets without helper threads (in test()), else handed to the helper. */
-static void netStart(simProxy* px, const simComm* c, int mask, subState* s, int st, size_t b) {
-  int slot = st % SIM_STEPS;
-  netReq* r = &s->nets[slot];
-  /* the previous request of this slot may still sit in the helper's queue
-   * (its stop races the step's): it must be done before the slot is reused */
-  if (s->netState[slot] == NET_STOPPED && !netInline(s)) simNetWait(r);
-  memset(r, 0, sizeof *r);
-  s->netState[slot] = NET_NONE;
-  if (!s->plugin || !(mask & ncclProfileNetPlugin) || s->silent || simNcclCur.nativeAbi < 3) return;
-  /* the helper thread reads only the request: the parent goes in by value */
-  r->kind = 0, r->p = s->plugin, r->ctx = s->ctx, r->parent = s->steps[slot], r->rank = s->rank;
-  r->pxn = s->foreign, r->originPid = s->pid;
-  r->update = !simQuirk(Q_NET_NO_UPDATE);
-  if (s->ib) {
-    r->id = (int64_t)(NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER);
-    r->data.ib.type = ncclProfileQp;
-    r->data.ib.qp.device = c->node % 4;
-    r->data.ib.qp.wr_id = ((uint64_t)s->ch << 16) | (uint64_t)st;
-    r->data.ib.qp.qpNum = 1000 + s->ch;
-    /* receive descriptors leave opcode and length as the previous user of the request left them */
-    bool unset = !s->isSend && simQuirk(Q_NET_DOUBLE_STOP);
-    r->data.ib.qp.opcode = s->isSend ? 2 /* RDMA_WRITE_WITH_IMM-like */ : unset ? 0 : 128;
-    r->data.ib.qp.length = unset ? 0 : b;
-  } else {
-    r->id = (int64_t)(NCCL_PROFILER_NET_TYPE_SOCK | NCCL_PROFILER_NET_SOCKET_VER);
-    r->data.sock.type = ncclProfileSocket;
-    r->data.sock.sock.fd = 100 + s->ch;
-    r->data.sock.sock.op = s->isSend ? 0 : 1;
-    r->data.sock.sock.length = b;
-    if (simOpt.socketThreads && simQuirk(Q_SOCKET_PROXY_THREAD)) {
-      /* a helper thread keeps the parent of the request slot that created it:
-       * the step that last used that slot, long stopped */
-      const simEvent* stale = &px->poolStaleStep[slot];
-      if (stale->serial) r->parent = *stale;
-    }
-  }
-  snprintf(r->key, sizeof r->key, "\"channel\":%d,\"step\":%d,\"send\":%d,\"net\":\"%s\"", s->ch, st, s->isSend,
-           s->ib ? "ib" : "socket");
-  s->netState[slot] = NET_STARTED;
-  if (netInline(s))
-    simNetDo(r);
-  else
-    simNetPost(px, r);
-}
-
-/* When to end the NetPlugin event of a step completing at `done`: inline just
- * before the completion is polled; the socket helper thread some time ahead,
- * so that its wake-up rarely delays the step's stop. */
-static uint64_t netStopAt(const subState* s, uint64_t now, uint64_t done) {
-  uint64_t lead = netInline(s) ? 1000 : 10000;
-  return done > now + lead ? done - lead : now;
-}
-
-static void netStop(simProxy* px, subState* s, int st) {
-  int slot = st % SIM_STEPS;
-  netReq* r = &s->nets[slot];
-  if (s->netState[slot] != NET_STARTED) return;
-  s->netState[slot] = NET_STOPPED;
-  if (netInline(s)) {
-    r->kind = 1;
-    simNetDo(r);
-    return;
-  }
-  simNetWait(r); /* its start is done */
-  r->kind = 1;
-  simNetPost(px, r);
-}
-
-/* The IB plugin stops a QP event again when the request completes (in
- * test()), and now and then a slot it never started: a NULL handle. */
-static void netStopAgain(subState* s, int st) {
-  int slot = st % SIM_STEPS;
-  netReq* r = &s->nets[slot];
-  if (!simQuirk(Q_NET_DOUBLE_STOP) || !s->ib || s->netState[slot] != NET_STOPPED) return;
-  simStop(r->p, &r->net);
-  if (st % 4 == 3) simStopNull(r->p, simTypeIndex(ncclProfileNetPlugin));
-}
-
-/* Like NCCL's test(): has the NetPlugin event of step st ended? Never blocks:
- * a socket helper that has not run yet makes the caller poll again later
- * (as the proxy's progress loop does), so other steps keep their times. With
- * helper threads in a real release the proxy does not wait for it at all. */
-static bool netDone(simProxy* px, subState* s, int st) {
-  int slot = st % SIM_STEPS;
-  if (s->netState[slot] == NET_STARTED) netStop(px, s, st);
-  if (s->netState[slot] != NET_STOPPED || netInline(s)) return true;
-  if (simOpt.socketThreads && simQuirk(Q_SOCKET_PROXY_THREAD)) return true; /* its stop races the step's */
-  /* acquire pairs with the release store in the helper: the net event is complete */
-  return atomic_load_explicit(&s->nets[slot].done, memory_order_acquire) != 0;
-}
-
-/* The NetPlugin event of step st has stopped before the op ends. */
-static void netFinish(simProxy* px, subState* s, int st) {
-  int slot = st % SIM_STEPS;
-  if (s->netState[slot] == NET_STARTED) netStop(px, s, st);
-  if (s->netState[slot] == NET_STOPPED && !netInline(s)) simNetWait(&s->nets[slot]);
-}
-
 /* ---- ProxyOps ---- */
 
 static void startOp(simWork* w, subState* s) {
@@ -355,12 +250,6 @@ void simNetBegin(simProxy* px, simWork* w) {
 static void opStopped(simProxy* px, simWork* w) {
   w->pendingSubs--;
   simProxyWorkDone(px, w);
-}
-
-void simNetQuiesce(simWork* w) {
-  for (int k = 0; k < w->nsub; k++)
-    for (int q = 0; q < SIM_STEPS; q++)
-      if (w->subs[k].netState[q] != NET_NONE && !netInline(&w->subs[k])) simNetWait(&w->subs[k].nets[q]);
 }
 
 void simNetAbort(simProxy* px, simWork* w) {
@@ -477,7 +366,7 @@ static void stepStart(simProxy* px, simWork* w, subState* s, int st, int leakLef
                 STEP_ARG(st, simQuirk(Q_SEND_PEER_REPEAT) ? repeats(c, st) : 0, 0));
   } else {
     /* irecv: the IB plugin's NetPlugin event starts inside it; then RecvWait */
-    netStart(px, c, simSubMask(w, s), s, st, b);
+    simNetPluginStart(px, c, simSubMask(w, s), s, st, b);
     stepState(px, s, step, st, ncclProfilerProxyStepRecvWait);
     oldOpState(px, s, ncclProfilerProxyOpRecvPosted, st + 1, 0);
     /* the sender's data leaves once it is ready and the link is free */
@@ -485,7 +374,7 @@ static void stepStart(simProxy* px, simWork* w, subState* s, int st, int leakLef
     uint64_t arrive = u64max(u64max(chunkReady(w->tAll, st) + 500, s->linkFree), now) + simXferNs(b);
     s->linkFree = arrive;
     s->due[slot] = arrive;
-    simHeapPush(&px->H, netStopAt(s, now, arrive), A_NET_STOP, w, (int)(s - w->subs), st);
+    simHeapPush(&px->H, simNetPluginStopAt(s, now, arrive), A_NET_STOP, w, (int)(s - w->subs), st);
     simHeapPush(&px->H, arrive, A_RECV_ARRIVE, w, (int)(s - w->subs), st);
   }
 }
@@ -514,12 +403,13 @@ void simNetAction(simProxy* px, const simAction* x) {
     break;
   case A_SEND_WAIT: {
     /* isend: the IB plugin's NetPlugin event starts inside it; SendWait once it is posted */
-    if (s->ib) netStart(px, c, simSubMask(w, s), s, st, b);
+    if (s->ib) simNetPluginStart(px, c, simSubMask(w, s), s, st, b);
     uint64_t a0 = simNowNs();
     stepState(px, s, step, st, ncclProfilerProxyStepSendWait);
     oldOpState(px, s, ncclProfilerProxyOpSendTransmitted, st + 1, b);
     uint64_t a1 = simNowNs();
-    if (!s->ib) netStart(px, c, simSubMask(w, s), s, st, b); /* the socket plugin picks the task up in test() */
+    if (!s->ib)
+      simNetPluginStart(px, c, simSubMask(w, s), s, st, b); /* the socket plugin picks the task up in test() */
     /* The plugin stamped SendWait in [a0, a1]. Transfer time is measured
      * from there, so the stop is scheduled from a0 when that window is
      * short, else from a1: a disturbed call lengthens the interval, never
@@ -529,19 +419,17 @@ void simNetAction(simProxy* px, const simAction* x) {
     uint64_t due = u64max(s->waitAt[slot], s->linkFree) + simXferNs(b);
     s->linkFree = due;
     s->due[slot] = due;
-    simHeapPush(&px->H, netStopAt(s, a1, due), A_NET_STOP, w, x->a, st);
+    simHeapPush(&px->H, simNetPluginStopAt(s, a1, due), A_NET_STOP, w, x->a, st);
     simHeapPush(&px->H, due, A_STEP_STOP, w, x->a, st);
     break;
   }
-  case A_NET_STOP:
-    netStop(px, s, st);
-    break;
+  case A_NET_STOP: simNetPluginStop(px, s, st); break;
   case A_RECV_ARRIVE:
-    if (!netDone(px, s, st)) {
+    if (!simNetPluginDone(px, s, st)) {
       pollAgain(px, A_RECV_ARRIVE, w, x->a, st);
       break;
     }
-    netStopAgain(s, st);
+    simNetPluginStopAgain(s, st);
     stepState(px, s, step, st, ncclProfilerProxyStepRecvFlushWait);
     oldOpState(px, s, ncclProfilerProxyOpRecvReceived, st + 1, b);
     simHeapPush(&px->H, simNowNs() + 1500, A_RECV_FLUSHED, w, x->a, st);
@@ -552,11 +440,11 @@ void simNetAction(simProxy* px, const simAction* x) {
     simHeapPush(&px->H, simNowNs() + 2000, A_STEP_STOP, w, x->a, st); /* the GPU consumes the chunk */
     break;
   case A_STEP_STOP: {
-    if (s->isSend && !netDone(px, s, st)) {
+    if (s->isSend && !simNetPluginDone(px, s, st)) {
       pollAgain(px, A_STEP_STOP, w, x->a, st);
       break;
     }
-    if (s->isSend) netStopAgain(s, st);
+    if (s->isSend) simNetPluginStopAgain(s, st);
     uint64_t now = simNowNs();
     oldOpState(px, s, s->isSend ? ncclProfilerProxyOpSendDone : ncclProfilerProxyOpRecvDone, st + 1, 0);
     simStop(p, step);
@@ -585,7 +473,7 @@ void simNetAction(simProxy* px, const simAction* x) {
     s->stopped = true;
     for (int q = 0; q < SIM_STEPS; q++) {
       /* every NetPlugin request of the op is done, also a stop still queued on the helper */
-      netFinish(px, s, q);
+      simNetPluginFinish(px, s, q);
       if (s->steps[q].h) simStop(p, &s->steps[q]), s->steps[q].h = NULL;
     }
     simStop(p, &s->op);
