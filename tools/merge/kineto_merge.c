@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope CLI: merging the timeline into a Kineto trace (kineto_merge.h):
  * a drawer that moves the layout's tracks onto the trace's clock (decided by
- * kineto_clock.c) and pids, links NCCL kernels, and writes through the Trace
+ * kineto_clock.c) and pids, links NCCL kernels (kineto_link.c), and writes through the Trace
  * Event JSON drawer inside the trace's own top level, or through the
  * Perfetto drawer after the trace's events (kineto_draw.c). Single-threaded. */
 #include "merge/kineto_merge.h"
@@ -12,24 +12,13 @@
 
 #include "merge/kineto_clock.h"
 #include "merge/kineto_draw.h"
+#include "merge/kineto_link.h"
 #include "merge/kineto_trace.h"
 #include "timeline/timeline_layout.h"
 #include "traces/trace_dir.h"
 
-#define LINK_SLACK_NS 20000       /* NCCL's kernel timer vs the kernel's start as CUPTI sees it */
-#define LAUNCH_WINDOW_NS 1000000  /* a Coll without GPU times: its kernel starts within this of its start */
 #define FLOW_ID_BASE (1ull << 62) /* link arrows: apart from the layout's parent flows */
 #define KINETO_FLOW_BASE (1ull << 61) /* the trace's own flows, when drawn (Perfetto) */
-
-typedef struct {
-  int64_t device, stream;
-} comm_pin;
-
-typedef struct {
-  uint32_t pid; /* a communicator's track (the layout's pid) */
-  comm_pin pin;
-  uint64_t n; /* its Colls whose nearest kernel is on pin */
-} stream_vote;
 
 typedef struct {
   ns_kineto_trace tr;
@@ -37,19 +26,11 @@ typedef struct {
   ns_kclock ck;
   int unaligned;
   int64_t pid_base; /* added to the layout's pids */
-  size_t* kernels;  /* NCCL kernel events (indices), by ts */
-  size_t nkernels;
-  uint8_t* kernel_used;
-  stream_vote* votes;
-  size_t nvotes;
-  struct pending_coll* pending; /* Colls to link at the end */
-  size_t npending, cap_pending;
+  ns_klinker link;  /* NCCL kernels linked to Colls */
   int cur; /* file being drawn */
   uint64_t next_flow;
-  uint64_t linked, colls_with_gpu, clamped, nresiduals;
-  int64_t* residuals; /* kernel ts - mapped Coll gpuStart, ns */
+  uint64_t clamped;
   ns_drawer inner;
-  ns_json scratch;
   /* Perfetto: the trace's events are drawn (kineto_draw.h) at the end, the
    * link arrows' kernel ends among them. */
   int perfetto, compress;
@@ -58,11 +39,6 @@ typedef struct {
   ns_kineto_drawn drawn;
   int draw_failed;
 } kmerge;
-
-static int cmp_i64(const void* a, const void* b) {
-  int64_t x = *(const int64_t*)a, y = *(const int64_t*)b;
-  return x < y ? -1 : x > y;
-}
 
 /* ---- the drawer between the layout and the JSON drawer ---- */
 
@@ -133,166 +109,31 @@ static void km_flow(void* self, const ns_draw_flow* f) {
   m->inner.flow(m->inner.self, &x);
 }
 
-/* A number after `"key":` in the JSON text, or 0. */
-static int json_num(const char* text, const char* key, double* v) {
-  const char* p = strstr(text, key);
-  if (!p) return 0;
-  char* end;
-  *v = strtod(p + strlen(key), &end);
-  return end != p + strlen(key);
-}
-
-/* A Coll of the trace's process to link at the end, when every communicator's
- * kernels can be told apart by the device and stream most of its Colls fit. */
-typedef struct pending_coll {
-  uint32_t pid, tid; /* the layout's */
-  uint64_t ts;       /* its slice's start on the output's clock */
-  int64_t want, from, to;
-  int has_gpu;
-  char func[32];
-} pending_coll;
-
-static int cmp_pending(const void* a, const void* b) {
-  int64_t x = ((const pending_coll*)a)->want, y = ((const pending_coll*)b)->want;
-  return x < y ? -1 : x > y;
-}
-
-/* Notes a Coll slice (already on the output's clock at ts) for linking. */
-static void note_coll(kmerge* m, const ns_draw_slice* s, uint32_t pid, uint64_t ts) {
-  if (!s->args.fn || !m->nkernels || m->cur < 0 || m->cur != m->ck.match) return;
-  ns_json* j = &m->scratch;
-  nsj_init(j, NULL);
-  nsj_obj_begin(j);
-  s->args.fn(s->args.ctx, j);
-  nsj_obj_end(j);
-  if (j->failed || j->len >= sizeof j->buf) return;
-  j->buf[j->len] = '\0';
-  pending_coll c = {.pid = pid, .tid = s->tid, .ts = ts};
-  double gpu_us, gerr_us = 0;
-  c.has_gpu = json_num(j->buf, "\"gpuStart\":", &gpu_us);
-  json_num(j->buf, "\"gpuErrorUs\":", &gerr_us);
-  const char* f = strstr(j->buf, "\"func\":\"");
-  if (f) {
-    f += 8;
-    size_t n = strcspn(f, "\"");
-    if (n < sizeof c.func) memcpy(c.func, f, n);
+/* Draws a link made (kineto_link.h): a flow from the Coll's slice to the kernel. */
+static void draw_link(void* ctx, uint32_t pid, uint32_t tid, uint64_t ts, size_t event) {
+  kmerge* m = ctx;
+  const ns_kt_event* e = &m->tr.events[event];
+  uint64_t id = FLOW_ID_BASE + ++m->next_flow;
+  if (m->perfetto) { /* the Coll is written: a zero-length slice at its start; the kernel's end when drawn */
+    m->links[m->nlinks++] = (ns_kineto_link){event, id};
+    ns_draw_slice at = {.name = "NCCL kernel",
+                        .cat = "kernel link",
+                        .ts = ts,
+                        .pid = map_pid(m, pid),
+                        .tid = tid,
+                        .flows_out = &id,
+                        .nflows_out = 1};
+    m->inner.slice(m->inner.self, &at);
+    return;
   }
-  /* With GPU times: the kernel nearest the Coll's GPU start. Without: the
-   * first one in [start - error, start + LAUNCH_WINDOW_NS] (a stream runs its
-   * kernels in order). */
-  const ns_kfile* k = &m->ck.files[m->cur];
-  if (c.has_gpu) {
-    m->colls_with_gpu++;
-    c.want = (int64_t)(gpu_us * 1000.0 + 0.5) + k->delta_ns;
-    int64_t tol = k->error_ns + (int64_t)(gerr_us * 1000.0) + LINK_SLACK_NS;
-    c.from = c.want - tol;
-    c.to = c.want + tol;
-  } else {
-    c.want = (int64_t)ts;
-    c.from = c.want - k->error_ns;
-    c.to = c.want + LAUNCH_WINDOW_NS;
-  }
-  if (c.to < m->tr.events[m->kernels[0]].ts_ns || c.from > m->tr.events[m->kernels[m->nkernels - 1]].ts_ns) return;
-  if (m->npending == m->cap_pending) {
-    size_t cap = m->cap_pending ? m->cap_pending * 2 : 256;
-    pending_coll* np = realloc(m->pending, cap * sizeof *np);
-    if (!np) return;
-    m->pending = np;
-    m->cap_pending = cap;
-  }
-  m->pending[m->npending++] = c;
-}
-
-/* The kernel for c: of its function, unused, on the pinned device and stream
- * (pin NULL: any), the nearest to its GPU start or the first after its start;
- * SIZE_MAX: none. */
-static size_t find_kernel(const kmerge* m, const pending_coll* c, const comm_pin* pin) {
-  size_t lo = 0, hi = m->nkernels;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (m->tr.events[m->kernels[mid]].ts_ns < c->from)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  size_t best = SIZE_MAX;
-  int64_t best_d = 0;
-  for (size_t i = lo; i < m->nkernels; i++) {
-    const ns_kt_event* e = &m->tr.events[m->kernels[i]];
-    if (e->ts_ns > c->to) break;
-    if (m->kernel_used[i] || !e->num_pid || !e->num_tid) continue;
-    if (c->func[0] && !memmem(m->tr.text + e->name_off, e->name_len, c->func, strlen(c->func))) continue;
-    if (pin && (e->device != pin->device || e->stream != pin->stream)) continue;
-    int64_t d = e->ts_ns - c->want;
-    if (best == SIZE_MAX || (c->has_gpu && llabs(d) < llabs(best_d))) best = i, best_d = d;
-  }
-  return best;
-}
-
-/* Each communicator's device and stream: the one most of its Colls' best kernels are on. */
-static void pin_streams(kmerge* m) {
-  for (size_t i = 0; i < m->npending; i++) {
-    const pending_coll* c = &m->pending[i];
-    size_t k = find_kernel(m, c, NULL);
-    if (k == SIZE_MAX) continue;
-    const ns_kt_event* e = &m->tr.events[m->kernels[k]];
-    size_t v = 0;
-    while (v < m->nvotes &&
-           !(m->votes[v].pid == c->pid && m->votes[v].pin.device == e->device && m->votes[v].pin.stream == e->stream))
-      v++;
-    if (v == m->nvotes) {
-      stream_vote* nv = realloc(m->votes, (m->nvotes + 1) * sizeof *nv);
-      if (!nv) return;
-      m->votes = nv;
-      m->votes[m->nvotes++] = (stream_vote){c->pid, {e->device, e->stream}, 0};
-    }
-    m->votes[v].n++;
-  }
-}
-
-static const comm_pin* pin_of(const kmerge* m, uint32_t pid) {
-  const stream_vote* best = NULL;
-  for (size_t v = 0; v < m->nvotes; v++)
-    if (m->votes[v].pid == pid && (!best || m->votes[v].n > best->n)) best = &m->votes[v];
-  return best ? &best->pin : NULL;
-}
-
-/* Links the noted Colls, in time order, each to a kernel on its communicator's stream. */
-static void link_colls(kmerge* m) {
-  pin_streams(m);
-  if (m->npending) qsort(m->pending, m->npending, sizeof *m->pending, cmp_pending);
-  for (size_t i = 0; i < m->npending; i++) {
-    const pending_coll* c = &m->pending[i];
-    const comm_pin* pin = pin_of(m, c->pid);
-    if (!pin) continue;
-    size_t best = find_kernel(m, c, pin);
-    if (best == SIZE_MAX) continue;
-    const ns_kt_event* e = &m->tr.events[m->kernels[best]];
-    m->kernel_used[best] = 1;
-    if (c->has_gpu) m->residuals[m->nresiduals++] = e->ts_ns - c->want;
-    m->linked++;
-    uint64_t id = FLOW_ID_BASE + ++m->next_flow;
-    if (m->perfetto) { /* the Coll is written: a zero-length slice at its start; the kernel's end when drawn */
-      m->links[m->nlinks++] = (ns_kineto_link){m->kernels[best], id};
-      ns_draw_slice at = {.name = "NCCL kernel",
-                          .cat = "kernel link",
-                          .ts = c->ts,
-                          .pid = map_pid(m, c->pid),
-                          .tid = c->tid,
-                          .flows_out = &id,
-                          .nflows_out = 1};
-      m->inner.slice(m->inner.self, &at);
-      continue;
-    }
-    ns_draw_flow fl = {.id = id,
-                       .from_pid = map_pid(m, c->pid),
-                       .from_tid = c->tid,
-                       .from_ts = c->ts,
-                       .to_pid = (uint32_t)e->pid,
-                       .to_tid = (uint32_t)e->tid,
-                       .to_ts = e->ts_ns < 0 ? 0 : (uint64_t)e->ts_ns};
-    m->inner.flow(m->inner.self, &fl);
-  }
+  ns_draw_flow fl = {.id = id,
+                     .from_pid = map_pid(m, pid),
+                     .from_tid = tid,
+                     .from_ts = ts,
+                     .to_pid = (uint32_t)e->pid,
+                     .to_tid = (uint32_t)e->tid,
+                     .to_ts = e->ts_ns < 0 ? 0 : (uint64_t)e->ts_ns};
+  m->inner.flow(m->inner.self, &fl);
 }
 
 static void km_slice(void* self, const ns_draw_slice* s) {
@@ -312,14 +153,15 @@ static void km_slice(void* self, const ns_draw_slice* s) {
     x.nsubs = n;
   }
   m->inner.slice(m->inner.self, &x);
-  if (!m->unaligned && s->cat && strcmp(s->cat, "Coll") == 0 && !s->async_id) note_coll(m, s, s->pid, x.ts);
+  if (!m->unaligned && s->cat && strcmp(s->cat, "Coll") == 0 && !s->async_id && m->cur >= 0 && m->cur == m->ck.match)
+    ns_klink_note(&m->link, s, s->pid, x.ts, &m->ck.files[m->cur]);
 }
 
 static void draw_kineto(kmerge* m);
 
 static int km_finish(void* self) {
   kmerge* m = self;
-  link_colls(m);
+  ns_klink_all(&m->link, draw_link, m);
   if (m->perfetto) draw_kineto(m);
   return m->inner.finish(m->inner.self); /* JSON: writes the trailer (frame_trailer) */
 }
@@ -386,15 +228,12 @@ static void frame_trailer(void* ctx, ns_json* j) {
   }
   nsj_arr_end(j);
   if (!m->unaligned) nsj_kf64(j, "errorUs", (double)worst / 1000.0);
-  nsj_ku64(j, "ncclKernels", m->nkernels);
-  nsj_ku64(j, "collsWithGpuTime", m->colls_with_gpu);
-  nsj_ku64(j, "kernelsLinked", m->linked);
-  if (m->nresiduals) { /* kernel start - the Coll's GPU start on the trace's clock */
-    qsort(m->residuals, m->nresiduals, sizeof *m->residuals, cmp_i64);
-    int64_t maxabs = 0;
-    for (uint64_t i = 0; i < m->nresiduals; i++)
-      if (llabs(m->residuals[i]) > maxabs) maxabs = llabs(m->residuals[i]);
-    nsj_kf64(j, "linkResidualMedianUs", (double)m->residuals[m->nresiduals / 2] / 1000.0);
+  nsj_ku64(j, "ncclKernels", m->link.nkernels);
+  nsj_ku64(j, "collsWithGpuTime", m->link.colls_with_gpu);
+  nsj_ku64(j, "kernelsLinked", m->link.linked);
+  int64_t median, maxabs;
+  if (ns_klink_residuals(&m->link, &median, &maxabs)) { /* kernel start - the Coll's GPU start on the trace's clock */
+    nsj_kf64(j, "linkResidualMedianUs", (double)median / 1000.0);
     nsj_kf64(j, "linkResidualMaxAbsUs", (double)maxabs / 1000.0);
   }
   nsj_ku64(j, "clampedToZero", m->clamped);
@@ -474,20 +313,10 @@ static const ns_format km_format_perfetto = {"perfetto", km_make, ns_timeline_fi
 
 /* ---- the command ---- */
 
-static int cmp_kernel(const void* a, const void* b, void* ctx) {
-  const ns_kineto_trace* t = ctx;
-  int64_t x = t->events[*(const size_t*)a].ts_ns, y = t->events[*(const size_t*)b].ts_ns;
-  return x < y ? -1 : x > y;
-}
-
 static void kmerge_free(kmerge* m) {
   ns_kineto_free(&m->tr);
   free(m->ck.files);
-  free(m->kernels);
-  free(m->kernel_used);
-  free(m->votes);
-  free(m->pending);
-  free(m->residuals);
+  ns_klink_free(&m->link);
   free(m->links);
 }
 
@@ -523,21 +352,14 @@ int ns_kineto_export(const char* dir, const ns_kineto_input* in, const ns_format
   m.ck.files = calloc(list.n, sizeof *m.ck.files);
   for (size_t i = 0; m.ck.files && i < list.n; i++) ns_kclock_scan_file(list.paths[i], &m.ck.files[i]);
   ns_trace_list_free(&list);
-  size_t nk = 0;
-  for (size_t i = 0; i < m.tr.nevents; i++) nk += m.tr.events[i].is_nccl_kernel && m.tr.events[i].has_ts;
-  m.kernels = malloc((nk ? nk : 1) * sizeof *m.kernels);
-  m.kernel_used = calloc(nk ? nk : 1, 1);
-  m.residuals = malloc((nk ? nk : 1) * sizeof *m.residuals);
-  m.links = malloc((nk ? nk : 1) * sizeof *m.links);
+  int kernels = ns_klink_init(&m.link, &m.tr);
+  m.links = malloc((m.link.nkernels ? m.link.nkernels : 1) * sizeof *m.links);
   int64_t pid_limit = m.perfetto ? ns_kineto_pid_limit(&m.tr) : 0; /* the numbers drawn for string pids too */
-  if (!m.ck.files || !m.kernels || !m.kernel_used || !m.residuals || !m.links || pid_limit < 0) {
+  if (!m.ck.files || kernels != 0 || !m.links || pid_limit < 0) {
     fprintf(stderr, "ncclscope: out of memory\n");
     kmerge_free(&m);
     return NS_EXIT_FAIL;
   }
-  for (size_t i = 0; i < m.tr.nevents; i++)
-    if (m.tr.events[i].is_nccl_kernel && m.tr.events[i].has_ts) m.kernels[m.nkernels++] = i;
-  if (m.nkernels) qsort_r(m.kernels, m.nkernels, sizeof *m.kernels, cmp_kernel, &m.tr);
   int64_t maxpid = 0;
   for (size_t i = 0; i < m.tr.nevents; i++)
     if (m.tr.events[i].num_pid && m.tr.events[i].pid > maxpid) maxpid = m.tr.events[i].pid;
@@ -573,7 +395,7 @@ int ns_kineto_export(const char* dir, const ns_kineto_input* in, const ns_format
   }
   if (rc == NS_EXIT_OK || rc == NS_EXIT_PARTIAL)
     fprintf(stderr, "ncclscope: merged into %s: %" PRIu64 " of %zu NCCL kernel(s) linked to a Coll%s\n", kineto_path,
-            m.linked, m.nkernels, m.unaligned ? " (unaligned: none linked)" : "");
+            m.link.linked, m.link.nkernels, m.unaligned ? " (unaligned: none linked)" : "");
   if (m.perfetto && (rc == NS_EXIT_OK || rc == NS_EXIT_PARTIAL)) {
     const ns_kineto_drawn* k = &m.drawn;
     fprintf(stderr,
