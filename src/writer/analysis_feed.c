@@ -149,7 +149,10 @@ int ns_feed_clockfit(ns_buf* out, uint64_t* seq, uint32_t comm, int force, uint6
 
 void ns_feed_finish(void) {
   ns_frw_close();
-  if (!g_a) return;
+  if (!g_a) {
+    ns_feed_close(); /* the tracker's memory */
+    return;
+  }
   ns_analysis_flush(g_a);
   ns_mout_close();
   char stem[NAME_MAX + 1];
