@@ -176,7 +176,9 @@ static void raw_member(ns_json* j, const char* s, size_t n) {
   j->need_comma[j->depth] = 1;
 }
 
-static void frame_members(void* ctx, ns_json* j) {
+/* The trace's top-level members but "traceEvents", as they stand: around
+ * the layout's events in the JSON output, as arguments in Perfetto's. */
+static void trace_members(void* ctx, ns_json* j) {
   kmerge* m = ctx;
   for (size_t i = 0; i < m->tr.nmembers; i++) {
     const ns_kt_member* mb = &m->tr.members[i];
@@ -258,14 +260,6 @@ static void frame_trailer(void* ctx, ns_json* j) {
 
 /* ---- Perfetto: the trace's events drawn, its top level as arguments ---- */
 
-static void kineto_members(void* ctx, ns_json* j) {
-  kmerge* m = ctx;
-  for (size_t i = 0; i < m->tr.nmembers; i++) {
-    const ns_kt_member* mb = &m->tr.members[i];
-    if (!mb->is_events) raw_member(j, m->tr.text + mb->member_off, mb->member_len);
-  }
-}
-
 /* The trace's events (kineto_draw.h), then two instants on a track of
  * their own (pid_base: no layout pid) at the trace's first time: the
  * merge's metadata (the JSON output's "ncclscopeMerge") and the trace's
@@ -283,13 +277,13 @@ static void draw_kineto(kmerge* m) {
   in.args = (ns_draw_args){frame_trailer, m, NULL};
   m->inner.instant(m->inner.self, &in);
   in.name = "kinetoTrace";
-  in.args = (ns_draw_args){kineto_members, m, NULL};
+  in.args = (ns_draw_args){trace_members, m, NULL};
   m->inner.instant(m->inner.self, &in);
 }
 
 static int km_drawer_new(FILE* out, ns_drawer* d) {
   kmerge* m = the_merge;
-  ns_chrome_frame fr = {m, frame_members, frame_events, frame_trailer};
+  ns_chrome_frame fr = {m, trace_members, frame_events, frame_trailer};
   if (m->perfetto ? ns_draw_perfetto_new(out, m->compress, &m->inner) : ns_draw_chrome_framed(out, &fr, &m->inner))
     return -1;
   *d = (ns_drawer){.self = m,
