@@ -83,7 +83,12 @@ void asm_unhold(ns_asm* a, ns_event* e) {
 /* ---- entries ---- */
 
 ns_event* ns_asm_find(const ns_asm* a, uint64_t id) {
-  return (ns_event*)(uintptr_t)ns_idmap_home_get(&a->recent, &a->by_id, id);
+  /* The last entry found: a feeder that looks an event up before it feeds
+   * its record (the plugin's writer) has the assembler find it again. */
+  if (a->found && a->found->id == id) return a->found;
+  ns_event* e = (ns_event*)(uintptr_t)ns_idmap_home_get(&a->recent, &a->by_id, id);
+  if (e) ((ns_asm*)(uintptr_t)a)->found = e; /* a cache, not the assembler's state */
+  return e;
 }
 
 uint64_t ns_asm_now(const ns_asm* a) { return a->now; }
@@ -100,7 +105,10 @@ static int entry_home(ns_asm* a, uint64_t id, ns_event* e) {
 }
 
 /* Takes a released entry out of wherever it lives. */
-static void entry_unhome(ns_asm* a, const ns_event* e) { ns_idmap_home_del(&a->recent, &a->by_id, e->id); }
+static void entry_unhome(ns_asm* a, const ns_event* e) {
+  ns_idmap_home_del(&a->recent, &a->by_id, e->id);
+  if (a->found == e) a->found = NULL;
+}
 
 /* Moves every entry of `recent` to by_id, for the walks over all entries
  * (flush, free). Returns an entry it found no room for, NULL when done. */

@@ -52,6 +52,7 @@ struct ns_asm {
   int flushing;    /* ns_asm_flush: releases do not cascade */
   comm_rec* comms; /* by serial */
   size_t ncomms;
+  ns_event* found; /* the entry ns_asm_find found last (NULL once it is released) */
   ns_asm_stats st;
 };
 

@@ -46,12 +46,13 @@ static void on_window(void* user, const ns_window* w) {
 
 void ns_feed_open(const ns_strtab* strings) {
   g_a = NULL;
-  if (ns_tracker_open(ns_fr_event_bytes(), ns_open_event_bytes()) != 0) {
+  size_t analysis_bytes = ns_sess.cfg.analysis ? ns_analysis_event_bytes() : 0;
+  if (ns_tracker_open(analysis_bytes, ns_fr_event_bytes(), ns_open_event_bytes()) != 0) {
     ns_log_warn("no memory for the event tracker; no analysis, hang detection or closing of open events");
     return;
   }
   ns_asm_sink sink;
-  ns_open_follow(&sink);
+  ns_open_attach(ns_tracker(), ns_tracker_area_open(), &sink);
   ns_tracker_follow_open(&sink);
   ns_frw_open(strings);
   if (!ns_sess.cfg.analysis) return;
@@ -169,5 +170,7 @@ void ns_feed_close(void) {
   ns_tracker_follow_analysis(NULL);
   ns_analysis_destroy(g_a);
   g_a = NULL;
+  ns_asm_sink none;
+  ns_open_attach(NULL, 0, &none); /* the open events hold nothing more */
   ns_tracker_close();
 }

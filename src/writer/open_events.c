@@ -8,13 +8,14 @@
 #include "capture/context.h"
 #include "session/session.h"
 #include "util/idmap.h"
-#include "writer/tracker.h"
 
 /* What the writer knows of an event lives in the writer's part of the
- * tracker's entry (tracker.h); id 0 there: not held (never, or no longer). */
+ * tracker's entry (ns_open_attach); id 0 there: not held (never, or no longer). */
+static ns_asm* tracker;
+static size_t area;
 static uint32_t ctx_open[NS_OPEN_CONTEXTS];
 
-static ns_open_event* held_of(const ns_event* e) { return ns_event_area(e, ns_tracker_area_open()); }
+static ns_open_event* held_of(const ns_event* e) { return ns_event_area(e, area); }
 
 /* Ended ids, direct-mapped: id << 2 | NS_OPEN_STOPPED or NS_OPEN_CLOSED,
  * and a PXN event's origin pid (a NetPlugin event may start under a
@@ -51,8 +52,7 @@ static uint64_t net_conn_key(uint32_t k, uint32_t conn) { return (uint64_t)(k + 
 static uint32_t cap_per_context(void) { return ns_sess.cfg.slab_events ? ns_sess.cfg.slab_events : 65536u; }
 
 ns_open_event* ns_open_find(uint64_t id) {
-  ns_asm* as = ns_tracker();
-  ns_event* e = as && id ? ns_asm_find(as, id) : NULL;
+  ns_event* e = tracker && id ? ns_asm_find(tracker, id) : NULL;
   if (!e || !e->started || e->stopped) return NULL;
   ns_open_event* o = held_of(e);
   return o->id == id ? o : NULL;
@@ -61,8 +61,7 @@ ns_open_event* ns_open_find(uint64_t id) {
 void ns_open_started(uint64_t id, unsigned type, uint32_t ctx, uint64_t ts, int pinned, uint32_t conn, uint32_t comm,
                      uint32_t origin_pid) {
   if (!id || ctx >= NS_OPEN_CONTEXTS || ctx_open[ctx] >= cap_per_context()) return;
-  ns_asm* as = ns_tracker();
-  ns_event* e = as ? ns_asm_find(as, id) : NULL;
+  ns_event* e = tracker ? ns_asm_find(tracker, id) : NULL;
   if (!e || !e->started || e->stopped || held_of(e)->id) return; /* its STOP came first; a second START */
   *held_of(e) = (ns_open_event){.id = id,
                                 .start_ns = ts ? ts : 1,
@@ -154,14 +153,13 @@ static void close_held(ns_open_event* o, unsigned reason, ns_close_fn on_close, 
 }
 
 void ns_open_run(uint64_t now, ns_close_fn on_close, void* user) {
-  ns_asm* as = ns_tracker();
-  if (!as) return;
+  if (!tracker) return;
   uint64_t max_age = (uint64_t)ns_sess.cfg.max_age_ms * 1000000u;
   uint64_t hold = (uint64_t)ns_sess.cfg.hold_ms * 1000000u;
   uint32_t pressure_at = cap_per_context() / 8 * 7;
   uint8_t pressed[NS_OPEN_CONTEXTS]; /* decided before the run: it closes all that qualify, not just enough */
   for (uint32_t k = 0; k < NS_OPEN_CONTEXTS; k++) pressed[k] = ctx_open[k] > pressure_at;
-  for (ns_event *ev = ns_asm_running_first(as), *next; ev; ev = next) {
+  for (ns_event *ev = ns_asm_running_first(tracker), *next; ev; ev = next) {
     next = ns_asm_running_next(ev);
     ns_open_event* e = held_of(ev);
     if (!e->id) continue;
@@ -177,9 +175,8 @@ void ns_open_run(uint64_t now, ns_close_fn on_close, void* user) {
 
 /* Closes every held event of context k (all contexts: k == NS_OPEN_CONTEXTS). */
 static void close_context(uint32_t k, unsigned reason, ns_close_fn on_close, void* user) {
-  ns_asm* as = ns_tracker();
-  if (!as) return;
-  for (ns_event *ev = ns_asm_running_first(as), *next; ev; ev = next) {
+  if (!tracker) return;
+  for (ns_event *ev = ns_asm_running_first(tracker), *next; ev; ev = next) {
     next = ns_asm_running_next(ev);
     ns_open_event* e = held_of(ev);
     if (!e->id || (k != NS_OPEN_CONTEXTS && e->ctx != k)) continue;
@@ -221,9 +218,14 @@ static void on_released(void* user, ns_event* ev) {
 
 size_t ns_open_event_bytes(void) { return sizeof(ns_open_event); }
 
-void ns_open_follow(ns_asm_sink* sink) { *sink = (ns_asm_sink){.done = on_released}; }
+void ns_open_attach(ns_asm* as, size_t area_offset, ns_asm_sink* sink) {
+  tracker = as;
+  area = area_offset;
+  *sink = (ns_asm_sink){.done = on_released};
+}
 
 void ns_open_reset(void) {
+  tracker = NULL;
   free(ended);
   ended = NULL;
   ns_idmap_free(&net_conns);

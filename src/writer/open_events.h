@@ -13,8 +13,9 @@
  * the writer reads first): a second stop, a state after the stop, a call
  * after the writer closed the event are counted and not recorded.
  * What the writer knows of an open event (ns_open_event) is its part of the
- * tracker's entry for it (tracker.h): there is no table of its own, and the
- * open events are the tracker's running ones, in the order they started.
+ * tracker's entry for it (writer/tracker.h, ns_open_attach): there is no
+ * table of its own, and the open events are the tracker's running ones, in
+ * the order they started.
  * Writer thread only.
  */
 #ifndef NCCLSCOPE_WRITER_OPEN_EVENTS_H
@@ -65,10 +66,12 @@ typedef struct {
 /* How an event the writer does not hold open ended, as far as it remembers. */
 enum { NS_OPEN_UNKNOWN = 0, NS_OPEN_STOPPED = 1, NS_OPEN_CLOSED = 2 };
 
-/* The size of the writer's part of a tracker entry, and its callbacks on
- * the tracker's events (tracker.h: ns_tracker_follow_open). */
+/* The size of the writer's part of a tracker entry. Attach: the writer's
+ * part of each entry of `as` is at ns_event_area(e, area_offset); the
+ * tracker's callbacks are to be passed on to *sink, which this fills
+ * (tracker.h: ns_tracker_follow_open). Until ns_open_reset. */
 size_t ns_open_event_bytes(void);
-void ns_open_follow(ns_asm_sink* sink);
+void ns_open_attach(ns_asm* as, size_t area_offset, ns_asm_sink* sink);
 /* A drained START, after the tracker took it. pinned: a graph-captured API event, whose handle NCCL
  * names again at every replay (never closed for its age). conn: a ProxyOp's
  * connection (ns_open_conn), else 0. When the communicator already holds

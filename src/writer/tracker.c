@@ -59,7 +59,7 @@ static void fan_done(void* user, ns_event* e) {
     if (T.follow[k].done && hears(k, e)) T.follow[k].done(T.follow[k].user, e);
 }
 
-int ns_tracker_open(size_t flightrec_bytes, size_t open_bytes) {
+int ns_tracker_open(size_t analysis_bytes, size_t flightrec_bytes, size_t open_bytes) {
   memset(&T, 0, sizeof T);
   ns_analysis_config acfg;
   ns_analysis_config_default(&acfg);
@@ -67,7 +67,7 @@ int ns_tracker_open(size_t flightrec_bytes, size_t open_bytes) {
   ns_analysis_assembler_config(&acfg, &cfg);
   cfg.max_age_ns = 0; /* the writer closes running events by age itself (tracker.h) */
   /* the analysis' part first (at ns_event_user), then the others' */
-  T.area_fr = NS_EVENT_AREA(ns_analysis_event_bytes());
+  T.area_fr = NS_EVENT_AREA(analysis_bytes);
   T.area_open = T.area_fr + NS_EVENT_AREA(flightrec_bytes);
   T.area_own = T.area_open + NS_EVENT_AREA(open_bytes);
   cfg.user_bytes = T.area_own + sizeof(tracker_area);

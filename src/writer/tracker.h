@@ -26,12 +26,12 @@
 #include "ncclscope/events.h"
 #include "ncclscope/record.h"
 
-/* The assembler, with room for the three consumers (the analysis' part,
- * then flightrec_bytes, then open_bytes); its bounds are the analysis'
- * (ns_analysis_assembler_config), whether or not it runs. 0, or -1 when out
- * of memory (nothing is then tracked: no analysis, no flight recorder, no
- * open events). */
-int ns_tracker_open(size_t flightrec_bytes, size_t open_bytes);
+/* The assembler, with room for the three consumers: analysis_bytes (at
+ * ns_event_user; 0 when the analysis does not run), then flightrec_bytes,
+ * then open_bytes. Its bounds are the analysis' (ns_analysis_assembler_config),
+ * whether or not it runs. 0, or -1 when out of memory (nothing is then
+ * tracked: no analysis, no flight recorder, no open events). */
+int ns_tracker_open(size_t analysis_bytes, size_t flightrec_bytes, size_t open_bytes);
 /* Frees it without calling the consumers. */
 void ns_tracker_close(void);
 /* The assembler; NULL when none. */

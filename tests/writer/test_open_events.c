@@ -15,9 +15,9 @@
 #include "writer/tracker.h"
 
 static void tracker_open(void) {
-  CHECK_U64(ns_tracker_open(64, ns_open_event_bytes()), 0);
+  CHECK_U64(ns_tracker_open(0, 64, ns_open_event_bytes()), 0);
   ns_asm_sink sink;
-  ns_open_follow(&sink);
+  ns_open_attach(ns_tracker(), ns_tracker_area_open(), &sink);
   ns_tracker_follow_open(&sink);
 }
 
