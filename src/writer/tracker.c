@@ -22,41 +22,43 @@ static struct {
 
 static tracker_area* own(const ns_event* e) { return ns_event_area(e, T.area_own); }
 
-/* Whether consumer k hears of e (NULL: an orphan state, the record's own say). */
-static int hears(int k, const ns_event* e) {
-  if (k != FOLLOW_ANALYSIS) return 1;
-  return e ? !own(e)->unanalysed : T.feeding_analysed;
-}
+/* Whether the analysis hears of e (NULL: an orphan state, the record's own say). */
+static inline int analysis_hears(const ns_event* e) { return e ? !own(e)->unanalysed : T.feeding_analysed; }
+
+/* Callback cb of each consumer that has one, in order, with the arguments
+ * after user; the analysis only where it hears of event e. */
+#define FAN_OUT(cb, e, ...)                                                                                         \
+  do {                                                                                                              \
+    const ns_asm_sink* f_ = T.follow;                                                                               \
+    if (f_[FOLLOW_ANALYSIS].cb && analysis_hears(e)) f_[FOLLOW_ANALYSIS].cb(f_[FOLLOW_ANALYSIS].user, __VA_ARGS__); \
+    if (f_[FOLLOW_FLIGHTREC].cb) f_[FOLLOW_FLIGHTREC].cb(f_[FOLLOW_FLIGHTREC].user, __VA_ARGS__);                   \
+    if (f_[FOLLOW_OPEN].cb) f_[FOLLOW_OPEN].cb(f_[FOLLOW_OPEN].user, __VA_ARGS__);                                  \
+  } while (0)
 
 static void fan_created(void* user, ns_event* e) {
   (void)user;
-  for (int k = 0; k < FOLLOWERS; k++)
-    if (T.follow[k].created && hears(k, e)) T.follow[k].created(T.follow[k].user, e);
+  FAN_OUT(created, e, e);
 }
 
 static void fan_started(void* user, ns_event* e) {
   (void)user;
   own(e)->unanalysed = !T.feeding_analysed;
-  for (int k = 0; k < FOLLOWERS; k++)
-    if (T.follow[k].started && hears(k, e)) T.follow[k].started(T.follow[k].user, e);
+  FAN_OUT(started, e, e);
 }
 
 static void fan_state(void* user, ns_event* e, const ns_record* st) {
   (void)user;
-  for (int k = 0; k < FOLLOWERS; k++)
-    if (T.follow[k].state && hears(k, e)) T.follow[k].state(T.follow[k].user, e, st);
+  FAN_OUT(state, e, e, st);
 }
 
 static void fan_stopped(void* user, ns_event* e) {
   (void)user;
-  for (int k = 0; k < FOLLOWERS; k++)
-    if (T.follow[k].stopped && hears(k, e)) T.follow[k].stopped(T.follow[k].user, e);
+  FAN_OUT(stopped, e, e);
 }
 
 static void fan_done(void* user, ns_event* e) {
   (void)user;
-  for (int k = 0; k < FOLLOWERS; k++)
-    if (T.follow[k].done && hears(k, e)) T.follow[k].done(T.follow[k].user, e);
+  FAN_OUT(done, e, e);
 }
 
 int ns_tracker_open(size_t analysis_bytes, size_t flightrec_bytes, size_t open_bytes) {
