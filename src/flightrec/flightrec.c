@@ -448,28 +448,27 @@ static void child_event(ns_fr* fr, const ns_event* e, uint64_t ts, int how, int3
 
 /* ---- the assembler's callbacks ---- */
 
-static void on_started(void* user, ns_event* e) {
-  ns_fr* fr = user;
+/* An operation's or a child's START (start 1) or STOP (0), as the assembler applies it. */
+static void start_or_stop(ns_fr* fr, const ns_event* e, int start) {
   fr->st.records++;
   if (e->type == NS_EV_COLL || e->type == NS_EV_P2P)
-    op_start_stop(fr, e, 1);
-  else if (child_type(e->type))
+    op_start_stop(fr, e, start);
+  else if (!child_type(e->type))
+    return;
+  else if (start)
     child_start(fr, e);
+  else
+    child_event(fr, e, e->stop_ts, 1, 0, 0);
 }
+
+static void on_started(void* user, ns_event* e) { start_or_stop(user, e, 1); }
+
+static void on_stopped(void* user, ns_event* e) { start_or_stop(user, e, 0); }
 
 static void on_state(void* user, ns_event* e, const ns_record* r) {
   ns_fr* fr = user;
   fr->st.records++;
   if (e && child_type(e->type) && r->state != NS_ST_REPEATED) child_event(fr, e, r->ts, 0, r->state, 0);
-}
-
-static void on_stopped(void* user, ns_event* e) {
-  ns_fr* fr = user;
-  fr->st.records++;
-  if (e->type == NS_EV_COLL || e->type == NS_EV_P2P)
-    op_start_stop(fr, e, 0);
-  else if (child_type(e->type))
-    child_event(fr, e, e->stop_ts, 1, 0, 0);
 }
 
 /* A child released running: closed by the plugin (its CLOSED record), or

@@ -39,15 +39,25 @@ static int write_text_wide(const ns_report_data* d, const ns_summary_options* op
   return rc || ferror(out) ? -1 : 0;
 }
 
+typedef int (*report_writer)(const ns_report_data* d, const ns_summary_options* opt, FILE* out);
+
+/* What w writes, in memory: *buf (the caller frees it, whatever the result), *len. */
+static int to_memory(report_writer w, const ns_report_data* d, const ns_summary_options* opt, char** buf, size_t* len) {
+  *buf = NULL;
+  *len = 0;
+  FILE* mem = open_memstream(buf, len);
+  if (!mem) return -1;
+  int rc = w(d, opt, mem);
+  if (fclose(mem) != 0) rc = -1;
+  return rc;
+}
+
 /* The same, folded to NS_REPORT_COLUMNS unless --wide. */
 static int write_text(const ns_report_data* d, const ns_summary_options* opt, FILE* out) {
   if (opt->wide) return write_text_wide(d, opt, out);
-  char* buf = NULL;
-  size_t len = 0;
-  FILE* mem = open_memstream(&buf, &len);
-  if (!mem) return -1;
-  int rc = write_text_wide(d, opt, mem);
-  if (fclose(mem) != 0) rc = -1;
+  char* buf;
+  size_t len;
+  int rc = to_memory(write_text_wide, d, opt, &buf, &len);
   if (rc == 0) rc = ns_text_fold(out, buf, len, NS_REPORT_COLUMNS);
   free(buf);
   return rc;
@@ -109,12 +119,9 @@ static int write_json(const ns_report_data* d, const ns_summary_options* opt, FI
 
 /* report.html: the JSON made into memory, then the page around it. */
 static int write_html(const ns_report_data* d, const ns_summary_options* opt, FILE* out) {
-  char* buf = NULL;
-  size_t len = 0;
-  FILE* mem = open_memstream(&buf, &len);
-  if (!mem) return -1;
-  int rc = write_json(d, opt, mem);
-  if (fclose(mem) != 0) rc = -1;
+  char* buf;
+  size_t len;
+  int rc = to_memory(write_json, d, opt, &buf, &len);
   if (rc == 0) rc = ns_report_html(out, d->dir, buf, len);
   free(buf);
   return rc;
