@@ -258,10 +258,11 @@ static void on_entry(void* user, ns_ring* r, const uint64_t* e, uint32_t nwords)
  * performance.md section 16); a full ring then drops events from the
  * trace. Before that, from NCCLSCOPE_SHED_FILL percent full until it is
  * back under half of that, the ProxySteps that start in it are recorded
- * but skip the analysis (about 40 % of the writer's instructions per
+ * but skip the analysis (about 20 % of the writer's instructions per
  * step), each counted (stepsNotAnalysed). A step is one or the other for
- * all its records: the mark is on its open event. The flight recorder
- * still sees every record: a hang's last steps are exact. */
+ * all its records: the mark is on its tracker entry (tracker.h). The
+ * tracker and the flight recorder still see every record: a hang's last
+ * steps are exact. */
 static int shedding_now(uint32_t i, unsigned fill) {
   unsigned on = ns_sess.cfg.shed_fill;
   if (!on || !ns_feed_enabled()) return 0; /* without the analysis there is nothing to shed */
