@@ -93,7 +93,7 @@ void ns_analysis_destroy(ns_analysis* a);
  * gives, at least ns_analysis_event_bytes of consumer area at offset 0 of
  * every event (ns_event_user), and a sink that passes the assembler's
  * callbacks on to *sink, which this fills. It feeds `as` each record, then
- * calls ns_analysis_record with it; ns_analysis_flush flushes `as`;
+ * calls ns_analysis_fed with it; ns_analysis_flush flushes `as`;
  * ns_analysis_destroy leaves it. NULL on allocation failure. */
 ns_analysis* ns_analysis_create_on(const ns_analysis_config* cfg, ns_asm* as, ns_asm_sink* sink);
 void ns_analysis_assembler_config(const ns_analysis_config* cfg, ns_asm_config* ac);
@@ -103,6 +103,9 @@ size_t ns_analysis_event_bytes(void);
 void ns_analysis_comm(ns_analysis* a, const ns_comm_info* comm);
 /* One record (its strings through cfg.string). */
 void ns_analysis_record(ns_analysis* a, const ns_record* r);
+/* The same, for an analysis on the caller's assembler (ns_analysis_create_on)
+ * that was just fed r. */
+void ns_analysis_fed(ns_analysis* a, const ns_record* r);
 /* A record the feeder recorded but does not analyse (the plugin's writer
  * sheds ProxySteps when it falls behind): counted, so the summary says how
  * many ProxySteps its link figures leave out. */

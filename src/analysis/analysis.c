@@ -148,11 +148,21 @@ static void scan(ns_analysis* a) {
   ns_win_scan(a, 0);
 }
 
-void ns_analysis_record(ns_analysis* a, const ns_record* r) {
+/* A record taken: counted, its time. */
+static void took(ns_analysis* a, const ns_record* r) {
   a->st.records++;
   a->records_since_scan++;
   if (r->ts > a->now) a->now = r->ts;
+}
+
+void ns_analysis_record(ns_analysis* a, const ns_record* r) {
+  took(a, r);
   if (a->owns_as) ns_asm_record(a->as, r);
+  if (scan_due(a)) scan(a);
+}
+
+void ns_analysis_fed(ns_analysis* a, const ns_record* r) {
+  took(a, r);
   if (scan_due(a)) scan(a);
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the event assembler (model and rules: include/ncclscope/events.h):
  * its configuration and communicators, and what each record does to the
- * entries: a START applies its event's place in the hierarchy, a STATE or
+ * entries: it finds its event's entry by id, or makes it; a START applies
+ * its event's place in the hierarchy, a STATE or
  * a STOP its own; records that come before the START they belong to wait
  * for it; the plugin's own states close an event or count repeats. Where
  * each entry then waits and when it leaves: entries.c.
@@ -37,6 +38,50 @@ ns_asm* ns_asm_new(const ns_asm_config* cfg) {
   return a;
 }
 
+/* ---- entries by id ---- */
+
+ns_event* ns_asm_find(const ns_asm* a, uint64_t id) {
+  /* The last entry found: a feeder that looks an event up before it feeds
+   * its record (the plugin's writer) has the assembler find it again. */
+  if (a->found && a->found->id == id) return a->found;
+  ns_event* e = (ns_event*)(uintptr_t)ns_idmap_home_get(&a->recent, &a->by_id, id);
+  if (e) ((ns_asm*)(uintptr_t)a)->found = e; /* a cache, not the assembler's state */
+  return e;
+}
+
+/* Gives a new entry its place (ns_idmap_home_put). -1 when there is none. */
+static int entry_home(ns_asm* a, uint64_t id, ns_event* e) {
+  return ns_idmap_home_put(&a->recent, &a->by_id, id, (uint64_t)(uintptr_t)e);
+}
+
+/* A new entry for id (the caller sets what it knows, then announces it). */
+static ns_event* entry_new(ns_asm* a, uint64_t id) {
+  ns_event* e = a->free_list;
+  if (e) {
+    a->free_list = e->link.q_next;
+    a->nfree--;
+  } else {
+    e = malloc(a->entry_bytes);
+    if (!e) return NULL;
+  }
+  if (entry_home(a, id, e) != 0) {
+    free(e);
+    return NULL;
+  }
+  /* Everything but the START record, which a START overwrites and the
+   * other creators clear (start_clear): most entries are made by their START. */
+  memset(e, 0, offsetof(ns_event, start));
+  memset((char*)e + a->user_off, 0, a->states_off - a->user_off);
+  e->id = id;
+  e->type = NS_EV_UNKNOWN;
+  e->channel = -1;
+  e->first_seen = a->now;
+  e->states = (ns_event_state*)(void*)((char*)e + a->states_off);
+  a->st.live++;
+  if (a->st.live > a->st.peak_live) a->st.peak_live = a->st.live;
+  return e;
+}
+
 static void start_clear(ns_event* e) { memset(&e->start, 0, sizeof e->start); }
 
 static void announce(ns_asm* a, ns_event* e) {
@@ -67,7 +112,7 @@ static ns_event* parent_op(ns_asm* a, const ns_record* r) {
   if (!r->parent || (r->flags & NS_RF_PARENT_RAW)) return NULL;
   ns_event* p = ns_asm_find(a, r->parent);
   if (!p) {
-    p = asm_entry_new(a, r->parent);
+    p = entry_new(a, r->parent);
     if (!p) return NULL;
     start_clear(p);
     p->op_like = 1;
@@ -111,7 +156,7 @@ static void on_start(ns_asm* a, const ns_record* r) {
     return;
   }
   int created = !e;
-  if (created && !(e = asm_entry_new(a, r->id))) return;
+  if (created && !(e = entry_new(a, r->id))) return;
   int stopped_first = e->stopped;
   asm_unhold(a, e);
   asm_q_remove(a, e);
@@ -231,7 +276,7 @@ static void on_stop(ns_asm* a, const ns_record* r) {
   }
   if (!e) {
     /* Its START may follow (another thread's block was written later). */
-    if (!(e = asm_entry_new(a, r->id))) return;
+    if (!(e = entry_new(a, r->id))) return;
     start_clear(e);
     e->type = r->type;
     e->op_like = is_op_type(r->type);

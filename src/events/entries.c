@@ -82,15 +82,6 @@ void asm_unhold(ns_asm* a, ns_event* e) {
 
 /* ---- entries ---- */
 
-ns_event* ns_asm_find(const ns_asm* a, uint64_t id) {
-  /* The last entry found: a feeder that looks an event up before it feeds
-   * its record (the plugin's writer) has the assembler find it again. */
-  if (a->found && a->found->id == id) return a->found;
-  ns_event* e = (ns_event*)(uintptr_t)ns_idmap_home_get(&a->recent, &a->by_id, id);
-  if (e) ((ns_asm*)(uintptr_t)a)->found = e; /* a cache, not the assembler's state */
-  return e;
-}
-
 uint64_t ns_asm_now(const ns_asm* a) { return a->now; }
 
 /* The running events are exactly those on Q_OPEN: a START puts an entry
@@ -98,11 +89,6 @@ uint64_t ns_asm_now(const ns_asm* a) { return a->now; }
 ns_event* ns_asm_running_first(const ns_asm* a) { return a->q[Q_OPEN].head; }
 
 ns_event* ns_asm_running_next(const ns_event* e) { return e->link.q == Q_OPEN ? e->link.q_next : NULL; }
-
-/* Gives a new entry its place (ns_idmap_home_put). -1 when there is none. */
-static int entry_home(ns_asm* a, uint64_t id, ns_event* e) {
-  return ns_idmap_home_put(&a->recent, &a->by_id, id, (uint64_t)(uintptr_t)e);
-}
 
 /* Takes a released entry out of wherever it lives. */
 static void entry_unhome(ns_asm* a, const ns_event* e) {
@@ -123,34 +109,6 @@ static ns_event* entries_to_map(ns_asm* a) {
     b->key = b->val = 0;
   }
   return NULL;
-}
-
-/* A new entry for id (the caller sets what it knows, then announces it). */
-ns_event* asm_entry_new(ns_asm* a, uint64_t id) {
-  ns_event* e = a->free_list;
-  if (e) {
-    a->free_list = e->link.q_next;
-    a->nfree--;
-  } else {
-    e = malloc(a->entry_bytes);
-    if (!e) return NULL;
-  }
-  if (entry_home(a, id, e) != 0) {
-    free(e);
-    return NULL;
-  }
-  /* Everything but the START record, which a START overwrites and the
-   * other creators clear (start_clear): most entries are made by their START. */
-  memset(e, 0, offsetof(ns_event, start));
-  memset((char*)e + a->user_off, 0, a->states_off - a->user_off);
-  e->id = id;
-  e->type = NS_EV_UNKNOWN;
-  e->channel = -1;
-  e->first_seen = a->now;
-  e->states = (ns_event_state*)(void*)((char*)e + a->states_off);
-  a->st.live++;
-  if (a->st.live > a->st.peak_live) a->st.peak_live = a->st.live;
-  return e;
 }
 
 /* Whether a stopped op's children are all in (see events.h). */

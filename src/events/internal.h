@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ncclscope: the event assembler's own structures, shared by its two files:
- * assembler.c, what each record does to the entries (the hierarchy,
- * records out of order, the plugin's own states, the communicators), and
- * entries.c, each entry's life (where it waits, when an op is complete,
- * its release, the end of the data, memory). Single-threaded, see
+ * assembler.c, what each record does to the entries (finding and making
+ * them by id, the hierarchy, records out of order, the plugin's own
+ * states, the communicators), and entries.c, each entry's life once made
+ * (where it waits, when an op is complete, its release, the end of the
+ * data, memory). Single-threaded, see
  * include/ncclscope/events.h. */
 #ifndef NCCLSCOPE_EVENTS_INTERNAL_H
 #define NCCLSCOPE_EVENTS_INTERNAL_H
@@ -57,8 +58,6 @@ struct ns_asm {
 };
 
 /* entries.c */
-/* A new entry for id (the caller sets what it knows, then announces it); NULL when out of memory. */
-ns_event* asm_entry_new(ns_asm* a, uint64_t id);
 /* Moves e to the tail of queue `which` (joining it now), or off every queue (Q_NONE). */
 void asm_q_set(ns_asm* a, ns_event* e, int which);
 void asm_q_remove(ns_asm* a, ns_event* e);

@@ -98,7 +98,7 @@ void ns_feed_record(const ns_record* r, int analysed) {
   ns_tracker_record(r, analysed);
   if (!g_a) return;
   if (analysed)
-    ns_analysis_record(g_a, r);
+    ns_analysis_fed(g_a, r);
   else
     ns_analysis_unanalysed(g_a, r);
 }
