@@ -93,7 +93,8 @@ void ns_analysis_destroy(ns_analysis* a);
  * gives, at least ns_analysis_event_bytes of consumer area at offset 0 of
  * every event (ns_event_user), and a sink that passes the assembler's
  * callbacks on to *sink, which this fills. It feeds `as` each record, then
- * calls ns_analysis_fed with it; ns_analysis_flush flushes `as`;
+ * calls ns_analysis_fed with it, and tells `as` itself of communicators
+ * (ns_asm_comm) and of time (ns_asm_advance); ns_analysis_flush flushes `as`;
  * ns_analysis_destroy leaves it. NULL on allocation failure. */
 ns_analysis* ns_analysis_create_on(const ns_analysis_config* cfg, ns_asm* as, ns_asm_sink* sink);
 void ns_analysis_assembler_config(const ns_analysis_config* cfg, ns_asm_config* ac);

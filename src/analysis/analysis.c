@@ -172,7 +172,7 @@ void ns_analysis_unanalysed(ns_analysis* a, const ns_record* r) {
 
 void ns_analysis_tick(ns_analysis* a, uint64_t now_ns) {
   if (now_ns > a->now) a->now = now_ns;
-  ns_asm_advance(a->as, a->now);
+  if (a->owns_as) ns_asm_advance(a->as, a->now); /* else its owner moves it on */
   if (scan_due(a)) scan(a);
 }
 

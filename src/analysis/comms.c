@@ -52,6 +52,7 @@ void ns_analysis_comm(ns_analysis* a, const ns_comm_info* ci) {
   size_t len = strnlen(ci->gpu_uuid, sizeof s->uuid - 1);
   memcpy(s->uuid, ci->gpu_uuid, len);
   s->uuid[len] = '\0';
+  if (!a->owns_as) return; /* the assembler's owner tells it (ns_analysis_create_on) */
   ns_asm_comm(a->as, ci->comm, ci->event_mask, ci->abi_version);
   ns_asm_comm_rank(a->as, ci->comm, ci->rank);
 }
