@@ -15,7 +15,7 @@
 
 /* ---- the recording's clocks (a pass over every file before the export) ---- */
 
-static int cmp_i64(const void* a, const void* b) {
+int ns_kclock_cmp_i64(const void* a, const void* b) {
   int64_t x = *(const int64_t*)a, y = *(const int64_t*)b;
   return x < y ? -1 : x > y;
 }
@@ -86,7 +86,7 @@ void ns_kclock_scan_file(const char* path, ns_kfile* k) {
   }
   ns_reader_close(r);
   if (!o.n) return;
-  qsort(o.v, o.n, sizeof o.v[0], cmp_i64);
+  qsort(o.v, o.n, sizeof o.v[0], ns_kclock_cmp_i64);
   k->anchors = o.seen > UINT32_MAX ? UINT32_MAX : (unsigned)o.seen;
   k->offset_ns = o.v[o.n / 2];
   int64_t lo = k->offset_ns - o.min, hi = o.max - k->offset_ns;

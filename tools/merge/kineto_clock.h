@@ -37,6 +37,9 @@ typedef struct {
   char reason[512]; /* why the trace cannot be aligned */
 } ns_kclock;
 
+/* qsort's order of int64_t values (offsets, residuals). */
+int ns_kclock_cmp_i64(const void* a, const void* b);
+
 /* Reads a trace file's pairs, pid, host, ranks and time span into *k (zeroed by the caller). */
 void ns_kclock_scan_file(const char* path, ns_kfile* k);
 /* Decides the mapping (every file's included and delta_ns, match, base_ns):

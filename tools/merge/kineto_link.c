@@ -178,14 +178,9 @@ void ns_klink_all(ns_klinker* l, ns_klink_fn fn, void* ctx) {
   }
 }
 
-static int cmp_i64(const void* a, const void* b) {
-  int64_t x = *(const int64_t*)a, y = *(const int64_t*)b;
-  return x < y ? -1 : x > y;
-}
-
 int ns_klink_residuals(ns_klinker* l, int64_t* median, int64_t* maxabs) {
   if (!l->nresiduals) return 0;
-  qsort(l->residuals, l->nresiduals, sizeof *l->residuals, cmp_i64);
+  qsort(l->residuals, l->nresiduals, sizeof *l->residuals, ns_kclock_cmp_i64);
   *maxabs = 0;
   for (uint64_t i = 0; i < l->nresiduals; i++)
     if (llabs(l->residuals[i]) > *maxabs) *maxabs = llabs(l->residuals[i]);
