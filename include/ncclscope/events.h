@@ -163,6 +163,9 @@ typedef struct {
   size_t max_held;          /* most held ops and unstarted entries; 0: no limit */
   unsigned keep_states;     /* states kept per event (exporters that draw them) */
   size_t user_bytes;        /* the consumer's area per event */
+  int no_release_counts;    /* 1: nothing is counted as entries leave (the per-type counts and digest,
+                               lost_parents, orphan_stops of STOPs never started): a feeder that never
+                               reads them */
   ns_asm_sink sink;
 } ns_asm_config;
 

@@ -305,5 +305,5 @@ void ns_asm_record(ns_asm* a, const ns_record* r) {
     case NS_REC_STOP: on_stop(a, r); break;
     default: break;
   }
-  asm_release_due(a);
+  asm_release_if_due(a);
 }

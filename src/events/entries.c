@@ -56,6 +56,23 @@ void asm_q_remove(ns_asm* a, ns_event* e) {
 }
 
 /* Moves e to the tail of queue `which` (joining it now), or off every queue. */
+/* When an entry that joined queue `which` at `since` is due; UINT64_MAX: never. */
+static uint64_t due_time(const ns_asm* a, int which, uint64_t since) {
+  uint64_t wait;
+  switch (which) {
+  /* Q_OPEN and Q_UNSTARTED release once the wait is exceeded, the others once it is reached */
+  case Q_OPEN:
+    if (!a->cfg.max_age_ns) return UINT64_MAX;
+    wait = a->cfg.max_age_ns + 1;
+    break;
+  case Q_UNSTARTED: wait = a->cfg.orphan_wait_ns + 1; break;
+  case Q_WAITING: wait = a->cfg.expect_wait_ns; break;
+  case Q_SETTLING: wait = a->cfg.grace_ns; break;
+  default: return UINT64_MAX;
+  }
+  return wait > UINT64_MAX - since ? UINT64_MAX : since + wait;
+}
+
 void asm_q_set(ns_asm* a, ns_event* e, int which) {
   asm_q_remove(a, e);
   if (which == Q_NONE) return;
@@ -64,6 +81,8 @@ void asm_q_set(ns_asm* a, ns_event* e, int which) {
   e->link.q_since = a->now;
   LIST_APPEND(q->head, q->tail, e, q_prev, q_next);
   q->n++;
+  uint64_t due = due_time(a, which, a->now);
+  if (due < a->due_at) a->due_at = due;
 }
 
 void asm_hold(ns_asm* a, ns_event* e) {
@@ -156,6 +175,7 @@ static void child_gone(ns_asm* a, ns_event* child) {
 }
 
 static void count_released(ns_asm* a, const ns_event* e) {
+  if (a->cfg.no_release_counts) return;
   if (!e->started) {
     if (e->stopped)
       a->st.orphan_stops++;
@@ -226,11 +246,16 @@ void asm_release_due(ns_asm* a) {
     }
     asm_release(a, h);
   }
+  a->due_at = UINT64_MAX;
+  for (int k = Q_OPEN; k < Q_COUNT; k++) {
+    uint64_t due = a->q[k].head ? due_time(a, k, a->q[k].head->link.q_since) : UINT64_MAX;
+    if (due < a->due_at) a->due_at = due;
+  }
 }
 
 void ns_asm_advance(ns_asm* a, uint64_t now_ns) {
   if (now_ns > a->now) a->now = now_ns;
-  asm_release_due(a);
+  asm_release_if_due(a);
 }
 
 /* ---- the end ---- */

@@ -50,6 +50,12 @@ struct ns_asm {
   size_t nheld;
   uint64_t hold_seq;
   uint64_t now;
+  /* No timer is due before this trace time: at most the earliest time a
+   * queue's head is due (a queue's head is due first, queues are FIFO).
+   * Joining a queue lowers it to the newcomer's time if that is earlier;
+   * leaving one leaves it early, which costs a check, never a late release;
+   * asm_release_due sets it exactly. */
+  uint64_t due_at;
   int flushing;    /* ns_asm_flush: releases do not cascade */
   comm_rec* comms; /* by serial */
   size_t ncomms;
@@ -72,5 +78,9 @@ void asm_release(ns_asm* a, ns_event* e);
 void asm_evict(ns_asm* a, ns_event* e, uint64_t* counter);
 /* Releases what the timers and max_held say is due at a->now. */
 void asm_release_due(ns_asm* a);
+/* The same, at the cost of a comparison when nothing is due (every record). */
+static inline void asm_release_if_due(ns_asm* a) {
+  if (a->now >= a->due_at || (a->cfg.max_held && a->nheld > a->cfg.max_held)) asm_release_due(a);
+}
 
 #endif

@@ -67,14 +67,13 @@ int ns_tracker_open(size_t analysis_bytes, size_t flightrec_bytes, size_t open_b
   ns_analysis_config_default(&acfg);
   ns_asm_config cfg;
   ns_analysis_assembler_config(&acfg, &cfg);
-  cfg.max_age_ns = 0; /* the writer closes running events by age itself (tracker.h) */
+  cfg.max_age_ns = 0;        /* the writer closes running events by age itself (tracker.h) */
+  cfg.no_release_counts = 1; /* the plugin publishes none of them */
   /* the analysis' part first (at ns_event_user), then the others' */
   T.area_fr = NS_EVENT_AREA(analysis_bytes);
   T.area_open = T.area_fr + NS_EVENT_AREA(flightrec_bytes);
   T.area_own = T.area_open + NS_EVENT_AREA(open_bytes);
   cfg.user_bytes = T.area_own + sizeof(tracker_area);
-  cfg.sink = (ns_asm_sink){
-      .created = fan_created, .started = fan_started, .state = fan_state, .stopped = fan_stopped, .done = fan_done};
   T.feeding_analysed = 1;
   T.as = ns_asm_new(&cfg);
   return T.as ? 0 : -1;
@@ -90,11 +89,45 @@ ns_asm* ns_tracker(void) { return T.as; }
 size_t ns_tracker_area_flightrec(void) { return T.area_fr; }
 size_t ns_tracker_area_open(void) { return T.area_open; }
 
+/* Sets slot cb of the assembler's sink s: NULL when no consumer has the
+ * callback; the consumer's own when only one has it, that is not the
+ * analysis (whose events are filtered), and the sink's one user pointer is
+ * unclaimed or already that consumer's (claimed: 1 once one is); else the
+ * fan-out. */
+#define COMPOSE(s, claimed, cb, fan)                                                         \
+  do {                                                                                       \
+    int n_ = 0, k_ = 0;                                                                      \
+    for (int i_ = 0; i_ < FOLLOWERS; i_++)                                                   \
+      if (T.follow[i_].cb) n_++, k_ = i_;                                                    \
+    if (n_ == 1 && k_ != FOLLOW_ANALYSIS && (!(claimed) || (s).user == T.follow[k_].user)) { \
+      (s).cb = T.follow[k_].cb;                                                              \
+      (s).user = T.follow[k_].user;                                                          \
+      (claimed) = 1;                                                                         \
+    } else {                                                                                 \
+      (s).cb = n_ ? (fan) : NULL;                                                            \
+    }                                                                                        \
+  } while (0)
+
+/* The assembler calls a consumer directly where it is the only one to
+ * hear of something: with the analysis off, the flight recorder hears of
+ * every start, state and stop alone, and a fan-out call per record is saved. */
+static void compose(void) {
+  ns_asm_sink s = {0};
+  int claimed = 0;
+  COMPOSE(s, claimed, started, fan_started);
+  COMPOSE(s, claimed, state, fan_state);
+  COMPOSE(s, claimed, stopped, fan_stopped);
+  COMPOSE(s, claimed, done, fan_done);
+  COMPOSE(s, claimed, created, fan_created);
+  ns_asm_set_sink(T.as, &s);
+}
+
 static void follow(int k, const ns_asm_sink* sink) {
   if (sink)
     T.follow[k] = *sink;
   else
     memset(&T.follow[k], 0, sizeof T.follow[k]);
+  if (T.as) compose();
 }
 
 void ns_tracker_follow_analysis(const ns_asm_sink* sink) { follow(FOLLOW_ANALYSIS, sink); }
@@ -109,9 +142,9 @@ void ns_tracker_comm(uint32_t comm, uint64_t event_mask, uint32_t abi_version, i
 
 void ns_tracker_record(const ns_record* r, int analysed) {
   if (!T.as) return;
+  /* read by the callbacks of this record alone (the only ones without an event: its STATE's) */
   T.feeding_analysed = analysed;
   ns_asm_record(T.as, r);
-  T.feeding_analysed = 1;
 }
 
 void ns_tracker_advance(uint64_t now_ns) {

@@ -22,6 +22,9 @@ never posted it.
               the traces are removed, the flight records stay. seenStuck is
               true, and the ranks of the truth other than the hung one are
               all stuck in it.
+  flightrecs_bare
+              the same with the analysis off (NCCLSCOPE_ANALYSIS=0): the
+              flight recorder alone follows the writer's events.
   mix         the same run; the trace of the process with the hung rank is
               removed, and the other process's flight record: the hung rank
               is known from a flight record only, the other process's ranks
@@ -40,7 +43,7 @@ from checklib import Fail, check, outcome, fresh_dump  # noqa: E402
 
 RANKS_PER_PROC = 4
 WATCHDOG_SEC = 1.0  # NCCLSCOPE_HANG_TIMEOUT_SEC when the watchdog is on
-GIVE_UP_MS = {"traces": 6000, "flightrecs": 8000, "mix": 8000}  # the other ranks give up after this (a loaded machine starts processes late)
+GIVE_UP_MS = {"traces": 6000, "flightrecs": 8000, "flightrecs_bare": 8000, "mix": 8000}  # the other ranks give up after this (a loaded machine starts processes late)
 
 
 def simulate(work, check_name, seed):
@@ -49,6 +52,8 @@ def simulate(work, check_name, seed):
     truth_path = os.path.join(work, "truth.jsonl")
     env = dict(os.environ, NCCLSCOPE_DUMP_DIR=dump,
                NCCLSCOPE_HANG_TIMEOUT_SEC="0" if check_name == "traces" else str(WATCHDOG_SEC))
+    if check_name == "flightrecs_bare":
+        env["NCCLSCOPE_ANALYSIS"] = "0"
     cmd = [os.environ["SIM"], "--plugin", os.environ["PLUGIN"], "--truth", truth_path, "--nccl", "ideal",
            "--procs", "2", "--ranks-per-proc", str(RANKS_PER_PROC), "--nodes", "2", "--scenario", "hang",
            "--seed", str(seed), "--hang-timeout-ms", str(GIVE_UP_MS[check_name])]
@@ -102,7 +107,7 @@ def one(work, check_name, seed):
         check(len(frs) == 2, "seed %d: want a flight record per process, have %s" % (seed, [p for p, _, _ in frs]))
         hung = [fr for fr in frs if want["rank"] in fr[2]]
         check(len(hung) == 1, "seed %d: no single flight record lists rank %d: %s" % (seed, want["rank"], frs))
-        if check_name == "flightrecs":
+        if check_name.startswith("flightrecs"):
             for t in traces:
                 os.unlink(t)
         else:

@@ -3,7 +3,8 @@
  * streams with known outcomes: a child read before its parent's START, a
  * STOP before its own START, an op held until its KernelCh children are
  * done, the grace and expect-wait queues, events that never stop (flush,
- * max_open, max_age and the op whose child was given up), PXN raw parents,
+ * max_open, max_age and the op whose child was given up), each timer's
+ * exact release time, PXN raw parents,
  * and the counts the export-vs-report agreement rests on. */
 #include <string.h>
 
@@ -170,6 +171,52 @@ static void test_never_stopped(void) {
   ns_asm_free(a);
 }
 
+/* Each timer releases at its exact time, not a nanosecond early or late:
+ * an unstarted entry once orphan_wait_ns is exceeded, a running event once
+ * max_age_ns is, a complete op once grace_ns is reached; also when the
+ * head a queue was due by left it early, and when an entry joins a queue
+ * that had emptied. */
+static void test_timer_boundaries(void) {
+  memset(&done, 0, sizeof done);
+  ns_asm_config cfg;
+  ns_asm_config_default(&cfg);
+  cfg.grace_ns = 1000;
+  cfg.orphan_wait_ns = 2000;
+  cfg.max_age_ns = 3000;
+  cfg.sink.done = on_done;
+  ns_asm* a = ns_asm_new(&cfg);
+  ns_asm_comm(a, 1, 0, 6);                           /* no children recorded: a stopped op is complete */
+  rec(a, NS_REC_STOP, NS_EV_PROXY_STEP, 100, 70, 0); /* its START never comes */
+  ns_asm_advance(a, 2100);
+  CHECK_U64(done_at(70), -1);
+  ns_asm_advance(a, 2101);
+  CHECK_TRUE(done_at(70) >= 0);
+
+  rec(a, NS_REC_START, NS_EV_PROXY_STEP, 3000, 71, 0); /* due at 6001 */
+  rec(a, NS_REC_START, NS_EV_PROXY_STEP, 3500, 72, 0); /* due at 6501 */
+  rec(a, NS_REC_STOP, NS_EV_PROXY_STEP, 4000, 71, 0);  /* the head leaves early */
+  CHECK_TRUE(done_at(71) >= 0);
+  ns_asm_advance(a, 6001);
+  ns_asm_advance(a, 6500);
+  CHECK_U64(done_at(72), -1);
+  ns_asm_advance(a, 6501);
+  int k = done_at(72);
+  CHECK_TRUE(k >= 0);
+  if (k >= 0) CHECK_U64(done.flags[k] & NS_EVF_EVICTED, NS_EVF_EVICTED);
+
+  rec(a, NS_REC_START, NS_EV_COLL, 7000, 73, 0); /* every queue empty until now */
+  rec(a, NS_REC_STOP, NS_EV_COLL, 7100, 73, 0);  /* settles until 8100 */
+  ns_asm_advance(a, 8099);
+  CHECK_U64(done_at(73), -1);
+  ns_asm_advance(a, 8100);
+  CHECK_TRUE(done_at(73) >= 0);
+  ns_asm_stats st;
+  ns_asm_get_stats(a, &st);
+  CHECK_U64(st.live, 0);
+  CHECK_U64(st.evicted_age, 1);
+  ns_asm_free(a);
+}
+
 /* A PXN ProxyOp names a raw foreign pointer: never looked up, no placeholder. */
 static void test_pxn(void) {
   ns_asm* a = make(0, NS_ASM_WAIT_NS, 0, 0);
@@ -303,6 +350,7 @@ int main(void) {
   test_stop_first();
   test_queues();
   test_never_stopped();
+  test_timer_boundaries();
   test_pxn();
   CHECK_DONE();
 }
