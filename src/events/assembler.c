@@ -40,34 +40,25 @@ ns_asm* ns_asm_new(const ns_asm_config* cfg) {
 
 /* ---- entries by id ---- */
 
-ns_event* ns_asm_find(const ns_asm* a, uint64_t id) {
-  /* The last entry found: a feeder that looks an event up before it feeds
-   * its record (the plugin's writer) has the assembler find it again. */
-  if (a->found && a->found->id == id) return a->found;
-  ns_event* e = (ns_event*)(uintptr_t)ns_idmap_home_get(&a->recent, &a->by_id, id);
-  if (e) ((ns_asm*)(uintptr_t)a)->found = e; /* a cache, not the assembler's state */
-  return e;
+/* Keeps one recycled entry at hand, so that an id the map has made room
+ * for always gets its entry. 0, or -1 when out of memory. */
+static int entry_reserve(ns_asm* a) {
+  if (a->free_list) return 0;
+  ns_event* e = malloc(a->entry_bytes);
+  if (!e) return -1;
+  e->link.q_next = NULL;
+  a->free_list = e;
+  a->nfree = 1;
+  return 0;
 }
 
-/* Gives a new entry its place (ns_idmap_home_put). -1 when there is none. */
-static int entry_home(ns_asm* a, uint64_t id, ns_event* e) {
-  return ns_idmap_home_put(&a->recent, &a->by_id, id, (uint64_t)(uintptr_t)e);
-}
-
-/* A new entry for id (the caller sets what it knows, then announces it). */
-static ns_event* entry_new(ns_asm* a, uint64_t id) {
+/* A new entry for id in the place the map made for it (home), from the
+ * entry entry_reserve kept. */
+static ns_event* entry_new(ns_asm* a, uint64_t id, uint64_t* home) {
   ns_event* e = a->free_list;
-  if (e) {
-    a->free_list = e->link.q_next;
-    a->nfree--;
-  } else {
-    e = malloc(a->entry_bytes);
-    if (!e) return NULL;
-  }
-  if (entry_home(a, id, e) != 0) {
-    free(e);
-    return NULL;
-  }
+  a->free_list = e->link.q_next;
+  a->nfree--;
+  *home = (uint64_t)(uintptr_t)e;
   /* Everything but the START record, which a START overwrites and the
    * other creators clear (start_clear): most entries are made by their START. */
   memset(e, 0, offsetof(ns_event, start));
@@ -80,6 +71,25 @@ static ns_event* entry_new(ns_asm* a, uint64_t id) {
   a->st.live++;
   if (a->st.live > a->st.peak_live) a->st.peak_live = a->st.live;
   return e;
+}
+
+/* The entry of id, and with make a new one when there is none (*made = 1:
+ * the caller sets what it knows, then announces it). NULL when there is
+ * none, or no memory for one. One look in the id map either way. */
+static inline ns_event* entry_at(ns_asm* a, uint64_t id, int make, int* made) {
+  /* The last entry found: a feeder that looks an event up before it feeds
+   * its record (the plugin's writer) has the assembler find it again. */
+  *made = 0;
+  if (a->found && a->found->id == id) return a->found;
+  uint64_t* home = ns_idmap_home_slot(&a->recent, &a->by_id, id, make && entry_reserve(a) == 0, made);
+  if (!home) return NULL;
+  return a->found = *made ? entry_new(a, id, home) : (ns_event*)(uintptr_t)*home;
+}
+
+ns_event* ns_asm_find(const ns_asm* a, uint64_t id) {
+  int made;
+  /* make 0 changes nothing but the last-found cache, which is no state of the assembler */
+  return entry_at((ns_asm*)(uintptr_t)a, id, 0, &made);
 }
 
 static void start_clear(ns_event* e) { memset(&e->start, 0, sizeof e->start); }
@@ -110,10 +120,10 @@ void ns_asm_comm_rank(ns_asm* a, uint32_t comm, int64_t rank) {
 /* The parent op of a starting ProxyOp/KernelCh, created unstarted when its START has not come. */
 static ns_event* parent_op(ns_asm* a, const ns_record* r) {
   if (!r->parent || (r->flags & NS_RF_PARENT_RAW)) return NULL;
-  ns_event* p = ns_asm_find(a, r->parent);
-  if (!p) {
-    p = entry_new(a, r->parent);
-    if (!p) return NULL;
+  int made;
+  ns_event* p = entry_at(a, r->parent, 1, &made);
+  if (!p) return NULL;
+  if (made) {
     start_clear(p);
     p->op_like = 1;
     asm_q_set(a, p, Q_UNSTARTED);
@@ -150,13 +160,13 @@ static void apply_stop(ns_asm* a, ns_event* e) {
 }
 
 static void on_start(ns_asm* a, const ns_record* r) {
-  ns_event* e = ns_asm_find(a, r->id);
-  if (e && e->started) {
+  int created;
+  ns_event* e = entry_at(a, r->id, 1, &created);
+  if (!e) return;
+  if (e->started) {
     a->st.duplicate_starts++;
     return;
   }
-  int created = !e;
-  if (created && !(e = entry_new(a, r->id))) return;
   int stopped_first = e->stopped;
   asm_unhold(a, e);
   asm_q_remove(a, e);
@@ -269,14 +279,14 @@ static void on_state(ns_asm* a, const ns_record* r) {
 }
 
 static void on_stop(ns_asm* a, const ns_record* r) {
-  ns_event* e = ns_asm_find(a, r->id);
-  if (e && e->stopped) {
+  int made;
+  ns_event* e = entry_at(a, r->id, 1, &made);
+  if (!e) return;
+  if (e->stopped) {
     a->st.orphan_stops++;
     return;
   }
-  if (!e) {
-    /* Its START may follow (another thread's block was written later). */
-    if (!(e = entry_new(a, r->id))) return;
+  if (made) { /* its START may follow (another thread's block was written later) */
     start_clear(e);
     e->type = r->type;
     e->op_like = is_op_type(r->type);

@@ -35,7 +35,7 @@ typedef struct {
 struct ns_asm {
   ns_asm_config cfg;
   /* Live entries by id: in `recent`, the slot of their id, or, once a newer
-   * entry took that slot, in by_id; each in exactly one (entry_home). A
+   * entry took that slot, in by_id; each in exactly one (entry_at). A
    * record mostly names an event its thread started a few events before (a
    * state, a stop, a ProxyStep's ProxyOp), so most finds end in `recent`,
    * which stays in the cache, and most entries (a ProxyStep lives a few

@@ -115,20 +115,22 @@ int ns_idmap_next(const ns_idmap* m, size_t* pos, uint64_t* key, uint64_t* val) 
   return 0;
 }
 
-int ns_idmap_home_put(ns_idmap_recent* r, ns_idmap* m, uint64_t key, uint64_t val) {
+uint64_t* ns_idmap_home_make(ns_idmap_recent* r, ns_idmap* m, uint64_t key, int* made) {
+  uint64_t* v = ns_idmap_get(m, key);
+  if (v || !key) return v;
   ns_idmap_bucket* b = ns_idmap_recent_slot(r, key);
   int inserted;
   if (b->key) {
     uint64_t* moved = ns_idmap_put(m, b->key, &inserted);
-    if (!moved) {
-      uint64_t* v = ns_idmap_put(m, key, &inserted);
-      if (!v) return -1;
-      *v = val;
-      return 0;
+    if (!moved) { /* no room to move the occupant: the key lives in the map, if there is room there */
+      v = ns_idmap_put(m, key, &inserted);
+      *made = v != NULL;
+      return v;
     }
     *moved = b->val;
   }
   b->key = key;
-  b->val = val;
-  return 0;
+  b->val = 0;
+  *made = 1;
+  return &b->val;
 }

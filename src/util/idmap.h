@@ -56,13 +56,10 @@ uint64_t ns_idmap_text_key(uint64_t seed, const char* s, size_t n);
 /* A direct-mapped table of recent keys beside a map, for ids looked up soon
  * after they were put (a state or a stop names an event its thread started a
  * few events before): slot key % NS_IDMAP_RECENT holds one pair. It is the
- * home of the newest keys (the assembler's entries, the writer's open
- * events, the flight recorder's children: ns_idmap_home_*): a key goes into
- * the map only when a newer key takes its slot (ns_idmap_recent_slot), so
- * a key lives in exactly one of the two, and the many that come and go
- * within a few hundred others never touch the map.
- * Values must not be 0 (0 reads as "not here"); key 0 is never found, as in
- * the map. */
+ * home of the newest keys (the assembler's entries: ns_idmap_home_*): a key
+ * goes into the map only when a newer key takes its slot, so a key lives in
+ * exactly one of the two, and the many that come and go within a few
+ * hundred others never touch the map. Key 0 is never stored, as in the map. */
 #define NS_IDMAP_RECENT 512u
 
 typedef struct {
@@ -74,33 +71,22 @@ static inline ns_idmap_bucket* ns_idmap_recent_slot(ns_idmap_recent* r, uint64_t
   return &r->slot[key % NS_IDMAP_RECENT];
 }
 
-static inline uint64_t ns_idmap_recent_get(const ns_idmap_recent* r, uint64_t key) {
-  const ns_idmap_bucket* b = &r->slot[key % NS_IDMAP_RECENT];
-  return b->key == key ? b->val : 0;
-}
+/* ns_idmap_home_slot with make, past the recent table (idmap.c). */
+uint64_t* ns_idmap_home_make(ns_idmap_recent* r, ns_idmap* m, uint64_t key, int* made);
 
-static inline void ns_idmap_recent_put(ns_idmap_recent* r, uint64_t key, uint64_t val) {
+/* The value slot of key in its home, the recent table r or the map m; NULL
+ * when it is in neither. With make, a key in neither is put in its slot of
+ * r, value 0 (*made = 1), and the slot's occupant moves to m (the key goes
+ * to m itself when there is no room for that move); NULL then only when out
+ * of memory (nothing changed) or key 0. The slot is valid until r or m next
+ * changes. */
+static inline uint64_t* ns_idmap_home_slot(ns_idmap_recent* r, ns_idmap* m, uint64_t key, int make, int* made) {
   ns_idmap_bucket* b = ns_idmap_recent_slot(r, key);
-  b->key = key;
-  b->val = val;
+  *made = 0;
+  if (b->key == key && key) return &b->val;
+  return make ? ns_idmap_home_make(r, m, key, made) : ns_idmap_get(m, key);
 }
 
-static inline void ns_idmap_recent_del(ns_idmap_recent* r, uint64_t key) {
-  ns_idmap_bucket* b = ns_idmap_recent_slot(r, key);
-  if (b->key == key) b->key = b->val = 0;
-}
-
-/* The second use above, a key's home: the recent table r, or the map m once
- * a newer key took its slot (each key in exactly one of the two). */
-static inline uint64_t ns_idmap_home_get(const ns_idmap_recent* r, const ns_idmap* m, uint64_t key) {
-  uint64_t hit = ns_idmap_recent_get(r, key);
-  if (hit) return hit;
-  const uint64_t* v = ns_idmap_get(m, key);
-  return v ? *v : 0;
-}
-/* Puts a new key in its slot of r, whose occupant moves to m; in m itself
- * when there is no room for that move. 0, or -1 (out of memory: nothing changed). */
-int ns_idmap_home_put(ns_idmap_recent* r, ns_idmap* m, uint64_t key, uint64_t val);
 /* Takes key out of wherever it lives. */
 static inline void ns_idmap_home_del(ns_idmap_recent* r, ns_idmap* m, uint64_t key) {
   ns_idmap_bucket* b = ns_idmap_recent_slot(r, key);

@@ -95,11 +95,8 @@ void ns_feed_comm(const ns_context* c) {
 void ns_feed_comm_end(uint32_t comm) { ns_frw_comm_end(comm); }
 
 void ns_feed_record(const ns_record* r, int analysed) {
-  if (!g_a) {
-    ns_tracker_record(r, analysed); /* a tail call: nothing after it */
-    return;
-  }
   ns_tracker_record(r, analysed);
+  if (!g_a) return;
   if (analysed)
     ns_analysis_fed(g_a, r);
   else

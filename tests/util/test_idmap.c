@@ -3,7 +3,8 @@
  * reference: random inserts, updates and removals of keys drawn from a
  * small range (long probe runs, wrap-around at the end of the table,
  * removals in the middle of runs), checked after every operation for a
- * sample of keys and in full at intervals; iteration sees each key once. */
+ * sample of keys and in full at intervals; iteration sees each key once;
+ * a key's home (the recent table beside a map) made, found and removed. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,64 +46,79 @@ static void check_all(const ns_idmap* m) {
   CHECK_U64(count, n);
 }
 
-/* The recent-entry table against the same reference: a hit is always the
- * reference's current value (the owner deletes from both), a key that
- * shares its slot with a later one misses, key 0 never hits. */
-static void check_recent(void) {
+/* Homes against a reference, over keys 1..4*NS_IDMAP_RECENT (four to a
+ * slot of the recent table): a key made is found with its value wherever
+ * it went, a key removed is gone, a find never makes, key 0 is never
+ * made or found. */
+static void check_home_random(void) {
   static ns_idmap_recent r; /* zeroed: every slot empty */
   static uint64_t val[4 * NS_IDMAP_RECENT + 1];
+  ns_idmap m;
+  ns_idmap_init(&m);
   unsigned long long s = 7;
-  uint64_t hits = 0;
+  size_t live = 0;
+  int made;
   for (int op = 0; op < 200000; op++) {
     uint64_t k = 1 + test_rng(&s) % (4 * NS_IDMAP_RECENT);
     if (test_rng(&s) % 3) {
-      val[k] = 1 + test_rng(&s) % 1000;
-      ns_idmap_recent_put(&r, k, val[k]);
+      uint64_t* v = ns_idmap_home_slot(&r, &m, k, 1, &made);
+      CHECK_TRUE(v != NULL);
+      CHECK_U64(made, val[k] == 0);
+      if (!v) continue;
+      live += made;
+      *v = val[k] = 1 + test_rng(&s) % 1000;
     } else {
-      ns_idmap_recent_del(&r, k);
+      ns_idmap_home_del(&r, &m, k);
+      live -= val[k] != 0;
       val[k] = 0;
     }
     uint64_t probe = 1 + test_rng(&s) % (4 * NS_IDMAP_RECENT);
-    uint64_t hit = ns_idmap_recent_get(&r, probe);
-    if (hit) CHECK_U64(hit, val[probe]);
-    hits += hit != 0;
+    const uint64_t* hit = ns_idmap_home_slot(&r, &m, probe, 0, &made);
+    CHECK_U64(made, 0);
+    CHECK_U64(hit ? *hit : 0, val[probe]);
   }
-  CHECK_TRUE(hits > 20000); /* it does hit: a slot holds one of its 4 keys */
-  /* the slot keeps the last key put there */
-  ns_idmap_recent_put(&r, 5, 11);
-  ns_idmap_recent_put(&r, 5 + NS_IDMAP_RECENT, 12);
-  CHECK_U64(ns_idmap_recent_get(&r, 5), 0);
-  CHECK_U64(ns_idmap_recent_get(&r, 5 + NS_IDMAP_RECENT), 12);
-  ns_idmap_recent_del(&r, 5); /* not the slot's key: nothing changes */
-  CHECK_U64(ns_idmap_recent_get(&r, 5 + NS_IDMAP_RECENT), 12);
-  CHECK_U64(ns_idmap_recent_get(&r, 0), 0);
+  size_t in_recent = 0;
+  for (size_t i = 0; i < NS_IDMAP_RECENT; i++) in_recent += r.slot[i].key != 0;
+  CHECK_U64(in_recent + m.len, live); /* each key in exactly one of the two */
+  CHECK_TRUE(ns_idmap_home_slot(&r, &m, 0, 1, &made) == NULL && !made);
+  ns_idmap_free(&m);
 }
 
-/* Homes: keys 1..3000 (each NS_IDMAP_RECENT later key takes an earlier
- * one's slot); each found with its value, the newest NS_IDMAP_RECENT in the
- * recent table and the rest in the map, and gone after its removal. */
+/* Homes in order: keys 1..3000 (each NS_IDMAP_RECENT later key takes an
+ * earlier one's slot); each found with its value, the newest
+ * NS_IDMAP_RECENT in the recent table and the rest in the map, and gone
+ * after its removal. */
 static void check_home(void) {
   static ns_idmap_recent r;
   ns_idmap m;
   ns_idmap_init(&m);
-  for (uint64_t k = 1; k <= 3000; k++) CHECK_U64(ns_idmap_home_put(&r, &m, k, k * 7), 0);
+  int made;
+  for (uint64_t k = 1; k <= 3000; k++) {
+    uint64_t* v = ns_idmap_home_slot(&r, &m, k, 1, &made);
+    CHECK_TRUE(v && made);
+    if (v) *v = k * 7;
+  }
   int found = 0, in_map = 0;
   for (uint64_t k = 1; k <= 3000; k++) {
-    found += ns_idmap_home_get(&r, &m, k) == k * 7;
+    const uint64_t* v = ns_idmap_home_slot(&r, &m, k, 1, &made); /* there: not made again */
+    found += v && !made && *v == k * 7;
     in_map += ns_idmap_get(&m, k) != NULL;
   }
   CHECK_U64(found, 3000);
   CHECK_U64(in_map, 3000 - NS_IDMAP_RECENT);
   for (uint64_t k = 1; k <= 3000; k += 2) ns_idmap_home_del(&r, &m, k);
   int right = 0;
-  for (uint64_t k = 1; k <= 3000; k++) right += ns_idmap_home_get(&r, &m, k) == (k % 2 ? 0 : k * 7);
+  for (uint64_t k = 1; k <= 3000; k++) {
+    const uint64_t* v = ns_idmap_home_slot(&r, &m, k, 0, &made);
+    right += k % 2 ? v == NULL : (v && *v == k * 7);
+  }
   CHECK_U64(right, 3000);
   CHECK_U64(m.len, (3000 - NS_IDMAP_RECENT) / 2);
   ns_idmap_free(&m);
 }
 
 int main(void) {
-  check_recent();
+  check_home_random();
   check_home();
   ns_idmap m;
   ns_idmap_init(&m);
