@@ -55,7 +55,6 @@ void asm_q_remove(ns_asm* a, ns_event* e) {
   q->n--;
 }
 
-/* Moves e to the tail of queue `which` (joining it now), or off every queue. */
 /* When an entry that joined queue `which` at `since` is due; UINT64_MAX: never. */
 static uint64_t due_time(const ns_asm* a, int which, uint64_t since) {
   uint64_t wait;
@@ -73,6 +72,7 @@ static uint64_t due_time(const ns_asm* a, int which, uint64_t since) {
   return wait > UINT64_MAX - since ? UINT64_MAX : since + wait;
 }
 
+/* Moves e to the tail of queue `which` (joining it now), or off every queue. */
 void asm_q_set(ns_asm* a, ns_event* e, int which) {
   asm_q_remove(a, e);
   if (which == Q_NONE) return;

@@ -376,7 +376,9 @@ def t_disk_full_recovers():
 
     tmp = tempfile.mkdtemp(prefix="nsfault")
     truth = os.path.join(tmp, "truth.jsonl")
-    cmd = [SIM, "--plugin", PLUGIN, "--nccl", "ideal", "--iters", "40"]
+    # long enough (about 1 s) that the limit is lifted while it runs; an outage of 0.15 s fits in what the
+    # writer holds (NS_TRACE_HELD_MAX) at any speed of this machine
+    cmd = [SIM, "--plugin", PLUGIN, "--nccl", "ideal", "--iters", "100"]
     # the truth file is written at the end, after the limit is lifted
     p = subprocess.Popen(cmd + ["--truth", truth], env=env_with(NCCLSCOPE_DUMP_DIR=dump, NCCLSCOPE_FLUSH_MS=10),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=pre)
@@ -384,7 +386,7 @@ def t_disk_full_recovers():
     for line in p.stderr:
         seen.append(line)
         if "NCCLSCOPE" in line and "failed" in line:
-            time.sleep(0.3)  # the disk stays full for a while
+            time.sleep(0.15)  # the disk stays full for a while
             resource.prlimit(p.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
             break
     rest = p.communicate(timeout=200)[1]
