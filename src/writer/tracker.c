@@ -142,7 +142,7 @@ void ns_tracker_comm(uint32_t comm, uint64_t event_mask, uint32_t abi_version, i
 
 void ns_tracker_record(const ns_record* r, int analysed) {
   if (!T.as) return;
-  /* read by the callbacks of this record alone (the only ones without an event: its STATE's) */
+  /* read by this record's own callbacks alone: its START's mark, its STATE when no event has it */
   T.feeding_analysed = analysed;
   ns_asm_record(T.as, r);
 }

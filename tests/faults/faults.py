@@ -376,7 +376,7 @@ def t_disk_full_recovers():
 
     tmp = tempfile.mkdtemp(prefix="nsfault")
     truth = os.path.join(tmp, "truth.jsonl")
-    # long enough (about 1 s) that the limit is lifted while it runs; an outage of 0.15 s fits in what the
+    # long enough (about 2 s) that the limit is lifted while it runs; an outage of 0.15 s fits in what the
     # writer holds (NS_TRACE_HELD_MAX) at any speed of this machine
     cmd = [SIM, "--plugin", PLUGIN, "--nccl", "ideal", "--iters", "100"]
     # the truth file is written at the end, after the limit is lifted
