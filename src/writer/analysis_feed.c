@@ -150,18 +150,16 @@ int ns_feed_clockfit(ns_buf* out, uint64_t* seq, uint32_t comm, int force, uint6
 
 void ns_feed_finish(void) {
   ns_frw_close();
-  if (!g_a) {
-    ns_feed_close(); /* the tracker's memory */
-    return;
+  if (g_a) {
+    ns_analysis_flush(g_a);
+    ns_mout_close();
+    char stem[NAME_MAX + 1];
+    ns_trace_out_stem("summary", stem, sizeof stem);
+    ns_summary_recording rec;
+    ns_writer_recording(&rec);
+    ns_summary_file_write(g_a, &rec, ns_trace_out_dirfd(), ns_sess.cfg.dump_dir, stem, ns_sess.cfg.file_mode);
   }
-  ns_analysis_flush(g_a);
-  ns_mout_close();
-  char stem[NAME_MAX + 1];
-  ns_trace_out_stem("summary", stem, sizeof stem);
-  ns_summary_recording rec;
-  ns_writer_recording(&rec);
-  ns_summary_file_write(g_a, &rec, ns_trace_out_dirfd(), ns_sess.cfg.dump_dir, stem, ns_sess.cfg.file_mode);
-  ns_feed_close();
+  ns_feed_close(); /* with or without the analysis: the tracker's memory */
 }
 
 void ns_feed_close(void) {
